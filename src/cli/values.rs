@@ -1,0 +1,243 @@
+//! Command-line values: SPEC sets, frequencies in GHz, durations, energies, fractions and
+//! configurations. Each parser names the flag and shows what a valid value looks like.
+
+use crate::error::{InputError, InputResult};
+use crate::model::Config;
+use crate::model::machine::Machine;
+use crate::units::{Hertz, Joules, Seconds};
+
+fn bad(flag: &str, expected: &str, got: &str) -> InputError {
+    InputError::Argument {
+        flag: flag.into(),
+        expected: expected.into(),
+        got: got.into(),
+    }
+}
+
+/// Parses a SPEC of whole numbers: comma-separated values and inclusive ranges (`1-8,16,32`).
+/// The result is sorted and free of duplicates.
+pub fn parse_int_spec(flag: &str, spec: &str) -> InputResult<Vec<u32>> {
+    const EXPECTED: &str = "a comma-separated list of whole numbers and inclusive ranges, like 1-8,16,32";
+    let mut out = Vec::new();
+    for part in spec.split(',') {
+        let part = part.trim();
+        let num = |s: &str| s.trim().parse::<u32>().map_err(|_| bad(flag, EXPECTED, spec));
+        match part.split_once('-') {
+            Some((a, b)) => {
+                let (a, b) = (num(a)?, num(b)?);
+                if a > b {
+                    return Err(bad(flag, "ranges written low-high, like 1-8", part));
+                }
+                if u64::from(b - a) > 100_000_000 {
+                    return Err(bad(flag, "ranges of at most 10^8 values", part));
+                }
+                out.extend(a..=b);
+            }
+            None => out.push(num(part)?),
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    Ok(out)
+}
+
+/// Parses a SPEC of frequencies in GHz against the machine's set: values must be in the set;
+/// a range `a-b` selects every frequency of the set within it. Returns indices into the set.
+pub fn parse_freq_spec(spec: &str, machine: &Machine) -> InputResult<Vec<usize>> {
+    let flag = "--freqs";
+    let set = format!(
+        "frequencies in GHz from machine `{}`: {} (values or ranges like 1.2-1.8)",
+        machine.name,
+        machine.frequency_list_ghz()
+    );
+    let num = |s: &str| -> InputResult<f64> {
+        match s.trim().parse::<f64>() {
+            Ok(v) if v.is_finite() && v > 0.0 => {
+                if v > 50.0 {
+                    Err(bad(flag, &format!("GHz, not MHz or Hz: {set}"), s.trim()))
+                } else {
+                    Ok(v)
+                }
+            }
+            _ => Err(bad(flag, &set, s.trim())),
+        }
+    };
+    let mut out = Vec::new();
+    for part in spec.split(',') {
+        match part.split_once('-') {
+            Some((a, b)) => {
+                let (lo, hi) = (num(a)? * 1e9 - 1e3, num(b)? * 1e9 + 1e3);
+                let before = out.len();
+                out.extend(
+                    machine
+                        .frequencies
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, f)| (lo..=hi).contains(&f.0))
+                        .map(|(i, _)| i),
+                );
+                if out.len() == before {
+                    return Err(bad(flag, &set, part.trim()));
+                }
+            }
+            None => {
+                let f = Hertz(num(part)? * 1e9);
+                out.push(machine.frequency_index(f).ok_or_else(|| bad(flag, &set, part.trim()))?);
+            }
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    Ok(out)
+}
+
+/// Splits `12.5kJ` into (`12.5`, `kJ`).
+fn number_and_unit(s: &str) -> Option<(f64, &str)> {
+    let s = s.trim();
+    let end = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(s.len());
+    let (num, unit) = s.split_at(end);
+    let v: f64 = num.parse().ok()?;
+    Some((v, unit.trim()))
+}
+
+/// Parses a duration: `90s`, `15m`, `2h`, `1h30m`, `1.5h`, `250ms`.
+pub fn parse_duration(flag: &str, s: &str) -> InputResult<Seconds> {
+    const EXPECTED: &str = "a duration with units, like 90s, 15m, 2h or 1h30m";
+    let mut rest = s.trim();
+    let mut total = 0.0;
+    if rest.is_empty() {
+        return Err(bad(flag, EXPECTED, s));
+    }
+    while !rest.is_empty() {
+        let num_end = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .ok_or_else(|| bad(flag, EXPECTED, s))?;
+        let unit_end = rest[num_end..]
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .map_or(rest.len(), |i| num_end + i);
+        let v: f64 = rest[..num_end].parse().map_err(|_| bad(flag, EXPECTED, s))?;
+        let scale = match &rest[num_end..unit_end] {
+            "ms" => 1e-3,
+            "s" => 1.0,
+            "m" | "min" => 60.0,
+            "h" => 3600.0,
+            "d" => 86400.0,
+            _ => return Err(bad(flag, EXPECTED, s)),
+        };
+        total += v * scale;
+        rest = &rest[unit_end..];
+    }
+    if total > 0.0 && total.is_finite() {
+        Ok(Seconds(total))
+    } else {
+        Err(bad(flag, "a duration > 0, like 90s, 15m, 2h or 1h30m", s))
+    }
+}
+
+/// Parses an energy: `500J`, `12kJ`, `3.5MJ`, `2kWh` (also `GJ`, `Wh`, `MWh`).
+pub fn parse_energy(flag: &str, s: &str) -> InputResult<Joules> {
+    const EXPECTED: &str = "an energy with units, like 500J, 12kJ, 3.5MJ or 2kWh";
+    let (v, unit) = number_and_unit(s).ok_or_else(|| bad(flag, EXPECTED, s))?;
+    let scale = match unit {
+        "J" => 1.0,
+        "kJ" => 1e3,
+        "MJ" => 1e6,
+        "GJ" => 1e9,
+        "Wh" => 3600.0,
+        "kWh" => 3.6e6,
+        "MWh" => 3.6e9,
+        _ => return Err(bad(flag, EXPECTED, s)),
+    };
+    let j = v * scale;
+    if j > 0.0 && j.is_finite() {
+        Ok(Joules(j))
+    } else {
+        Err(bad(flag, "an energy > 0", s))
+    }
+}
+
+/// Parses a slowdown allowance: a fraction (`0.1`) or a percentage (`10%`).
+pub fn parse_fraction(flag: &str, s: &str) -> InputResult<f64> {
+    const EXPECTED: &str = "a fraction >= 0 like 0.1, or a percentage like 10%";
+    let t = s.trim();
+    let v = match t.strip_suffix('%') {
+        Some(p) => p.trim().parse::<f64>().map(|v| v / 100.0),
+        None => t.parse::<f64>(),
+    }
+    .map_err(|_| bad(flag, EXPECTED, s))?;
+    if v.is_finite() && v >= 0.0 {
+        Ok(v)
+    } else {
+        Err(bad(flag, EXPECTED, s))
+    }
+}
+
+/// Parses `N,C,GHZ[,G]`.
+pub fn parse_config(flag: &str, s: &str) -> InputResult<Config> {
+    const EXPECTED: &str = "nodes,cores,GHz[,gpus], like 4,16,2.4 or 2,32,2.0,4";
+    let parts: Vec<&str> = s.split(',').map(str::trim).collect();
+    if !(3..=4).contains(&parts.len()) {
+        return Err(bad(flag, EXPECTED, s));
+    }
+    let int = |x: &str| x.parse::<u32>().map_err(|_| bad(flag, EXPECTED, s));
+    let ghz: f64 = parts[2].parse().map_err(|_| bad(flag, EXPECTED, s))?;
+    if !(ghz.is_finite() && ghz > 0.0 && ghz <= 50.0) {
+        return Err(bad(flag, "a frequency in GHz (like 2.4), as the third value", s));
+    }
+    Ok(Config {
+        nodes: int(parts[0])?,
+        cores: int(parts[1])?,
+        freq: Hertz(ghz * 1e9),
+        gpus: parts.get(3).map(|g| int(g)).transpose()?.unwrap_or(0),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn int_specs_mix_values_and_ranges() {
+        assert_eq!(parse_int_spec("--nodes", "1-4,16,2,32").unwrap(), vec![1, 2, 3, 4, 16, 32]);
+        assert!(parse_int_spec("--nodes", "4-1").is_err());
+        assert!(parse_int_spec("--nodes", "").is_err());
+        assert!(parse_int_spec("--nodes", "1,,2").is_err());
+        assert!(parse_int_spec("--nodes", "-3").is_err());
+    }
+
+    #[test]
+    fn durations_accept_the_documented_forms() {
+        assert_eq!(parse_duration("--deadline", "90s").unwrap(), Seconds(90.0));
+        assert_eq!(parse_duration("--deadline", "15m").unwrap(), Seconds(900.0));
+        assert_eq!(parse_duration("--deadline", "2h").unwrap(), Seconds(7200.0));
+        assert_eq!(parse_duration("--deadline", "1h30m").unwrap(), Seconds(5400.0));
+        assert_eq!(parse_duration("--deadline", "1.5h").unwrap(), Seconds(5400.0));
+        for bad in ["90", "10 parsecs", "h", "", "0s", "1h30"] {
+            assert!(parse_duration("--deadline", bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn energies_accept_the_documented_units() {
+        assert_eq!(parse_energy("--budget", "500J").unwrap(), Joules(500.0));
+        assert_eq!(parse_energy("--budget", "12kJ").unwrap(), Joules(12e3));
+        assert_eq!(parse_energy("--budget", "3.5MJ").unwrap(), Joules(3.5e6));
+        assert_eq!(parse_energy("--budget", "2kWh").unwrap(), Joules(7.2e6));
+        for bad in ["500", "5W", "12 kj", "-3J", "NaNJ"] {
+            assert!(parse_energy("--budget", bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn configs_and_fractions() {
+        let c = parse_config("--config", "4,16,2.4,2").unwrap();
+        assert_eq!((c.nodes, c.cores, c.gpus), (4, 16, 2));
+        assert!((c.freq.0 - 2.4e9).abs() < 1.0);
+        assert!(parse_config("--config", "4,16").is_err());
+        assert!(parse_config("--config", "4,16,2400").is_err());
+        assert_eq!(parse_fraction("--slowdown", "10%").unwrap(), 0.1);
+        assert!(parse_fraction("--slowdown", "-0.1").is_err());
+    }
+}

@@ -1,0 +1,15 @@
+//! jouleplan: an energy-aware configuration planner for HPC jobs.
+//!
+//! The pipeline, one module per stage: measure -> metrics -> calibrate -> **model** ->
+//! **search** -> **report**. This crate holds the planner core: the analytical time/energy model
+//! ([`model`]), the exact Pareto search and recommendation queries ([`search`]) and the outputs
+//! ([`report`]); [`cli`] turns command-line flags into validated inputs for them.
+
+pub mod calibrate;
+pub mod cli;
+pub mod error;
+pub mod input;
+pub mod model;
+pub mod report;
+pub mod search;
+pub mod units;

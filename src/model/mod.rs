@@ -1,0 +1,446 @@
+//! The analytical time/energy model (MODEL.md sections 3, 4 and 6; `docs/MODEL.md`).
+//!
+//! A [`Model`] binds a machine to a workload profile. For each `(c, f, g)` it precomputes a
+//! [`Group`]: every term of the model is then `constant / n` or a function of the message count
+//! at `n` nodes, so one group evaluates any node count in a few dozen floating-point operations.
+//! [`Group::eval`] is the only implementation of the equations: `predict`, the search and the
+//! tests all go through it, so a number is the same wherever it is printed.
+
+pub mod machine;
+pub mod workload;
+
+use crate::error::{InputError, InputResult};
+use crate::units::{Hertz, Joules, Seconds};
+use machine::Machine;
+use workload::{BaselinePoint, Profile};
+
+/// A configuration `x = (n, c, f, g)`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Config {
+    /// Nodes `n`.
+    pub nodes: u32,
+    /// Cores per node `c`.
+    pub cores: u32,
+    /// Core clock frequency `f`.
+    pub freq: Hertz,
+    /// GPUs per node `g`.
+    pub gpus: u32,
+}
+
+/// The time terms of MODEL.md section 3 (and the host time blocked on GPUs, section 6).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct TimeTerms {
+    /// `T_CPU`.
+    pub cpu: f64,
+    /// `T_mem = T_w,mem + T_s,mem`.
+    pub mem: f64,
+    /// `T_w,net`.
+    pub wait_net: f64,
+    /// `T_s,net`.
+    pub serv_net: f64,
+    /// `T_gpu`: host time blocked on the device (0 without GPUs).
+    pub gpu: f64,
+}
+
+/// The energy terms of MODEL.md section 4, each already multiplied by the node count, so that
+/// they add up to the total.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct EnergyTerms {
+    /// `n E_CPU`.
+    pub cpu: f64,
+    /// `n E_mem`.
+    pub mem: f64,
+    /// `n E_net`.
+    pub net: f64,
+    /// `n E_idle`.
+    pub idle: f64,
+    /// `n E_gpu`.
+    pub gpu: f64,
+}
+
+/// The predicted device tree (METRICS.md section 2) and host offload efficiency.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DeviceTree {
+    /// Parallel efficiency = load balance x communication x orchestration.
+    pub parallel_efficiency: f64,
+    /// Device load balance (as measured on the baseline).
+    pub load_balance: f64,
+    /// Device communication efficiency (as measured on the baseline).
+    pub communication_efficiency: f64,
+    /// Device orchestration efficiency: busiest GPU's active time over `T`.
+    pub orchestration_efficiency: f64,
+    /// Host device offload efficiency: host time not blocked on GPUs over host time.
+    pub offload_efficiency: f64,
+}
+
+/// One evaluated configuration with every term.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Prediction {
+    /// The configuration.
+    pub config: Config,
+    /// `T`.
+    pub time: Seconds,
+    /// `E`.
+    pub energy: Joules,
+    /// Useful Computation Ratio `T_CPU / T`.
+    pub ucr: f64,
+    /// Network utilisation `rho` at the switch.
+    pub rho: f64,
+    /// Time terms.
+    pub t: TimeTerms,
+    /// Energy terms.
+    pub e: EnergyTerms,
+    /// Device tree, for configurations with GPUs doing device work.
+    pub device: Option<DeviceTree>,
+}
+
+/// The result of evaluating one configuration.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Outcome {
+    /// A finite prediction.
+    Finite(Prediction),
+    /// `rho >= 1`: the network queue is unstable and the model has no finite time.
+    Saturated {
+        /// The configuration.
+        config: Config,
+        /// Its network utilisation.
+        rho: f64,
+    },
+}
+
+/// Everything about one `(c, f, g)` that does not depend on `n`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Group {
+    /// Cores per node.
+    pub cores: u32,
+    /// Index of the frequency in the machine's set.
+    pub freq_index: usize,
+    /// Frequency.
+    pub freq: Hertz,
+    /// GPUs per node.
+    pub gpus: u32,
+    /// `n T_CPU = k (w_s + b_s) / (c f)`.
+    a: f64,
+    /// `n T_mem = k m_s / (c f)`.
+    bm: f64,
+    /// `n T_gpu`: host time blocked on the device.
+    gh: f64,
+    /// `n` x busiest GPU's kernel time, `n` x busiest GPU's active time, `n` x mean active time.
+    dev_kernel_max: f64,
+    dev_active_max: f64,
+    dev_active_mean: f64,
+    dev_load_balance: f64,
+    has_device_work: bool,
+    one_minus_u: f64,
+    /// `eta S`: messages per node over the run, before the growth factor.
+    msgs: f64,
+    nu_over_b: f64,
+    y: f64,
+    wait_coef: f64,
+    p_act: f64,
+    p_stall: f64,
+    p_mem: f64,
+    p_net: f64,
+    p_idle: f64,
+    p_gpu_act: f64,
+    p_gpu_idle: f64,
+}
+
+/// The terms of one configuration before they are packaged (the hot path of the search).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Eval {
+    /// `T`.
+    pub time: f64,
+    /// `E`.
+    pub energy: f64,
+    /// `rho`.
+    pub rho: f64,
+    /// Time terms.
+    pub t: TimeTerms,
+    /// Energy terms.
+    pub e: EnergyTerms,
+}
+
+/// Relative safety margin on the pruning bounds, far above floating-point rounding.
+const BOUND_MARGIN: f64 = 1e-9;
+
+impl Group {
+    /// Network utilisation at `n` nodes with growth factor `factor` (`eta(n) / eta`).
+    #[inline(always)]
+    pub fn rho(&self, n: u32, factor: f64) -> f64 {
+        let nf = f64::from(n);
+        let t_cpu = self.a / nf;
+        let lambda = nf * (self.msgs * factor) / t_cpu;
+        lambda * self.y
+    }
+
+    /// Evaluates the model at `n` nodes; `factor` is the message growth factor at `n`.
+    /// Returns `None` when the network is saturated (`rho >= 1`).
+    #[inline(always)]
+    pub fn eval(&self, n: u32, factor: f64) -> Option<Eval> {
+        let nf = f64::from(n);
+        let t_cpu = self.a / nf;
+        let t_mem = self.bm / nf;
+        let t_gpu = self.gh / nf;
+        let n_msgs = self.msgs * factor;
+        let rho = self.rho(n, factor);
+        if rho >= 1.0 || rho.is_nan() {
+            return None;
+        }
+        let t_serv = f64::max(self.one_minus_u * t_cpu, n_msgs * self.nu_over_b);
+        let lambda = rho / self.y;
+        let t_wait = if n_msgs > 0.0 {
+            n_msgs * lambda * self.wait_coef / (1.0 - rho)
+        } else {
+            0.0
+        };
+        let time = t_cpu + t_mem + t_wait + t_serv + t_gpu;
+        let k_busy = self.dev_active_mean / nf;
+        let e_cpu = (self.p_act * t_cpu + self.p_stall * t_mem) * f64::from(self.cores);
+        let e_mem = self.p_mem * t_mem;
+        let e_net = self.p_net * (t_wait + t_serv);
+        let e_idle = self.p_idle * time;
+        let e_gpu = f64::from(self.gpus) * (self.p_gpu_act * k_busy + self.p_gpu_idle * (time - k_busy));
+        let energy = nf * (e_cpu + e_mem + e_net + e_idle + e_gpu);
+        Some(Eval {
+            time,
+            energy,
+            rho,
+            t: TimeTerms {
+                cpu: t_cpu,
+                mem: t_mem,
+                wait_net: t_wait,
+                serv_net: t_serv,
+                gpu: t_gpu,
+            },
+            e: EnergyTerms {
+                cpu: nf * e_cpu,
+                mem: nf * e_mem,
+                net: nf * e_net,
+                idle: nf * e_idle,
+                gpu: nf * e_gpu,
+            },
+        })
+    }
+
+    /// Lower bounds on `(T, E)` over every node count from `n1` to `n2` (`n1 <= n2`), whose
+    /// growth factor at `n1` is `factor1`. Every term of `T` is `>= 0`, the `1/n` terms are at
+    /// least their value at `n2`, and `T_s,net` at least its message part at `n1` (message counts
+    /// never fall with `n`); `E` is an `n`-independent part plus `n` times non-negative power
+    /// times time. Used to discard whole blocks that a front point strictly dominates.
+    pub fn lower_bounds(&self, n1: u32, n2: u32, factor1: f64) -> (f64, f64) {
+        let t_num = self.a + self.bm + self.gh;
+        let serv_msg = self.msgs * factor1 * self.nu_over_b;
+        let t_lb = f64::max(t_num / f64::from(n2), serv_msg);
+        let g = f64::from(self.gpus);
+        let e_fixed = f64::from(self.cores) * (self.p_act * self.a + self.p_stall * self.bm)
+            + self.p_mem * self.bm
+            + g * (self.p_gpu_act - self.p_gpu_idle) * self.dev_active_mean;
+        let n1f = f64::from(n1);
+        let e_lb = e_fixed
+            + (self.p_idle + g * self.p_gpu_idle) * f64::max(t_num, n1f * serv_msg)
+            + self.p_net * n1f * serv_msg;
+        (t_lb * (1.0 - BOUND_MARGIN), e_lb * (1.0 - BOUND_MARGIN))
+    }
+
+    /// Packages an evaluation with its configuration and efficiencies.
+    pub fn prediction(&self, n: u32, ev: &Eval) -> Prediction {
+        let nf = f64::from(n);
+        let device = (self.gpus > 0 && self.has_device_work).then(|| {
+            let host = ev.t.cpu + ev.t.mem;
+            let active_max = self.dev_active_max / nf;
+            let comm = if self.dev_active_max > 0.0 {
+                self.dev_kernel_max / self.dev_active_max
+            } else {
+                0.0
+            };
+            let orch = if ev.time > 0.0 { active_max / ev.time } else { 0.0 };
+            DeviceTree {
+                parallel_efficiency: self.dev_load_balance * comm * orch,
+                load_balance: self.dev_load_balance,
+                communication_efficiency: comm,
+                orchestration_efficiency: orch,
+                offload_efficiency: if host + ev.t.gpu > 0.0 { host / (host + ev.t.gpu) } else { 0.0 },
+            }
+        });
+        Prediction {
+            config: Config {
+                nodes: n,
+                cores: self.cores,
+                freq: self.freq,
+                gpus: self.gpus,
+            },
+            time: Seconds(ev.time),
+            energy: Joules(ev.energy),
+            ucr: ev.t.cpu / ev.time,
+            rho: ev.rho,
+            t: ev.t,
+            e: ev.e,
+            device,
+        }
+    }
+}
+
+/// A machine bound to a workload profile.
+#[derive(Debug, Clone)]
+pub struct Model<'a> {
+    /// The machine.
+    pub machine: &'a Machine,
+    /// The workload.
+    pub profile: &'a Profile,
+}
+
+impl<'a> Model<'a> {
+    /// Binds a machine and a profile, checking that the profile's frequencies exist on the machine.
+    pub fn new(machine: &'a Machine, profile: &'a Profile) -> InputResult<Self> {
+        for p in &profile.baseline {
+            if machine.frequency_index(p.freq).is_none() {
+                return Err(InputError::Mismatch(format!(
+                    "{}: baseline point ({} cores, {} GHz) uses a frequency that machine `{}` ({}) \
+                     does not have; its frequencies are {} GHz",
+                    profile.file.display(),
+                    p.cores,
+                    p.freq.ghz(),
+                    machine.name,
+                    machine.file.display(),
+                    machine.frequency_list_ghz()
+                )));
+            }
+        }
+        Ok(Model { machine, profile })
+    }
+
+    /// `eta(n) / eta`: the growth factor of the message count at `n` nodes.
+    pub fn growth_factor(&self, n: u32) -> f64 {
+        self.profile.communication.growth.factor(n)
+    }
+
+    /// Precomputes the `n`-independent part of the model for `(c, f, g)`.
+    pub fn group(&self, cores: u32, freq_index: usize, gpus: u32) -> InputResult<Group> {
+        let m = self.machine;
+        let freq = *m.frequencies.get(freq_index).ok_or_else(|| {
+            InputError::Mismatch(format!("frequency index {freq_index} is outside the machine's set"))
+        })?;
+        let p = self.profile.point(cores, freq, gpus)?;
+        Ok(self.group_from_point(p, cores, freq_index, freq, gpus))
+    }
+
+    fn group_from_point(&self, p: &BaselinePoint, cores: u32, freq_index: usize, freq: Hertz, gpus: u32) -> Group {
+        let m = self.machine;
+        let prof = self.profile;
+        let k = prof.target_iterations / prof.baseline_iterations;
+        let cf = f64::from(cores) * freq.0;
+        let a = k * (p.work_cycles() + p.other_stall_cycles()) / cf;
+        let bm = k * p.mem_stall_cycles / cf;
+        let dev = device_scaling(p, k, gpus, a + bm);
+        let net = &m.network;
+        let y = net.latency.0 + prof.communication.bytes_per_message / net.switch_bytes_per_s;
+        Group {
+            cores,
+            freq_index,
+            freq,
+            gpus,
+            a,
+            bm,
+            gh: dev.host_blocked,
+            dev_kernel_max: dev.kernel_max,
+            dev_active_max: dev.active_max,
+            dev_active_mean: dev.active_mean,
+            dev_load_balance: dev.load_balance,
+            has_device_work: dev.active_max > 0.0,
+            one_minus_u: 1.0 - p.utilisation,
+            msgs: prof.communication.messages_per_iteration * prof.target_iterations,
+            nu_over_b: prof.communication.bytes_per_message / net.bandwidth_bytes_per_s,
+            y,
+            wait_coef: y * y * (1.0 + net.cv2) / 2.0,
+            p_act: m.power.core_active[freq_index].0,
+            p_stall: m.power.core_stall[freq_index].0,
+            p_mem: m.power.memory.0,
+            p_net: m.power.network.0,
+            p_idle: m.power.idle[freq_index].0,
+            p_gpu_act: m.power.gpu_active.0,
+            p_gpu_idle: m.power.gpu_idle.0,
+        }
+    }
+
+    /// Predicts one configuration, checking it against the machine's limits.
+    pub fn predict(&self, config: Config) -> InputResult<Outcome> {
+        let m = self.machine;
+        let fi = m.frequency_index(config.freq).ok_or_else(|| InputError::Argument {
+            flag: "--config".into(),
+            expected: format!("a frequency of machine `{}`: {} GHz", m.name, m.frequency_list_ghz()),
+            got: format!("{} GHz", config.freq.ghz()),
+        })?;
+        let limits = [
+            ("nodes", config.nodes, 1, m.max_nodes),
+            ("cores", config.cores, 1, m.cores_per_node),
+            ("GPUs", config.gpus, 0, m.gpus_per_node),
+        ];
+        for (what, v, lo, hi) in limits {
+            if !(lo..=hi).contains(&v) {
+                return Err(InputError::Argument {
+                    flag: "--config".into(),
+                    expected: format!("{what} from {lo} to {hi} on machine `{}`", m.name),
+                    got: v.to_string(),
+                });
+            }
+        }
+        let g = self.group(config.cores, fi, config.gpus)?;
+        let factor = self.growth_factor(config.nodes);
+        Ok(match g.eval(config.nodes, factor) {
+            Some(ev) => Outcome::Finite(g.prediction(config.nodes, &ev)),
+            None => Outcome::Saturated {
+                config,
+                rho: g.rho(config.nodes, factor),
+            },
+        })
+    }
+}
+
+/// The device part of a group, each time multiplied by `n` (MODEL.md section 6 as written in
+/// `docs/MODEL.md`).
+struct DeviceScaling {
+    host_blocked: f64,
+    kernel_max: f64,
+    active_max: f64,
+    active_mean: f64,
+    load_balance: f64,
+}
+
+fn device_scaling(p: &BaselinePoint, k: f64, gpus: u32, host_n: f64) -> DeviceScaling {
+    let none = DeviceScaling {
+        host_blocked: 0.0,
+        kernel_max: 0.0,
+        active_max: 0.0,
+        active_mean: 0.0,
+        load_balance: 1.0,
+    };
+    let Some(d) = (gpus > 0).then_some(()).and(p.device.as_ref()) else {
+        return none;
+    };
+    let g0 = d.kernel.len() as f64;
+    let kernel_sum: f64 = d.kernel.iter().map(|s| s.0).sum();
+    let kernel_max = d.kernel.iter().map(|s| s.0).fold(0.0, f64::max);
+    let active: Vec<f64> = d.kernel.iter().zip(&d.transfer).map(|(a, b)| a.0 + b.0).collect();
+    let active_max = active.iter().copied().fold(0.0, f64::max);
+    let active_sum: f64 = active.iter().sum();
+    // Every GPU's work is divided over the configuration's n g GPUs, keeping its imbalance:
+    // times scale by s = k g0 / (n g). Here everything is multiplied by n.
+    let s = k * g0 / f64::from(gpus);
+    // Host-device overlap: the share of host compute time during which the device ran without
+    // blocking the host, measured on the baseline and clamped to [0, 1].
+    let cf = f64::from(p.cores) * p.freq.0;
+    let host_s = p.cycles / cf;
+    let overlap = if host_s > 0.0 {
+        ((active_max - d.host_runtime.0) / host_s).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    DeviceScaling {
+        host_blocked: f64::max(0.0, s * active_max - overlap * host_n),
+        kernel_max: s * kernel_max,
+        active_max: s * active_max,
+        active_mean: s * active_sum / g0,
+        load_balance: if kernel_max > 0.0 { kernel_sum / (g0 * kernel_max) } else { 1.0 },
+    }
+}

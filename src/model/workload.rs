@@ -1,0 +1,469 @@
+//! The workload profile: single-node baseline points `(c, f[, g])` of a smaller input `P_s`, the
+//! iteration counts and the communication pattern (MODEL.md section 2). Read from JSON (what
+//! `jouleplan profile` writes).
+
+use crate::error::{InputError, InputResult};
+use crate::input::{self, Bound, Fields};
+use crate::units::{Hertz, Joules, Seconds};
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// Format tag written in and expected from profile files.
+pub const PROFILE_FORMAT: &str = "jouleplan-profile/1";
+
+/// How the messages a process sends per iteration grow with the node count `n`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Growth {
+    /// `eta` messages whatever `n` (> 1).
+    Constant,
+    /// `eta` messages to each of `min(n - 1, k)` neighbours.
+    Neighbours(u32),
+    /// `eta * ceil(log2 n)`: tree collectives.
+    Log2,
+    /// `eta * (n - 1)`: all-to-all.
+    AllToAll,
+}
+
+impl Growth {
+    /// The factor on `eta` at `n` nodes; 0 when `n = 1` (no inter-node messages).
+    pub fn factor(self, n: u32) -> f64 {
+        if n <= 1 {
+            return 0.0;
+        }
+        match self {
+            Growth::Constant => 1.0,
+            Growth::Neighbours(k) => f64::from((n - 1).min(k)),
+            Growth::Log2 => f64::from(32 - (n - 1).leading_zeros()),
+            Growth::AllToAll => f64::from(n - 1),
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Growth::Constant => "constant",
+            Growth::Neighbours(_) => "neighbours",
+            Growth::Log2 => "log2",
+            Growth::AllToAll => "all_to_all",
+        }
+    }
+}
+
+/// Messages per process and iteration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Communication {
+    /// `eta`: messages per process and iteration (per neighbour for [`Growth::Neighbours`]).
+    pub messages_per_iteration: f64,
+    /// `nu`: bytes per message.
+    pub bytes_per_message: f64,
+    /// How `eta` grows with `n`.
+    pub growth: Growth,
+}
+
+impl Communication {
+    /// A program that sends nothing between nodes.
+    pub fn none() -> Self {
+        Communication {
+            messages_per_iteration: 0.0,
+            bytes_per_message: 0.0,
+            growth: Growth::Constant,
+        }
+    }
+}
+
+/// Device activity of a baseline point with GPUs (MODEL.md section 6), over the whole baseline run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeviceBaseline {
+    /// Kernel (useful) time of each GPU: the union of its kernel intervals.
+    pub kernel: Vec<Seconds>,
+    /// Memory-transfer time of each GPU not overlapped by a kernel.
+    pub transfer: Vec<Seconds>,
+    /// Time the host process was blocked in the GPU runtime.
+    pub host_runtime: Seconds,
+}
+
+/// One measured (or derived) single-node point. Cycle counts are summed over the `c` cores.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BaselinePoint {
+    /// Cores `c` in use.
+    pub cores: u32,
+    /// Core clock frequency `f`.
+    pub freq: Hertz,
+    /// GPUs `g_0` in use.
+    pub gpus: u32,
+    /// `C_s`: total cycles.
+    pub cycles: f64,
+    /// `st_s`: total stall cycles.
+    pub stall_cycles: f64,
+    /// `m_s`: memory-related stall cycles.
+    pub mem_stall_cycles: f64,
+    /// `I_s`: instructions, when counted.
+    pub instructions: Option<f64>,
+    /// `U_s`: busy core-time / (c x wall time).
+    pub utilisation: f64,
+    /// `T_s`: wall time.
+    pub wall_time: Seconds,
+    /// `E_s`: measured energy, when the machine can measure it.
+    pub energy: Option<Joules>,
+    /// Device activity, when GPUs were used.
+    pub device: Option<DeviceBaseline>,
+    /// Whether this point was measured (`true`) or derived from others.
+    pub measured: bool,
+}
+
+impl BaselinePoint {
+    /// Work cycles `w_s = C_s - st_s`.
+    pub fn work_cycles(&self) -> f64 {
+        self.cycles - self.stall_cycles
+    }
+
+    /// Non-memory stall cycles `b_s = st_s - m_s`.
+    pub fn other_stall_cycles(&self) -> f64 {
+        self.stall_cycles - self.mem_stall_cycles
+    }
+}
+
+/// A workload profile.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Profile {
+    /// Program name.
+    pub program: String,
+    /// What was run, where, and how.
+    pub description: String,
+    /// `S_s`: iterations of the baseline run.
+    pub baseline_iterations: f64,
+    /// `S`: iterations of the target run.
+    pub target_iterations: f64,
+    /// Communication per process and iteration.
+    pub communication: Communication,
+    /// The baseline points.
+    pub baseline: Vec<BaselinePoint>,
+    /// Provenance: key -> how it was obtained.
+    pub provenance: Vec<(String, String)>,
+    /// The file it was read from.
+    pub file: PathBuf,
+    index: HashMap<(u32, u64, u32), usize>,
+}
+
+fn freq_key(f: Hertz) -> u64 {
+    (f.0 / 1e3).round() as u64
+}
+
+impl Profile {
+    /// Reads and validates a profile JSON file.
+    pub fn load(path: &Path) -> InputResult<Self> {
+        let text = input::read_file(path)?;
+        Self::from_json(path, &text)
+    }
+
+    /// Validates a profile from JSON text; `path` names it in messages.
+    pub fn from_json(path: &Path, text: &str) -> InputResult<Self> {
+        let doc = input::parse_json(path, text)?;
+        let mut root = Fields::root(path, &doc)?;
+        let format = root.str("format")?;
+        if format != PROFILE_FORMAT {
+            return Err(root.error("format", format!("\"{PROFILE_FORMAT}\""), format!("{format:?}")));
+        }
+        let program = root.str("program")?.to_string();
+        let description = root.opt_str("description")?.unwrap_or("").to_string();
+
+        let mut it = root.table("iterations")?;
+        let baseline_iterations = it.f64("baseline", Bound::Positive)?;
+        let target_iterations = it.f64("target", Bound::Positive)?;
+        it.finish()?;
+
+        let communication = match root.opt_table("communication")? {
+            None => Communication::none(),
+            Some(mut c) => {
+                let eta = c.f64("messages_per_iteration", Bound::NonNegative)?;
+                let nu = c.f64("bytes_per_message", Bound::NonNegative)?;
+                let growth_name = c.opt_str("growth")?.unwrap_or("constant");
+                let growth = match growth_name {
+                    "constant" => Growth::Constant,
+                    "log2" => Growth::Log2,
+                    "all_to_all" => Growth::AllToAll,
+                    "neighbours" => Growth::Neighbours(c.u64("neighbours", 1, 1 << 20)? as u32),
+                    other => {
+                        return Err(c.error(
+                            "growth",
+                            "one of \"constant\", \"neighbours\", \"log2\", \"all_to_all\"",
+                            format!("{other:?}"),
+                        ));
+                    }
+                };
+                c.finish()?;
+                Communication {
+                    messages_per_iteration: eta,
+                    bytes_per_message: nu,
+                    growth,
+                }
+            }
+        };
+
+        let mut baseline = Vec::new();
+        let mut index = HashMap::new();
+        for (i, mut p) in root.tables("baseline")?.into_iter().enumerate() {
+            let point = read_point(&mut p)?;
+            let key = (point.cores, freq_key(point.freq), point.gpus);
+            if index.insert(key, i).is_some() {
+                return Err(p.error(
+                    "cores",
+                    "each (cores, freq_hz, gpus) point once",
+                    format!("a second point ({}, {} GHz, {})", point.cores, point.freq.ghz(), point.gpus),
+                ));
+            }
+            p.finish()?;
+            baseline.push(point);
+        }
+        let provenance = root.notes("provenance")?;
+        root.finish()?;
+        Ok(Profile {
+            program,
+            description,
+            baseline_iterations,
+            target_iterations,
+            communication,
+            baseline,
+            provenance,
+            file: path.to_path_buf(),
+            index,
+        })
+    }
+
+    /// The baseline point for `c` cores at `f` with `g` GPUs.
+    ///
+    /// With `g = 0` the point must have been taken without GPUs. With `g > 0` the point with
+    /// exactly `g` GPUs is used when present, else the one with the nearest GPU count (fewer on a
+    /// tie): its device work is then divided over the configuration's GPUs (MODEL.md section 6).
+    pub fn point(&self, cores: u32, freq: Hertz, gpus: u32) -> InputResult<&BaselinePoint> {
+        let fk = freq_key(freq);
+        if let Some(&i) = self.index.get(&(cores, fk, gpus)) {
+            return Ok(&self.baseline[i]);
+        }
+        if gpus > 0 {
+            let nearest = self
+                .baseline
+                .iter()
+                .filter(|p| p.cores == cores && freq_key(p.freq) == fk && p.gpus > 0)
+                .min_by_key(|p| (p.gpus.abs_diff(gpus), p.gpus));
+            if let Some(p) = nearest {
+                return Ok(p);
+            }
+        }
+        let gpu_text = if gpus == 0 {
+            "without GPUs".to_string()
+        } else {
+            "with GPUs".to_string()
+        };
+        Err(InputError::Mismatch(format!(
+            "{}: no baseline point for {cores} cores at {} GHz {gpu_text}; the profile has {}. \
+             Measure it (jouleplan profile --cores {cores} --freqs {}) or leave it out of the search \
+             (--cores/--freqs/--gpus)",
+            self.file.display(),
+            freq.ghz(),
+            self.describe_points(),
+            freq.ghz(),
+        )))
+    }
+
+    /// Whether any baseline point used GPUs.
+    pub fn uses_gpus(&self) -> bool {
+        self.baseline.iter().any(|p| p.gpus > 0)
+    }
+
+    /// Whether any baseline point ran without GPUs.
+    pub fn has_cpu_points(&self) -> bool {
+        self.baseline.iter().any(|p| p.gpus == 0)
+    }
+
+    /// A short list of the points held, for messages.
+    pub fn describe_points(&self) -> String {
+        let mut cores: Vec<u32> = self.baseline.iter().map(|p| p.cores).collect();
+        cores.sort_unstable();
+        cores.dedup();
+        let mut freqs: Vec<u64> = self.baseline.iter().map(|p| freq_key(p.freq)).collect();
+        freqs.sort_unstable();
+        freqs.dedup();
+        format!(
+            "{} points over cores {{{}}} and {{{}}} GHz",
+            self.baseline.len(),
+            compact_list(&cores.iter().map(|&c| u64::from(c)).collect::<Vec<_>>()),
+            freqs
+                .iter()
+                .map(|k| format!("{}", *k as f64 / 1e6))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    }
+
+    /// The profile as the JSON document that [`Profile::from_json`] reads.
+    pub fn to_json(&self) -> Value {
+        let comm = &self.communication;
+        let mut c = json!({
+            "messages_per_iteration": comm.messages_per_iteration,
+            "bytes_per_message": comm.bytes_per_message,
+            "growth": comm.growth.name(),
+        });
+        if let Growth::Neighbours(k) = comm.growth {
+            c["neighbours"] = json!(k);
+        }
+        let points: Vec<Value> = self.baseline.iter().map(point_json).collect();
+        let prov: serde_json::Map<String, Value> = self
+            .provenance
+            .iter()
+            .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+            .collect();
+        json!({
+            "format": PROFILE_FORMAT,
+            "program": self.program,
+            "description": self.description,
+            "iterations": { "baseline": self.baseline_iterations, "target": self.target_iterations },
+            "communication": c,
+            "baseline": points,
+            "provenance": prov,
+        })
+    }
+
+    /// Builds a profile from parts (used by importers and `profile`); validates like a file.
+    pub fn from_parts(
+        program: &str,
+        description: &str,
+        iterations: (f64, f64),
+        communication: Communication,
+        baseline: Vec<BaselinePoint>,
+        provenance: Vec<(String, String)>,
+    ) -> InputResult<Self> {
+        let mut p = Profile {
+            program: program.into(),
+            description: description.into(),
+            baseline_iterations: iterations.0,
+            target_iterations: iterations.1,
+            communication,
+            baseline,
+            provenance,
+            file: PathBuf::from("(built in memory)"),
+            index: HashMap::new(),
+        };
+        let text = p.to_json().to_string();
+        p = Profile::from_json(Path::new("(built in memory)"), &text)?;
+        Ok(p)
+    }
+}
+
+/// `1-8,16` style rendering of a sorted list.
+pub fn compact_list(v: &[u64]) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < v.len() {
+        let mut j = i;
+        while j + 1 < v.len() && v[j + 1] == v[j] + 1 {
+            j += 1;
+        }
+        out.push(if j > i + 1 {
+            format!("{}-{}", v[i], v[j])
+        } else if j == i + 1 {
+            format!("{},{}", v[i], v[j])
+        } else {
+            v[i].to_string()
+        });
+        i = j + 1;
+    }
+    out.join(",")
+}
+
+fn point_json(p: &BaselinePoint) -> Value {
+    let mut v = json!({
+        "cores": p.cores,
+        "freq_hz": p.freq.0,
+        "gpus": p.gpus,
+        "cycles": p.cycles,
+        "stall_cycles": p.stall_cycles,
+        "mem_stall_cycles": p.mem_stall_cycles,
+        "utilisation": p.utilisation,
+        "wall_time_s": p.wall_time.0,
+        "measured": p.measured,
+    });
+    if let Some(i) = p.instructions {
+        v["instructions"] = json!(i);
+    }
+    if let Some(e) = p.energy {
+        v["energy_j"] = json!(e.0);
+    }
+    if let Some(d) = &p.device {
+        v["device"] = json!({
+            "kernel_s": d.kernel.iter().map(|s| s.0).collect::<Vec<_>>(),
+            "transfer_s": d.transfer.iter().map(|s| s.0).collect::<Vec<_>>(),
+            "host_runtime_s": d.host_runtime.0,
+        });
+    }
+    v
+}
+
+fn read_point(p: &mut Fields<'_>) -> InputResult<BaselinePoint> {
+    let cores = p.u64("cores", 1, 100_000)? as u32;
+    let freq = Hertz(p.f64("freq_hz", Bound::Within(1e7, 2e10))?);
+    let gpus = p.opt_u64("gpus", 0, 1024)?.unwrap_or(0) as u32;
+    let cycles = p.f64("cycles", Bound::Positive)?;
+    let stall_cycles = p.f64("stall_cycles", Bound::NonNegative)?;
+    let mem_stall_cycles = p.f64("mem_stall_cycles", Bound::NonNegative)?;
+    if stall_cycles > cycles {
+        return Err(p.error("stall_cycles", format!("at most cycles ({cycles})"), format!("{stall_cycles}")));
+    }
+    if mem_stall_cycles > stall_cycles {
+        return Err(p.error(
+            "mem_stall_cycles",
+            format!("at most stall_cycles ({stall_cycles})"),
+            format!("{mem_stall_cycles}"),
+        ));
+    }
+    if mem_stall_cycles >= cycles {
+        return Err(p.error(
+            "mem_stall_cycles",
+            format!("fewer than cycles ({cycles}): some cycles must be work or non-memory stalls"),
+            format!("{mem_stall_cycles}"),
+        ));
+    }
+    let instructions = p.opt_f64("instructions", Bound::NonNegative)?;
+    let utilisation = p.f64("utilisation", Bound::Within(f64::MIN_POSITIVE, 1.0))?;
+    let wall_time = Seconds(p.f64("wall_time_s", Bound::Positive)?);
+    let energy = p.opt_f64("energy_j", Bound::Positive)?.map(Joules);
+    let measured = p.opt_bool("measured")?.unwrap_or(true);
+    let device = match p.opt_table("device")? {
+        None => None,
+        Some(mut d) => {
+            let kernel = d.f64_list("kernel_s", Bound::NonNegative)?;
+            let transfer = d.f64_list("transfer_s", Bound::NonNegative)?;
+            if kernel.len() != gpus as usize || transfer.len() != gpus as usize {
+                return Err(d.error(
+                    "kernel_s",
+                    format!("kernel_s and transfer_s with one entry per GPU ({gpus})"),
+                    format!("{} and {} entries", kernel.len(), transfer.len()),
+                ));
+            }
+            let host_runtime = Seconds(d.f64("host_runtime_s", Bound::NonNegative)?);
+            d.finish()?;
+            Some(DeviceBaseline {
+                kernel: kernel.into_iter().map(Seconds).collect(),
+                transfer: transfer.into_iter().map(Seconds).collect(),
+                host_runtime,
+            })
+        }
+    };
+    if gpus > 0 && device.is_none() {
+        return Err(p.error("device", "a device table for a point with gpus > 0", "nothing"));
+    }
+    Ok(BaselinePoint {
+        cores,
+        freq,
+        gpus,
+        cycles,
+        stall_cycles,
+        mem_stall_cycles,
+        instructions,
+        utilisation,
+        wall_time,
+        energy,
+        device,
+        measured,
+    })
+}

@@ -1,0 +1,108 @@
+//! JSON output: the keys named in the `plan --json` contract, plus a few extras.
+
+use super::{Exporter, PredictionView};
+use crate::model::Prediction;
+use crate::search::plan::Plan;
+use serde_json::{Value, json};
+use std::io::{self, Write};
+
+/// JSON exporter.
+pub struct Json;
+
+/// The config object of the contract:
+/// `{ nodes, cores, freq_hz, gpus, time_s, energy_j, ucr, rho, breakdown{...} }`, plus
+/// `headroom` (`1 - rho`), `node_hours`, `energy_delay_js`, `breakdown.t_gpu_s` and `device`.
+pub fn config_json(p: &Prediction) -> Value {
+    let c = &p.config;
+    json!({
+        "nodes": c.nodes,
+        "cores": c.cores,
+        "freq_hz": c.freq.0,
+        "gpus": c.gpus,
+        "time_s": p.time.0,
+        "energy_j": p.energy.0,
+        "ucr": p.ucr,
+        "rho": p.rho,
+        "headroom": 1.0 - p.rho,
+        "node_hours": f64::from(c.nodes) * p.time.0 / 3600.0,
+        "energy_delay_js": p.energy.0 * p.time.0,
+        "breakdown": {
+            "t_cpu_s": p.t.cpu,
+            "t_mem_s": p.t.mem,
+            "t_wait_net_s": p.t.wait_net,
+            "t_serv_net_s": p.t.serv_net,
+            "t_gpu_s": p.t.gpu,
+            "e_cpu_j": p.e.cpu,
+            "e_mem_j": p.e.mem,
+            "e_net_j": p.e.net,
+            "e_idle_j": p.e.idle,
+            "e_gpu_j": p.e.gpu,
+        },
+        "device": p.device.map(|d| json!({
+            "parallel_efficiency": d.parallel_efficiency,
+            "load_balance": d.load_balance,
+            "communication_efficiency": d.communication_efficiency,
+            "orchestration_efficiency": d.orchestration_efficiency,
+            "device_offload_efficiency": d.offload_efficiency,
+        })),
+    })
+}
+
+/// The whole plan as one JSON object.
+pub fn plan_json(plan: &Plan) -> Value {
+    let front: Vec<Value> = plan
+        .front
+        .iter()
+        .map(|f| {
+            let mut v = config_json(&f.prediction);
+            v["ties"] = json!(f.ties);
+            v
+        })
+        .collect();
+    let q = &plan.query;
+    json!({
+        "machine": plan.machine,
+        "machine_file": plan.machine_file,
+        "program": plan.program,
+        "profile_file": plan.profile_file,
+        "evaluated": plan.evaluated,
+        "saturated": plan.saturated,
+        "pruned": plan.pruned,
+        "front": front,
+        "recommendation": plan.recommendation().map(|f| config_json(&f.prediction)),
+        "query": {
+            "deadline_s": q.deadline.map(|d| d.0),
+            "budget_j": q.budget.map(|b| b.0),
+            "slowdown": q.slowdown,
+            "reference_time_s": plan.reference.as_ref().map(|r| r.time.0),
+            "reference": plan.reference.as_ref().map(|r| r.what.clone()),
+            "time_limit_s": plan.answer.time_limit.map(|t| t.0),
+            "energy_limit_j": plan.answer.energy_limit.map(|e| e.0),
+            "feasible": plan.answer.feasible,
+            "reason": plan.answer.reason,
+        },
+    })
+}
+
+impl Exporter for Json {
+    fn plan(&self, plan: &Plan, out: &mut dyn Write) -> io::Result<()> {
+        serde_json::to_writer_pretty(&mut *out, &plan_json(plan))?;
+        writeln!(out)
+    }
+
+    fn prediction(&self, p: PredictionView<'_>, out: &mut dyn Write) -> io::Result<()> {
+        let v = match p {
+            PredictionView::Finite(p) => config_json(p),
+            PredictionView::Saturated { config, rho } => json!({
+                "nodes": config.nodes,
+                "cores": config.cores,
+                "freq_hz": config.freq.0,
+                "gpus": config.gpus,
+                "saturated": true,
+                "rho": rho,
+            }),
+        };
+        serde_json::to_writer_pretty(&mut *out, &v)?;
+        writeln!(out)
+    }
+}

@@ -1,0 +1,166 @@
+//! Human output: the front as a table and the recommendation with its breakdown.
+
+use super::{Exporter, PredictionView};
+use crate::model::Prediction;
+use crate::search::plan::{Plan, label};
+use crate::units::{Joules, Seconds, fmt_duration, fmt_energy};
+use std::io::{self, Write};
+
+/// Text exporter. `max_rows` bounds the front table (evenly spaced rows, both ends kept).
+pub struct Text {
+    /// At most this many front rows; `None` prints all.
+    pub max_rows: Option<usize>,
+}
+
+fn rows_to_show(len: usize, max: Option<usize>) -> Vec<usize> {
+    match max {
+        Some(m) if len > m && m >= 2 => {
+            let mut v: Vec<usize> = (0..m).map(|i| i * (len - 1) / (m - 1)).collect();
+            v.dedup();
+            v
+        }
+        _ => (0..len).collect(),
+    }
+}
+
+/// Writes the breakdown of one prediction, indented.
+pub fn breakdown(p: &Prediction, out: &mut dyn Write) -> io::Result<()> {
+    let d = |s: f64| fmt_duration(Seconds(s));
+    let e = |j: f64| fmt_energy(Joules(j));
+    writeln!(
+        out,
+        "  time    {:>10} = T_CPU {} + T_mem {} + T_w,net {} + T_s,net {}{}",
+        d(p.time.0),
+        d(p.t.cpu),
+        d(p.t.mem),
+        d(p.t.wait_net),
+        d(p.t.serv_net),
+        if p.t.gpu > 0.0 { format!(" + T_gpu {}", d(p.t.gpu)) } else { String::new() }
+    )?;
+    writeln!(
+        out,
+        "  energy  {:>10} = CPU {} + memory {} + network {} + idle {}{}",
+        e(p.energy.0),
+        e(p.e.cpu),
+        e(p.e.mem),
+        e(p.e.net),
+        e(p.e.idle),
+        if p.config.gpus > 0 { format!(" + GPU {}", e(p.e.gpu)) } else { String::new() }
+    )?;
+    writeln!(
+        out,
+        "  UCR {:.3}   network headroom 1-rho {:.3}   node-hours {:.4}   E x T {:.4e} J s",
+        p.ucr,
+        1.0 - p.rho,
+        f64::from(p.config.nodes) * p.time.0 / 3600.0,
+        p.energy.0 * p.time.0
+    )?;
+    if let Some(dev) = &p.device {
+        writeln!(
+            out,
+            "  device: parallel efficiency {:.2} = load balance {:.2} x communication {:.2} x orchestration {:.2}; host offload efficiency {:.2}",
+            dev.parallel_efficiency,
+            dev.load_balance,
+            dev.communication_efficiency,
+            dev.orchestration_efficiency,
+            dev.offload_efficiency
+        )?;
+    }
+    Ok(())
+}
+
+impl Exporter for Text {
+    fn plan(&self, plan: &Plan, out: &mut dyn Write) -> io::Result<()> {
+        let s = &plan.space;
+        writeln!(
+            out,
+            "machine {} ({}), workload {} ({})",
+            plan.machine,
+            plan.machine_file.display(),
+            plan.program,
+            plan.profile_file.display()
+        )?;
+        writeln!(
+            out,
+            "space: {} node counts x {} core counts x {} frequencies x {} GPU counts = {} configurations; \
+             {} network-saturated; {} on the exact front",
+            s.nodes.len(),
+            s.cores.len(),
+            s.freqs.len(),
+            s.gpus.len(),
+            plan.evaluated,
+            plan.saturated,
+            plan.front.len()
+        )?;
+        writeln!(out)?;
+        let shown = rows_to_show(plan.front.len(), self.max_rows);
+        if shown.len() < plan.front.len() {
+            writeln!(
+                out,
+                "Pareto front, fastest first ({} of {} points; --full or --json for all):",
+                shown.len(),
+                plan.front.len()
+            )?;
+        } else {
+            writeln!(out, "Pareto front, fastest first:")?;
+        }
+        writeln!(
+            out,
+            "  {:>6} {:>6} {:>6} {:>5} {:>11} {:>11} {:>6}  {}",
+            "nodes", "cores", "GHz", "GPUs", "time", "energy", "UCR", "ties"
+        )?;
+        let pick = plan.answer.pick;
+        for i in shown {
+            let f = &plan.front[i];
+            let p = &f.prediction;
+            writeln!(
+                out,
+                "{} {:>6} {:>6} {:>6.2} {:>5} {:>11} {:>11} {:>6.3}  {}",
+                if Some(i) == pick { "*" } else { " " },
+                p.config.nodes,
+                p.config.cores,
+                p.config.freq.ghz(),
+                p.config.gpus,
+                fmt_duration(p.time),
+                fmt_energy(p.energy),
+                p.ucr,
+                if f.ties > 1 { format!("{}", f.ties) } else { String::new() }
+            )?;
+        }
+        writeln!(out)?;
+        match plan.recommendation() {
+            Some(f) => {
+                let p = &f.prediction;
+                writeln!(
+                    out,
+                    "Recommendation: {} nodes x {} cores at {} GHz, {} GPUs per node {}",
+                    p.config.nodes,
+                    p.config.cores,
+                    p.config.freq.ghz(),
+                    p.config.gpus,
+                    label(&p.config)
+                )?;
+                writeln!(out, "  why: {}", plan.answer.reason)?;
+                breakdown(p, out)?;
+            }
+            None => writeln!(out, "No recommendation: {}", plan.answer.reason)?,
+        }
+        Ok(())
+    }
+
+    fn prediction(&self, p: PredictionView<'_>, out: &mut dyn Write) -> io::Result<()> {
+        match p {
+            PredictionView::Finite(p) => {
+                writeln!(out, "{}", label(&p.config))?;
+                breakdown(p, out)
+            }
+            PredictionView::Saturated { config, rho } => writeln!(
+                out,
+                "{}: network-saturated (rho = {rho:.3} >= 1): the switch cannot serve the messages of {} nodes, \
+                 so the model has no finite time",
+                label(config),
+                config.nodes
+            ),
+        }
+    }
+}

@@ -1,0 +1,154 @@
+//! The exact two-objective Pareto front of `(T, E)`, built incrementally.
+//!
+//! Points are kept sorted by time (ascending), so energy is strictly descending; the point with
+//! the least energy among those no slower than `t` is found by one binary search. A point equal
+//! in both objectives to a front point is a tie: the front keeps one deterministic
+//! representative (the smallest [`Key`]) and counts the others.
+
+/// A configuration's identity in the search: `(nodes, cores, frequency index, gpus)`, ordered
+/// so that the representative of a tie is the one with fewest nodes, then cores, then the
+/// lowest frequency, then fewest GPUs.
+pub type Key = (u32, u32, usize, u32);
+
+/// A point of the front.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FrontPoint {
+    /// Time `T` in seconds.
+    pub time: f64,
+    /// Energy `E` in joules.
+    pub energy: f64,
+    /// The representative configuration.
+    pub key: Key,
+    /// How many configurations share exactly this `(T, E)`, the representative included.
+    pub ties: u64,
+}
+
+/// An incrementally built Pareto front.
+#[derive(Debug, Clone, Default)]
+pub struct Front {
+    points: Vec<FrontPoint>,
+}
+
+impl Front {
+    /// An empty front.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The points, fastest first.
+    pub fn points(&self) -> &[FrontPoint] {
+        &self.points
+    }
+
+    /// Consumes the front into its points, fastest first.
+    pub fn into_points(self) -> Vec<FrontPoint> {
+        self.points
+    }
+
+    /// The least energy among front points no slower than `t` (`+inf` when none).
+    #[inline]
+    pub fn min_energy_within(&self, t: f64) -> f64 {
+        let i = self.points.partition_point(|p| p.time <= t);
+        if i == 0 {
+            f64::INFINITY
+        } else {
+            self.points[i - 1].energy
+        }
+    }
+
+    /// Whether some front point strictly dominates every point with `T >= t` and `E >= e`.
+    #[inline]
+    pub fn dominates_region(&self, t: f64, e: f64) -> bool {
+        self.min_energy_within(t) < e
+    }
+
+    /// Offers one configuration.
+    #[inline]
+    pub fn offer(&mut self, time: f64, energy: f64, key: Key) {
+        self.offer_counted(time, energy, key, 1);
+    }
+
+    /// Offers a point that stands for `ties` configurations.
+    pub fn offer_counted(&mut self, time: f64, energy: f64, key: Key, ties: u64) {
+        let i = self.points.partition_point(|p| p.time <= time);
+        if i > 0 {
+            let q = &mut self.points[i - 1];
+            if q.time == time && q.energy == energy {
+                q.ties += ties;
+                if key < q.key {
+                    q.key = key;
+                }
+                return;
+            }
+            if q.energy <= energy {
+                return; // dominated: no slower-or-equal point uses more or equal energy
+            }
+        }
+        // Not dominated: drop the points it dominates (T >= time and E >= energy). They form a
+        // contiguous run starting at the first point with T >= time.
+        let start = if i > 0 && self.points[i - 1].time == time { i - 1 } else { i };
+        let mut end = start;
+        while end < self.points.len() && self.points[end].energy >= energy {
+            end += 1;
+        }
+        let new = FrontPoint {
+            time,
+            energy,
+            key,
+            ties,
+        };
+        self.points.splice(start..end, std::iter::once(new));
+    }
+
+    /// Merges another front into this one (ties add up).
+    pub fn merge(mut self, other: Front) -> Front {
+        if self.points.len() < other.points.len() {
+            return other.merge(self);
+        }
+        for p in other.points {
+            self.offer_counted(p.time, p.energy, p.key, p.ties);
+        }
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keeps_only_non_dominated_points_sorted_by_time() {
+        let mut f = Front::new();
+        f.offer(3.0, 1.0, (1, 1, 0, 0));
+        f.offer(1.0, 3.0, (2, 1, 0, 0));
+        f.offer(2.0, 2.0, (3, 1, 0, 0));
+        f.offer(2.5, 2.5, (4, 1, 0, 0)); // dominated by (2, 2)
+        f.offer(1.5, 1.5, (5, 1, 0, 0)); // dominates (2, 2) only
+        let t: Vec<f64> = f.points().iter().map(|p| p.time).collect();
+        assert_eq!(t, vec![1.0, 1.5, 3.0]);
+        f.offer(1.5, 0.5, (6, 1, 0, 0)); // same time, less energy: replaces, and beats (3, 1)
+        let t: Vec<(f64, f64)> = f.points().iter().map(|p| (p.time, p.energy)).collect();
+        assert_eq!(t, vec![(1.0, 3.0), (1.5, 0.5)]);
+    }
+
+    #[test]
+    fn ties_keep_the_smallest_key_and_count() {
+        let mut f = Front::new();
+        f.offer(1.0, 1.0, (4, 2, 0, 0));
+        f.offer(1.0, 1.0, (2, 8, 0, 0));
+        f.offer(1.0, 1.0, (3, 1, 0, 0));
+        assert_eq!(f.points().len(), 1);
+        assert_eq!(f.points()[0].key, (2, 8, 0, 0));
+        assert_eq!(f.points()[0].ties, 3);
+    }
+
+    #[test]
+    fn equal_time_more_energy_is_dominated() {
+        let mut f = Front::new();
+        f.offer(1.0, 1.0, (1, 1, 0, 0));
+        f.offer(1.0, 2.0, (2, 1, 0, 0));
+        f.offer(2.0, 1.0, (3, 1, 0, 0));
+        assert_eq!(f.points().len(), 1);
+        assert_eq!(f.points()[0].ties, 1);
+    }
+}

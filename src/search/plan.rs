@@ -1,0 +1,120 @@
+//! The plan: the searched space, its exact front with every term, and the recommendation.
+
+use super::query::{self, Answer, Query, Reference};
+use super::space::Space;
+use super::{SearchOutcome, search};
+use crate::error::{InputError, InputResult};
+use crate::model::{Config, Model, Outcome, Prediction};
+use std::path::PathBuf;
+
+/// A front point with its full prediction and how many configurations tie with it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FrontEntry {
+    /// The representative's prediction.
+    pub prediction: Prediction,
+    /// Configurations with exactly this `(T, E)`, the representative included.
+    pub ties: u64,
+}
+
+/// Everything `plan` reports.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// Machine name.
+    pub machine: String,
+    /// Machine file.
+    pub machine_file: PathBuf,
+    /// Program name.
+    pub program: String,
+    /// Profile file.
+    pub profile_file: PathBuf,
+    /// The space searched.
+    pub space: Space,
+    /// Configurations in the space.
+    pub evaluated: u64,
+    /// Network-saturated configurations.
+    pub saturated: u64,
+    /// Configurations discarded by the dominance bounds.
+    pub pruned: u64,
+    /// The front, fastest first.
+    pub front: Vec<FrontEntry>,
+    /// The query.
+    pub query: Query,
+    /// The slowdown reference, when a slowdown was asked for.
+    pub reference: Option<Reference>,
+    /// The answer.
+    pub answer: Answer,
+}
+
+impl Plan {
+    /// The recommended configuration, if the query is feasible.
+    pub fn recommendation(&self) -> Option<&FrontEntry> {
+        self.answer.pick.map(|i| &self.front[i])
+    }
+}
+
+/// A configuration as users write it: `(n, c, f GHz, g)`.
+pub fn label(c: &Config) -> String {
+    format!("({}, {}, {} GHz, {})", c.nodes, c.cores, c.freq.ghz(), c.gpus)
+}
+
+/// Searches `space` and answers `query`. `reference` names the slowdown reference configuration
+/// (default: the fastest configuration of the space).
+pub fn plan(model: &Model<'_>, space: &Space, query: Query, reference: Option<Config>) -> InputResult<Plan> {
+    space.validate(model.machine)?;
+    let outcome = search(model, space)?;
+    let front = entries(model, &outcome);
+    let reference = match (query.slowdown, reference) {
+        (None, _) => None,
+        (Some(_), Some(cfg)) => match model.predict(cfg)? {
+            Outcome::Finite(p) => Some(Reference {
+                time: p.time,
+                what: format!("the reference {}", label(&cfg)),
+            }),
+            Outcome::Saturated { rho, .. } => {
+                return Err(InputError::Mismatch(format!(
+                    "--reference {}: the network is saturated there (rho = {rho:.3}), so it has no finite time",
+                    label(&cfg)
+                )));
+            }
+        },
+        (Some(_), None) => front.first().map(|f| Reference {
+            time: f.prediction.time,
+            what: format!("the fastest configuration {}", label(&f.prediction.config)),
+        }),
+    };
+    let configs: Vec<Config> = front.iter().map(|f| f.prediction.config).collect();
+    let answer = query::answer(&query, &outcome.front, reference.as_ref(), |p| {
+        let i = outcome.front.iter().position(|q| q == p).unwrap_or(0);
+        configs.get(i).map(label).unwrap_or_default()
+    });
+    Ok(Plan {
+        machine: model.machine.name.clone(),
+        machine_file: model.machine.file.clone(),
+        program: model.profile.program.clone(),
+        profile_file: model.profile.file.clone(),
+        space: space.clone(),
+        evaluated: outcome.evaluated,
+        saturated: outcome.saturated,
+        pruned: outcome.pruned,
+        front,
+        query,
+        reference,
+        answer,
+    })
+}
+
+fn entries(model: &Model<'_>, outcome: &SearchOutcome) -> Vec<FrontEntry> {
+    outcome
+        .front
+        .iter()
+        .filter_map(|p| {
+            let g = outcome.group_of(p.key)?;
+            let n = p.key.0;
+            let ev = g.eval(n, model.growth_factor(n))?;
+            Some(FrontEntry {
+                prediction: g.prediction(n, &ev),
+                ties: p.ties,
+            })
+        })
+        .collect()
+}

@@ -1,0 +1,88 @@
+//! The configuration space: the cartesian product of node, core, frequency and GPU sets.
+
+use crate::error::{InputError, InputResult};
+use crate::model::machine::Machine;
+use crate::model::workload::Profile;
+use crate::model::{Group, Model};
+
+/// The sets to search, each sorted ascending and free of duplicates.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Space {
+    /// Node counts.
+    pub nodes: Vec<u32>,
+    /// Cores per node.
+    pub cores: Vec<u32>,
+    /// Indices into the machine's frequency set.
+    pub freqs: Vec<usize>,
+    /// GPUs per node.
+    pub gpus: Vec<u32>,
+}
+
+impl Space {
+    /// The machine's whole space. GPUs: `0..=g_max` where the profile has both CPU-only and GPU
+    /// points, `1..=g_max` where it has only GPU points, and `{0}` where it never used GPUs
+    /// (GPUs that the program does not use only add idle power).
+    pub fn full(machine: &Machine, profile: &Profile) -> Space {
+        let gpus = match (profile.has_cpu_points(), profile.uses_gpus() && machine.gpus_per_node > 0) {
+            (true, true) => (0..=machine.gpus_per_node).collect(),
+            (false, true) => (1..=machine.gpus_per_node).collect(),
+            _ => vec![0],
+        };
+        Space {
+            nodes: (1..=machine.max_nodes).collect(),
+            cores: (1..=machine.cores_per_node).collect(),
+            freqs: (0..machine.frequencies.len()).collect(),
+            gpus,
+        }
+    }
+
+    /// Number of configurations.
+    pub fn size(&self) -> u64 {
+        (self.nodes.len() * self.cores.len() * self.freqs.len() * self.gpus.len()) as u64
+    }
+
+    /// Checks every set against the machine's limits and that none is empty.
+    pub fn validate(&self, machine: &Machine) -> InputResult<()> {
+        let check = |flag: &str, vals: &[u32], lo: u32, hi: u32| -> InputResult<()> {
+            if vals.is_empty() {
+                return Err(InputError::Argument {
+                    flag: flag.into(),
+                    expected: format!("at least one value from {lo} to {hi}"),
+                    got: "an empty set".into(),
+                });
+            }
+            match vals.iter().find(|v| !(lo..=hi).contains(*v)) {
+                Some(v) => Err(InputError::Argument {
+                    flag: flag.into(),
+                    expected: format!("values from {lo} to {hi} (machine `{}`)", machine.name),
+                    got: v.to_string(),
+                }),
+                None => Ok(()),
+            }
+        };
+        check("--nodes", &self.nodes, 1, machine.max_nodes)?;
+        check("--cores", &self.cores, 1, machine.cores_per_node)?;
+        check("--gpus", &self.gpus, 0, machine.gpus_per_node)?;
+        if self.freqs.is_empty() {
+            return Err(InputError::Argument {
+                flag: "--freqs".into(),
+                expected: format!("at least one of {} GHz", machine.frequency_list_ghz()),
+                got: "an empty set".into(),
+            });
+        }
+        Ok(())
+    }
+
+    /// The groups `(c, f, g)` of the space; fails on the first missing baseline point.
+    pub fn groups(&self, model: &Model<'_>) -> InputResult<Vec<Group>> {
+        let mut out = Vec::with_capacity(self.cores.len() * self.freqs.len() * self.gpus.len());
+        for &c in &self.cores {
+            for &f in &self.freqs {
+                for &g in &self.gpus {
+                    out.push(model.group(c, f, g)?);
+                }
+            }
+        }
+        Ok(out)
+    }
+}

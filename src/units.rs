@@ -1,0 +1,113 @@
+//! Physical units carried in types across module boundaries.
+//!
+//! The hot loop of the search works on plain `f64` inside one group of configurations; everything
+//! that leaves a module (predictions, machine parameters, query limits) carries its unit here.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+macro_rules! unit {
+    ($(#[$doc:meta])* $name:ident, $sym:literal) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, PartialOrd, Default, Serialize, Deserialize)]
+        #[serde(transparent)]
+        pub struct $name(pub f64);
+
+        impl $name {
+            /// The bare value in the unit's SI base.
+            pub fn get(self) -> f64 {
+                self.0
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, "{} {}", self.0, $sym)
+            }
+        }
+    };
+}
+
+unit!(
+    /// A duration in seconds.
+    Seconds,
+    "s"
+);
+unit!(
+    /// An energy in joules.
+    Joules,
+    "J"
+);
+unit!(
+    /// A power in watts.
+    Watts,
+    "W"
+);
+unit!(
+    /// A frequency in hertz.
+    Hertz,
+    "Hz"
+);
+
+impl Hertz {
+    /// The frequency in GHz, as users type it.
+    pub fn ghz(self) -> f64 {
+        self.0 / 1e9
+    }
+}
+
+/// A human-friendly rendering of a duration (`850 ms`, `12.3 s`, `4m05s`, `2h13m`).
+pub fn fmt_duration(s: Seconds) -> String {
+    let v = s.0;
+    if !v.is_finite() {
+        return format!("{v}");
+    }
+    if v < 1e-3 {
+        format!("{:.1} us", v * 1e6)
+    } else if v < 1.0 {
+        format!("{:.1} ms", v * 1e3)
+    } else if v < 60.0 {
+        format!("{v:.2} s")
+    } else if v < 3600.0 {
+        let m = (v / 60.0).floor();
+        format!("{}m{:04.1}s", m as u64, v - m * 60.0)
+    } else {
+        let h = (v / 3600.0).floor();
+        let m = ((v - h * 3600.0) / 60.0).floor();
+        format!("{}h{:02}m", h as u64, m as u64)
+    }
+}
+
+/// A human-friendly rendering of an energy (`812 J`, `4.52 kJ`, `1.20 MJ`).
+pub fn fmt_energy(e: Joules) -> String {
+    let v = e.0;
+    if v.abs() < 1e3 {
+        format!("{v:.1} J")
+    } else if v.abs() < 1e6 {
+        format!("{:.2} kJ", v / 1e3)
+    } else if v.abs() < 1e9 {
+        format!("{:.2} MJ", v / 1e6)
+    } else {
+        format!("{:.2} GJ", v / 1e9)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_render_in_readable_units() {
+        assert_eq!(fmt_duration(Seconds(0.25)), "250.0 ms");
+        assert_eq!(fmt_duration(Seconds(12.345)), "12.35 s");
+        assert_eq!(fmt_duration(Seconds(245.0)), "4m05.0s");
+        assert_eq!(fmt_duration(Seconds(7980.0)), "2h13m");
+    }
+
+    #[test]
+    fn energies_render_with_si_prefixes() {
+        assert_eq!(fmt_energy(Joules(812.0)), "812.0 J");
+        assert_eq!(fmt_energy(Joules(4520.0)), "4.52 kJ");
+        assert_eq!(fmt_energy(Joules(1.2e6)), "1.20 MJ");
+    }
+}
