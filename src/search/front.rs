@@ -143,6 +143,16 @@ mod tests {
     }
 
     #[test]
+    fn equal_energy_but_slower_is_dominated() {
+        let mut f = Front::new();
+        f.offer(1.0, 1.0, (1, 1, 0, 0));
+        f.offer(2.0, 1.0, (2, 1, 0, 0));
+        f.offer(0.5, 1.0, (3, 1, 0, 0));
+        let pts: Vec<(f64, f64)> = f.points().iter().map(|p| (p.time, p.energy)).collect();
+        assert_eq!(pts, vec![(0.5, 1.0)]);
+    }
+
+    #[test]
     fn equal_time_more_energy_is_dominated() {
         let mut f = Front::new();
         f.offer(1.0, 1.0, (1, 1, 0, 0));

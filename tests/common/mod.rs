@@ -1,0 +1,82 @@
+//! Shared test inputs. Every number here is illustrative test data, chosen to make hand
+//! derivations easy; none of it describes a real machine or program.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+/// A 16-node machine with 8 cores, two frequencies and two GPUs per node (illustrative).
+pub const MACHINE: &str = r#"
+[machine]
+name = "worked-example"
+description = "illustrative test machine"
+nodes = 16
+cores_per_node = 8
+frequencies_ghz = [1.0, 2.0]
+gpus_per_node = 2
+
+[network]
+latency_s = 1.0e-5
+bandwidth_bytes_per_s = 1.0e9
+switch_bandwidth_bytes_per_s = 2.0e9
+cv2 = 1.0
+
+[power]
+idle_w = 50.0
+core_active_w = [5.0, 10.0]
+core_stall_w = [2.0, 4.0]
+memory_w = 6.0
+network_w = 3.0
+gpu_active_w = 300.0
+gpu_idle_w = 50.0
+"#;
+
+/// One baseline point per (c, f) for c = 1..8 and both frequencies, plus GPU points at
+/// (4 cores, 2 GHz) with 2 GPUs. Illustrative.
+pub fn profile_json() -> String {
+    let mut points = Vec::new();
+    for c in 1..=8u32 {
+        for f in [1.0e9, 2.0e9] {
+            let scale = 1.0 + 0.05 * f64::from(c); // a little contention with more cores
+            points.push(serde_json::json!({
+                "cores": c, "freq_hz": f, "gpus": 0,
+                "cycles": 8.0e10 * scale, "stall_cycles": 3.0e10 * scale,
+                "mem_stall_cycles": 2.0e10 * scale, "instructions": 1.0e11,
+                "utilisation": 0.9, "wall_time_s": 12.0,
+            }));
+        }
+    }
+    // Override the (4, 2 GHz) point with round numbers for the worked example.
+    for p in points.iter_mut() {
+        if p["cores"] == 4 && p["freq_hz"] == 2.0e9 {
+            p["cycles"] = 8.0e10.into();
+            p["stall_cycles"] = 3.0e10.into();
+            p["mem_stall_cycles"] = 2.0e10.into();
+        }
+    }
+    points.push(serde_json::json!({
+        "cores": 4, "freq_hz": 2.0e9, "gpus": 2,
+        "cycles": 4.0e10, "stall_cycles": 1.0e10, "mem_stall_cycles": 0.5e10,
+        "utilisation": 0.95, "wall_time_s": 9.0,
+        "device": { "kernel_s": [4.0, 3.0], "transfer_s": [1.0, 1.0], "host_runtime_s": 3.0 }
+    }));
+    serde_json::json!({
+        "format": "jouleplan-profile/1",
+        "program": "worked-example",
+        "iterations": { "baseline": 10, "target": 100 },
+        "communication": { "messages_per_iteration": 4, "bytes_per_message": 1.0e5, "growth": "constant" },
+        "baseline": points,
+    })
+    .to_string()
+}
+
+/// Writes `text` to `dir/name` and returns the path.
+pub fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).expect("write test file");
+    p
+}
+
+/// Relative closeness.
+pub fn close(a: f64, b: f64, rel: f64) -> bool {
+    (a - b).abs() <= rel * a.abs().max(b.abs()).max(1e-300)
+}
