@@ -120,7 +120,12 @@ impl<'a> Fields<'a> {
     }
 
     /// An error about `key` of this object.
-    pub fn error(&self, key: &str, expected: impl Into<String>, got: impl Into<String>) -> InputError {
+    pub fn error(
+        &self,
+        key: &str,
+        expected: impl Into<String>,
+        got: impl Into<String>,
+    ) -> InputError {
         InputError::Key {
             file: self.file.to_path_buf(),
             key: self.key_path(key),
@@ -223,7 +228,13 @@ impl<'a> Fields<'a> {
     }
 
     /// A number that is either one value for all `n` entries or a list of exactly `n` values.
-    pub fn f64_per(&mut self, key: &'a str, n: usize, what: &str, bound: Bound) -> InputResult<Vec<f64>> {
+    pub fn f64_per(
+        &mut self,
+        key: &'a str,
+        n: usize,
+        what: &str,
+        bound: Bound,
+    ) -> InputResult<Vec<f64>> {
         match self.obj.get(key) {
             Some(Value::Array(_)) => {
                 let list = self.f64_list(key, bound)?;
@@ -310,9 +321,12 @@ impl<'a> Fields<'a> {
             Some(k) => {
                 let mut known: Vec<&str> = self.seen.iter().copied().collect();
                 known.sort_unstable();
-                Err(self.error(k, format!("one of the known keys ({})", known.join(", ")), "an unknown key"))
+                Err(self.error(
+                    k,
+                    format!("one of the known keys ({})", known.join(", ")),
+                    "an unknown key",
+                ))
             }
         }
     }
 }
-

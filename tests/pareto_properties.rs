@@ -42,17 +42,31 @@ fn case(seed: u64, max_nodes: u32, cores: u32, nfreq: usize, gpus: u32) -> Case 
 
 /// `max_msgs`: the most messages per process and iteration (small values keep most of a large
 /// space below network saturation).
-fn case_with(seed: u64, max_nodes: u32, cores: u32, nfreq: usize, gpus: u32, max_msgs: f64) -> Case {
+fn case_with(
+    seed: u64,
+    max_nodes: u32,
+    cores: u32,
+    nfreq: usize,
+    gpus: u32,
+    max_msgs: f64,
+) -> Case {
     let mut r = Rng(seed);
     let freqs: Vec<f64> = (0..nfreq).map(|i| 1.0 + 0.4 * i as f64).collect();
     let list = |r: &mut Rng, lo: f64, hi: f64| -> String {
-        (0..nfreq).map(|_| format!("{:.4}", r.range(lo, hi))).collect::<Vec<_>>().join(", ")
+        (0..nfreq)
+            .map(|_| format!("{:.4}", r.range(lo, hi)))
+            .collect::<Vec<_>>()
+            .join(", ")
     };
     let machine = format!(
         "[machine]\nname = \"random\"\nnodes = {max_nodes}\ncores_per_node = {cores}\nfrequencies_ghz = [{}]\ngpus_per_node = {gpus}\n\
          [network]\nlatency_s = {:e}\nbandwidth_bytes_per_s = {:e}\ncv2 = {}\n\
          [power]\nidle_w = [{}]\ncore_active_w = [{}]\ncore_stall_w = [{}]\nmemory_w = {}\nnetwork_w = {}\ngpu_active_w = {}\ngpu_idle_w = {}\n",
-        freqs.iter().map(|f| format!("{f:.1}")).collect::<Vec<_>>().join(", "),
+        freqs
+            .iter()
+            .map(|f| format!("{f:.1}"))
+            .collect::<Vec<_>>()
+            .join(", "),
         r.log_range(1e-7, 1e-3),
         r.log_range(1e7, 1e10),
         r.range(0.0, 2.0),
@@ -106,7 +120,10 @@ fn case_with(seed: u64, max_nodes: u32, cores: u32, nfreq: usize, gpus: u32, max
         profile
     } else {
         let mut v: serde_json::Value = serde_json::from_str(&profile).unwrap();
-        v["communication"].as_object_mut().unwrap().remove("neighbours");
+        v["communication"]
+            .as_object_mut()
+            .unwrap()
+            .remove("neighbours");
         v.to_string()
     };
     Case {
@@ -243,7 +260,10 @@ fn the_result_does_not_depend_on_the_thread_count() {
     let model = Model::new(&c.machine, &c.profile).unwrap();
     let space = Space::full(&c.machine, &c.profile);
     let run = |threads| {
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
         pool.install(|| search(&model, &space).unwrap())
     };
     let one = run(1);
@@ -289,7 +309,12 @@ fn sweep_front(model: &Model<'_>, space: &Space) -> Vec<Point> {
         for &c in &space.cores {
             for &fi in &space.freqs {
                 for &g in &space.gpus {
-                    let cfg = Config { nodes: n, cores: c, freq: model.machine.frequencies[fi], gpus: g };
+                    let cfg = Config {
+                        nodes: n,
+                        cores: c,
+                        freq: model.machine.frequencies[fi],
+                        gpus: g,
+                    };
                     if let Outcome::Finite(p) = model.predict(cfg).unwrap() {
                         all.push((p.time.0, p.energy.0, (n, c, fi, g)));
                     }
@@ -297,7 +322,11 @@ fn sweep_front(model: &Model<'_>, space: &Space) -> Vec<Point> {
             }
         }
     }
-    all.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)).then(a.2.cmp(&b.2)));
+    all.sort_by(|a, b| {
+        a.0.total_cmp(&b.0)
+            .then(a.1.total_cmp(&b.1))
+            .then(a.2.cmp(&b.2))
+    });
     let mut front: Vec<Point> = Vec::new();
     let mut best = f64::INFINITY;
     for (t, e, key) in all {
@@ -334,77 +363,11 @@ fn large_random_spaces_do_exercise_the_pruning() {
     for seed in 0..16 {
         let c = case_with(seed, 600, 4, 3, 1, 0.05);
         let model = Model::new(&c.machine, &c.profile).unwrap();
-        pruned += search(&model, &Space::full(&c.machine, &c.profile)).unwrap().pruned;
+        pruned += search(&model, &Space::full(&c.machine, &c.profile))
+            .unwrap()
+            .pruned;
     }
     assert!(pruned > 5_000, "pruned only {pruned}");
-}
-
-/// Non-dominated set by sorting on (T, E) and sweeping: independent of the search's pruning.
-fn sweep_front(model: &Model<'_>, space: &Space) -> Vec<Point> {
-    let mut all = Vec::new();
-    for &n in &space.nodes {
-        for &c in &space.cores {
-            for &fi in &space.freqs {
-                for &g in &space.gpus {
-                    let cfg = Config { nodes: n, cores: c, freq: model.machine.frequencies[fi], gpus: g };
-                    if let Outcome::Finite(p) = model.predict(cfg).unwrap() {
-                        all.push((p.time.0, p.energy.0, (n, c, fi, g)));
-                    }
-                }
-            }
-        }
-    }
-    all.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)).then(a.2.cmp(&b.2)));
-    let mut front: Vec<Point> = Vec::new();
-    let mut best = f64::INFINITY;
-    for (t, e, key) in all {
-        match front.last_mut() {
-            Some(last) if last.0 == t && last.1 == e => last.3 += 1,
-            _ if e < best => {
-                best = e;
-                front.push((t, e, key, 1));
-            }
-            _ => {}
-        }
-    }
-    front
-}
-
-proptest! {
-    #![proptest_config(ProptestConfig::with_cases(24))]
-
-    #[test]
-    fn pruning_on_large_node_ranges_keeps_the_front_exact(seed in any::<u64>(), gpus in 0u32..2) {
-        let c = case_with(seed, 600, 4, 3, gpus, 0.05);
-        let model = Model::new(&c.machine, &c.profile).unwrap();
-        let space = Space::full(&c.machine, &c.profile);
-        let got = search(&model, &space).unwrap();
-        let want = sweep_front(&model, &space);
-        let got_pts: Vec<Point> = got.front.iter().map(|p| (p.time, p.energy, p.key, p.ties)).collect();
-        prop_assert_eq!(got_pts, want);
-    }
-}
-
-#[test]
-fn large_random_spaces_do_exercise_the_pruning() {
-    let mut pruned = 0;
-    for seed in 0..16 {
-        let c = case_with(seed, 600, 4, 3, 1, 0.05);
-        let model = Model::new(&c.machine, &c.profile).unwrap();
-        pruned += search(&model, &Space::full(&c.machine, &c.profile)).unwrap().pruned;
-    }
-    assert!(pruned > 5_000, "pruned only {pruned}");
-}
-
-#[test]
-#[ignore]
-fn print_pruning_stats() {
-    for seed in 0..16 {
-        let c = case_with(seed, 600, 4, 3, 1, 0.05);
-        let model = Model::new(&c.machine, &c.profile).unwrap();
-        let o = search(&model, &Space::full(&c.machine, &c.profile)).unwrap();
-        eprintln!("seed {seed}: evaluated {} saturated {} pruned {} front {}", o.evaluated, o.saturated, o.pruned, o.front.len());
-    }
 }
 
 proptest! {

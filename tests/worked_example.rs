@@ -103,8 +103,16 @@ fn library_reproduces_every_hand_derived_term() {
     assert_eq!(p.e.gpu, 0.0);
     assert!(p.device.is_none());
     // The terms add up to the totals.
-    assert!(close(p.t.cpu + p.t.mem + p.t.wait_net + p.t.serv_net, p.time.0, 1e-12));
-    assert!(close(p.e.cpu + p.e.mem + p.e.net + p.e.idle + p.e.gpu, p.energy.0, 1e-12));
+    assert!(close(
+        p.t.cpu + p.t.mem + p.t.wait_net + p.t.serv_net,
+        p.time.0,
+        1e-12
+    ));
+    assert!(close(
+        p.e.cpu + p.e.mem + p.e.net + p.e.idle + p.e.gpu,
+        p.energy.0,
+        1e-12
+    ));
 }
 
 #[test]
@@ -120,10 +128,19 @@ fn predict_json_from_the_binary_matches_the_hand_derivation() {
         .arg(&p)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let h = by_hand();
-    for (key, want) in [("time_s", h.t), ("energy_j", h.e), ("ucr", h.ucr), ("rho", h.rho)] {
+    for (key, want) in [
+        ("time_s", h.t),
+        ("energy_j", h.e),
+        ("ucr", h.ucr),
+        ("rho", h.rho),
+    ] {
         let got = v[key].as_f64().unwrap();
         assert!(close(got, want, 1e-12), "{key}: {got} vs {want}");
     }

@@ -29,7 +29,10 @@ pub fn fit_line(samples: &[(f64, f64)]) -> Option<LineFit> {
     let sxy: f64 = samples.iter().map(|s| (s.0 - mx) * (s.1 - my)).sum();
     let slope = sxy / sxx;
     let intercept = my - slope * mx;
-    let res: Vec<f64> = samples.iter().map(|s| s.1 - (intercept + slope * s.0)).collect();
+    let res: Vec<f64> = samples
+        .iter()
+        .map(|s| s.1 - (intercept + slope * s.0))
+        .collect();
     Some(LineFit {
         intercept,
         slope,

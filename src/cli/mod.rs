@@ -188,9 +188,21 @@ impl PlanArgs {
         }
         space.validate(&machine)?;
         let query = Query {
-            deadline: self.deadline.as_deref().map(|d| values::parse_duration("--deadline", d)).transpose()?,
-            budget: self.budget.as_deref().map(|b| values::parse_energy("--budget", b)).transpose()?,
-            slowdown: self.slowdown.as_deref().map(|s| values::parse_fraction("--slowdown", s)).transpose()?,
+            deadline: self
+                .deadline
+                .as_deref()
+                .map(|d| values::parse_duration("--deadline", d))
+                .transpose()?,
+            budget: self
+                .budget
+                .as_deref()
+                .map(|b| values::parse_energy("--budget", b))
+                .transpose()?,
+            slowdown: self
+                .slowdown
+                .as_deref()
+                .map(|s| values::parse_fraction("--slowdown", s))
+                .transpose()?,
         };
         let reference = self
             .reference
@@ -226,13 +238,19 @@ pub fn run_predict(args: &PredictArgs, out: &mut dyn Write) -> anyhow::Result<()
     let exp = exporter(args.inputs.json, None);
     match &view {
         Outcome::Finite(p) => exp.prediction(PredictionView::Finite(p), out)?,
-        Outcome::Saturated { config, rho } => exp.prediction(PredictionView::Saturated { config, rho: *rho }, out)?,
+        Outcome::Saturated { config, rho } => {
+            exp.prediction(PredictionView::Saturated { config, rho: *rho }, out)?
+        }
     }
     Ok(())
 }
 
 fn exporter(json: bool, max_rows: Option<usize>) -> Box<dyn Exporter> {
-    if json { Box::new(Json) } else { Box::new(Text { max_rows }) }
+    if json {
+        Box::new(Json)
+    } else {
+        Box::new(Text { max_rows })
+    }
 }
 
 /// Exit code for an error: 2 for bad input, 1 otherwise.
@@ -264,7 +282,13 @@ pub fn main_with(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32 {
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let result = match cli.command.unwrap_or(Command::Plan(PlanArgs::default())) {
-        Command::Plan(a) => run_plan(&a, &mut out).map(|p| if p.answer.feasible { 0 } else { EXIT_INFEASIBLE }),
+        Command::Plan(a) => run_plan(&a, &mut out).map(|p| {
+            if p.answer.feasible {
+                0
+            } else {
+                EXIT_INFEASIBLE
+            }
+        }),
         Command::Predict(a) => run_predict(&a, &mut out).map(|()| 0),
     };
     let _ = out.flush();

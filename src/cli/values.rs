@@ -17,11 +17,16 @@ fn bad(flag: &str, expected: &str, got: &str) -> InputError {
 /// Parses a SPEC of whole numbers: comma-separated values and inclusive ranges (`1-8,16,32`).
 /// The result is sorted and free of duplicates.
 pub fn parse_int_spec(flag: &str, spec: &str) -> InputResult<Vec<u32>> {
-    const EXPECTED: &str = "a comma-separated list of whole numbers and inclusive ranges, like 1-8,16,32";
+    const EXPECTED: &str =
+        "a comma-separated list of whole numbers and inclusive ranges, like 1-8,16,32";
     let mut out = Vec::new();
     for part in spec.split(',') {
         let part = part.trim();
-        let num = |s: &str| s.trim().parse::<u32>().map_err(|_| bad(flag, EXPECTED, spec));
+        let num = |s: &str| {
+            s.trim()
+                .parse::<u32>()
+                .map_err(|_| bad(flag, EXPECTED, spec))
+        };
         match part.split_once('-') {
             Some((a, b)) => {
                 let (a, b) = (num(a)?, num(b)?);
@@ -82,7 +87,11 @@ pub fn parse_freq_spec(spec: &str, machine: &Machine) -> InputResult<Vec<usize>>
             }
             None => {
                 let f = Hertz(num(part)? * 1e9);
-                out.push(machine.frequency_index(f).ok_or_else(|| bad(flag, &set, part.trim()))?);
+                out.push(
+                    machine
+                        .frequency_index(f)
+                        .ok_or_else(|| bad(flag, &set, part.trim()))?,
+                );
             }
         }
     }
@@ -117,7 +126,9 @@ pub fn parse_duration(flag: &str, s: &str) -> InputResult<Seconds> {
         let unit_end = rest[num_end..]
             .find(|c: char| c.is_ascii_digit() || c == '.')
             .map_or(rest.len(), |i| num_end + i);
-        let v: f64 = rest[..num_end].parse().map_err(|_| bad(flag, EXPECTED, s))?;
+        let v: f64 = rest[..num_end]
+            .parse()
+            .map_err(|_| bad(flag, EXPECTED, s))?;
         let scale = match &rest[num_end..unit_end] {
             "ms" => 1e-3,
             "s" => 1.0,
@@ -184,7 +195,11 @@ pub fn parse_config(flag: &str, s: &str) -> InputResult<Config> {
     let int = |x: &str| x.parse::<u32>().map_err(|_| bad(flag, EXPECTED, s));
     let ghz: f64 = parts[2].parse().map_err(|_| bad(flag, EXPECTED, s))?;
     if !(ghz.is_finite() && ghz > 0.0 && ghz <= 50.0) {
-        return Err(bad(flag, "a frequency in GHz (like 2.4), as the third value", s));
+        return Err(bad(
+            flag,
+            "a frequency in GHz (like 2.4), as the third value",
+            s,
+        ));
     }
     Ok(Config {
         nodes: int(parts[0])?,
@@ -200,7 +215,10 @@ mod tests {
 
     #[test]
     fn int_specs_mix_values_and_ranges() {
-        assert_eq!(parse_int_spec("--nodes", "1-4,16,2,32").unwrap(), vec![1, 2, 3, 4, 16, 32]);
+        assert_eq!(
+            parse_int_spec("--nodes", "1-4,16,2,32").unwrap(),
+            vec![1, 2, 3, 4, 16, 32]
+        );
         assert!(parse_int_spec("--nodes", "4-1").is_err());
         assert!(parse_int_spec("--nodes", "").is_err());
         assert!(parse_int_spec("--nodes", "1,,2").is_err());
@@ -212,8 +230,14 @@ mod tests {
         assert_eq!(parse_duration("--deadline", "90s").unwrap(), Seconds(90.0));
         assert_eq!(parse_duration("--deadline", "15m").unwrap(), Seconds(900.0));
         assert_eq!(parse_duration("--deadline", "2h").unwrap(), Seconds(7200.0));
-        assert_eq!(parse_duration("--deadline", "1h30m").unwrap(), Seconds(5400.0));
-        assert_eq!(parse_duration("--deadline", "1.5h").unwrap(), Seconds(5400.0));
+        assert_eq!(
+            parse_duration("--deadline", "1h30m").unwrap(),
+            Seconds(5400.0)
+        );
+        assert_eq!(
+            parse_duration("--deadline", "1.5h").unwrap(),
+            Seconds(5400.0)
+        );
         for bad in ["90", "10 parsecs", "h", "", "0s", "1h30"] {
             assert!(parse_duration("--deadline", bad).is_err(), "{bad}");
         }

@@ -121,7 +121,10 @@ impl Machine {
             )
         } else {
             (
-                Watts(p.opt_f64("gpu_active_w", Bound::NonNegative)?.unwrap_or(0.0)),
+                Watts(
+                    p.opt_f64("gpu_active_w", Bound::NonNegative)?
+                        .unwrap_or(0.0),
+                ),
                 Watts(p.opt_f64("gpu_idle_w", Bound::NonNegative)?.unwrap_or(0.0)),
             )
         };

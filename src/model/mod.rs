@@ -200,7 +200,8 @@ impl Group {
         let e_mem = self.p_mem * t_mem;
         let e_net = self.p_net * (t_wait + t_serv);
         let e_idle = self.p_idle * time;
-        let e_gpu = f64::from(self.gpus) * (self.p_gpu_act * k_busy + self.p_gpu_idle * (time - k_busy));
+        let e_gpu =
+            f64::from(self.gpus) * (self.p_gpu_act * k_busy + self.p_gpu_idle * (time - k_busy));
         let energy = nf * (e_cpu + e_mem + e_net + e_idle + e_gpu);
         Some(Eval {
             time,
@@ -254,13 +255,21 @@ impl Group {
             } else {
                 0.0
             };
-            let orch = if ev.time > 0.0 { active_max / ev.time } else { 0.0 };
+            let orch = if ev.time > 0.0 {
+                active_max / ev.time
+            } else {
+                0.0
+            };
             DeviceTree {
                 parallel_efficiency: self.dev_load_balance * comm * orch,
                 load_balance: self.dev_load_balance,
                 communication_efficiency: comm,
                 orchestration_efficiency: orch,
-                offload_efficiency: if host + ev.t.gpu > 0.0 { host / (host + ev.t.gpu) } else { 0.0 },
+                offload_efficiency: if host + ev.t.gpu > 0.0 {
+                    host / (host + ev.t.gpu)
+                } else {
+                    0.0
+                },
             }
         });
         Prediction {
@@ -319,13 +328,22 @@ impl<'a> Model<'a> {
     pub fn group(&self, cores: u32, freq_index: usize, gpus: u32) -> InputResult<Group> {
         let m = self.machine;
         let freq = *m.frequencies.get(freq_index).ok_or_else(|| {
-            InputError::Mismatch(format!("frequency index {freq_index} is outside the machine's set"))
+            InputError::Mismatch(format!(
+                "frequency index {freq_index} is outside the machine's set"
+            ))
         })?;
         let p = self.profile.point(cores, freq, gpus)?;
         Ok(self.group_from_point(p, cores, freq_index, freq, gpus))
     }
 
-    fn group_from_point(&self, p: &BaselinePoint, cores: u32, freq_index: usize, freq: Hertz, gpus: u32) -> Group {
+    fn group_from_point(
+        &self,
+        p: &BaselinePoint,
+        cores: u32,
+        freq_index: usize,
+        freq: Hertz,
+        gpus: u32,
+    ) -> Group {
         let m = self.machine;
         let prof = self.profile;
         let k = prof.target_iterations / prof.baseline_iterations;
@@ -366,11 +384,17 @@ impl<'a> Model<'a> {
     /// Predicts one configuration, checking it against the machine's limits.
     pub fn predict(&self, config: Config) -> InputResult<Outcome> {
         let m = self.machine;
-        let fi = m.frequency_index(config.freq).ok_or_else(|| InputError::Argument {
-            flag: "--config".into(),
-            expected: format!("a frequency of machine `{}`: {} GHz", m.name, m.frequency_list_ghz()),
-            got: format!("{} GHz", config.freq.ghz()),
-        })?;
+        let fi = m
+            .frequency_index(config.freq)
+            .ok_or_else(|| InputError::Argument {
+                flag: "--config".into(),
+                expected: format!(
+                    "a frequency of machine `{}`: {} GHz",
+                    m.name,
+                    m.frequency_list_ghz()
+                ),
+                got: format!("{} GHz", config.freq.ghz()),
+            })?;
         let limits = [
             ("nodes", config.nodes, 1, m.max_nodes),
             ("cores", config.cores, 1, m.cores_per_node),
@@ -421,7 +445,12 @@ fn device_scaling(p: &BaselinePoint, k: f64, gpus: u32, host_n: f64) -> DeviceSc
     let g0 = d.kernel.len() as f64;
     let kernel_sum: f64 = d.kernel.iter().map(|s| s.0).sum();
     let kernel_max = d.kernel.iter().map(|s| s.0).fold(0.0, f64::max);
-    let active: Vec<f64> = d.kernel.iter().zip(&d.transfer).map(|(a, b)| a.0 + b.0).collect();
+    let active: Vec<f64> = d
+        .kernel
+        .iter()
+        .zip(&d.transfer)
+        .map(|(a, b)| a.0 + b.0)
+        .collect();
     let active_max = active.iter().copied().fold(0.0, f64::max);
     let active_sum: f64 = active.iter().sum();
     // Every GPU's work is divided over the configuration's n g GPUs, keeping its imbalance:
@@ -441,6 +470,10 @@ fn device_scaling(p: &BaselinePoint, k: f64, gpus: u32, host_n: f64) -> DeviceSc
         kernel_max: s * kernel_max,
         active_max: s * active_max,
         active_mean: s * active_sum / g0,
-        load_balance: if kernel_max > 0.0 { kernel_sum / (g0 * kernel_max) } else { 1.0 },
+        load_balance: if kernel_max > 0.0 {
+            kernel_sum / (g0 * kernel_max)
+        } else {
+            1.0
+        },
     }
 }

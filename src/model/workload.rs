@@ -162,7 +162,11 @@ impl Profile {
         let mut root = Fields::root(path, &doc)?;
         let format = root.str("format")?;
         if format != PROFILE_FORMAT {
-            return Err(root.error("format", format!("\"{PROFILE_FORMAT}\""), format!("{format:?}")));
+            return Err(root.error(
+                "format",
+                format!("\"{PROFILE_FORMAT}\""),
+                format!("{format:?}"),
+            ));
         }
         let program = root.str("program")?.to_string();
         let description = root.opt_str("description")?.unwrap_or("").to_string();
@@ -209,7 +213,12 @@ impl Profile {
                 return Err(p.error(
                     "cores",
                     "each (cores, freq_hz, gpus) point once",
-                    format!("a second point ({}, {} GHz, {})", point.cores, point.freq.ghz(), point.gpus),
+                    format!(
+                        "a second point ({}, {} GHz, {})",
+                        point.cores,
+                        point.freq.ghz(),
+                        point.gpus
+                    ),
                 ));
             }
             p.finish()?;
@@ -407,7 +416,11 @@ fn read_point(p: &mut Fields<'_>) -> InputResult<BaselinePoint> {
     let stall_cycles = p.f64("stall_cycles", Bound::NonNegative)?;
     let mem_stall_cycles = p.f64("mem_stall_cycles", Bound::NonNegative)?;
     if stall_cycles > cycles {
-        return Err(p.error("stall_cycles", format!("at most cycles ({cycles})"), format!("{stall_cycles}")));
+        return Err(p.error(
+            "stall_cycles",
+            format!("at most cycles ({cycles})"),
+            format!("{stall_cycles}"),
+        ));
     }
     if mem_stall_cycles > stall_cycles {
         return Err(p.error(
@@ -450,7 +463,11 @@ fn read_point(p: &mut Fields<'_>) -> InputResult<BaselinePoint> {
         }
     };
     if gpus > 0 && device.is_none() {
-        return Err(p.error("device", "a device table for a point with gpus > 0", "nothing"));
+        return Err(p.error(
+            "device",
+            "a device table for a point with gpus > 0",
+            "nothing",
+        ));
     }
     Ok(BaselinePoint {
         cores,

@@ -35,7 +35,11 @@ pub fn breakdown(p: &Prediction, out: &mut dyn Write) -> io::Result<()> {
         d(p.t.mem),
         d(p.t.wait_net),
         d(p.t.serv_net),
-        if p.t.gpu > 0.0 { format!(" + T_gpu {}", d(p.t.gpu)) } else { String::new() }
+        if p.t.gpu > 0.0 {
+            format!(" + T_gpu {}", d(p.t.gpu))
+        } else {
+            String::new()
+        }
     )?;
     writeln!(
         out,
@@ -45,7 +49,11 @@ pub fn breakdown(p: &Prediction, out: &mut dyn Write) -> io::Result<()> {
         e(p.e.mem),
         e(p.e.net),
         e(p.e.idle),
-        if p.config.gpus > 0 { format!(" + GPU {}", e(p.e.gpu)) } else { String::new() }
+        if p.config.gpus > 0 {
+            format!(" + GPU {}", e(p.e.gpu))
+        } else {
+            String::new()
+        }
     )?;
     writeln!(
         out,
@@ -124,7 +132,11 @@ impl Exporter for Text {
                 fmt_duration(p.time),
                 fmt_energy(p.energy),
                 p.ucr,
-                if f.ties > 1 { format!("{}", f.ties) } else { String::new() }
+                if f.ties > 1 {
+                    format!("{}", f.ties)
+                } else {
+                    String::new()
+                }
             )?;
         }
         writeln!(out)?;

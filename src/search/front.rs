@@ -86,7 +86,11 @@ impl Front {
         }
         // Not dominated: drop the points it dominates (T >= time and E >= energy). They form a
         // contiguous run starting at the first point with T >= time.
-        let start = if i > 0 && self.points[i - 1].time == time { i - 1 } else { i };
+        let start = if i > 0 && self.points[i - 1].time == time {
+            i - 1
+        } else {
+            i
+        };
         let mut end = start;
         while end < self.points.len() && self.points[end].energy >= energy {
             end += 1;

@@ -1,13 +1,18 @@
 //! The search: every configuration of the space, the exact `(T, E)` Pareto front, and the
 //! queries of MODEL.md section 7.
 //!
-//! Configurations are evaluated, never stored: memory grows with the front. For each group
-//! `(c, f, g)` the node counts are swept by bisection: a range of node counts whose lower bounds
-//! on `T` and `E` ([`Group::lower_bounds`]) are strictly dominated by the front so far is
-//! discarded whole (every configuration in it is dominated, so exactness is kept); the rest is
-//! evaluated one by one. Saturated configurations (`rho >= 1`) are found by a binary search on
-//! `n`, since `rho` grows with `n`. Groups run in parallel (rayon), each worker with its own
-//! front; fronts merge exactly, so the result does not depend on the thread count.
+//! Configurations are evaluated, never stored: memory grows with the front. Two passes:
+//! 1. *Seed*: every group `(c, f, g)` is evaluated at a few node counts; their front is a
+//!    read-only filter. Its points are real configurations, so whatever one of them strictly
+//!    dominates is off the front (and ties with nothing on it).
+//! 2. *Sweep*: for each group the node counts are bisected: a range whose lower bounds on `T` and
+//!    `E` ([`Group::lower_bounds`]) the seed or the front so far strictly dominates is discarded
+//!    whole; the rest is evaluated one by one, and only points the seed does not strictly
+//!    dominate are offered to the front (which keeps its insertions, and their cost, few).
+//!
+//! Saturated configurations (`rho >= 1`) are found by a binary search on `n`, since `rho` grows
+//! with `n`. Groups run in parallel (rayon), each worker with its own front; fronts merge
+//! exactly, so the result does not depend on the thread count.
 
 pub mod front;
 pub mod plan;
@@ -23,6 +28,8 @@ use std::collections::HashMap;
 
 /// Ranges of node counts at most this long are evaluated point by point.
 const LEAF: usize = 16;
+/// Node counts per group evaluated in the seed pass.
+const SEED_SAMPLES: usize = 8;
 
 /// What the search found.
 #[derive(Debug, Clone)]
@@ -68,10 +75,38 @@ pub fn search(model: &Model<'_>, space: &Space) -> InputResult<SearchOutcome> {
     let groups = space.groups(model)?;
     let nodes = &space.nodes;
     let factors: Vec<f64> = nodes.iter().map(|&n| model.growth_factor(n)).collect();
+    // rho grows with n: the saturated node counts of a group are a suffix.
+    let stable: Vec<usize> = groups
+        .par_iter()
+        .map(|g| partition_point(nodes.len(), |i| g.rho(nodes[i], factors[i]) < 1.0))
+        .collect();
+    let seed = groups
+        .par_iter()
+        .zip(&stable)
+        .fold(Front::new, |mut f, (g, &len)| {
+            for i in seed_indices(len) {
+                if let Some(ev) = g.eval(nodes[i], factors[i]) {
+                    f.offer(
+                        ev.time,
+                        ev.energy,
+                        (nodes[i], g.cores, g.freq_index, g.gpus),
+                    );
+                }
+            }
+            f
+        })
+        .reduce(Front::new, Front::merge);
+    let sweep = Sweep {
+        nodes,
+        factors: &factors,
+        seed: &seed,
+    };
     let acc = groups
         .par_iter()
-        .fold(Acc::default, |mut acc, g| {
-            sweep_group(g, nodes, &factors, &mut acc);
+        .zip(&stable)
+        .fold(Acc::default, |mut acc, (g, &len)| {
+            acc.saturated += (nodes.len() - len) as u64;
+            sweep.range(g, 0, len, &mut acc);
             acc
         })
         .reduce(Acc::default, Acc::merge);
@@ -87,36 +122,55 @@ pub fn search(model: &Model<'_>, space: &Space) -> InputResult<SearchOutcome> {
     })
 }
 
-fn sweep_group(g: &Group, nodes: &[u32], factors: &[f64], acc: &mut Acc) {
-    // rho grows with n: the saturated node counts are a suffix.
-    let stable = partition_point(nodes.len(), |i| g.rho(nodes[i], factors[i]) < 1.0);
-    acc.saturated += (nodes.len() - stable) as u64;
-    sweep_range(g, nodes, factors, 0, stable, acc);
+/// Up to [`SEED_SAMPLES`] indices spread geometrically over `0..len`, both ends included.
+fn seed_indices(len: usize) -> impl Iterator<Item = usize> {
+    let last = len.saturating_sub(1) as f64;
+    let mut v: Vec<usize> = (0..SEED_SAMPLES.min(len))
+        .map(|k| {
+            let x = k as f64 / (SEED_SAMPLES - 1) as f64;
+            ((last + 1.0).powf(x) - 1.0).round() as usize
+        })
+        .collect();
+    v.dedup();
+    v.into_iter()
 }
 
-fn sweep_range(g: &Group, nodes: &[u32], factors: &[f64], lo: usize, hi: usize, acc: &mut Acc) {
-    if lo >= hi {
-        return;
-    }
-    let (t_lb, e_lb) = g.lower_bounds(nodes[lo], nodes[hi - 1], factors[lo]);
-    if acc.front.dominates_region(t_lb, e_lb) {
-        acc.pruned += (hi - lo) as u64;
-        return;
-    }
-    if hi - lo <= LEAF {
-        for i in lo..hi {
-            let n = nodes[i];
-            match g.eval(n, factors[i]) {
-                Some(ev) => acc.front.offer(ev.time, ev.energy, (n, g.cores, g.freq_index, g.gpus)),
-                None => acc.saturated += 1,
-            }
+struct Sweep<'a> {
+    nodes: &'a [u32],
+    factors: &'a [f64],
+    seed: &'a Front,
+}
+
+impl Sweep<'_> {
+    fn range(&self, g: &Group, lo: usize, hi: usize, acc: &mut Acc) {
+        if lo >= hi {
+            return;
         }
-        return;
+        let (nodes, factors) = (self.nodes, self.factors);
+        let (t_lb, e_lb) = g.lower_bounds(nodes[lo], nodes[hi - 1], factors[lo]);
+        if self.seed.dominates_region(t_lb, e_lb) || acc.front.dominates_region(t_lb, e_lb) {
+            acc.pruned += (hi - lo) as u64;
+            return;
+        }
+        if hi - lo <= LEAF {
+            for i in lo..hi {
+                let n = nodes[i];
+                match g.eval(n, factors[i]) {
+                    Some(ev) if self.seed.dominates_region(ev.time, ev.energy) => {}
+                    Some(ev) => {
+                        acc.front
+                            .offer(ev.time, ev.energy, (n, g.cores, g.freq_index, g.gpus))
+                    }
+                    None => acc.saturated += 1,
+                }
+            }
+            return;
+        }
+        let mid = lo + (hi - lo) / 2;
+        // Fewer nodes first: they are the low-energy end, which tightens the bound for the rest.
+        self.range(g, lo, mid, acc);
+        self.range(g, mid, hi, acc);
     }
-    let mid = lo + (hi - lo) / 2;
-    // Fewer nodes first: they are the low-energy end, which tightens the bound for the rest.
-    sweep_range(g, nodes, factors, lo, mid, acc);
-    sweep_range(g, nodes, factors, mid, hi, acc);
 }
 
 /// First index in `0..len` where `pred` is false (`pred` true on a prefix).

@@ -54,12 +54,23 @@ impl Plan {
 
 /// A configuration as users write it: `(n, c, f GHz, g)`.
 pub fn label(c: &Config) -> String {
-    format!("({}, {}, {} GHz, {})", c.nodes, c.cores, c.freq.ghz(), c.gpus)
+    format!(
+        "({}, {}, {} GHz, {})",
+        c.nodes,
+        c.cores,
+        c.freq.ghz(),
+        c.gpus
+    )
 }
 
 /// Searches `space` and answers `query`. `reference` names the slowdown reference configuration
 /// (default: the fastest configuration of the space).
-pub fn plan(model: &Model<'_>, space: &Space, query: Query, reference: Option<Config>) -> InputResult<Plan> {
+pub fn plan(
+    model: &Model<'_>,
+    space: &Space,
+    query: Query,
+    reference: Option<Config>,
+) -> InputResult<Plan> {
     space.validate(model.machine)?;
     let outcome = search(model, space)?;
     let front = entries(model, &outcome);

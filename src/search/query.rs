@@ -135,7 +135,8 @@ pub fn answer(
                 _ => done(
                     Some(i - 1),
                     format!("least energy that finishes within {}", time_text(l))
-                        + &e.map(|b| format!(" and within {}", fmt_energy(b))).unwrap_or_default(),
+                        + &e.map(|b| format!(" and within {}", fmt_energy(b)))
+                            .unwrap_or_default(),
                 ),
             }
         }
@@ -152,7 +153,10 @@ pub fn answer(
                     ),
                 );
             }
-            done(Some(j), format!("fastest within the energy budget of {}", fmt_energy(b)))
+            done(
+                Some(j),
+                format!("fastest within the energy budget of {}", fmt_energy(b)),
+            )
         }
     }
 }

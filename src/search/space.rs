@@ -23,7 +23,10 @@ impl Space {
     /// points, `1..=g_max` where it has only GPU points, and `{0}` where it never used GPUs
     /// (GPUs that the program does not use only add idle power).
     pub fn full(machine: &Machine, profile: &Profile) -> Space {
-        let gpus = match (profile.has_cpu_points(), profile.uses_gpus() && machine.gpus_per_node > 0) {
+        let gpus = match (
+            profile.has_cpu_points(),
+            profile.uses_gpus() && machine.gpus_per_node > 0,
+        ) {
             (true, true) => (0..=machine.gpus_per_node).collect(),
             (false, true) => (1..=machine.gpus_per_node).collect(),
             _ => vec![0],
