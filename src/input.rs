@@ -140,7 +140,24 @@ impl<'a> Fields<'a> {
     }
 
     fn missing(&self, key: &str, expected: &str) -> InputError {
-        self.error(key, expected, "nothing (the key is missing)")
+        // A present key that looks like this one is most likely a misspelling of it.
+        let stem = |k: &str| k.chars().take(4).collect::<String>();
+        let similar: Vec<&str> = self
+            .obj
+            .keys()
+            .map(String::as_str)
+            .filter(|k| *k != key && stem(k) == stem(key))
+            .collect();
+        match similar.first() {
+            Some(k) => self.error(
+                key,
+                expected,
+                format!(
+                    "nothing (the key is missing; is the unknown key `{k}` a misspelling of it?)"
+                ),
+            ),
+            None => self.error(key, expected, "nothing (the key is missing)"),
+        }
     }
 
     /// An optional number; `Ok(None)` when absent.

@@ -114,8 +114,8 @@ impl Exporter for Text {
         }
         writeln!(
             out,
-            "  {:>6} {:>6} {:>6} {:>5} {:>11} {:>11} {:>6}  {}",
-            "nodes", "cores", "GHz", "GPUs", "time", "energy", "UCR", "ties"
+            "  {:>6} {:>6} {:>6} {:>5} {:>11} {:>11} {:>6}  ties",
+            "nodes", "cores", "GHz", "GPUs", "time", "energy", "UCR"
         )?;
         let pick = plan.answer.pick;
         for i in shown {
@@ -145,12 +145,15 @@ impl Exporter for Text {
                 let p = &f.prediction;
                 writeln!(
                     out,
-                    "Recommendation: {} nodes x {} cores at {} GHz, {} GPUs per node {}",
+                    "Recommendation: {} = {} nodes x {} cores at {} GHz, {}",
+                    label(&p.config),
                     p.config.nodes,
                     p.config.cores,
                     p.config.freq.ghz(),
-                    p.config.gpus,
-                    label(&p.config)
+                    match p.config.gpus {
+                        0 => "no GPUs".to_string(),
+                        g => format!("{g} GPUs per node"),
+                    }
                 )?;
                 writeln!(out, "  why: {}", plan.answer.reason)?;
                 breakdown(p, out)?;

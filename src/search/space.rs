@@ -19,22 +19,30 @@ pub struct Space {
 }
 
 impl Space {
-    /// The machine's whole space. GPUs: `0..=g_max` where the profile has both CPU-only and GPU
-    /// points, `1..=g_max` where it has only GPU points, and `{0}` where it never used GPUs
-    /// (GPUs that the program does not use only add idle power).
+    /// The machine's whole space, with the GPU counts the profile can support: `0` where it has
+    /// CPU-only points, and `1..=g_max` where it has GPU points for every `(c, f)` of the space
+    /// (name `--gpus` to plan GPU counts on part of the space). GPUs that the program never used
+    /// only add idle power, so a CPU-only profile plans `g = 0`.
     pub fn full(machine: &Machine, profile: &Profile) -> Space {
-        let gpus = match (
-            profile.has_cpu_points(),
-            profile.uses_gpus() && machine.gpus_per_node > 0,
-        ) {
-            (true, true) => (0..=machine.gpus_per_node).collect(),
-            (false, true) => (1..=machine.gpus_per_node).collect(),
-            _ => vec![0],
-        };
+        let cores: Vec<u32> = (1..=machine.cores_per_node).collect();
+        let freqs: Vec<usize> = (0..machine.frequencies.len()).collect();
+        let gpu_everywhere = machine.gpus_per_node > 0
+            && cores.iter().all(|&c| {
+                freqs
+                    .iter()
+                    .all(|&f| profile.point(c, machine.frequencies[f], 1).is_ok())
+            });
+        let mut gpus = Vec::new();
+        if profile.has_cpu_points() || !gpu_everywhere {
+            gpus.push(0);
+        }
+        if gpu_everywhere {
+            gpus.extend(1..=machine.gpus_per_node);
+        }
         Space {
             nodes: (1..=machine.max_nodes).collect(),
-            cores: (1..=machine.cores_per_node).collect(),
-            freqs: (0..machine.frequencies.len()).collect(),
+            cores,
+            freqs,
             gpus,
         }
     }

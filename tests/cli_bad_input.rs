@@ -1,0 +1,307 @@
+//! Bad input through the real binary: each case gives a clear message naming the file, key or
+//! flag and what was expected, and a deliberate exit code (2 bad input, 3 infeasible query).
+
+mod common;
+
+use assert_cmd::Command;
+use common::{MACHINE, profile_json, write};
+use std::path::{Path, PathBuf};
+
+fn run(args: &[&str]) -> (i32, String, String) {
+    let out = Command::cargo_bin("jouleplan")
+        .unwrap()
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+struct Files {
+    _dir: tempfile::TempDir,
+    machine: PathBuf,
+    profile: PathBuf,
+}
+
+fn files(machine: &str, profile: &str) -> Files {
+    let dir = tempfile::tempdir().unwrap();
+    let machine = write(dir.path(), "machine.toml", machine);
+    let profile = write(dir.path(), "profile.json", profile);
+    Files {
+        _dir: dir,
+        machine,
+        profile,
+    }
+}
+
+fn plan_with(f: &Files, extra: &[&str]) -> (i32, String, String) {
+    let m = f.machine.to_str().unwrap();
+    let p = f.profile.to_str().unwrap();
+    let mut args = vec!["plan", "--machine", m, "--profile", p];
+    args.extend_from_slice(extra);
+    run(&args)
+}
+
+fn assert_bad(result: (i32, String, String), needles: &[&str]) {
+    let (code, out, err) = result;
+    assert_eq!(code, 2, "exit code; stderr: {err}");
+    assert!(out.is_empty(), "no partial output on bad input: {out}");
+    assert!(err.starts_with("Error: "), "{err}");
+    for n in needles {
+        assert!(err.contains(n), "stderr lacks {n:?}: {err}");
+    }
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn missing_machine_key_names_file_and_key() {
+    let f = files(
+        &MACHINE.replace("cores_per_node = 8\n", ""),
+        &profile_json(),
+    );
+    assert_bad(
+        plan_with(&f, &[]),
+        &["machine.toml", "machine.cores_per_node", "missing"],
+    );
+}
+
+#[test]
+fn unknown_key_is_rejected_not_ignored() {
+    let f = files(
+        &MACHINE.replace("idle_w = 50.0", "idle_watts = 50.0"),
+        &profile_json(),
+    );
+    assert_bad(
+        plan_with(&f, &[]),
+        &["power.idle_w", "missing", "unknown key `idle_watts`"],
+    );
+    let f = files(
+        &MACHINE.replace("cv2 = 1.0", "cv2 = 1.0\nlatency_us = 3"),
+        &profile_json(),
+    );
+    assert_bad(
+        plan_with(&f, &[]),
+        &["network.latency_us", "unknown key", "latency_s"],
+    );
+}
+
+#[test]
+fn frequencies_in_mhz_are_a_unit_error() {
+    let f = files(
+        &MACHINE.replace("[1.0, 2.0]", "[1000.0, 2000.0]"),
+        &profile_json(),
+    );
+    assert_bad(
+        plan_with(&f, &[]),
+        &["machine.frequencies_ghz[0]", "from 0.01 to 20"],
+    );
+}
+
+#[test]
+fn negative_and_nan_values_are_rejected() {
+    let f = files(
+        &MACHINE.replace("memory_w = 6.0", "memory_w = -6.0"),
+        &profile_json(),
+    );
+    assert_bad(plan_with(&f, &[]), &["power.memory_w", ">= 0", "-6"]);
+    let f = files(
+        &MACHINE.replace("memory_w = 6.0", "memory_w = nan"),
+        &profile_json(),
+    );
+    assert_bad(plan_with(&f, &[]), &["power.memory_w", "finite"]);
+    let bad = profile_json().replacen("\"utilisation\":0.9", "\"utilisation\":1.5", 1);
+    assert_ne!(bad, profile_json());
+    let f = files(MACHINE, &bad);
+    assert_bad(
+        plan_with(&f, &[]),
+        &["profile.json", "baseline[0].utilisation", "from"],
+    );
+}
+
+#[test]
+fn wrong_list_length_names_the_expectation() {
+    let f = files(
+        &MACHINE.replace("core_active_w = [5.0, 10.0]", "core_active_w = [5.0]"),
+        &profile_json(),
+    );
+    assert_bad(
+        plan_with(&f, &[]),
+        &["power.core_active_w", "one per frequency"],
+    );
+}
+
+#[test]
+fn syntax_errors_carry_a_line() {
+    let f = files("[machine\nname = 1", &profile_json());
+    assert_bad(
+        plan_with(&f, &[]),
+        &["machine.toml", "not valid TOML", "line"],
+    );
+    let f = files(
+        MACHINE,
+        "{\"format\": \"jouleplan-profile/1\",\n \"program\": }",
+    );
+    assert_bad(
+        plan_with(&f, &[]),
+        &["profile.json", "not valid JSON", "line 2"],
+    );
+}
+
+#[test]
+fn missing_file_is_named() {
+    assert_bad(
+        run(&["plan", "--machine", "/nonexistent/m.toml"]),
+        &["/nonexistent/m.toml", "cannot read"],
+    );
+    assert_bad(
+        run(&["plan", "--machine", "no-such-bundled-machine"]),
+        &["--machine", "xeon-phi-57c"],
+    );
+}
+
+#[test]
+fn empty_and_out_of_range_sets() {
+    let f = files(MACHINE, &profile_json());
+    assert_bad(
+        plan_with(&f, &["--nodes", ""]),
+        &["--nodes", "comma-separated"],
+    );
+    assert_bad(plan_with(&f, &["--nodes", "8-2"]), &["--nodes", "low-high"]);
+    assert_bad(
+        plan_with(&f, &["--cores", "1-9"]),
+        &["--cores", "from 1 to 8", "9"],
+    );
+    assert_bad(plan_with(&f, &["--gpus", "3"]), &["--gpus", "from 0 to 2"]);
+}
+
+#[test]
+fn unknown_frequency_lists_the_machine_set() {
+    let f = files(MACHINE, &profile_json());
+    assert_bad(
+        plan_with(&f, &["--freqs", "1.5"]),
+        &["--freqs", "1, 2", "1.5"],
+    );
+    assert_bad(
+        plan_with(&f, &["--freqs", "2000"]),
+        &["--freqs", "GHz, not MHz"],
+    );
+    assert_bad(plan_with(&f, &["--freqs", "1.2-1.8"]), &["--freqs"]);
+}
+
+#[test]
+fn durations_and_energies_need_units() {
+    let f = files(MACHINE, &profile_json());
+    assert_bad(
+        plan_with(&f, &["--deadline", "90"]),
+        &["--deadline", "90s, 15m, 2h or 1h30m"],
+    );
+    assert_bad(plan_with(&f, &["--budget", "5W"]), &["--budget", "kWh"]);
+    assert_bad(
+        plan_with(&f, &["--slowdown=-5%"]),
+        &["--slowdown", "fraction"],
+    );
+}
+
+#[test]
+fn a_missing_baseline_point_is_named() {
+    // Drop every 3-core point: a space with 3 cores needs one.
+    let mut v: serde_json::Value = serde_json::from_str(&profile_json()).unwrap();
+    v["baseline"]
+        .as_array_mut()
+        .unwrap()
+        .retain(|p| p["cores"] != 3);
+    let f = files(MACHINE, &v.to_string());
+    assert_bad(
+        plan_with(&f, &[]),
+        &[
+            "profile.json",
+            "no baseline point for 3 cores at 1 GHz",
+            "--cores",
+        ],
+    );
+    // Leaving it out of the search works.
+    let (code, _, err) = plan_with(&f, &["--cores", "1,2,4-8"]);
+    assert_eq!(code, 0, "{err}");
+}
+
+#[test]
+fn infeasible_deadline_exits_3_and_names_the_nearest_point() {
+    let f = files(MACHINE, &profile_json());
+    let (code, out, _) = plan_with(&f, &["--deadline", "1ms"]);
+    assert_eq!(code, 3);
+    assert!(
+        out.contains("No recommendation: infeasible: no configuration finishes within 1.0 ms"),
+        "{out}"
+    );
+    assert!(out.contains("nearest front point is the fastest"), "{out}");
+    let (code, out, _) = plan_with(&f, &["--budget", "1J", "--json"]);
+    assert_eq!(code, 3);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(v["recommendation"].is_null());
+    assert_eq!(v["query"]["feasible"], false);
+    assert!(
+        v["query"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("least-energy one")
+    );
+}
+
+#[test]
+fn deadline_and_budget_together_name_both_sides_when_infeasible() {
+    let f = files(MACHINE, &profile_json());
+    let (_, out, _) = plan_with(&f, &["--json"]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let front = v["front"].as_array().unwrap();
+    assert!(front.len() >= 3);
+    // A deadline met only by a fast (energy-hungry) point and a budget met only by slow ones.
+    let fast = &front[0];
+    let slow = &front[front.len() - 1];
+    let deadline = format!("{}s", fast["time_s"].as_f64().unwrap() * 1.0001);
+    let budget = format!("{}J", slow["energy_j"].as_f64().unwrap() * 1.0001);
+    let (code, out, _) = plan_with(&f, &["--deadline", &deadline, "--budget", &budget]);
+    assert_eq!(code, 3, "{out}");
+    assert!(out.contains("nothing meets both"), "{out}");
+    assert!(out.contains("the least energy within the time is"), "{out}");
+    assert!(out.contains("the fastest within the budget is"), "{out}");
+}
+
+#[test]
+fn help_and_version_succeed() {
+    assert_eq!(run(&["--help"]).0, 0);
+    assert_eq!(run(&["--version"]).0, 0);
+    assert_eq!(run(&["plan", "--no-such-flag"]).0, 2);
+}
+
+#[test]
+fn predict_rejects_a_config_outside_the_machine() {
+    let f = files(MACHINE, &profile_json());
+    let m = f.machine.to_str().unwrap();
+    let p = f.profile.to_str().unwrap();
+    let (code, _, err) = run(&[
+        "predict",
+        "--config",
+        "17,4,2.0",
+        "--machine",
+        m,
+        "--profile",
+        p,
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("nodes from 1 to 16"), "{err}");
+    let (code, _, err) = run(&[
+        "predict",
+        "--config",
+        "4,4,1.5",
+        "--machine",
+        m,
+        "--profile",
+        p,
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("1, 2 GHz"), "{err}");
+    let _ = Path::new(m);
+}
