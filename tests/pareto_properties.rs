@@ -272,17 +272,24 @@ fn the_result_does_not_depend_on_the_thread_count() {
     assert_eq!(one.saturated, two.saturated);
 }
 
+/// A 2 GHz-only machine with 100 W idle power and the given other `[power]` lines (test data).
+fn one_frequency_machine(nodes: u32, cores: u32, power: &str) -> Machine {
+    let text = format!(
+        "[machine]\nname = \"one-f\"\nnodes = {nodes}\ncores_per_node = {cores}\nfrequencies_ghz = [2.0]\n\
+         [network]\nlatency_s = 1e-6\nbandwidth_bytes_per_s = 1e9\n[power]\nidle_w = 100.0\n{power}\n"
+    );
+    Machine::from_toml(Path::new("one-f.toml"), &text).unwrap()
+}
+
 #[test]
 fn ties_keep_the_smallest_configuration_and_count_the_others() {
     // Core power 0 and a baseline whose 2-core point has exactly twice the cycles of the 1-core
     // point: (n, 1, f) and (n, 2, f) then have identical T and E, bit for bit.
-    let machine = Machine::from_toml(
-        Path::new("tie.toml"),
-        "[machine]\nname = \"tie\"\nnodes = 4\ncores_per_node = 2\nfrequencies_ghz = [2.0]\n\
-         [network]\nlatency_s = 1e-6\nbandwidth_bytes_per_s = 1e9\n\
-         [power]\nidle_w = 100.0\ncore_active_w = 0.0\ncore_stall_w = 0.0\nmemory_w = 0.0\nnetwork_w = 0.0\n",
-    )
-    .unwrap();
+    let machine = one_frequency_machine(
+        4,
+        2,
+        "core_active_w = 0.0\ncore_stall_w = 0.0\nmemory_w = 0.0\nnetwork_w = 0.0",
+    );
     let point = |c: u32, k: f64| {
         serde_json::json!({"cores": c, "freq_hz": 2e9, "cycles": 1e10 * k, "stall_cycles": 2e9 * k,
             "mem_stall_cycles": 1e9 * k, "utilisation": 1.0, "wall_time_s": 5.0})
@@ -398,13 +405,11 @@ proptest! {
 fn lower_bounds_are_attained_without_messages_and_idle_cpu() {
     // U = 1, no communication: T(n) = (T_CPU + T_mem) at n, E constant in n: the bounds are exact
     // at n2 (time) and everywhere (energy), up to the safety margin.
-    let machine = Machine::from_toml(
-        Path::new("b.toml"),
-        "[machine]\nname = \"b\"\nnodes = 64\ncores_per_node = 1\nfrequencies_ghz = [2.0]\n\
-         [network]\nlatency_s = 1e-6\nbandwidth_bytes_per_s = 1e9\n\
-         [power]\nidle_w = 100.0\ncore_active_w = 10.0\ncore_stall_w = 5.0\nmemory_w = 2.0\nnetwork_w = 1.0\n",
-    )
-    .unwrap();
+    let machine = one_frequency_machine(
+        64,
+        1,
+        "core_active_w = 10.0\ncore_stall_w = 5.0\nmemory_w = 2.0\nnetwork_w = 1.0",
+    );
     let profile = serde_json::json!({
         "format": "jouleplan-profile/1", "program": "b", "iterations": {"baseline": 1, "target": 1},
         "baseline": [{"cores": 1, "freq_hz": 2e9, "cycles": 1e10, "stall_cycles": 4e9,
