@@ -305,3 +305,34 @@ fn predict_rejects_a_config_outside_the_machine() {
     assert!(err.contains("1, 2 GHz"), "{err}");
     let _ = Path::new(m);
 }
+
+#[test]
+fn node_counts_too_small_for_the_memory_footprint_are_left_out() {
+    let machine = MACHINE.replace(
+        "gpus_per_node = 2",
+        "gpus_per_node = 2\nmemory_per_node_gib = 64.0",
+    );
+    let mut v: serde_json::Value = serde_json::from_str(&profile_json()).unwrap();
+    v["memory_footprint_gib"] = 200.0.into();
+    let f = files(&machine, &v.to_string());
+    let (code, out, err) = plan_with(&f, &["--json"]);
+    assert_eq!(code, 0, "{err}");
+    let j: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(j["evaluated"], 13 * 8 * 2); // nodes 4-16
+    assert!(
+        j["front"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|c| c["nodes"].as_u64().unwrap() >= 4)
+    );
+    assert!(
+        j["notes"][0]
+            .as_str()
+            .unwrap()
+            .contains("3 node counts below 4 left out")
+    );
+    let (code, _, err) = plan_with(&f, &["--nodes", "1-3"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("needs at least 4 nodes"), "{err}");
+}

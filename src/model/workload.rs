@@ -134,6 +134,9 @@ pub struct Profile {
     pub baseline_iterations: f64,
     /// `S`: iterations of the target run.
     pub target_iterations: f64,
+    /// Memory the target run needs over all nodes, in GiB, when known: node counts whose
+    /// memory cannot hold it are left out of the search.
+    pub memory_footprint_gib: Option<f64>,
     /// Communication per process and iteration.
     pub communication: Communication,
     /// The baseline points.
@@ -175,6 +178,7 @@ impl Profile {
         let baseline_iterations = it.f64("baseline", Bound::Positive)?;
         let target_iterations = it.f64("target", Bound::Positive)?;
         it.finish()?;
+        let memory_footprint_gib = root.opt_f64("memory_footprint_gib", Bound::Positive)?;
 
         let communication = match root.opt_table("communication")? {
             None => Communication::none(),
@@ -231,6 +235,7 @@ impl Profile {
             description,
             baseline_iterations,
             target_iterations,
+            memory_footprint_gib,
             communication,
             baseline,
             provenance,
@@ -322,7 +327,7 @@ impl Profile {
             .iter()
             .map(|(k, v)| (k.clone(), Value::String(v.clone())))
             .collect();
-        json!({
+        let mut doc = json!({
             "format": PROFILE_FORMAT,
             "program": self.program,
             "description": self.description,
@@ -330,7 +335,11 @@ impl Profile {
             "communication": c,
             "baseline": points,
             "provenance": prov,
-        })
+        });
+        if let Some(m) = self.memory_footprint_gib {
+            doc["memory_footprint_gib"] = json!(m);
+        }
+        doc
     }
 
     /// Builds a profile from parts (used by importers and `profile`); validates like a file.
@@ -347,6 +356,7 @@ impl Profile {
             description: description.into(),
             baseline_iterations: iterations.0,
             target_iterations: iterations.1,
+            memory_footprint_gib: None,
             communication,
             baseline,
             provenance,

@@ -68,6 +68,7 @@ pub fn plan_json(plan: &Plan) -> Value {
         "evaluated": plan.evaluated,
         "saturated": plan.saturated,
         "pruned": plan.pruned,
+        "notes": plan.notes,
         "front": front,
         "recommendation": plan.recommendation().map(|f| config_json(&f.prediction)),
         "query": {

@@ -100,6 +100,9 @@ impl Exporter for Text {
             plan.saturated,
             plan.front.len()
         )?;
+        for n in &plan.notes {
+            writeln!(out, "note: {n}")?;
+        }
         writeln!(out)?;
         let shown = rows_to_show(plan.front.len(), self.max_rows);
         if shown.len() < plan.front.len() {

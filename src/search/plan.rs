@@ -43,6 +43,8 @@ pub struct Plan {
     pub reference: Option<Reference>,
     /// The answer.
     pub answer: Answer,
+    /// What the planner left out or assumed, for the user to see.
+    pub notes: Vec<String>,
 }
 
 impl Plan {
@@ -72,6 +74,12 @@ pub fn plan(
     reference: Option<Config>,
 ) -> InputResult<Plan> {
     space.validate(model.machine)?;
+    let mut space = space.clone();
+    let notes: Vec<String> = space
+        .filter_memory(model.machine, model.profile)?
+        .into_iter()
+        .collect();
+    let space = &space;
     let outcome = search(model, space)?;
     let front = entries(model, &outcome);
     let reference = match (query.slowdown, reference) {
@@ -111,6 +119,7 @@ pub fn plan(
         query,
         reference,
         answer,
+        notes,
     })
 }
 

@@ -47,6 +47,37 @@ impl Space {
         }
     }
 
+    /// Leaves out the node counts whose memory cannot hold the profile's footprint (MODEL.md
+    /// section 7's fit filter). Returns a note saying what was left out, if anything.
+    pub fn filter_memory(
+        &mut self,
+        machine: &Machine,
+        profile: &Profile,
+    ) -> InputResult<Option<String>> {
+        let (Some(need), Some(per_node)) =
+            (profile.memory_footprint_gib, machine.memory_per_node_gib)
+        else {
+            return Ok(None);
+        };
+        let min_nodes = (need / per_node).ceil().max(1.0);
+        let before = self.nodes.len();
+        self.nodes.retain(|&n| f64::from(n) >= min_nodes);
+        if self.nodes.is_empty() {
+            return Err(InputError::Mismatch(format!(
+                "{}: the run needs {need} GiB (memory_footprint_gib) and machine `{}` has {per_node} GiB per node, \
+                 so it needs at least {min_nodes} nodes; none of the node counts asked for is that large",
+                profile.file.display(),
+                machine.name
+            )));
+        }
+        let left_out = before - self.nodes.len();
+        Ok((left_out > 0).then(|| {
+            format!(
+                "{left_out} node counts below {min_nodes} left out: the run needs {need} GiB, {per_node} GiB per node"
+            )
+        }))
+    }
+
     /// Number of configurations.
     pub fn size(&self) -> u64 {
         (self.nodes.len() * self.cores.len() * self.freqs.len() * self.gpus.len()) as u64
