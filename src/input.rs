@@ -6,6 +6,15 @@ use serde_json::{Map, Value};
 use std::collections::BTreeSet;
 use std::path::Path;
 
+/// SHA-256 of a document's text, in hex: names the exact inputs of a prediction.
+pub fn sha256_hex(text: &str) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
 /// Reads a whole file, naming it on failure.
 pub fn read_file(path: &Path) -> InputResult<String> {
     std::fs::read_to_string(path).map_err(|source| InputError::Read {

@@ -8,6 +8,7 @@ use crate::model::machine::Machine;
 use crate::model::workload::Profile;
 use crate::model::{Config, Model, Outcome};
 use crate::report::json::Json;
+use crate::report::slurm::{self, JobOptions};
 use crate::report::text::Text;
 use crate::report::{Exporter, PredictionView};
 use crate::search::plan::{Plan, plan};
@@ -59,6 +60,93 @@ pub enum Command {
     Plan(PlanArgs),
     /// Predict one configuration with its full time and energy breakdown.
     Predict(PredictArgs),
+    /// Write a Slurm job script for any configuration.
+    Slurm(SlurmArgs),
+}
+
+/// What a job script needs beyond the configuration.
+#[derive(Debug, Args, Default)]
+pub struct JobArgs {
+    /// The program and its arguments as one shell-quoted string ('./app --in "my file"');
+    /// or give them after `--`.
+    #[arg(long, value_name = "COMMAND")]
+    pub app: Option<String>,
+    /// Slurm account.
+    #[arg(long, value_name = "A")]
+    pub account: Option<String>,
+    /// Slurm partition.
+    #[arg(long, value_name = "P")]
+    pub partition: Option<String>,
+    /// Time limit = predicted time x (1 + FRACTION), rounded up to a minute.
+    #[arg(long, value_name = "FRACTION", default_value = "0.25")]
+    pub time_margin: String,
+    /// Job name [default: jouleplan-<program>].
+    #[arg(long, value_name = "NAME")]
+    pub job_name: Option<String>,
+    /// The program and its arguments, word by word (instead of --app).
+    #[arg(last = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
+}
+
+impl JobArgs {
+    fn options(&self, program: &str) -> InputResult<JobOptions> {
+        let app = match (&self.app, self.command.is_empty()) {
+            (Some(_), false) => {
+                return Err(InputError::Argument {
+                    flag: "--app".into(),
+                    expected: "the command either in --app or after --, not both".into(),
+                    got: "both".into(),
+                });
+            }
+            (Some(a), true) => slurm::split_app("--app", a)?,
+            (None, false) => self.command.clone(),
+            (None, true) => {
+                return Err(InputError::Argument {
+                    flag: "--app".into(),
+                    expected: "the program the job runs: --app './app args' or -- ./app args"
+                        .into(),
+                    got: "nothing".into(),
+                });
+            }
+        };
+        let job_name = self.job_name.clone().unwrap_or_else(|| {
+            let clean: String = program
+                .chars()
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() || "_-.".contains(c) {
+                        c
+                    } else {
+                        '_'
+                    }
+                })
+                .collect();
+            format!("jouleplan-{clean}")
+        });
+        let opts = JobOptions {
+            app,
+            account: self.account.clone(),
+            partition: self.partition.clone(),
+            time_margin: values::parse_fraction("--time-margin", &self.time_margin)?,
+            job_name,
+        };
+        opts.validate()?;
+        Ok(opts)
+    }
+}
+
+/// `jouleplan slurm`.
+#[derive(Debug, Args)]
+pub struct SlurmArgs {
+    /// The configuration: nodes,cores,GHz[,gpus].
+    #[arg(long, value_name = "N,C,GHZ[,G]")]
+    pub config: String,
+    /// Write the script here (atomically, executable) instead of standard output.
+    #[arg(long, value_name = "FILE")]
+    pub sbatch: Option<PathBuf>,
+    #[command(flatten)]
+    pub inputs: InputArgs,
+    #[command(flatten)]
+    pub job: JobArgs,
 }
 
 /// Where the machine and the workload come from.
@@ -107,6 +195,14 @@ pub struct PlanArgs {
     /// Print every front point (the text table shows 40 by default).
     #[arg(long)]
     pub full: bool,
+    /// Write a Slurm job script for the recommendation (or --pick) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub sbatch: Option<PathBuf>,
+    /// Front point for --sbatch instead of the recommendation: its index, 0 = fastest.
+    #[arg(long, value_name = "INDEX", requires = "sbatch")]
+    pub pick: Option<usize>,
+    #[command(flatten)]
+    pub job: JobArgs,
 }
 
 /// `jouleplan predict`.
@@ -222,10 +318,112 @@ impl PlanArgs {
 /// Runs `plan`; returns the plan for the caller to choose the exit code.
 pub fn run_plan(args: &PlanArgs, out: &mut dyn Write) -> anyhow::Result<Plan> {
     let inp = args.resolve()?;
+    // Job options are checked before the search, so a bad flag costs nothing.
+    let job = match &args.sbatch {
+        Some(_) => Some(args.job.options(&inp.profile.program)?),
+        None => None,
+    };
     let model = Model::new(&inp.machine, &inp.profile)?;
     let plan = plan(&model, &inp.space, inp.query, inp.reference)?;
     exporter(args.inputs.json, (!args.full).then_some(40)).plan(&plan, out)?;
+    if let (Some(path), Some(opts)) = (&args.sbatch, job) {
+        let (entry, reason) = match args.pick {
+            Some(i) => {
+                let e = plan.front.get(i).ok_or_else(|| InputError::Argument {
+                    flag: "--pick".into(),
+                    expected: format!(
+                        "a front index from 0 to {}",
+                        plan.front.len().saturating_sub(1)
+                    ),
+                    got: i.to_string(),
+                })?;
+                (
+                    e,
+                    format!(
+                        "front point {i} of {} (picked with --pick)",
+                        plan.front.len()
+                    ),
+                )
+            }
+            None => match plan.recommendation() {
+                Some(e) => (e, plan.answer.reason.clone()),
+                None => {
+                    return Err(InputError::Mismatch(format!(
+                        "no job script written: {}; choose a front point with --pick INDEX",
+                        plan.answer.reason
+                    ))
+                    .into());
+                }
+            },
+        };
+        let script = slurm::job_script(
+            &entry.prediction,
+            &provenance(&inp.machine, &inp.profile, reason),
+            &opts,
+        )?;
+        slurm::write_script(path, &script)
+            .map_err(|e| anyhow::anyhow!("{}: cannot write: {e}", path.display()))?;
+        eprintln!(
+            "wrote job script {} for {}",
+            path.display(),
+            crate::search::plan::label(&entry.prediction.config)
+        );
+    }
     Ok(plan)
+}
+
+fn provenance(machine: &Machine, profile: &Profile, reason: String) -> slurm::Provenance {
+    slurm::Provenance {
+        machine: (
+            machine.name.clone(),
+            machine.file.display().to_string(),
+            machine.digest.clone(),
+        ),
+        profile: (
+            profile.program.clone(),
+            profile.file.display().to_string(),
+            profile.digest.clone(),
+        ),
+        reason,
+    }
+}
+
+/// Runs `slurm`: a job script for one configuration.
+pub fn run_slurm(args: &SlurmArgs, out: &mut dyn Write) -> anyhow::Result<()> {
+    let machine = load_machine(args.inputs.machine.as_deref())?;
+    let profile = load_profile(args.inputs.profile.as_deref())?;
+    let config = values::parse_config("--config", &args.config)?;
+    let opts = args.job.options(&profile.program)?;
+    let model = Model::new(&machine, &profile)?;
+    let p = match model.predict(config)? {
+        Outcome::Finite(p) => p,
+        Outcome::Saturated { rho, .. } => {
+            return Err(InputError::Mismatch(format!(
+                "{}: the network is saturated there (rho = {rho:.3}): the model predicts no finite time, \
+                 so no time limit can be set",
+                crate::search::plan::label(&config)
+            ))
+            .into());
+        }
+    };
+    let script = slurm::job_script(
+        &p,
+        &provenance(
+            &machine,
+            &profile,
+            "configuration named with --config".into(),
+        ),
+        &opts,
+    )?;
+    match &args.sbatch {
+        Some(path) => {
+            slurm::write_script(path, &script)
+                .map_err(|e| anyhow::anyhow!("{}: cannot write: {e}", path.display()))?;
+            eprintln!("wrote job script {}", path.display());
+        }
+        None => out.write_all(script.as_bytes())?,
+    }
+    Ok(())
 }
 
 /// Runs `predict`.
@@ -290,6 +488,7 @@ pub fn main_with(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32 {
             }
         }),
         Command::Predict(a) => run_predict(&a, &mut out).map(|()| 0),
+        Command::Slurm(a) => run_slurm(&a, &mut out).map(|()| 0),
     };
     let _ = out.flush();
     match result {

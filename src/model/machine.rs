@@ -64,6 +64,8 @@ pub struct Machine {
     pub sources: Vec<(String, String)>,
     /// The file it was read from.
     pub file: PathBuf,
+    /// SHA-256 of the file's text.
+    pub digest: String,
 }
 
 impl Machine {
@@ -158,6 +160,7 @@ impl Machine {
             },
             sources,
             file: path.to_path_buf(),
+            digest: input::sha256_hex(text),
         })
     }
 

@@ -145,6 +145,8 @@ pub struct Profile {
     pub provenance: Vec<(String, String)>,
     /// The file it was read from.
     pub file: PathBuf,
+    /// SHA-256 of the file's text.
+    pub digest: String,
     index: HashMap<(u32, u64, u32), usize>,
 }
 
@@ -240,6 +242,7 @@ impl Profile {
             baseline,
             provenance,
             file: path.to_path_buf(),
+            digest: input::sha256_hex(text),
             index,
         })
     }
@@ -361,6 +364,7 @@ impl Profile {
             baseline,
             provenance,
             file: PathBuf::from("(built in memory)"),
+            digest: String::new(),
             index: HashMap::new(),
         };
         let text = p.to_json().to_string();

@@ -1,6 +1,7 @@
 //! Outputs. Every rendering of a plan or a prediction goes through the [`Exporter`] seam.
 
 pub mod json;
+pub mod slurm;
 pub mod text;
 
 use crate::model::Prediction;

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# A one-node Slurm on localhost, for the tests (Debian's slurm-wlm and munge).
+#
+#   scripts/slurm-local.sh start DIR   installs the packages when missing, writes DIR/slurm.conf
+#                                      from this machine's real CPUs and memory, starts munged,
+#                                      slurmctld and slurmd, and waits until the node is idle;
+#                                      prints the SLURM_CONF path on its last line.
+#   scripts/slurm-local.sh stop DIR    stops the daemons it started, by their pid files.
+#
+# Exit 77: the packages are missing and cannot be installed (tests skip on it, saying so).
+#
+# Everything (state, spool, logs, pids, munge key and socket) lives under DIR. Jobs are read back
+# with `sacct -c` from the job-completion log (no accounting database is needed).
+set -euo pipefail
+cmd=${1:?usage: slurm-local.sh start|stop DIR}
+dir=${2:?usage: slurm-local.sh start|stop DIR}
+
+install_packages() {
+  if command -v slurmctld >/dev/null && command -v slurmd >/dev/null && command -v munged >/dev/null; then
+    return 0
+  fi
+  if [ "$(id -u)" != 0 ]; then
+    echo "slurm-local: slurm-wlm and munge are missing and this user cannot install them (not root)" >&2
+    exit 77
+  fi
+  echo "slurm-local: installing slurm-wlm and munge" >&2
+  if ! { apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq slurm-wlm munge >&2; }; then
+    echo "slurm-local: apt-get could not install slurm-wlm and munge" >&2
+    exit 77
+  fi
+}
+
+stop() {
+  for f in "$dir"/run/slurmd.pid "$dir"/run/slurmctld.pid "$dir"/munge/munged.pid; do
+    if [ -s "$f" ]; then
+      kill "$(cat "$f")" 2>/dev/null || true
+    fi
+  done
+  sleep 0.5
+}
+
+case "$cmd" in
+start)
+  install_packages
+  dir=$(mkdir -p "$dir" && cd "$dir" && pwd)
+  mkdir -p "$dir"/{state,spool,log,run,munge}
+  chmod 700 "$dir/munge"
+  head -c 1024 /dev/urandom > "$dir/munge/munge.key"
+  chmod 400 "$dir/munge/munge.key"
+  munged --force --key-file="$dir/munge/munge.key" --socket="$dir/munge/munge.sock" \
+    --pid-file="$dir/munge/munged.pid" --log-file="$dir/munge/munged.log" --seed-file="$dir/munge/seed"
+  host=$(hostname -s)
+  node=$(slurmd -C | head -n 1 | sed -E 's/RealMemory=([0-9]+)/RealMemory=\1/')
+  mem=$(echo "$node" | sed -E 's/.*RealMemory=([0-9]+).*/\1/')
+  node=$(echo "$node" | sed -E "s/RealMemory=[0-9]+/RealMemory=$((mem * 9 / 10))/")
+  base=$(( 20000 + ($$ % 20000) ))
+  cat > "$dir/slurm.conf" <<CONF
+ClusterName=jouleplan-test
+SlurmctldHost=$host
+SlurmctldPort=$base
+SlurmdPort=$((base + 1))
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket=$dir/munge/munge.sock
+StateSaveLocation=$dir/state
+SlurmdSpoolDir=$dir/spool
+SlurmctldPidFile=$dir/run/slurmctld.pid
+SlurmdPidFile=$dir/run/slurmd.pid
+SlurmctldLogFile=$dir/log/slurmctld.log
+SlurmdLogFile=$dir/log/slurmd.log
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/affinity
+JobCompType=jobcomp/filetxt
+JobCompLoc=$dir/log/jobcomp.txt
+JobAcctGatherType=jobacct_gather/linux
+AccountingStorageType=accounting_storage/none
+MpiDefault=none
+ReturnToService=2
+SchedulerType=sched/builtin
+$node State=UNKNOWN
+PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
+CONF
+  export SLURM_CONF="$dir/slurm.conf"
+  slurmctld
+  slurmd
+  for _ in $(seq 1 60); do
+    if sinfo -h -o %T 2>/dev/null | grep -qE '^idle'; then
+      echo "$SLURM_CONF"
+      exit 0
+    fi
+    sleep 0.5
+  done
+  echo "slurm-local: the node did not become idle; logs in $dir/log" >&2
+  tail -n 20 "$dir"/log/*.log >&2 || true
+  stop
+  exit 1
+  ;;
+stop)
+  stop
+  ;;
+*)
+  echo "usage: slurm-local.sh start|stop DIR" >&2
+  exit 2
+  ;;
+esac
