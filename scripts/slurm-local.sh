@@ -16,18 +16,7 @@ cmd=${1:?usage: slurm-local.sh start|stop DIR}
 dir=${2:?usage: slurm-local.sh start|stop DIR}
 
 install_packages() {
-  if command -v slurmctld >/dev/null && command -v slurmd >/dev/null && command -v munged >/dev/null; then
-    return 0
-  fi
-  if [ "$(id -u)" != 0 ]; then
-    echo "slurm-local: slurm-wlm and munge are missing and this user cannot install them (not root)" >&2
-    exit 77
-  fi
-  echo "slurm-local: installing slurm-wlm and munge" >&2
-  if ! { apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq slurm-wlm munge >&2; }; then
-    echo "slurm-local: apt-get could not install slurm-wlm and munge" >&2
-    exit 77
-  fi
+  "$(dirname "$0")/ensure-packages.sh" slurmctld=slurm-wlm slurmd=slurm-wlm munged=munge
 }
 
 stop() {

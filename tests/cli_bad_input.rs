@@ -3,22 +3,8 @@
 
 mod common;
 
-use assert_cmd::Command;
-use common::{MACHINE, profile_json, write};
+use common::{MACHINE, jouleplan as run, profile_json, write};
 use std::path::{Path, PathBuf};
-
-fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::cargo_bin("jouleplan")
-        .unwrap()
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 struct Files {
     _dir: tempfile::TempDir,

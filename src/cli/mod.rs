@@ -7,12 +7,15 @@ use crate::error::{InputError, InputResult};
 use crate::model::machine::Machine;
 use crate::model::workload::Profile;
 use crate::model::{Config, Model, Outcome};
+use crate::report::csv::Csv;
 use crate::report::json::Json;
 use crate::report::slurm::{self, JobOptions};
 use crate::report::text::Text;
 use crate::report::{Exporter, PredictionView};
+use crate::report::{html, plot};
 use crate::search::plan::{Plan, plan};
 use crate::search::query::Query;
+use crate::search::sample::sample;
 use crate::search::space::Space;
 use clap::{Args, Parser, Subcommand};
 use std::io::Write;
@@ -62,6 +65,8 @@ pub enum Command {
     Predict(PredictArgs),
     /// Write a Slurm job script for any configuration.
     Slurm(SlurmArgs),
+    /// Write a self-contained report: charts (SVG, PNG), the front (JSON, CSV) and index.html.
+    Report(ReportArgs),
 }
 
 /// What a job script needs beyond the configuration.
@@ -163,11 +168,9 @@ pub struct InputArgs {
     pub json: bool,
 }
 
-/// `jouleplan plan`.
+/// The space to search.
 #[derive(Debug, Args, Default)]
-pub struct PlanArgs {
-    #[command(flatten)]
-    pub inputs: InputArgs,
+pub struct SpaceArgs {
     /// Node counts: values and inclusive ranges, like 1-8,16,32 [default: 1..=n_max].
     #[arg(long, value_name = "SPEC")]
     pub nodes: Option<String>,
@@ -180,6 +183,11 @@ pub struct PlanArgs {
     /// GPUs per node [default: those the profile has baselines for].
     #[arg(long, value_name = "SPEC")]
     pub gpus: Option<String>,
+}
+
+/// What to recommend.
+#[derive(Debug, Args, Default)]
+pub struct QueryArgs {
     /// Least energy that finishes within this time (90s, 15m, 2h, 1h30m).
     #[arg(long, value_name = "DURATION")]
     pub deadline: Option<String>,
@@ -192,9 +200,26 @@ pub struct PlanArgs {
     /// Reference of --slowdown: N,C,GHZ[,G] [default: the fastest configuration].
     #[arg(long, value_name = "CONFIG", requires = "slowdown")]
     pub reference: Option<String>,
+}
+
+/// `jouleplan plan`.
+#[derive(Debug, Args, Default)]
+pub struct PlanArgs {
+    #[command(flatten)]
+    pub inputs: InputArgs,
+    #[command(flatten)]
+    pub space: SpaceArgs,
+    #[command(flatten)]
+    pub query: QueryArgs,
+    /// Print the front as CSV (columns named as the JSON keys, units in the names).
+    #[arg(long, conflicts_with = "json")]
+    pub csv: bool,
     /// Print every front point (the text table shows 40 by default).
     #[arg(long)]
     pub full: bool,
+    /// Draw the time-energy chart to FILE.svg or FILE.png.
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
     /// Write a Slurm job script for the recommendation (or --pick) to FILE.
     #[arg(long, value_name = "FILE")]
     pub sbatch: Option<PathBuf>,
@@ -203,6 +228,24 @@ pub struct PlanArgs {
     pub pick: Option<usize>,
     #[command(flatten)]
     pub job: JobArgs,
+}
+
+/// `jouleplan report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Machine description (TOML) or the name of a bundled one [default: xeon-phi-57c].
+    #[arg(long, value_name = "FILE")]
+    pub machine: Option<String>,
+    /// Workload profile (JSON) or the name of a bundled one [default: spmv-xeon-phi].
+    #[arg(long, value_name = "FILE")]
+    pub profile: Option<String>,
+    #[command(flatten)]
+    pub space: SpaceArgs,
+    #[command(flatten)]
+    pub query: QueryArgs,
+    /// Folder for index.html, pareto.svg, pareto.png, breakdown.svg, front.json, front.csv.
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
 }
 
 /// `jouleplan predict`.
@@ -264,60 +307,71 @@ pub struct PlanInputs {
     pub reference: Option<Config>,
 }
 
-impl PlanArgs {
-    /// Second phase: raw flags and files become validated domain types.
-    pub fn resolve(&self) -> InputResult<PlanInputs> {
-        let machine = load_machine(self.inputs.machine.as_deref())?;
-        let profile = load_profile(self.inputs.profile.as_deref())?;
-        let mut space = Space::full(&machine, &profile);
-        if let Some(s) = &self.nodes {
-            space.nodes = values::parse_int_spec("--nodes", s)?;
-        }
-        if let Some(s) = &self.cores {
-            space.cores = values::parse_int_spec("--cores", s)?;
-        }
-        if let Some(s) = &self.freqs {
-            space.freqs = values::parse_freq_spec(s, &machine)?;
-        }
-        if let Some(s) = &self.gpus {
-            space.gpus = values::parse_int_spec("--gpus", s)?;
-        }
-        space.validate(&machine)?;
-        let query = Query {
-            deadline: self
-                .deadline
-                .as_deref()
-                .map(|d| values::parse_duration("--deadline", d))
-                .transpose()?,
-            budget: self
-                .budget
-                .as_deref()
-                .map(|b| values::parse_energy("--budget", b))
-                .transpose()?,
-            slowdown: self
-                .slowdown
-                .as_deref()
-                .map(|s| values::parse_fraction("--slowdown", s))
-                .transpose()?,
-        };
-        let reference = self
-            .reference
-            .as_deref()
-            .map(|r| values::parse_config("--reference", r))
-            .transpose()?;
-        Ok(PlanInputs {
-            machine,
-            profile,
-            space,
-            query,
-            reference,
-        })
+/// Second phase: raw flags and files become validated domain types.
+pub fn resolve(
+    machine: Option<&str>,
+    profile: Option<&str>,
+    sa: &SpaceArgs,
+    qa: &QueryArgs,
+) -> InputResult<PlanInputs> {
+    let machine = load_machine(machine)?;
+    let profile = load_profile(profile)?;
+    let mut space = Space::full(&machine, &profile);
+    if let Some(s) = &sa.nodes {
+        space.nodes = values::parse_int_spec("--nodes", s)?;
     }
+    if let Some(s) = &sa.cores {
+        space.cores = values::parse_int_spec("--cores", s)?;
+    }
+    if let Some(s) = &sa.freqs {
+        space.freqs = values::parse_freq_spec(s, &machine)?;
+    }
+    if let Some(s) = &sa.gpus {
+        space.gpus = values::parse_int_spec("--gpus", s)?;
+    }
+    space.validate(&machine)?;
+    let query = Query {
+        deadline: qa
+            .deadline
+            .as_deref()
+            .map(|d| values::parse_duration("--deadline", d))
+            .transpose()?,
+        budget: qa
+            .budget
+            .as_deref()
+            .map(|b| values::parse_energy("--budget", b))
+            .transpose()?,
+        slowdown: qa
+            .slowdown
+            .as_deref()
+            .map(|s| values::parse_fraction("--slowdown", s))
+            .transpose()?,
+    };
+    let reference = qa
+        .reference
+        .as_deref()
+        .map(|r| values::parse_config("--reference", r))
+        .transpose()?;
+    Ok(PlanInputs {
+        machine,
+        profile,
+        space,
+        query,
+        reference,
+    })
 }
 
 /// Runs `plan`; returns the plan for the caller to choose the exit code.
 pub fn run_plan(args: &PlanArgs, out: &mut dyn Write) -> anyhow::Result<Plan> {
-    let inp = args.resolve()?;
+    let inp = resolve(
+        args.inputs.machine.as_deref(),
+        args.inputs.profile.as_deref(),
+        &args.space,
+        &args.query,
+    )?;
+    if let Some(p) = &args.plot {
+        check_plot_path(p)?;
+    }
     // Job options are checked before the search, so a bad flag costs nothing.
     let job = match &args.sbatch {
         Some(_) => Some(args.job.options(&inp.profile.program)?),
@@ -325,7 +379,17 @@ pub fn run_plan(args: &PlanArgs, out: &mut dyn Write) -> anyhow::Result<Plan> {
     };
     let model = Model::new(&inp.machine, &inp.profile)?;
     let plan = plan(&model, &inp.space, inp.query, inp.reference)?;
-    exporter(args.inputs.json, (!args.full).then_some(40)).plan(&plan, out)?;
+    let exp: Box<dyn Exporter> = if args.csv {
+        Box::new(Csv)
+    } else {
+        exporter(args.inputs.json, (!args.full).then_some(40))
+    };
+    exp.plan(&plan, out)?;
+    if let Some(path) = &args.plot {
+        let sample = sample(&model, &plan.space, SAMPLE_MAX)?;
+        plot::write_pareto(path, &plan, &sample).map_err(anyhow::Error::msg)?;
+        eprintln!("wrote {}", path.display());
+    }
     if let (Some(path), Some(opts)) = (&args.sbatch, job) {
         let (entry, reason) = match args.pick {
             Some(i) => {
@@ -386,6 +450,84 @@ fn provenance(machine: &Machine, profile: &Profile, reason: String) -> slurm::Pr
         ),
         reason,
     }
+}
+
+/// Most configurations drawn in a scatter.
+pub const SAMPLE_MAX: u64 = 100_000;
+
+fn check_plot_path(p: &Path) -> InputResult<()> {
+    match p
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase)
+        .as_deref()
+    {
+        Some("svg" | "png") => Ok(()),
+        _ => Err(InputError::Argument {
+            flag: "--plot".into(),
+            expected: "a file ending in .svg or .png".into(),
+            got: p.display().to_string(),
+        }),
+    }
+}
+
+/// Runs `report`: writes the report folder and says what it wrote.
+pub fn run_report(args: &ReportArgs, out: &mut dyn Write) -> anyhow::Result<Plan> {
+    let inp = resolve(
+        args.machine.as_deref(),
+        args.profile.as_deref(),
+        &args.space,
+        &args.query,
+    )?;
+    let model = Model::new(&inp.machine, &inp.profile)?;
+    let plan = plan(&model, &inp.space, inp.query, inp.reference)?;
+    let sample = sample(&model, &plan.space, SAMPLE_MAX)?;
+    let pareto = plot::pareto_svg(&plan, &sample).map_err(anyhow::Error::msg)?;
+    let breakdown = plot::breakdown_svg(&plan).map_err(anyhow::Error::msg)?;
+    let dir = &args.out;
+    std::fs::create_dir_all(dir)
+        .map_err(|e| anyhow::anyhow!("{}: cannot create: {e}", dir.display()))?;
+    let mut json = Vec::new();
+    Json.plan(&plan, &mut json)?;
+    let mut csv = Vec::new();
+    Csv.plan(&plan, &mut csv)?;
+    let html = html::index_html(
+        &plan,
+        &inp.machine,
+        &inp.profile,
+        &sample,
+        &pareto,
+        &breakdown,
+    );
+    let files: [(&str, &[u8]); 5] = [
+        ("pareto.svg", pareto.as_bytes()),
+        ("breakdown.svg", breakdown.as_bytes()),
+        ("front.json", &json),
+        ("front.csv", &csv),
+        ("index.html", html.as_bytes()),
+    ];
+    for (name, bytes) in files {
+        write_atomic(&dir.join(name), bytes)?;
+        writeln!(out, "wrote {}", dir.join(name).display())?;
+    }
+    let png = dir.join("pareto.png");
+    plot::write_pareto(&png, &plan, &sample).map_err(anyhow::Error::msg)?;
+    writeln!(out, "wrote {}", png.display())?;
+    Ok(plan)
+}
+
+/// Writes a file through a temporary sibling and a rename, so no half-written file is left.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = path.with_file_name(format!(".{name}.jouleplan-tmp"));
+    std::fs::write(&tmp, bytes)
+        .map_err(|e| anyhow::anyhow!("{}: cannot write: {e}", tmp.display()))?;
+    std::fs::rename(&tmp, path)
+        .map_err(|e| anyhow::anyhow!("{}: cannot write: {e}", path.display()))?;
+    Ok(())
 }
 
 /// Runs `slurm`: a job script for one configuration.
@@ -489,6 +631,13 @@ pub fn main_with(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32 {
         }),
         Command::Predict(a) => run_predict(&a, &mut out).map(|()| 0),
         Command::Slurm(a) => run_slurm(&a, &mut out).map(|()| 0),
+        Command::Report(a) => run_report(&a, &mut out).map(|p| {
+            if p.answer.feasible {
+                0
+            } else {
+                EXIT_INFEASIBLE
+            }
+        }),
     };
     let _ = out.flush();
     match result {

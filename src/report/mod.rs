@@ -1,6 +1,9 @@
 //! Outputs. Every rendering of a plan or a prediction goes through the [`Exporter`] seam.
 
+pub mod csv;
+pub mod html;
 pub mod json;
+pub mod plot;
 pub mod slurm;
 pub mod text;
 

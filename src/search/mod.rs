@@ -17,6 +17,7 @@
 pub mod front;
 pub mod plan;
 pub mod query;
+pub mod sample;
 pub mod space;
 
 use crate::error::InputResult;

@@ -80,3 +80,17 @@ pub fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
 pub fn close(a: f64, b: f64, rel: f64) -> bool {
     (a - b).abs() <= rel * a.abs().max(b.abs()).max(1e-300)
 }
+
+/// Runs the real binary: (exit code, stdout, stderr).
+pub fn jouleplan(args: &[&str]) -> (i32, String, String) {
+    let out = assert_cmd::Command::cargo_bin("jouleplan")
+        .unwrap()
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}

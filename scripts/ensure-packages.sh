@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs Debian packages that are missing, for the tests: scripts/ensure-packages.sh CMD=PKG...
+# (CMD is the program that shows the package is there). Exit 77 when a package is missing and
+# cannot be installed (not root, or apt-get fails): tests skip on it and say why.
+set -euo pipefail
+missing=()
+for pair in "$@"; do
+  command -v "${pair%%=*}" >/dev/null 2>&1 || missing+=("${pair#*=}")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+if [ "$(id -u)" != 0 ]; then
+  echo "ensure-packages: ${missing[*]} missing and this user cannot install them (not root)" >&2
+  exit 77
+fi
+echo "ensure-packages: installing ${missing[*]}" >&2
+if ! { apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >&2; }; then
+  echo "ensure-packages: apt-get could not install ${missing[*]}" >&2
+  exit 77
+fi

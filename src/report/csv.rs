@@ -1,0 +1,95 @@
+//! CSV output: one row per front point (or per prediction), with the keys of `plan --json` as
+//! column names, in a fixed order; every name carries its unit (`_s`, `_j`, `_hz`).
+
+use super::json::config_json;
+use super::{Exporter, PredictionView};
+use crate::search::plan::Plan;
+use serde_json::Value;
+use std::io::{self, Write};
+
+/// CSV exporter.
+pub struct Csv;
+
+/// Columns, in order: top-level keys of a config object, then its breakdown.
+pub const COLUMNS: &[&str] = &[
+    "nodes",
+    "cores",
+    "freq_hz",
+    "gpus",
+    "time_s",
+    "energy_j",
+    "ucr",
+    "rho",
+    "headroom",
+    "node_hours",
+    "energy_delay_js",
+    "breakdown.t_cpu_s",
+    "breakdown.t_mem_s",
+    "breakdown.t_wait_net_s",
+    "breakdown.t_serv_net_s",
+    "breakdown.t_gpu_s",
+    "breakdown.e_cpu_j",
+    "breakdown.e_mem_j",
+    "breakdown.e_net_j",
+    "breakdown.e_idle_j",
+    "breakdown.e_gpu_j",
+];
+
+fn cell(v: &Value, key: &str) -> String {
+    let v = match key.split_once('.') {
+        Some((a, b)) => &v[a][b],
+        None => &v[key],
+    };
+    match v {
+        Value::Null => String::new(),
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn header(extra: &[&str]) -> String {
+    COLUMNS
+        .iter()
+        .map(|c| c.rsplit('.').next().unwrap_or(c))
+        .chain(extra.iter().copied())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+impl Exporter for Csv {
+    fn plan(&self, plan: &Plan, out: &mut dyn Write) -> io::Result<()> {
+        writeln!(out, "{}", header(&["front_index", "ties", "recommended"]))?;
+        for (i, f) in plan.front.iter().enumerate() {
+            let v = config_json(&f.prediction);
+            let cells: Vec<String> = COLUMNS.iter().map(|c| cell(&v, c)).collect();
+            writeln!(
+                out,
+                "{},{i},{},{}",
+                cells.join(","),
+                f.ties,
+                plan.answer.pick == Some(i)
+            )?;
+        }
+        Ok(())
+    }
+
+    fn prediction(&self, p: PredictionView<'_>, out: &mut dyn Write) -> io::Result<()> {
+        writeln!(out, "{}", header(&["saturated"]))?;
+        match p {
+            PredictionView::Finite(p) => {
+                let v = config_json(p);
+                let cells: Vec<String> = COLUMNS.iter().map(|c| cell(&v, c)).collect();
+                writeln!(out, "{},false", cells.join(","))
+            }
+            PredictionView::Saturated { config, rho } => {
+                let mut cells = vec![String::new(); COLUMNS.len()];
+                cells[0] = config.nodes.to_string();
+                cells[1] = config.cores.to_string();
+                cells[2] = config.freq.0.to_string();
+                cells[3] = config.gpus.to_string();
+                cells[7] = rho.to_string();
+                writeln!(out, "{},true", cells.join(","))
+            }
+        }
+    }
+}

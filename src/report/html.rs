@@ -1,0 +1,212 @@
+//! `index.html`: one self-contained page (inline SVG, inline style, no network) with the charts,
+//! the front table, the recommendation and the model inputs.
+
+use crate::model::machine::Machine;
+use crate::model::workload::Profile;
+use crate::search::plan::{Plan, label};
+use crate::search::sample::Sample;
+use crate::units::{fmt_duration, fmt_energy};
+use std::fmt::Write as _;
+
+/// Escapes text for HTML.
+pub fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// Strips an XML declaration so an SVG document can be inlined.
+fn inline_svg(svg: &str) -> &str {
+    match svg.find("<svg") {
+        Some(i) => &svg[i..],
+        None => svg,
+    }
+}
+
+/// The page.
+pub fn index_html(
+    plan: &Plan,
+    machine: &Machine,
+    profile: &Profile,
+    sample: &Sample,
+    pareto: &str,
+    breakdown: &str,
+) -> String {
+    let mut h = String::new();
+    let w = &mut h;
+    let title = format!("jouleplan: {} on {}", plan.program, plan.machine);
+    let _ = write!(
+        w,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title>\n<style>\
+         body{{font-family:sans-serif;margin:2em;max-width:1100px;color:#222}}\
+         table{{border-collapse:collapse;margin:1em 0;font-size:13px}}\
+         td,th{{border:1px solid #bbb;padding:3px 7px;text-align:right}}\
+         th{{background:#eee}} tr.pick{{background:#fde2e2;font-weight:bold}}\
+         td.l,th.l{{text-align:left}} .note{{color:#555}}</style></head><body>\n",
+        esc(&title)
+    );
+    let _ = writeln!(w, "<h1>{}</h1>", esc(&title));
+    let s = &plan.space;
+    let _ = writeln!(
+        w,
+        "<p>{} configurations ({} node counts x {} core counts x {} frequencies x {} GPU counts); \
+         {} network-saturated; exact Pareto front of {} points.</p>",
+        plan.evaluated,
+        s.nodes.len(),
+        s.cores.len(),
+        s.freqs.len(),
+        s.gpus.len(),
+        plan.saturated,
+        plan.front.len()
+    );
+    for n in &plan.notes {
+        let _ = writeln!(w, "<p class=\"note\">Note: {}</p>", esc(n));
+    }
+
+    let _ = writeln!(w, "<h2>Recommendation</h2>");
+    match plan.recommendation() {
+        Some(f) => {
+            let p = &f.prediction;
+            let _ = writeln!(
+                w,
+                "<p id=\"recommendation\"><b>{}</b>: {} nodes x {} cores at {} GHz, {} GPUs per node. {}</p>",
+                esc(&label(&p.config)),
+                p.config.nodes,
+                p.config.cores,
+                p.config.freq.ghz(),
+                p.config.gpus,
+                esc(&plan.answer.reason)
+            );
+            let _ = writeln!(w, "<table><tr><th class=\"l\">term</th><th>value</th></tr>");
+            let rows = [
+                ("time T", fmt_duration(p.time)),
+                ("T_CPU", fmt_duration(crate::units::Seconds(p.t.cpu))),
+                ("T_mem", fmt_duration(crate::units::Seconds(p.t.mem))),
+                ("T_w,net", fmt_duration(crate::units::Seconds(p.t.wait_net))),
+                ("T_s,net", fmt_duration(crate::units::Seconds(p.t.serv_net))),
+                ("T_gpu", fmt_duration(crate::units::Seconds(p.t.gpu))),
+                ("energy E", fmt_energy(p.energy)),
+                ("E_CPU", fmt_energy(crate::units::Joules(p.e.cpu))),
+                ("E_mem", fmt_energy(crate::units::Joules(p.e.mem))),
+                ("E_net", fmt_energy(crate::units::Joules(p.e.net))),
+                ("E_idle", fmt_energy(crate::units::Joules(p.e.idle))),
+                ("E_gpu", fmt_energy(crate::units::Joules(p.e.gpu))),
+                ("UCR", format!("{:.3}", p.ucr)),
+                ("network headroom 1-rho", format!("{:.3}", 1.0 - p.rho)),
+            ];
+            for (k, v) in rows {
+                let _ = writeln!(
+                    w,
+                    "<tr><td class=\"l\">{}</td><td>{}</td></tr>",
+                    esc(k),
+                    esc(&v)
+                );
+            }
+            let _ = writeln!(w, "</table>");
+        }
+        None => {
+            let _ = writeln!(
+                w,
+                "<p id=\"recommendation\">No recommendation: {}</p>",
+                esc(&plan.answer.reason)
+            );
+        }
+    }
+
+    let _ = writeln!(w, "<h2>Time and energy of the space</h2>");
+    if !sample.complete {
+        let _ = writeln!(
+            w,
+            "<p class=\"note\">The scatter shows a stratified sample of {} of {} configurations; the front is exact.</p>",
+            sample.taken, plan.evaluated
+        );
+    }
+    let _ = writeln!(w, "<div id=\"pareto-plot\">{}</div>", inline_svg(pareto));
+    let _ = writeln!(w, "<h2>Time and energy terms along the front</h2>");
+    let _ = writeln!(
+        w,
+        "<div id=\"breakdown-plot\">{}</div>",
+        inline_svg(breakdown)
+    );
+
+    let _ = writeln!(w, "<h2>Pareto front</h2>");
+    let _ = writeln!(
+        w,
+        "<table id=\"front\"><tr><th>#</th><th>nodes</th><th>cores</th><th>GHz</th><th>GPUs</th>\
+         <th>time</th><th>energy</th><th>UCR</th><th>1-rho</th><th>node-hours</th><th>ties</th></tr>"
+    );
+    for (i, f) in plan.front.iter().enumerate() {
+        let p = &f.prediction;
+        let _ = writeln!(
+            w,
+            "<tr{}><td>{i}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.3}</td><td>{:.3}</td><td>{:.4}</td><td>{}</td></tr>",
+            if plan.answer.pick == Some(i) {
+                " class=\"pick\""
+            } else {
+                ""
+            },
+            p.config.nodes,
+            p.config.cores,
+            p.config.freq.ghz(),
+            p.config.gpus,
+            esc(&fmt_duration(p.time)),
+            esc(&fmt_energy(p.energy)),
+            p.ucr,
+            1.0 - p.rho,
+            f64::from(p.config.nodes) * p.time.0 / 3600.0,
+            f.ties
+        );
+    }
+    let _ = writeln!(w, "</table>");
+
+    let _ = writeln!(w, "<h2>Model inputs</h2>");
+    let _ = writeln!(
+        w,
+        "<p>Machine <b>{}</b> ({}), sha256 <code>{}</code>: {}</p>",
+        esc(&machine.name),
+        esc(&machine.file.display().to_string()),
+        esc(&machine.digest),
+        esc(&machine.description)
+    );
+    notes_table(w, &machine.sources);
+    let _ = writeln!(
+        w,
+        "<p>Workload <b>{}</b> ({}), sha256 <code>{}</code>: {}</p>",
+        esc(&profile.program),
+        esc(&profile.file.display().to_string()),
+        esc(&profile.digest),
+        esc(&profile.description)
+    );
+    notes_table(w, &profile.provenance);
+    let _ = writeln!(
+        w,
+        "<h2>Efficiency trees of the baseline</h2><p class=\"note\">None given: efficiency metrics from TALP, Paraver or mpiP \
+         (jouleplan metrics) are not part of this report yet.</p>"
+    );
+    let _ = writeln!(
+        w,
+        "<p class=\"note\">Generated by jouleplan {}.</p></body></html>",
+        env!("CARGO_PKG_VERSION")
+    );
+    h
+}
+
+fn notes_table(w: &mut String, notes: &[(String, String)]) {
+    if notes.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        w,
+        "<table><tr><th class=\"l\">key</th><th class=\"l\">source</th></tr>"
+    );
+    for (k, v) in notes {
+        let _ = writeln!(
+            w,
+            "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td></tr>",
+            esc(k),
+            esc(v)
+        );
+    }
+    let _ = writeln!(w, "</table>");
+}
