@@ -67,6 +67,37 @@ pub enum Command {
     Slurm(SlurmArgs),
     /// Write a self-contained report: charts (SVG, PNG), the front (JSON, CSV) and index.html.
     Report(ReportArgs),
+    /// Efficiency metrics from TALP outputs, Paraver traces and mpiP reports.
+    Metrics(MetricsArgs),
+}
+
+/// `jouleplan metrics`.
+#[derive(Debug, Args)]
+pub struct MetricsArgs {
+    /// TALP JSON/CSV outputs, Paraver traces (.prv, .prv.gz) or mpiP reports.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
+    /// Print the runs as CSV.
+    #[arg(long, conflicts_with = "json")]
+    pub csv: bool,
+    /// Fixed-length windows over each trace (90s, 250ms, ...).
+    #[arg(long, value_name = "DURATION", conflicts_with = "adaptive")]
+    pub window: Option<String>,
+    /// Adaptive windows: merge while some rank has fewer than N MPI events.
+    #[arg(long, value_name = "N")]
+    pub adaptive: Option<u32>,
+    /// Sends below this many bytes do not wait for the receiver in the critical-path replay.
+    #[arg(long, value_name = "BYTES", default_value = "32768")]
+    pub eager_limit: u64,
+    /// Force the scaling mode instead of detecting it.
+    #[arg(long, value_name = "strong|weak")]
+    pub scaling: Option<String>,
+    /// Draw the windowed metrics over time to FILE.svg.
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
 }
 
 /// What a job script needs beyond the configuration.
@@ -452,6 +483,64 @@ fn provenance(machine: &Machine, profile: &Profile, reason: String) -> slurm::Pr
     }
 }
 
+/// Runs `metrics`.
+pub fn run_metrics(args: &MetricsArgs, out: &mut dyn Write) -> anyhow::Result<()> {
+    use crate::metrics::{mpip, run, scaling, talp};
+    let forced = match args.scaling.as_deref() {
+        None => None,
+        Some("strong") => Some(scaling::Mode::Strong),
+        Some("weak") => Some(scaling::Mode::Weak),
+        Some(other) => {
+            return Err(InputError::Argument {
+                flag: "--scaling".into(),
+                expected: "strong or weak".into(),
+                got: other.into(),
+            }
+            .into());
+        }
+    };
+    let mut runs = Vec::new();
+    for f in &args.files {
+        let name = f.to_string_lossy();
+        if name.ends_with(".prv") || name.ends_with(".prv.gz") {
+            let opts = crate::metrics::paraver::Options {
+                eager_limit: args.eager_limit,
+                window: args
+                    .window
+                    .as_deref()
+                    .map(|w| values::parse_duration("--window", w))
+                    .transpose()?,
+                adaptive: args.adaptive,
+            };
+            runs.push(crate::metrics::paraver::analyse(f, &opts)?);
+            continue;
+        }
+        let text = crate::input::read_file(f)?;
+        if text.starts_with("@ mpiP") || name.ends_with(".mpiP") {
+            runs.push(run::from_mpip(&mpip::parse(f, &text)?));
+        } else {
+            runs.extend(run::from_talp(&talp::read(f, &text)?));
+        }
+    }
+    let report = crate::report::metrics::MetricsReport {
+        scaling: scaling::scaling(&runs, forced),
+        runs,
+    };
+    if args.json {
+        serde_json::to_writer_pretty(&mut *out, &crate::report::metrics::to_json(&report))?;
+        writeln!(out)?;
+    } else if args.csv {
+        crate::report::metrics::write_csv(&report, out)?;
+    } else {
+        crate::report::metrics::write_text(&report, out)?;
+    }
+    if let Some(p) = &args.plot {
+        crate::report::metrics::write_plot(p, &report).map_err(anyhow::Error::msg)?;
+        eprintln!("wrote {}", p.display());
+    }
+    Ok(())
+}
+
 /// Most configurations drawn in a scatter.
 pub const SAMPLE_MAX: u64 = 100_000;
 
@@ -631,6 +720,7 @@ pub fn main_with(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32 {
         }),
         Command::Predict(a) => run_predict(&a, &mut out).map(|()| 0),
         Command::Slurm(a) => run_slurm(&a, &mut out).map(|()| 0),
+        Command::Metrics(a) => run_metrics(&a, &mut out).map(|()| 0),
         Command::Report(a) => run_report(&a, &mut out).map(|p| {
             if p.answer.feasible {
                 0

@@ -13,7 +13,8 @@ use std::sync::Once;
 static FONT: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
 static REGISTER: Once = Once::new();
 
-fn register_font() {
+/// Registers the embedded font with plotters (once).
+pub fn ensure_font() {
     REGISTER.call_once(|| {
         // The font is compiled in and known to be valid; a failure here is a build defect.
         let _ = plotters::style::register_font("sans-serif", FontStyle::Normal, FONT);
@@ -104,7 +105,7 @@ pub fn draw_pareto<DB: DrawingBackend>(
     plan: &Plan,
     sample: &Sample,
 ) -> DrawResult {
-    register_font();
+    ensure_font();
     root.fill(&WHITE).map_err(err)?;
     let front = &plan.front;
     let tx = Axis::new(
@@ -264,7 +265,7 @@ pub fn draw_breakdown<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     plan: &Plan,
 ) -> DrawResult {
-    register_font();
+    ensure_font();
     root.fill(&WHITE).map_err(err)?;
     let idx = label_indices(plan.front.len(), 40);
     let (top, bottom) = root.split_vertically(SIZE.1 / 2);

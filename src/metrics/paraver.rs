@@ -1,0 +1,744 @@
+//! Paraver traces (`.prv` or `.prv.gz`, as Extrae writes them), read as a stream: per-rank useful
+//! time (state 1, Running), hardware counters in useful time, and the ideal-network runtime from
+//! a critical-path replay with Lamport-style clocks (METRICS.md section 3, seed 003).
+//!
+//! The replay keeps, per rank, a queue of operations in the rank's own time order (useful
+//! bursts, message sends and receives, collective entries and exits) and executes them as soon
+//! as the trace has been read past their time: the ideal clock advances only in useful bursts,
+//! a receive takes the max of its clock and the sender's clock at the send, a send of at least
+//! the eager limit also waits for the receive to be posted, and a collective synchronises its
+//! communicator. Memory grows with the ranks and the operations in flight, not with the trace.
+
+use super::run::{Counters, Pop, Run};
+use super::windows::Window;
+use crate::error::{InputError, InputResult};
+use crate::units::Seconds;
+use std::collections::{BTreeMap, HashMap};
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
+
+/// Analysis options.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Options {
+    /// Sends of this many bytes or more wait for the receiver (rendezvous).
+    pub eager_limit: u64,
+    /// Fixed-length windows.
+    pub window: Option<Seconds>,
+    /// Adaptive windows: merge while some rank has fewer than this many MPI events.
+    pub adaptive: Option<u32>,
+}
+
+/// What the header says.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Header {
+    /// Trace end time, in trace units.
+    pub end: u64,
+    /// Seconds per trace unit.
+    pub unit_s: f64,
+    /// Tasks (ranks) of the first application.
+    pub tasks: u32,
+    /// Communicators: id -> tasks (1-based).
+    pub comms: HashMap<u64, Vec<u32>>,
+}
+
+fn bad(file: &Path, line: u64, expected: &str, got: &str) -> InputError {
+    let shown: String = got.chars().take(120).collect();
+    InputError::Key {
+        file: file.to_path_buf(),
+        key: format!("line {line}"),
+        expected: expected.into(),
+        got: format!("{shown:?}"),
+    }
+}
+
+/// Splits at top-level `sep` (not inside parentheses).
+fn split_top(s: &str, sep: char) -> Vec<&str> {
+    let mut out = Vec::new();
+    let (mut depth, mut start) = (0i32, 0);
+    for (i, c) in s.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            c if c == sep && depth == 0 => {
+                out.push(&s[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(&s[start..]);
+    out
+}
+
+/// Parses the first line: `#Paraver (date):end[_ns|_us]:resources:nAppl:appl[,nComms]`.
+pub fn parse_header(file: &Path, line: &str) -> InputResult<(Header, u32)> {
+    const EXPECTED: &str = "a Paraver header `#Paraver (date):end[_ns|_us]:resources:nAppl:tasks(threads:node,...)[,nComms]`";
+    let rest = line
+        .strip_prefix("#Paraver (")
+        .and_then(|r| r.split_once("):"))
+        .map(|(_, r)| r.trim_end())
+        .ok_or_else(|| bad(file, 1, EXPECTED, line))?;
+    let fields = split_top(rest, ':');
+    if fields.len() < 4 {
+        return Err(bad(file, 1, EXPECTED, line));
+    }
+    let (end_s, unit_s) = match fields[0] {
+        f if f.ends_with("_ns") => (&f[..f.len() - 3], 1e-9),
+        f if f.ends_with("_us") => (&f[..f.len() - 3], 1e-6),
+        f => (f, 1e-6),
+    };
+    let end: u64 = end_s
+        .parse()
+        .map_err(|_| bad(file, 1, "an end time", fields[0]))?;
+    // fields[1] = resources, fields[2] = nAppl, fields[3] = first application [,nComms]
+    let appl = fields[3];
+    let (appl, ncomms) = match appl.rsplit_once(',') {
+        Some((a, n)) if !n.contains(')') => (
+            a,
+            n.parse::<u32>()
+                .map_err(|_| bad(file, 1, "a communicator count", n))?,
+        ),
+        _ => (appl, 0),
+    };
+    let tasks: u32 = appl
+        .split('(')
+        .next()
+        .and_then(|t| t.parse().ok())
+        .ok_or_else(|| bad(file, 1, "an application `nTasks(threads:node,...)`", appl))?;
+    Ok((
+        Header {
+            end,
+            unit_s,
+            tasks,
+            comms: HashMap::new(),
+        },
+        ncomms,
+    ))
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Op {
+    Burst(u64),
+    Send(u64),
+    SendWait(u64),
+    RecvPost(u64),
+    Recv(u64),
+    CollEnter(u64, u64),
+    CollExit(u64, u64),
+}
+
+#[derive(Default)]
+struct Msg {
+    send_clock: Option<f64>,
+    post_clock: Option<f64>,
+    pending: u8,
+}
+
+#[derive(Default)]
+struct Coll {
+    entered: u32,
+    exited: u32,
+    max: f64,
+}
+
+struct Rank {
+    clock: f64,
+    queue: BTreeMap<(u64, u64), Op>,
+    useful: u64,
+    instr: f64,
+    cycles: f64,
+    in_mpi: bool,
+    /// (begin, state) of the latest state record, and the state before it.
+    state_now: (u64, u64),
+    state_prev: u64,
+    mpi_events: u64,
+    open_coll: Option<(u64, u64)>,
+    coll_seq: HashMap<u64, u64>,
+    /// Last executed op time, for windows.
+    at: u64,
+}
+
+impl Rank {
+    fn new() -> Self {
+        Rank {
+            clock: 0.0,
+            queue: BTreeMap::new(),
+            useful: 0,
+            instr: 0.0,
+            cycles: 0.0,
+            in_mpi: false,
+            state_now: (0, 0),
+            state_prev: 0,
+            mpi_events: 0,
+            open_coll: None,
+            coll_seq: HashMap::new(),
+            at: 0,
+        }
+    }
+}
+
+/// Per-window accumulators over fixed base windows.
+struct Grid {
+    len: u64,
+    count: usize,
+    /// Per rank: useful in each base window.
+    useful: Vec<Vec<f64>>,
+    /// Per rank: ideal clock at each base boundary (index k = start of window k), NaN until known.
+    ideal_at: Vec<Vec<f64>>,
+    /// Per rank: MPI events in each base window.
+    events: Vec<Vec<u32>>,
+}
+
+impl Grid {
+    fn new(ranks: usize, end: u64, len: u64) -> Grid {
+        let len = len.max(1);
+        let count = (end.div_ceil(len) as usize).max(1);
+        Grid {
+            len,
+            count,
+            useful: vec![vec![0.0; count]; ranks],
+            ideal_at: vec![vec![f64::NAN; count + 1]; ranks],
+            events: vec![vec![0; count]; ranks],
+        }
+    }
+
+    fn idx(&self, t: u64) -> usize {
+        ((t / self.len) as usize).min(self.count - 1)
+    }
+
+    /// Records that rank `r` had ideal clock `clock` at time `t` after executing up to `t`:
+    /// fills every boundary in (prev, t] that is still unknown.
+    fn boundary(&mut self, r: usize, prev: u64, t: u64, clock_at: impl Fn(u64) -> f64) {
+        let first = prev.div_ceil(self.len) as usize;
+        let last = ((t / self.len) as usize).min(self.count);
+        for k in first..=last {
+            if self.ideal_at[r][k].is_nan() {
+                self.ideal_at[r][k] = clock_at(k as u64 * self.len);
+            }
+        }
+    }
+
+    fn add_useful(&mut self, r: usize, b: u64, e: u64) {
+        let mut t = b;
+        while t < e {
+            let k = self.idx(t);
+            let edge = ((k as u64 + 1) * self.len).min(e).max(t + 1);
+            let edge = if k == self.count - 1 { e } else { edge };
+            self.useful[r][k] += (edge - t) as f64;
+            t = edge;
+        }
+    }
+}
+
+struct Replay {
+    ranks: Vec<Rank>,
+    msgs: HashMap<u64, Msg>,
+    colls: HashMap<(u64, u64), Coll>,
+    comms: HashMap<u64, Vec<u32>>,
+    seq: u64,
+    next_msg: u64,
+    grid: Option<Grid>,
+    mismatched: u64,
+}
+
+impl Replay {
+    fn participants(&self, comm: u64) -> u32 {
+        self.comms
+            .get(&comm)
+            .map_or(self.ranks.len() as u32, |v| v.len() as u32)
+    }
+
+    fn push(&mut self, rank: usize, t: u64, op: Op) {
+        self.seq += 1;
+        self.ranks[rank].queue.insert((t, self.seq), op);
+    }
+
+    /// Executes every op before `horizon` that can run; returns whether anything ran.
+    fn run(&mut self, horizon: u64) {
+        loop {
+            let mut progress = false;
+            for r in 0..self.ranks.len() {
+                while let Some((&(t, s), &op)) = self.ranks[r].queue.first_key_value() {
+                    if t >= horizon || !self.exec(r, t, op) {
+                        break;
+                    }
+                    self.ranks[r].queue.remove(&(t, s));
+                    progress = true;
+                }
+            }
+            if !progress {
+                return;
+            }
+        }
+    }
+
+    fn exec(&mut self, r: usize, t: u64, op: Op) -> bool {
+        let before = self.ranks[r].clock;
+        let prev = self.ranks[r].at;
+        match op {
+            Op::Burst(d) => {
+                if let Some(g) = self.grid.as_mut() {
+                    // Boundaries up to the burst start keep the clock; inside, it grows linearly.
+                    g.boundary(r, prev, t, |_| before);
+                    g.boundary(r, t, t + d, |x| before + (x - t) as f64);
+                    g.add_useful(r, t, t + d);
+                }
+                self.ranks[r].clock += d as f64;
+                self.ranks[r].at = t + d;
+                return true;
+            }
+            Op::Send(m) => {
+                let e = self.msgs.entry(m).or_default();
+                e.send_clock = Some(before);
+                e.pending = e.pending.saturating_sub(1);
+            }
+            Op::RecvPost(m) => {
+                let e = self.msgs.entry(m).or_default();
+                e.post_clock = Some(before);
+                e.pending = e.pending.saturating_sub(1);
+            }
+            Op::Recv(m) => match self.msgs.get(&m).and_then(|e| e.send_clock) {
+                Some(c) => self.ranks[r].clock = before.max(c),
+                None => return false,
+            },
+            Op::SendWait(m) => match self.msgs.get(&m).and_then(|e| e.post_clock) {
+                Some(c) => self.ranks[r].clock = before.max(c),
+                None => return false,
+            },
+            Op::CollEnter(comm, seq) => {
+                let c = self.colls.entry((comm, seq)).or_default();
+                c.entered += 1;
+                c.max = c.max.max(before);
+            }
+            Op::CollExit(comm, seq) => {
+                let need = self.participants(comm);
+                let Some(c) = self.colls.get_mut(&(comm, seq)) else {
+                    return true;
+                };
+                if c.entered < need {
+                    return false;
+                }
+                self.ranks[r].clock = before.max(c.max);
+                c.exited += 1;
+                if c.exited >= need {
+                    self.colls.remove(&(comm, seq));
+                }
+            }
+        }
+        if let Some(g) = self.grid.as_mut() {
+            g.boundary(r, prev, t, |_| before);
+        }
+        self.ranks[r].at = t.max(prev);
+        true
+    }
+}
+
+fn fields(line: &[u8]) -> impl Iterator<Item = u64> + '_ {
+    line.split(|&b| b == b':').map(|f| {
+        let mut v: u64 = 0;
+        let mut ok = !f.is_empty();
+        for &c in f {
+            if c.is_ascii_digit() {
+                v = v.wrapping_mul(10).wrapping_add(u64::from(c - b'0'));
+            } else if c != b'\r' {
+                ok = false;
+            }
+        }
+        if ok { v } else { u64::MAX }
+    })
+}
+
+/// Opens a trace, transparently gunzipping `.gz`.
+fn open(path: &Path) -> InputResult<Box<dyn BufRead>> {
+    let f = std::fs::File::open(path).map_err(|source| InputError::Read {
+        file: path.to_path_buf(),
+        source,
+    })?;
+    let r: Box<dyn Read> = if path.extension().is_some_and(|e| e == "gz") {
+        Box::new(flate2::read::MultiGzDecoder::new(f))
+    } else {
+        Box::new(f)
+    };
+    Ok(Box::new(BufReader::with_capacity(1 << 20, r)))
+}
+
+/// Analyses a trace.
+pub fn analyse(path: &Path, opts: &Options) -> InputResult<Run> {
+    let mut rd = open(path)?;
+    let read_err = |e: std::io::Error| InputError::Read {
+        file: path.to_path_buf(),
+        source: e,
+    };
+    let mut buf = Vec::with_capacity(4096);
+    rd.read_until(b'\n', &mut buf).map_err(read_err)?;
+    let first = String::from_utf8_lossy(&buf).into_owned();
+    let (mut header, ncomms) = parse_header(path, &first)?;
+    let n = header.tasks as usize;
+    if n == 0 {
+        return Err(bad(path, 1, "at least one task", &first));
+    }
+    let eager = if opts.eager_limit == 0 {
+        32 * 1024
+    } else {
+        opts.eager_limit
+    };
+    let win_len = match (opts.window, opts.adaptive) {
+        (Some(w), _) => Some(((w.0 / header.unit_s).round() as u64).max(1)),
+        (None, Some(_)) => Some((header.end / 4096).max(1)),
+        _ => None,
+    };
+    let mut rp = Replay {
+        ranks: (0..n).map(|_| Rank::new()).collect(),
+        msgs: HashMap::new(),
+        colls: HashMap::new(),
+        comms: HashMap::new(),
+        seq: 0,
+        next_msg: 0,
+        grid: win_len.map(|l| Grid::new(n, header.end, l)),
+        mismatched: 0,
+    };
+    let (mut lineno, mut skipped, mut comm_lines) = (1u64, 0u64, 0u32);
+    let mut last_time = 0u64;
+    let mut out_of_order = 0u64;
+    let mut vals: Vec<u64> = Vec::with_capacity(64);
+    loop {
+        buf.clear();
+        let got = rd.read_until(b'\n', &mut buf).map_err(read_err)?;
+        if got == 0 {
+            break;
+        }
+        lineno += 1;
+        let line = buf.strip_suffix(b"\n").unwrap_or(&buf);
+        if line.is_empty() || line[0] == b'#' {
+            continue;
+        }
+        if line.starts_with(b"c:") {
+            comm_lines += 1;
+            let v: Vec<u64> = fields(&line[2..]).collect();
+            if v.len() >= 3 && v[1] != u64::MAX {
+                let tasks: Vec<u32> = v[3..]
+                    .iter()
+                    .filter(|&&x| x != u64::MAX)
+                    .map(|&x| x as u32)
+                    .collect();
+                header.comms.insert(v[1], tasks.clone());
+                rp.comms.insert(v[1], tasks);
+            }
+            continue;
+        }
+        vals.clear();
+        vals.extend(fields(line));
+        let kind = vals[0];
+        let garbled = || {
+            bad(
+                path,
+                lineno,
+                "colon-separated integers of a Paraver record",
+                &String::from_utf8_lossy(line),
+            )
+        };
+        match kind {
+            1..=3 => {}
+            _ => {
+                skipped += 1;
+                continue;
+            }
+        }
+        if vals.len() < 6 || vals[..6].contains(&u64::MAX) {
+            return Err(garbled());
+        }
+        let task = vals[3];
+        if task == 0 || task > n as u64 {
+            return Err(bad(
+                path,
+                lineno,
+                &format!("a task from 1 to {n}"),
+                &String::from_utf8_lossy(line),
+            ));
+        }
+        let r = (task - 1) as usize;
+        let t = vals[5];
+        if t < last_time {
+            out_of_order += 1;
+            if out_of_order == 1 && lineno < 1_000_000 && t + header.end / 10 < last_time {
+                return Err(bad(
+                    path,
+                    lineno,
+                    "records sorted by time",
+                    &String::from_utf8_lossy(line),
+                ));
+            }
+        }
+        last_time = last_time.max(t);
+        match kind {
+            1 => {
+                if vals.len() < 8 || vals[6] == u64::MAX || vals[7] == u64::MAX || vals[6] < t {
+                    return Err(garbled());
+                }
+                if vals[4] == 1 {
+                    let rk = &mut rp.ranks[r];
+                    rk.state_prev = rk.state_now.1;
+                    rk.state_now = (t, vals[7]);
+                }
+                if vals[7] == 1 && vals[4] == 1 {
+                    let d = vals[6] - t;
+                    rp.ranks[r].useful += d;
+                    rp.push(r, t, Op::Burst(d));
+                }
+            }
+            2 => {
+                if vals.len() < 8
+                    || !(vals.len() - 6).is_multiple_of(2)
+                    || vals[6..].contains(&u64::MAX)
+                {
+                    return Err(garbled());
+                }
+                let mut comm = 0u64;
+                let (mut instr, mut cyc) = (0.0, 0.0);
+                let mut coll: Option<bool> = None;
+                let mut mpi: Option<bool> = None;
+                for p in vals[6..].chunks(2) {
+                    match p[0] {
+                        50000001..=50000005 => {
+                            mpi = Some(p[1] != 0);
+                            if p[0] == 50000002 {
+                                coll = Some(p[1] != 0);
+                            }
+                        }
+                        50100004 => comm = p[1],
+                        42000050 => instr += p[1] as f64,
+                        42000059 => cyc += p[1] as f64,
+                        _ => {}
+                    }
+                }
+                let rk = &mut rp.ranks[r];
+                // A counter read at t covers the interval before t: useful if that interval's
+                // state was Running.
+                let state_before = if rk.state_now.0 < t {
+                    rk.state_now.1
+                } else {
+                    rk.state_prev
+                };
+                if state_before == 1 && vals[4] == 1 {
+                    rk.instr += instr;
+                    rk.cycles += cyc;
+                }
+                if let Some(entry) = mpi {
+                    rk.in_mpi = entry;
+                    rk.mpi_events += 1;
+                    if let Some(g) = rp.grid.as_mut() {
+                        let k = g.idx(t);
+                        g.events[r][k] += 1;
+                    }
+                }
+                match coll {
+                    Some(true) => {
+                        let comm = if rp.comms.contains_key(&comm) {
+                            comm
+                        } else {
+                            0
+                        };
+                        let seq = rp.ranks[r].coll_seq.entry(comm).or_insert(0);
+                        *seq += 1;
+                        let key = (comm, *seq);
+                        rp.ranks[r].open_coll = Some(key);
+                        rp.push(r, t, Op::CollEnter(key.0, key.1));
+                    }
+                    Some(false) => {
+                        if let Some((c, s)) = rp.ranks[r].open_coll.take() {
+                            rp.push(r, t, Op::CollExit(c, s));
+                        }
+                    }
+                    None => {}
+                }
+            }
+            _ => {
+                if vals.len() < 15 || vals[..15].contains(&u64::MAX) {
+                    return Err(garbled());
+                }
+                let (lsend, psend) = (vals[5], vals[6]);
+                let recv_task = vals[9];
+                let (lrecv, precv, size) = (vals[11], vals[12], vals[13]);
+                if recv_task == 0 || recv_task > n as u64 || precv < lsend || psend < lsend {
+                    // Mismatched or causality-violating: treated as local operations.
+                    rp.mismatched += 1;
+                    continue;
+                }
+                let q = (recv_task - 1) as usize;
+                rp.next_msg += 1;
+                let m = rp.next_msg;
+                rp.msgs.insert(
+                    m,
+                    Msg {
+                        pending: 2,
+                        ..Msg::default()
+                    },
+                );
+                rp.push(r, lsend, Op::Send(m));
+                rp.push(q, lrecv.min(precv), Op::RecvPost(m));
+                rp.push(q, precv, Op::Recv(m));
+                if size >= eager {
+                    rp.push(r, psend.max(lsend), Op::SendWait(m));
+                }
+            }
+        }
+        if lineno % 4096 == 0 {
+            rp.run(last_time);
+        }
+    }
+    rp.run(u64::MAX);
+    // Whatever is still blocked never matched: report and treat as local.
+    let mut unmatched = 0u64;
+    for r in 0..n {
+        while let Some((&(t, s), &op)) = rp.ranks[r].queue.first_key_value() {
+            rp.ranks[r].queue.remove(&(t, s));
+            if !rp.exec(r, t, op) {
+                unmatched += 1;
+            }
+            rp.run(u64::MAX);
+        }
+    }
+    finish(
+        path,
+        &header,
+        &mut rp,
+        skipped,
+        unmatched,
+        out_of_order,
+        comm_lines,
+        ncomms,
+        opts,
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+fn finish(
+    path: &Path,
+    header: &Header,
+    rp: &mut Replay,
+    skipped: u64,
+    unmatched: u64,
+    out_of_order: u64,
+    comm_lines: u32,
+    ncomms: u32,
+    opts: &Options,
+) -> InputResult<Run> {
+    let u = header.unit_s;
+    let n = rp.ranks.len();
+    let end = header
+        .end
+        .max(rp.ranks.iter().map(|r| r.at).max().unwrap_or(0));
+    let useful: Vec<f64> = rp.ranks.iter().map(|r| r.useful as f64 * u).collect();
+    let ideal = rp.ranks.iter().map(|r| r.clock).fold(0.0, f64::max) * u;
+    let runtime = end as f64 * u;
+    let instr: f64 = rp.ranks.iter().map(|r| r.instr).sum();
+    let cycles: f64 = rp.ranks.iter().map(|r| r.cycles).sum();
+    let mut notes = Vec::new();
+    if skipped > 0 {
+        notes.push(format!(
+            "{skipped} records of unknown or unused types skipped"
+        ));
+    }
+    if rp.mismatched > 0 {
+        notes.push(format!(
+            "{} messages mismatched or violating causality, treated as local operations",
+            rp.mismatched
+        ));
+    }
+    if unmatched > 0 {
+        notes.push(format!(
+            "{unmatched} receives or collectives never matched, treated as local operations"
+        ));
+    }
+    if out_of_order > 0 {
+        notes.push(format!("{out_of_order} records out of time order"));
+    }
+    if comm_lines != ncomms {
+        notes.push(format!(
+            "the header announces {ncomms} communicators, {comm_lines} follow"
+        ));
+    }
+    let windows = rp.grid.as_mut().map(|g| {
+        // Boundaries no op reached keep the rank's final clock.
+        for r in 0..n {
+            let last = rp.ranks[r].clock;
+            for v in g.ideal_at[r].iter_mut() {
+                if v.is_nan() {
+                    *v = last;
+                }
+            }
+            g.ideal_at[r][0] = 0.0;
+        }
+        windows(g, end, u, opts.adaptive)
+    });
+    let total_useful: f64 = useful.iter().sum();
+    Ok(Run {
+        source: path.display().to_string(),
+        region: None,
+        kind: "paraver",
+        ranks: n as u32,
+        elapsed_s: runtime,
+        useful_s: total_useful,
+        host: None,
+        device: None,
+        pop: Some(Pop::from_useful(&useful, runtime, Some(ideal))),
+        counters: Counters::new(instr, cycles, total_useful),
+        windows,
+        talp_disagreements: Vec::new(),
+        notes,
+    })
+}
+
+/// Windows from the base grid: fixed (one per base window) or adaptive (merged until every rank
+/// has at least `min_events` MPI events).
+fn windows(g: &Grid, end: u64, u: f64, min_events: Option<u32>) -> Vec<Window> {
+    let n = g.useful.len();
+    let mut out = Vec::new();
+    let mut start = 0usize;
+    while start < g.count {
+        let mut stop = start + 1;
+        if let Some(min) = min_events {
+            let mut ev = vec![0u32; n];
+            loop {
+                for (r, e) in ev.iter_mut().enumerate() {
+                    *e += g.events[r][stop - 1];
+                }
+                if ev.iter().all(|&e| e >= min) || stop == g.count {
+                    break;
+                }
+                stop += 1;
+            }
+        }
+        let t0 = start as u64 * g.len;
+        let t1 = (stop as u64 * g.len).min(end.max(t0 + 1));
+        let us: Vec<f64> = (0..n)
+            .map(|r| g.useful[r][start..stop].iter().sum::<f64>())
+            .collect();
+        let max_u = us.iter().copied().fold(0.0, f64::max);
+        let mean_u = us.iter().sum::<f64>() / n as f64;
+        let hi = |k: usize| (0..n).map(|r| g.ideal_at[r][k]).fold(0.0, f64::max);
+        let ideal = (hi(stop) - hi(start)).max(0.0);
+        let len = (t1 - t0) as f64;
+        let lb = if max_u > 0.0 { mean_u / max_u } else { 0.0 };
+        let ser = if ideal > 0.0 {
+            (max_u / ideal).min(1.0)
+        } else {
+            0.0
+        };
+        let trf = if len > 0.0 {
+            (ideal / len).min(1.0)
+        } else {
+            0.0
+        };
+        out.push(Window {
+            start_s: t0 as f64 * u,
+            end_s: t1 as f64 * u,
+            load_balance: lb,
+            serialisation: ser,
+            transfer: trf,
+            parallel_efficiency: lb * ser * trf,
+        });
+        start = stop;
+    }
+    out
+}

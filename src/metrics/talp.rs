@@ -1,0 +1,342 @@
+//! TALP (DLB) outputs: JSON of DLB 3.5, 3.6, 3.7 and later (every region of `Application`, and
+//! `Process` when present), and TALP's CSV (`-pop.csv` per region, `-process.csv` per rank).
+//! Fields that changed between versions are optional; times are integer nanoseconds.
+
+use super::tree::{DeviceTimes, HostTimes, LegacyHostTimes};
+use crate::error::{InputError, InputResult};
+use serde_json::{Map, Value};
+use std::path::{Path, PathBuf};
+
+/// How the host times of a region are given.
+#[derive(Debug, Clone, PartialEq)]
+pub enum HostSource {
+    /// DLB 3.6 and later: state times and `minMpiNormd*` (hybrid-v2).
+    Modern(HostTimes),
+    /// DLB 3.5: normalised useful times.
+    Legacy(LegacyHostTimes),
+}
+
+/// One monitoring region.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TalpRegion {
+    /// Region name (`Global` is always there).
+    pub name: String,
+    /// MPI ranks.
+    pub ranks: u32,
+    /// Nodes.
+    pub nodes: u32,
+    /// Elapsed time, seconds.
+    pub elapsed: f64,
+    /// Host times.
+    pub host: HostSource,
+    /// Device times, when the region saw GPUs.
+    pub device: Option<DeviceTimes>,
+    /// Cycles in useful time (0 without counters).
+    pub cycles: f64,
+    /// Instructions in useful time (0 without counters).
+    pub instructions: f64,
+    /// Useful time, seconds (for IPC and frequency).
+    pub useful: f64,
+    /// TALP's own printed efficiencies, by their JSON names.
+    pub printed: Vec<(String, f64)>,
+}
+
+/// One rank of one region (the `Process` section or `-process.csv`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TalpProcess {
+    /// Region name.
+    pub region: String,
+    /// MPI rank.
+    pub rank: u32,
+    /// Node id.
+    pub node: u32,
+    /// Elapsed, useful and MPI time, seconds.
+    pub elapsed: f64,
+    /// Useful time, seconds.
+    pub useful: f64,
+    /// MPI time, seconds.
+    pub mpi: f64,
+}
+
+/// A TALP output file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TalpFile {
+    /// Where it was read.
+    pub source: PathBuf,
+    /// `dlbVersion`, when given.
+    pub version: Option<String>,
+    /// The regions, in file order.
+    pub regions: Vec<TalpRegion>,
+    /// Per-rank records, when given.
+    pub processes: Vec<TalpProcess>,
+}
+
+/// The efficiencies TALP prints, by JSON name.
+pub const PRINTED: &[&str] = &[
+    "parallelEfficiency",
+    "mpiParallelEfficiency",
+    "mpiCommunicationEfficiency",
+    "mpiLoadBalance",
+    "mpiLoadBalanceIn",
+    "mpiLoadBalanceOut",
+    "ompParallelEfficiency",
+    "ompLoadBalance",
+    "ompSchedulingEfficiency",
+    "ompSerializationEfficiency",
+    "deviceOffloadEfficiency",
+    "gpuParallelEfficiency",
+    "gpuLoadBalance",
+    "gpuCommunicationEfficiency",
+    "gpuOrchestrationEfficiency",
+];
+
+struct Obj<'a> {
+    file: &'a Path,
+    path: String,
+    map: &'a Map<String, Value>,
+}
+
+impl Obj<'_> {
+    fn err(&self, key: &str, expected: &str, got: String) -> InputError {
+        InputError::Key {
+            file: self.file.to_path_buf(),
+            key: format!("{}.{key}", self.path),
+            expected: expected.into(),
+            got,
+        }
+    }
+
+    fn opt(&self, key: &str) -> InputResult<Option<f64>> {
+        match self.map.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(v) => match v
+                .as_f64()
+                .or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()))
+            {
+                Some(x) if x.is_finite() => Ok(Some(x)),
+                _ => Err(self.err(key, "a number", v.to_string())),
+            },
+        }
+    }
+
+    fn req(&self, key: &str) -> InputResult<f64> {
+        self.opt(key)?
+            .ok_or_else(|| self.err(key, "a number", "nothing (the key is missing)".into()))
+    }
+
+    fn ns(&self, key: &str) -> InputResult<f64> {
+        Ok(self.opt(key)?.unwrap_or(0.0) / 1e9)
+    }
+}
+
+fn region(
+    file: &Path,
+    path: String,
+    name: &str,
+    map: &Map<String, Value>,
+) -> InputResult<TalpRegion> {
+    let o = Obj { file, path, map };
+    let elapsed = o.req("elapsedTime")? / 1e9;
+    let useful = o.req("usefulTime")? / 1e9;
+    let cpus = o.opt("numCpus")?.unwrap_or(1.0);
+    let host = if o.opt("minMpiNormdProc")?.is_some()
+        || o.opt("usefulNomrdApp")?.is_none() && o.opt("usefulNormdApp")?.is_none()
+    {
+        HostSource::Modern(HostTimes {
+            elapsed,
+            useful,
+            mpi: o.ns("mpiTime")?,
+            mpi_worker_idle: o.ns("mpiWorkerIdleTime")?,
+            omp_load_imbalance: o.ns("ompLoadImbalanceTime")?,
+            omp_scheduling: o.ns("ompSchedulingTime")?,
+            omp_serialization: o.ns("ompSerializationTime")?,
+            gpu_runtime: o.ns("gpuRuntimeTime")?,
+            cpus,
+            min_mpi_normd_proc: o.ns("minMpiNormdProc")?,
+            min_mpi_normd_node: o.ns("minMpiNormdNode")?,
+        })
+    } else {
+        // DLB 3.5 spells it `usefulNomrdApp`; accept the corrected spelling too.
+        let app = match o.opt("usefulNomrdApp")? {
+            Some(v) => v,
+            None => o.req("usefulNormdApp")?,
+        };
+        HostSource::Legacy(LegacyHostTimes {
+            elapsed,
+            useful_normd_app: app / 1e9,
+            max_useful_normd_proc: o.req("maxUsefulNormdProc")? / 1e9,
+            max_useful_normd_node: o.req("maxUsefulNormdNode")? / 1e9,
+        })
+    };
+    let gpus = o.opt("numGpus")?.unwrap_or(0.0);
+    let gpu_useful = o.ns("gpuUsefulTime")?;
+    let device = if gpus > 0.0 || gpu_useful > 0.0 {
+        Some(DeviceTimes {
+            elapsed,
+            gpus,
+            gpu_useful,
+            max_gpu_useful: o.ns("maxGpuUsefulTime")?,
+            max_gpu_active: o.ns("maxGpuActiveTime")?,
+        })
+    } else {
+        None
+    };
+    let mut printed = Vec::new();
+    for k in PRINTED {
+        if let Some(v) = o.opt(k)? {
+            printed.push(((*k).to_string(), v));
+        }
+    }
+    Ok(TalpRegion {
+        name: name.to_string(),
+        ranks: o.opt("numMpiRanks")?.unwrap_or(0.0) as u32,
+        nodes: o.opt("numNodes")?.unwrap_or(1.0) as u32,
+        elapsed,
+        host,
+        device,
+        cycles: o.opt("cycles")?.unwrap_or(0.0),
+        instructions: o.opt("instructions")?.unwrap_or(0.0),
+        useful,
+        printed,
+    })
+}
+
+fn process(
+    file: &Path,
+    path: String,
+    region: &str,
+    map: &Map<String, Value>,
+    keys: [&str; 5],
+) -> InputResult<TalpProcess> {
+    let o = Obj { file, path, map };
+    Ok(TalpProcess {
+        region: region.to_string(),
+        rank: o.req(keys[0])? as u32,
+        node: o.opt(keys[1])?.unwrap_or(0.0) as u32,
+        elapsed: o.req(keys[2])? / 1e9,
+        useful: o.req(keys[3])? / 1e9,
+        mpi: o.opt(keys[4])?.unwrap_or(0.0) / 1e9,
+    })
+}
+
+/// Reads a TALP JSON document.
+pub fn from_json(file: &Path, text: &str) -> InputResult<TalpFile> {
+    let doc = crate::input::parse_json(file, text)?;
+    let top = doc.as_object().ok_or_else(|| InputError::Key {
+        file: file.to_path_buf(),
+        key: "(top level)".into(),
+        expected: "a TALP JSON object".into(),
+        got: "something else".into(),
+    })?;
+    let app = top
+        .get("Application")
+        .and_then(Value::as_object)
+        .ok_or_else(|| InputError::Key {
+            file: file.to_path_buf(),
+            key: "Application".into(),
+            expected: "a table of regions (TALP's --talp-summary=pop-metrics output)".into(),
+            got: "nothing".into(),
+        })?;
+    let mut regions = Vec::new();
+    for (name, v) in app {
+        let map = v.as_object().ok_or_else(|| InputError::Key {
+            file: file.to_path_buf(),
+            key: format!("Application.{name}"),
+            expected: "a region object".into(),
+            got: v.to_string(),
+        })?;
+        regions.push(region(file, format!("Application.{name}"), name, map)?);
+    }
+    let mut processes = Vec::new();
+    if let Some(procs) = top.get("Process").and_then(Value::as_object) {
+        for (name, list) in procs {
+            for (i, p) in list.as_array().into_iter().flatten().enumerate() {
+                if let Some(map) = p.as_object() {
+                    let keys = ["rank", "nodeId", "elapsedTime", "usefulTime", "mpiTime"];
+                    processes.push(process(
+                        file,
+                        format!("Process.{name}[{i}]"),
+                        name,
+                        map,
+                        keys,
+                    )?);
+                }
+            }
+        }
+    }
+    Ok(TalpFile {
+        source: file.to_path_buf(),
+        version: top
+            .get("dlbVersion")
+            .and_then(Value::as_str)
+            .map(String::from),
+        regions,
+        processes,
+    })
+}
+
+/// Reads TALP's CSV: the pop-metrics table (`name,numCpus,...`) or the process table
+/// (`Region,Rank,PID,...`), told apart by the header.
+pub fn from_csv(file: &Path, text: &str) -> InputResult<TalpFile> {
+    let mut rdr = csv::ReaderBuilder::new()
+        .has_headers(true)
+        .from_reader(text.as_bytes());
+    let headers = rdr
+        .headers()
+        .map_err(|e| syntax(file, e))?
+        .iter()
+        .map(|h| h.trim().to_string())
+        .collect::<Vec<_>>();
+    let pop = headers.first().is_some_and(|h| h == "name");
+    let proc_table = headers.first().is_some_and(|h| h == "Region");
+    if !pop && !proc_table {
+        return Err(InputError::Key {
+            file: file.to_path_buf(),
+            key: "line 1".into(),
+            expected:
+                "a TALP CSV header starting with `name,` (pop metrics) or `Region,` (processes)"
+                    .into(),
+            got: headers.join(","),
+        });
+    }
+    let mut out = TalpFile {
+        source: file.to_path_buf(),
+        version: None,
+        regions: Vec::new(),
+        processes: Vec::new(),
+    };
+    for (i, rec) in rdr.records().enumerate() {
+        let rec = rec.map_err(|e| syntax(file, e))?;
+        let line = i + 2;
+        let mut map = Map::new();
+        for (h, v) in headers.iter().zip(rec.iter()) {
+            map.insert(h.clone(), Value::String(v.trim().to_string()));
+        }
+        let name = rec.get(0).unwrap_or("").to_string();
+        if pop {
+            out.regions
+                .push(region(file, format!("line {line}"), &name, &map)?);
+        } else {
+            let keys = ["Rank", "NodeId", "ElapsedTime", "UsefulTime", "MPITime"];
+            out.processes
+                .push(process(file, format!("line {line}"), &name, &map, keys)?);
+        }
+    }
+    Ok(out)
+}
+
+fn syntax(file: &Path, e: csv::Error) -> InputError {
+    InputError::Syntax {
+        file: file.to_path_buf(),
+        format: "CSV",
+        detail: e.to_string(),
+    }
+}
+
+/// Reads a TALP output by its extension (`.json` or `.csv`).
+pub fn read(file: &Path, text: &str) -> InputResult<TalpFile> {
+    match file.extension().and_then(|e| e.to_str()) {
+        Some("csv") => from_csv(file, text),
+        _ => from_json(file, text),
+    }
+}
