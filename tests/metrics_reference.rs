@@ -267,3 +267,49 @@ fn text_output_is_a_tree_with_two_decimals() {
     assert!(out.contains("   - MPI Parallel efficiency"), "{out}");
     assert!(out.contains("0.63\n"), "{out}");
 }
+
+#[test]
+fn csv_rows_and_window_plots() {
+    let Some(f) = fixtures() else { return };
+    let talp = f.join("talp/test_hybrid_profile_1_0.json");
+    let (code, out, err) = jouleplan(&["metrics", "--csv", talp.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(
+        lines[0]
+            .starts_with("source,region,kind,ranks,elapsed_s,useful_s,host_parallel_efficiency,"),
+        "{}",
+        lines[0]
+    );
+    assert_eq!(lines.len(), 1 + 3, "one row per region: {out}");
+    assert!(
+        lines.iter().any(|l| l.contains("\"Global\",talp,2,")),
+        "{out}"
+    );
+
+    let trace = f.join("paraver/epoch/epoch_2proc.prv.gz");
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("w.svg");
+    let (code, _, err) = jouleplan(&[
+        "metrics",
+        trace.to_str().unwrap(),
+        "--window",
+        "500ms",
+        "--plot",
+        svg.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(
+        text.contains("metrics per window") && text.contains("serialisation"),
+        "plot lacks its legend"
+    );
+    let (code, _, err) = jouleplan(&[
+        "metrics",
+        trace.to_str().unwrap(),
+        "--plot",
+        svg.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--window DURATION or --adaptive N"), "{err}");
+}

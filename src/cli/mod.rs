@@ -92,6 +92,9 @@ pub struct MetricsArgs {
     /// Sends below this many bytes do not wait for the receiver in the critical-path replay.
     #[arg(long, value_name = "BYTES", default_value = "32768")]
     pub eager_limit: u64,
+    /// Skip the critical-path replay: aggregate metrics only (no serialisation, transfer, windows).
+    #[arg(long)]
+    pub no_critical_path: bool,
     /// Force the scaling mode instead of detecting it.
     #[arg(long, value_name = "strong|weak")]
     pub scaling: Option<String>,
@@ -499,6 +502,24 @@ pub fn run_metrics(args: &MetricsArgs, out: &mut dyn Write) -> anyhow::Result<()
             .into());
         }
     };
+    if let Some(p) = &args.plot {
+        if args.window.is_none() && args.adaptive.is_none() {
+            return Err(InputError::Argument {
+                flag: "--plot".into(),
+                expected: "windows to draw: add --window DURATION or --adaptive N".into(),
+                got: p.display().to_string(),
+            }
+            .into());
+        }
+        if p.extension().and_then(|e| e.to_str()) != Some("svg") {
+            return Err(InputError::Argument {
+                flag: "--plot".into(),
+                expected: "a file ending in .svg".into(),
+                got: p.display().to_string(),
+            }
+            .into());
+        }
+    }
     let mut runs = Vec::new();
     for f in &args.files {
         let name = f.to_string_lossy();
@@ -511,6 +532,7 @@ pub fn run_metrics(args: &MetricsArgs, out: &mut dyn Write) -> anyhow::Result<()
                     .map(|w| values::parse_duration("--window", w))
                     .transpose()?,
                 adaptive: args.adaptive,
+                no_critical_path: args.no_critical_path,
             };
             runs.push(crate::metrics::paraver::analyse(f, &opts)?);
             continue;

@@ -26,6 +26,8 @@ pub struct Options {
     pub window: Option<Seconds>,
     /// Adaptive windows: merge while some rank has fewer than this many MPI events.
     pub adaptive: Option<u32>,
+    /// Skip the critical-path replay (no serialisation, transfer or windows): aggregates only.
+    pub no_critical_path: bool,
 }
 
 /// What the header says.
@@ -143,7 +145,10 @@ struct Coll {
 
 struct Rank {
     clock: f64,
-    queue: BTreeMap<(u64, u64), Op>,
+    /// Ops by (time, priority, arrival): at equal times posts (send, receive post, collective
+    /// entry) run before waits (receive, rendezvous send, collective exit), and those before
+    /// bursts, as inside one MPI call.
+    queue: BTreeMap<(u64, u8, u64), Op>,
     useful: u64,
     instr: f64,
     cycles: f64,
@@ -239,6 +244,8 @@ struct Replay {
     next_msg: u64,
     grid: Option<Grid>,
     mismatched: u64,
+    /// Replay switched off: no operations are queued.
+    off: bool,
 }
 
 impl Replay {
@@ -249,8 +256,16 @@ impl Replay {
     }
 
     fn push(&mut self, rank: usize, t: u64, op: Op) {
+        if self.off {
+            return;
+        }
         self.seq += 1;
-        self.ranks[rank].queue.insert((t, self.seq), op);
+        let prio = match op {
+            Op::Send(_) | Op::RecvPost(_) | Op::CollEnter(..) => 0,
+            Op::Recv(_) | Op::SendWait(_) | Op::CollExit(..) => 1,
+            Op::Burst(_) => 2,
+        };
+        self.ranks[rank].queue.insert((t, prio, self.seq), op);
     }
 
     /// Executes every op before `horizon` that can run; returns whether anything ran.
@@ -258,16 +273,48 @@ impl Replay {
         loop {
             let mut progress = false;
             for r in 0..self.ranks.len() {
-                while let Some((&(t, s), &op)) = self.ranks[r].queue.first_key_value() {
-                    if t >= horizon || !self.exec(r, t, op) {
+                while let Some((&key, &op)) = self.ranks[r].queue.first_key_value() {
+                    if key.0 >= horizon || !self.exec(r, key.0, op) {
                         break;
                     }
-                    self.ranks[r].queue.remove(&(t, s));
+                    self.ranks[r].queue.remove(&key);
                     progress = true;
                 }
             }
             if !progress {
                 return;
+            }
+        }
+    }
+
+    /// One more op of message `m` has run; the message is forgotten when all have.
+    fn done(&mut self, m: u64) {
+        if let Some(e) = self.msgs.get_mut(&m) {
+            e.pending = e.pending.saturating_sub(1);
+            if e.pending == 0 {
+                self.msgs.remove(&m);
+            }
+        }
+    }
+
+    /// Ops that can never run (a receive whose send never came, a collective that never
+    /// filled): forces the first blocked op of each rank as local, then runs what follows;
+    /// returns how many were forced.
+    fn drain(&mut self) -> u64 {
+        let mut forced = 0;
+        loop {
+            self.run(u64::MAX);
+            let mut any = false;
+            for r in 0..self.ranks.len() {
+                if let Some((&key, _)) = self.ranks[r].queue.first_key_value() {
+                    self.ranks[r].queue.remove(&key);
+                    self.ranks[r].at = self.ranks[r].at.max(key.0);
+                    forced += 1;
+                    any = true;
+                }
+            }
+            if !any {
+                return forced;
             }
         }
     }
@@ -288,22 +335,32 @@ impl Replay {
                 return true;
             }
             Op::Send(m) => {
-                let e = self.msgs.entry(m).or_default();
-                e.send_clock = Some(before);
-                e.pending = e.pending.saturating_sub(1);
+                if let Some(e) = self.msgs.get_mut(&m) {
+                    e.send_clock = Some(before);
+                }
+                self.done(m);
             }
             Op::RecvPost(m) => {
-                let e = self.msgs.entry(m).or_default();
-                e.post_clock = Some(before);
-                e.pending = e.pending.saturating_sub(1);
+                if let Some(e) = self.msgs.get_mut(&m) {
+                    e.post_clock = Some(before);
+                }
+                self.done(m);
             }
-            Op::Recv(m) => match self.msgs.get(&m).and_then(|e| e.send_clock) {
-                Some(c) => self.ranks[r].clock = before.max(c),
-                None => return false,
+            Op::Recv(m) => match self.msgs.get(&m).map(|e| e.send_clock) {
+                Some(Some(c)) => {
+                    self.ranks[r].clock = before.max(c);
+                    self.done(m);
+                }
+                Some(None) => return false,
+                None => {}
             },
-            Op::SendWait(m) => match self.msgs.get(&m).and_then(|e| e.post_clock) {
-                Some(c) => self.ranks[r].clock = before.max(c),
-                None => return false,
+            Op::SendWait(m) => match self.msgs.get(&m).map(|e| e.post_clock) {
+                Some(Some(c)) => {
+                    self.ranks[r].clock = before.max(c);
+                    self.done(m);
+                }
+                Some(None) => return false,
+                None => {}
             },
             Op::CollEnter(comm, seq) => {
                 let c = self.colls.entry((comm, seq)).or_default();
@@ -333,19 +390,24 @@ impl Replay {
     }
 }
 
-fn fields(line: &[u8]) -> impl Iterator<Item = u64> + '_ {
-    line.split(|&b| b == b':').map(|f| {
-        let mut v: u64 = 0;
-        let mut ok = !f.is_empty();
-        for &c in f {
-            if c.is_ascii_digit() {
-                v = v.wrapping_mul(10).wrapping_add(u64::from(c - b'0'));
-            } else if c != b'\r' {
-                ok = false;
-            }
+/// Parses colon-separated unsigned integers into `out` in one pass; a field that is empty or
+/// not a number becomes `u64::MAX`.
+fn parse_fields(line: &[u8], out: &mut Vec<u64>) {
+    out.clear();
+    let (mut v, mut ok, mut any) = (0u64, true, false);
+    for &c in line {
+        let d = c.wrapping_sub(b'0');
+        if d < 10 {
+            v = v.wrapping_mul(10).wrapping_add(u64::from(d));
+            any = true;
+        } else if c == b':' {
+            out.push(if ok && any { v } else { u64::MAX });
+            (v, ok, any) = (0, true, false);
+        } else if c != b'\r' {
+            ok = false;
         }
-        if ok { v } else { u64::MAX }
-    })
+    }
+    out.push(if ok && any { v } else { u64::MAX });
 }
 
 /// Opens a trace, transparently gunzipping `.gz`.
@@ -394,8 +456,13 @@ pub fn analyse(path: &Path, opts: &Options) -> InputResult<Run> {
         comms: HashMap::new(),
         seq: 0,
         next_msg: 0,
-        grid: win_len.map(|l| Grid::new(n, header.end, l)),
+        grid: if opts.no_critical_path {
+            None
+        } else {
+            win_len.map(|l| Grid::new(n, header.end, l))
+        },
         mismatched: 0,
+        off: opts.no_critical_path,
     };
     let (mut lineno, mut skipped, mut comm_lines) = (1u64, 0u64, 0u32);
     let mut last_time = 0u64;
@@ -414,7 +481,8 @@ pub fn analyse(path: &Path, opts: &Options) -> InputResult<Run> {
         }
         if line.starts_with(b"c:") {
             comm_lines += 1;
-            let v: Vec<u64> = fields(&line[2..]).collect();
+            let mut v = Vec::new();
+            parse_fields(&line[2..], &mut v);
             if v.len() >= 3 && v[1] != u64::MAX {
                 let tasks: Vec<u32> = v[3..]
                     .iter()
@@ -426,8 +494,7 @@ pub fn analyse(path: &Path, opts: &Options) -> InputResult<Run> {
             }
             continue;
         }
-        vals.clear();
-        vals.extend(fields(line));
+        parse_fields(line, &mut vals);
         let kind = vals[0];
         let garbled = || {
             bad(
@@ -564,20 +631,24 @@ pub fn analyse(path: &Path, opts: &Options) -> InputResult<Run> {
                     rp.mismatched += 1;
                     continue;
                 }
+                if rp.off {
+                    continue;
+                }
                 let q = (recv_task - 1) as usize;
                 rp.next_msg += 1;
                 let m = rp.next_msg;
+                let rendezvous = size >= eager;
                 rp.msgs.insert(
                     m,
                     Msg {
-                        pending: 2,
+                        pending: if rendezvous { 4 } else { 3 },
                         ..Msg::default()
                     },
                 );
                 rp.push(r, lsend, Op::Send(m));
                 rp.push(q, lrecv.min(precv), Op::RecvPost(m));
                 rp.push(q, precv, Op::Recv(m));
-                if size >= eager {
+                if rendezvous {
                     rp.push(r, psend.max(lsend), Op::SendWait(m));
                 }
             }
@@ -586,18 +657,8 @@ pub fn analyse(path: &Path, opts: &Options) -> InputResult<Run> {
             rp.run(last_time);
         }
     }
-    rp.run(u64::MAX);
-    // Whatever is still blocked never matched: report and treat as local.
-    let mut unmatched = 0u64;
-    for r in 0..n {
-        while let Some((&(t, s), &op)) = rp.ranks[r].queue.first_key_value() {
-            rp.ranks[r].queue.remove(&(t, s));
-            if !rp.exec(r, t, op) {
-                unmatched += 1;
-            }
-            rp.run(u64::MAX);
-        }
-    }
+    // Whatever is still blocked never matched: reported, and treated as local.
+    let unmatched = rp.drain();
     finish(
         path,
         &header,
@@ -681,7 +742,11 @@ fn finish(
         useful_s: total_useful,
         host: None,
         device: None,
-        pop: Some(Pop::from_useful(&useful, runtime, Some(ideal))),
+        pop: Some(Pop::from_useful(
+            &useful,
+            runtime,
+            (!opts.no_critical_path).then_some(ideal),
+        )),
         counters: Counters::new(instr, cycles, total_useful),
         windows,
         talp_disagreements: Vec::new(),
