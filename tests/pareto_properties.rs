@@ -134,8 +134,12 @@ fn case_with(
 
 type Point = (f64, f64, (u32, u32, usize, u32), u64);
 
-/// Every configuration one by one, and the non-dominated set by definition.
-fn brute(model: &Model<'_>, space: &Space) -> (Vec<Point>, u64, Vec<(f64, f64)>) {
+/// Every configuration of the space, predicted one by one: the finite ones as `(T, E, key)`,
+/// and how many are saturated.
+fn every_config(
+    model: &Model<'_>,
+    space: &Space,
+) -> (Vec<(f64, f64, (u32, u32, usize, u32))>, u64) {
     let mut all = Vec::new();
     let mut saturated = 0;
     for &n in &space.nodes {
@@ -156,6 +160,12 @@ fn brute(model: &Model<'_>, space: &Space) -> (Vec<Point>, u64, Vec<(f64, f64)>)
             }
         }
     }
+    (all, saturated)
+}
+
+/// Every configuration one by one, and the non-dominated set by definition.
+fn brute(model: &Model<'_>, space: &Space) -> (Vec<Point>, u64, Vec<(f64, f64)>) {
+    let (all, saturated) = every_config(model, space);
     let mut front: Vec<Point> = Vec::new();
     for &(t, e, key) in &all {
         let dominated = all
@@ -311,24 +321,7 @@ fn ties_keep_the_smallest_configuration_and_count_the_others() {
 
 /// Non-dominated set by sorting on (T, E) and sweeping: independent of the search's pruning.
 fn sweep_front(model: &Model<'_>, space: &Space) -> Vec<Point> {
-    let mut all = Vec::new();
-    for &n in &space.nodes {
-        for &c in &space.cores {
-            for &fi in &space.freqs {
-                for &g in &space.gpus {
-                    let cfg = Config {
-                        nodes: n,
-                        cores: c,
-                        freq: model.machine.frequencies[fi],
-                        gpus: g,
-                    };
-                    if let Outcome::Finite(p) = model.predict(cfg).unwrap() {
-                        all.push((p.time.0, p.energy.0, (n, c, fi, g)));
-                    }
-                }
-            }
-        }
-    }
+    let (mut all, _) = every_config(model, space);
     all.sort_by(|a, b| {
         a.0.total_cmp(&b.0)
             .then(a.1.total_cmp(&b.1))

@@ -198,23 +198,14 @@ pub fn from_talp(file: &TalpFile) -> Vec<Run> {
                 let procs: Vec<_> = file.processes.iter().filter(|p| p.region == name).collect();
                 let useful: Vec<f64> = procs.iter().map(|p| p.useful).collect();
                 let runtime = procs.iter().map(|p| p.elapsed).fold(0.0, f64::max);
-                Run {
-                    source: file.source.display().to_string(),
-                    region: Some(name.to_string()),
-                    kind: "talp",
-                    ranks: procs.len() as u32,
-                    elapsed_s: runtime,
-                    useful_s: useful.iter().sum(),
-                    host: None,
-                    device: None,
-                    pop: Some(Pop::from_useful(&useful, runtime, None)),
-                    counters: None,
-                    windows: None,
-                    talp_disagreements: Vec::new(),
-                    notes: vec![
-                        "per-process table only: POP metrics from useful time per rank".into(),
-                    ],
-                }
+                from_ranks(
+                    &file.source.display().to_string(),
+                    Some(name),
+                    "talp",
+                    &useful,
+                    runtime,
+                    vec!["per-process table only: POP metrics from useful time per rank".into()],
+                )
             })
             .collect();
     }
@@ -238,16 +229,36 @@ pub fn from_mpip(r: &MpipReport) -> Run {
             )
         })
         .collect();
+    from_ranks(
+        &r.source.display().to_string(),
+        None,
+        "mpip",
+        &useful,
+        runtime,
+        notes,
+    )
+}
+
+/// A run known only by each rank's useful time and the runtime: POP load balance and
+/// communication, nothing else.
+fn from_ranks(
+    source: &str,
+    region: Option<&str>,
+    kind: &'static str,
+    useful: &[f64],
+    runtime: f64,
+    notes: Vec<String>,
+) -> Run {
     Run {
-        source: r.source.display().to_string(),
-        region: None,
-        kind: "mpip",
-        ranks: r.ranks.len() as u32,
+        source: source.to_string(),
+        region: region.map(String::from),
+        kind,
+        ranks: useful.len() as u32,
         elapsed_s: runtime,
         useful_s: useful.iter().sum(),
         host: None,
         device: None,
-        pop: Some(Pop::from_useful(&useful, runtime, None)),
+        pop: Some(Pop::from_useful(useful, runtime, None)),
         counters: None,
         windows: None,
         talp_disagreements: Vec::new(),
