@@ -133,13 +133,12 @@ fn case_with(
 }
 
 type Point = (f64, f64, (u32, u32, usize, u32), u64);
+/// `(T, E, key)` of one configuration.
+type Evaluated = (f64, f64, (u32, u32, usize, u32));
 
 /// Every configuration of the space, predicted one by one: the finite ones as `(T, E, key)`,
 /// and how many are saturated.
-fn every_config(
-    model: &Model<'_>,
-    space: &Space,
-) -> (Vec<(f64, f64, (u32, u32, usize, u32))>, u64) {
+fn every_config(model: &Model<'_>, space: &Space) -> (Vec<Evaluated>, u64) {
     let mut all = Vec::new();
     let mut saturated = 0;
     for &n in &space.nodes {
