@@ -39,8 +39,6 @@ pub struct Header {
     pub unit_s: f64,
     /// Tasks (ranks) of the first application.
     pub tasks: u32,
-    /// Communicators: id -> tasks (1-based).
-    pub comms: HashMap<u64, Vec<u32>>,
 }
 
 fn bad(file: &Path, line: u64, expected: &str, got: &str) -> InputError {
@@ -107,15 +105,7 @@ pub fn parse_header(file: &Path, line: &str) -> InputResult<(Header, u32)> {
         .next()
         .and_then(|t| t.parse().ok())
         .ok_or_else(|| bad(file, 1, "an application `nTasks(threads:node,...)`", appl))?;
-    Ok((
-        Header {
-            end,
-            unit_s,
-            tasks,
-            comms: HashMap::new(),
-        },
-        ncomms,
-    ))
+    Ok((Header { end, unit_s, tasks }, ncomms))
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -156,7 +146,6 @@ struct Rank {
     /// (begin, state) of the latest state record, and the state before it.
     state_now: (u64, u64),
     state_prev: u64,
-    mpi_events: u64,
     open_coll: Option<(u64, u64)>,
     coll_seq: HashMap<u64, u64>,
     /// Last executed op time, for windows.
@@ -174,7 +163,6 @@ impl Rank {
             in_mpi: false,
             state_now: (0, 0),
             state_prev: 0,
-            mpi_events: 0,
             open_coll: None,
             coll_seq: HashMap::new(),
             at: 0,
@@ -434,7 +422,7 @@ pub fn analyse(path: &Path, opts: &Options) -> InputResult<Run> {
     let mut buf = Vec::with_capacity(4096);
     rd.read_until(b'\n', &mut buf).map_err(read_err)?;
     let first = String::from_utf8_lossy(&buf).into_owned();
-    let (mut header, ncomms) = parse_header(path, &first)?;
+    let (header, ncomms) = parse_header(path, &first)?;
     let n = header.tasks as usize;
     if n == 0 {
         return Err(bad(path, 1, "at least one task", &first));
@@ -489,7 +477,6 @@ pub fn analyse(path: &Path, opts: &Options) -> InputResult<Run> {
                     .filter(|&&x| x != u64::MAX)
                     .map(|&x| x as u32)
                     .collect();
-                header.comms.insert(v[1], tasks.clone());
                 rp.comms.insert(v[1], tasks);
             }
             continue;
@@ -592,7 +579,6 @@ pub fn analyse(path: &Path, opts: &Options) -> InputResult<Run> {
                 }
                 if let Some(entry) = mpi {
                     rk.in_mpi = entry;
-                    rk.mpi_events += 1;
                     if let Some(g) = rp.grid.as_mut() {
                         let k = g.idx(t);
                         g.events[r][k] += 1;
