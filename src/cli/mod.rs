@@ -190,13 +190,20 @@ pub struct SlurmArgs {
 
 /// Where the machine and the workload come from.
 #[derive(Debug, Args, Default)]
-pub struct InputArgs {
+pub struct SourceArgs {
     /// Machine description (TOML) or the name of a bundled one [default: xeon-phi-57c].
     #[arg(long, value_name = "FILE")]
     pub machine: Option<String>,
     /// Workload profile (JSON) or the name of a bundled one [default: spmv-xeon-phi].
     #[arg(long, value_name = "FILE")]
     pub profile: Option<String>,
+}
+
+/// The inputs and the output format.
+#[derive(Debug, Args, Default)]
+pub struct InputArgs {
+    #[command(flatten)]
+    pub source: SourceArgs,
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
@@ -267,12 +274,8 @@ pub struct PlanArgs {
 /// `jouleplan report`.
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// Machine description (TOML) or the name of a bundled one [default: xeon-phi-57c].
-    #[arg(long, value_name = "FILE")]
-    pub machine: Option<String>,
-    /// Workload profile (JSON) or the name of a bundled one [default: spmv-xeon-phi].
-    #[arg(long, value_name = "FILE")]
-    pub profile: Option<String>,
+    #[command(flatten)]
+    pub source: SourceArgs,
     #[command(flatten)]
     pub space: SpaceArgs,
     #[command(flatten)]
@@ -398,8 +401,8 @@ pub fn resolve(
 /// Runs `plan`; returns the plan for the caller to choose the exit code.
 pub fn run_plan(args: &PlanArgs, out: &mut dyn Write) -> anyhow::Result<Plan> {
     let inp = resolve(
-        args.inputs.machine.as_deref(),
-        args.inputs.profile.as_deref(),
+        args.inputs.source.machine.as_deref(),
+        args.inputs.source.profile.as_deref(),
         &args.space,
         &args.query,
     )?;
@@ -459,8 +462,7 @@ pub fn run_plan(args: &PlanArgs, out: &mut dyn Write) -> anyhow::Result<Plan> {
             &provenance(&inp.machine, &inp.profile, reason),
             &opts,
         )?;
-        slurm::write_script(path, &script)
-            .map_err(|e| anyhow::anyhow!("{}: cannot write: {e}", path.display()))?;
+        save(path, script.as_bytes(), true)?;
         eprintln!(
             "wrote job script {} for {}",
             path.display(),
@@ -585,8 +587,8 @@ fn check_plot_path(p: &Path) -> InputResult<()> {
 /// Runs `report`: writes the report folder and says what it wrote.
 pub fn run_report(args: &ReportArgs, out: &mut dyn Write) -> anyhow::Result<Plan> {
     let inp = resolve(
-        args.machine.as_deref(),
-        args.profile.as_deref(),
+        args.source.machine.as_deref(),
+        args.source.profile.as_deref(),
         &args.space,
         &args.query,
     )?;
@@ -618,7 +620,7 @@ pub fn run_report(args: &ReportArgs, out: &mut dyn Write) -> anyhow::Result<Plan
         ("index.html", html.as_bytes()),
     ];
     for (name, bytes) in files {
-        write_atomic(&dir.join(name), bytes)?;
+        save(&dir.join(name), bytes, false)?;
         writeln!(out, "wrote {}", dir.join(name).display())?;
     }
     let png = dir.join("pareto.png");
@@ -627,24 +629,16 @@ pub fn run_report(args: &ReportArgs, out: &mut dyn Write) -> anyhow::Result<Plan
     Ok(plan)
 }
 
-/// Writes a file through a temporary sibling and a rename, so no half-written file is left.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = path.with_file_name(format!(".{name}.jouleplan-tmp"));
-    std::fs::write(&tmp, bytes)
-        .map_err(|e| anyhow::anyhow!("{}: cannot write: {e}", tmp.display()))?;
-    std::fs::rename(&tmp, path)
-        .map_err(|e| anyhow::anyhow!("{}: cannot write: {e}", path.display()))?;
-    Ok(())
+/// Writes a file atomically, naming it when that fails.
+fn save(path: &Path, bytes: &[u8], executable: bool) -> anyhow::Result<()> {
+    crate::report::write_atomic(path, bytes, executable)
+        .map_err(|e| anyhow::anyhow!("{}: cannot write: {e}", path.display()))
 }
 
 /// Runs `slurm`: a job script for one configuration.
 pub fn run_slurm(args: &SlurmArgs, out: &mut dyn Write) -> anyhow::Result<()> {
-    let machine = load_machine(args.inputs.machine.as_deref())?;
-    let profile = load_profile(args.inputs.profile.as_deref())?;
+    let machine = load_machine(args.inputs.source.machine.as_deref())?;
+    let profile = load_profile(args.inputs.source.profile.as_deref())?;
     let config = values::parse_config("--config", &args.config)?;
     let opts = args.job.options(&profile.program)?;
     let model = Model::new(&machine, &profile)?;
@@ -670,8 +664,7 @@ pub fn run_slurm(args: &SlurmArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     )?;
     match &args.sbatch {
         Some(path) => {
-            slurm::write_script(path, &script)
-                .map_err(|e| anyhow::anyhow!("{}: cannot write: {e}", path.display()))?;
+            save(path, script.as_bytes(), true)?;
             eprintln!("wrote job script {}", path.display());
         }
         None => out.write_all(script.as_bytes())?,
@@ -681,8 +674,8 @@ pub fn run_slurm(args: &SlurmArgs, out: &mut dyn Write) -> anyhow::Result<()> {
 
 /// Runs `predict`.
 pub fn run_predict(args: &PredictArgs, out: &mut dyn Write) -> anyhow::Result<()> {
-    let machine = load_machine(args.inputs.machine.as_deref())?;
-    let profile = load_profile(args.inputs.profile.as_deref())?;
+    let machine = load_machine(args.inputs.source.machine.as_deref())?;
+    let profile = load_profile(args.inputs.source.profile.as_deref())?;
     let config = values::parse_config("--config", &args.config)?;
     let model = Model::new(&machine, &profile)?;
     let view = model.predict(config)?;

@@ -8,7 +8,6 @@ use crate::error::{InputError, InputResult};
 use crate::model::Prediction;
 use crate::units::{Seconds, fmt_duration, fmt_energy};
 use std::fmt::Write as _;
-use std::path::Path;
 
 /// Where the prediction came from, for the script's header.
 #[derive(Debug, Clone)]
@@ -260,27 +259,6 @@ pub fn job_script(p: &Prediction, prov: &Provenance, opts: &JobOptions) -> Input
 fn slurm_elapsed(t: Seconds) -> String {
     let s = t.0.round() as u64;
     format!("{:02}:{:02}:{:02}", s / 3600, (s % 3600) / 60, s % 60)
-}
-
-/// Writes `text` to `path` atomically (a temporary file in the same folder, then a rename) and
-/// makes it executable.
-pub fn write_script(path: &Path, text: &str) -> std::io::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.jouleplan-tmp"));
-    std::fs::write(&tmp, text)?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o755))?;
-    }
-    std::fs::rename(&tmp, path)
 }
 
 #[cfg(test)]
