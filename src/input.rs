@@ -320,6 +320,27 @@ impl<'a> Fields<'a> {
             .collect()
     }
 
+    /// An optional list of strings; empty when absent.
+    pub fn opt_str_list(&mut self, key: &'a str) -> InputResult<Vec<String>> {
+        match self.get(key) {
+            None => Ok(Vec::new()),
+            Some(Value::Array(a)) => a
+                .iter()
+                .enumerate()
+                .map(|(i, v)| match v {
+                    Value::String(s) => Ok(s.clone()),
+                    other => Err(self.error(&format!("{key}[{i}]"), "a string", describe(other))),
+                })
+                .collect(),
+            Some(other) => Err(self.error(key, "a list of strings", describe(other))),
+        }
+    }
+
+    /// Marks `key` as known whatever it holds (a section kept for other readers).
+    pub fn opt_any(&mut self, key: &'a str) -> Option<&'a Value> {
+        self.get(key)
+    }
+
     /// A free-form table of strings (provenance notes), or empty when absent.
     pub fn notes(&mut self, key: &'a str) -> InputResult<Vec<(String, String)>> {
         match self.get(key) {

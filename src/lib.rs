@@ -9,6 +9,7 @@ pub mod calibrate;
 pub mod cli;
 pub mod error;
 pub mod input;
+pub mod measure;
 pub mod metrics;
 pub mod model;
 pub mod report;

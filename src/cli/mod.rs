@@ -1,6 +1,7 @@
 //! The command line: clap structs become validated domain types in one step
 //! ([`Inputs::resolve`]); the model and the search never see clap.
 
+pub mod profile;
 pub mod values;
 
 use crate::error::{InputError, InputResult};
@@ -69,6 +70,9 @@ pub enum Command {
     Report(ReportArgs),
     /// Efficiency metrics from TALP outputs, Paraver traces and mpiP reports.
     Metrics(MetricsArgs),
+    /// Measure the program on this node at each (cores, frequency, GPUs) point and write the
+    /// workload profile that `plan` reads.
+    Profile(profile::ProfileArgs),
 }
 
 /// `jouleplan metrics`.
@@ -736,6 +740,7 @@ pub fn main_with(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32 {
         Command::Predict(a) => run_predict(&a, &mut out).map(|()| 0),
         Command::Slurm(a) => run_slurm(&a, &mut out).map(|()| 0),
         Command::Metrics(a) => run_metrics(&a, &mut out).map(|()| 0),
+        Command::Profile(a) => profile::run_profile(&a, &mut out),
         Command::Report(a) => run_report(&a, &mut out).map(|p| {
             if p.answer.feasible {
                 0

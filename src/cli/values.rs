@@ -265,3 +265,17 @@ mod tests {
         assert!(parse_fraction("--slowdown", "-0.1").is_err());
     }
 }
+
+/// Parses a list of frequencies in GHz (`2.4,1.8`) for `profile`, in Hz.
+pub fn parse_ghz_values(flag: &str, spec: &str) -> InputResult<Vec<f64>> {
+    let expected = "frequencies in GHz separated by commas (2.4,1.8)";
+    let mut out = Vec::new();
+    for part in spec.split(',') {
+        match part.trim().parse::<f64>() {
+            Ok(v) if v.is_finite() && v > 0.0 && v <= 50.0 => out.push(v * 1e9),
+            Ok(v) if v > 50.0 => return Err(bad(flag, &format!("GHz, not MHz or Hz: {expected}"), part.trim())),
+            _ => return Err(bad(flag, expected, part.trim())),
+        }
+    }
+    Ok(out)
+}

@@ -39,7 +39,8 @@ impl Growth {
         }
     }
 
-    fn name(self) -> &'static str {
+    /// The name used in profile files.
+    pub fn name(self) -> &'static str {
         match self {
             Growth::Constant => "constant",
             Growth::Neighbours(_) => "neighbours",
@@ -143,6 +144,8 @@ pub struct Profile {
     pub baseline: Vec<BaselinePoint>,
     /// Provenance: key -> how it was obtained.
     pub provenance: Vec<(String, String)>,
+    /// What the profile could not measure and what is assumed instead; `plan` shows each.
+    pub assumptions: Vec<String>,
     /// The file it was read from.
     pub file: PathBuf,
     /// SHA-256 of the file's text.
@@ -231,6 +234,9 @@ impl Profile {
             baseline.push(point);
         }
         let provenance = root.notes("provenance")?;
+        let assumptions = root.opt_str_list("assumptions")?;
+        // The raw runs of `jouleplan profile`: kept for `--resume` and for readers, not the model.
+        root.opt_any("sweep");
         root.finish()?;
         Ok(Profile {
             program,
@@ -241,6 +247,7 @@ impl Profile {
             communication,
             baseline,
             provenance,
+            assumptions,
             file: path.to_path_buf(),
             digest: input::sha256_hex(text),
             index,
@@ -339,6 +346,9 @@ impl Profile {
             "baseline": points,
             "provenance": prov,
         });
+        if !self.assumptions.is_empty() {
+            doc["assumptions"] = json!(self.assumptions);
+        }
         if let Some(m) = self.memory_footprint_gib {
             doc["memory_footprint_gib"] = json!(m);
         }
@@ -363,6 +373,7 @@ impl Profile {
             communication,
             baseline,
             provenance,
+            assumptions: Vec::new(),
             file: PathBuf::from("(built in memory)"),
             digest: String::new(),
             index: HashMap::new(),

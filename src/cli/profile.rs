@@ -1,0 +1,316 @@
+//! `jouleplan profile`: flags -> validated sweep options -> the measure stage.
+
+use super::values;
+use crate::error::InputError;
+use crate::measure::cpu;
+use crate::measure::mpi::Profiler;
+use crate::measure::record::Header;
+use crate::measure::sweep::{self, Options, Roots};
+use crate::model::workload::Growth;
+use clap::Args;
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+
+/// `jouleplan profile`.
+#[derive(Debug, Args, Default)]
+pub struct ProfileArgs {
+    /// Core counts to measure (1-4,8) [default: every count from 1 to the machine's cores].
+    #[arg(long, value_name = "SPEC")]
+    pub cores: Option<String>,
+    /// Core frequencies in GHz (2.4,1.8); set through cpufreq or srun [default: the frequency
+    /// the machine runs at].
+    #[arg(long, value_name = "GHZ,...")]
+    pub freqs: Option<String>,
+    /// GPU counts (0,1,2): the first g GPUs are made visible [default: 0].
+    #[arg(long, value_name = "SPEC")]
+    pub gpus: Option<String>,
+    /// MPI ranks per run, through mpirun (srun inside a Slurm job) or --launcher.
+    #[arg(long, value_name = "N", default_value = "1")]
+    pub ranks: u32,
+    /// Launcher before the command, one shell-quoted string with {ranks}, {threads} and {khz}
+    /// placeholders ('mpiexec -n {ranks}').
+    #[arg(long, value_name = "CMD")]
+    pub launcher: Option<String>,
+    /// Runs per point.
+    #[arg(long, value_name = "K", default_value = "1")]
+    pub repeat: u32,
+    /// Iterations of the measured run (S_s).
+    #[arg(long, value_name = "S_s", default_value = "1")]
+    pub iterations: f64,
+    /// Iterations of the run to plan (S) [default: S_s].
+    #[arg(long, value_name = "S")]
+    pub target_iterations: Option<f64>,
+    /// How messages per rank grow with nodes: constant, log2, all_to_all, neighbours:K.
+    #[arg(long, value_name = "LAW", default_value = "constant")]
+    pub growth: String,
+    /// Program name in the profile [default: the command's file name].
+    #[arg(long, value_name = "NAME")]
+    pub program: Option<String>,
+    /// The profile to write.
+    #[arg(long, value_name = "FILE", default_value = "profile.json")]
+    pub output: PathBuf,
+    /// Continue the sweep in --output: runs already there are skipped.
+    #[arg(long)]
+    pub resume: bool,
+    /// Stop a run after this long (90s, 15m) and record it as failed.
+    #[arg(long, value_name = "DURATION")]
+    pub timeout: Option<String>,
+    /// Total and memory stall events as perf raw codes (r04a3,r14a3) for CPUs jouleplan does
+    /// not know.
+    #[arg(long, value_name = "TOTAL,MEM")]
+    pub stall_events: Option<String>,
+    /// MPI profiler preloaded into the runs (mpip or talp) whose output gives eta and nu.
+    #[arg(long, value_name = "mpip|talp")]
+    pub mpi_profiler: Option<String>,
+    /// Import a `perf stat -x,` capture from a cluster node as the point --cores/--freqs
+    /// instead of running anything.
+    #[arg(long, value_name = "FILE")]
+    pub perf_stat: Option<PathBuf>,
+    /// Wall time of the imported run when the capture has no duration_time (12.5s).
+    #[arg(long, value_name = "DURATION", requires = "perf_stat")]
+    pub wall_time: Option<String>,
+    /// Root of the powercap tree (tests, containers).
+    #[arg(long, value_name = "DIR", default_value = "/sys/class/powercap", hide = true)]
+    pub powercap_root: PathBuf,
+    /// Root of the cpufreq tree (tests, containers).
+    #[arg(long, value_name = "DIR", default_value = "/sys/devices/system/cpu", hide = true)]
+    pub cpu_root: PathBuf,
+    /// The program and its arguments.
+    #[arg(last = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
+}
+
+fn parse_growth(s: &str) -> Result<Growth, InputError> {
+    let bad = || InputError::Argument {
+        flag: "--growth".into(),
+        expected: "constant, log2, all_to_all or neighbours:K".into(),
+        got: s.into(),
+    };
+    Ok(match s {
+        "constant" => Growth::Constant,
+        "log2" => Growth::Log2,
+        "all_to_all" => Growth::AllToAll,
+        _ => match s.strip_prefix("neighbours:") {
+            Some(k) => Growth::Neighbours(k.parse().ok().filter(|&k| k > 0).ok_or_else(bad)?),
+            None => return Err(bad()),
+        },
+    })
+}
+
+fn options(a: &ProfileArgs) -> anyhow::Result<Options> {
+    let import = a.perf_stat.is_some();
+    if a.command.is_empty() && !import {
+        return Err(InputError::Argument {
+            flag: "COMMAND".into(),
+            expected: "the program to measure after `--` (jouleplan profile --cores 1,2 -- ./app)"
+                .into(),
+            got: "nothing".into(),
+        }
+        .into());
+    }
+    let positive = |flag: &str, v: f64| -> Result<f64, InputError> {
+        if v.is_finite() && v > 0.0 {
+            Ok(v)
+        } else {
+            Err(InputError::Argument {
+                flag: flag.into(),
+                expected: "a positive number".into(),
+                got: v.to_string(),
+            })
+        }
+    };
+    let baseline_iterations = positive("--iterations", a.iterations)?;
+    let target_iterations = positive(
+        "--target-iterations",
+        a.target_iterations.unwrap_or(baseline_iterations),
+    )?;
+    if a.ranks == 0 || a.repeat == 0 {
+        return Err(InputError::Argument {
+            flag: if a.ranks == 0 { "--ranks" } else { "--repeat" }.into(),
+            expected: "at least 1".into(),
+            got: "0".into(),
+        }
+        .into());
+    }
+    let cores = match &a.cores {
+        Some(s) => values::parse_int_spec("--cores", s)?,
+        None => {
+            let n = sweep::core_cpus(&a.cpu_root).len().max(1) as u32;
+            (1..=n).collect()
+        }
+    };
+    if cores.contains(&0) {
+        return Err(InputError::Argument {
+            flag: "--cores".into(),
+            expected: "core counts of at least 1".into(),
+            got: "0".into(),
+        }
+        .into());
+    }
+    let freqs = a
+        .freqs
+        .as_deref()
+        .map(|s| values::parse_ghz_values("--freqs", s))
+        .transpose()?;
+    let gpus = match &a.gpus {
+        Some(s) => {
+            let mut v = values::parse_int_spec("--gpus", s)?;
+            v.sort_unstable();
+            v
+        }
+        None => vec![0],
+    };
+    let launcher = a
+        .launcher
+        .as_deref()
+        .map(|s| {
+            shlex::split(s).ok_or_else(|| InputError::Argument {
+                flag: "--launcher".into(),
+                expected: "a shell-quoted command".into(),
+                got: s.into(),
+            })
+        })
+        .transpose()?;
+    let timeout = a
+        .timeout
+        .as_deref()
+        .map(|t| values::parse_duration("--timeout", t))
+        .transpose()?
+        .map(|s| std::time::Duration::from_secs_f64(s.0));
+    let stall_override = a
+        .stall_events
+        .as_deref()
+        .map(|s| {
+            cpu::parse_stall_override(s).map_err(|e| InputError::Argument {
+                flag: "--stall-events".into(),
+                expected: e,
+                got: s.into(),
+            })
+        })
+        .transpose()?;
+    let mpi_profiler = match a.mpi_profiler.as_deref() {
+        None => None,
+        Some("mpip") => Some(Profiler::Mpip),
+        Some("talp") => Some(Profiler::Talp),
+        Some(other) => {
+            return Err(InputError::Argument {
+                flag: "--mpi-profiler".into(),
+                expected: "mpip or talp".into(),
+                got: other.into(),
+            }
+            .into());
+        }
+    };
+    let program = a.program.clone().unwrap_or_else(|| {
+        a.command
+            .first()
+            .and_then(|c| std::path::Path::new(c).file_name())
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "imported".into())
+    });
+    let mut notes = vec![(
+        "iterations".to_string(),
+        match a.target_iterations {
+            Some(_) => "baseline and target iterations from --iterations / --target-iterations"
+                .to_string(),
+            None => "target iterations = baseline iterations (no --target-iterations)".to_string(),
+        },
+    )];
+    notes.push((
+        "communication.growth".into(),
+        format!("--growth {} (not measured)", a.growth),
+    ));
+    let command = if import {
+        vec![format!(
+            "(perf stat capture) {}",
+            a.command.join(" ")
+        )]
+    } else {
+        a.command.clone()
+    };
+    Ok(Options {
+        command,
+        cores,
+        freqs,
+        gpus,
+        ranks: a.ranks,
+        launcher,
+        repeat: a.repeat,
+        timeout,
+        output: a.output.clone(),
+        resume: a.resume,
+        header: Header {
+            program,
+            description: format!(
+                "measured by `jouleplan profile` ({})",
+                a.command.join(" ")
+            ),
+            baseline_iterations,
+            target_iterations,
+            growth: parse_growth(&a.growth)?,
+            notes,
+        },
+        stall_override,
+        mpi_profiler,
+        roots: Roots {
+            powercap: a.powercap_root.clone(),
+            cpu: a.cpu_root.clone(),
+            ..Roots::default()
+        },
+        progress_bar: std::io::stderr().is_terminal(),
+    })
+}
+
+/// Exit code when Ctrl-C stopped the sweep (what was measured is saved).
+pub const EXIT_INTERRUPTED: i32 = 130;
+/// Exit code when some runs failed (the others are saved).
+pub const EXIT_RUNS_FAILED: i32 = 4;
+
+/// Runs `profile`; returns the exit code.
+pub fn run_profile(a: &ProfileArgs, out: &mut dyn Write) -> anyhow::Result<i32> {
+    let o = options(a)?;
+    if let Some(capture) = &a.perf_stat {
+        let wall = a
+            .wall_time
+            .as_deref()
+            .map(|w| values::parse_duration("--wall-time", w))
+            .transpose()?
+            .map(|s| s.0);
+        let r = sweep::import_perf_stat(&o, capture, wall)?;
+        writeln!(
+            out,
+            "imported {} as {} cores at {:.3} GHz ({:.3} s) into {}",
+            capture.display(),
+            r.cores,
+            r.freq_hz / 1e9,
+            r.wall_s,
+            o.output.display()
+        )?;
+        return Ok(0);
+    }
+    let mut log = |l: &str| eprintln!("{l}");
+    let res = sweep::run(&o, &mut log)?;
+    writeln!(
+        out,
+        "{}: {} runs made, {} already there, {} failed{}",
+        o.output.display(),
+        res.runs_made,
+        res.runs_skipped,
+        res.failed.len(),
+        if res.complete { "; sweep complete" } else { "; sweep not complete" }
+    )?;
+    for m in &res.unsupported {
+        writeln!(out, "{}", m.reason)?;
+    }
+    for f in &res.failed {
+        writeln!(out, "failed: {f}")?;
+    }
+    if res.interrupted {
+        writeln!(
+            out,
+            "interrupted: every finished run is saved; continue with --resume"
+        )?;
+        return Ok(EXIT_INTERRUPTED);
+    }
+    Ok(if res.failed.is_empty() { 0 } else { EXIT_RUNS_FAILED })
+}

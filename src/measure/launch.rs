@@ -1,0 +1,238 @@
+//! Starting the measured program: `fork`, bind to the chosen cores, wait for the go-ahead, then
+//! `exec`. Counters are opened on the child between the two (so `enable_on_exec` starts them at
+//! the program's first instruction), and the child leads its own process group so a timeout or
+//! Ctrl-C stops the whole tree. The tail of its stderr is kept for the record.
+
+use std::ffi::CString;
+use std::io::Read;
+use std::os::fd::{FromRawFd, OwnedFd, RawFd};
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::time::{Duration, Instant};
+
+/// Process group of the run in progress (0 when none), for the Ctrl-C handler.
+pub static CURRENT_PGID: AtomicI32 = AtomicI32::new(0);
+
+/// What to start.
+#[derive(Debug, Clone)]
+pub struct Spec {
+    /// Program and arguments (`argv[0]` is looked up in `PATH`).
+    pub argv: Vec<String>,
+    /// Environment variables set on top of jouleplan's own.
+    pub env: Vec<(String, String)>,
+    /// Logical CPUs the child is bound to (empty: not bound).
+    pub cpus: Vec<usize>,
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Exit {
+    /// Exit status, when it exited.
+    pub code: Option<i32>,
+    /// Signal that ended it, when one did.
+    pub signal: Option<i32>,
+    /// Whether jouleplan stopped it at the time limit.
+    pub timed_out: bool,
+    /// Wall time from release to exit, seconds.
+    pub wall_s: f64,
+    /// User + system CPU time of the child and its waited-for descendants (rusage), seconds.
+    pub rusage_cpu_s: f64,
+    /// The last lines of its stderr.
+    pub stderr_tail: String,
+}
+
+impl Exit {
+    /// Whether the run succeeded.
+    pub fn ok(&self) -> bool {
+        self.code == Some(0) && !self.timed_out
+    }
+
+    /// One line saying how it failed.
+    pub fn failure(&self) -> String {
+        if self.timed_out {
+            "stopped at the time limit".into()
+        } else if let Some(s) = self.signal {
+            format!("killed by signal {s}")
+        } else {
+            format!("exit status {}", self.code.unwrap_or(-1))
+        }
+    }
+}
+
+/// A child that exists but has not called `exec` yet.
+pub struct Paused {
+    /// Its pid (and process group).
+    pub pid: i32,
+    go: Option<OwnedFd>,
+    err: Option<OwnedFd>,
+}
+
+fn cstr(s: &str) -> std::io::Result<CString> {
+    CString::new(s).map_err(|_| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("{s:?} holds a NUL byte"),
+        )
+    })
+}
+
+fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0 as RawFd; 2];
+    // SAFETY: pipe2 fills the two descriptors on success.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: both are fresh descriptors we own.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+/// Forks the child, paused before `exec`.
+pub fn spawn_paused(spec: &Spec) -> std::io::Result<Paused> {
+    use std::os::fd::AsRawFd;
+    if spec.argv.is_empty() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "no command to run",
+        ));
+    }
+    // Everything the child needs is built before fork: after it, only async-signal-safe calls.
+    let argv: Vec<CString> = spec.argv.iter().map(|a| cstr(a)).collect::<Result<_, _>>()?;
+    let mut envs: Vec<(String, String)> = std::env::vars()
+        .filter(|(k, _)| !spec.env.iter().any(|(k2, _)| k2 == k))
+        .collect();
+    envs.extend(spec.env.iter().cloned());
+    let envp: Vec<CString> = envs
+        .iter()
+        .map(|(k, v)| cstr(&format!("{k}={v}")))
+        .collect::<Result<_, _>>()?;
+    let mut argv_p: Vec<*const libc::c_char> = argv.iter().map(|c| c.as_ptr()).collect();
+    argv_p.push(std::ptr::null());
+    let mut envp_p: Vec<*const libc::c_char> = envp.iter().map(|c| c.as_ptr()).collect();
+    envp_p.push(std::ptr::null());
+    // SAFETY: cpu_set_t is plain data; CPU_SET writes inside it.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    for &c in &spec.cpus {
+        unsafe { libc::CPU_SET(c, &mut set) };
+    }
+    let bind = !spec.cpus.is_empty();
+    let devnull = cstr("/dev/null")?;
+    let (go_r, go_w) = pipe()?;
+    let (err_r, err_w) = pipe()?;
+    // SAFETY: the child calls only async-signal-safe functions before exec or _exit.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    if pid == 0 {
+        unsafe {
+            libc::setpgid(0, 0);
+            if bind {
+                libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+            }
+            let null = libc::open(devnull.as_ptr(), libc::O_RDWR);
+            if null >= 0 {
+                libc::dup2(null, 0);
+                libc::dup2(null, 1);
+            }
+            libc::dup2(err_w.as_raw_fd(), 2);
+            let mut b = 0u8;
+            let n = libc::read(go_r.as_raw_fd(), (&mut b as *mut u8).cast(), 1);
+            if n != 1 {
+                libc::_exit(125);
+            }
+            libc::execvpe(argv_p[0], argv_p.as_ptr(), envp_p.as_ptr());
+            let msg = b"jouleplan: exec failed: the command was not found or is not executable\n";
+            libc::write(2, msg.as_ptr().cast(), msg.len());
+            libc::_exit(127);
+        }
+    }
+    drop(go_r);
+    drop(err_w);
+    Ok(Paused {
+        pid,
+        go: Some(go_w),
+        err: Some(err_r),
+    })
+}
+
+impl Paused {
+    /// Lets the child `exec`, then waits for it (up to `limit`), keeping its stderr tail.
+    pub fn release_and_wait(mut self, limit: Option<Duration>) -> std::io::Result<Exit> {
+        use std::os::fd::AsRawFd;
+        CURRENT_PGID.store(self.pid, Ordering::SeqCst);
+        let err = self.err.take().map(std::fs::File::from);
+        let reader = std::thread::spawn(move || {
+            let Some(mut err) = err else {
+                return Vec::new();
+            };
+            let mut tail: Vec<u8> = Vec::new();
+            let mut buf = [0u8; 8192];
+            while let Ok(n) = err.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                tail.extend_from_slice(&buf[..n]);
+                if tail.len() > 16384 {
+                    tail.drain(..tail.len() - 8192);
+                }
+            }
+            tail
+        });
+        let start = Instant::now();
+        if let Some(go) = self.go.take() {
+            let b = [1u8];
+            // SAFETY: writing one byte from a live buffer to our pipe.
+            unsafe { libc::write(go.as_raw_fd(), b.as_ptr().cast(), 1) };
+        }
+        let mut status = 0;
+        // SAFETY: rusage is plain data filled by wait4.
+        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+        let mut timed_out = false;
+        loop {
+            let r = unsafe { libc::wait4(self.pid, &mut status, libc::WNOHANG, &mut ru) };
+            if r == self.pid {
+                break;
+            }
+            if r < 0 {
+                let e = std::io::Error::last_os_error();
+                if e.kind() != std::io::ErrorKind::Interrupted {
+                    return Err(e);
+                }
+            }
+            if !timed_out && limit.is_some_and(|l| start.elapsed() > l) {
+                timed_out = true;
+                // SAFETY: signals the child's own process group.
+                unsafe { libc::kill(-self.pid, libc::SIGKILL) };
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        let wall_s = start.elapsed().as_secs_f64();
+        CURRENT_PGID.store(0, Ordering::SeqCst);
+        // Leftover members of the group (daemonised helpers) must not outlive the run.
+        unsafe { libc::kill(-self.pid, libc::SIGKILL) };
+        let tail = reader.join().unwrap_or_default();
+        let text = String::from_utf8_lossy(&tail);
+        let lines: Vec<&str> = text.lines().collect();
+        let stderr_tail = lines[lines.len().saturating_sub(20)..].join("\n");
+        let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+        Ok(Exit {
+            code: libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status)),
+            signal: libc::WIFSIGNALED(status).then(|| libc::WTERMSIG(status)),
+            timed_out,
+            wall_s,
+            rusage_cpu_s: tv(ru.ru_utime) + tv(ru.ru_stime),
+            stderr_tail,
+        })
+    }
+}
+
+impl Drop for Paused {
+    fn drop(&mut self) {
+        // Dropped without release (a backend failed): the child reads EOF and exits 125.
+        if self.go.is_some() {
+            self.go = None;
+            let mut status = 0;
+            // SAFETY: reaps our own child.
+            unsafe { libc::waitpid(self.pid, &mut status, 0) };
+        }
+    }
+}

@@ -1,0 +1,158 @@
+//! GPU energy and activity through NVML (nvml-wrapper; `libnvidia-ml.so.1` is loaded at run time).
+//!
+//! Energy is NVML's total-energy counter (millijoules since the driver loaded, Volta and newer),
+//! read before and after each run. Kernel-busy time is NVML's `utilization.gpu` (the share of
+//! the last sample period in which a kernel ran), sampled every 100 ms and integrated over the
+//! run. The GPUs measured are those the run was given (`CUDA_VISIBLE_DEVICES`, in PCI order).
+
+use super::{Backend, Readings, RunContext, Unsupported};
+use nvml_wrapper::Nvml;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// The NVML backend.
+pub struct NvmlGpus {
+    nvml: Option<Arc<Nvml>>,
+    gpus: Vec<u32>,
+    start_mj: Vec<Option<u64>>,
+    sampler: Option<(Arc<AtomicBool>, Arc<Mutex<Vec<f64>>>, JoinHandle<()>)>,
+}
+
+impl Default for NvmlGpus {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl NvmlGpus {
+    /// A backend that loads NVML on `discover`.
+    pub fn new() -> Self {
+        NvmlGpus {
+            nvml: None,
+            gpus: Vec::new(),
+            start_mj: Vec::new(),
+            sampler: None,
+        }
+    }
+}
+
+/// The GPU indices named by a `CUDA_VISIBLE_DEVICES` value (numbers only).
+pub fn visible_devices(value: &str) -> Vec<u32> {
+    value
+        .split(',')
+        .filter_map(|t| t.trim().parse().ok())
+        .collect()
+}
+
+impl Backend for NvmlGpus {
+    fn name(&self) -> &'static str {
+        "nvml"
+    }
+
+    fn discover(&mut self) -> Result<String, Unsupported> {
+        let what = "GPU energy and activity (NVML)";
+        let nvml = Nvml::init().map_err(|e| {
+            Unsupported::new(
+                what,
+                format!("NVML could not be loaded: {e}"),
+                "on nodes with NVIDIA GPUs install the driver (libnvidia-ml.so.1); on CPU-only \
+                 nodes there is nothing to measure",
+            )
+        })?;
+        let n = nvml
+            .device_count()
+            .map_err(|e| Unsupported::new(what, format!("device count: {e}"), ""))?;
+        if n == 0 {
+            return Err(Unsupported::new(what, "NVML sees no GPU", ""));
+        }
+        let mut names = Vec::new();
+        for i in 0..n {
+            let d = nvml
+                .device_by_index(i)
+                .map_err(|e| Unsupported::new(what, format!("GPU {i}: {e}"), ""))?;
+            let energy = d.total_energy_consumption().map_err(|e| {
+                Unsupported::new(
+                    what,
+                    format!("GPU {i} has no total-energy counter: {e}"),
+                    "NVML's energy counter needs a Volta or newer GPU",
+                )
+            })?;
+            let _ = energy;
+            names.push(format!("{i}: {}", d.name().unwrap_or_else(|_| "?".into())));
+        }
+        self.nvml = Some(Arc::new(nvml));
+        Ok(format!("{n} GPUs ({})", names.join("; ")))
+    }
+
+    fn prepare(&mut self, env: &mut Vec<(String, String)>, _run_dir: &Path) {
+        self.gpus = env
+            .iter()
+            .find(|(k, _)| k == "CUDA_VISIBLE_DEVICES")
+            .map(|(_, v)| visible_devices(v))
+            .unwrap_or_default();
+    }
+
+    fn begin(&mut self) -> Result<(), String> {
+        let Some(nvml) = self.nvml.clone() else {
+            return Ok(());
+        };
+        self.start_mj = self
+            .gpus
+            .iter()
+            .map(|&i| {
+                nvml.device_by_index(i)
+                    .and_then(|d| d.total_energy_consumption())
+                    .ok()
+            })
+            .collect();
+        let busy = Arc::new(Mutex::new(vec![0.0; self.gpus.len()]));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (b, s, gpus) = (busy.clone(), stop.clone(), self.gpus.clone());
+        let h = std::thread::spawn(move || {
+            let mut last = Instant::now();
+            while !s.load(Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(100));
+                let now = Instant::now();
+                let dt = (now - last).as_secs_f64();
+                last = now;
+                if let Ok(mut g) = b.lock() {
+                    for (k, &i) in gpus.iter().enumerate() {
+                        if let Ok(u) = nvml.device_by_index(i).and_then(|d| d.utilization_rates()) {
+                            g[k] += dt * f64::from(u.gpu) / 100.0;
+                        }
+                    }
+                }
+            }
+        });
+        self.sampler = Some((stop, busy, h));
+        Ok(())
+    }
+
+    fn end(&mut self, _ctx: &RunContext<'_>, out: &mut Readings) -> Result<(), String> {
+        let Some(nvml) = self.nvml.clone() else {
+            return Ok(());
+        };
+        if let Some((stop, busy, h)) = self.sampler.take() {
+            stop.store(true, Ordering::Relaxed);
+            let _ = h.join();
+            out.gpu_busy_s = busy.lock().map(|g| g.clone()).unwrap_or_default();
+        }
+        for (k, &i) in self.gpus.iter().enumerate() {
+            let now = nvml
+                .device_by_index(i)
+                .and_then(|d| d.total_energy_consumption());
+            match (self.start_mj.get(k).copied().flatten(), now) {
+                (Some(a), Ok(b)) if b >= a => {
+                    out.energy_j.insert(format!("gpu-{i}"), (b - a) as f64 * 1e-3);
+                }
+                (_, r) => out
+                    .warnings
+                    .push(format!("GPU {i}: energy counter not read ({r:?})")),
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,317 @@
+//! The file a sweep writes: a workload profile that `plan` reads (`jouleplan-profile/1`), whose
+//! `sweep` section keeps every run as measured (failed runs too) and where and how it was
+//! measured. After each run the whole file is rewritten atomically, so an interruption loses at
+//! most the run in progress, and `--resume` continues from it.
+
+use super::{Readings, Unsupported};
+use crate::model::workload::{Growth, PROFILE_FORMAT};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+
+/// One run of the program at one point.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    /// Cores in use.
+    pub cores: u32,
+    /// Core frequency the point asked for (or ran at), Hz.
+    pub freq_hz: f64,
+    /// GPUs in use.
+    pub gpus: u32,
+    /// Repeat index, from 1.
+    pub repeat: u32,
+    /// Whether it exited with status 0 within the time limit.
+    pub ok: bool,
+    /// How it failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
+    /// Wall time, seconds.
+    pub wall_s: f64,
+    /// What the backends measured.
+    pub readings: Readings,
+    /// The last lines of its stderr.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub stderr_tail: String,
+    /// When it finished (seconds since the Unix epoch).
+    pub finished_unix: u64,
+}
+
+impl RunRecord {
+    /// `(cores, kHz, gpus)`: the point it belongs to.
+    pub fn key(&self) -> PointKey {
+        key(self.cores, self.freq_hz, self.gpus)
+    }
+}
+
+/// A point: cores, frequency in kHz, GPUs.
+pub type PointKey = (u32, u64, u32);
+
+/// The key of a point.
+pub fn key(cores: u32, freq_hz: f64, gpus: u32) -> PointKey {
+    (cores, (freq_hz / 1e3).round() as u64, gpus)
+}
+
+/// A backend that could not measure, as recorded.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Missing {
+    /// The backend.
+    pub backend: String,
+    /// What, why and what to do.
+    #[serde(flatten)]
+    pub reason: Unsupported,
+}
+
+/// The `sweep` section.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SweepRecord {
+    /// The command measured, word by word.
+    pub command: Vec<String>,
+    /// MPI ranks per run.
+    pub ranks: u32,
+    /// The launcher words before the command (empty: none).
+    pub launcher: Vec<String>,
+    /// Runs per point.
+    pub repeat: u32,
+    /// Where it ran: hostname, kernel, CPU, cores.
+    pub host: BTreeMap<String, String>,
+    /// Working backends and what each measured.
+    pub backends: BTreeMap<String, String>,
+    /// What could not be measured, and why.
+    pub unsupported: Vec<Missing>,
+    /// How the frequency was set, or why it was not.
+    pub frequency: String,
+    /// Points asked for: `[cores, freq_hz, gpus]`.
+    pub planned: Vec<(u32, f64, u32)>,
+    /// Every run so far, in the order they finished.
+    pub runs: Vec<RunRecord>,
+    /// Whether every planned run has been made.
+    pub complete: bool,
+}
+
+/// What the profile says besides the measurements.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Header {
+    /// Program name.
+    pub program: String,
+    /// Description.
+    pub description: String,
+    /// `S_s`: iterations of each baseline run.
+    pub baseline_iterations: f64,
+    /// `S`: iterations of the target run.
+    pub target_iterations: f64,
+    /// How messages grow with the node count.
+    pub growth: Growth,
+    /// Where the header values came from (for provenance).
+    pub notes: Vec<(String, String)>,
+}
+
+fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len().max(1) as f64
+}
+
+/// Relative sample standard deviation (0 for one value).
+pub fn rel_spread(v: &[f64]) -> f64 {
+    if v.len() < 2 {
+        return 0.0;
+    }
+    let m = mean(v);
+    let var = v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (v.len() - 1) as f64;
+    if m == 0.0 { 0.0 } else { var.sqrt() / m }
+}
+
+/// All values of one field, when every run has it.
+fn all<F: Fn(&RunRecord) -> Option<f64>>(runs: &[&RunRecord], f: F) -> Option<Vec<f64>> {
+    runs.iter().map(|r| f(r)).collect()
+}
+
+/// Builds the profile document from the header and the sweep so far. Returns it with the
+/// assumptions `plan` must show for what was not measured.
+pub fn profile_json(h: &Header, s: &SweepRecord) -> Value {
+    let mut groups: BTreeMap<PointKey, Vec<&RunRecord>> = BTreeMap::new();
+    for r in s.runs.iter().filter(|r| r.ok) {
+        groups.entry(r.key()).or_default().push(r);
+    }
+    let mut points = Vec::new();
+    let mut spread = Vec::new();
+    let (mut no_cycles, mut no_stalls, mut no_energy, mut gpu_guess) = (false, false, false, false);
+    for (&(cores, _, gpus), runs) in &groups {
+        let f = runs[0].freq_hz;
+        let walls: Vec<f64> = runs.iter().map(|r| r.wall_s).collect();
+        let wall = mean(&walls);
+        let cpu = all(runs, |r| r.readings.cpu_time_s).map(|v| mean(&v));
+        let busy = cpu.unwrap_or(wall * f64::from(cores));
+        let util = (busy / (f64::from(cores) * wall)).clamp(1e-9, 1.0);
+        let cycles = match all(runs, |r| r.readings.cycles) {
+            Some(v) => mean(&v),
+            None => {
+                no_cycles = true;
+                busy * f
+            }
+        };
+        let (stall, mem) = match (
+            all(runs, |r| r.readings.stall_cycles),
+            all(runs, |r| r.readings.mem_stall_cycles),
+        ) {
+            (Some(a), Some(b)) => {
+                let st = mean(&a).min(cycles * (1.0 - 1e-9));
+                (st, mean(&b).min(st))
+            }
+            _ => {
+                no_stalls = true;
+                (0.0, 0.0)
+            }
+        };
+        let mut p = json!({
+            "cores": cores,
+            "freq_hz": f,
+            "gpus": gpus,
+            "cycles": cycles,
+            "stall_cycles": stall,
+            "mem_stall_cycles": mem,
+            "utilisation": util,
+            "wall_time_s": wall,
+            "measured": true,
+        });
+        if let Some(v) = all(runs, |r| r.readings.instructions) {
+            p["instructions"] = json!(mean(&v));
+        }
+        match all(runs, |r| r.readings.total_energy().map(|e| e.0)) {
+            Some(v) => p["energy_j"] = json!(mean(&v)),
+            None => no_energy = true,
+        }
+        if gpus > 0 {
+            gpu_guess = true;
+            let busy: Vec<f64> = (0..gpus as usize)
+                .map(|i| {
+                    mean(
+                        &runs
+                            .iter()
+                            .map(|r| r.readings.gpu_busy_s.get(i).copied().unwrap_or(0.0))
+                            .collect::<Vec<_>>(),
+                    )
+                })
+                .collect();
+            p["device"] = json!({
+                "kernel_s": busy,
+                "transfer_s": vec![0.0; gpus as usize],
+                "host_runtime_s": 0.0,
+            });
+        }
+        points.push(p);
+        spread.push(json!({
+            "cores": cores, "freq_hz": f, "gpus": gpus, "runs": runs.len(),
+            "wall_s_min": walls.iter().cloned().fold(f64::INFINITY, f64::min),
+            "wall_s_max": walls.iter().cloned().fold(0.0, f64::max),
+            "wall_rel_std": rel_spread(&walls),
+        }));
+    }
+    let mut assumptions = Vec::new();
+    let why = |needle: &str| {
+        s.unsupported
+            .iter()
+            .find(|m| m.reason.what.contains(needle))
+            .map(|m| format!(" ({})", m.reason.why))
+            .unwrap_or_default()
+    };
+    if no_cycles {
+        assumptions.push(format!(
+            "cycles were not counted{}: C_s = busy CPU time x f, so predicted CPU time scales as 1/f",
+            why("hardware counters")
+        ));
+    }
+    if no_stalls {
+        assumptions.push(format!(
+            "stall cycles were not counted{}: all cycles are taken as work (st_s = m_s = 0), so \
+             memory-bound slowdowns are not predicted",
+            why("stall")
+        ));
+    }
+    if no_energy {
+        assumptions.push(
+            "no energy was measured on the baseline: predictions use the machine model's power only"
+                .into(),
+        );
+    }
+    if gpu_guess {
+        assumptions.push(
+            "GPU kernel time is NVML utilisation x wall time; transfer and host runtime time were \
+             not measured and are taken as 0"
+                .into(),
+        );
+    }
+    // Communication: messages per rank per iteration from the profiler, when there was one.
+    let msgs: Vec<f64> = s
+        .runs
+        .iter()
+        .filter(|r| r.ok)
+        .filter_map(|r| r.readings.mpi_messages_per_rank)
+        .collect();
+    let bytes: Vec<f64> = s
+        .runs
+        .iter()
+        .filter(|r| r.ok)
+        .filter_map(|r| r.readings.mpi_bytes_per_rank)
+        .collect();
+    let mut comm = json!({"messages_per_iteration": 0.0, "bytes_per_message": 0.0, "growth": h.growth.name()});
+    if let Growth::Neighbours(k) = h.growth {
+        comm["neighbours"] = json!(k);
+    }
+    if msgs.is_empty() {
+        assumptions.push(
+            "MPI messages were not measured (no --mpi-profiler): the profile assumes no \
+             inter-node messages (eta = 0), so multi-node runs are predicted without network time"
+                .into(),
+        );
+    } else {
+        let eta = mean(&msgs) / h.baseline_iterations;
+        comm["messages_per_iteration"] = json!(eta);
+        if bytes.is_empty() {
+            assumptions.push(
+                "bytes per message were not measured (TALP counts calls only): nu = 0".into(),
+            );
+        } else if mean(&msgs) > 0.0 {
+            comm["bytes_per_message"] = json!(mean(&bytes) / mean(&msgs));
+        }
+    }
+    let mut prov: serde_json::Map<String, Value> = h
+        .notes
+        .iter()
+        .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+        .collect();
+    for (k, v) in &s.host {
+        prov.insert(format!("host.{k}"), Value::String(v.clone()));
+    }
+    for (k, v) in &s.backends {
+        prov.insert(format!("measured.{k}"), Value::String(v.clone()));
+    }
+    for m in &s.unsupported {
+        prov.insert(
+            format!("not measured.{}", m.reason.what),
+            Value::String(format!("{}. {}", m.reason.why, m.reason.hint)),
+        );
+    }
+    prov.insert("frequency".into(), Value::String(s.frequency.clone()));
+    json!({
+        "format": PROFILE_FORMAT,
+        "program": h.program,
+        "description": h.description,
+        "iterations": {"baseline": h.baseline_iterations, "target": h.target_iterations},
+        "communication": comm,
+        "baseline": points,
+        "assumptions": assumptions,
+        "provenance": prov,
+        "sweep": {
+            "record": s,
+            "spread": spread,
+        },
+    })
+}
+
+/// Reads the sweep record back from a file written by [`profile_json`].
+pub fn read_sweep(doc: &Value) -> Result<SweepRecord, String> {
+    let rec = doc
+        .get("sweep")
+        .and_then(|s| s.get("record"))
+        .ok_or("no `sweep.record` section: the file was not written by `jouleplan profile`")?;
+    serde_json::from_value(rec.clone()).map_err(|e| format!("`sweep.record`: {e}"))
+}

@@ -1,0 +1,624 @@
+//! The sweep: run the program at every `(cores, frequency, GPUs)` point, `repeat` times, with
+//! every working backend, and write each run to the profile as it completes.
+
+use super::counters::PerfCounters;
+use super::cpu::{self, StallEvents};
+use super::cpufreq::{self, Control, FreqGuard};
+use super::energy::RaplEnergy;
+use super::launch::{self, Spec};
+use super::mpi::{MpiProfiler, Profiler};
+use super::nvml::NvmlGpus;
+use super::perfstat;
+use super::record::{self, Header, Missing, RunRecord, SweepRecord};
+use super::slurm::SlurmEnergy;
+use super::{Backend, Readings, RunContext};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// Set by Ctrl-C: the sweep stops after saving what it has.
+pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// Sysfs roots (injectable for tests).
+#[derive(Debug, Clone)]
+pub struct Roots {
+    /// `/sys/class/powercap`.
+    pub powercap: PathBuf,
+    /// `/sys/bus/event_source/devices`.
+    pub event_source: PathBuf,
+    /// `/sys/devices/system/cpu`.
+    pub cpu: PathBuf,
+}
+
+impl Default for Roots {
+    fn default() -> Self {
+        Roots {
+            powercap: "/sys/class/powercap".into(),
+            event_source: "/sys/bus/event_source/devices".into(),
+            cpu: "/sys/devices/system/cpu".into(),
+        }
+    }
+}
+
+/// Everything a sweep needs, validated.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The program and its arguments.
+    pub command: Vec<String>,
+    /// Core counts.
+    pub cores: Vec<u32>,
+    /// Frequencies in Hz; `None`: the frequency the machine runs at.
+    pub freqs: Option<Vec<f64>>,
+    /// GPU counts.
+    pub gpus: Vec<u32>,
+    /// MPI ranks per run.
+    pub ranks: u32,
+    /// Launcher words with `{ranks}`, `{threads}`, `{khz}` placeholders; `None`: `mpirun` (or
+    /// `srun` inside a Slurm job) when `ranks > 1`, nothing otherwise.
+    pub launcher: Option<Vec<String>>,
+    /// Runs per point.
+    pub repeat: u32,
+    /// Time limit per run.
+    pub timeout: Option<Duration>,
+    /// The profile to write.
+    pub output: PathBuf,
+    /// Continue an existing file.
+    pub resume: bool,
+    /// Names, iterations, growth.
+    pub header: Header,
+    /// Stall events replacing the built-in table.
+    pub stall_override: Option<StallEvents>,
+    /// MPI profiler preloaded into the runs.
+    pub mpi_profiler: Option<Profiler>,
+    /// Sysfs roots.
+    pub roots: Roots,
+    /// Draw a progress bar (stderr is a terminal).
+    pub progress_bar: bool,
+}
+
+/// How a sweep ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    /// Runs made by this invocation.
+    pub runs_made: usize,
+    /// Runs skipped because the file already had them.
+    pub runs_skipped: usize,
+    /// Failed runs of this invocation: one line each.
+    pub failed: Vec<String>,
+    /// Whether Ctrl-C stopped it.
+    pub interrupted: bool,
+    /// Whether every planned run is in the file.
+    pub complete: bool,
+    /// What could not be measured.
+    pub unsupported: Vec<Missing>,
+}
+
+fn now_unix() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+fn read_trim(p: &str) -> String {
+    std::fs::read_to_string(p)
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default()
+}
+
+/// One logical CPU per physical core, from the CPUs this process may use.
+pub fn core_cpus(cpu_root: &Path) -> Vec<usize> {
+    // SAFETY: cpu_set_t is plain data filled by sched_getaffinity.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    let ok = unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) } == 0;
+    let allowed: Vec<usize> = (0..libc::CPU_SETSIZE as usize)
+        .filter(|&c| ok && unsafe { libc::CPU_ISSET(c, &set) })
+        .collect();
+    let mut seen = BTreeSet::new();
+    allowed
+        .into_iter()
+        .filter(|&c| {
+            let t = cpu_root.join(format!("cpu{c}/topology"));
+            let pkg = read_trim(&t.join("physical_package_id").to_string_lossy());
+            let core = read_trim(&t.join("core_id").to_string_lossy());
+            if pkg.is_empty() && core.is_empty() {
+                return true;
+            }
+            seen.insert((pkg, core))
+        })
+        .collect()
+}
+
+fn host_info(cpu: &cpu::CpuId, cores: usize) -> BTreeMap<String, String> {
+    let mut h = BTreeMap::new();
+    h.insert("hostname".into(), read_trim("/proc/sys/kernel/hostname"));
+    h.insert("kernel".into(), read_trim("/proc/sys/kernel/osrelease"));
+    h.insert("cpu".into(), cpu.to_string());
+    h.insert("physical cores available".into(), cores.to_string());
+    h
+}
+
+fn backends(o: &Options) -> Vec<Box<dyn Backend>> {
+    let mut v: Vec<Box<dyn Backend>> = vec![
+        Box::new(PerfCounters::new(o.stall_override)),
+        Box::new(RaplEnergy::new(&o.roots.powercap, &o.roots.event_source)),
+        Box::new(NvmlGpus::new()),
+        Box::new(SlurmEnergy::default()),
+    ];
+    if let Some(p) = o.mpi_profiler {
+        v.push(Box::new(MpiProfiler::new(p)));
+    }
+    v
+}
+
+fn in_slurm_job() -> bool {
+    std::env::var_os("SLURM_JOB_ID").is_some()
+}
+
+fn launcher_words(o: &Options) -> Vec<String> {
+    match &o.launcher {
+        Some(w) => w.clone(),
+        None if o.ranks <= 1 => Vec::new(),
+        None if in_slurm_job() => [
+            "srun",
+            "--ntasks={ranks}",
+            "--cpus-per-task={threads}",
+            "--cpu-bind=cores",
+            "--export=ALL",
+        ]
+        .map(String::from)
+        .to_vec(),
+        None => [
+            "mpirun",
+            "-np",
+            "{ranks}",
+            "--oversubscribe",
+            "--bind-to",
+            "none",
+            "-x",
+            "OMP_NUM_THREADS",
+            "-x",
+            "OMP_PLACES",
+            "-x",
+            "OMP_PROC_BIND",
+        ]
+        .map(String::from)
+        .to_vec(),
+    }
+}
+
+/// Loads the file to resume, or checks that a fresh sweep overwrites nothing.
+fn load_existing(o: &Options) -> anyhow::Result<Option<SweepRecord>> {
+    if !o.output.exists() {
+        return Ok(None);
+    }
+    if !o.resume {
+        anyhow::bail!(
+            "{} exists: add --resume to continue it, or choose another --output",
+            o.output.display()
+        );
+    }
+    let text = std::fs::read_to_string(&o.output)
+        .map_err(|e| anyhow::anyhow!("{}: cannot read: {e}", o.output.display()))?;
+    let doc: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| anyhow::anyhow!("{}: not valid JSON: {e}", o.output.display()))?;
+    let rec = record::read_sweep(&doc).map_err(|e| anyhow::anyhow!("{}: {e}", o.output.display()))?;
+    Ok(Some(rec))
+}
+
+fn save(o: &Options, rec: &SweepRecord) -> anyhow::Result<()> {
+    let doc = record::profile_json(&o.header, rec);
+    let text = serde_json::to_string_pretty(&doc)?;
+    crate::report::write_atomic(&o.output, text.as_bytes(), false)
+        .map_err(|e| anyhow::anyhow!("{}: cannot write: {e}", o.output.display()))
+}
+
+fn install_interrupt_handler() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let _ = ctrlc::set_handler(|| {
+            INTERRUPTED.store(true, Ordering::SeqCst);
+            let pg = launch::CURRENT_PGID.load(Ordering::SeqCst);
+            if pg > 0 {
+                // SAFETY: signals the measured program's own process group.
+                unsafe { libc::kill(-pg, libc::SIGTERM) };
+            }
+        });
+    });
+}
+
+/// Runs the sweep. `log` receives one line per event (discovery, each run) when no bar is drawn.
+pub fn run(o: &Options, log: &mut dyn FnMut(&str)) -> anyhow::Result<Outcome> {
+    let existing = load_existing(o)?;
+    if let Some(rec) = &existing {
+        if rec.command != o.command || rec.ranks != o.ranks {
+            anyhow::bail!(
+                "{}: --resume needs the same command and --ranks as the file ({:?}, {} ranks)",
+                o.output.display(),
+                rec.command.join(" "),
+                rec.ranks
+            );
+        }
+    }
+    let cpu_id = cpu::this_cpu();
+    let cpus = core_cpus(&o.roots.cpu);
+    let max_cores = o.cores.iter().copied().max().unwrap_or(1) as usize;
+    if max_cores > cpus.len() {
+        anyhow::bail!(
+            "--cores: this machine lets jouleplan use {} physical cores, {max_cores} were asked for",
+            cpus.len()
+        );
+    }
+    for &c in &o.cores {
+        if c % o.ranks != 0 {
+            anyhow::bail!(
+                "--cores {c} is not a multiple of --ranks {}: each rank gets cores/ranks threads",
+                o.ranks
+            );
+        }
+    }
+
+    let found = super::discover(backends(o));
+    let mut working = found.working;
+    let unsupported: Vec<Missing> = found
+        .unsupported
+        .into_iter()
+        .map(|(b, u)| Missing {
+            backend: b.to_string(),
+            reason: u,
+        })
+        .collect();
+    for (b, what) in &working {
+        log(&format!("measuring with {}: {what}", b.name()));
+    }
+    for m in &unsupported {
+        log(&format!("[{}] {}", m.backend, m.reason));
+    }
+    let mut backend_notes: BTreeMap<String, String> = working
+        .iter()
+        .map(|(b, w)| (b.name().to_string(), w.clone()))
+        .collect();
+    for (b, _) in &working {
+        for (k, v) in b.describe() {
+            backend_notes.insert(format!("{}.{k}", b.name()), v);
+        }
+    }
+
+    // Frequency.
+    let words = launcher_words(o);
+    let srun = words.first().is_some_and(|w| w.ends_with("srun"));
+    let control = if srun && o.freqs.is_some() {
+        Control::Srun
+    } else {
+        match FreqGuard::take(&o.roots.cpu) {
+            Ok(g) if o.freqs.is_some() => Control::Sysfs(g),
+            Ok(_) | Err(_) => {
+                let why = match FreqGuard::take(&o.roots.cpu) {
+                    Ok(_) => "no --freqs asked for".to_string(),
+                    Err(e) => e,
+                };
+                let hz = cpufreq::current_hz(&o.roots.cpu, &cpu_id.mhz).ok_or_else(|| {
+                    anyhow::anyhow!(
+                        "the core frequency can neither be set ({why}) nor read (no cpufreq, no \
+                         `cpu MHz` in /proc/cpuinfo)"
+                    )
+                })?;
+                Control::Fixed { hz, why }
+            }
+        }
+    };
+    let (freqs, freq_note) = match (&control, &o.freqs) {
+        (Control::Fixed { hz, why }, asked) => {
+            if asked.is_some() {
+                log(&format!(
+                    "frequency sweep not done: {why}; every run goes at the machine's {:.3} GHz",
+                    hz / 1e9
+                ));
+            }
+            (
+                vec![*hz],
+                format!(
+                    "not set ({why}); runs at the machine's {:.3} GHz (cpufreq or /proc/cpuinfo)",
+                    hz / 1e9
+                ),
+            )
+        }
+        (Control::Sysfs(g), Some(f)) => (f.clone(), format!("set with {}, restored after", g.describe())),
+        (Control::Srun, Some(f)) => (f.clone(), "set with srun --cpu-freq".into()),
+        (_, None) => unreachable!("a frequency list exists unless the control is Fixed"),
+    };
+
+    let mut rec = existing.unwrap_or_else(|| SweepRecord {
+        command: o.command.clone(),
+        ranks: o.ranks,
+        launcher: words.clone(),
+        repeat: o.repeat,
+        host: host_info(&cpu_id, cpus.len()),
+        backends: BTreeMap::new(),
+        unsupported: Vec::new(),
+        frequency: String::new(),
+        planned: Vec::new(),
+        runs: Vec::new(),
+        complete: false,
+    });
+    rec.backends = backend_notes;
+    rec.unsupported = unsupported.clone();
+    rec.frequency = freq_note;
+    rec.repeat = rec.repeat.max(o.repeat);
+    let mut planned = Vec::new();
+    for &c in &o.cores {
+        for &f in &freqs {
+            for &g in &o.gpus {
+                planned.push((c, f, g));
+            }
+        }
+    }
+    for p in &planned {
+        if !rec.planned.iter().any(|q| record::key(q.0, q.1, q.2) == record::key(p.0, p.1, p.2)) {
+            rec.planned.push(*p);
+        }
+    }
+    let done: BTreeSet<(record::PointKey, u32)> = rec
+        .runs
+        .iter()
+        .filter(|r| r.ok)
+        .map(|r| (r.key(), r.repeat))
+        .collect();
+    let todo: Vec<(u32, f64, u32, u32)> = planned
+        .iter()
+        .flat_map(|&(c, f, g)| (1..=o.repeat).map(move |k| (c, f, g, k)))
+        .filter(|&(c, f, g, k)| !done.contains(&(record::key(c, f, g), k)))
+        .collect();
+    let skipped = planned.len() * o.repeat as usize - todo.len();
+    if skipped > 0 {
+        log(&format!("resuming: {skipped} runs already in {}", o.output.display()));
+    }
+    save(o, &rec)?;
+    install_interrupt_handler();
+    INTERRUPTED.store(false, Ordering::SeqCst);
+
+    let bar = o.progress_bar.then(|| {
+        let b = indicatif::ProgressBar::new(todo.len() as u64);
+        if let Ok(st) = indicatif::ProgressStyle::with_template(
+            "{bar:30} {pos}/{len} runs, {elapsed} elapsed, eta {eta} {msg}",
+        ) {
+            b.set_style(st);
+        }
+        b
+    });
+    let runs_root = o.output.with_extension("runs");
+    let mut failed = Vec::new();
+    let mut made = 0;
+    let mut last_freq = None;
+    for (i, &(c, f, g, k)) in todo.iter().enumerate() {
+        if INTERRUPTED.load(Ordering::SeqCst) {
+            break;
+        }
+        if let Control::Sysfs(guard) = &control {
+            if last_freq != Some(f) {
+                guard
+                    .set(f)
+                    .map_err(|e| anyhow::anyhow!("setting {:.3} GHz: {e}", f / 1e9))?;
+                last_freq = Some(f);
+            }
+        }
+        let threads = c / o.ranks;
+        let khz = format!("{}", (f / 1e3).round() as u64);
+        let mut argv: Vec<String> = words
+            .iter()
+            .map(|w| {
+                w.replace("{ranks}", &o.ranks.to_string())
+                    .replace("{threads}", &threads.to_string())
+                    .replace("{khz}", &khz)
+            })
+            .collect();
+        if matches!(control, Control::Srun) {
+            argv.insert(1, format!("--cpu-freq={khz}"));
+        }
+        argv.extend(o.command.iter().cloned());
+        let mut env = vec![
+            ("OMP_NUM_THREADS".to_string(), threads.to_string()),
+            ("OMP_PLACES".into(), "cores".into()),
+            ("OMP_PROC_BIND".into(), "close".into()),
+        ];
+        if o.gpus.iter().any(|&g| g > 0) {
+            env.push(("CUDA_DEVICE_ORDER".into(), "PCI_BUS_ID".into()));
+            env.push((
+                "CUDA_VISIBLE_DEVICES".into(),
+                (0..g).map(|x| x.to_string()).collect::<Vec<_>>().join(","),
+            ));
+        }
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } == 0 && argv.first().is_some_and(|a| a.ends_with("mpirun")) {
+            env.push(("OMPI_ALLOW_RUN_AS_ROOT".into(), "1".into()));
+            env.push(("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM".into(), "1".into()));
+        }
+        let run_dir = runs_root.join(format!("{c}c-{khz}khz-{g}g-r{k}"));
+        std::fs::create_dir_all(&run_dir)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", run_dir.display()))?;
+        for (b, _) in working.iter_mut() {
+            b.prepare(&mut env, &run_dir);
+        }
+        let spec = Spec {
+            argv,
+            env,
+            cpus: cpus[..c as usize].to_vec(),
+        };
+        let mut readings = Readings::default();
+        let paused = launch::spawn_paused(&spec)
+            .map_err(|e| anyhow::anyhow!("starting {:?}: {e}", spec.argv.join(" ")))?;
+        for (b, _) in working.iter_mut() {
+            if let Err(e) = b.attach(paused.pid) {
+                readings.warnings.push(format!("{}: {e}", b.name()));
+            }
+        }
+        for (b, _) in working.iter_mut() {
+            if let Err(e) = b.begin() {
+                readings.warnings.push(format!("{}: {e}", b.name()));
+            }
+        }
+        let exit = paused.release_and_wait(o.timeout)?;
+        let ctx = RunContext {
+            wall_s: exit.wall_s,
+            run_dir: &run_dir,
+            cores: c,
+            ranks: o.ranks,
+        };
+        for (b, _) in working.iter_mut() {
+            if let Err(e) = b.end(&ctx, &mut readings) {
+                readings.warnings.push(format!("{}: {e}", b.name()));
+            }
+        }
+        if readings.cpu_time_s.is_none() {
+            readings.cpu_time_s = Some(exit.rusage_cpu_s);
+            readings.cpu_time_source = Some("rusage (user + system) of the process tree".into());
+        }
+        let _ = std::fs::remove_dir(&run_dir); // kept when a profiler wrote into it
+        let interrupted = INTERRUPTED.load(Ordering::SeqCst);
+        let ok = exit.ok() && !interrupted;
+        let r = RunRecord {
+            cores: c,
+            freq_hz: f,
+            gpus: g,
+            repeat: k,
+            ok,
+            failure: (!ok).then(|| {
+                if interrupted {
+                    "interrupted (Ctrl-C)".to_string()
+                } else {
+                    exit.failure()
+                }
+            }),
+            wall_s: exit.wall_s,
+            readings,
+            stderr_tail: if ok { String::new() } else { exit.stderr_tail.clone() },
+            finished_unix: now_unix(),
+        };
+        let line = format!(
+            "[{}/{}] {c} cores, {:.3} GHz, {g} GPUs, run {k}/{}: {:.3} s {}",
+            i + 1,
+            todo.len(),
+            f / 1e9,
+            o.repeat,
+            exit.wall_s,
+            r.failure.as_deref().unwrap_or("ok")
+        );
+        if !ok && !interrupted {
+            failed.push(format!("{line}\n{}", exit.stderr_tail));
+        }
+        rec.runs.push(r);
+        made += 1;
+        save(o, &rec)?;
+        match &bar {
+            Some(b) => {
+                b.set_message(format!("last: {c} cores {:.2} GHz {:.2} s", f / 1e9, exit.wall_s));
+                b.inc(1);
+            }
+            None => log(&line),
+        }
+    }
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    let _ = std::fs::remove_dir(&runs_root);
+    let interrupted = INTERRUPTED.load(Ordering::SeqCst);
+    let have: BTreeSet<(record::PointKey, u32)> =
+        rec.runs.iter().map(|r| (r.key(), r.repeat)).collect();
+    rec.complete = planned
+        .iter()
+        .all(|&(c, f, g)| (1..=o.repeat).all(|k| have.contains(&(record::key(c, f, g), k))));
+    save(o, &rec)?;
+    drop(control); // restores the frequency
+    Ok(Outcome {
+        runs_made: made,
+        runs_skipped: skipped,
+        failed,
+        interrupted,
+        complete: rec.complete && !interrupted,
+        unsupported,
+    })
+}
+
+/// Adds one point from a `perf stat -x,` capture made on a cluster node to the profile at
+/// `o.output` (created, or extended with `--resume`). `wall_s` is needed when the capture has
+/// no `duration_time`.
+pub fn import_perf_stat(
+    o: &Options,
+    capture: &Path,
+    wall_s: Option<f64>,
+) -> anyhow::Result<RunRecord> {
+    let text = crate::input::read_file(capture)?;
+    let lines = perfstat::parse(capture, &text)?;
+    let imp = perfstat::readings(&lines, o.stall_override);
+    let wall = imp.wall_s.or(wall_s).ok_or_else(|| {
+        anyhow::anyhow!(
+            "{}: no duration_time line; give the run's wall time with --wall-time",
+            capture.display()
+        )
+    })?;
+    let (&[cores], Some([f])) = (o.cores.as_slice(), o.freqs.as_deref()) else {
+        anyhow::bail!(
+            "--perf-stat: name the one point the capture was taken at with --cores C --freqs GHZ"
+        );
+    };
+    let mut rec = load_existing(o)?.unwrap_or_else(|| SweepRecord {
+        command: o.command.clone(),
+        ranks: o.ranks,
+        launcher: Vec::new(),
+        repeat: 1,
+        host: BTreeMap::from([(
+            "imported".to_string(),
+            "perf stat -x, captures from another machine".to_string(),
+        )]),
+        backends: BTreeMap::new(),
+        unsupported: Vec::new(),
+        frequency: "as captured".into(),
+        planned: Vec::new(),
+        runs: Vec::new(),
+        complete: true,
+    });
+    let mut readings = imp.readings;
+    if readings.stall_cycles.is_none() {
+        rec.unsupported.retain(|m| m.backend != "perf-stat");
+        rec.unsupported.push(Missing {
+            backend: "perf-stat".into(),
+            reason: super::Unsupported::new(
+                "stall cycles",
+                format!("{} has no known total/memory stall event pair", capture.display()),
+                "capture the events `jouleplan profile` lists for that CPU, or name them with --stall-events",
+            ),
+        });
+    }
+    if let Some(s) = imp.stall {
+        rec.backends
+            .insert("perf-stat.stall events".into(), format!("{} ({} / {})", s.table, s.total.name, s.mem.name));
+    }
+    readings
+        .warnings
+        .push(format!("imported from {}", capture.display()));
+    let repeat = rec
+        .runs
+        .iter()
+        .filter(|r| r.key() == record::key(cores, *f, 0))
+        .count() as u32
+        + 1;
+    let r = RunRecord {
+        cores,
+        freq_hz: *f,
+        gpus: 0,
+        repeat,
+        ok: true,
+        failure: None,
+        wall_s: wall,
+        readings,
+        stderr_tail: String::new(),
+        finished_unix: now_unix(),
+    };
+    rec.runs.push(r.clone());
+    rec.planned.push((cores, *f, 0));
+    rec.backends
+        .insert("perf-stat".into(), "counters imported from perf stat -x, captures".into());
+    save(o, &rec)?;
+    Ok(r)
+}
