@@ -346,6 +346,8 @@ pub struct PlanInputs {
     pub query: Query,
     /// The slowdown reference.
     pub reference: Option<Config>,
+    /// What was assumed or left out while fitting the inputs together, for the user to see.
+    pub notes: Vec<String>,
 }
 
 /// Second phase: raw flags and files become validated domain types.
@@ -355,14 +357,31 @@ pub fn resolve(
     sa: &SpaceArgs,
     qa: &QueryArgs,
 ) -> InputResult<PlanInputs> {
-    let machine = load_machine(machine)?;
-    let profile = load_profile(profile)?;
+    let (machine, profile, mut notes) = load_sources(machine, profile)?;
     let mut space = Space::full(&machine, &profile);
     if let Some(s) = &sa.nodes {
         space.nodes = values::parse_int_spec("--nodes", s)?;
     }
-    if let Some(s) = &sa.cores {
-        space.cores = values::parse_int_spec("--cores", s)?;
+    match &sa.cores {
+        Some(s) => space.cores = values::parse_int_spec("--cores", s)?,
+        None => {
+            let have = profile.core_counts();
+            let left_out: Vec<u64> = space
+                .cores
+                .iter()
+                .filter(|c| !have.contains(c))
+                .map(|&c| u64::from(c))
+                .collect();
+            if !left_out.is_empty() {
+                space.cores.retain(|c| have.contains(c));
+                notes.push(format!(
+                    "cores {} left out: the profile has no baseline point there (measure them \
+                     with `jouleplan profile --cores ...`; MODEL.md section 5's core fill is not \
+                     implemented)",
+                    crate::model::workload::compact_list(&left_out)
+                ));
+            }
+        }
     }
     if let Some(s) = &sa.freqs {
         space.freqs = values::parse_freq_spec(s, &machine)?;
@@ -399,7 +418,26 @@ pub fn resolve(
         space,
         query,
         reference,
+        notes,
     })
+}
+
+/// Loads the machine and the profile and fits the profile to the machine's frequencies
+/// ([`Profile::fill_frequencies`]). Returns what the user must be told: the profile's own
+/// assumptions (what it could not measure) and the points derived.
+pub fn load_sources(
+    machine: Option<&str>,
+    profile: Option<&str>,
+) -> InputResult<(Machine, Profile, Vec<String>)> {
+    let machine = load_machine(machine)?;
+    let mut profile = load_profile(profile)?;
+    let mut notes: Vec<String> = profile
+        .assumptions
+        .iter()
+        .map(|a| format!("profile assumption: {a}"))
+        .collect();
+    notes.extend(profile.fill_frequencies(&machine.frequencies));
+    Ok((machine, profile, notes))
 }
 
 /// Runs `plan`; returns the plan for the caller to choose the exit code.
@@ -419,7 +457,8 @@ pub fn run_plan(args: &PlanArgs, out: &mut dyn Write) -> anyhow::Result<Plan> {
         None => None,
     };
     let model = Model::new(&inp.machine, &inp.profile)?;
-    let plan = plan(&model, &inp.space, inp.query, inp.reference)?;
+    let mut plan = plan(&model, &inp.space, inp.query, inp.reference)?;
+    plan.notes.splice(0..0, inp.notes.iter().cloned());
     let exp: Box<dyn Exporter> = if args.csv {
         Box::new(Csv)
     } else {
@@ -597,7 +636,8 @@ pub fn run_report(args: &ReportArgs, out: &mut dyn Write) -> anyhow::Result<Plan
         &args.query,
     )?;
     let model = Model::new(&inp.machine, &inp.profile)?;
-    let plan = plan(&model, &inp.space, inp.query, inp.reference)?;
+    let mut plan = plan(&model, &inp.space, inp.query, inp.reference)?;
+    plan.notes.splice(0..0, inp.notes.iter().cloned());
     let sample = sample(&model, &plan.space, SAMPLE_MAX)?;
     let pareto = plot::pareto_svg(&plan, &sample).map_err(anyhow::Error::msg)?;
     let breakdown = plot::breakdown_svg(&plan).map_err(anyhow::Error::msg)?;
@@ -641,8 +681,13 @@ fn save(path: &Path, bytes: &[u8], executable: bool) -> anyhow::Result<()> {
 
 /// Runs `slurm`: a job script for one configuration.
 pub fn run_slurm(args: &SlurmArgs, out: &mut dyn Write) -> anyhow::Result<()> {
-    let machine = load_machine(args.inputs.source.machine.as_deref())?;
-    let profile = load_profile(args.inputs.source.profile.as_deref())?;
+    let (machine, profile, notes) = load_sources(
+        args.inputs.source.machine.as_deref(),
+        args.inputs.source.profile.as_deref(),
+    )?;
+    for n in &notes {
+        eprintln!("note: {n}");
+    }
     let config = values::parse_config("--config", &args.config)?;
     let opts = args.job.options(&profile.program)?;
     let model = Model::new(&machine, &profile)?;
@@ -678,8 +723,13 @@ pub fn run_slurm(args: &SlurmArgs, out: &mut dyn Write) -> anyhow::Result<()> {
 
 /// Runs `predict`.
 pub fn run_predict(args: &PredictArgs, out: &mut dyn Write) -> anyhow::Result<()> {
-    let machine = load_machine(args.inputs.source.machine.as_deref())?;
-    let profile = load_profile(args.inputs.source.profile.as_deref())?;
+    let (machine, profile, notes) = load_sources(
+        args.inputs.source.machine.as_deref(),
+        args.inputs.source.profile.as_deref(),
+    )?;
+    for n in &notes {
+        eprintln!("note: {n}");
+    }
     let config = values::parse_config("--config", &args.config)?;
     let model = Model::new(&machine, &profile)?;
     let view = model.predict(config)?;

@@ -290,6 +290,102 @@ impl Profile {
         )))
     }
 
+    /// Fits the profile to a machine's frequency set (MODEL.md section 5, frequency fill): for
+    /// each core and GPU count with a measured point, every machine frequency without a point
+    /// gets one derived from the measured point of nearest frequency (work and non-memory stall
+    /// cycles unchanged; memory-stall time unchanged, so `m_s(f') = m_s(f) f' / f`; no energy).
+    /// Points at frequencies the machine lacks are then dropped. Returns what was done, for
+    /// the user to see.
+    pub fn fill_frequencies(&mut self, machine_freqs: &[Hertz]) -> Vec<String> {
+        let keys: Vec<u64> = machine_freqs.iter().map(|&f| freq_key(f)).collect();
+        let mut derived = Vec::new();
+        let mut groups: Vec<(u32, u32)> = self.baseline.iter().map(|p| (p.cores, p.gpus)).collect();
+        groups.sort_unstable();
+        groups.dedup();
+        for &(c, g) in &groups {
+            let measured: Vec<&BaselinePoint> = self
+                .baseline
+                .iter()
+                .filter(|p| p.cores == c && p.gpus == g)
+                .collect();
+            for (&f, &k) in machine_freqs.iter().zip(&keys) {
+                if measured.iter().any(|p| freq_key(p.freq) == k) {
+                    continue;
+                }
+                let Some(src) = measured
+                    .iter()
+                    .min_by(|a, b| (a.freq.0 - f.0).abs().total_cmp(&(b.freq.0 - f.0).abs()))
+                else {
+                    continue;
+                };
+                let ratio = f.0 / src.freq.0;
+                let mem = src.mem_stall_cycles * ratio;
+                let wb = src.cycles - src.mem_stall_cycles;
+                let t_src = src.cycles / src.freq.0;
+                let t_new = wb / f.0 + src.mem_stall_cycles / src.freq.0;
+                derived.push(BaselinePoint {
+                    freq: f,
+                    cycles: wb + mem,
+                    stall_cycles: src.stall_cycles - src.mem_stall_cycles + mem,
+                    mem_stall_cycles: mem,
+                    wall_time: Seconds(src.wall_time.0 * t_new / t_src),
+                    energy: None,
+                    measured: false,
+                    ..(*src).clone()
+                });
+            }
+        }
+        let mut notes = Vec::new();
+        let before = self.baseline.len();
+        let dropped: Vec<f64> = {
+            let mut v: Vec<f64> = self
+                .baseline
+                .iter()
+                .filter(|p| !keys.contains(&freq_key(p.freq)))
+                .map(|p| p.freq.ghz())
+                .collect();
+            v.sort_by(f64::total_cmp);
+            v.dedup();
+            v
+        };
+        let n_derived = derived.len();
+        let n_dropped = before - self.baseline.iter().filter(|p| keys.contains(&freq_key(p.freq))).count();
+        self.baseline.extend(derived);
+        self.baseline.retain(|p| keys.contains(&freq_key(p.freq)));
+        if n_derived > 0 {
+            notes.push(format!(
+                "{n_derived} baseline points derived for frequencies the profile did not measure \
+                 (MODEL.md section 5: work and non-memory stall cycles fixed, memory-stall time fixed)"
+            ));
+        }
+        if !dropped.is_empty() {
+            notes.push(format!(
+                "measured at {} GHz, which the machine model does not list: those points only \
+                 seeded the derived ones ({n_dropped} of {before} points)",
+                dropped
+                    .iter()
+                    .map(|f| format!("{f}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        self.index = self
+            .baseline
+            .iter()
+            .enumerate()
+            .map(|(i, p)| ((p.cores, freq_key(p.freq), p.gpus), i))
+            .collect();
+        notes
+    }
+
+    /// The core counts with at least one baseline point, ascending.
+    pub fn core_counts(&self) -> Vec<u32> {
+        let mut v: Vec<u32> = self.baseline.iter().map(|p| p.cores).collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+
     /// Whether any baseline point used GPUs.
     pub fn uses_gpus(&self) -> bool {
         self.baseline.iter().any(|p| p.gpus > 0)
