@@ -121,14 +121,18 @@ fn main() {
     #[cfg(feature = "mpi")]
     let total = {
         let mut total = 0.0;
-        universe
-            .world()
-            .all_reduce_into(&local, &mut total, mpi::collective::SystemOperation::sum());
+        universe.world().all_reduce_into(
+            &local,
+            &mut total,
+            mpi::collective::SystemOperation::sum(),
+        );
         total
     };
     #[cfg(not(feature = "mpi"))]
     let total = local;
     if rank == 0 {
-        println!("heat: {n}x{n}, {iters} iterations, {size} ranks x {t} threads, checksum {total:.6e}");
+        println!(
+            "heat: {n}x{n}, {iters} iterations, {size} ranks x {t} threads, checksum {total:.6e}"
+        );
     }
 }

@@ -193,7 +193,7 @@ fn durations_and_energies_need_units() {
 
 #[test]
 fn a_missing_baseline_point_is_named() {
-    // Drop every 3-core point: a space with 3 cores needs one.
+    // Drop every 3-core point: a space asked to hold 3 cores needs one.
     let mut v: serde_json::Value = serde_json::from_str(&profile_json()).unwrap();
     v["baseline"]
         .as_array_mut()
@@ -201,16 +201,19 @@ fn a_missing_baseline_point_is_named() {
         .retain(|p| p["cores"] != 3);
     let f = files(MACHINE, &v.to_string());
     assert_bad(
-        plan_with(&f, &[]),
+        plan_with(&f, &["--cores", "1-8"]),
         &[
             "profile.json",
             "no baseline point for 3 cores at 1 GHz",
             "--cores",
         ],
     );
-    // Leaving it out of the search works.
+    // Leaving it out of the search works; with no --cores it is left out, visibly.
     let (code, _, err) = plan_with(&f, &["--cores", "1,2,4-8"]);
     assert_eq!(code, 0, "{err}");
+    let (code, out, err) = plan_with(&f, &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("note: cores 3 left out"), "{out}");
 }
 
 #[test]

@@ -9,7 +9,9 @@ use jouleplan::measure::{Backend, Readings, RunContext, mpi, perfstat};
 use std::path::{Path, PathBuf};
 
 fn data(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(rel)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(rel)
 }
 
 fn shared(rel: &str) -> PathBuf {
@@ -55,9 +57,12 @@ fn not_supported_events_are_reported_not_invented() {
 
 #[test]
 fn a_malformed_perf_stat_line_is_named() {
-    let err = perfstat::parse(Path::new("x.csv"), "# c\n12,,cycles,1,100.00\nabc,,instructions,1,100\n")
-        .unwrap_err()
-        .to_string();
+    let err = perfstat::parse(
+        Path::new("x.csv"),
+        "# c\n12,,cycles,1,100.00\nabc,,instructions,1,100\n",
+    )
+    .unwrap_err()
+    .to_string();
     assert!(err.contains("x.csv") && err.contains("line 3"), "{err}");
 }
 
@@ -66,7 +71,11 @@ fn powercap_layout_gives_package_and_dram_and_a_wrap_is_counted_right() {
     let tmp = tempfile::tempdir().unwrap();
     // Copy the fixture tree (with its top-level links) so the test can move the counters.
     let status = std::process::Command::new("cp")
-        .args(["-a", data("powercap").to_str().unwrap(), tmp.path().to_str().unwrap()])
+        .args([
+            "-a",
+            data("powercap").to_str().unwrap(),
+            tmp.path().to_str().unwrap(),
+        ])
         .status()
         .unwrap();
     assert!(status.success());
@@ -81,7 +90,11 @@ fn powercap_layout_gives_package_and_dram_and_a_wrap_is_counted_right() {
     b.begin().unwrap();
     // The package counter wraps: 262000000000 -> max 262143328850 -> 1000000 (1.000000 J)
     std::fs::write(root.join("intel-rapl:0/energy_uj"), "1000000\n").unwrap();
-    std::fs::write(root.join("intel-rapl:0/intel-rapl:0:2/energy_uj"), "7500000\n").unwrap();
+    std::fs::write(
+        root.join("intel-rapl:0/intel-rapl:0:2/energy_uj"),
+        "7500000\n",
+    )
+    .unwrap();
     let mut r = Readings::default();
     let ctx = RunContext {
         wall_s: 1.0,
@@ -98,7 +111,10 @@ fn powercap_layout_gives_package_and_dram_and_a_wrap_is_counted_right() {
 
 #[test]
 fn rapl_nvml_and_slurm_say_what_is_missing_and_what_to_do() {
-    let mut rapl = RaplEnergy::new(Path::new("/nonexistent/powercap"), Path::new("/nonexistent"));
+    let mut rapl = RaplEnergy::new(
+        Path::new("/nonexistent/powercap"),
+        Path::new("/nonexistent"),
+    );
     let u = rapl.discover().unwrap_err();
     assert!(u.why.contains("cannot be read"), "{u}");
     assert!(u.hint.contains("Slurm"), "{u}");

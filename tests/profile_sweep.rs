@@ -77,7 +77,10 @@ fn a_real_sweep_of_the_heat_example_gives_a_profile_that_plan_accepts() {
     let assumptions = doc["assumptions"].to_string();
     let counted = rs.iter().all(|r| r["readings"]["cycles"].is_number());
     if !counted {
-        assert!(assumptions.contains("cycles were not counted"), "{assumptions}");
+        assert!(
+            assumptions.contains("cycles were not counted"),
+            "{assumptions}"
+        );
     }
     if !Path::new("/sys/class/powercap/intel-rapl:0").exists() {
         assert!(stdout.contains("CPU energy (RAPL)"), "{stdout}");
@@ -106,12 +109,20 @@ fn a_failed_run_is_recorded_with_its_stderr_and_the_sweep_goes_on() {
         "if [ \"$OMP_NUM_THREADS\" = 2 ]; then echo boom on two >&2; exit 3; fi",
     ]);
     assert_eq!(code, 4, "{stdout}");
-    assert!(stdout.contains("exit status 3") && stdout.contains("boom on two"), "{stdout}");
+    assert!(
+        stdout.contains("exit status 3") && stdout.contains("boom on two"),
+        "{stdout}"
+    );
     let doc = read(&out);
     let rs = runs(&doc);
     assert_eq!(rs.len(), 2);
     assert_eq!(rs[1]["ok"], Value::Bool(false));
-    assert!(rs[1]["stderr_tail"].as_str().unwrap().contains("boom on two"));
+    assert!(
+        rs[1]["stderr_tail"]
+            .as_str()
+            .unwrap()
+            .contains("boom on two")
+    );
     assert_eq!(doc["baseline"].as_array().unwrap().len(), 1);
 }
 
@@ -247,7 +258,10 @@ fn frequencies_are_set_through_cpufreq_and_restored_afterwards() {
         let d = root.join(format!("cpu{c}/cpufreq"));
         std::fs::create_dir_all(&d).unwrap();
         for (f, v) in [
-            ("scaling_available_governors", "performance powersave userspace"),
+            (
+                "scaling_available_governors",
+                "performance powersave userspace",
+            ),
             ("scaling_governor", "performance"),
             ("scaling_setspeed", "<unsupported>"),
             ("scaling_available_frequencies", "2400000 1800000 1200000"),
@@ -291,14 +305,30 @@ fn frequencies_are_set_through_cpufreq_and_restored_afterwards() {
         .map(|p| p["freq_hz"].as_f64().unwrap())
         .collect();
     assert_eq!(freqs, vec![1.2e9, 1.8e9]);
+    // A frequency the driver does not offer is refused before anything runs.
+    let (code, _, err) = jouleplan(&[
+        "profile",
+        "--cores",
+        "1",
+        "--freqs",
+        "1.5",
+        "--cpu-root",
+        root.to_str().unwrap(),
+        "--output",
+        dir.path().join("q.json").to_str().unwrap(),
+        "--",
+        "true",
+    ]);
+    assert_eq!(code, 1);
+    assert!(err.contains("not one the cpufreq driver offers"), "{err}");
 }
 
 #[test]
 fn a_perf_stat_capture_from_a_cluster_node_becomes_a_point_plan_reads() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("imported.json");
-    let capture = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/perfstat/zen3-kvm-random-reads.csv");
+    let capture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/perfstat/zen3-kvm-random-reads.csv");
     let (code, stdout, stderr) = jouleplan(&[
         "profile",
         "--perf-stat",

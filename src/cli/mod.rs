@@ -458,7 +458,7 @@ pub fn run_plan(args: &PlanArgs, out: &mut dyn Write) -> anyhow::Result<Plan> {
     };
     let model = Model::new(&inp.machine, &inp.profile)?;
     let mut plan = plan(&model, &inp.space, inp.query, inp.reference)?;
-    plan.notes.splice(0..0, inp.notes.iter().cloned());
+    plan.notes.extend(inp.notes.iter().cloned());
     let exp: Box<dyn Exporter> = if args.csv {
         Box::new(Csv)
     } else {
@@ -637,7 +637,7 @@ pub fn run_report(args: &ReportArgs, out: &mut dyn Write) -> anyhow::Result<Plan
     )?;
     let model = Model::new(&inp.machine, &inp.profile)?;
     let mut plan = plan(&model, &inp.space, inp.query, inp.reference)?;
-    plan.notes.splice(0..0, inp.notes.iter().cloned());
+    plan.notes.extend(inp.notes.iter().cloned());
     let sample = sample(&model, &plan.space, SAMPLE_MAX)?;
     let pareto = plot::pareto_svg(&plan, &sample).map_err(anyhow::Error::msg)?;
     let breakdown = plot::breakdown_svg(&plan).map_err(anyhow::Error::msg)?;

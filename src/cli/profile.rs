@@ -70,10 +70,20 @@ pub struct ProfileArgs {
     #[arg(long, value_name = "DURATION", requires = "perf_stat")]
     pub wall_time: Option<String>,
     /// Root of the powercap tree (tests, containers).
-    #[arg(long, value_name = "DIR", default_value = "/sys/class/powercap", hide = true)]
+    #[arg(
+        long,
+        value_name = "DIR",
+        default_value = "/sys/class/powercap",
+        hide = true
+    )]
     pub powercap_root: PathBuf,
     /// Root of the cpufreq tree (tests, containers).
-    #[arg(long, value_name = "DIR", default_value = "/sys/devices/system/cpu", hide = true)]
+    #[arg(
+        long,
+        value_name = "DIR",
+        default_value = "/sys/devices/system/cpu",
+        hide = true
+    )]
     pub cpu_root: PathBuf,
     /// The program and its arguments.
     #[arg(last = true, value_name = "COMMAND")]
@@ -211,8 +221,9 @@ fn options(a: &ProfileArgs) -> anyhow::Result<Options> {
     let mut notes = vec![(
         "iterations".to_string(),
         match a.target_iterations {
-            Some(_) => "baseline and target iterations from --iterations / --target-iterations"
-                .to_string(),
+            Some(_) => {
+                "baseline and target iterations from --iterations / --target-iterations".to_string()
+            }
             None => "target iterations = baseline iterations (no --target-iterations)".to_string(),
         },
     )];
@@ -221,10 +232,7 @@ fn options(a: &ProfileArgs) -> anyhow::Result<Options> {
         format!("--growth {} (not measured)", a.growth),
     ));
     let command = if import {
-        vec![format!(
-            "(perf stat capture) {}",
-            a.command.join(" ")
-        )]
+        vec![format!("(perf stat capture) {}", a.command.join(" "))]
     } else {
         a.command.clone()
     };
@@ -241,10 +249,7 @@ fn options(a: &ProfileArgs) -> anyhow::Result<Options> {
         resume: a.resume,
         header: Header {
             program,
-            description: format!(
-                "measured by `jouleplan profile` ({})",
-                a.command.join(" ")
-            ),
+            description: format!("measured by `jouleplan profile` ({})", a.command.join(" ")),
             baseline_iterations,
             target_iterations,
             growth: parse_growth(&a.growth)?,
@@ -297,7 +302,11 @@ pub fn run_profile(a: &ProfileArgs, out: &mut dyn Write) -> anyhow::Result<i32> 
         res.runs_made,
         res.runs_skipped,
         res.failed.len(),
-        if res.complete { "; sweep complete" } else { "; sweep not complete" }
+        if res.complete {
+            "; sweep complete"
+        } else {
+            "; sweep not complete"
+        }
     )?;
     for m in &res.unsupported {
         writeln!(out, "{}", m.reason)?;
@@ -312,5 +321,9 @@ pub fn run_profile(a: &ProfileArgs, out: &mut dyn Write) -> anyhow::Result<i32> 
         )?;
         return Ok(EXIT_INTERRUPTED);
     }
-    Ok(if res.failed.is_empty() { 0 } else { EXIT_RUNS_FAILED })
+    Ok(if res.failed.is_empty() {
+        0
+    } else {
+        EXIT_RUNS_FAILED
+    })
 }

@@ -209,6 +209,26 @@ pub fn parse_config(flag: &str, s: &str) -> InputResult<Config> {
     })
 }
 
+/// Parses a list of frequencies in GHz (`2.4,1.8`) for `profile`, in Hz.
+pub fn parse_ghz_values(flag: &str, spec: &str) -> InputResult<Vec<f64>> {
+    let expected = "frequencies in GHz separated by commas (2.4,1.8)";
+    let mut out = Vec::new();
+    for part in spec.split(',') {
+        match part.trim().parse::<f64>() {
+            Ok(v) if v.is_finite() && v > 0.0 && v <= 50.0 => out.push(v * 1e9),
+            Ok(v) if v > 50.0 => {
+                return Err(bad(
+                    flag,
+                    &format!("GHz, not MHz or Hz: {expected}"),
+                    part.trim(),
+                ));
+            }
+            _ => return Err(bad(flag, expected, part.trim())),
+        }
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -264,18 +284,4 @@ mod tests {
         assert_eq!(parse_fraction("--slowdown", "10%").unwrap(), 0.1);
         assert!(parse_fraction("--slowdown", "-0.1").is_err());
     }
-}
-
-/// Parses a list of frequencies in GHz (`2.4,1.8`) for `profile`, in Hz.
-pub fn parse_ghz_values(flag: &str, spec: &str) -> InputResult<Vec<f64>> {
-    let expected = "frequencies in GHz separated by commas (2.4,1.8)";
-    let mut out = Vec::new();
-    for part in spec.split(',') {
-        match part.trim().parse::<f64>() {
-            Ok(v) if v.is_finite() && v > 0.0 && v <= 50.0 => out.push(v * 1e9),
-            Ok(v) if v > 50.0 => return Err(bad(flag, &format!("GHz, not MHz or Hz: {expected}"), part.trim())),
-            _ => return Err(bad(flag, expected, part.trim())),
-        }
-    }
-    Ok(out)
 }

@@ -113,7 +113,11 @@ impl Backend for PerfCounters {
         };
         if let Err(e) = try_open(self, Quantity::TaskClock) {
             let (why, hint) = explain_errno(&e);
-            return Err(Unsupported::new("perf counters (even software task-clock)", why, hint));
+            return Err(Unsupported::new(
+                "perf counters (even software task-clock)",
+                why,
+                hint,
+            ));
         }
         self.wanted.push(Quantity::TaskClock);
         match try_open(self, Quantity::Cycles) {
@@ -143,8 +147,11 @@ impl Backend for PerfCounters {
                         Ok(()) => self.wanted.extend([Quantity::Stalls, Quantity::MemStalls]),
                         Err(e) => {
                             let (why, hint) = explain_errno(&e);
-                            self.missing
-                                .push(Unsupported::new("stall cycles (raw events)", why, hint));
+                            self.missing.push(Unsupported::new(
+                                "stall cycles (raw events)",
+                                why,
+                                hint,
+                            ));
                             self.stall = None;
                         }
                     }

@@ -174,10 +174,10 @@ impl Drop for FreqGuard {
 /// The frequency the machine runs at when it cannot be set: cpufreq's current frequency of the
 /// first CPU, else the mean `cpu MHz` of `/proc/cpuinfo`, rounded to 1 MHz.
 pub fn current_hz(root: &Path, cpuinfo_mhz: &[f64]) -> Option<f64> {
-    if let Some(d) = cpu_dirs(root).first() {
-        if let Ok(k) = read(&d.join("scaling_cur_freq")).parse::<f64>() {
-            return Some(k * 1e3);
-        }
+    if let Some(d) = cpu_dirs(root).first()
+        && let Ok(k) = read(&d.join("scaling_cur_freq")).parse::<f64>()
+    {
+        return Some(k * 1e3);
     }
     if cpuinfo_mhz.is_empty() {
         return None;

@@ -5,11 +5,9 @@
 //! Powercap counters wrap at `max_energy_range_uj` (a few minutes at full power): a sampler
 //! thread reads them every second and adds wrap-corrected deltas, so long runs count right.
 
+use super::Sampler;
 use super::{Backend, Readings, RunContext, Unsupported};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
 use std::time::Duration;
 
 /// One powercap zone whose energy is summed: a package or its DRAM.
@@ -25,9 +23,13 @@ pub struct Zone {
 
 fn read_u64(path: &Path) -> Result<u64, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    text.trim()
-        .parse()
-        .map_err(|_| format!("{}: expected an integer, got {:?}", path.display(), text.trim()))
+    text.trim().parse().map_err(|_| {
+        format!(
+            "{}: expected an integer, got {:?}",
+            path.display(),
+            text.trim()
+        )
+    })
 }
 
 /// Energy between two readings of a counter that wraps past `max`: `now - before`, or, after a
@@ -151,7 +153,7 @@ pub struct RaplEnergy {
     event_source_root: PathBuf,
     sample_every: Duration,
     source: Source,
-    running: Option<(Arc<AtomicBool>, Arc<Mutex<Accum>>, JoinHandle<()>)>,
+    running: Option<Sampler<Accum>>,
 }
 
 impl RaplEnergy {
@@ -203,13 +205,12 @@ impl RaplEnergy {
                 .trim()
                 .strip_prefix("event=")
                 .and_then(|h| u64::from_str_radix(h.trim_start_matches("0x"), 16).ok())
-                .ok_or_else(|| {
-                    Unsupported::new(what, format!("cannot read {ev}: {spec:?}"), "")
-                })?;
-            let scale: f64 = std::fs::read_to_string(dir.join("events").join(format!("{ev}.scale")))
-                .ok()
-                .and_then(|s| s.trim().parse().ok())
-                .unwrap_or(2.3283064365386963e-10);
+                .ok_or_else(|| Unsupported::new(what, format!("cannot read {ev}: {spec:?}"), ""))?;
+            let scale: f64 =
+                std::fs::read_to_string(dir.join("events").join(format!("{ev}.scale")))
+                    .ok()
+                    .and_then(|s| s.trim().parse().ok())
+                    .unwrap_or(2.3283064365386963e-10);
             for &(pkg, cpu) in &packages {
                 let mut b = perf_event::Builder::new().any_pid().one_cpu(cpu);
                 b.attrs_mut().type_ = ty as u32;
@@ -240,7 +241,9 @@ fn first_cpu_per_package() -> Vec<(u64, usize)> {
             Ok(pkg) => {
                 seen.entry(pkg).or_insert(cpu);
             }
-            Err(_) if cpu > 0 && !Path::new(&format!("/sys/devices/system/cpu/cpu{cpu}")).exists() => {
+            Err(_)
+                if cpu > 0 && !Path::new(&format!("/sys/devices/system/cpu/cpu{cpu}")).exists() =>
+            {
                 break;
             }
             Err(_) => {}
@@ -296,24 +299,9 @@ impl Backend for RaplEnergy {
                     errors: Vec::new(),
                 };
                 sample(&zones, &mut acc);
-                let acc = Arc::new(Mutex::new(acc));
-                let stop = Arc::new(AtomicBool::new(false));
-                let (a, s, every) = (acc.clone(), stop.clone(), self.sample_every);
-                let h = std::thread::spawn(move || {
-                    let tick = Duration::from_millis(100);
-                    let mut since = Duration::ZERO;
-                    while !s.load(Ordering::Relaxed) {
-                        std::thread::sleep(tick);
-                        since += tick;
-                        if since >= every {
-                            since = Duration::ZERO;
-                            if let Ok(mut g) = a.lock() {
-                                sample(&zones, &mut g);
-                            }
-                        }
-                    }
-                });
-                self.running = Some((stop, acc, h));
+                self.running = Some(Sampler::start(acc, self.sample_every, move |a, _| {
+                    sample(&zones, a)
+                }));
                 Ok(())
             }
         }
@@ -330,12 +318,11 @@ impl Backend for RaplEnergy {
                 }
             }
             Source::Powercap(zones) => {
-                let Some((stop, acc, h)) = self.running.take() else {
-                    return Err("energy sampler was not started".into());
-                };
-                stop.store(true, Ordering::Relaxed);
-                let _ = h.join();
-                let mut g = acc.lock().map_err(|_| "energy sampler failed".to_string())?;
+                let mut g = self
+                    .running
+                    .take()
+                    .and_then(Sampler::stop)
+                    .ok_or("the energy sampler was not running")?;
                 sample(zones, &mut g);
                 for (i, z) in zones.iter().enumerate() {
                     out.energy_j

@@ -95,7 +95,11 @@ pub fn spawn_paused(spec: &Spec) -> std::io::Result<Paused> {
         ));
     }
     // Everything the child needs is built before fork: after it, only async-signal-safe calls.
-    let argv: Vec<CString> = spec.argv.iter().map(|a| cstr(a)).collect::<Result<_, _>>()?;
+    let argv: Vec<CString> = spec
+        .argv
+        .iter()
+        .map(|a| cstr(a))
+        .collect::<Result<_, _>>()?;
     let mut envs: Vec<(String, String)> = std::env::vars()
         .filter(|(k, _)| !spec.env.iter().any(|(k2, _)| k2 == k))
         .collect();

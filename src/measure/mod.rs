@@ -21,6 +21,56 @@ pub mod sweep;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// A background thread that updates a state every `every` while a run goes on (energy counters
+/// that wrap, GPU utilisation).
+pub struct Sampler<T> {
+    stop: Arc<AtomicBool>,
+    state: Arc<Mutex<T>>,
+    handle: JoinHandle<()>,
+}
+
+impl<T: Send + 'static> Sampler<T> {
+    /// Starts calling `tick(state, seconds since the last call)` every `every`.
+    pub fn start(
+        state: T,
+        every: Duration,
+        mut tick: impl FnMut(&mut T, f64) + Send + 'static,
+    ) -> Self {
+        let state = Arc::new(Mutex::new(state));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (st, sp) = (state.clone(), stop.clone());
+        let handle = std::thread::spawn(move || {
+            let mut last = Instant::now();
+            while !sp.load(Ordering::Relaxed) {
+                std::thread::sleep(every.min(Duration::from_millis(50)));
+                let dt = last.elapsed();
+                if dt >= every {
+                    last = Instant::now();
+                    if let Ok(mut g) = st.lock() {
+                        tick(&mut g, dt.as_secs_f64());
+                    }
+                }
+            }
+        });
+        Sampler {
+            stop,
+            state,
+            handle,
+        }
+    }
+
+    /// Stops the thread and hands the state back.
+    pub fn stop(self) -> Option<T> {
+        self.stop.store(true, Ordering::Relaxed);
+        self.handle.join().ok()?;
+        Arc::try_unwrap(self.state).ok()?.into_inner().ok()
+    }
+}
 
 /// A quantity that cannot be measured here: what, why, and what the user can do about it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]

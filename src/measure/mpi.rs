@@ -127,7 +127,8 @@ impl Backend for MpiProfiler {
             ));
             return Ok(());
         };
-        let text = std::fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+        let text =
+            std::fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
         match self.profiler {
             Profiler::Mpip => {
                 let (m, b) = from_mpip(&file, &text).map_err(|e| e.to_string())?;
@@ -135,7 +136,8 @@ impl Backend for MpiProfiler {
                 out.mpi_bytes_per_rank = Some(b);
             }
             Profiler::Talp => {
-                out.mpi_messages_per_rank = Some(from_talp(&file, &text).map_err(|e| e.to_string())?);
+                out.mpi_messages_per_rank =
+                    Some(from_talp(&file, &text).map_err(|e| e.to_string())?);
             }
         }
         Ok(())

@@ -5,20 +5,19 @@
 //! the last sample period in which a kernel ran), sampled every 100 ms and integrated over the
 //! run. The GPUs measured are those the run was given (`CUDA_VISIBLE_DEVICES`, in PCI order).
 
+use super::Sampler;
 use super::{Backend, Readings, RunContext, Unsupported};
 use nvml_wrapper::Nvml;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
 /// The NVML backend.
 pub struct NvmlGpus {
     nvml: Option<Arc<Nvml>>,
     gpus: Vec<u32>,
     start_mj: Vec<Option<u64>>,
-    sampler: Option<(Arc<AtomicBool>, Arc<Mutex<Vec<f64>>>, JoinHandle<()>)>,
+    sampler: Option<Sampler<Vec<f64>>>,
 }
 
 impl Default for NvmlGpus {
@@ -108,26 +107,18 @@ impl Backend for NvmlGpus {
                     .ok()
             })
             .collect();
-        let busy = Arc::new(Mutex::new(vec![0.0; self.gpus.len()]));
-        let stop = Arc::new(AtomicBool::new(false));
-        let (b, s, gpus) = (busy.clone(), stop.clone(), self.gpus.clone());
-        let h = std::thread::spawn(move || {
-            let mut last = Instant::now();
-            while !s.load(Ordering::Relaxed) {
-                std::thread::sleep(Duration::from_millis(100));
-                let now = Instant::now();
-                let dt = (now - last).as_secs_f64();
-                last = now;
-                if let Ok(mut g) = b.lock() {
-                    for (k, &i) in gpus.iter().enumerate() {
-                        if let Ok(u) = nvml.device_by_index(i).and_then(|d| d.utilization_rates()) {
-                            g[k] += dt * f64::from(u.gpu) / 100.0;
-                        }
+        let gpus = self.gpus.clone();
+        self.sampler = Some(Sampler::start(
+            vec![0.0; gpus.len()],
+            Duration::from_millis(100),
+            move |busy: &mut Vec<f64>, dt| {
+                for (k, &i) in gpus.iter().enumerate() {
+                    if let Ok(u) = nvml.device_by_index(i).and_then(|d| d.utilization_rates()) {
+                        busy[k] += dt * f64::from(u.gpu) / 100.0;
                     }
                 }
-            }
-        });
-        self.sampler = Some((stop, busy, h));
+            },
+        ));
         Ok(())
     }
 
@@ -135,10 +126,8 @@ impl Backend for NvmlGpus {
         let Some(nvml) = self.nvml.clone() else {
             return Ok(());
         };
-        if let Some((stop, busy, h)) = self.sampler.take() {
-            stop.store(true, Ordering::Relaxed);
-            let _ = h.join();
-            out.gpu_busy_s = busy.lock().map(|g| g.clone()).unwrap_or_default();
+        if let Some(busy) = self.sampler.take().and_then(Sampler::stop) {
+            out.gpu_busy_s = busy;
         }
         for (k, &i) in self.gpus.iter().enumerate() {
             let now = nvml
@@ -146,7 +135,8 @@ impl Backend for NvmlGpus {
                 .and_then(|d| d.total_energy_consumption());
             match (self.start_mj.get(k).copied().flatten(), now) {
                 (Some(a), Ok(b)) if b >= a => {
-                    out.energy_j.insert(format!("gpu-{i}"), (b - a) as f64 * 1e-3);
+                    out.energy_j
+                        .insert(format!("gpu-{i}"), (b - a) as f64 * 1e-3);
                 }
                 (_, r) => out
                     .warnings

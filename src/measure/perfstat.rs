@@ -81,7 +81,11 @@ pub fn parse(file: &Path, text: &str) -> InputResult<Vec<PerfStatLine>> {
         });
     }
     if out.is_empty() {
-        return Err(bad(1, "at least one counter line of `perf stat -x,`", "nothing"));
+        return Err(bad(
+            1,
+            "at least one counter line of `perf stat -x,`",
+            "nothing",
+        ));
     }
     Ok(out)
 }
@@ -176,13 +180,13 @@ pub fn readings(lines: &[PerfStatLine], stall: Option<StallEvents>) -> Imported 
     for t in tables {
         let total = lines.iter().find(|l| is_event(l, &t.total));
         let mem = lines.iter().find(|l| is_event(l, &t.mem));
-        if let (Some(a), Some(b)) = (total, mem) {
-            if let (Some(x), Some(y)) = (a.value, b.value) {
-                r.stall_cycles = Some(x);
-                r.mem_stall_cycles = Some(y);
-                found = Some(t);
-                break;
-            }
+        if let (Some(a), Some(b)) = (total, mem)
+            && let (Some(x), Some(y)) = (a.value, b.value)
+        {
+            r.stall_cycles = Some(x);
+            r.mem_stall_cycles = Some(y);
+            found = Some(t);
+            break;
         }
     }
     Imported {

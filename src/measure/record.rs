@@ -252,7 +252,8 @@ pub fn profile_json(h: &Header, s: &SweepRecord) -> Value {
         .filter(|r| r.ok)
         .filter_map(|r| r.readings.mpi_bytes_per_rank)
         .collect();
-    let mut comm = json!({"messages_per_iteration": 0.0, "bytes_per_message": 0.0, "growth": h.growth.name()});
+    let mut comm =
+        json!({"messages_per_iteration": 0.0, "bytes_per_message": 0.0, "growth": h.growth.name()});
     if let Growth::Neighbours(k) = h.growth {
         comm["neighbours"] = json!(k);
     }

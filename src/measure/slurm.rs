@@ -62,8 +62,10 @@ impl Backend for SlurmEnergy {
         })?;
         if let Ok(out) = Command::new("scontrol").args(["show", "config"]).output() {
             let text = String::from_utf8_lossy(&out.stdout);
-            if let Some(line) = text.lines().find(|l| l.starts_with("AcctGatherEnergyType")) {
-                if line.contains("none") {
+            if let Some(line) = text.lines().find(|l| l.starts_with("AcctGatherEnergyType"))
+                && line.contains("none")
+            {
+                {
                     return Err(Unsupported::new(
                         what,
                         format!("this cluster gathers no energy ({})", line.trim()),

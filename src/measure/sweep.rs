@@ -111,7 +111,9 @@ fn read_trim(p: &str) -> String {
 pub fn core_cpus(cpu_root: &Path) -> Vec<usize> {
     // SAFETY: cpu_set_t is plain data filled by sched_getaffinity.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    let ok = unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) } == 0;
+    let ok =
+        unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) }
+            == 0;
     let allowed: Vec<usize> = (0..libc::CPU_SETSIZE as usize)
         .filter(|&c| ok && unsafe { libc::CPU_ISSET(c, &set) })
         .collect();
@@ -203,7 +205,8 @@ fn load_existing(o: &Options) -> anyhow::Result<Option<SweepRecord>> {
         .map_err(|e| anyhow::anyhow!("{}: cannot read: {e}", o.output.display()))?;
     let doc: serde_json::Value = serde_json::from_str(&text)
         .map_err(|e| anyhow::anyhow!("{}: not valid JSON: {e}", o.output.display()))?;
-    let rec = record::read_sweep(&doc).map_err(|e| anyhow::anyhow!("{}: {e}", o.output.display()))?;
+    let rec =
+        record::read_sweep(&doc).map_err(|e| anyhow::anyhow!("{}: {e}", o.output.display()))?;
     Ok(Some(rec))
 }
 
@@ -231,8 +234,10 @@ fn install_interrupt_handler() {
 /// Runs the sweep. `log` receives one line per event (discovery, each run) when no bar is drawn.
 pub fn run(o: &Options, log: &mut dyn FnMut(&str)) -> anyhow::Result<Outcome> {
     let existing = load_existing(o)?;
-    if let Some(rec) = &existing {
-        if rec.command != o.command || rec.ranks != o.ranks {
+    if let Some(rec) = &existing
+        && (rec.command != o.command || rec.ranks != o.ranks)
+    {
+        {
             anyhow::bail!(
                 "{}: --resume needs the same command and --ranks as the file ({:?}, {} ranks)",
                 o.output.display(),
@@ -324,7 +329,25 @@ pub fn run(o: &Options, log: &mut dyn FnMut(&str)) -> anyhow::Result<Outcome> {
                 ),
             )
         }
-        (Control::Sysfs(g), Some(f)) => (f.clone(), format!("set with {}, restored after", g.describe())),
+        (Control::Sysfs(g), Some(f)) => {
+            if let Some(bad) = f.iter().find(|&&x| {
+                !g.available.is_empty() && !g.available.iter().any(|&a| (a - x).abs() < 1e3)
+            }) {
+                anyhow::bail!(
+                    "--freqs: {:.3} GHz is not one the cpufreq driver offers ({} GHz)",
+                    bad / 1e9,
+                    g.available
+                        .iter()
+                        .map(|a| format!("{}", a / 1e9))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+            }
+            (
+                f.clone(),
+                format!("set with {}, restored after", g.describe()),
+            )
+        }
         (Control::Srun, Some(f)) => (f.clone(), "set with srun --cpu-freq".into()),
         (_, None) => unreachable!("a frequency list exists unless the control is Fixed"),
     };
@@ -355,7 +378,11 @@ pub fn run(o: &Options, log: &mut dyn FnMut(&str)) -> anyhow::Result<Outcome> {
         }
     }
     for p in &planned {
-        if !rec.planned.iter().any(|q| record::key(q.0, q.1, q.2) == record::key(p.0, p.1, p.2)) {
+        if !rec
+            .planned
+            .iter()
+            .any(|q| record::key(q.0, q.1, q.2) == record::key(p.0, p.1, p.2))
+        {
             rec.planned.push(*p);
         }
     }
@@ -372,7 +399,10 @@ pub fn run(o: &Options, log: &mut dyn FnMut(&str)) -> anyhow::Result<Outcome> {
         .collect();
     let skipped = planned.len() * o.repeat as usize - todo.len();
     if skipped > 0 {
-        log(&format!("resuming: {skipped} runs already in {}", o.output.display()));
+        log(&format!(
+            "resuming: {skipped} runs already in {}",
+            o.output.display()
+        ));
     }
     save(o, &rec)?;
     install_interrupt_handler();
@@ -395,8 +425,10 @@ pub fn run(o: &Options, log: &mut dyn FnMut(&str)) -> anyhow::Result<Outcome> {
         if INTERRUPTED.load(Ordering::SeqCst) {
             break;
         }
-        if let Control::Sysfs(guard) = &control {
-            if last_freq != Some(f) {
+        if let Control::Sysfs(guard) = &control
+            && last_freq != Some(f)
+        {
+            {
                 guard
                     .set(f)
                     .map_err(|e| anyhow::anyhow!("setting {:.3} GHz: {e}", f / 1e9))?;
@@ -492,7 +524,11 @@ pub fn run(o: &Options, log: &mut dyn FnMut(&str)) -> anyhow::Result<Outcome> {
             }),
             wall_s: exit.wall_s,
             readings,
-            stderr_tail: if ok { String::new() } else { exit.stderr_tail.clone() },
+            stderr_tail: if ok {
+                String::new()
+            } else {
+                exit.stderr_tail.clone()
+            },
             finished_unix: now_unix(),
         };
         let line = format!(
@@ -512,7 +548,11 @@ pub fn run(o: &Options, log: &mut dyn FnMut(&str)) -> anyhow::Result<Outcome> {
         save(o, &rec)?;
         match &bar {
             Some(b) => {
-                b.set_message(format!("last: {c} cores {:.2} GHz {:.2} s", f / 1e9, exit.wall_s));
+                b.set_message(format!(
+                    "last: {c} cores {:.2} GHz {:.2} s",
+                    f / 1e9,
+                    exit.wall_s
+                ));
                 b.inc(1);
             }
             None => log(&line),
@@ -591,8 +631,10 @@ pub fn import_perf_stat(
         });
     }
     if let Some(s) = imp.stall {
-        rec.backends
-            .insert("perf-stat.stall events".into(), format!("{} ({} / {})", s.table, s.total.name, s.mem.name));
+        rec.backends.insert(
+            "perf-stat.stall events".into(),
+            format!("{} ({} / {})", s.table, s.total.name, s.mem.name),
+        );
     }
     readings
         .warnings
@@ -617,8 +659,10 @@ pub fn import_perf_stat(
     };
     rec.runs.push(r.clone());
     rec.planned.push((cores, *f, 0));
-    rec.backends
-        .insert("perf-stat".into(), "counters imported from perf stat -x, captures".into());
+    rec.backends.insert(
+        "perf-stat".into(),
+        "counters imported from perf stat -x, captures".into(),
+    );
     save(o, &rec)?;
     Ok(r)
 }

@@ -349,7 +349,12 @@ impl Profile {
             v
         };
         let n_derived = derived.len();
-        let n_dropped = before - self.baseline.iter().filter(|p| keys.contains(&freq_key(p.freq))).count();
+        let n_dropped = before
+            - self
+                .baseline
+                .iter()
+                .filter(|p| keys.contains(&freq_key(p.freq)))
+                .count();
         self.baseline.extend(derived);
         self.baseline.retain(|p| keys.contains(&freq_key(p.freq)));
         if n_derived > 0 {
