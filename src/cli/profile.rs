@@ -91,11 +91,7 @@ pub struct ProfileArgs {
 }
 
 fn parse_growth(s: &str) -> Result<Growth, InputError> {
-    let bad = || InputError::Argument {
-        flag: "--growth".into(),
-        expected: "constant, log2, all_to_all or neighbours:K".into(),
-        got: s.into(),
-    };
+    let bad = || values::bad("--growth", "constant, log2, all_to_all or neighbours:K", s);
     Ok(match s {
         "constant" => Growth::Constant,
         "log2" => Growth::Log2,
@@ -110,23 +106,18 @@ fn parse_growth(s: &str) -> Result<Growth, InputError> {
 fn options(a: &ProfileArgs) -> anyhow::Result<Options> {
     let import = a.perf_stat.is_some();
     if a.command.is_empty() && !import {
-        return Err(InputError::Argument {
-            flag: "COMMAND".into(),
-            expected: "the program to measure after `--` (jouleplan profile --cores 1,2 -- ./app)"
-                .into(),
-            got: "nothing".into(),
-        }
+        return Err(values::bad(
+            "COMMAND",
+            "the program to measure after `--` (jouleplan profile --cores 1,2 -- ./app)",
+            "nothing",
+        )
         .into());
     }
     let positive = |flag: &str, v: f64| -> Result<f64, InputError> {
         if v.is_finite() && v > 0.0 {
             Ok(v)
         } else {
-            Err(InputError::Argument {
-                flag: flag.into(),
-                expected: "a positive number".into(),
-                got: v.to_string(),
-            })
+            Err(values::bad(flag, "a positive number", v.to_string()))
         }
     };
     let baseline_iterations = positive("--iterations", a.iterations)?;
@@ -135,11 +126,11 @@ fn options(a: &ProfileArgs) -> anyhow::Result<Options> {
         a.target_iterations.unwrap_or(baseline_iterations),
     )?;
     if a.ranks == 0 || a.repeat == 0 {
-        return Err(InputError::Argument {
-            flag: if a.ranks == 0 { "--ranks" } else { "--repeat" }.into(),
-            expected: "at least 1".into(),
-            got: "0".into(),
-        }
+        return Err(values::bad(
+            if a.ranks == 0 { "--ranks" } else { "--repeat" },
+            "at least 1",
+            "0",
+        )
         .into());
     }
     let cores = match &a.cores {
@@ -150,12 +141,7 @@ fn options(a: &ProfileArgs) -> anyhow::Result<Options> {
         }
     };
     if cores.contains(&0) {
-        return Err(InputError::Argument {
-            flag: "--cores".into(),
-            expected: "core counts of at least 1".into(),
-            got: "0".into(),
-        }
-        .into());
+        return Err(values::bad("--cores", "core counts of at least 1", "0").into());
     }
     let freqs = a
         .freqs
@@ -174,11 +160,7 @@ fn options(a: &ProfileArgs) -> anyhow::Result<Options> {
         .launcher
         .as_deref()
         .map(|s| {
-            shlex::split(s).ok_or_else(|| InputError::Argument {
-                flag: "--launcher".into(),
-                expected: "a shell-quoted command".into(),
-                got: s.into(),
-            })
+            shlex::split(s).ok_or_else(|| values::bad("--launcher", "a shell-quoted command", s))
         })
         .transpose()?;
     let timeout = a
@@ -190,25 +172,14 @@ fn options(a: &ProfileArgs) -> anyhow::Result<Options> {
     let stall_override = a
         .stall_events
         .as_deref()
-        .map(|s| {
-            cpu::parse_stall_override(s).map_err(|e| InputError::Argument {
-                flag: "--stall-events".into(),
-                expected: e,
-                got: s.into(),
-            })
-        })
+        .map(|s| cpu::parse_stall_override(s).map_err(|e| values::bad("--stall-events", e, s)))
         .transpose()?;
     let mpi_profiler = match a.mpi_profiler.as_deref() {
         None => None,
         Some("mpip") => Some(Profiler::Mpip),
         Some("talp") => Some(Profiler::Talp),
         Some(other) => {
-            return Err(InputError::Argument {
-                flag: "--mpi-profiler".into(),
-                expected: "mpip or talp".into(),
-                got: other.into(),
-            }
-            .into());
+            return Err(values::bad("--mpi-profiler", "mpip or talp", other).into());
         }
     };
     let program = a.program.clone().unwrap_or_else(|| {

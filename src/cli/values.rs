@@ -6,7 +6,8 @@ use crate::model::Config;
 use crate::model::machine::Machine;
 use crate::units::{Hertz, Joules, Seconds};
 
-fn bad(flag: &str, expected: &str, got: &str) -> InputError {
+/// The error for a command-line value: the flag, what it takes, what was given.
+pub fn bad(flag: &str, expected: impl Into<String>, got: impl Into<String>) -> InputError {
     InputError::Argument {
         flag: flag.into(),
         expected: expected.into(),
@@ -59,7 +60,7 @@ pub fn parse_freq_spec(spec: &str, machine: &Machine) -> InputResult<Vec<usize>>
         match s.trim().parse::<f64>() {
             Ok(v) if v.is_finite() && v > 0.0 => {
                 if v > 50.0 {
-                    Err(bad(flag, &format!("GHz, not MHz or Hz: {set}"), s.trim()))
+                    Err(bad(flag, format!("GHz, not MHz or Hz: {set}"), s.trim()))
                 } else {
                     Ok(v)
                 }
@@ -219,7 +220,7 @@ pub fn parse_ghz_values(flag: &str, spec: &str) -> InputResult<Vec<f64>> {
             Ok(v) if v > 50.0 => {
                 return Err(bad(
                     flag,
-                    &format!("GHz, not MHz or Hz: {expected}"),
+                    format!("GHz, not MHz or Hz: {expected}"),
                     part.trim(),
                 ));
             }

@@ -177,14 +177,6 @@ impl RaplEnergy {
         )
     }
 
-    /// Reads a fixture's energy between two moments (tests, and a one-shot reading).
-    pub fn zones(&self) -> &[Zone] {
-        match &self.source {
-            Source::Powercap(z) => z,
-            _ => &[],
-        }
-    }
-
     fn open_perf_power(&self) -> Result<Vec<PmuEvent>, Unsupported> {
         let what = "CPU energy (perf power PMU)";
         let dir = self.event_source_root.join("power");

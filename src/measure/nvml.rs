@@ -72,14 +72,13 @@ impl Backend for NvmlGpus {
             let d = nvml
                 .device_by_index(i)
                 .map_err(|e| Unsupported::new(what, format!("GPU {i}: {e}"), ""))?;
-            let energy = d.total_energy_consumption().map_err(|e| {
+            d.total_energy_consumption().map_err(|e| {
                 Unsupported::new(
                     what,
                     format!("GPU {i} has no total-energy counter: {e}"),
                     "NVML's energy counter needs a Volta or newer GPU",
                 )
             })?;
-            let _ = energy;
             names.push(format!("{i}: {}", d.name().unwrap_or_else(|_| "?".into())));
         }
         self.nvml = Some(Arc::new(nvml));

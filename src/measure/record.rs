@@ -4,7 +4,8 @@
 //! most the run in progress, and `--resume` continues from it.
 
 use super::{Readings, Unsupported};
-use crate::model::workload::{Growth, PROFILE_FORMAT};
+use crate::model::workload::{Growth, PROFILE_FORMAT, freq_key};
+use crate::units::Hertz;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -48,7 +49,7 @@ pub type PointKey = (u32, u64, u32);
 
 /// The key of a point.
 pub fn key(cores: u32, freq_hz: f64, gpus: u32) -> PointKey {
-    (cores, (freq_hz / 1e3).round() as u64, gpus)
+    (cores, freq_key(Hertz(freq_hz)), gpus)
 }
 
 /// A backend that could not measure, as recorded.

@@ -107,9 +107,8 @@ impl Backend for SlurmEnergy {
                 .iter()
                 .filter(|(id, _)| id.contains('.') && !self.before.contains(id))
                 .collect();
-            if let Some((id, Some(e))) = new.iter().find(|(_, e)| e.is_some_and(|e| e > 0.0)) {
+            if let Some((_, Some(e))) = new.iter().find(|(_, e)| e.is_some_and(|e| e > 0.0)) {
                 out.energy_j.insert(DOMAIN.to_string(), *e);
-                let _ = id;
                 return Ok(());
             }
             if Instant::now() > deadline {

@@ -296,13 +296,14 @@ pub fn run(o: &Options, log: &mut dyn FnMut(&str)) -> anyhow::Result<Outcome> {
     let control = if srun && o.freqs.is_some() {
         Control::Srun
     } else {
-        match FreqGuard::take(&o.roots.cpu) {
-            Ok(g) if o.freqs.is_some() => Control::Sysfs(g),
-            Ok(_) | Err(_) => {
-                let why = match FreqGuard::take(&o.roots.cpu) {
-                    Ok(_) => "no --freqs asked for".to_string(),
-                    Err(e) => e,
-                };
+        let taken = match (FreqGuard::take(&o.roots.cpu), o.freqs.is_some()) {
+            (Ok(g), true) => Ok(Control::Sysfs(g)),
+            (Ok(_), false) => Err("no --freqs asked for".to_string()),
+            (Err(e), _) => Err(e),
+        };
+        match taken {
+            Ok(c) => c,
+            Err(why) => {
                 let hz = cpufreq::current_hz(&o.roots.cpu, &cpu_id.mhz).ok_or_else(|| {
                     anyhow::anyhow!(
                         "the core frequency can neither be set ({why}) nor read (no cpufreq, no \

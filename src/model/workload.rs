@@ -153,7 +153,8 @@ pub struct Profile {
     index: HashMap<(u32, u64, u32), usize>,
 }
 
-fn freq_key(f: Hertz) -> u64 {
+/// A frequency as whole kHz: the key that tells two measured frequencies apart.
+pub fn freq_key(f: Hertz) -> u64 {
     (f.0 / 1e3).round() as u64
 }
 
