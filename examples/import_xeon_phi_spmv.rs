@@ -1,5 +1,5 @@
 //! Builds the bundled Xeon Phi SpMV example from the measured data set in
-//! `../shared/fixtures/energy/xeon-phi-spmv/` (public repository gtcasl/hpc-task-pareto-frontiers,
+//! `tests/data/fixtures/energy/xeon-phi-spmv/` (public repository gtcasl/hpc-task-pareto-frontiers,
 //! `experiments/frequency`: time and card power of a sparse matrix-vector kernel on an Intel Xeon
 //! Phi for 1-228 threads at seven frequencies; file name = frequency in kHz).
 //!
@@ -56,7 +56,7 @@ fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().collect();
     let dir = PathBuf::from(
         args.get(1)
-            .map_or("../shared/fixtures/energy/xeon-phi-spmv", String::as_str),
+            .map_or("tests/data/fixtures/energy/xeon-phi-spmv", String::as_str),
     );
     let out = PathBuf::from(
         args.get(2)
@@ -150,7 +150,7 @@ fn main() -> anyhow::Result<()> {
         worst * 100.0
     );
     let provenance = vec![
-        ("source".into(), "gtcasl/hpc-task-pareto-frontiers, experiments/frequency (copied in ../shared/fixtures/energy/xeon-phi-spmv): SpMV on an Intel Xeon Phi, time and card power from the card's sensors; 1-57 threads (one per core) at 7 frequencies".into()),
+        ("source".into(), "gtcasl/hpc-task-pareto-frontiers, experiments/frequency (copied in tests/data/fixtures/energy/xeon-phi-spmv): SpMV on an Intel Xeon Phi, time and card power from the card's sensors; 1-57 threads (one per core) at 7 frequencies".into()),
         ("baseline.wall_time_s".into(), "measured (the source's `time` column)".into()),
         ("baseline.energy_j".into(), "measured (the source's `energy` column)".into()),
         ("baseline.cycles".into(), "derived: cores x frequency x wall time (no counters in the source; assumes every core busy for the whole run, hence utilisation 1)".into()),

@@ -1,5 +1,7 @@
 //! The bundled machines and example profile: they load, the default run plans something, and
-//! their measured numbers match the raw data they came from (../shared/fixtures).
+//! their measured numbers match the raw data they came from (`tests/data/fixtures`).
+
+mod common;
 
 use assert_cmd::Command;
 use jouleplan::calibrate::power::fit_line;
@@ -7,18 +9,8 @@ use jouleplan::cli::{BUNDLED_MACHINES, load_machine, load_profile};
 use jouleplan::model::{Config, Model, Outcome};
 use std::path::PathBuf;
 
-fn fixture_dir() -> Option<PathBuf> {
-    let d =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/energy/xeon-phi-spmv");
-    if d.is_dir() {
-        Some(d)
-    } else {
-        eprintln!(
-            "skipping: {} is not here (it stands beside the checkout in CI)",
-            d.display()
-        );
-        None
-    }
+fn fixture_dir() -> PathBuf {
+    common::fixture("energy/xeon-phi-spmv")
 }
 
 /// (threads, time, power, energy) of one frequency file, threads 1-57.
@@ -59,7 +51,7 @@ fn every_bundled_machine_loads_and_labels_its_sources() {
 
 #[test]
 fn phi_power_numbers_are_the_fit_of_the_measured_data() {
-    let Some(dir) = fixture_dir() else { return };
+    let dir = fixture_dir();
     let m = load_machine(Some("xeon-phi-57c")).unwrap();
     for (i, f) in m.frequencies.iter().enumerate() {
         let khz = (f.0 / 1e3).round() as u64;
@@ -85,7 +77,7 @@ fn phi_power_numbers_are_the_fit_of_the_measured_data() {
 
 #[test]
 fn phi_profile_holds_the_measured_times_and_predicts_measured_energy() {
-    let Some(dir) = fixture_dir() else { return };
+    let dir = fixture_dir();
     let m = load_machine(Some("xeon-phi-57c")).unwrap();
     let p = load_profile(Some("spmv-xeon-phi")).unwrap();
     let model = Model::new(&m, &p).unwrap();

@@ -14,10 +14,8 @@ fn data(rel: &str) -> PathBuf {
         .join(rel)
 }
 
-fn shared(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/fixtures")
-        .join(rel)
+fn fixture(rel: &str) -> PathBuf {
+    data("fixtures").join(rel)
 }
 
 #[test]
@@ -132,13 +130,13 @@ fn rapl_nvml_and_slurm_say_what_is_missing_and_what_to_do() {
 
 #[test]
 fn mpip_gives_messages_and_bytes_per_rank_and_talp_gives_calls() {
-    let f = shared("mpip/mpi_imbalance_2ranks.mpiP");
+    let f = fixture("mpip/mpi_imbalance_2ranks.mpiP");
     let (m, b) = mpi::from_mpip(&f, &std::fs::read_to_string(&f).unwrap()).unwrap();
     // Per rank and iteration: one Allreduce and one Sendrecv of 8192 bytes; 4 iterations.
     assert_eq!(m, 8.0);
     // mpiP prints sums with %g (3.277e+04), so bytes agree to its 4 digits.
     assert!((b / (8.0 * 8192.0) - 1.0).abs() < 1e-3, "{b}");
-    let t = shared("talp/test_hybrid_profile_1_0.json");
+    let t = fixture("talp/test_hybrid_profile_1_0.json");
     let calls = mpi::from_talp(&t, &std::fs::read_to_string(&t).unwrap()).unwrap();
     assert_eq!(calls, 5.0);
 }

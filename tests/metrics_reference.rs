@@ -1,4 +1,4 @@
-//! `jouleplan metrics` against the reference tools on real outputs (../shared/fixtures): TALP's
+//! `jouleplan metrics` against the reference tools on real outputs (`tests/data/fixtures`): TALP's
 //! own printed efficiencies and DLB's expected values, basicanalysis's modelfactors for the five
 //! EPOCH traces, the legacy 2004 trace, and the mpiP report.
 
@@ -8,17 +8,8 @@ use common::jouleplan;
 use serde_json::Value;
 use std::path::PathBuf;
 
-fn fixtures() -> Option<PathBuf> {
-    let d = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures");
-    if d.is_dir() {
-        Some(d)
-    } else {
-        eprintln!(
-            "SKIPPED: {} is not here (it stands beside the checkout in CI)",
-            d.display()
-        );
-        None
-    }
+fn fixtures() -> PathBuf {
+    common::fixture("")
 }
 
 fn metrics(args: &[&str]) -> Value {
@@ -31,7 +22,7 @@ fn metrics(args: &[&str]) -> Value {
 
 #[test]
 fn every_talp_fixture_agrees_with_talps_printed_efficiencies() {
-    let Some(f) = fixtures() else { return };
+    let f = fixtures();
     let mut regions = 0;
     for entry in std::fs::read_dir(f.join("talp")).unwrap() {
         let p = entry.unwrap().path();
@@ -53,7 +44,7 @@ fn every_talp_fixture_agrees_with_talps_printed_efficiencies() {
 
 #[test]
 fn talp_fixtures_give_dlbs_expected_values() {
-    let Some(f) = fixtures() else { return };
+    let f = fixtures();
     let host = |file: &str| {
         let v = metrics(&[f.join("talp").join(file).to_str().unwrap()]);
         let runs = v["runs"].as_array().unwrap().clone();
@@ -100,7 +91,7 @@ fn modelfactors(f: &std::path::Path) -> std::collections::HashMap<String, Vec<f6
 
 #[test]
 fn epoch_traces_match_basicanalysis() {
-    let Some(f) = fixtures() else { return };
+    let f = fixtures();
     let mf = modelfactors(&f);
     let files: Vec<String> = [1, 2, 4, 8, 16]
         .iter()
@@ -172,7 +163,7 @@ fn epoch_traces_match_basicanalysis() {
 
 #[test]
 fn one_window_over_the_whole_run_gives_the_whole_run_metrics() {
-    let Some(f) = fixtures() else { return };
+    let f = fixtures();
     let file = f.join("paraver/epoch/epoch_4proc.prv.gz");
     let whole = metrics(&[file.to_str().unwrap()])["runs"][0]["pop"].clone();
     let v = metrics(&[file.to_str().unwrap(), "--window", "1h"]);
@@ -209,7 +200,7 @@ fn one_window_over_the_whole_run_gives_the_whole_run_metrics() {
 
 #[test]
 fn the_2004_legacy_trace_parses_quickly() {
-    let Some(f) = fixtures() else { return };
+    let f = fixtures();
     let file = f.join("paraver/legacy/qsort_beo3.prv");
     let start = std::time::Instant::now();
     let v = metrics(&[file.to_str().unwrap()]);
@@ -233,7 +224,7 @@ fn the_2004_legacy_trace_parses_quickly() {
 
 #[test]
 fn mpip_report_gives_messages_bytes_and_pop() {
-    let Some(f) = fixtures() else { return };
+    let f = fixtures();
     let v = metrics(&[f.join("mpip/mpi_imbalance_2ranks.mpiP").to_str().unwrap()]);
     let run = &v["runs"][0];
     assert_eq!(run["kind"], "mpip");
@@ -255,7 +246,7 @@ fn mpip_report_gives_messages_bytes_and_pop() {
 
 #[test]
 fn text_output_is_a_tree_with_two_decimals() {
-    let Some(f) = fixtures() else { return };
+    let f = fixtures();
     let (code, out, _) = jouleplan(&[
         "metrics",
         f.join("talp/test_mpi_sendrecv_profile_1_0.json")
@@ -270,7 +261,7 @@ fn text_output_is_a_tree_with_two_decimals() {
 
 #[test]
 fn csv_rows_and_window_plots() {
-    let Some(f) = fixtures() else { return };
+    let f = fixtures();
     let talp = f.join("talp/test_hybrid_profile_1_0.json");
     let (code, out, err) = jouleplan(&["metrics", "--csv", talp.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");

@@ -1,63 +1,11 @@
 //! Hand-over outputs: the report folder, PNG charts decoded and checked, CSV and JSON with the
-//! same keys, snapshots of the text outputs (insta), and the page rendered in headless Chromium.
+//! same keys, and snapshots of the text outputs (insta); `chromium_render.rs` renders the page.
 
 mod common;
 
-use common::{MACHINE, jouleplan, profile_json, write};
-use std::path::{Path, PathBuf};
-
-struct Inputs {
-    _dir: tempfile::TempDir,
-    machine: String,
-    profile: String,
-}
-
-impl Inputs {
-    /// Runs `jouleplan CMD --machine M --profile P EXTRA...`.
-    fn run(&self, cmd: &str, extra: &[&str]) -> (i32, String, String) {
-        let mut args = vec![cmd, "--machine", &self.machine, "--profile", &self.profile];
-        args.extend_from_slice(extra);
-        jouleplan(&args)
-    }
-}
-
-/// The worked-example inputs under stable names (their path is part of some outputs).
-fn inputs() -> Inputs {
-    let dir = tempfile::tempdir().unwrap();
-    let m = write(dir.path(), "machine.toml", MACHINE);
-    let p = write(dir.path(), "profile.json", &profile_json());
-    Inputs {
-        machine: m.to_str().unwrap().into(),
-        profile: p.to_str().unwrap().into(),
-        _dir: dir,
-    }
-}
-
-/// (width, height, distinct colours, share of non-white pixels).
-fn png_stats(path: &Path) -> (u32, u32, usize, f64) {
-    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(path).unwrap()));
-    let mut reader = decoder.read_info().unwrap();
-    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
-    let info = reader.next_frame(&mut buf).unwrap();
-    let px = info.color_type.samples();
-    let data = &buf[..info.buffer_size()];
-    let mut colours = std::collections::HashSet::new();
-    let mut non_white = 0usize;
-    for p in data.chunks(px) {
-        let rgb = (p[0], p[1], p[2]);
-        colours.insert(rgb);
-        if rgb != (255, 255, 255) {
-            non_white += 1;
-        }
-    }
-    let n = data.len() / px;
-    (
-        info.width,
-        info.height,
-        colours.len(),
-        non_white as f64 / n as f64,
-    )
-}
+use common::jouleplan;
+use common::{inputs, png_stats, write};
+use std::path::PathBuf;
 
 #[test]
 fn report_writes_every_file_and_the_png_has_content() {
@@ -268,73 +216,4 @@ fn svg_chart_matches_its_snapshot() {
     );
     assert_eq!(code, 0, "{err}");
     insta::assert_snapshot!("pareto_small_svg", std::fs::read_to_string(&p).unwrap());
-}
-
-#[test]
-fn index_html_renders_in_headless_chromium() {
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/ensure-packages.sh");
-    let st = std::process::Command::new(&script)
-        .arg("chromium=chromium")
-        .status()
-        .unwrap();
-    if st.code() == Some(77) {
-        eprintln!("SKIPPED: Debian's chromium is not installable here");
-        return;
-    }
-    assert!(st.success());
-    let i = inputs();
-    let out = tempfile::tempdir().unwrap();
-    let dir = out.path().join("rep");
-    let (code, _, err) = i.run("report", &["--out", dir.to_str().unwrap()]);
-    assert_eq!(code, 0, "{err}");
-    let url = format!("file://{}", dir.join("index.html").display());
-    let chromium = |extra: &[&str]| {
-        std::process::Command::new("chromium")
-            .args([
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-quic",
-                "--no-first-run",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-            ])
-            .arg(format!(
-                "--user-data-dir={}",
-                out.path().join("profile").display()
-            ))
-            .args(extra)
-            .arg(&url)
-            .output()
-            .unwrap()
-    };
-    let shot = out.path().join("shot.png");
-    let o = chromium(&[
-        "--window-size=1200,1800",
-        &format!("--screenshot={}", shot.display()),
-    ]);
-    assert!(
-        shot.is_file(),
-        "no screenshot: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let (w, h, colours, ink) = png_stats(&shot);
-    assert_eq!((w, h), (1200, 1800));
-    assert!(
-        colours > 50 && ink > 0.05,
-        "blank page? {colours} colours, {ink} ink"
-    );
-    let dom = String::from_utf8_lossy(&chromium(&["--dump-dom"]).stdout).into_owned();
-    assert!(
-        dom.contains("<div id=\"pareto-plot\"><svg"),
-        "plot missing from the rendered page"
-    );
-    assert!(
-        dom.contains("<table id=\"front\">"),
-        "front table missing from the rendered page"
-    );
-    let rows = dom.matches("<tr").count();
-    assert!(rows > 10, "{rows} table rows");
-    assert!(dom.contains("Recommendation"));
 }

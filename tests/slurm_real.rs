@@ -1,8 +1,10 @@
 //! Generated job scripts checked by a real Slurm: a one-node cluster on localhost started by
-//! `scripts/slurm-local.sh` (Debian's slurm-wlm and munge, installed when missing). Skips, saying
-//! why, only when the packages cannot be installed.
+//! `scripts/slurm-local.sh` (Debian's slurm-wlm and munge, installed when missing). When the
+//! packages cannot be installed, the test is reported as ignored with the reason in its name
+//! (a libtest-mimic harness), never as `ok`.
 
 use assert_cmd::Command;
+use libtest_mimic::{Arguments, Trial};
 use std::path::{Path, PathBuf};
 use std::process::Command as Proc;
 
@@ -24,7 +26,8 @@ fn script() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/slurm-local.sh")
 }
 
-fn start() -> Option<Cluster> {
+/// Starts the local cluster; `Err` says why Slurm cannot be had here.
+fn start() -> Result<Cluster, String> {
     let dir = tempfile::tempdir().unwrap();
     let out = Proc::new(script())
         .arg("start")
@@ -39,15 +42,15 @@ fn start() -> Option<Cluster> {
                 .last()
                 .unwrap_or("")
                 .to_string();
-            Some(Cluster {
+            Ok(Cluster {
                 dir,
                 conf: PathBuf::from(conf),
             })
         }
-        Some(77) => {
-            eprintln!("SKIPPED: Slurm is not installable here: {err}");
-            None
-        }
+        Some(77) => Err(format!(
+            "Slurm is not installable here: {}",
+            err.lines().last().unwrap_or("")
+        )),
         _ => panic!("the local Slurm did not start: {err}"),
     }
 }
@@ -96,9 +99,27 @@ fn local_inputs(dir: &Path) -> (PathBuf, PathBuf) {
     (m, p)
 }
 
-#[test]
-fn generated_scripts_are_accepted_run_and_read_back_by_a_real_slurm() {
-    let Some(cluster) = start() else { return };
+const NAME: &str = "generated_scripts_are_accepted_run_and_read_back_by_a_real_slurm";
+
+fn main() {
+    let args = Arguments::from_args();
+    let wanted = !args.list && args.filter.as_deref().is_none_or(|f| NAME.contains(f));
+    let trial = if !wanted {
+        Trial::test(NAME, || Ok(()))
+    } else {
+        match start() {
+            Ok(cluster) => Trial::test(NAME, move || {
+                generated_scripts_are_accepted_run_and_read_back_by_a_real_slurm(&cluster);
+                Ok(())
+            }),
+            Err(why) => Trial::test(format!("{NAME} (ignored: {why})"), move || Err(why.into()))
+                .with_ignored_flag(true),
+        }
+    };
+    libtest_mimic::run(&args, vec![trial]).exit();
+}
+
+fn generated_scripts_are_accepted_run_and_read_back_by_a_real_slurm(cluster: &Cluster) {
     let work = tempfile::tempdir().unwrap();
     let (m, p) = local_inputs(work.path());
     let (m, p) = (m.to_str().unwrap(), p.to_str().unwrap());
@@ -127,7 +148,7 @@ fn generated_scripts_are_accepted_run_and_read_back_by_a_real_slurm() {
         .assert()
         .success();
     let (ok, text) = slurm(
-        &cluster,
+        cluster,
         "sbatch",
         &["--test-only", planned.to_str().unwrap()],
     );
@@ -154,7 +175,7 @@ fn generated_scripts_are_accepted_run_and_read_back_by_a_real_slurm() {
         .args(["--", "true"])
         .assert()
         .success();
-    let (ok, text) = slurm(&cluster, "sbatch", &["--test-only", two.to_str().unwrap()]);
+    let (ok, text) = slurm(cluster, "sbatch", &["--test-only", two.to_str().unwrap()]);
     assert!(!ok, "a 2-node job on a 1-node cluster was accepted: {text}");
 
     // 3. A job with hostile arguments runs to completion; every byte reaches the program.
@@ -183,7 +204,7 @@ fn generated_scripts_are_accepted_run_and_read_back_by_a_real_slurm() {
         .success();
     let log = work.path().join("job.out");
     let (ok, text) = slurm(
-        &cluster,
+        cluster,
         "sbatch",
         &["--wait", "-o", log.to_str().unwrap(), job.to_str().unwrap()],
     );
@@ -203,7 +224,7 @@ fn generated_scripts_are_accepted_run_and_read_back_by_a_real_slurm() {
     // 4. sacct reads the finished job back (from the job-completion log).
     let job_id = text.split_whitespace().last().unwrap_or("").to_string();
     let (ok, acct) = slurm(
-        &cluster,
+        cluster,
         "sacct",
         &[
             "-c",

@@ -94,3 +94,72 @@ pub fn jouleplan(args: &[&str]) -> (i32, String, String) {
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
 }
+
+/// A real recorded input under `tests/data/fixtures` (a copy of the project's shared fixtures;
+/// `tests/data/fixtures/README.md` says how each file was measured). Panics naming the path
+/// when it is missing, so a broken checkout fails loudly instead of passing.
+pub fn fixture(rel: &str) -> PathBuf {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/fixtures")
+        .join(rel);
+    assert!(
+        p.exists(),
+        "{} is missing: the repository's test data is incomplete",
+        p.display()
+    );
+    p
+}
+
+/// The worked-example inputs in a temporary folder.
+pub struct Inputs {
+    _dir: tempfile::TempDir,
+    pub machine: String,
+    pub profile: String,
+}
+
+impl Inputs {
+    /// Runs `jouleplan CMD --machine M --profile P EXTRA...`.
+    pub fn run(&self, cmd: &str, extra: &[&str]) -> (i32, String, String) {
+        let mut args = vec![cmd, "--machine", &self.machine, "--profile", &self.profile];
+        args.extend_from_slice(extra);
+        jouleplan(&args)
+    }
+}
+
+/// The worked-example inputs under stable names (their path is part of some outputs).
+pub fn inputs() -> Inputs {
+    let dir = tempfile::tempdir().unwrap();
+    let m = write(dir.path(), "machine.toml", MACHINE);
+    let p = write(dir.path(), "profile.json", &profile_json());
+    Inputs {
+        machine: m.to_str().unwrap().into(),
+        profile: p.to_str().unwrap().into(),
+        _dir: dir,
+    }
+}
+
+/// (width, height, distinct colours, share of non-white pixels).
+pub fn png_stats(path: &Path) -> (u32, u32, usize, f64) {
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(path).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    let px = info.color_type.samples();
+    let data = &buf[..info.buffer_size()];
+    let mut colours = std::collections::HashSet::new();
+    let mut non_white = 0usize;
+    for p in data.chunks(px) {
+        let rgb = (p[0], p[1], p[2]);
+        colours.insert(rgb);
+        if rgb != (255, 255, 255) {
+            non_white += 1;
+        }
+    }
+    let n = data.len() / px;
+    (
+        info.width,
+        info.height,
+        colours.len(),
+        non_white as f64 / n as f64,
+    )
+}

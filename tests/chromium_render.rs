@@ -1,0 +1,108 @@
+//! The report page rendered in headless Chromium (Debian's package, installed when missing by
+//! `scripts/ensure-packages.sh`): a screenshot with content, and the DOM holds the chart, the
+//! front table and the recommendation. Where Chromium cannot be installed, the test is reported
+//! as ignored with the reason in its name (a libtest-mimic harness), never as `ok`.
+
+mod common;
+
+use common::{inputs, png_stats};
+use libtest_mimic::{Arguments, Trial};
+use std::path::PathBuf;
+
+const NAME: &str = "index_html_renders_in_headless_chromium";
+
+/// Installs Chromium when missing; `Err` says why it cannot be had.
+fn ensure_chromium() -> Result<(), String> {
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/ensure-packages.sh");
+    let out = std::process::Command::new(&script)
+        .arg("chromium=chromium")
+        .output()
+        .map_err(|e| format!("{} did not run: {e}", script.display()))?;
+    match out.status.code() {
+        Some(0) => Ok(()),
+        Some(77) => Err(format!(
+            "Debian's chromium is not installable here: {}",
+            String::from_utf8_lossy(&out.stderr)
+                .lines()
+                .last()
+                .unwrap_or("")
+        )),
+        _ => panic!(
+            "{}: {}",
+            script.display(),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    }
+}
+
+fn main() {
+    let args = Arguments::from_args();
+    let wanted = !args.list && args.filter.as_deref().is_none_or(|f| NAME.contains(f));
+    let trial = match if wanted { ensure_chromium() } else { Ok(()) } {
+        Ok(()) => Trial::test(NAME, || {
+            index_html_renders_in_headless_chromium();
+            Ok(())
+        }),
+        Err(why) => Trial::test(format!("{NAME} (ignored: {why})"), move || Err(why.into()))
+            .with_ignored_flag(true),
+    };
+    libtest_mimic::run(&args, vec![trial]).exit();
+}
+
+fn index_html_renders_in_headless_chromium() {
+    let i = inputs();
+    let out = tempfile::tempdir().unwrap();
+    let dir = out.path().join("rep");
+    let (code, _, err) = i.run("report", &["--out", dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let url = format!("file://{}", dir.join("index.html").display());
+    let chromium = |extra: &[&str]| {
+        std::process::Command::new("chromium")
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+            ])
+            .arg(format!(
+                "--user-data-dir={}",
+                out.path().join("profile").display()
+            ))
+            .args(extra)
+            .arg(&url)
+            .output()
+            .unwrap()
+    };
+    let shot = out.path().join("shot.png");
+    let o = chromium(&[
+        "--window-size=1200,1800",
+        &format!("--screenshot={}", shot.display()),
+    ]);
+    assert!(
+        shot.is_file(),
+        "no screenshot: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let (w, h, colours, ink) = png_stats(&shot);
+    assert_eq!((w, h), (1200, 1800));
+    assert!(
+        colours > 50 && ink > 0.05,
+        "blank page? {colours} colours, {ink} ink"
+    );
+    let dom = String::from_utf8_lossy(&chromium(&["--dump-dom"]).stdout).into_owned();
+    assert!(
+        dom.contains("<div id=\"pareto-plot\"><svg"),
+        "plot missing from the rendered page"
+    );
+    assert!(
+        dom.contains("<table id=\"front\">"),
+        "front table missing from the rendered page"
+    );
+    let rows = dom.matches("<tr").count();
+    assert!(rows > 10, "{rows} table rows");
+    assert!(dom.contains("Recommendation"));
+}
