@@ -86,6 +86,7 @@ fn main() -> anyhow::Result<()> {
     );
     let mut idle = Vec::new();
     let mut core = Vec::new();
+    let mut rel_worst = 0.0f64;
     for (khz, rows) in &by_freq {
         let fit = fit_line(
             &rows
@@ -103,11 +104,16 @@ fn main() -> anyhow::Result<()> {
             fit.max_abs,
             fit.samples
         );
+        for r in rows {
+            let model = fit.intercept + fit.slope * f64::from(r.threads);
+            rel_worst = rel_worst.max((model - r.power).abs() / r.power);
+        }
         idle.push(format!("{:.2}", fit.intercept));
         core.push(format!("{:.4}", fit.slope));
     }
     println!("idle_w = [{}]", idle.join(", "));
     println!("core_active_w = [{}]", core.join(", "));
+    println!("fit_residual_rel = {rel_worst:.5}");
 
     // Work / memory-stall split per core count: T(c, f) = a_c / f + t_mem,c over the frequencies
     // (memory stall time does not change with f; MODEL.md section 5).
@@ -142,6 +148,7 @@ fn main() -> anyhow::Result<()> {
                 energy: Some(Joules(r.energy)),
                 device: None,
                 measured: true,
+                extra: Default::default(),
             });
         }
     }

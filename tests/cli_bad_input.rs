@@ -193,27 +193,45 @@ fn durations_and_energies_need_units() {
 
 #[test]
 fn a_missing_baseline_point_is_named() {
-    // Drop every 3-core point: a space asked to hold 3 cores needs one.
+    // Drop every 8-core point: outside the measured core counts nothing is extrapolated, so a
+    // space asked to hold 8 cores needs one.
+    let mut v: serde_json::Value = serde_json::from_str(&profile_json()).unwrap();
+    v["baseline"]
+        .as_array_mut()
+        .unwrap()
+        .retain(|p| p["cores"] != 8);
+    let f = files(MACHINE, &v.to_string());
+    assert_bad(
+        plan_with(&f, &["--cores", "1-8"]),
+        &[
+            "profile.json",
+            "no baseline point for 8 cores at 1 GHz",
+            "--cores",
+        ],
+    );
+    // Leaving it out of the search works; with no --cores it is left out, visibly.
+    let (code, _, err) = plan_with(&f, &["--cores", "1-7"]);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, err) = plan_with(&f, &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("note: cores 8 left out"), "{out}");
+}
+
+#[test]
+fn a_core_count_between_measured_ones_is_derived_and_says_so() {
     let mut v: serde_json::Value = serde_json::from_str(&profile_json()).unwrap();
     v["baseline"]
         .as_array_mut()
         .unwrap()
         .retain(|p| p["cores"] != 3);
     let f = files(MACHINE, &v.to_string());
-    assert_bad(
-        plan_with(&f, &["--cores", "1-8"]),
-        &[
-            "profile.json",
-            "no baseline point for 3 cores at 1 GHz",
-            "--cores",
-        ],
+    let (code, out, err) = plan_with(&f, &["--cores", "1-8"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("derived for cores 3 that the profile did not measure"),
+        "{out}"
     );
-    // Leaving it out of the search works; with no --cores it is left out, visibly.
-    let (code, _, err) = plan_with(&f, &["--cores", "1,2,4-8"]);
-    assert_eq!(code, 0, "{err}");
-    let (code, out, err) = plan_with(&f, &[]);
-    assert_eq!(code, 0, "{err}");
-    assert!(out.contains("note: cores 3 left out"), "{out}");
+    assert!(out.contains("core law at 2 GHz, 0 GPUs"), "{out}");
 }
 
 #[test]

@@ -86,9 +86,30 @@ fn a_real_sweep_of_the_heat_example_gives_a_profile_that_plan_accepts() {
         assert!(stdout.contains("CPU energy (RAPL)"), "{stdout}");
         assert!(assumptions.contains("no energy was measured"));
     }
-    // plan reads it and shows the assumptions.
-    let (code, plan_out, plan_err) = jouleplan(&["plan", "--profile", out.to_str().unwrap()]);
+    // The profile records this machine: planning it against the bundled Xeon Phi is refused,
+    // naming both; --other-machine plans it and the recommendation says so.
+    let (code, _, plan_err) = jouleplan(&["plan", "--profile", out.to_str().unwrap()]);
+    assert_eq!(code, 2, "{plan_err}");
+    assert!(
+        plan_err.contains("not on machine `xeon-phi-57c`"),
+        "{plan_err}"
+    );
+    assert!(
+        plan_err.contains("2 physical cores where the machine file has 57"),
+        "{plan_err}"
+    );
+    let (code, plan_out, plan_err) = jouleplan(&[
+        "plan",
+        "--profile",
+        out.to_str().unwrap(),
+        "--other-machine",
+        "--accept-model-error",
+    ]);
     assert_eq!(code, 0, "{plan_out}\n{plan_err}");
+    assert!(
+        plan_out.contains("WARNING: planned on another machine"),
+        "{plan_out}"
+    );
     assert!(plan_out.contains("profile assumption"), "{plan_out}");
     assert!(plan_out.contains("cores 3-57 left out"), "{plan_out}");
 }
@@ -349,7 +370,22 @@ fn a_perf_stat_capture_from_a_cluster_node_becomes_a_point_plan_reads() {
     assert_eq!(p["stall_cycles"].as_f64(), Some(418262067.0));
     assert_eq!(p["mem_stall_cycles"].as_f64(), Some(352397497.0));
     assert!((p["wall_time_s"].as_f64().unwrap() - 3.48050178).abs() < 1e-9);
-    let (code, plan_out, err) = jouleplan(&["plan", "--profile", out.to_str().unwrap()]);
+    // Recorded at 0.6 GHz, 7.4e9 cycles cannot have run in 3.48 s on one core: the model
+    // refuses to plan from it, and says which term is too large.
+    let (code, _, err) = jouleplan(&["plan", "--profile", out.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("alone exceed the measured time"), "{err}");
+    assert!(err.contains("(1 cores, 0.6 GHz, 0 GPUs)"), "{err}");
+    let (code, plan_out, err) = jouleplan(&[
+        "plan",
+        "--profile",
+        out.to_str().unwrap(),
+        "--accept-model-error",
+    ]);
     assert_eq!(code, 0, "{plan_out}{err}");
     assert!(plan_out.contains("derived"), "{plan_out}");
+    assert!(
+        plan_out.contains("WARNING: model error accepted"),
+        "{plan_out}"
+    );
 }

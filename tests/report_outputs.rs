@@ -126,6 +126,8 @@ fn csv_and_json_share_keys_and_order() {
             "t_wait_net_s",
             "t_serv_net_s",
             "t_gpu_s",
+            "t_serial_s",
+            "t_idle_wait_s",
             "e_cpu_j",
             "e_mem_j",
             "e_net_j",
@@ -147,7 +149,7 @@ fn csv_and_json_share_keys_and_order() {
             }
         }
     }
-    let picked: Vec<&Vec<&str>> = rows.iter().filter(|r| r[23] == "true").collect();
+    let picked: Vec<&Vec<&str>> = rows.iter().filter(|r| r[25] == "true").collect();
     assert_eq!(picked.len(), 1);
     assert_eq!(
         picked[0][4].parse::<f64>().unwrap(),

@@ -2,6 +2,7 @@
 //! ([`Inputs::resolve`]); the model and the search never see clap.
 
 pub mod profile;
+pub mod trust;
 pub mod values;
 
 use crate::error::{InputError, InputResult};
@@ -201,6 +202,23 @@ pub struct SourceArgs {
     /// Workload profile (JSON) or the name of a bundled one [default: spmv-xeon-phi].
     #[arg(long, value_name = "FILE")]
     pub profile: Option<String>,
+    /// Plan a profile against a machine file that does not describe the node it was measured
+    /// on (the recommendation then says so).
+    #[arg(long)]
+    pub other_machine: bool,
+    /// Plan even where the model cannot reproduce the profile's own measured points or most of
+    /// a point's time is unexplained (the recommendation then says so).
+    #[arg(long)]
+    pub accept_model_error: bool,
+}
+
+impl SourceArgs {
+    fn accept(&self) -> trust::Accept {
+        trust::Accept {
+            other_machine: self.other_machine,
+            model_error: self.accept_model_error,
+        }
+    }
 }
 
 /// The inputs and the output format.
@@ -348,16 +366,18 @@ pub struct PlanInputs {
     pub reference: Option<Config>,
     /// What was assumed or left out while fitting the inputs together, for the user to see.
     pub notes: Vec<String>,
+    /// The machine check so far (the model check follows once the model is built).
+    pub trust: trust::Trust,
 }
 
 /// Second phase: raw flags and files become validated domain types.
-pub fn resolve(
-    machine: Option<&str>,
-    profile: Option<&str>,
-    sa: &SpaceArgs,
-    qa: &QueryArgs,
-) -> InputResult<PlanInputs> {
-    let (machine, profile, mut notes) = load_sources(machine, profile)?;
+pub fn resolve(src: &SourceArgs, sa: &SpaceArgs, qa: &QueryArgs) -> InputResult<PlanInputs> {
+    let Loaded {
+        machine,
+        profile,
+        mut notes,
+        trust,
+    } = load_sources(src)?;
     let mut space = Space::full(&machine, &profile);
     if let Some(s) = &sa.nodes {
         space.nodes = values::parse_int_spec("--nodes", s)?;
@@ -375,9 +395,8 @@ pub fn resolve(
             if !left_out.is_empty() {
                 space.cores.retain(|c| have.contains(c));
                 notes.push(format!(
-                    "cores {} left out: the profile has no baseline point there (measure them \
-                     with `jouleplan profile --cores ...`; MODEL.md section 5's core fill is not \
-                     implemented)",
+                    "cores {} left out: outside the core counts the profile measured, where \
+                     nothing is extrapolated (measure them with `jouleplan profile --cores ...`)",
                     crate::model::workload::compact_list(&left_out)
                 ));
             }
@@ -419,35 +438,77 @@ pub fn resolve(
         query,
         reference,
         notes,
+        trust,
     })
 }
 
-/// Loads the machine and the profile and fits the profile to the machine's frequencies
-/// ([`Profile::fill_frequencies`]). Returns what the user must be told: the profile's own
-/// assumptions (what it could not measure) and the points derived.
-pub fn load_sources(
-    machine: Option<&str>,
-    profile: Option<&str>,
-) -> InputResult<(Machine, Profile, Vec<String>)> {
-    let machine = load_machine(machine)?;
-    let mut profile = load_profile(profile)?;
+/// A machine and a profile fitted to it.
+pub struct Loaded {
+    /// The machine.
+    pub machine: Machine,
+    /// The profile, with derived points.
+    pub profile: Profile,
+    /// What the user must be told.
+    pub notes: Vec<String>,
+    /// The machine check (the model check follows in [`bind`]).
+    pub trust: trust::Trust,
+}
+
+/// Loads the machine and the profile, checks that the profile was measured on that machine,
+/// and fits the profile to the machine's core counts ([`crate::calibrate::core_fill`]) and
+/// frequencies ([`Profile::fill_frequencies`]). The notes say what the profile could not
+/// measure and which points were derived.
+pub fn load_sources(src: &SourceArgs) -> InputResult<Loaded> {
+    let machine = load_machine(src.machine.as_deref())?;
+    let mut profile = load_profile(src.profile.as_deref())?;
+    let trust = trust::machine_matches(&machine, &profile, src.accept())?;
     let mut notes: Vec<String> = profile
         .assumptions
         .iter()
         .map(|a| format!("profile assumption: {a}"))
         .collect();
+    notes.extend(trust.notes.iter().cloned());
+    let wanted: Vec<u32> = (1..=machine.cores_per_node).collect();
+    notes.extend(crate::calibrate::core_fill::fill_cores(&mut profile, &wanted).1);
     notes.extend(profile.fill_frequencies(&machine.frequencies));
-    Ok((machine, profile, notes))
+    Ok(Loaded {
+        machine,
+        profile,
+        notes,
+        trust: trust::Trust {
+            notes: Vec::new(),
+            ..trust
+        },
+    })
+}
+
+/// Binds the model and checks it against the profile's own measurements (MODEL.md 6b);
+/// appends what the user must be told to `notes`.
+pub fn bind<'a>(
+    machine: &'a Machine,
+    profile: &'a Profile,
+    src: &SourceArgs,
+    trust: &mut trust::Trust,
+    notes: &mut Vec<String>,
+) -> InputResult<Model<'a>> {
+    let model = Model::new(machine, profile)?;
+    trust::check_model(&model, src.accept(), trust)?;
+    notes.append(&mut trust.notes);
+    Ok(model)
+}
+
+/// The warnings a recommendation at `nodes` nodes carries.
+fn warnings_for(trust: &trust::Trust, nodes: u32) -> Vec<String> {
+    let mut w = trust.warnings.clone();
+    if nodes > 1 {
+        w.extend(trust.multi_node_warnings.iter().cloned());
+    }
+    w
 }
 
 /// Runs `plan`; returns the plan for the caller to choose the exit code.
 pub fn run_plan(args: &PlanArgs, out: &mut dyn Write) -> anyhow::Result<Plan> {
-    let inp = resolve(
-        args.inputs.source.machine.as_deref(),
-        args.inputs.source.profile.as_deref(),
-        &args.space,
-        &args.query,
-    )?;
+    let mut inp = resolve(&args.inputs.source, &args.space, &args.query)?;
     if let Some(p) = &args.plot {
         check_plot_path(p)?;
     }
@@ -456,9 +517,19 @@ pub fn run_plan(args: &PlanArgs, out: &mut dyn Write) -> anyhow::Result<Plan> {
         Some(_) => Some(args.job.options(&inp.profile.program)?),
         None => None,
     };
-    let model = Model::new(&inp.machine, &inp.profile)?;
+    let model = bind(
+        &inp.machine,
+        &inp.profile,
+        &args.inputs.source,
+        &mut inp.trust,
+        &mut inp.notes,
+    )?;
     let mut plan = plan(&model, &inp.space, inp.query, inp.reference)?;
     plan.notes.extend(inp.notes.iter().cloned());
+    plan.warnings = plan
+        .recommendation()
+        .map(|r| warnings_for(&inp.trust, r.prediction.config.nodes))
+        .unwrap_or_default();
     let exp: Box<dyn Exporter> = if args.csv {
         Box::new(Csv)
     } else {
@@ -500,11 +571,9 @@ pub fn run_plan(args: &PlanArgs, out: &mut dyn Write) -> anyhow::Result<Plan> {
                 }
             },
         };
-        let script = slurm::job_script(
-            &entry.prediction,
-            &provenance(&inp.machine, &inp.profile, reason),
-            &opts,
-        )?;
+        let mut prov = provenance(&inp.machine, &inp.profile, reason);
+        prov.warnings = warnings_for(&inp.trust, entry.prediction.config.nodes);
+        let script = slurm::job_script(&entry.prediction, &prov, &opts)?;
         save(path, script.as_bytes(), true)?;
         eprintln!(
             "wrote job script {} for {}",
@@ -528,6 +597,7 @@ fn provenance(machine: &Machine, profile: &Profile, reason: String) -> slurm::Pr
             profile.digest.clone(),
         ),
         reason,
+        warnings: Vec::new(),
     }
 }
 
@@ -629,15 +699,20 @@ fn check_plot_path(p: &Path) -> InputResult<()> {
 
 /// Runs `report`: writes the report folder and says what it wrote.
 pub fn run_report(args: &ReportArgs, out: &mut dyn Write) -> anyhow::Result<Plan> {
-    let inp = resolve(
-        args.source.machine.as_deref(),
-        args.source.profile.as_deref(),
-        &args.space,
-        &args.query,
+    let mut inp = resolve(&args.source, &args.space, &args.query)?;
+    let model = bind(
+        &inp.machine,
+        &inp.profile,
+        &args.source,
+        &mut inp.trust,
+        &mut inp.notes,
     )?;
-    let model = Model::new(&inp.machine, &inp.profile)?;
     let mut plan = plan(&model, &inp.space, inp.query, inp.reference)?;
     plan.notes.extend(inp.notes.iter().cloned());
+    plan.warnings = plan
+        .recommendation()
+        .map(|r| warnings_for(&inp.trust, r.prediction.config.nodes))
+        .unwrap_or_default();
     let sample = sample(&model, &plan.space, SAMPLE_MAX)?;
     let pareto = plot::pareto_svg(&plan, &sample).map_err(anyhow::Error::msg)?;
     let breakdown = plot::breakdown_svg(&plan).map_err(anyhow::Error::msg)?;
@@ -681,16 +756,24 @@ fn save(path: &Path, bytes: &[u8], executable: bool) -> anyhow::Result<()> {
 
 /// Runs `slurm`: a job script for one configuration.
 pub fn run_slurm(args: &SlurmArgs, out: &mut dyn Write) -> anyhow::Result<()> {
-    let (machine, profile, notes) = load_sources(
-        args.inputs.source.machine.as_deref(),
-        args.inputs.source.profile.as_deref(),
+    let Loaded {
+        machine,
+        profile,
+        mut notes,
+        mut trust,
+    } = load_sources(&args.inputs.source)?;
+    let config = values::parse_config("--config", &args.config)?;
+    let opts = args.job.options(&profile.program)?;
+    let model = bind(
+        &machine,
+        &profile,
+        &args.inputs.source,
+        &mut trust,
+        &mut notes,
     )?;
     for n in &notes {
         eprintln!("note: {n}");
     }
-    let config = values::parse_config("--config", &args.config)?;
-    let opts = args.job.options(&profile.program)?;
-    let model = Model::new(&machine, &profile)?;
     let p = match model.predict(config)? {
         Outcome::Finite(p) => p,
         Outcome::Saturated { rho, .. } => {
@@ -702,15 +785,13 @@ pub fn run_slurm(args: &SlurmArgs, out: &mut dyn Write) -> anyhow::Result<()> {
             .into());
         }
     };
-    let script = slurm::job_script(
-        &p,
-        &provenance(
-            &machine,
-            &profile,
-            "configuration named with --config".into(),
-        ),
-        &opts,
-    )?;
+    let mut prov = provenance(
+        &machine,
+        &profile,
+        "configuration named with --config".into(),
+    );
+    prov.warnings = warnings_for(&trust, config.nodes);
+    let script = slurm::job_script(&p, &prov, &opts)?;
     match &args.sbatch {
         Some(path) => {
             save(path, script.as_bytes(), true)?;
@@ -723,15 +804,26 @@ pub fn run_slurm(args: &SlurmArgs, out: &mut dyn Write) -> anyhow::Result<()> {
 
 /// Runs `predict`.
 pub fn run_predict(args: &PredictArgs, out: &mut dyn Write) -> anyhow::Result<()> {
-    let (machine, profile, notes) = load_sources(
-        args.inputs.source.machine.as_deref(),
-        args.inputs.source.profile.as_deref(),
+    let Loaded {
+        machine,
+        profile,
+        mut notes,
+        mut trust,
+    } = load_sources(&args.inputs.source)?;
+    let config = values::parse_config("--config", &args.config)?;
+    let model = bind(
+        &machine,
+        &profile,
+        &args.inputs.source,
+        &mut trust,
+        &mut notes,
     )?;
     for n in &notes {
         eprintln!("note: {n}");
     }
-    let config = values::parse_config("--config", &args.config)?;
-    let model = Model::new(&machine, &profile)?;
+    for w in warnings_for(&trust, config.nodes) {
+        eprintln!("warning: {w}");
+    }
     let view = model.predict(config)?;
     let exp = exporter(args.inputs.json, None);
     match &view {

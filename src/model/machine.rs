@@ -35,8 +35,14 @@ pub struct Power {
     pub idle: Vec<Watts>,
     /// `P_gpu_act` per GPU.
     pub gpu_active: Watts,
-    /// `P_gpu_idle` per GPU.
+    /// `P_gpu_idle` per GPU: a CUDA context alive, no kernel running.
     pub gpu_idle: Watts,
+    /// `P_gpu_off` per GPU: no CUDA context (a GPU of the node that the job does not use);
+    /// `None` when the machine file does not give it (unused GPUs are then not counted).
+    pub gpu_nocontext: Option<Watts>,
+    /// The largest relative residual of the power fit against the node power it came from,
+    /// when the file states it: energy cannot be reproduced more finely (MODEL.md 6b).
+    pub fit_residual_rel: Option<f64>,
 }
 
 /// A homogeneous cluster as the model sees it.
@@ -56,6 +62,10 @@ pub struct Machine {
     pub gpus_per_node: u32,
     /// Memory per node in GiB, when known (for fit filters).
     pub memory_per_node_gib: Option<f64>,
+    /// CPU model name, when the file gives it (checked against a profile's recorded CPU).
+    pub cpu_model: Option<String>,
+    /// GPU model name, when the file gives it (checked against a profile's recorded GPUs).
+    pub gpu_model: Option<String>,
     /// The network.
     pub network: Network,
     /// Power parameters.
@@ -88,6 +98,8 @@ impl Machine {
         let ghz = m.f64_list("frequencies_ghz", Bound::Within(0.01, 20.0))?;
         let gpus_per_node = m.opt_u64("gpus_per_node", 0, 1024)?.unwrap_or(0) as u32;
         let memory_per_node_gib = m.opt_f64("memory_per_node_gib", Bound::Positive)?;
+        let cpu_model = m.opt_str("cpu_model")?.map(str::to_string);
+        let gpu_model = m.opt_str("gpu_model")?.map(str::to_string);
         let mut sorted = ghz.clone();
         sorted.sort_by(f64::total_cmp);
         if sorted != ghz || sorted.windows(2).any(|w| w[0] == w[1]) {
@@ -130,6 +142,8 @@ impl Machine {
                 Watts(p.opt_f64("gpu_idle_w", Bound::NonNegative)?.unwrap_or(0.0)),
             )
         };
+        let gpu_nocontext = p.opt_f64("gpu_nocontext_w", Bound::NonNegative)?.map(Watts);
+        let fit_residual_rel = p.opt_f64("fit_residual_rel", Bound::Within(0.0, 1.0))?;
         p.finish()?;
 
         let sources = root.notes("sources")?;
@@ -143,6 +157,8 @@ impl Machine {
             frequencies,
             gpus_per_node,
             memory_per_node_gib,
+            cpu_model,
+            gpu_model,
             network: Network {
                 latency,
                 bandwidth_bytes_per_s: bandwidth,
@@ -157,6 +173,8 @@ impl Machine {
                 idle: idle.into_iter().map(Watts).collect(),
                 gpu_active,
                 gpu_idle,
+                gpu_nocontext,
+                fit_residual_rel,
             },
             sources,
             file: path.to_path_buf(),

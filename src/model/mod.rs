@@ -6,7 +6,10 @@
 //! [`Group::eval`] is the only implementation of the equations: `predict`, the search and the
 //! tests all go through it, so a number is the same wherever it is printed.
 
+pub mod gpu_power;
 pub mod machine;
+pub mod overhead;
+pub mod sweep_facts;
 pub mod workload;
 
 use crate::error::{InputError, InputResult};
@@ -40,6 +43,10 @@ pub struct TimeTerms {
     pub serv_net: f64,
     /// `T_gpu`: host time blocked on the device (0 without GPUs).
     pub gpu: f64,
+    /// `T_ser`: one thread busy (MODEL.md 6b); not divided over cores or nodes.
+    pub serial: f64,
+    /// `T_wait`: no thread busy (MODEL.md 6b); not divided over cores or nodes.
+    pub wait: f64,
 }
 
 /// The energy terms of MODEL.md section 4, each already multiplied by the node count, so that
@@ -131,6 +138,9 @@ pub struct Group {
     dev_active_mean: f64,
     dev_load_balance: f64,
     has_device_work: bool,
+    /// `T_ser` and `T_wait` (MODEL.md 6b): `k X_ser`, `k X_wait`, the same at every `n`.
+    ex_serial: f64,
+    ex_wait: f64,
     one_minus_u: f64,
     /// `eta S`: messages per node over the run, before the growth factor.
     msgs: f64,
@@ -143,7 +153,10 @@ pub struct Group {
     p_net: f64,
     p_idle: f64,
     p_gpu_act: f64,
-    p_gpu_idle: f64,
+    /// Power of a used GPU between its kernels (`P_gap`, MODEL.md 6b).
+    p_gpu_gap: f64,
+    /// Power of the node's unused GPUs together: `(g_max - g) P_gpu_off`.
+    p_gpu_unused: f64,
 }
 
 /// The terms of one configuration before they are packaged (the hot path of the search).
@@ -194,14 +207,15 @@ impl Group {
         } else {
             0.0
         };
-        let time = t_cpu + t_mem + t_wait + t_serv + t_gpu;
+        let time = t_cpu + t_mem + t_wait + t_serv + t_gpu + self.ex_serial + self.ex_wait;
         let k_busy = self.dev_active_mean / nf;
         let e_cpu = (self.p_act * t_cpu + self.p_stall * t_mem) * f64::from(self.cores);
         let e_mem = self.p_mem * t_mem;
         let e_net = self.p_net * (t_wait + t_serv);
         let e_idle = self.p_idle * time;
-        let e_gpu =
-            f64::from(self.gpus) * (self.p_gpu_act * k_busy + self.p_gpu_idle * (time - k_busy));
+        let e_gpu = f64::from(self.gpus)
+            * (self.p_gpu_act * k_busy + self.p_gpu_gap * (time - k_busy))
+            + self.p_gpu_unused * time;
         let energy = nf * (e_cpu + e_mem + e_net + e_idle + e_gpu);
         Some(Eval {
             time,
@@ -213,6 +227,8 @@ impl Group {
                 wait_net: t_wait,
                 serv_net: t_serv,
                 gpu: t_gpu,
+                serial: self.ex_serial,
+                wait: self.ex_wait,
             },
             e: EnergyTerms {
                 cpu: nf * e_cpu,
@@ -232,14 +248,16 @@ impl Group {
     pub fn lower_bounds(&self, n1: u32, n2: u32, factor1: f64) -> (f64, f64) {
         let t_num = self.a + self.bm + self.gh;
         let serv_msg = self.msgs * factor1 * self.nu_over_b;
-        let t_lb = f64::max(t_num / f64::from(n2), serv_msg);
+        let t_extra = self.ex_serial + self.ex_wait;
+        let t_lb = f64::max(t_num / f64::from(n2), serv_msg) + t_extra;
         let g = f64::from(self.gpus);
         let e_fixed = f64::from(self.cores) * (self.p_act * self.a + self.p_stall * self.bm)
             + self.p_mem * self.bm
-            + g * (self.p_gpu_act - self.p_gpu_idle) * self.dev_active_mean;
+            + g * (self.p_gpu_act - self.p_gpu_gap) * self.dev_active_mean;
         let n1f = f64::from(n1);
+        let p_time = self.p_idle + g * self.p_gpu_gap + self.p_gpu_unused;
         let e_lb = e_fixed
-            + (self.p_idle + g * self.p_gpu_idle) * f64::max(t_num, n1f * serv_msg)
+            + p_time * (f64::max(t_num, n1f * serv_msg) + n1f * t_extra)
             + self.p_net * n1f * serv_msg;
         (t_lb * (1.0 - BOUND_MARGIN), e_lb * (1.0 - BOUND_MARGIN))
     }
@@ -248,7 +266,7 @@ impl Group {
     pub fn prediction(&self, n: u32, ev: &Eval) -> Prediction {
         let nf = f64::from(n);
         let device = (self.gpus > 0 && self.has_device_work).then(|| {
-            let host = ev.t.cpu + ev.t.mem;
+            let host = ev.t.cpu + ev.t.mem + ev.t.serial;
             let active_max = self.dev_active_max / nf;
             let comm = if self.dev_active_max > 0.0 {
                 self.dev_kernel_max / self.dev_active_max
@@ -297,6 +315,9 @@ pub struct Model<'a> {
     pub machine: &'a Machine,
     /// The workload.
     pub profile: &'a Profile,
+    /// Power of a used GPU between kernels (fitted from the baseline's GPU energy, or the
+    /// machine's context-idle power).
+    pub gpu_gap: gpu_power::GapPower,
 }
 
 impl<'a> Model<'a> {
@@ -316,7 +337,12 @@ impl<'a> Model<'a> {
                 )));
             }
         }
-        Ok(Model { machine, profile })
+        let gpu_gap = gpu_power::fit_gap(machine, profile);
+        Ok(Model {
+            machine,
+            profile,
+            gpu_gap,
+        })
     }
 
     /// `eta(n) / eta`: the growth factor of the message count at `n` nodes.
@@ -333,20 +359,30 @@ impl<'a> Model<'a> {
             ))
         })?;
         let p = self.profile.point(cores, freq, gpus)?;
-        Ok(self.group_from_point(p, cores, freq_index, freq, gpus))
+        let k = self.profile.target_iterations / self.profile.baseline_iterations;
+        Ok(self.group_from_point(p, (cores, freq_index, freq, gpus), k))
+    }
+
+    /// The group of `(c, f, g)` evaluated with the baseline's own iteration count (`k = 1`):
+    /// what the model says of the baseline run itself (MODEL.md 6b a).
+    pub fn baseline_group(&self, p: &BaselinePoint) -> InputResult<Group> {
+        let fi = self.machine.frequency_index(p.freq).ok_or_else(|| {
+            InputError::Mismatch(format!(
+                "baseline frequency {} GHz is not in the machine's set",
+                p.freq.ghz()
+            ))
+        })?;
+        Ok(self.group_from_point(p, (p.cores, fi, p.freq, p.gpus), 1.0))
     }
 
     fn group_from_point(
         &self,
         p: &BaselinePoint,
-        cores: u32,
-        freq_index: usize,
-        freq: Hertz,
-        gpus: u32,
+        (cores, freq_index, freq, gpus): (u32, usize, Hertz, u32),
+        k: f64,
     ) -> Group {
         let m = self.machine;
         let prof = self.profile;
-        let k = prof.target_iterations / prof.baseline_iterations;
         let cf = f64::from(cores) * freq.0;
         let a = k * (p.work_cycles() + p.other_stall_cycles()) / cf;
         let bm = k * p.mem_stall_cycles / cf;
@@ -366,6 +402,8 @@ impl<'a> Model<'a> {
             dev_active_mean: dev.active_mean,
             dev_load_balance: dev.load_balance,
             has_device_work: dev.active_max > 0.0,
+            ex_serial: k * p.extra.serial,
+            ex_wait: k * p.extra.wait,
             one_minus_u: 1.0 - p.utilisation,
             msgs: prof.communication.messages_per_iteration * prof.target_iterations,
             nu_over_b: prof.communication.bytes_per_message / net.bandwidth_bytes_per_s,
@@ -377,7 +415,9 @@ impl<'a> Model<'a> {
             p_net: m.power.network.0,
             p_idle: m.power.idle[freq_index].0,
             p_gpu_act: m.power.gpu_active.0,
-            p_gpu_idle: m.power.gpu_idle.0,
+            p_gpu_gap: self.gpu_gap.at(p),
+            p_gpu_unused: f64::from(m.gpus_per_node.saturating_sub(gpus))
+                * m.power.gpu_nocontext.map_or(0.0, |w| w.0),
         }
     }
 
@@ -423,15 +463,15 @@ impl<'a> Model<'a> {
 
 /// The device part of a group, each time multiplied by `n` (MODEL.md section 6 as written in
 /// `docs/MODEL.md`).
-struct DeviceScaling {
-    host_blocked: f64,
+pub(crate) struct DeviceScaling {
+    pub(crate) host_blocked: f64,
     kernel_max: f64,
     active_max: f64,
     active_mean: f64,
     load_balance: f64,
 }
 
-fn device_scaling(p: &BaselinePoint, k: f64, gpus: u32, host_n: f64) -> DeviceScaling {
+pub(crate) fn device_scaling(p: &BaselinePoint, k: f64, gpus: u32, host_n: f64) -> DeviceScaling {
     let none = DeviceScaling {
         host_blocked: 0.0,
         kernel_max: 0.0,

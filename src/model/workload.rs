@@ -2,6 +2,8 @@
 //! iteration counts and the communication pattern (MODEL.md section 2). Read from JSON (what
 //! `jouleplan profile` writes).
 
+use super::overhead::{self, Extra, IdleSplit};
+use super::sweep_facts::{self, SweepFacts};
 use crate::error::{InputError, InputResult};
 use crate::input::{self, Bound, Fields};
 use crate::units::{Hertz, Joules, Seconds};
@@ -110,6 +112,9 @@ pub struct BaselinePoint {
     pub device: Option<DeviceBaseline>,
     /// Whether this point was measured (`true`) or derived from others.
     pub measured: bool,
+    /// The time its wall time holds beyond the paper's terms (MODEL.md 6b), derived when the
+    /// profile is read; never stored in the file.
+    pub extra: Extra,
 }
 
 impl BaselinePoint {
@@ -150,6 +155,12 @@ pub struct Profile {
     pub file: PathBuf,
     /// SHA-256 of the file's text.
     pub digest: String,
+    /// The idle-time split of each measured `(f, g)` group (MODEL.md 6b).
+    pub splits: Vec<IdleSplit>,
+    /// What the sweep record says: spread, energy domains, the machine measured on.
+    pub facts: SweepFacts,
+    /// Whether the file has a sweep record at all (written by `jouleplan profile`).
+    pub has_sweep: bool,
     index: HashMap<(u32, u64, u32), usize>,
 }
 
@@ -236,9 +247,13 @@ impl Profile {
         }
         let provenance = root.notes("provenance")?;
         let assumptions = root.opt_str_list("assumptions")?;
-        // The raw runs of `jouleplan profile`: kept for `--resume` and for readers, not the model.
-        root.opt_any("sweep");
+        // The raw runs of `jouleplan profile`: kept for `--resume`; the model reads their spread,
+        // energy domains and host from it.
+        let sweep = root.opt_any("sweep");
+        let has_sweep = sweep.is_some();
+        let facts = sweep_facts::read(sweep).unwrap_or_default();
         root.finish()?;
+        let splits = explain(&mut baseline);
         Ok(Profile {
             program,
             description,
@@ -251,6 +266,9 @@ impl Profile {
             assumptions,
             file: path.to_path_buf(),
             digest: input::sha256_hex(text),
+            splits,
+            facts,
+            has_sweep,
             index,
         })
     }
@@ -322,18 +340,18 @@ impl Profile {
                 let ratio = f.0 / src.freq.0;
                 let mem = src.mem_stall_cycles * ratio;
                 let wb = src.cycles - src.mem_stall_cycles;
-                let t_src = src.cycles / src.freq.0;
-                let t_new = wb / f.0 + src.mem_stall_cycles / src.freq.0;
-                derived.push(BaselinePoint {
+                let mut p = BaselinePoint {
                     freq: f,
                     cycles: wb + mem,
                     stall_cycles: src.stall_cycles - src.mem_stall_cycles + mem,
                     mem_stall_cycles: mem,
-                    wall_time: Seconds(src.wall_time.0 * t_new / t_src),
                     energy: None,
                     measured: false,
+                    extra: src.extra.at_frequency(src.freq, f),
                     ..(*src).clone()
-                });
+                };
+                p.wall_time = Seconds(overhead::paper_time(&p) + p.extra.total());
+                derived.push(p);
             }
         }
         let mut notes = Vec::new();
@@ -375,13 +393,18 @@ impl Profile {
                     .join(", ")
             ));
         }
+        self.reindex();
+        notes
+    }
+
+    /// Rebuilds the point index after points were added or removed.
+    pub fn reindex(&mut self) {
         self.index = self
             .baseline
             .iter()
             .enumerate()
             .map(|(i, p)| ((p.cores, freq_key(p.freq), p.gpus), i))
             .collect();
-        notes
     }
 
     /// The core counts with at least one baseline point, ascending.
@@ -478,6 +501,9 @@ impl Profile {
             assumptions: Vec::new(),
             file: PathBuf::from("(built in memory)"),
             digest: String::new(),
+            splits: Vec::new(),
+            facts: SweepFacts::default(),
+            has_sweep: false,
             index: HashMap::new(),
         };
         let text = p.to_json().to_string();
@@ -609,5 +635,34 @@ fn read_point(p: &mut Fields<'_>) -> InputResult<BaselinePoint> {
         energy,
         device,
         measured,
+        extra: Extra::default(),
     })
+}
+
+/// Derives every measured point's extra terms (MODEL.md 6b) from its wall time and its
+/// `(f, g)` group's idle-time split; returns the splits.
+fn explain(points: &mut [BaselinePoint]) -> Vec<IdleSplit> {
+    let mut groups: Vec<(u64, u32)> = points
+        .iter()
+        .filter(|p| p.measured)
+        .map(|p| (freq_key(p.freq), p.gpus))
+        .collect();
+    groups.sort_unstable();
+    groups.dedup();
+    let mut splits = Vec::new();
+    for (fk, g) in groups {
+        let members: Vec<&BaselinePoint> = points
+            .iter()
+            .filter(|p| p.measured && freq_key(p.freq) == fk && p.gpus == g)
+            .collect();
+        let split = overhead::split_idle(&members);
+        for p in points
+            .iter_mut()
+            .filter(|p| p.measured && freq_key(p.freq) == fk && p.gpus == g)
+        {
+            p.extra = overhead::extra_of(p, &split);
+        }
+        splits.push(split);
+    }
+    splits
 }

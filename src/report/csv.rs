@@ -28,6 +28,8 @@ pub const COLUMNS: &[&str] = &[
     "breakdown.t_wait_net_s",
     "breakdown.t_serv_net_s",
     "breakdown.t_gpu_s",
+    "breakdown.t_serial_s",
+    "breakdown.t_idle_wait_s",
     "breakdown.e_cpu_j",
     "breakdown.e_mem_j",
     "breakdown.e_net_j",

@@ -32,6 +32,8 @@ pub fn config_json(p: &Prediction) -> Value {
             "t_wait_net_s": p.t.wait_net,
             "t_serv_net_s": p.t.serv_net,
             "t_gpu_s": p.t.gpu,
+            "t_serial_s": p.t.serial,
+            "t_idle_wait_s": p.t.wait,
             "e_cpu_j": p.e.cpu,
             "e_mem_j": p.e.mem,
             "e_net_j": p.e.net,
@@ -70,7 +72,11 @@ pub fn plan_json(plan: &Plan) -> Value {
         "pruned": plan.pruned,
         "notes": plan.notes,
         "front": front,
-        "recommendation": plan.recommendation().map(|f| config_json(&f.prediction)),
+        "recommendation": plan.recommendation().map(|f| {
+            let mut v = config_json(&f.prediction);
+            v["warnings"] = json!(plan.warnings);
+            v
+        }),
         "query": {
             "deadline_s": q.deadline.map(|d| d.0),
             "budget_j": q.budget.map(|b| b.0),

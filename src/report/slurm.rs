@@ -18,6 +18,8 @@ pub struct Provenance {
     pub profile: (String, String, String),
     /// The recommendation's reason, or how the configuration was chosen.
     pub reason: String,
+    /// What the recommendation must warn of (another machine, model error, no message data).
+    pub warnings: Vec<String>,
 }
 
 /// Options of the job, validated.
@@ -162,6 +164,9 @@ pub fn job_script(p: &Prediction, prov: &Provenance, opts: &JobOptions) -> Input
         c.gpus
     );
     let _ = writeln!(w, "# Why: {}", prov.reason.escape_debug());
+    for warning in &prov.warnings {
+        let _ = writeln!(w, "# WARNING: {}", warning.escape_debug());
+    }
     let _ = writeln!(
         w,
         "# Predicted: time {} ({:.6} s), energy {} ({:.3} J), UCR {:.3}, network headroom 1-rho {:.3}",

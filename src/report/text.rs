@@ -27,19 +27,24 @@ fn rows_to_show(len: usize, max: Option<usize>) -> Vec<usize> {
 pub fn breakdown(p: &Prediction, out: &mut dyn Write) -> io::Result<()> {
     let d = |s: f64| fmt_duration(Seconds(s));
     let e = |j: f64| fmt_energy(Joules(j));
+    let extra = |name: &str, v: f64| {
+        if v > 0.0 {
+            format!(" + {name} {}", d(v))
+        } else {
+            String::new()
+        }
+    };
     writeln!(
         out,
-        "  time    {:>10} = T_CPU {} + T_mem {} + T_w,net {} + T_s,net {}{}",
+        "  time    {:>10} = T_CPU {} + T_mem {} + T_w,net {} + T_s,net {}{}{}{}",
         d(p.time.0),
         d(p.t.cpu),
         d(p.t.mem),
         d(p.t.wait_net),
         d(p.t.serv_net),
-        if p.t.gpu > 0.0 {
-            format!(" + T_gpu {}", d(p.t.gpu))
-        } else {
-            String::new()
-        }
+        extra("T_gpu", p.t.gpu),
+        extra("T_ser", p.t.serial),
+        extra("T_idle", p.t.wait),
     )?;
     writeln!(
         out,
@@ -159,6 +164,9 @@ impl Exporter for Text {
                     }
                 )?;
                 writeln!(out, "  why: {}", plan.answer.reason)?;
+                for w in &plan.warnings {
+                    writeln!(out, "  WARNING: {w}")?;
+                }
                 breakdown(p, out)?;
             }
             None => writeln!(out, "No recommendation: {}", plan.answer.reason)?,

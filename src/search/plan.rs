@@ -45,6 +45,8 @@ pub struct Plan {
     pub answer: Answer,
     /// What the planner left out or assumed, for the user to see.
     pub notes: Vec<String>,
+    /// What the recommendation must warn of (filled by the caller, which knows the inputs).
+    pub warnings: Vec<String>,
 }
 
 impl Plan {
@@ -120,6 +122,7 @@ pub fn plan(
         reference,
         answer,
         notes,
+        warnings: Vec::new(),
     })
 }
 

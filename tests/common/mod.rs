@@ -53,10 +53,22 @@ pub fn profile_json() -> String {
             p["mem_stall_cycles"] = 2.0e10.into();
         }
     }
+    // Wall times equal to the paper's terms at the baseline (MODEL.md 6b: no extra time), so
+    // the worked example is the paper's model exactly.
+    for p in points.iter_mut() {
+        let (c, f) = (p["cores"].as_f64().unwrap(), p["freq_hz"].as_f64().unwrap());
+        let (cy, m) = (
+            p["cycles"].as_f64().unwrap(),
+            p["mem_stall_cycles"].as_f64().unwrap(),
+        );
+        let t_cpu = (cy - m) / (c * f);
+        p["wall_time_s"] = (t_cpu * (2.0 - 0.9) + m / (c * f)).into();
+    }
+    // T_CPU 4.375 s, T_mem 0.625 s, T_s,net 0.21875 s, T_gpu = R_s = 3 s.
     points.push(serde_json::json!({
         "cores": 4, "freq_hz": 2.0e9, "gpus": 2,
         "cycles": 4.0e10, "stall_cycles": 1.0e10, "mem_stall_cycles": 0.5e10,
-        "utilisation": 0.95, "wall_time_s": 9.0,
+        "utilisation": 0.95, "wall_time_s": 8.21875,
         "device": { "kernel_s": [4.0, 3.0], "transfer_s": [1.0, 1.0], "host_runtime_s": 3.0 }
     }));
     serde_json::json!({

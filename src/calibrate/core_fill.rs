@@ -1,0 +1,275 @@
+//! MODEL.md sections 5 and 6b (c): core counts the baseline did not measure. For each
+//! `(f, g)` group with two or more measured core counts, the wall time follows a law fitted
+//! over them, and every count strictly between the smallest and the largest measured one gets
+//! a derived point: `T_s(c)` from the law, cycle counts, busy core-time and device times
+//! interpolated linearly in `c` between the neighbouring measured points, `U_s = busy / (c T_s)`,
+//! and the extra terms of 6b from `T_s - T_paper` split with the group's idle-time split.
+//! Nothing is extrapolated beyond the measured range.
+//!
+//! Laws, fitted by least squares on relative residuals (weights `1/T_s`):
+//! - `amdahl`: `T(c) = a/c + s` (a parallel part and a serial part), used unless
+//! - the data demand an overhead that grows with `c` (Amdahl leaves a residual beyond a point's
+//!   bound: its run-to-run spread or 2%) and three or more core counts were measured:
+//!   `amdahl+c`: `T(c) = a/c + s + h c` or `amdahl+c2`: `T(c) = a/c + s + h c^2`, whichever
+//!   leaves the smaller largest residual.
+
+use super::lsq;
+use super::reproduce::BOUND_FLOOR;
+use crate::model::overhead::{self, Extra};
+use crate::model::workload::{BaselinePoint, DeviceBaseline, Profile, freq_key};
+use crate::units::Seconds;
+
+/// A wall-time law over core counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Law {
+    /// `a/c + s`.
+    Amdahl,
+    /// `a/c + s + h c`.
+    OverheadLinear,
+    /// `a/c + s + h c^2`.
+    OverheadQuadratic,
+}
+
+impl Law {
+    /// The law's name in notes and JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            Law::Amdahl => "amdahl: T(c) = a/c + s",
+            Law::OverheadLinear => "amdahl+c: T(c) = a/c + s + h c",
+            Law::OverheadQuadratic => "amdahl+c2: T(c) = a/c + s + h c^2",
+        }
+    }
+
+    fn row(self, c: f64) -> Vec<f64> {
+        match self {
+            Law::Amdahl => vec![1.0 / c, 1.0],
+            Law::OverheadLinear => vec![1.0 / c, 1.0, c],
+            Law::OverheadQuadratic => vec![1.0 / c, 1.0, c * c],
+        }
+    }
+}
+
+/// A law fitted to one `(f, g)` group.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CoreLaw {
+    /// Frequency key (kHz) of the group.
+    pub freq_khz: u64,
+    /// GPUs of the group.
+    pub gpus: u32,
+    /// The law.
+    pub law: Law,
+    /// Its parameters (`a`, `s`, then `h`), seconds.
+    pub params: Vec<f64>,
+    /// Each measured core count with its relative residual `(law - T_s) / T_s`.
+    pub residuals: Vec<(u32, f64)>,
+}
+
+impl CoreLaw {
+    /// The law's time at `c` cores.
+    pub fn time(&self, c: u32) -> f64 {
+        let row = self.law.row(f64::from(c));
+        row.iter().zip(&self.params).map(|(x, p)| x * p).sum()
+    }
+
+    /// The largest absolute relative residual.
+    pub fn residual_max(&self) -> f64 {
+        self.residuals.iter().map(|r| r.1.abs()).fold(0.0, f64::max)
+    }
+}
+
+/// Fits the law of one group's measured points; `bounds` is each point's reproduction bound.
+/// `None` with fewer than two core counts.
+pub fn fit_group(points: &[&BaselinePoint], bounds: &[f64]) -> Option<CoreLaw> {
+    if points.len() < 2 {
+        return None;
+    }
+    let amdahl = fit_law(points, Law::Amdahl)?;
+    let demanded = amdahl
+        .residuals
+        .iter()
+        .zip(bounds)
+        .any(|(r, b)| r.1.abs() > *b);
+    if !demanded || points.len() < 3 {
+        return Some(amdahl);
+    }
+    let best = [Law::OverheadLinear, Law::OverheadQuadratic]
+        .into_iter()
+        .filter_map(|l| fit_law(points, l))
+        .min_by(|a, b| a.residual_max().total_cmp(&b.residual_max()));
+    match best {
+        Some(b) if b.residual_max() < amdahl.residual_max() => Some(b),
+        _ => Some(amdahl),
+    }
+}
+
+fn fit_law(points: &[&BaselinePoint], law: Law) -> Option<CoreLaw> {
+    let rows: Vec<Vec<f64>> = points.iter().map(|p| law.row(f64::from(p.cores))).collect();
+    let y: Vec<f64> = points.iter().map(|p| p.wall_time.0).collect();
+    let w: Vec<f64> = y.iter().map(|t| 1.0 / t).collect();
+    let fit = lsq::fit(&rows, &y, &w)?;
+    let first = points.first()?;
+    Some(CoreLaw {
+        freq_khz: freq_key(first.freq),
+        gpus: first.gpus,
+        law,
+        residuals: points
+            .iter()
+            .zip(&fit.residuals)
+            .map(|(p, r)| (p.cores, -r / p.wall_time.0))
+            .collect(),
+        params: fit.params,
+    })
+}
+
+/// Fills the core counts of `wanted` that lie inside each group's measured range; returns the
+/// laws that derived points (with their residuals) and what was done, for the user to see.
+pub fn fill_cores(profile: &mut Profile, wanted: &[u32]) -> (Vec<CoreLaw>, Vec<String>) {
+    let mut laws = Vec::new();
+    let mut derived = Vec::new();
+    for (fk, g) in groups(profile) {
+        let mut members: Vec<&BaselinePoint> = profile
+            .baseline
+            .iter()
+            .filter(|p| p.measured && freq_key(p.freq) == fk && p.gpus == g)
+            .collect();
+        members.sort_by_key(|p| p.cores);
+        let bounds: Vec<f64> = members.iter().map(|p| bound_of(profile, p)).collect();
+        let Some(law) = fit_group(&members, &bounds) else {
+            continue;
+        };
+        let wait = profile
+            .splits
+            .iter()
+            .find(|s| freq_key(s.freq) == fk && s.gpus == g)
+            .map_or(0.0, |s| s.wait);
+        let before = derived.len();
+        for &c in wanted {
+            let have = |p: &&BaselinePoint| p.cores == c;
+            if members.iter().any(have) {
+                continue;
+            }
+            let lo = members.iter().rev().find(|p| p.cores < c);
+            let hi = members.iter().find(|p| p.cores > c);
+            if let (Some(lo), Some(hi)) = (lo, hi) {
+                derived.push(derive(lo, hi, c, law.time(c), wait));
+            }
+        }
+        if derived.len() > before {
+            laws.push(law);
+        }
+    }
+    let mut notes = Vec::new();
+    for l in &laws {
+        notes.push(format!(
+            "core law at {} GHz, {} GPUs: {} with {} (largest residual {:.1}% over cores {})",
+            l.freq_khz as f64 / 1e6,
+            l.gpus,
+            l.law.name(),
+            params_text(l),
+            100.0 * l.residual_max(),
+            l.residuals
+                .iter()
+                .map(|r| r.0.to_string())
+                .collect::<Vec<_>>()
+                .join(",")
+        ));
+    }
+    if !derived.is_empty() {
+        let mut cores: Vec<u64> = derived.iter().map(|p| u64::from(p.cores)).collect();
+        cores.sort_unstable();
+        cores.dedup();
+        notes.push(format!(
+            "{} baseline points derived for cores {} that the profile did not measure (MODEL.md \
+             section 5: the core law above; cycles interpolated between measured counts)",
+            derived.len(),
+            crate::model::workload::compact_list(&cores)
+        ));
+    }
+    profile.baseline.extend(derived);
+    profile.reindex();
+    (laws, notes)
+}
+
+/// The reproduction bound of a point: its run-to-run spread or 2%, whichever is larger.
+pub fn bound_of(profile: &Profile, p: &BaselinePoint) -> f64 {
+    profile
+        .facts
+        .spread
+        .get(&(p.cores, freq_key(p.freq), p.gpus))
+        .map_or(0.0, |s| s.wall_rel.max(s.energy_rel.unwrap_or(0.0)))
+        .max(BOUND_FLOOR)
+}
+
+fn groups(profile: &Profile) -> Vec<(u64, u32)> {
+    let mut g: Vec<(u64, u32)> = profile
+        .baseline
+        .iter()
+        .filter(|p| p.measured)
+        .map(|p| (freq_key(p.freq), p.gpus))
+        .collect();
+    g.sort_unstable();
+    g.dedup();
+    g
+}
+
+fn params_text(l: &CoreLaw) -> String {
+    ["a", "s", "h"]
+        .iter()
+        .zip(&l.params)
+        .map(|(n, v)| format!("{n} = {v:.4}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The point at `c` between measured `lo` and `hi`, with wall time `t` from the law.
+fn derive(lo: &BaselinePoint, hi: &BaselinePoint, c: u32, t: f64, wait: f64) -> BaselinePoint {
+    let x = f64::from(c - lo.cores) / f64::from(hi.cores - lo.cores);
+    let mix = |a: f64, b: f64| a + x * (b - a);
+    let busy = |p: &BaselinePoint| p.utilisation * f64::from(p.cores) * p.wall_time.0;
+    let cycles = mix(lo.cycles, hi.cycles);
+    let stall = mix(lo.stall_cycles, hi.stall_cycles).min(cycles);
+    let mem = mix(lo.mem_stall_cycles, hi.mem_stall_cycles).min(stall);
+    let device = match (&lo.device, &hi.device) {
+        (Some(a), Some(b)) => Some(DeviceBaseline {
+            kernel: a
+                .kernel
+                .iter()
+                .zip(&b.kernel)
+                .map(|(p, q)| Seconds(mix(p.0, q.0)))
+                .collect(),
+            transfer: a
+                .transfer
+                .iter()
+                .zip(&b.transfer)
+                .map(|(p, q)| Seconds(mix(p.0, q.0)))
+                .collect(),
+            host_runtime: Seconds(mix(a.host_runtime.0, b.host_runtime.0)),
+        }),
+        _ => None,
+    };
+    let mut p = BaselinePoint {
+        cores: c,
+        freq: lo.freq,
+        gpus: lo.gpus,
+        cycles,
+        stall_cycles: stall,
+        mem_stall_cycles: mem,
+        instructions: lo.instructions.zip(hi.instructions).map(|(a, b)| mix(a, b)),
+        utilisation: (mix(busy(lo), busy(hi)) / (f64::from(c) * t)).clamp(1e-9, 1.0),
+        wall_time: Seconds(t),
+        energy: None,
+        device,
+        measured: false,
+        extra: Extra::default(),
+    };
+    let x_extra = t - overhead::paper_time(&p);
+    if x_extra > 0.0 {
+        let w = x_extra.min(wait);
+        p.extra = Extra {
+            serial: x_extra - w,
+            wait: w,
+            excess: 0.0,
+        };
+    }
+    p
+}

@@ -1,0 +1,72 @@
+//! Weighted linear least squares with the figures a fit must report: residuals and the
+//! standard error of each parameter (nalgebra's SVD, so rank-deficient designs are detected
+//! instead of producing huge numbers).
+
+use nalgebra::{DMatrix, DVector};
+
+/// A fitted linear model `y ~ X beta`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LinearFit {
+    /// The parameters, in the order of the design's columns.
+    pub params: Vec<f64>,
+    /// Standard error of each parameter (NaN when there are no degrees of freedom left).
+    pub std_err: Vec<f64>,
+    /// `y - X beta` at each sample, unweighted.
+    pub residuals: Vec<f64>,
+}
+
+/// Fits `y ~ X beta` minimising `sum (w_i (y_i - x_i beta))^2`. `rows` are the design's rows.
+/// `None` when the design is rank-deficient (a parameter the samples cannot identify) or has
+/// more columns than rows.
+pub fn fit(rows: &[Vec<f64>], y: &[f64], w: &[f64]) -> Option<LinearFit> {
+    let (n, p) = (rows.len(), rows.first().map_or(0, Vec::len));
+    if n < p || p == 0 || y.len() != n || w.len() != n {
+        return None;
+    }
+    let x = DMatrix::from_fn(n, p, |i, j| rows[i][j] * w[i]);
+    let b = DVector::from_fn(n, |i, _| y[i] * w[i]);
+    let svd = x.clone().svd(true, true);
+    let smax = svd.singular_values.max();
+    if smax.is_nan() || smax <= 0.0 || svd.singular_values.min() <= smax * 1e-10 {
+        return None;
+    }
+    let beta = svd.solve(&b, smax * 1e-12).ok()?;
+    let wres = &b - &x * &beta;
+    let dof = n - p;
+    let s2 = if dof > 0 {
+        wres.norm_squared() / dof as f64
+    } else {
+        f64::NAN
+    };
+    let cov = (x.transpose() * &x).try_inverse()?;
+    let params: Vec<f64> = beta.iter().copied().collect();
+    Some(LinearFit {
+        std_err: (0..p).map(|j| (s2 * cov[(j, j)]).sqrt()).collect(),
+        residuals: rows
+            .iter()
+            .zip(y)
+            .map(|(r, yi)| yi - r.iter().zip(&params).map(|(a, b)| a * b).sum::<f64>())
+            .collect(),
+        params,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recovers_exact_parameters_and_refuses_a_rank_deficient_design() {
+        let rows: Vec<Vec<f64>> = [1.0, 2.0, 4.0]
+            .iter()
+            .map(|&c| vec![1.0 / c, 1.0])
+            .collect();
+        let y: Vec<f64> = [1.0, 2.0, 4.0].iter().map(|&c| 3.0 / c + 0.5).collect();
+        let f = fit(&rows, &y, &[1.0; 3]).unwrap();
+        assert!((f.params[0] - 3.0).abs() < 1e-12 && (f.params[1] - 0.5).abs() < 1e-12);
+        assert!(f.residuals.iter().all(|r| r.abs() < 1e-12));
+        let same: Vec<Vec<f64>> = vec![vec![1.0, 1.0], vec![2.0, 2.0], vec![3.0, 3.0]];
+        assert!(fit(&same, &y, &[1.0; 3]).is_none());
+        assert!(fit(&rows[..1], &y[..1], &[1.0]).is_none());
+    }
+}

@@ -1,0 +1,235 @@
+//! MODEL.md 6b (a) and (d): the model evaluated at every measured baseline point (one node,
+//! `S = S_s`) against what was measured there, in time and in energy, and the share of each
+//! point's time that nothing explains. `plan`, `predict`, `slurm`, `report` and `validate`
+//! print the worst figures and refuse a profile beyond the bounds unless told to accept it.
+
+use crate::model::workload::{BaselinePoint, freq_key};
+use crate::model::{Eval, Model};
+
+/// The floor of the reproduction bound: 2% (MODEL.md 6b a).
+pub const BOUND_FLOOR: f64 = 0.02;
+/// A point whose time is more than this share waiting on nothing measured is refused.
+pub const UNEXPLAINED_MAX: f64 = 0.5;
+
+/// What energy a measured `energy_j` covers, and so which model terms it is compared with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EnergyScope {
+    /// GPU domains only (NVML): compared with `E_gpu`.
+    Gpu,
+    /// CPU package and DRAM domains (RAPL): compared with `E_CPU + E_mem + E_idle`.
+    Cpu,
+    /// The whole node (Slurm, or a profile that does not say): compared with `E`.
+    Node,
+}
+
+impl EnergyScope {
+    /// From the domain names of a sweep record.
+    pub fn of(domains: &[String]) -> EnergyScope {
+        if !domains.is_empty() && domains.iter().all(|d| d.starts_with("gpu-")) {
+            EnergyScope::Gpu
+        } else if !domains.is_empty()
+            && domains
+                .iter()
+                .all(|d| d.starts_with("package") || d.starts_with("dram") || d.starts_with("core"))
+        {
+            EnergyScope::Cpu
+        } else {
+            EnergyScope::Node
+        }
+    }
+
+    /// The model's energy for this scope.
+    pub fn model_energy(self, ev: &Eval) -> f64 {
+        match self {
+            EnergyScope::Gpu => ev.e.gpu,
+            EnergyScope::Cpu => ev.e.cpu + ev.e.mem + ev.e.idle,
+            EnergyScope::Node => ev.energy,
+        }
+    }
+
+    /// A name for messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            EnergyScope::Gpu => "GPU energy",
+            EnergyScope::Cpu => "CPU energy",
+            EnergyScope::Node => "node energy",
+        }
+    }
+}
+
+/// One measured baseline point against the model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PointCheck {
+    /// Cores.
+    pub cores: u32,
+    /// Frequency, GHz.
+    pub ghz: f64,
+    /// GPUs.
+    pub gpus: u32,
+    /// Measured wall time, s.
+    pub time_measured: f64,
+    /// The model's time there, s.
+    pub time_model: f64,
+    /// Measured energy and the model's, J, with what they cover.
+    pub energy: Option<(f64, f64, EnergyScope)>,
+    /// The bound: the point's run-to-run spread or 2%, whichever is larger.
+    pub bound: f64,
+    /// The energy bound: also no finer than the machine's stated power-fit residual.
+    pub energy_bound: f64,
+    /// Share of the measured time with no thread busy and nothing measured to say why.
+    pub unexplained: f64,
+}
+
+impl PointCheck {
+    /// Relative time error, model vs measured.
+    pub fn time_error(&self) -> f64 {
+        self.time_model / self.time_measured - 1.0
+    }
+
+    /// Relative energy error, when energy was measured.
+    pub fn energy_error(&self) -> Option<f64> {
+        self.energy.map(|(m, p, _)| p / m - 1.0)
+    }
+
+    /// `(c, f GHz, g)`.
+    pub fn label(&self) -> String {
+        format!(
+            "({} cores, {} GHz, {} GPUs)",
+            self.cores, self.ghz, self.gpus
+        )
+    }
+}
+
+/// Every measured point of a profile against the model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reproduction {
+    /// The points.
+    pub points: Vec<PointCheck>,
+}
+
+/// Evaluates the model at every measured baseline point.
+pub fn check(model: &Model<'_>) -> Reproduction {
+    let prof = model.profile;
+    let points = prof
+        .baseline
+        .iter()
+        .filter(|p| p.measured)
+        .filter_map(|p| point_check(model, p))
+        .collect();
+    Reproduction { points }
+}
+
+fn point_check(model: &Model<'_>, p: &BaselinePoint) -> Option<PointCheck> {
+    let group = model.baseline_group(p).ok()?;
+    let ev = group.eval(1, 0.0)?;
+    let spread = model
+        .profile
+        .facts
+        .spread
+        .get(&(p.cores, freq_key(p.freq), p.gpus));
+    let bound = spread
+        .map(|s| s.wall_rel.max(s.energy_rel.unwrap_or(0.0)))
+        .unwrap_or(0.0)
+        .max(BOUND_FLOOR);
+    let scope = EnergyScope::of(spread.map_or(&[][..], |s| &s.energy_domains[..]));
+    let energy_bound = bound.max(model.machine.power.fit_residual_rel.unwrap_or(0.0));
+    Some(PointCheck {
+        cores: p.cores,
+        ghz: p.freq.ghz(),
+        gpus: p.gpus,
+        time_measured: p.wall_time.0,
+        time_model: ev.time,
+        energy: p.energy.map(|e| (e.0, scope.model_energy(&ev), scope)),
+        bound,
+        energy_bound,
+        unexplained: p.extra.wait / p.wall_time.0,
+    })
+}
+
+impl Reproduction {
+    /// Worst absolute relative time error and its point.
+    pub fn worst_time(&self) -> Option<&PointCheck> {
+        self.points
+            .iter()
+            .max_by(|a, b| a.time_error().abs().total_cmp(&b.time_error().abs()))
+    }
+
+    /// Worst absolute relative energy error and its point.
+    pub fn worst_energy(&self) -> Option<&PointCheck> {
+        self.points
+            .iter()
+            .filter(|p| p.energy.is_some())
+            .max_by(|a, b| {
+                let e = |p: &PointCheck| p.energy_error().map_or(0.0, f64::abs);
+                e(a).total_cmp(&e(b))
+            })
+    }
+
+    /// One line for the user: the worst reproduction errors.
+    pub fn summary(&self) -> String {
+        let Some(t) = self.worst_time() else {
+            return "model error on the baseline: no measured point to check".into();
+        };
+        let mut s = format!(
+            "model error on the baseline's {} measured points: time {:+.1}% at worst {}",
+            self.points.len(),
+            100.0 * t.time_error(),
+            t.label()
+        );
+        if let Some(e) = self.worst_energy() {
+            let (_, _, scope) = e.energy.unwrap_or((0.0, 0.0, EnergyScope::Node));
+            s += &format!(
+                ", {} {:+.1}% at worst {}",
+                scope.name(),
+                100.0 * e.energy_error().unwrap_or(0.0),
+                e.label()
+            );
+        }
+        s
+    }
+
+    /// What is beyond the bounds, each a sentence naming the point, the figures and the
+    /// missing term; empty when the model reproduces the baseline.
+    pub fn problems(&self) -> Vec<String> {
+        let mut v = Vec::new();
+        for p in &self.points {
+            if p.unexplained > UNEXPLAINED_MAX {
+                v.push(format!(
+                    "{}: {:.1}% of the measured {:.3} s passed with no thread busy and nothing \
+                     measured to say on what (I/O, sleep, a device or a network the profile did \
+                     not measure); the model cannot predict how that time changes",
+                    p.label(),
+                    100.0 * p.unexplained,
+                    p.time_measured
+                ));
+            }
+            if p.time_error().abs() > p.bound {
+                v.push(format!(
+                    "{}: the model gives {:.3} s for a measured {:.3} s ({:+.1}%, bound {:.1}%): \
+                     its CPU, memory and device terms alone exceed the measured time (cycles \
+                     counted at another frequency than the one recorded, or utilisation \
+                     inconsistent with them)",
+                    p.label(),
+                    p.time_model,
+                    p.time_measured,
+                    100.0 * p.time_error(),
+                    100.0 * p.bound
+                ));
+            }
+            if let (Some(err), Some((m, e, scope))) = (p.energy_error(), p.energy)
+                && err.abs() > p.energy_bound
+            {
+                v.push(format!(
+                    "{}: the model gives {e:.1} J of {} for a measured {m:.1} J ({:+.1}%, \
+                     bound {:.1}%): the machine file's power does not describe this node \
+                     (calibrate its [power] section on it)",
+                    p.label(),
+                    scope.name(),
+                    100.0 * err,
+                    100.0 * p.energy_bound
+                ));
+            }
+        }
+        v
+    }
+}

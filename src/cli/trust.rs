@@ -1,0 +1,171 @@
+//! Whether a profile may be planned against a machine (MODEL.md 6b and issue "refuse to
+//! guess"): the profile was measured on the machine the file describes, the model reproduces
+//! the profile's own measured points, and no point is mostly unexplained waiting. Beyond that,
+//! an error that names what is wrong, unless the user accepts it with `--other-machine` or
+//! `--accept-model-error`; then the recommendation carries a warning.
+
+use crate::calibrate::reproduce::{self, Reproduction};
+use crate::error::{InputError, InputResult};
+use crate::model::Model;
+use crate::model::machine::Machine;
+use crate::model::workload::{Profile, freq_key};
+
+/// What the user must be told, and what the recommendation must carry.
+#[derive(Debug, Clone, Default)]
+pub struct Trust {
+    /// Lines for the notes.
+    pub notes: Vec<String>,
+    /// Lines every recommendation (and job script) carries.
+    pub warnings: Vec<String>,
+    /// Warnings only for multi-node recommendations.
+    pub multi_node_warnings: Vec<String>,
+    /// The baseline's reproduction.
+    pub reproduction: Option<Reproduction>,
+}
+
+/// The flags that accept what would otherwise be refused.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Accept {
+    /// `--other-machine`.
+    pub other_machine: bool,
+    /// `--accept-model-error`.
+    pub model_error: bool,
+}
+
+/// Checks that the profile was measured on the machine the file describes.
+pub fn machine_matches(machine: &Machine, profile: &Profile, accept: Accept) -> InputResult<Trust> {
+    let mut t = Trust::default();
+    let Some(on) = profile.facts.measured_on.as_ref() else {
+        t.notes.push(format!(
+            "{} does not record the machine it was measured on (it was not written by `jouleplan \
+             profile`): that it describes machine `{}` was not checked",
+            profile.file.display(),
+            machine.name
+        ));
+        return Ok(t);
+    };
+    let mut differences = Vec::new();
+    if let Some(pc) = on.physical_cores
+        && pc != machine.cores_per_node
+    {
+        differences.push(format!(
+            "{pc} physical cores where the machine file has {}",
+            machine.cores_per_node
+        ));
+    }
+    match (&on.cpu, &machine.cpu_model) {
+        (Some(cpu), Some(want)) if !same_name(cpu, want) => {
+            differences.push(format!("CPU `{cpu}` where the machine file has `{want}`"));
+        }
+        (Some(cpu), None) => t.notes.push(format!(
+            "machine `{}` names no cpu_model: the profile's CPU `{cpu}` was not compared",
+            machine.name
+        )),
+        _ => {}
+    }
+    if profile.uses_gpus() {
+        match (&on.gpus, &machine.gpu_model) {
+            _ if machine.gpus_per_node == 0 => {
+                differences.push("GPUs where the machine file has none".to_string());
+            }
+            (Some(g), Some(want)) if !same_name(g, want) => {
+                differences.push(format!("GPUs `{g}` where the machine file has `{want}`"));
+            }
+            _ => {}
+        }
+    }
+    let measured_f: Vec<u64> = profile
+        .baseline
+        .iter()
+        .filter(|p| p.measured)
+        .map(|p| freq_key(p.freq))
+        .collect();
+    if !measured_f.is_empty()
+        && !measured_f
+            .iter()
+            .any(|k| machine.frequencies.iter().any(|f| freq_key(*f) == *k))
+    {
+        differences.push("no measured frequency is one of the machine file's".to_string());
+    }
+    if differences.is_empty() {
+        return Ok(t);
+    }
+    let what = format!(
+        "{} was measured on `{}` ({}), not on machine `{}` ({}): {}",
+        profile.file.display(),
+        on.hostname.as_deref().unwrap_or("an unnamed host"),
+        on.cpu.as_deref().unwrap_or("CPU not recorded"),
+        machine.name,
+        machine.file.display(),
+        differences.join("; ")
+    );
+    if !accept.other_machine {
+        return Err(InputError::Mismatch(format!(
+            "{what}. Plan it against a machine file of the node it was measured on (jouleplan \
+             machine init there), or pass --other-machine to plan it here anyway"
+        )));
+    }
+    t.warnings.push(format!(
+        "planned on another machine than the one measured (--other-machine): {what}"
+    ));
+    Ok(t)
+}
+
+/// The model against the profile's own measured points, and the multi-node warning.
+pub fn check_model(model: &Model<'_>, accept: Accept, t: &mut Trust) -> InputResult<()> {
+    let r = reproduce::check(model);
+    t.notes.push(r.summary());
+    if let Some(n) = model.gpu_gap.note(model.machine) {
+        t.notes.push(n);
+    }
+    let problems = r.problems();
+    if !problems.is_empty() {
+        if !accept.model_error {
+            return Err(InputError::Mismatch(format!(
+                "{}: the model cannot explain the profile's own measurements:\n  - {}\n\
+                 Fix the profile or the machine file, or pass --accept-model-error to plan \
+                 anyway (every recommendation then says so)",
+                model.profile.file.display(),
+                problems.join("\n  - ")
+            )));
+        }
+        t.warnings.push(format!(
+            "model error accepted (--accept-model-error): {}",
+            problems.join("; ")
+        ));
+    }
+    if !messages_measured(model.profile) {
+        t.multi_node_warnings.push(
+            "multi-node: the profile measured no MPI messages, so time on the network between \
+             nodes is not predicted (profile with --mpi-profiler to measure them)"
+                .into(),
+        );
+    }
+    t.reproduction = Some(r);
+    Ok(())
+}
+
+/// Whether the profile's message counts were measured, as far as it says.
+pub fn messages_measured(profile: &Profile) -> bool {
+    if profile.has_sweep {
+        return profile.facts.messages_measured;
+    }
+    let said_not = profile
+        .provenance
+        .iter()
+        .filter(|(k, _)| k.starts_with("communication"))
+        .any(|(_, v)| v.contains("not measured") || v.contains("illustrative"));
+    profile.communication.messages_per_iteration > 0.0 && !said_not
+}
+
+/// Case- and space-insensitive containment either way (`H100` in `NVIDIA H100 80GB HBM3`).
+fn same_name(a: &str, b: &str) -> bool {
+    let norm = |s: &str| {
+        s.to_ascii_lowercase()
+            .chars()
+            .filter(|c| c.is_ascii_alphanumeric())
+            .collect::<String>()
+    };
+    let (a, b) = (norm(a), norm(b));
+    !a.is_empty() && !b.is_empty() && (a.contains(&b) || b.contains(&a))
+}

@@ -1,0 +1,97 @@
+//! What a profile's sweep record (written by `jouleplan profile`) says beyond the baseline
+//! means: the run-to-run spread of each point, which energy domains were measured, and the
+//! machine the profile was measured on. Profiles from elsewhere have no record: then the
+//! spread is unknown (the 2% floor of MODEL.md 6b applies) and the machine is not checked.
+
+use crate::measure::record::{PointKey, SweepRecord, key, rel_spread};
+use serde_json::Value;
+use std::collections::{BTreeMap, HashMap};
+
+/// Run-to-run spread of one baseline point.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct PointSpread {
+    /// Successful runs.
+    pub runs: usize,
+    /// Relative sample standard deviation of the wall time.
+    pub wall_rel: f64,
+    /// Relative sample standard deviation of the measured energy, when measured.
+    pub energy_rel: Option<f64>,
+    /// The energy domains summed into the point's `energy_j` (`gpu-0`, `package-0`, ...).
+    pub energy_domains: Vec<String>,
+}
+
+/// The machine a profile was measured on, as its sweep recorded it.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct MeasuredOn {
+    /// CPU model name.
+    pub cpu: Option<String>,
+    /// Physical cores available to the sweep.
+    pub physical_cores: Option<u32>,
+    /// GPU names as NVML reported them (`0: NVIDIA H100 80GB HBM3`), when NVML worked.
+    pub gpus: Option<String>,
+    /// Host name.
+    pub hostname: Option<String>,
+}
+
+/// Facts read from a sweep record.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SweepFacts {
+    /// Spread per point key.
+    pub spread: HashMap<PointKey, PointSpread>,
+    /// The machine, when recorded.
+    pub measured_on: Option<MeasuredOn>,
+    /// Whether an MPI profiler measured messages in the sweep.
+    pub messages_measured: bool,
+}
+
+/// Reads the facts from a profile's `sweep` value; `None` when it has no readable record.
+pub fn read(sweep: Option<&Value>) -> Option<SweepFacts> {
+    let rec: SweepRecord = serde_json::from_value(sweep?.get("record")?.clone()).ok()?;
+    let mut groups: BTreeMap<PointKey, Vec<&crate::measure::record::RunRecord>> = BTreeMap::new();
+    for r in rec.runs.iter().filter(|r| r.ok) {
+        groups
+            .entry(key(r.cores, r.freq_hz, r.gpus))
+            .or_default()
+            .push(r);
+    }
+    let spread = groups
+        .into_iter()
+        .map(|(k, runs)| {
+            let walls: Vec<f64> = runs.iter().map(|r| r.wall_s).collect();
+            let energies: Option<Vec<f64>> = runs
+                .iter()
+                .map(|r| r.readings.total_energy().map(|e| e.0))
+                .collect();
+            let domains = runs
+                .first()
+                .and_then(|r| r.readings.total_energy())
+                .map(|e| e.1)
+                .unwrap_or_default();
+            let s = PointSpread {
+                runs: runs.len(),
+                wall_rel: rel_spread(&walls),
+                energy_rel: energies.map(|e| rel_spread(&e)),
+                energy_domains: domains,
+            };
+            (k, s)
+        })
+        .collect();
+    let host = &rec.host;
+    let measured_on = MeasuredOn {
+        cpu: host.get("cpu").cloned(),
+        physical_cores: host
+            .get("physical cores available")
+            .and_then(|c| c.trim().parse().ok()),
+        gpus: rec.backends.get("nvml").cloned(),
+        hostname: host.get("hostname").cloned(),
+    };
+    let messages_measured = rec
+        .runs
+        .iter()
+        .any(|r| r.ok && r.readings.mpi_messages_per_rank.is_some());
+    Some(SweepFacts {
+        spread,
+        measured_on: Some(measured_on),
+        messages_measured,
+    })
+}
