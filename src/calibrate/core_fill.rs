@@ -1,7 +1,8 @@
 //! MODEL.md sections 5 and 6b (c): core counts the baseline did not measure. For each
 //! `(f, g)` group with two or more measured core counts, the wall time follows a law fitted
 //! over them, and every count strictly between the smallest and the largest measured one gets
-//! a derived point: `T_s(c)` from the law, cycle counts, busy core-time and device times
+//! a derived point: `T_s(c)` from the law plus its residuals at the two measured neighbours
+//! interpolated linearly in `1/c` (so derived times meet the measured ones), cycle counts, busy core-time and device times
 //! interpolated linearly in `c` between the neighbouring measured points, `U_s = busy / (c T_s)`,
 //! and the extra terms of 6b from `T_s - T_paper` split with the group's idle-time split.
 //! Nothing is extrapolated beyond the measured range.
@@ -69,6 +70,17 @@ impl CoreLaw {
     pub fn time(&self, c: u32) -> f64 {
         let row = self.law.row(f64::from(c));
         row.iter().zip(&self.params).map(|(x, p)| x * p).sum()
+    }
+
+    /// The law's time at `c` corrected by its residuals at the measured neighbours `lo` and
+    /// `hi`, interpolated linearly in `1/c` (the law's own coordinate): the derived times join
+    /// the measured ones without a step, so no derived count looks better than its measured
+    /// neighbour only because the law misses that neighbour.
+    pub fn time_between(&self, c: u32, lo: &BaselinePoint, hi: &BaselinePoint) -> f64 {
+        let r = |p: &BaselinePoint| p.wall_time.0 - self.time(p.cores);
+        let x = |c: u32| 1.0 / f64::from(c);
+        let w = (x(c) - x(lo.cores)) / (x(hi.cores) - x(lo.cores));
+        self.time(c) + r(lo) + w * (r(hi) - r(lo))
     }
 
     /// The largest absolute relative residual.
@@ -151,7 +163,7 @@ pub fn fill_cores(profile: &mut Profile, wanted: &[u32]) -> (Vec<CoreLaw>, Vec<S
             let lo = members.iter().rev().find(|p| p.cores < c);
             let hi = members.iter().find(|p| p.cores > c);
             if let (Some(lo), Some(hi)) = (lo, hi) {
-                derived.push(derive(lo, hi, c, law.time(c), wait));
+                derived.push(derive(lo, hi, c, law.time_between(c, lo, hi), wait));
             }
         }
         if derived.len() > before {

@@ -8,3 +8,4 @@ pub mod core_fill;
 pub mod lsq;
 pub mod power;
 pub mod reproduce;
+pub mod validate;

@@ -105,6 +105,9 @@ impl PointCheck {
 pub struct Reproduction {
     /// The points.
     pub points: Vec<PointCheck>,
+    /// Derived points whose time is mostly unexplained waiting (their measured sources may lie
+    /// at frequencies the machine does not list): `(label, share, wall time)`.
+    pub derived_unexplained: Vec<(String, f64, f64)>,
 }
 
 /// Evaluates the model at every measured baseline point.
@@ -116,7 +119,27 @@ pub fn check(model: &Model<'_>) -> Reproduction {
         .filter(|p| p.measured)
         .filter_map(|p| point_check(model, p))
         .collect();
-    Reproduction { points }
+    let derived_unexplained = prof
+        .baseline
+        .iter()
+        .filter(|p| !p.measured && p.extra.wait > UNEXPLAINED_MAX * p.wall_time.0)
+        .map(|p| {
+            (
+                format!(
+                    "({} cores, {} GHz, {} GPUs; derived)",
+                    p.cores,
+                    p.freq.ghz(),
+                    p.gpus
+                ),
+                p.extra.wait / p.wall_time.0,
+                p.wall_time.0,
+            )
+        })
+        .collect();
+    Reproduction {
+        points,
+        derived_unexplained,
+    }
 }
 
 fn point_check(model: &Model<'_>, p: &BaselinePoint) -> Option<PointCheck> {
@@ -192,17 +215,21 @@ impl Reproduction {
     /// missing term; empty when the model reproduces the baseline.
     pub fn problems(&self) -> Vec<String> {
         let mut v = Vec::new();
+        let unexplained = self
+            .points
+            .iter()
+            .filter(|p| p.unexplained > UNEXPLAINED_MAX)
+            .map(|p| (p.label(), p.unexplained, p.time_measured))
+            .chain(self.derived_unexplained.iter().cloned());
+        for (label, share, time) in unexplained.take(4) {
+            v.push(format!(
+                "{label}: {:.1}% of the {time:.3} s passed with no thread busy and nothing \
+                 measured to say on what (I/O, sleep, a device or a network the profile did not \
+                 measure); the model cannot predict how that time changes",
+                100.0 * share
+            ));
+        }
         for p in &self.points {
-            if p.unexplained > UNEXPLAINED_MAX {
-                v.push(format!(
-                    "{}: {:.1}% of the measured {:.3} s passed with no thread busy and nothing \
-                     measured to say on what (I/O, sleep, a device or a network the profile did \
-                     not measure); the model cannot predict how that time changes",
-                    p.label(),
-                    100.0 * p.unexplained,
-                    p.time_measured
-                ));
-            }
             if p.time_error().abs() > p.bound {
                 v.push(format!(
                     "{}: the model gives {:.3} s for a measured {:.3} s ({:+.1}%, bound {:.1}%): \

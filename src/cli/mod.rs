@@ -3,6 +3,7 @@
 
 pub mod profile;
 pub mod trust;
+pub mod validate;
 pub mod values;
 
 use crate::error::{InputError, InputResult};
@@ -74,6 +75,9 @@ pub enum Command {
     /// Measure the program on this node at each (cores, frequency, GPUs) point and write the
     /// workload profile that `plan` reads.
     Profile(profile::ProfileArgs),
+    /// Predictions against measurements the model did not see: held-out profile points,
+    /// leave-one-out over core counts, or a CSV of measured runs.
+    Validate(validate::ValidateArgs),
 }
 
 /// `jouleplan metrics`.
@@ -194,7 +198,7 @@ pub struct SlurmArgs {
 }
 
 /// Where the machine and the workload come from.
-#[derive(Debug, Args, Default)]
+#[derive(Debug, Args, Default, Clone)]
 pub struct SourceArgs {
     /// Machine description (TOML) or the name of a bundled one [default: xeon-phi-57c].
     #[arg(long, value_name = "FILE")]
@@ -468,9 +472,7 @@ pub fn load_sources(src: &SourceArgs) -> InputResult<Loaded> {
         .map(|a| format!("profile assumption: {a}"))
         .collect();
     notes.extend(trust.notes.iter().cloned());
-    let wanted: Vec<u32> = (1..=machine.cores_per_node).collect();
-    notes.extend(crate::calibrate::core_fill::fill_cores(&mut profile, &wanted).1);
-    notes.extend(profile.fill_frequencies(&machine.frequencies));
+    notes.extend(fit_to_machine(&mut profile, &machine));
     Ok(Loaded {
         machine,
         profile,
@@ -480,6 +482,15 @@ pub fn load_sources(src: &SourceArgs) -> InputResult<Loaded> {
             ..trust
         },
     })
+}
+
+/// Fits a profile to a machine: derived points for the machine's core counts inside the
+/// measured range, then for its frequencies. Returns what was done.
+pub fn fit_to_machine(profile: &mut Profile, machine: &Machine) -> Vec<String> {
+    let wanted: Vec<u32> = (1..=machine.cores_per_node).collect();
+    let mut notes = crate::calibrate::core_fill::fill_cores(profile, &wanted).1;
+    notes.extend(profile.fill_frequencies(&machine.frequencies));
+    notes
 }
 
 /// Binds the model and checks it against the profile's own measurements (MODEL.md 6b);
@@ -883,6 +894,7 @@ pub fn main_with(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32 {
         Command::Slurm(a) => run_slurm(&a, &mut out).map(|()| 0),
         Command::Metrics(a) => run_metrics(&a, &mut out).map(|()| 0),
         Command::Profile(a) => profile::run_profile(&a, &mut out),
+        Command::Validate(a) => validate::run_validate(&a, &mut out).map(|()| 0),
         Command::Report(a) => run_report(&a, &mut out).map(|p| {
             if p.answer.feasible {
                 0

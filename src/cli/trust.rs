@@ -136,9 +136,16 @@ pub fn check_model(model: &Model<'_>, accept: Accept, t: &mut Trust) -> InputRes
     }
     if !messages_measured(model.profile) {
         t.multi_node_warnings.push(
-            "multi-node: the profile measured no MPI messages, so time on the network between \
-             nodes is not predicted (profile with --mpi-profiler to measure them)"
-                .into(),
+            if model.profile.communication.messages_per_iteration > 0.0 {
+                "multi-node: the profile's MPI messages were not measured (its provenance says how \
+             they were set), so the network time between nodes rests on an assumed pattern \
+             (profile with --mpi-profiler to measure them)"
+                    .into()
+            } else {
+                "multi-node: the profile measured no MPI messages and assumes none, so no network \
+             time between nodes is predicted (profile with --mpi-profiler to measure them)"
+                    .into()
+            },
         );
     }
     t.reproduction = Some(r);

@@ -261,7 +261,8 @@ pub fn profile_json(h: &Header, s: &SweepRecord) -> Value {
     if msgs.is_empty() {
         assumptions.push(
             "MPI messages were not measured (no --mpi-profiler): the profile assumes no \
-             inter-node messages (eta = 0), so multi-node runs are predicted without network time"
+             inter-node messages (eta = 0), so multi-node runs are predicted without message \
+             time (T_w,net = 0; T_s,net keeps only the non-overlapped (1 - U) T_CPU)"
                 .into(),
         );
     } else {

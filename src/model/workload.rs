@@ -397,6 +397,20 @@ impl Profile {
         notes
     }
 
+    /// Keeps only the measured points at the core counts of `keep` (and every point with
+    /// other core counts removed), re-deriving the 6b terms from what is left, so that the
+    /// removed points can serve as held-out measurements. Returns the removed measured points.
+    pub fn restrict_cores(&mut self, keep: &[u32]) -> Vec<BaselinePoint> {
+        let (kept, removed): (Vec<BaselinePoint>, Vec<BaselinePoint>) =
+            std::mem::take(&mut self.baseline)
+                .into_iter()
+                .partition(|p| keep.contains(&p.cores));
+        self.baseline = kept;
+        self.splits = explain(&mut self.baseline);
+        self.reindex();
+        removed.into_iter().filter(|p| p.measured).collect()
+    }
+
     /// Rebuilds the point index after points were added or removed.
     pub fn reindex(&mut self) {
         self.index = self

@@ -1,0 +1,265 @@
+//! `jouleplan validate`: flags -> held-out measurements -> predictions -> the error table.
+
+use super::{SourceArgs, bind, fit_to_machine, load_machine, load_profile, trust, values};
+use crate::calibrate::reproduce::EnergyScope;
+use crate::calibrate::validate::{self, Compared, ErrorStats, Measured};
+use crate::error::InputError;
+use crate::model::Config;
+use crate::model::machine::Machine;
+use crate::model::workload::{BaselinePoint, Profile, freq_key};
+use clap::Args;
+use serde_json::{Value, json};
+use std::io::Write;
+use std::path::PathBuf;
+
+/// `jouleplan validate`.
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    #[command(flatten)]
+    pub source: SourceArgs,
+    /// Measured runs to predict: CSV with columns nodes,cores,freq_hz,gpus,time_s and
+    /// optionally energy_j (whole node) or gpu_energy_j [default: the profile's own measured
+    /// points, held out with --use-cores].
+    #[arg(long, value_name = "CSV")]
+    pub measured: Option<PathBuf>,
+    /// Fit on the profile's measured points at these core counts only (1,4,16); its other
+    /// measured points are predicted as held-out measurements.
+    #[arg(long, value_name = "SPEC")]
+    pub use_cores: Option<String>,
+    /// Also leave each measured core count strictly inside the measured range out in turn,
+    /// and predict it from the others.
+    #[arg(long)]
+    pub loo: bool,
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// A block of results: what was fitted, the rows and their statistics.
+struct Block {
+    title: String,
+    rows: Vec<Compared>,
+}
+
+/// Runs `validate`.
+pub fn run_validate(args: &ValidateArgs, out: &mut dyn Write) -> anyhow::Result<()> {
+    let machine = load_machine(args.source.machine.as_deref())?;
+    let mut profile = load_profile(args.source.profile.as_deref())?;
+    trust::machine_matches(&machine, &profile, accept(&args.source))?;
+    // Held-out profile points describe the baseline run itself: predict them with S = S_s.
+    let own = args.measured.is_none();
+    if own {
+        profile.target_iterations = profile.baseline_iterations;
+    }
+    let mut blocks = Vec::new();
+    let mut notes = Vec::new();
+    let measured = match (&args.measured, &args.use_cores) {
+        (Some(path), _) => {
+            let text = crate::input::read_file(path)?;
+            validate::read_csv(path, &text)?
+        }
+        (None, Some(spec)) => {
+            let keep = values::parse_int_spec("--use-cores", spec)?;
+            let held = profile.restrict_cores(&keep);
+            if profile.baseline.is_empty() {
+                return Err(InputError::Argument {
+                    flag: "--use-cores".into(),
+                    expected: format!(
+                        "core counts the profile measured: {}",
+                        profile.describe_points()
+                    ),
+                    got: spec.clone(),
+                }
+                .into());
+            }
+            held.iter().map(|p| as_measured(&profile, p)).collect()
+        }
+        (None, None) => profile
+            .baseline
+            .iter()
+            .filter(|p| p.measured)
+            .map(|p| as_measured(&profile, p))
+            .collect(),
+    };
+    let loo_source = profile.clone();
+    notes.extend(fit_to_machine(&mut profile, &machine));
+    let mut t = trust::Trust::default();
+    let model = bind(&machine, &profile, &args.source, &mut t, &mut notes)?;
+    blocks.push(Block {
+        title: format!(
+            "fitted on {} ({}); predicted: {}",
+            profile.file.display(),
+            fitted_cores(&loo_source),
+            args.measured
+                .as_ref()
+                .map_or("the profile's own measured points".to_string(), |p| p
+                    .display()
+                    .to_string())
+        ),
+        rows: validate::compare(&model, &measured)?,
+    });
+    if args.loo {
+        blocks.push(leave_one_out(&machine, &loo_source, &args.source)?);
+    }
+    if args.json {
+        serde_json::to_writer_pretty(&mut *out, &to_json(&blocks, &notes))?;
+        writeln!(out)?;
+    } else {
+        for n in &notes {
+            writeln!(out, "note: {n}")?;
+        }
+        for b in &blocks {
+            write_block(b, out)?;
+        }
+    }
+    Ok(())
+}
+
+fn accept(src: &SourceArgs) -> trust::Accept {
+    trust::Accept {
+        other_machine: src.other_machine,
+        model_error: src.accept_model_error,
+    }
+}
+
+fn fitted_cores(p: &Profile) -> String {
+    let c: Vec<u64> = p.core_counts().iter().map(|&c| u64::from(c)).collect();
+    format!("cores {}", crate::model::workload::compact_list(&c))
+}
+
+/// A measured baseline point as a one-node measurement.
+fn as_measured(profile: &Profile, p: &BaselinePoint) -> Measured {
+    let scope = profile
+        .facts
+        .spread
+        .get(&(p.cores, freq_key(p.freq), p.gpus))
+        .map_or(EnergyScope::Node, |s| EnergyScope::of(&s.energy_domains));
+    Measured {
+        config: Config {
+            nodes: 1,
+            cores: p.cores,
+            freq: p.freq,
+            gpus: p.gpus,
+        },
+        time_s: p.wall_time.0,
+        energy: p.energy.map(|e| (e.0, scope)),
+        source: "profile point".into(),
+    }
+}
+
+/// Each measured core count strictly inside the measured range of its `(f, g)` group, left
+/// out in turn and predicted from the others.
+fn leave_one_out(machine: &Machine, profile: &Profile, src: &SourceArgs) -> anyhow::Result<Block> {
+    let cores = profile.core_counts();
+    let mut rows = Vec::new();
+    for &c in cores.iter().skip(1).take(cores.len().saturating_sub(2)) {
+        let mut p = profile.clone();
+        let keep: Vec<u32> = cores.iter().copied().filter(|&k| k != c).collect();
+        let held = p.restrict_cores(&keep);
+        let measured: Vec<Measured> = held.iter().map(|h| as_measured(&p, h)).collect();
+        fit_to_machine(&mut p, machine);
+        let mut t = trust::Trust::default();
+        let src = SourceArgs {
+            accept_model_error: true,
+            ..src.clone()
+        };
+        let model = bind(machine, &p, &src, &mut t, &mut Vec::new())?;
+        rows.extend(validate::compare(&model, &measured)?);
+    }
+    Ok(Block {
+        title: "leave-one-out: each interior measured core count predicted from the others".into(),
+        rows,
+    })
+}
+
+fn pct(v: Option<f64>) -> String {
+    v.map_or("-".into(), |e| format!("{:+.1}%", 100.0 * e))
+}
+
+fn write_block(b: &Block, out: &mut dyn Write) -> std::io::Result<()> {
+    writeln!(out, "\n{}", b.title)?;
+    writeln!(
+        out,
+        "  {:>5} {:>5} {:>6} {:>4} {:>11} {:>11} {:>7} {:>12} {:>12} {:>7}",
+        "nodes",
+        "cores",
+        "GHz",
+        "GPUs",
+        "time",
+        "predicted",
+        "error",
+        "energy J",
+        "predicted",
+        "error"
+    )?;
+    for r in &b.rows {
+        let c = &r.measured.config;
+        writeln!(
+            out,
+            "  {:>5} {:>5} {:>6.2} {:>4} {:>10.3}s {:>11} {:>7} {:>12} {:>12} {:>7}",
+            c.nodes,
+            c.cores,
+            c.freq.ghz(),
+            c.gpus,
+            r.measured.time_s,
+            r.time_s.map_or("saturated".into(), |t| format!("{t:.3}s")),
+            pct(r.time_error()),
+            r.measured
+                .energy
+                .map_or("-".into(), |e| format!("{:.1}", e.0)),
+            r.energy_j.map_or("-".into(), |e| format!("{e:.1}")),
+            pct(r.energy_error()),
+        )?;
+    }
+    let (t, e) = validate::summary(&b.rows);
+    write_stats("time", &t, out)?;
+    if e.n > 0 {
+        let scope = b
+            .rows
+            .iter()
+            .find_map(|r| r.measured.energy.map(|e| e.1.name()))
+            .unwrap_or("energy");
+        write_stats(scope, &e, out)?;
+    }
+    Ok(())
+}
+
+fn write_stats(what: &str, s: &ErrorStats, out: &mut dyn Write) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "  {what}: mean absolute error {:.1}% (sd {:.1}%, max {:.1}%), SMAPE {:.1}%, over {} points",
+        s.mape, s.sd, s.max, s.smape, s.n
+    )
+}
+
+fn stats_json(s: &ErrorStats) -> Value {
+    json!({"points": s.n, "mape_pct": s.mape, "sd_pct": s.sd, "max_pct": s.max, "smape_pct": s.smape})
+}
+
+fn to_json(blocks: &[Block], notes: &[String]) -> Value {
+    let blocks: Vec<Value> = blocks
+        .iter()
+        .map(|b| {
+            let (t, e) = validate::summary(&b.rows);
+            let rows: Vec<Value> = b
+                .rows
+                .iter()
+                .map(|r| {
+                    let c = &r.measured.config;
+                    json!({
+                        "nodes": c.nodes, "cores": c.cores, "freq_hz": c.freq.0, "gpus": c.gpus,
+                        "time_s": r.measured.time_s, "predicted_time_s": r.time_s,
+                        "time_error": r.time_error(),
+                        "energy_j": r.measured.energy.map(|e| e.0),
+                        "energy_scope": r.measured.energy.map(|e| e.1.name()),
+                        "predicted_energy_j": r.energy_j,
+                        "energy_error": r.energy_error(),
+                        "source": r.measured.source,
+                    })
+                })
+                .collect();
+            json!({"title": b.title, "points": rows, "time": stats_json(&t), "energy": stats_json(&e)})
+        })
+        .collect();
+    json!({"notes": notes, "validations": blocks})
+}

@@ -1,0 +1,272 @@
+//! MODEL.md 6b on real data: the model reproduces every measured baseline point of every
+//! bundled and fixture profile, predicts held-out core counts within the errors pinned here
+//! (measured on the 16-core H100 node of `tests/data/fixtures`), and refuses what it cannot
+//! explain: a program that sleeps, a profile planned against another machine's file.
+
+mod common;
+
+use common::{MACHINE, fixture, jouleplan, profile_json, write};
+use jouleplan::calibrate::reproduce;
+use jouleplan::cli::{fit_to_machine, load_machine, load_profile};
+use jouleplan::model::machine::Machine;
+use jouleplan::model::{Config, Model, Outcome};
+use jouleplan::units::Hertz;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+const H100: &str = "models/h100-node.toml";
+
+fn repo(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// `(machine, profile)` pairs: the bundled default, the H100 node's three recordings, and the
+/// worked example.
+fn cases(tmp: &Path) -> Vec<(PathBuf, PathBuf)> {
+    vec![
+        (
+            repo("models/xeon-phi-57c.toml"),
+            repo("examples/profiles/spmv-xeon-phi.json"),
+        ),
+        (repo(H100), fixture("gpu-h100/sync.json")),
+        (repo(H100), fixture("cpu-16core/heat_1024.json")),
+        (repo(H100), fixture("cpu-16core/heat_8192.json")),
+        (
+            write(tmp, "m.toml", MACHINE),
+            write(tmp, "p.json", &profile_json()),
+        ),
+    ]
+}
+
+#[test]
+fn every_bundled_and_fixture_profile_reproduces_its_measured_points() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (m, p) in cases(tmp.path()) {
+        let machine = load_machine(Some(s(&m))).unwrap();
+        let mut profile = load_profile(Some(s(&p))).unwrap();
+        fit_to_machine(&mut profile, &machine);
+        let model = Model::new(&machine, &profile).unwrap();
+        let r = reproduce::check(&model);
+        assert!(!r.points.is_empty(), "{}", p.display());
+        for pt in &r.points {
+            assert!(
+                pt.time_error().abs() <= pt.bound,
+                "{}: {} time {:+.2}% beyond {:.2}%",
+                p.display(),
+                pt.label(),
+                100.0 * pt.time_error(),
+                100.0 * pt.bound
+            );
+            if let Some(e) = pt.energy_error() {
+                assert!(
+                    e.abs() <= pt.energy_bound,
+                    "{}: {} energy {e}",
+                    p.display(),
+                    pt.label()
+                );
+            }
+        }
+        assert!(
+            r.problems().is_empty(),
+            "{}: {:?}",
+            p.display(),
+            r.problems()
+        );
+    }
+}
+
+#[test]
+fn the_h100_profile_is_reproduced_at_its_own_points_where_the_paper_missed_by_52_percent() {
+    let v = validate(&["--profile", s(&fixture("gpu-h100/sync.json"))]);
+    let pts = v["validations"][0]["points"].as_array().unwrap();
+    assert_eq!(pts.len(), 5);
+    for p in pts {
+        assert!(p["time_error"].as_f64().unwrap().abs() < 1e-9, "{p}");
+        assert!(p["energy_error"].as_f64().unwrap().abs() < 1e-9, "{p}");
+        assert_eq!(p["energy_scope"], "GPU energy");
+    }
+}
+
+fn validate(extra: &[&str]) -> Value {
+    let mut args = vec!["validate", "--json", "--machine", H100];
+    args.extend_from_slice(extra);
+    let (code, out, err) = jouleplan(&args);
+    assert_eq!(code, 0, "{err}");
+    serde_json::from_str(&out).unwrap()
+}
+
+/// `(cores, time error, energy error)` of the first validation block.
+fn held_out(profile: &str, cores: &str) -> Vec<(u64, f64, Option<f64>)> {
+    let v = validate(&["--profile", s(&fixture(profile)), "--use-cores", cores]);
+    v["validations"][0]["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["cores"].as_u64().unwrap(),
+                p["time_error"].as_f64().unwrap(),
+                p["energy_error"].as_f64(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn held_out_core_counts_of_the_gpu_workload_are_predicted_as_pinned() {
+    // Fitted on 1, 4 and 16 cores; achieved: 2 cores +10.2% time, +1.8% GPU energy; 8 cores
+    // -7.2% time, -2.7% GPU energy (the 1-core point's own run-to-run spread is 13.6%).
+    let got = held_out("gpu-h100/sync.json", "1,4,16");
+    assert_eq!(got.iter().map(|g| g.0).collect::<Vec<_>>(), [2, 8]);
+    let pinned = [(0.103, 0.02), (0.075, 0.03)];
+    for ((c, t, e), (t_max, e_max)) in got.iter().zip(pinned) {
+        assert!(t.abs() <= t_max, "{c} cores: time {t:+.4}");
+        let e = e.unwrap();
+        assert!(e.abs() <= e_max, "{c} cores: GPU energy {e:+.4}");
+    }
+}
+
+#[test]
+fn held_out_core_counts_of_the_memory_bound_stencil_are_within_10_percent() {
+    // Fitted on 1, 4 and 16 cores; achieved -9.5%, -5.7%, +1.6%, +7.6%, +4.7% at 2, 3, 6, 8, 12.
+    let got = held_out("cpu-16core/heat_8192.json", "1,4,16");
+    assert_eq!(got.len(), 5);
+    for (c, t, _) in got {
+        assert!(t.abs() <= 0.10, "{c} cores: time {t:+.4}");
+    }
+}
+
+#[test]
+fn the_backward_scaling_stencil_is_reported_as_it_is_and_never_planned_at_12_or_16_cores() {
+    // Fitted on 1, 4 and 16 cores the law misses 6-12 cores by up to 37.5% (pinned at 40%).
+    let got = held_out("cpu-16core/heat_1024.json", "1,4,16");
+    let worst = got.iter().map(|g| g.1.abs()).fold(0.0, f64::max);
+    assert!(worst > 0.2 && worst <= 0.40, "{worst}");
+    let (code, out, err) = jouleplan(&[
+        "plan",
+        "--json",
+        "--machine",
+        H100,
+        "--profile",
+        s(&fixture("cpu-16core/heat_1024.json")),
+        "--nodes",
+        "1",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    for p in v["front"].as_array().unwrap() {
+        let c = p["cores"].as_u64().unwrap();
+        assert!(c != 12 && c != 16, "{c} cores on the front");
+    }
+}
+
+#[test]
+fn a_program_that_sleeps_is_refused_with_its_unexplained_share() {
+    // The recording was made on a 2-core VM at 2.445 GHz: a machine file that matches it.
+    let tmp = tempfile::tempdir().unwrap();
+    let m = write(
+        tmp.path(),
+        "vm.toml",
+        "[machine]\nname = \"vm\"\nnodes = 64\ncores_per_node = 2\nfrequencies_ghz = [2.445]\n\
+         [network]\nlatency_s = 1e-6\nbandwidth_bytes_per_s = 1e9\n\
+         [power]\nidle_w = 50.0\ncore_active_w = 5.0\ncore_stall_w = 2.0\nmemory_w = 1.0\nnetwork_w = 1.0\n",
+    );
+    let p = repo("tests/data/sleep/sleep_1.json");
+    for cmd in [vec!["plan"], vec!["predict", "--config", "64,2,2.445"]] {
+        let mut args = cmd.clone();
+        args.extend(["--machine", s(&m), "--profile", s(&p)]);
+        let (code, out, err) = jouleplan(&args);
+        assert_eq!(code, 2, "{out}{err}");
+        assert!(out.is_empty(), "no recommendation: {out}");
+        assert!(
+            err.contains("(1 cores, 2.445 GHz, 0 GPUs): 99.9% of the 1.002 s"),
+            "{err}"
+        );
+        assert!(err.contains("no thread busy"), "{err}");
+    }
+}
+
+#[test]
+fn a_profile_from_another_machine_is_refused_naming_both_and_accepted_with_a_warning() {
+    let heat = fixture("cpu-16core/heat_8192.json");
+    let (code, _, err) = jouleplan(&["plan", "--profile", s(&heat)]);
+    assert_eq!(code, 2);
+    assert!(err.contains("not on machine `xeon-phi-57c`"), "{err}");
+    assert!(
+        err.contains("16 physical cores where the machine file has 57"),
+        "{err}"
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let script = tmp.path().join("job.sh");
+    let (code, out, err) = jouleplan(&[
+        "plan",
+        "--json",
+        "--profile",
+        s(&heat),
+        "--other-machine",
+        "--sbatch",
+        s(&script),
+        "--app",
+        "./heat 8192 20",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let w = v["recommendation"]["warnings"].to_string();
+    assert!(w.contains("planned on another machine"), "{w}");
+    let text = std::fs::read_to_string(&script).unwrap();
+    assert!(
+        text.contains("# WARNING: planned on another machine"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_multi_node_recommendation_without_measured_messages_warns_in_the_recommendation() {
+    let (code, out, err) = jouleplan(&["plan", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert!(v["recommendation"]["nodes"].as_u64().unwrap() > 1);
+    let w = v["recommendation"]["warnings"].to_string();
+    assert!(w.contains("multi-node"), "{w}");
+    let (_, one, _) = jouleplan(&["plan", "--json", "--nodes", "1"]);
+    let v: Value = serde_json::from_str(&one).unwrap();
+    assert_eq!(v["recommendation"]["warnings"], serde_json::json!([]));
+}
+
+#[test]
+fn unused_gpus_draw_their_no_context_power_and_nothing_else_changes() {
+    let with_off = MACHINE.replace(
+        "gpu_idle_w = 50.0",
+        "gpu_idle_w = 50.0\ngpu_nocontext_w = 20.0",
+    );
+    let p = jouleplan::model::workload::Profile::from_json(Path::new("p.json"), &profile_json())
+        .unwrap();
+    let predict = |text: &str, gpus: u32| {
+        let m = Machine::from_toml(Path::new("m.toml"), text).unwrap();
+        let model = Model::new(&m, &p).unwrap();
+        let c = Config {
+            nodes: 2,
+            cores: 4,
+            freq: Hertz(2.0e9),
+            gpus,
+        };
+        match model.predict(c).unwrap() {
+            Outcome::Finite(p) => p,
+            Outcome::Saturated { .. } => panic!("saturated"),
+        }
+    };
+    let (a, b) = (predict(MACHINE, 1), predict(&with_off, 1));
+    assert_eq!(a.time, b.time);
+    let extra = b.e.gpu - a.e.gpu;
+    assert!(
+        (extra - 2.0 * 1.0 * 20.0 * a.time.0).abs() < 1e-9 * b.e.gpu,
+        "{extra}"
+    );
+    // With every GPU in use there is no unused one.
+    let (c, d) = (predict(MACHINE, 2), predict(&with_off, 2));
+    assert_eq!(c.energy, d.energy);
+}
