@@ -15,9 +15,9 @@
 //!   leaves the smaller largest residual.
 
 use super::lsq;
-use super::reproduce::BOUND_FLOOR;
+use super::reproduce::bound_of;
 use crate::model::overhead::{self, Extra};
-use crate::model::workload::{BaselinePoint, DeviceBaseline, Profile, freq_key};
+use crate::model::workload::{BaselinePoint, DeviceBaseline, Profile, freq_key, measured_groups};
 use crate::units::Seconds;
 
 /// A wall-time law over core counts.
@@ -138,7 +138,7 @@ fn fit_law(points: &[&BaselinePoint], law: Law) -> Option<CoreLaw> {
 pub fn fill_cores(profile: &mut Profile, wanted: &[u32]) -> (Vec<CoreLaw>, Vec<String>) {
     let mut laws = Vec::new();
     let mut derived = Vec::new();
-    for (fk, g) in groups(profile) {
+    for (fk, g) in measured_groups(&profile.baseline) {
         let mut members: Vec<&BaselinePoint> = profile
             .baseline
             .iter()
@@ -200,28 +200,6 @@ pub fn fill_cores(profile: &mut Profile, wanted: &[u32]) -> (Vec<CoreLaw>, Vec<S
     profile.baseline.extend(derived);
     profile.reindex();
     (laws, notes)
-}
-
-/// The reproduction bound of a point: its run-to-run spread or 2%, whichever is larger.
-pub fn bound_of(profile: &Profile, p: &BaselinePoint) -> f64 {
-    profile
-        .facts
-        .spread
-        .get(&(p.cores, freq_key(p.freq), p.gpus))
-        .map_or(0.0, |s| s.wall_rel.max(s.energy_rel.unwrap_or(0.0)))
-        .max(BOUND_FLOOR)
-}
-
-fn groups(profile: &Profile) -> Vec<(u64, u32)> {
-    let mut g: Vec<(u64, u32)> = profile
-        .baseline
-        .iter()
-        .filter(|p| p.measured)
-        .map(|p| (freq_key(p.freq), p.gpus))
-        .collect();
-    g.sort_unstable();
-    g.dedup();
-    g
 }
 
 fn params_text(l: &CoreLaw) -> String {

@@ -3,7 +3,7 @@
 //! point's time that nothing explains. `plan`, `predict`, `slurm`, `report` and `validate`
 //! print the worst figures and refuse a profile beyond the bounds unless told to accept it.
 
-use crate::model::workload::{BaselinePoint, freq_key};
+use crate::model::workload::{BaselinePoint, Profile, freq_key};
 use crate::model::{Eval, Model};
 
 /// The floor of the reproduction bound: 2% (MODEL.md 6b a).
@@ -142,6 +142,17 @@ pub fn check(model: &Model<'_>) -> Reproduction {
     }
 }
 
+/// The reproduction bound of a point: its run-to-run spread (wall time or energy, whichever
+/// is larger) or 2%, whichever is larger.
+pub fn bound_of(profile: &Profile, p: &BaselinePoint) -> f64 {
+    profile
+        .facts
+        .spread
+        .get(&(p.cores, freq_key(p.freq), p.gpus))
+        .map_or(0.0, |s| s.wall_rel.max(s.energy_rel.unwrap_or(0.0)))
+        .max(BOUND_FLOOR)
+}
+
 fn point_check(model: &Model<'_>, p: &BaselinePoint) -> Option<PointCheck> {
     let group = model.baseline_group(p).ok()?;
     let ev = group.eval(1, 0.0)?;
@@ -150,10 +161,7 @@ fn point_check(model: &Model<'_>, p: &BaselinePoint) -> Option<PointCheck> {
         .facts
         .spread
         .get(&(p.cores, freq_key(p.freq), p.gpus));
-    let bound = spread
-        .map(|s| s.wall_rel.max(s.energy_rel.unwrap_or(0.0)))
-        .unwrap_or(0.0)
-        .max(BOUND_FLOOR);
+    let bound = bound_of(model.profile, p);
     let scope = EnergyScope::of(spread.map_or(&[][..], |s| &s.energy_domains[..]));
     let energy_bound = bound.max(model.machine.power.fit_residual_rel.unwrap_or(0.0));
     Some(PointCheck {

@@ -765,85 +765,75 @@ fn save(path: &Path, bytes: &[u8], executable: bool) -> anyhow::Result<()> {
         .map_err(|e| anyhow::anyhow!("{}: cannot write: {e}", path.display()))
 }
 
-/// Runs `slurm`: a job script for one configuration.
-pub fn run_slurm(args: &SlurmArgs, out: &mut dyn Write) -> anyhow::Result<()> {
+/// Loads the sources, binds and checks the model, prints the notes to standard error, and
+/// runs `f` with the model and the trust figures (for the commands that print no plan).
+fn with_model<T>(
+    src: &SourceArgs,
+    f: impl FnOnce(&Model<'_>, &trust::Trust) -> anyhow::Result<T>,
+) -> anyhow::Result<T> {
     let Loaded {
         machine,
         profile,
         mut notes,
         mut trust,
-    } = load_sources(&args.inputs.source)?;
-    let config = values::parse_config("--config", &args.config)?;
-    let opts = args.job.options(&profile.program)?;
-    let model = bind(
-        &machine,
-        &profile,
-        &args.inputs.source,
-        &mut trust,
-        &mut notes,
-    )?;
+    } = load_sources(src)?;
+    let model = bind(&machine, &profile, src, &mut trust, &mut notes)?;
     for n in &notes {
         eprintln!("note: {n}");
     }
-    let p = match model.predict(config)? {
-        Outcome::Finite(p) => p,
-        Outcome::Saturated { rho, .. } => {
-            return Err(InputError::Mismatch(format!(
-                "{}: the network is saturated there (rho = {rho:.3}): the model predicts no finite time, \
-                 so no time limit can be set",
-                crate::search::plan::label(&config)
-            ))
-            .into());
+    f(&model, &trust)
+}
+
+/// Runs `slurm`: a job script for one configuration.
+pub fn run_slurm(args: &SlurmArgs, out: &mut dyn Write) -> anyhow::Result<()> {
+    let config = values::parse_config("--config", &args.config)?;
+    with_model(&args.inputs.source, |model, trust| {
+        let opts = args.job.options(&model.profile.program)?;
+        let p = match model.predict(config)? {
+            Outcome::Finite(p) => p,
+            Outcome::Saturated { rho, .. } => {
+                return Err(InputError::Mismatch(format!(
+                    "{}: the network is saturated there (rho = {rho:.3}): the model predicts no \
+                     finite time, so no time limit can be set",
+                    crate::search::plan::label(&config)
+                ))
+                .into());
+            }
+        };
+        let mut prov = provenance(
+            model.machine,
+            model.profile,
+            "configuration named with --config".into(),
+        );
+        prov.warnings = warnings_for(trust, config.nodes);
+        let script = slurm::job_script(&p, &prov, &opts)?;
+        match &args.sbatch {
+            Some(path) => {
+                save(path, script.as_bytes(), true)?;
+                eprintln!("wrote job script {}", path.display());
+            }
+            None => out.write_all(script.as_bytes())?,
         }
-    };
-    let mut prov = provenance(
-        &machine,
-        &profile,
-        "configuration named with --config".into(),
-    );
-    prov.warnings = warnings_for(&trust, config.nodes);
-    let script = slurm::job_script(&p, &prov, &opts)?;
-    match &args.sbatch {
-        Some(path) => {
-            save(path, script.as_bytes(), true)?;
-            eprintln!("wrote job script {}", path.display());
-        }
-        None => out.write_all(script.as_bytes())?,
-    }
-    Ok(())
+        Ok(())
+    })
 }
 
 /// Runs `predict`.
 pub fn run_predict(args: &PredictArgs, out: &mut dyn Write) -> anyhow::Result<()> {
-    let Loaded {
-        machine,
-        profile,
-        mut notes,
-        mut trust,
-    } = load_sources(&args.inputs.source)?;
     let config = values::parse_config("--config", &args.config)?;
-    let model = bind(
-        &machine,
-        &profile,
-        &args.inputs.source,
-        &mut trust,
-        &mut notes,
-    )?;
-    for n in &notes {
-        eprintln!("note: {n}");
-    }
-    for w in warnings_for(&trust, config.nodes) {
-        eprintln!("warning: {w}");
-    }
-    let view = model.predict(config)?;
-    let exp = exporter(args.inputs.json, None);
-    match &view {
-        Outcome::Finite(p) => exp.prediction(PredictionView::Finite(p), out)?,
-        Outcome::Saturated { config, rho } => {
-            exp.prediction(PredictionView::Saturated { config, rho: *rho }, out)?
+    with_model(&args.inputs.source, |model, trust| {
+        for w in warnings_for(trust, config.nodes) {
+            eprintln!("warning: {w}");
         }
-    }
-    Ok(())
+        let exp = exporter(args.inputs.json, None);
+        match &model.predict(config)? {
+            Outcome::Finite(p) => exp.prediction(PredictionView::Finite(p), out)?,
+            Outcome::Saturated { config, rho } => {
+                exp.prediction(PredictionView::Saturated { config, rho: *rho }, out)?
+            }
+        }
+        Ok(())
+    })
 }
 
 fn exporter(json: bool, max_rows: Option<usize>) -> Box<dyn Exporter> {

@@ -653,18 +653,23 @@ fn read_point(p: &mut Fields<'_>) -> InputResult<BaselinePoint> {
     })
 }
 
-/// Derives every measured point's extra terms (MODEL.md 6b) from its wall time and its
-/// `(f, g)` group's idle-time split; returns the splits.
-fn explain(points: &mut [BaselinePoint]) -> Vec<IdleSplit> {
-    let mut groups: Vec<(u64, u32)> = points
+/// The `(kHz, GPUs)` groups of the measured points, sorted.
+pub fn measured_groups(points: &[BaselinePoint]) -> Vec<(u64, u32)> {
+    let mut g: Vec<(u64, u32)> = points
         .iter()
         .filter(|p| p.measured)
         .map(|p| (freq_key(p.freq), p.gpus))
         .collect();
-    groups.sort_unstable();
-    groups.dedup();
+    g.sort_unstable();
+    g.dedup();
+    g
+}
+
+/// Derives every measured point's extra terms (MODEL.md 6b) from its wall time and its
+/// `(f, g)` group's idle-time split; returns the splits.
+fn explain(points: &mut [BaselinePoint]) -> Vec<IdleSplit> {
     let mut splits = Vec::new();
-    for (fk, g) in groups {
+    for (fk, g) in measured_groups(points) {
         let members: Vec<&BaselinePoint> = points
             .iter()
             .filter(|p| p.measured && freq_key(p.freq) == fk && p.gpus == g)
