@@ -1,7 +1,12 @@
 //! A real hybrid workload for `jouleplan profile`: an explicit 2-D heat-equation stencil
-//! (5-point Jacobi) on an N x N grid, rows split over `OMP_NUM_THREADS` threads; with the `mpi`
-//! feature, rows are also split over MPI ranks with a halo exchange every iteration (the
-//! messages mpiP counts).
+//! (5-point Jacobi) on an N x N grid, rows split over `OMP_NUM_THREADS` threads of a pool
+//! created once and kept for the whole run (as an OpenMP runtime does: its workers wait
+//! between parallel regions instead of being spawned anew); with the `mpi` feature, rows are
+//! also split over MPI ranks with a halo exchange every iteration (the messages mpiP counts).
+//!
+//! Until 2026-11-22 it spawned its threads anew every iteration, which on a 16-core node made
+//! 1024 x 1024 slower at 16 threads than at 8 (`tests/data/fixtures/cpu-16core` keeps those
+//! recordings as a test of a model that must explain overhead).
 //!
 //! ```text
 //! cargo build --release --example heat
@@ -10,6 +15,7 @@
 //! Arguments: grid size N (default 1024), iterations (default 200). It prints the checksum of
 //! the final grid on stdout, so a wrong result is visible.
 
+use rayon::prelude::*;
 use std::env;
 
 #[cfg(feature = "mpi")]
@@ -37,13 +43,16 @@ fn arg(i: usize, default: usize) -> usize {
 }
 
 /// One Jacobi sweep over `rows` interior rows of `cur` (which has one halo row above and below),
-/// split over `t` threads.
-fn sweep(cur: &[f64], next: &mut [f64], n: usize, rows: usize, t: usize) {
+/// split into `t` equal blocks of rows run on the pool's `t` threads (a static schedule).
+fn sweep(pool: &rayon::ThreadPool, cur: &[f64], next: &mut [f64], n: usize, rows: usize, t: usize) {
     let chunk = rows.div_ceil(t).max(1);
     // next holds rows 1..=rows of the padded grid.
-    std::thread::scope(|s| {
-        for (k, out) in next[n..(rows + 1) * n].chunks_mut(chunk * n).enumerate() {
-            s.spawn(move || {
+    pool.install(|| {
+        next[n..(rows + 1) * n]
+            .par_chunks_mut(chunk * n)
+            .enumerate()
+            .with_max_len(1)
+            .for_each(|(k, out)| {
                 let first = 1 + k * chunk;
                 for (r, row) in out.chunks_mut(n).enumerate() {
                     let i = first + r;
@@ -58,7 +67,6 @@ fn sweep(cur: &[f64], next: &mut [f64], n: usize, rows: usize, t: usize) {
                     row[n - 1] = cur[i * n + n - 1];
                 }
             });
-        }
     });
 }
 
@@ -66,6 +74,13 @@ fn main() {
     let n = arg(1, 1024).max(3);
     let iters = arg(2, 200);
     let t = threads();
+    let pool = match rayon::ThreadPoolBuilder::new().num_threads(t).build() {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("heat: cannot start {t} threads: {e}");
+            std::process::exit(1);
+        }
+    };
 
     #[cfg(feature = "mpi")]
     let universe = match mpi::initialize() {
@@ -110,7 +125,7 @@ fn main() {
                 p2p::send_receive_into(&mid[(rows - 1) * n..], &down, bottom, &down);
             }
         }
-        sweep(&cur, &mut next, n, rows, t);
+        sweep(&pool, &cur, &mut next, n, rows, t);
         std::mem::swap(&mut cur, &mut next);
         // Keep the boundary rows fixed.
         if lo == 1 {
