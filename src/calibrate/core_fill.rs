@@ -234,6 +234,9 @@ fn derive(lo: &BaselinePoint, hi: &BaselinePoint, c: u32, t: f64, wait: f64) -> 
                 .map(|(p, q)| Seconds(mix(p.0, q.0)))
                 .collect(),
             host_runtime: Seconds(mix(a.host_runtime.0, b.host_runtime.0)),
+            host_runtime_raw: Seconds(mix(a.host_runtime_raw.0, b.host_runtime_raw.0)),
+            source: a.source.clone(),
+            host_runtime_estimated: a.host_runtime_estimated || b.host_runtime_estimated,
         }),
         _ => None,
     };

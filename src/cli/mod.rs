@@ -472,6 +472,7 @@ pub fn load_sources(src: &SourceArgs) -> InputResult<Loaded> {
         .map(|a| format!("profile assumption: {a}"))
         .collect();
     notes.extend(trust.notes.iter().cloned());
+    notes.extend(trust::estimates(&profile));
     notes.extend(fit_to_machine(&mut profile, &machine));
     Ok(Loaded {
         machine,

@@ -152,6 +152,30 @@ pub fn check_model(model: &Model<'_>, accept: Accept, t: &mut Trust) -> InputRes
     Ok(())
 }
 
+/// What the profile's derivation estimated rather than measured (MODEL.md 6b), for the notes.
+pub fn estimates(profile: &Profile) -> Vec<String> {
+    profile
+        .splits
+        .iter()
+        .filter(|s| !s.host_runtime_estimated.is_empty())
+        .map(|s| {
+            let r: Vec<f64> = s.host_runtime_estimated.iter().map(|e| e.1).collect();
+            let lo = r.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = r.iter().copied().fold(0.0, f64::max);
+            format!(
+                "host time blocked in the GPU runtime was not measured at {} GHz, {} GPUs: \
+                 estimated from the core-count series at {lo:.2}-{hi:.2} s per run \
+                 (min(serial {:.2} s + idle {:.2} s, the device's active time)); attach TALP \
+                 outputs of DLB's GPU plugin (profile --talp CORES=FILE) to measure it",
+                s.freq.ghz(),
+                s.gpus,
+                s.serial,
+                s.wait
+            )
+        })
+        .collect()
+}
+
 /// Whether the profile's message counts were measured, as far as it says.
 pub fn messages_measured(profile: &Profile) -> bool {
     if profile.has_sweep {

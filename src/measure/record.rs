@@ -87,6 +87,51 @@ pub struct SweepRecord {
     pub runs: Vec<RunRecord>,
     /// Whether every planned run has been made.
     pub complete: bool,
+    /// TALP outputs (DLB's GPU plugin) attached to points with `profile --talp`: their device
+    /// and host-runtime times replace NVML's sampled ones in the baseline.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub talp: Vec<TalpAttachment>,
+}
+
+/// The device times of one TALP output, attached to one point (seconds, whole run).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TalpAttachment {
+    /// Cores of the point.
+    pub cores: u32,
+    /// Frequency of the point, Hz.
+    pub freq_hz: f64,
+    /// GPUs of the point.
+    pub gpus: u32,
+    /// The TALP file, as given.
+    pub file: String,
+    /// `gpuUsefulTime`: kernel time summed over the GPUs.
+    pub gpu_useful_s: f64,
+    /// `maxGpuUsefulTime`: the busiest GPU's kernel time.
+    pub max_gpu_useful_s: f64,
+    /// `maxGpuActiveTime`: the busiest GPU's kernel plus transfer time.
+    pub max_gpu_active_s: f64,
+    /// `gpuRuntimeTime`: host time blocked in the GPU runtime.
+    pub gpu_runtime_s: f64,
+    /// `elapsedTime` of the TALP run (its own run, beside the sweep's).
+    pub elapsed_s: f64,
+}
+
+impl TalpAttachment {
+    /// Per-GPU kernel and transfer times: the busiest GPU at TALP's maxima, the others sharing
+    /// the rest of the kernel time evenly (sum and maximum kept, so the load balance is TALP's).
+    pub fn per_gpu(&self) -> (Vec<f64>, Vec<f64>) {
+        let g = self.gpus.max(1) as usize;
+        let transfer = (self.max_gpu_active_s - self.max_gpu_useful_s).max(0.0);
+        let rest = if g > 1 {
+            ((self.gpu_useful_s - self.max_gpu_useful_s) / (g - 1) as f64).max(0.0)
+        } else {
+            0.0
+        };
+        let kernel = (0..g)
+            .map(|i| if i == 0 { self.max_gpu_useful_s } else { rest })
+            .collect();
+        (kernel, vec![transfer; g])
+    }
 }
 
 /// What the profile says besides the measurements.
@@ -180,7 +225,19 @@ pub fn profile_json(h: &Header, s: &SweepRecord) -> Value {
             Some(v) => p["energy_j"] = json!(mean(&v)),
             None => no_energy = true,
         }
-        if gpus > 0 {
+        let talp = s
+            .talp
+            .iter()
+            .find(|t| key(t.cores, t.freq_hz, t.gpus) == (cores, freq_key(Hertz(f)), gpus));
+        if let Some(t) = talp {
+            let (kernel, transfer) = t.per_gpu();
+            p["device"] = json!({
+                "kernel_s": kernel,
+                "transfer_s": transfer,
+                "host_runtime_s": t.gpu_runtime_s,
+                "source": format!("TALP ({})", t.file),
+            });
+        } else if gpus > 0 {
             gpu_guess = true;
             let busy: Vec<f64> = (0..gpus as usize)
                 .map(|i| {
@@ -196,6 +253,7 @@ pub fn profile_json(h: &Header, s: &SweepRecord) -> Value {
                 "kernel_s": busy,
                 "transfer_s": vec![0.0; gpus as usize],
                 "host_runtime_s": 0.0,
+                "source": "NVML utilisation sampling",
             });
         }
         points.push(p);
@@ -235,8 +293,10 @@ pub fn profile_json(h: &Header, s: &SweepRecord) -> Value {
     }
     if gpu_guess {
         assumptions.push(
-            "GPU kernel time is NVML utilisation x wall time; transfer and host runtime time were \
-             not measured and are taken as 0"
+            "GPU kernel time is NVML utilisation x wall time; transfer time was not measured (0) \
+             and host time blocked in the GPU runtime is estimated from the core-count series \
+             (attach TALP outputs of DLB's GPU plugin with `profile --talp CORES=FILE` to measure \
+             them)"
                 .into(),
         );
     }

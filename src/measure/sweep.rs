@@ -365,6 +365,7 @@ pub fn run(o: &Options, log: &mut dyn FnMut(&str)) -> anyhow::Result<Outcome> {
         planned: Vec::new(),
         runs: Vec::new(),
         complete: false,
+        talp: Vec::new(),
     });
     rec.backends = backend_notes;
     rec.unsupported = unsupported.clone();
@@ -618,6 +619,7 @@ pub fn import_perf_stat(
         planned: Vec::new(),
         runs: Vec::new(),
         complete: true,
+        talp: Vec::new(),
     });
     let mut readings = imp.readings;
     if readings.stall_cycles.is_none() {

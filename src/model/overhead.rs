@@ -55,6 +55,9 @@ pub struct IdleSplit {
     /// Whether serial time could be told from waiting (core count 1 and another were measured,
     /// or several core counts above 1); if not, all idle time is taken as waiting.
     pub identifiable: bool,
+    /// `(cores, seconds)` of the points whose host time blocked in the GPU runtime was
+    /// estimated (no TALP data): `R = min(sigma + omega, A_max)`.
+    pub host_runtime_estimated: Vec<(u32, f64)>,
 }
 
 /// The time the paper's terms (sections 3 and 6) give a baseline point at `n = 1`, `S = S_s`:
@@ -100,9 +103,43 @@ pub fn split_idle(points: &[&BaselinePoint]) -> IdleSplit {
         wait,
         residual_max,
         identifiable,
+        host_runtime_estimated: Vec::new(),
     }
 }
 
+/// The host time blocked in the GPU runtime that the model holds as `T_gpu` at a GPU point.
+/// Where the device times did not measure it (NVML records 0), it is first estimated from the
+/// core-count series as `R = min(sigma + omega, A_max)`: a host thread waiting on the device is
+/// either spinning (one thread busy: in `sigma`) or blocked (none busy: in `omega`), and it
+/// can wait only while the device is active (for a program that synchronises after its
+/// device work this is its blocked time; with host and device overlapping, an upper bound).
+/// A spinning wait is also busy CPU time, which the paper's terms already hold; so the model
+/// takes only the part of `R` those terms leave: `R_model = min(R, max(0, T_s - T_CPU (2 - U)
+/// - T_mem))`. Sets the point's `host_runtime` to `R_model` (keeping `R` in
+/// `host_runtime_raw`) and returns `R` when it was estimated.
+pub fn settle_host_runtime(p: &mut BaselinePoint, split: &IdleSplit) -> Option<f64> {
+    let cf = f64::from(p.cores) * p.freq.0;
+    let t_cpu = (p.work_cycles() + p.other_stall_cycles()) / cf;
+    let host_terms = t_cpu * (2.0 - p.utilisation) + p.mem_stall_cycles / cf;
+    let left = (p.wall_time.0 - host_terms).max(0.0);
+    let d = p.device.as_mut()?;
+    let measured_elsewhere = d.source.as_deref().is_some_and(|s| s.starts_with("TALP"));
+    let mut estimated = None;
+    if d.host_runtime_raw.0 <= 0.0 && !measured_elsewhere {
+        let active_max = d
+            .kernel
+            .iter()
+            .zip(&d.transfer)
+            .map(|(k, m)| k.0 + m.0)
+            .fold(0.0, f64::max);
+        let r = (split.serial + split.wait).min(active_max);
+        d.host_runtime_raw = crate::units::Seconds(r);
+        d.host_runtime_estimated = true;
+        estimated = Some(r);
+    }
+    d.host_runtime = crate::units::Seconds(d.host_runtime_raw.0.min(left));
+    estimated
+}
 /// The extra terms of one point from its wall time and its group's split: `X = T_s - T_paper`
 /// when positive; its waiting part is at most the group's `omega`, the rest is serial.
 pub fn extra_of(p: &BaselinePoint, split: &IdleSplit) -> Extra {

@@ -81,8 +81,17 @@ pub struct DeviceBaseline {
     pub kernel: Vec<Seconds>,
     /// Memory-transfer time of each GPU not overlapped by a kernel.
     pub transfer: Vec<Seconds>,
-    /// Time the host process was blocked in the GPU runtime.
+    /// Time the host process was blocked in the GPU runtime as the model holds it (`T_gpu` at
+    /// the baseline): the part of the blocked time the busy time does not already hold
+    /// (MODEL.md 6b).
     pub host_runtime: Seconds,
+    /// Time the host process was blocked in the GPU runtime, as measured (or estimated).
+    pub host_runtime_raw: Seconds,
+    /// Where the device times came from (`TALP (file)`, `NVML utilisation sampling`).
+    pub source: Option<String>,
+    /// Whether `host_runtime` was estimated from the core-count series (MODEL.md 6b) rather
+    /// than measured.
+    pub host_runtime_estimated: bool,
 }
 
 /// One measured (or derived) single-node point. Cycle counts are summed over the `c` cores.
@@ -569,8 +578,11 @@ fn point_json(p: &BaselinePoint) -> Value {
         v["device"] = json!({
             "kernel_s": d.kernel.iter().map(|s| s.0).collect::<Vec<_>>(),
             "transfer_s": d.transfer.iter().map(|s| s.0).collect::<Vec<_>>(),
-            "host_runtime_s": d.host_runtime.0,
+            "host_runtime_s": if d.host_runtime_estimated { 0.0 } else { d.host_runtime_raw.0 },
         });
+        if let Some(s) = &d.source {
+            v["device"]["source"] = json!(s);
+        }
     }
     v
 }
@@ -621,11 +633,15 @@ fn read_point(p: &mut Fields<'_>) -> InputResult<BaselinePoint> {
                 ));
             }
             let host_runtime = Seconds(d.f64("host_runtime_s", Bound::NonNegative)?);
+            let source = d.opt_str("source")?.map(str::to_string);
             d.finish()?;
             Some(DeviceBaseline {
                 kernel: kernel.into_iter().map(Seconds).collect(),
                 transfer: transfer.into_iter().map(Seconds).collect(),
                 host_runtime,
+                host_runtime_raw: host_runtime,
+                source,
+                host_runtime_estimated: false,
             })
         }
     };
@@ -670,15 +686,13 @@ pub fn measured_groups(points: &[BaselinePoint]) -> Vec<(u64, u32)> {
 fn explain(points: &mut [BaselinePoint]) -> Vec<IdleSplit> {
     let mut splits = Vec::new();
     for (fk, g) in measured_groups(points) {
-        let members: Vec<&BaselinePoint> = points
-            .iter()
-            .filter(|p| p.measured && freq_key(p.freq) == fk && p.gpus == g)
-            .collect();
-        let split = overhead::split_idle(&members);
-        for p in points
-            .iter_mut()
-            .filter(|p| p.measured && freq_key(p.freq) == fk && p.gpus == g)
-        {
+        let in_group = |p: &BaselinePoint| p.measured && freq_key(p.freq) == fk && p.gpus == g;
+        let members: Vec<&BaselinePoint> = points.iter().filter(|p| in_group(p)).collect();
+        let mut split = overhead::split_idle(&members);
+        for p in points.iter_mut().filter(|p| in_group(p)) {
+            if let Some(r) = overhead::settle_host_runtime(p, &split) {
+                split.host_runtime_estimated.push((p.cores, r));
+            }
             p.extra = overhead::extra_of(p, &split);
         }
         splits.push(split);
