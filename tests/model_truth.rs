@@ -270,3 +270,87 @@ fn unused_gpus_draw_their_no_context_power_and_nothing_else_changes() {
     let (c, d) = (predict(MACHINE, 2), predict(&with_off, 2));
     assert_eq!(c.energy, d.energy);
 }
+
+#[test]
+fn talp_outputs_attach_to_the_h100_profile_and_confirm_the_estimated_blocked_time() {
+    let tmp = tempfile::tempdir().unwrap();
+    let prof = tmp.path().join("sync.json");
+    std::fs::copy(fixture("gpu-h100/sync.json"), &prof).unwrap();
+    // Without TALP the blocked time is estimated from the core-count series.
+    let (code, out, err) = jouleplan(&["plan", "--machine", H100, "--profile", s(&prof)]);
+    assert_eq!(code, 0, "{err}");
+    let est = out
+        .split("estimated from the core-count series at ")
+        .nth(1)
+        .and_then(|r| r.split(" s per run").next())
+        .expect("an estimate note")
+        .to_string();
+    let (lo, hi) = est.split_once('-').unwrap();
+    let (lo, hi): (f64, f64) = (lo.parse().unwrap(), hi.parse().unwrap());
+    let mut args = vec!["profile".to_string(), "--output".into(), s(&prof).into()];
+    for c in [1, 2, 4, 8, 16] {
+        args.push("--talp".into());
+        args.push(format!(
+            "{c}={}",
+            s(&fixture(&format!("gpu-h100/talp/talp_sync_c{c}.json")))
+        ));
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (code, out, err) = jouleplan(&args);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.matches("attached").count(), 5, "{out}");
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&prof).unwrap()).unwrap();
+    let measured: Vec<f64> = doc["baseline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            assert!(p["device"]["source"].as_str().unwrap().starts_with("TALP"));
+            p["device"]["host_runtime_s"].as_f64().unwrap()
+        })
+        .collect();
+    // TALP measured 2.38-2.44 s; the estimate (NVML only) said 2.29-2.42 s: within 4%.
+    assert!((measured[0] - 2.379).abs() < 1e-3 && (measured[4] - 2.442).abs() < 1e-3);
+    for (m, e) in measured
+        .iter()
+        .zip([lo, hi])
+        .take(1)
+        .chain(measured.iter().zip([hi]).skip(4))
+    {
+        assert!((m - e).abs() / m < 0.04, "measured {m}, estimated {e}");
+    }
+    let (code, out, err) = jouleplan(&["plan", "--machine", H100, "--profile", s(&prof)]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        !out.contains("estimated from the core-count series"),
+        "{out}"
+    );
+    assert!(out.contains("time +0.0%"), "{out}");
+}
+
+#[test]
+fn a_talp_output_without_device_times_or_for_no_point_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let prof = tmp.path().join("sync.json");
+    std::fs::copy(fixture("gpu-h100/sync.json"), &prof).unwrap();
+    let before = std::fs::read(&prof).unwrap();
+    let cpu_only = fixture("talp/test_mpi_sendrecv_profile_1_0.json");
+    let spec = format!("1={}", s(&cpu_only));
+    let (code, _, err) = jouleplan(&["profile", "--output", s(&prof), "--talp", &spec]);
+    assert_ne!(code, 0);
+    assert!(
+        err.contains("test_mpi_sendrecv_profile_1_0.json") && err.contains("no device times"),
+        "{err}"
+    );
+    let spec = format!("3={}", s(&fixture("gpu-h100/talp/talp_sync_c4.json")));
+    let (code, _, err) = jouleplan(&["profile", "--output", s(&prof), "--talp", &spec]);
+    assert_ne!(code, 0);
+    assert!(err.contains("exactly one point with 3 cores"), "{err}");
+    let (code, _, err) = jouleplan(&["profile", "--output", s(&prof), "--talp", "four=x.json"]);
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(
+        std::fs::read(&prof).unwrap(),
+        before,
+        "nothing written on refusal"
+    );
+}

@@ -85,6 +85,11 @@ pub struct ProfileArgs {
         hide = true
     )]
     pub cpu_root: PathBuf,
+    /// Attach a TALP output of DLB's GPU plugin to the point with CORES cores of the existing
+    /// --output profile (repeat for each point; no command is run): its kernel, transfer and
+    /// host-blocked times replace NVML's sampled ones.
+    #[arg(long, value_name = "CORES=FILE")]
+    pub talp: Vec<String>,
     /// The program and its arguments.
     #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<String>,
@@ -244,6 +249,25 @@ pub const EXIT_RUNS_FAILED: i32 = 4;
 
 /// Runs `profile`; returns the exit code.
 pub fn run_profile(a: &ProfileArgs, out: &mut dyn Write) -> anyhow::Result<i32> {
+    if !a.talp.is_empty() {
+        if !a.command.is_empty() || a.perf_stat.is_some() {
+            return Err(values::bad(
+                "--talp",
+                "no command and no --perf-stat: --talp attaches TALP outputs to an existing profile",
+                a.command.join(" "),
+            )
+            .into());
+        }
+        let specs = a
+            .talp
+            .iter()
+            .map(|s| crate::measure::talp_attach::parse_spec(s))
+            .collect::<Result<Vec<_>, _>>()?;
+        for line in crate::measure::talp_attach::attach(&a.output, &specs)? {
+            writeln!(out, "{line}")?;
+        }
+        return Ok(0);
+    }
     let o = options(a)?;
     if let Some(capture) = &a.perf_stat {
         let wall = a

@@ -17,6 +17,7 @@ pub mod perfstat;
 pub mod record;
 pub mod slurm;
 pub mod sweep;
+pub mod talp_attach;
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

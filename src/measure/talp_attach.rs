@@ -1,0 +1,176 @@
+//! `jouleplan profile --talp CORES=FILE --output PROFILE`: attaches TALP outputs of DLB's GPU
+//! plugin (run beside the sweep: `DLB_ARGS=--talp LD_PRELOAD=libdlb.so ./app`) to the points of
+//! an existing profile. The device times TALP measured (kernel, memory transfer, host time
+//! blocked in the GPU runtime) then replace NVML's sampled ones, marked as coming from TALP.
+//! They are kept in the sweep record, so a later `--resume` keeps them.
+
+use super::record::{self, Header, SweepRecord, TalpAttachment};
+use crate::error::InputError;
+use crate::metrics::talp;
+use crate::model::workload::{Growth, freq_key};
+use crate::units::Hertz;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// One `--talp` value: the core count it belongs to and the file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TalpSpec {
+    /// Core count of the point.
+    pub cores: u32,
+    /// The TALP JSON or CSV file.
+    pub file: PathBuf,
+}
+
+/// Parses `CORES=FILE`.
+pub fn parse_spec(s: &str) -> Result<TalpSpec, InputError> {
+    let bad = || {
+        InputError::Argument {
+        flag: "--talp".into(),
+        expected: "CORES=FILE: the core count of the point the TALP output belongs to, and the file (16=talp_c16.json)".into(),
+        got: s.into(),
+    }
+    };
+    let (c, f) = s.split_once('=').ok_or_else(bad)?;
+    let cores = c
+        .trim()
+        .parse()
+        .ok()
+        .filter(|&c: &u32| c > 0)
+        .ok_or_else(bad)?;
+    Ok(TalpSpec {
+        cores,
+        file: PathBuf::from(f),
+    })
+}
+
+/// Reads the `Global` region of a TALP file into an attachment for a point with `cores`.
+pub fn read_attachment(spec: &TalpSpec) -> anyhow::Result<(TalpAttachment, u32)> {
+    let text = crate::input::read_file(&spec.file)?;
+    let file = talp::read(&spec.file, &text)?;
+    let region = file
+        .regions
+        .iter()
+        .find(|r| r.name == "Global")
+        .or(file.regions.first())
+        .ok_or_else(|| anyhow::anyhow!("{}: no TALP region", spec.file.display()))?;
+    let d = region.device.as_ref().ok_or_else(|| {
+        anyhow::anyhow!(
+            "{}: region `{}` has no device times (numGpus 0, no gpuUsefulTime): run DLB with its \
+             GPU plugin (CUPTI) to measure them",
+            spec.file.display(),
+            region.name
+        )
+    })?;
+    let runtime = match &region.host {
+        talp::HostSource::Modern(h) => h.gpu_runtime,
+        talp::HostSource::Legacy(_) => 0.0,
+    };
+    let gpus = d.gpus.round().max(1.0) as u32;
+    Ok((
+        TalpAttachment {
+            cores: spec.cores,
+            freq_hz: 0.0,
+            gpus,
+            file: spec.file.display().to_string(),
+            gpu_useful_s: d.gpu_useful,
+            max_gpu_useful_s: d.max_gpu_useful,
+            max_gpu_active_s: d.max_gpu_active,
+            gpu_runtime_s: runtime,
+            elapsed_s: region.elapsed,
+        },
+        gpus,
+    ))
+}
+
+/// The header a profile file was written with, read back from it.
+fn header_of(path: &Path, doc: &Value) -> anyhow::Result<Header> {
+    let missing =
+        |k: &str| anyhow::anyhow!("{}: no `{k}`: not a jouleplan profile", path.display());
+    let text = |k: &str| doc.get(k).and_then(Value::as_str).map(str::to_string);
+    let it = doc.get("iterations").ok_or_else(|| missing("iterations"))?;
+    let num = |k: &str| it.get(k).and_then(Value::as_f64).ok_or_else(|| missing(k));
+    let comm = doc.get("communication");
+    let growth = match comm.and_then(|c| c.get("growth")).and_then(Value::as_str) {
+        Some("log2") => Growth::Log2,
+        Some("all_to_all") => Growth::AllToAll,
+        Some("neighbours") => Growth::Neighbours(
+            comm.and_then(|c| c.get("neighbours"))
+                .and_then(Value::as_u64)
+                .unwrap_or(1) as u32,
+        ),
+        _ => Growth::Constant,
+    };
+    let derived = ["host.", "measured.", "not measured.", "frequency"];
+    let notes = doc
+        .get("provenance")
+        .and_then(Value::as_object)
+        .map(|m| {
+            m.iter()
+                .filter(|(k, _)| !derived.iter().any(|d| k.starts_with(d)))
+                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+                .collect()
+        })
+        .unwrap_or_default();
+    Ok(Header {
+        program: text("program").ok_or_else(|| missing("program"))?,
+        description: text("description").unwrap_or_default(),
+        baseline_iterations: num("baseline")?,
+        target_iterations: num("target")?,
+        growth,
+        notes,
+    })
+}
+
+/// Attaches every spec to the profile at `output` and rewrites it atomically. Returns one line
+/// per attachment for the user.
+pub fn attach(output: &Path, specs: &[TalpSpec]) -> anyhow::Result<Vec<String>> {
+    let text = crate::input::read_file(output)?;
+    let doc: Value = serde_json::from_str(&text)
+        .map_err(|e| anyhow::anyhow!("{}: not valid JSON: {e}", output.display()))?;
+    let mut rec: SweepRecord =
+        record::read_sweep(&doc).map_err(|e| anyhow::anyhow!("{}: {e}", output.display()))?;
+    let header = header_of(output, &doc)?;
+    let mut lines = Vec::new();
+    for spec in specs {
+        let (mut a, gpus) = read_attachment(spec)?;
+        let points: Vec<(u32, f64, u32)> = rec
+            .runs
+            .iter()
+            .filter(|r| r.ok && r.cores == spec.cores && r.gpus == gpus)
+            .map(|r| (r.cores, r.freq_hz, r.gpus))
+            .collect();
+        let mut freqs: Vec<u64> = points.iter().map(|p| freq_key(Hertz(p.1))).collect();
+        freqs.sort_unstable();
+        freqs.dedup();
+        let [fk] = freqs[..] else {
+            anyhow::bail!(
+                "{}: {} (TALP saw {gpus} GPUs) matches {} measured points of {}: it needs \
+                 exactly one point with {} cores and {gpus} GPUs",
+                spec.file.display(),
+                spec.cores,
+                freqs.len(),
+                output.display(),
+                spec.cores
+            );
+        };
+        a.freq_hz = fk as f64 * 1e3;
+        rec.talp.retain(|t| {
+            !(t.cores == a.cores && t.gpus == a.gpus && freq_key(Hertz(t.freq_hz)) == fk)
+        });
+        lines.push(format!(
+            "attached {} to ({} cores, {:.3} GHz, {gpus} GPUs): kernels {:.3} s, transfers {:.3} s, host blocked in the GPU runtime {:.3} s",
+            spec.file.display(),
+            a.cores,
+            a.freq_hz / 1e9,
+            a.gpu_useful_s,
+            a.max_gpu_active_s - a.max_gpu_useful_s,
+            a.gpu_runtime_s
+        ));
+        rec.talp.push(a);
+    }
+    let doc = record::profile_json(&header, &rec);
+    let text = serde_json::to_string_pretty(&doc)?;
+    crate::report::write_atomic(output, text.as_bytes(), false)
+        .map_err(|e| anyhow::anyhow!("{}: cannot write: {e}", output.display()))?;
+    Ok(lines)
+}
