@@ -7,12 +7,12 @@ use std::path::PathBuf;
 #[non_exhaustive]
 pub enum InputError {
     /// The file could not be read at all.
-    #[error("{file}: cannot read: {source}")]
+    #[error("{file}: cannot read: {reason}")]
     Read {
         /// The file.
         file: PathBuf,
-        /// Why.
-        source: std::io::Error,
+        /// Why (not a `source`: the message already holds it, and `{:#}` would print it twice).
+        reason: std::io::Error,
     },
     /// The file is not well-formed TOML/JSON; `detail` carries the parser's line and column.
     #[error("{file}: not valid {format}: {detail}")]

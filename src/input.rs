@@ -17,9 +17,9 @@ pub fn sha256_hex(text: &str) -> String {
 
 /// Reads a whole file, naming it on failure.
 pub fn read_file(path: &Path) -> InputResult<String> {
-    std::fs::read_to_string(path).map_err(|source| InputError::Read {
+    std::fs::read_to_string(path).map_err(|reason| InputError::Read {
         file: path.to_path_buf(),
-        source,
+        reason,
     })
 }
 

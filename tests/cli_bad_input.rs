@@ -182,7 +182,7 @@ fn durations_and_energies_need_units() {
     let f = files(MACHINE, &profile_json());
     assert_bad(
         plan_with(&f, &["--deadline", "90"]),
-        &["--deadline", "90s, 15m, 2h or 1h30m"],
+        &["--deadline", "90s, 500 ms, 15m, 2h or 1h30m"],
     );
     assert_bad(plan_with(&f, &["--budget", "5W"]), &["--budget", "kWh"]);
     assert_bad(

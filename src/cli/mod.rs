@@ -126,11 +126,19 @@ pub struct JobArgs {
     #[arg(long, value_name = "P")]
     pub partition: Option<String>,
     /// Time limit = predicted time x (1 + FRACTION), rounded up to a minute.
-    #[arg(long, value_name = "FRACTION", default_value = "0.25")]
+    #[arg(
+        long,
+        value_name = "FRACTION",
+        default_value = "0.25",
+        allow_hyphen_values = true
+    )]
     pub time_margin: String,
     /// Job name [default: jouleplan-<program>].
     #[arg(long, value_name = "NAME")]
     pub job_name: Option<String>,
+    /// Slurm node features the job needs (`--constraint` in the script: h100, 'skylake&ib').
+    #[arg(long, value_name = "FEATURES")]
+    pub constraint: Option<String>,
     /// The program and its arguments, word by word (instead of --app).
     #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<String>,
@@ -176,6 +184,7 @@ impl JobArgs {
             partition: self.partition.clone(),
             time_margin: values::parse_fraction("--time-margin", &self.time_margin)?,
             job_name,
+            constraint: self.constraint.clone(),
         };
         opts.validate()?;
         Ok(opts)
@@ -255,14 +264,20 @@ pub struct SpaceArgs {
 /// What to recommend.
 #[derive(Debug, Args, Default)]
 pub struct QueryArgs {
-    /// Least energy that finishes within this time (90s, 15m, 2h, 1h30m).
-    #[arg(long, value_name = "DURATION")]
+    /// Least energy that finishes within this time (90s, 500ms, 15m, 1h30m, HH:MM:SS,
+    /// D-HH:MM:SS).
+    #[arg(long, value_name = "DURATION", allow_hyphen_values = true)]
     pub deadline: Option<String>,
     /// Fastest within this energy (J, kJ, MJ, kWh).
-    #[arg(long, value_name = "ENERGY")]
+    #[arg(long, value_name = "ENERGY", allow_hyphen_values = true)]
     pub budget: Option<String>,
     /// Least energy within (1 + FRACTION) times the reference time (0.1 or 10%).
-    #[arg(long, value_name = "FRACTION", conflicts_with = "deadline")]
+    #[arg(
+        long,
+        value_name = "FRACTION",
+        conflicts_with = "deadline",
+        allow_hyphen_values = true
+    )]
     pub slowdown: Option<String>,
     /// Reference of --slowdown: N,C,GHZ[,G] [default: the fastest configuration].
     #[arg(long, value_name = "CONFIG", requires = "slowdown")]
@@ -427,7 +442,7 @@ pub fn resolve(src: &SourceArgs, sa: &SpaceArgs, qa: &QueryArgs) -> InputResult<
         slowdown: qa
             .slowdown
             .as_deref()
-            .map(|s| values::parse_fraction("--slowdown", s))
+            .map(|s| values::parse_slowdown("--slowdown", s))
             .transpose()?,
     };
     let reference = qa
@@ -585,6 +600,10 @@ pub fn run_plan(args: &PlanArgs, out: &mut dyn Write) -> anyhow::Result<Plan> {
         };
         let mut prov = provenance(&inp.machine, &inp.profile, reason);
         prov.warnings = warnings_for(&inp.trust, entry.prediction.config.nodes);
+        prov.mem_per_node_gib = inp
+            .profile
+            .memory_footprint_gib
+            .map(|m| m / f64::from(entry.prediction.config.nodes));
         let script = slurm::job_script(&entry.prediction, &prov, &opts)?;
         save(path, script.as_bytes(), true)?;
         eprintln!(
@@ -610,6 +629,7 @@ fn provenance(machine: &Machine, profile: &Profile, reason: String) -> slurm::Pr
         ),
         reason,
         warnings: Vec::new(),
+        mem_per_node_gib: None,
     }
 }
 
@@ -664,11 +684,30 @@ pub fn run_metrics(args: &MetricsArgs, out: &mut dyn Write) -> anyhow::Result<()
             runs.push(crate::metrics::paraver::analyse(f, &opts)?);
             continue;
         }
+        if name.ends_with(".pcf") || name.ends_with(".row") {
+            return Err(InputError::Argument {
+                flag: "FILE".into(),
+                expected:
+                    "the trace itself (.prv or .prv.gz): its .pcf and .row are read beside it"
+                        .into(),
+                got: name.into_owned(),
+            }
+            .into());
+        }
         let text = crate::input::read_file(f)?;
         if text.starts_with("@ mpiP") || name.ends_with(".mpiP") {
             runs.push(run::from_mpip(&mpip::parse(f, &text)?));
-        } else {
+        } else if name.ends_with(".csv") || text.trim_start().starts_with('{') {
             runs.extend(run::from_talp(&talp::read(f, &text)?));
+        } else {
+            return Err(InputError::Argument {
+                flag: "FILE".into(),
+                expected: "a TALP output (.json, -pop.csv, -process.csv), a Paraver trace (.prv, \
+                           .prv.gz) or an mpiP report (.mpiP)"
+                    .into(),
+                got: format!("{name}, which is none of these"),
+            }
+            .into());
         }
     }
     let report = crate::report::metrics::MetricsReport {
@@ -807,13 +846,29 @@ pub fn run_slurm(args: &SlurmArgs, out: &mut dyn Write) -> anyhow::Result<()> {
             "configuration named with --config".into(),
         );
         prov.warnings = warnings_for(trust, config.nodes);
+        prov.mem_per_node_gib = model
+            .profile
+            .memory_footprint_gib
+            .map(|m| m / f64::from(config.nodes));
         let script = slurm::job_script(&p, &prov, &opts)?;
-        match &args.sbatch {
-            Some(path) => {
-                save(path, script.as_bytes(), true)?;
-                eprintln!("wrote job script {}", path.display());
-            }
-            None => out.write_all(script.as_bytes())?,
+        if let Some(path) = &args.sbatch {
+            save(path, script.as_bytes(), true)?;
+            eprintln!("wrote job script {}", path.display());
+        }
+        if args.inputs.json {
+            let minutes = slurm::time_limit_minutes(p.time, opts.time_margin);
+            let v = serde_json::json!({
+                "config": crate::report::json::config_json(&p),
+                "time_limit": slurm::slurm_time(minutes),
+                "time_limit_s": minutes * 60,
+                "warnings": prov.warnings,
+                "sbatch": args.sbatch,
+                "script": script,
+            });
+            serde_json::to_writer_pretty(&mut *out, &v)?;
+            writeln!(out)?;
+        } else if args.sbatch.is_none() {
+            out.write_all(script.as_bytes())?;
         }
         Ok(())
     })

@@ -105,42 +105,26 @@ pub fn parse_freq_spec(spec: &str, machine: &Machine) -> InputResult<Vec<usize>>
 fn number_and_unit(s: &str) -> Option<(f64, &str)> {
     let s = s.trim();
     let end = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == 'e' && s.contains('.')))
         .unwrap_or(s.len());
     let (num, unit) = s.split_at(end);
     let v: f64 = num.parse().ok()?;
     Some((v, unit.trim()))
 }
 
-/// Parses a duration: `90s`, `15m`, `2h`, `1h30m`, `1.5h`, `250ms`.
+const DURATION_FORMS: &str = "a duration with units, like 90s, 500 ms, 15m, 2h or 1h30m, or \
+     Slurm's MM:SS, HH:MM:SS or D-HH:MM:SS";
+
+/// Parses a duration: unit sums (`90s`, `500 ms`, `250us`, `15m`, `2h`, `1h30m`, `1.5h`, `2d`;
+/// units in any case, spaces allowed) or Slurm's time formats (`MM:SS`, `HH:MM:SS`, `D-HH`,
+/// `D-HH:MM`, `D-HH:MM:SS`). A bare number is refused: its unit would be a guess.
 pub fn parse_duration(flag: &str, s: &str) -> InputResult<Seconds> {
-    const EXPECTED: &str = "a duration with units, like 90s, 15m, 2h or 1h30m";
-    let mut rest = s.trim();
-    let mut total = 0.0;
-    if rest.is_empty() {
-        return Err(bad(flag, EXPECTED, s));
-    }
-    while !rest.is_empty() {
-        let num_end = rest
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .ok_or_else(|| bad(flag, EXPECTED, s))?;
-        let unit_end = rest[num_end..]
-            .find(|c: char| c.is_ascii_digit() || c == '.')
-            .map_or(rest.len(), |i| num_end + i);
-        let v: f64 = rest[..num_end]
-            .parse()
-            .map_err(|_| bad(flag, EXPECTED, s))?;
-        let scale = match &rest[num_end..unit_end] {
-            "ms" => 1e-3,
-            "s" => 1.0,
-            "m" | "min" => 60.0,
-            "h" => 3600.0,
-            "d" => 86400.0,
-            _ => return Err(bad(flag, EXPECTED, s)),
-        };
-        total += v * scale;
-        rest = &rest[unit_end..];
-    }
+    let t = s.trim();
+    let total = if t.contains(':') || t.contains('-') {
+        slurm_time(t).ok_or_else(|| bad(flag, DURATION_FORMS, s))?
+    } else {
+        unit_sum(t).ok_or_else(|| bad(flag, DURATION_FORMS, s))?
+    };
     if total > 0.0 && total.is_finite() {
         Ok(Seconds(total))
     } else {
@@ -148,19 +132,82 @@ pub fn parse_duration(flag: &str, s: &str) -> InputResult<Seconds> {
     }
 }
 
-/// Parses an energy: `500J`, `12kJ`, `3.5MJ`, `2kWh` (also `GJ`, `Wh`, `MWh`).
+/// `1h30m`, `500 ms`, `250us`: a sum of numbers each followed by a unit.
+fn unit_sum(t: &str) -> Option<f64> {
+    let mut rest = t;
+    let mut total = 0.0;
+    if rest.is_empty() {
+        return None;
+    }
+    while !rest.is_empty() {
+        let num_end = rest.find(|c: char| !(c.is_ascii_digit() || c == '.'))?;
+        let v: f64 = rest[..num_end].parse().ok()?;
+        let after = rest[num_end..].trim_start();
+        let unit_end = after
+            .find(|c: char| c.is_ascii_digit() || c == '.' || c.is_whitespace())
+            .unwrap_or(after.len());
+        let scale = match after[..unit_end].to_lowercase().as_str() {
+            "ns" => 1e-9,
+            "us" | "µs" => 1e-6,
+            "ms" => 1e-3,
+            "s" | "sec" | "secs" => 1.0,
+            "m" | "min" | "mins" => 60.0,
+            "h" | "hr" | "hrs" => 3600.0,
+            "d" | "day" | "days" => 86400.0,
+            _ => return None,
+        };
+        total += v * scale;
+        rest = after[unit_end..].trim_start();
+    }
+    Some(total)
+}
+
+/// Slurm's `--time` forms with a colon or a day: `MM:SS`, `HH:MM:SS`, `D-HH`, `D-HH:MM`,
+/// `D-HH:MM:SS`.
+fn slurm_time(t: &str) -> Option<f64> {
+    let whole = |x: &str| -> Option<f64> {
+        (!x.is_empty() && x.chars().all(|c| c.is_ascii_digit())).then(|| x.parse().ok())?
+    };
+    let (days, clock) = match t.split_once('-') {
+        Some((d, rest)) => (whole(d)?, Some(rest)),
+        None => (0.0, Some(t)),
+    };
+    let parts: Vec<f64> = clock?.split(':').map(whole).collect::<Option<_>>()?;
+    let with_day = t.contains('-');
+    let secs = match (with_day, parts.as_slice()) {
+        (false, [m, s]) => m * 60.0 + s,
+        (_, [h, m, s]) => h * 3600.0 + m * 60.0 + s,
+        (true, [h]) => h * 3600.0,
+        (true, [h, m]) => h * 3600.0 + m * 60.0,
+        _ => return None,
+    };
+    Some(days * 86400.0 + secs)
+}
+
+/// Parses an energy: `500J`, `500 j`, `12kJ`, `3.5MJ`, `2kWh`, `0.5kwh` (also `GJ`, `Wh`,
+/// `MWh`). Units are case-insensitive where that is unambiguous; `mj` and `mwh` (milli or
+/// mega?) must be spelled `MJ`, `MWh`.
 pub fn parse_energy(flag: &str, s: &str) -> InputResult<Joules> {
     const EXPECTED: &str = "an energy with units, like 500J, 12kJ, 3.5MJ or 2kWh";
     let (v, unit) = number_and_unit(s).ok_or_else(|| bad(flag, EXPECTED, s))?;
     let scale = match unit {
-        "J" => 1.0,
-        "kJ" => 1e3,
         "MJ" => 1e6,
-        "GJ" => 1e9,
-        "Wh" => 3600.0,
-        "kWh" => 3.6e6,
         "MWh" => 3.6e9,
-        _ => return Err(bad(flag, EXPECTED, s)),
+        _ => match unit.to_lowercase().as_str() {
+            "j" => 1.0,
+            "kj" => 1e3,
+            "gj" => 1e9,
+            "wh" => 3600.0,
+            "kwh" => 3.6e6,
+            "mj" | "mwh" => {
+                return Err(bad(
+                    flag,
+                    "MJ (megajoules) or MWh: `m` could mean milli or mega",
+                    s,
+                ));
+            }
+            _ => return Err(bad(flag, EXPECTED, s)),
+        },
     };
     let j = v * scale;
     if j > 0.0 && j.is_finite() {
@@ -168,6 +215,26 @@ pub fn parse_energy(flag: &str, s: &str) -> InputResult<Joules> {
     } else {
         Err(bad(flag, "an energy > 0", s))
     }
+}
+
+/// Parses a slowdown: a fraction (`0.1`) or a percentage (`10%`). A bare number above 1 is
+/// refused with the percentage it probably meant (`--slowdown 10` is not 1000%).
+pub fn parse_slowdown(flag: &str, s: &str) -> InputResult<f64> {
+    let v = parse_fraction(flag, s)?;
+    if v > 1.0 && !s.trim().ends_with('%') {
+        return Err(bad(
+            flag,
+            format!(
+                "a fraction up to 1 (0.1 = 10% slower), or a percentage: did you mean {}%? \
+                 (write {}% for a {}-fold slowdown)",
+                s.trim(),
+                v * 100.0,
+                v + 1.0
+            ),
+            s,
+        ));
+    }
+    Ok(v)
 }
 
 /// Parses a slowdown allowance: a fraction (`0.1`) or a percentage (`10%`).
@@ -259,7 +326,32 @@ mod tests {
             parse_duration("--deadline", "1.5h").unwrap(),
             Seconds(5400.0)
         );
-        for bad in ["90", "10 parsecs", "h", "", "0s", "1h30"] {
+        for (text, secs) in [
+            ("500 ms", 0.5),
+            ("500us", 5e-4),
+            ("2 H", 7200.0),
+            ("1h 30min", 5400.0),
+            ("00:10:00", 600.0),
+            ("10:00", 600.0),
+            ("1-02:00:00", 93600.0),
+            ("2-12", 216000.0),
+            ("1-00:30", 88200.0),
+        ] {
+            let got = parse_duration("--deadline", text).unwrap().0;
+            assert!((got - secs).abs() < 1e-9 * secs, "{text}: {got}");
+        }
+        for bad in [
+            "90",
+            "10 parsecs",
+            "h",
+            "",
+            "0s",
+            "1h30",
+            "1:2:3:4",
+            "-5s",
+            "1-",
+            "a:b",
+        ] {
             assert!(parse_duration("--deadline", bad).is_err(), "{bad}");
         }
     }
@@ -270,7 +362,11 @@ mod tests {
         assert_eq!(parse_energy("--budget", "12kJ").unwrap(), Joules(12e3));
         assert_eq!(parse_energy("--budget", "3.5MJ").unwrap(), Joules(3.5e6));
         assert_eq!(parse_energy("--budget", "2kWh").unwrap(), Joules(7.2e6));
-        for bad in ["500", "5W", "12 kj", "-3J", "NaNJ"] {
+        assert_eq!(parse_energy("--budget", "500 J").unwrap(), Joules(500.0));
+        assert_eq!(parse_energy("--budget", "500j").unwrap(), Joules(500.0));
+        assert_eq!(parse_energy("--budget", "0.5kwh").unwrap(), Joules(1.8e6));
+        assert_eq!(parse_energy("--budget", "12 kj").unwrap(), Joules(12e3));
+        for bad in ["500", "5W", "-3J", "NaNJ", "3mj", "2mwh"] {
             assert!(parse_energy("--budget", bad).is_err(), "{bad}");
         }
     }
@@ -284,5 +380,9 @@ mod tests {
         assert!(parse_config("--config", "4,16,2400").is_err());
         assert_eq!(parse_fraction("--slowdown", "10%").unwrap(), 0.1);
         assert!(parse_fraction("--slowdown", "-0.1").is_err());
+        let e = parse_slowdown("--slowdown", "10").unwrap_err().to_string();
+        assert!(e.contains("did you mean 10%?"), "{e}");
+        assert_eq!(parse_slowdown("--slowdown", "150%").unwrap(), 1.5);
+        assert_eq!(parse_slowdown("--slowdown", "0.25").unwrap(), 0.25);
     }
 }

@@ -400,9 +400,9 @@ fn parse_fields(line: &[u8], out: &mut Vec<u64>) {
 
 /// Opens a trace, transparently gunzipping `.gz`.
 fn open(path: &Path) -> InputResult<Box<dyn BufRead>> {
-    let f = std::fs::File::open(path).map_err(|source| InputError::Read {
+    let f = std::fs::File::open(path).map_err(|reason| InputError::Read {
         file: path.to_path_buf(),
-        source,
+        reason,
     })?;
     let r: Box<dyn Read> = if path.extension().is_some_and(|e| e == "gz") {
         Box::new(flate2::read::MultiGzDecoder::new(f))
@@ -417,7 +417,7 @@ pub fn analyse(path: &Path, opts: &Options) -> InputResult<Run> {
     let mut rd = open(path)?;
     let read_err = |e: std::io::Error| InputError::Read {
         file: path.to_path_buf(),
-        source: e,
+        reason: e,
     };
     let mut buf = Vec::with_capacity(4096);
     rd.read_until(b'\n', &mut buf).map_err(read_err)?;

@@ -20,6 +20,8 @@ pub struct Provenance {
     pub reason: String,
     /// What the recommendation must warn of (another machine, model error, no message data).
     pub warnings: Vec<String>,
+    /// Memory one node needs, GiB, when the profile states the footprint (`--mem`).
+    pub mem_per_node_gib: Option<f64>,
 }
 
 /// Options of the job, validated.
@@ -35,6 +37,8 @@ pub struct JobOptions {
     pub time_margin: f64,
     /// Job name.
     pub job_name: String,
+    /// `--constraint`: node features the job needs (`h100&ib`).
+    pub constraint: Option<String>,
 }
 
 fn plain_word(w: &str) -> bool {
@@ -91,6 +95,18 @@ impl JobOptions {
                     got: v.clone(),
                 });
             }
+        }
+        if let Some(c) = &self.constraint
+            && (c.is_empty()
+                || !c
+                    .chars()
+                    .all(|ch| ch.is_ascii_alphanumeric() || "_-.&|[]*:,".contains(ch)))
+        {
+            return Err(InputError::Argument {
+                flag: "--constraint".into(),
+                expected: "Slurm node features: letters, digits and & | [ ] * : , _ - .".into(),
+                got: c.clone(),
+            });
         }
         if !name_ok(&self.job_name) {
             return Err(InputError::Argument {
@@ -179,8 +195,8 @@ pub fn job_script(p: &Prediction, prov: &Provenance, opts: &JobOptions) -> Input
     );
     let _ = writeln!(
         w,
-        "#   time = T_CPU {:.6} + T_mem {:.6} + T_w,net {:.6} + T_s,net {:.6} + T_gpu {:.6} s",
-        p.t.cpu, p.t.mem, p.t.wait_net, p.t.serv_net, p.t.gpu
+        "#   time = T_CPU {:.6} + T_mem {:.6} + T_w,net {:.6} + T_s,net {:.6} + T_gpu {:.6} + T_ser {:.6} + T_idle {:.6} s",
+        p.t.cpu, p.t.mem, p.t.wait_net, p.t.serv_net, p.t.gpu, p.t.serial, p.t.wait
     );
     let _ = writeln!(
         w,
@@ -226,6 +242,13 @@ pub fn job_script(p: &Prediction, prov: &Provenance, opts: &JobOptions) -> Input
         let _ = writeln!(w, "#SBATCH --gpus-per-node={}", c.gpus);
     }
     let _ = writeln!(w, "#SBATCH --exclusive");
+    if let Some(g) = prov.mem_per_node_gib {
+        // Whole MiB, rounded up: the profile's footprint over the nodes.
+        let _ = writeln!(w, "#SBATCH --mem={}M", (g * 1024.0).ceil() as u64);
+    }
+    if let Some(c) = &opts.constraint {
+        let _ = writeln!(w, "#SBATCH --constraint={c}");
+    }
     let _ = writeln!(w, "#SBATCH --time={}", slurm_time(minutes));
     if let Some(a) = &opts.account {
         let _ = writeln!(w, "#SBATCH --account={a}");

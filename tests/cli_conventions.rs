@@ -1,0 +1,117 @@
+//! The command line as a newcomer meets it: values in every usual spelling, errors that say
+//! what was meant, one error line per failure, `slurm --json`, and the job script's resource
+//! lines.
+
+mod common;
+
+use common::{inputs, jouleplan};
+use serde_json::Value;
+
+#[test]
+fn durations_and_energies_in_the_usual_spellings_plan() {
+    for (flag, v) in [
+        ("--deadline", "500 ms"),
+        ("--deadline", "00:10:00"),
+        ("--deadline", "1-00:00:00"),
+        ("--deadline", "2H"),
+        ("--budget", "500 J"),
+        ("--budget", "0.5kwh"),
+        ("--budget", "500j"),
+    ] {
+        let (code, _, err) = jouleplan(&["plan", "--json", flag, v]);
+        assert!(code == 0 || code == 3, "{flag} {v}: {err}");
+        assert!(!err.contains("expected"), "{flag} {v}: {err}");
+    }
+}
+
+#[test]
+fn a_slowdown_above_one_without_percent_suggests_the_percentage() {
+    let (code, out, err) = jouleplan(&["plan", "--slowdown", "10"]);
+    assert_eq!(code, 2);
+    assert!(out.is_empty());
+    assert!(err.contains("did you mean 10%?"), "{err}");
+    // A negative number is taken as the flag's value, and refused as such.
+    let (code, _, err) = jouleplan(&["plan", "--slowdown", "-0.1"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("--slowdown: expected a fraction >= 0"),
+        "{err}"
+    );
+    let (code, _, err) = jouleplan(&["plan", "--slowdown", "150%"]);
+    assert_eq!(code, 0, "{err}");
+}
+
+#[test]
+fn an_os_error_is_printed_once() {
+    let (code, _, err) = jouleplan(&["plan", "--machine", "models/no-such.toml"]);
+    assert_eq!(code, 2);
+    assert_eq!(err.matches("No such file or directory").count(), 1, "{err}");
+}
+
+#[test]
+fn metrics_names_the_formats_it_reads() {
+    let (code, _, err) = jouleplan(&["metrics", "README.md"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("a TALP output") && err.contains("mpiP"),
+        "{err}"
+    );
+    let pcf = common::fixture("paraver/epoch/epoch_1proc.pcf");
+    let (code, _, err) = jouleplan(&["metrics", pcf.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(err.contains(".prv or .prv.gz"), "{err}");
+}
+
+#[test]
+fn slurm_json_gives_the_script_and_its_figures() {
+    let i = inputs();
+    let (code, out, err) = i.run(
+        "slurm",
+        &[
+            "--config",
+            "2,4,2.0",
+            "--json",
+            "--constraint",
+            "gpu&ib",
+            "--",
+            "./app",
+            "in put",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).expect("slurm --json prints JSON");
+    assert_eq!(v["config"]["nodes"], 2);
+    assert!(v["time_limit"].as_str().unwrap().contains(':'));
+    let script = v["script"].as_str().unwrap();
+    assert!(script.starts_with("#!/bin/bash"), "{script}");
+    assert!(script.contains("#SBATCH --constraint=gpu&ib"), "{script}");
+    assert!(script.contains("'in put'"), "{script}");
+    let (code, _, err) = i.run(
+        "slurm",
+        &["--config", "2,4,2.0", "--constraint", "a b", "--", "x"],
+    );
+    assert_eq!(code, 2, "{err}");
+}
+
+#[test]
+fn a_stated_memory_footprint_becomes_mem_per_node() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut p: Value = serde_json::from_str(&common::profile_json()).unwrap();
+    p["memory_footprint_gib"] = 10.0.into();
+    let prof = common::write(dir.path(), "p.json", &p.to_string());
+    let m = common::write(dir.path(), "m.toml", common::MACHINE);
+    let (code, out, err) = jouleplan(&[
+        "slurm",
+        "--config",
+        "4,4,2.0",
+        "--machine",
+        m.to_str().unwrap(),
+        "--profile",
+        prof.to_str().unwrap(),
+        "--",
+        "./app",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    // 10 GiB over 4 nodes = 2.5 GiB = 2560 MiB per node.
+    assert!(out.contains("#SBATCH --mem=2560M"), "{out}");
+}
