@@ -26,6 +26,10 @@ pub struct ValidateArgs {
     /// measured points are predicted as held-out measurements.
     #[arg(long, value_name = "SPEC")]
     pub use_cores: Option<String>,
+    /// Fit on the profile's measured points at these frequencies only (GHz: 0.6,0.8,1.1); with
+    /// --use-cores, at those core counts and these frequencies.
+    #[arg(long, value_name = "GHZ,...")]
+    pub use_freqs: Option<String>,
     /// Also leave each measured core count strictly inside the measured range out in turn,
     /// and predict it from the others.
     #[arg(long)]
@@ -53,28 +57,14 @@ pub fn run_validate(args: &ValidateArgs, out: &mut dyn Write) -> anyhow::Result<
     }
     let mut blocks = Vec::new();
     let mut notes = Vec::new();
-    let measured = match (&args.measured, &args.use_cores) {
-        (Some(path), _) => {
+    let held_out = args.use_cores.is_some() || args.use_freqs.is_some();
+    let measured = match &args.measured {
+        Some(path) => {
             let text = crate::input::read_file(path)?;
             validate::read_csv(path, &text)?
         }
-        (None, Some(spec)) => {
-            let keep = values::parse_int_spec("--use-cores", spec)?;
-            let held = profile.restrict_cores(&keep);
-            if profile.baseline.is_empty() {
-                return Err(InputError::Argument {
-                    flag: "--use-cores".into(),
-                    expected: format!(
-                        "core counts the profile measured: {}",
-                        profile.describe_points()
-                    ),
-                    got: spec.clone(),
-                }
-                .into());
-            }
-            held.iter().map(|p| as_measured(&profile, p)).collect()
-        }
-        (None, None) => profile
+        None if held_out => hold_out(&mut profile, args)?,
+        None => profile
             .baseline
             .iter()
             .filter(|p| p.measured)
@@ -125,6 +115,44 @@ fn accept(src: &SourceArgs) -> trust::Accept {
 fn fitted_cores(p: &Profile) -> String {
     let c: Vec<u64> = p.core_counts().iter().map(|&c| u64::from(c)).collect();
     format!("cores {}", crate::model::workload::compact_list(&c))
+}
+
+/// Removes the measured points outside `--use-cores`/`--use-freqs` from the profile and
+/// returns them as held-out measurements.
+fn hold_out(profile: &mut Profile, args: &ValidateArgs) -> anyhow::Result<Vec<Measured>> {
+    let described = profile.describe_points();
+    let cores = args
+        .use_cores
+        .as_deref()
+        .map(|s| values::parse_int_spec("--use-cores", s))
+        .transpose()?;
+    let freqs: Option<Vec<u64>> = args
+        .use_freqs
+        .as_deref()
+        .map(|s| values::parse_ghz_values("--use-freqs", s))
+        .transpose()?
+        .map(|v| {
+            v.iter()
+                .map(|&hz| freq_key(crate::units::Hertz(hz)))
+                .collect()
+        });
+    let held = profile.restrict(|p| {
+        cores.as_ref().is_none_or(|c| c.contains(&p.cores))
+            && freqs.as_ref().is_none_or(|f| f.contains(&freq_key(p.freq)))
+    });
+    if !profile.baseline.iter().any(|p| p.measured) {
+        return Err(InputError::Argument {
+            flag: "--use-cores/--use-freqs".into(),
+            expected: format!("points the profile measured: {described}"),
+            got: format!(
+                "{} / {}",
+                args.use_cores.as_deref().unwrap_or("all cores"),
+                args.use_freqs.as_deref().unwrap_or("all frequencies")
+            ),
+        }
+        .into());
+    }
+    Ok(held.iter().map(|p| as_measured(profile, p)).collect())
 }
 
 /// A measured baseline point as a one-node measurement.

@@ -410,10 +410,16 @@ impl Profile {
     /// other core counts removed), re-deriving the 6b terms from what is left, so that the
     /// removed points can serve as held-out measurements. Returns the removed measured points.
     pub fn restrict_cores(&mut self, keep: &[u32]) -> Vec<BaselinePoint> {
+        self.restrict(|p| keep.contains(&p.cores))
+    }
+
+    /// Keeps only the points `keep` accepts, re-deriving the 6b terms from what is left;
+    /// returns the removed measured points (held-out measurements).
+    pub fn restrict(&mut self, keep: impl Fn(&BaselinePoint) -> bool) -> Vec<BaselinePoint> {
         let (kept, removed): (Vec<BaselinePoint>, Vec<BaselinePoint>) =
             std::mem::take(&mut self.baseline)
                 .into_iter()
-                .partition(|p| keep.contains(&p.cores));
+                .partition(|p| keep(p));
         self.baseline = kept;
         self.splits = explain(&mut self.baseline);
         self.reindex();
