@@ -115,3 +115,69 @@ fn a_stated_memory_footprint_becomes_mem_per_node() {
     // 10 GiB over 4 nodes = 2.5 GiB = 2560 MiB per node.
     assert!(out.contains("#SBATCH --mem=2560M"), "{out}");
 }
+
+#[test]
+fn completions_and_the_man_page_come_from_the_parser() {
+    let (code, out, _) = jouleplan(&["completions", "bash"]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("_jouleplan()") && out.contains("validate"),
+        "{out}"
+    );
+    let (code, out, _) = jouleplan(&["man"]);
+    assert_eq!(code, 0);
+    assert!(out.contains(".TH jouleplan 1"), "{out}");
+    assert!(out.contains(".TH jouleplan-plan 1") && out.contains("\\-\\-deadline"));
+    let (code, _, _) = jouleplan(&["completions", "tcsh"]);
+    assert_eq!(code, 2);
+}
+
+#[test]
+fn a_missing_command_is_named_before_anything_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("p.json");
+    for (cmd, needle) in [
+        (
+            "./does-not-exist",
+            "`./does-not-exist` was not found or is not an executable file",
+        ),
+        (
+            "no-such-program-here",
+            "`no-such-program-here` was not found on PATH",
+        ),
+    ] {
+        let (code, _, err) = jouleplan(&[
+            "profile",
+            "--cores",
+            "1",
+            "--output",
+            out.to_str().unwrap(),
+            "--",
+            cmd,
+        ]);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains(needle), "{err}");
+        assert!(!out.exists(), "nothing written");
+    }
+}
+
+#[test]
+fn a_sweep_whose_every_run_failed_says_so_and_plan_explains() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("p.json");
+    let (code, stdout, _) = jouleplan(&[
+        "profile",
+        "--cores",
+        "1",
+        "--output",
+        out.to_str().unwrap(),
+        "--",
+        "false",
+    ]);
+    assert_eq!(code, 4);
+    assert!(stdout.contains("every run failed"), "{stdout}");
+    assert!(!stdout.contains("sweep complete"), "{stdout}");
+    let (code, _, err) = jouleplan(&["plan", "--profile", out.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(err.contains("no run of the sweep succeeded"), "{err}");
+}

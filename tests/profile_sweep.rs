@@ -178,7 +178,7 @@ fn a_missing_command_and_an_unknown_program_are_clear_errors() {
     assert!(err.contains("COMMAND"), "{err}");
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("p.json");
-    let (code, stdout, _) = jouleplan(&[
+    let (code, _, err) = jouleplan(&[
         "profile",
         "--cores",
         "1",
@@ -187,8 +187,10 @@ fn a_missing_command_and_an_unknown_program_are_clear_errors() {
         "--",
         "/no/such/program",
     ]);
-    assert_eq!(code, 4);
-    assert!(stdout.contains("exec failed"), "{stdout}");
+    // Found missing before any run: named, exit 2, nothing written.
+    assert_eq!(code, 2);
+    assert!(err.contains("`/no/such/program` was not found"), "{err}");
+    assert!(!out.exists());
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! The command line: clap structs become validated domain types in one step
 //! ([`Inputs::resolve`]); the model and the search never see clap.
 
+pub mod completions;
 pub mod profile;
 pub mod trust;
 pub mod validate;
@@ -78,6 +79,10 @@ pub enum Command {
     /// Predictions against measurements the model did not see: held-out profile points,
     /// leave-one-out over core counts, or a CSV of measured runs.
     Validate(validate::ValidateArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(completions::CompletionsArgs),
+    /// Print the man page (roff; `jouleplan man | man -l -`).
+    Man,
 }
 
 /// `jouleplan metrics`.
@@ -941,6 +946,8 @@ pub fn main_with(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32 {
         Command::Metrics(a) => run_metrics(&a, &mut out).map(|()| 0),
         Command::Profile(a) => profile::run_profile(&a, &mut out),
         Command::Validate(a) => validate::run_validate(&a, &mut out).map(|()| 0),
+        Command::Completions(a) => completions::run_completions(&a, &mut out).map(|()| 0),
+        Command::Man => completions::run_man(&mut out).map(|()| 0),
         Command::Report(a) => run_report(&a, &mut out).map(|p| {
             if p.answer.feasible {
                 0

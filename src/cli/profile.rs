@@ -297,7 +297,11 @@ pub fn run_profile(a: &ProfileArgs, out: &mut dyn Write) -> anyhow::Result<i32> 
         res.runs_made,
         res.runs_skipped,
         res.failed.len(),
-        if res.complete {
+        if res.runs_made > 0 && res.failed.len() == res.runs_made {
+            "; every run failed, so no point was measured"
+        } else if !res.failed.is_empty() {
+            "; sweep finished with failed points (they are left out of the profile)"
+        } else if res.complete {
             "; sweep complete"
         } else {
             "; sweep not complete"

@@ -154,6 +154,55 @@ fn backends(o: &Options) -> Vec<Box<dyn Backend>> {
     v
 }
 
+/// Finds `name` as the shell would: a path when it holds a `/`, else the first executable
+/// file of that name on `PATH`.
+pub fn resolve_program(name: &str) -> Option<std::path::PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let executable = |p: &Path| {
+        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if name.contains('/') {
+        let p = Path::new(name);
+        return executable(p).then(|| p.to_path_buf());
+    }
+    std::env::var_os("PATH").and_then(|path| {
+        std::env::split_paths(&path)
+            .map(|d| d.join(name))
+            .find(|p| executable(p))
+    })
+}
+
+/// Checks, before anything runs, that the launcher (mpirun, srun, --launcher) and the
+/// program can be found, naming what is missing.
+fn check_programs(o: &Options) -> anyhow::Result<()> {
+    let launcher = launcher_words(o);
+    if let Some(l) = launcher.first()
+        && resolve_program(l).is_none()
+    {
+        return Err(crate::error::InputError::Mismatch(format!(
+            "`{l}` (the launcher of --ranks {}) was not found on PATH: install an MPI \
+             (Debian: openmpi-bin), run inside a Slurm job for srun, or give --launcher",
+            o.ranks
+        ))
+        .into());
+    }
+    let Some(program) = o.command.first() else {
+        return Ok(());
+    };
+    if resolve_program(program).is_none() {
+        return Err(crate::error::InputError::Mismatch(format!(
+            "the command `{program}` was not found{}: nothing was run",
+            if program.contains('/') {
+                " or is not an executable file"
+            } else {
+                " on PATH"
+            }
+        ))
+        .into());
+    }
+    Ok(())
+}
+
 fn in_slurm_job() -> bool {
     std::env::var_os("SLURM_JOB_ID").is_some()
 }
@@ -246,6 +295,7 @@ pub fn run(o: &Options, log: &mut dyn FnMut(&str)) -> anyhow::Result<Outcome> {
             );
         }
     }
+    check_programs(o)?;
     let cpu_id = cpu::this_cpu();
     let cpus = core_cpus(&o.roots.cpu);
     let max_cores = o.cores.iter().copied().max().unwrap_or(1) as usize;

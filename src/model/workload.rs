@@ -236,6 +236,19 @@ impl Profile {
 
         let mut baseline = Vec::new();
         let mut index = HashMap::new();
+        if doc
+            .get("baseline")
+            .and_then(Value::as_array)
+            .is_some_and(Vec::is_empty)
+            && doc.get("sweep").is_some()
+        {
+            return Err(InputError::Mismatch(format!(
+                "{}: no run of the sweep succeeded, so the profile has no baseline point; each \
+                 failed run's reason and stderr are in sweep.record.runs (fix the command and \
+                 run `jouleplan profile ... --resume`)",
+                path.display()
+            )));
+        }
         for (i, mut p) in root.tables("baseline")?.into_iter().enumerate() {
             let point = read_point(&mut p)?;
             let key = (point.cores, freq_key(point.freq), point.gpus);

@@ -1,0 +1,33 @@
+//! `jouleplan completions SHELL` and `jouleplan man`: shell completion scripts (clap_complete)
+//! and the man page (clap_mangen), generated from the same clap definitions as the parser.
+
+use super::Cli;
+use clap::{Args, CommandFactory};
+use clap_complete::Shell;
+use std::io::Write;
+
+/// `jouleplan completions`.
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// bash, zsh, fish, elvish or powershell.
+    #[arg(value_name = "SHELL")]
+    pub shell: Shell,
+}
+
+/// Writes the completion script for a shell.
+pub fn run_completions(a: &CompletionsArgs, out: &mut dyn Write) -> anyhow::Result<()> {
+    let mut cmd = Cli::command();
+    clap_complete::generate(a.shell, &mut cmd, "jouleplan", out);
+    Ok(())
+}
+
+/// Writes the man page (roff) for `jouleplan` and its subcommands.
+pub fn run_man(out: &mut dyn Write) -> anyhow::Result<()> {
+    let cmd = Cli::command();
+    clap_mangen::Man::new(cmd.clone()).render(out)?;
+    for sub in cmd.get_subcommands() {
+        let name = format!("jouleplan-{}", sub.get_name());
+        clap_mangen::Man::new(sub.clone().name(name)).render(out)?;
+    }
+    Ok(())
+}
