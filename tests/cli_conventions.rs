@@ -181,3 +181,39 @@ fn a_sweep_whose_every_run_failed_says_so_and_plan_explains() {
     assert_eq!(code, 2);
     assert!(err.contains("no run of the sweep succeeded"), "{err}");
 }
+
+#[test]
+fn metrics_reads_exact_mpip_bytes_names_processes_and_flags_implausible_talp_values() {
+    let mpip = common::fixture("mpip/mpi_imbalance_2ranks.mpiP");
+    let (code, out, err) = jouleplan(&["metrics", mpip.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("65536 bytes sent (8192 bytes per message)"),
+        "{out}"
+    );
+    let omp = common::fixture("talp/test_omp_nested_profile_1_0.json");
+    let (_, out, _) = jouleplan(&["metrics", omp.to_str().unwrap()]);
+    assert!(
+        out.contains("1 process, no MPI") && !out.contains("0 ranks"),
+        "{out}"
+    );
+    // A region longer than the run and a negative useful time, as a corrupted file has them.
+    let hybrid = common::fixture("talp/test_hybrid_profile_1_0.json");
+    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(hybrid).unwrap()).unwrap();
+    let app = v["Application"].as_object_mut().unwrap();
+    let other = app.keys().find(|k| *k != "Global").unwrap().clone();
+    app[&other]["elapsedTime"] = serde_json::json!(25_082_000_000_000u64);
+    app["Global"]["usefulTime"] = serde_json::json!(-3_000_000_000i64);
+    let dir = tempfile::tempdir().unwrap();
+    let bad = common::write(dir.path(), "bad.json", &v.to_string());
+    let (code, out, err) = jouleplan(&["metrics", bad.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains(&format!("implausible: region {other} lasted 25082.000 s")),
+        "{out}"
+    );
+    assert!(out.contains("implausible: parallelEfficiency"), "{out}");
+    let (code, out, _) = jouleplan(&["metrics", bad.to_str().unwrap(), "--region", "Global"]);
+    assert_eq!(code, 0);
+    assert!(!out.contains(&format!("region {other} (")), "{out}");
+}

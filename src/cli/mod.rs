@@ -115,6 +115,9 @@ pub struct MetricsArgs {
     /// Draw the windowed metrics over time to FILE.svg.
     #[arg(long, value_name = "FILE")]
     pub plot: Option<PathBuf>,
+    /// Only these TALP regions (repeat the flag for several; `Global` is the whole run).
+    #[arg(long, value_name = "NAME")]
+    pub region: Vec<String>,
 }
 
 /// What a job script needs beyond the configuration.
@@ -711,6 +714,21 @@ pub fn run_metrics(args: &MetricsArgs, out: &mut dyn Write) -> anyhow::Result<()
                            .prv.gz) or an mpiP report (.mpiP)"
                     .into(),
                 got: format!("{name}, which is none of these"),
+            }
+            .into());
+        }
+    }
+    if !args.region.is_empty() {
+        let names: Vec<String> = runs.iter().filter_map(|r| r.region.clone()).collect();
+        runs.retain(|r| r.region.as_ref().is_some_and(|g| args.region.contains(g)));
+        if runs.is_empty() {
+            let mut names = names;
+            names.sort();
+            names.dedup();
+            return Err(InputError::Argument {
+                flag: "--region".into(),
+                expected: format!("a region the files hold: {}", names.join(", ")),
+                got: args.region.join(", "),
             }
             .into());
         }

@@ -122,12 +122,17 @@ pub fn parse(file: &Path, text: &str) -> InputResult<MpipReport> {
                     line,
                 ));
             }
+            // `Sum` is printed with 4 significant digits (32768 as 3.277e+04); where every
+            // message had one size (Max = Min) the exact sum is Count x Max.
+            let count = num(3, "Count as a number")?;
+            let (max, min) = (num(4, "Max as a number")?, num(6, "Min as a number")?);
+            let sum = num(7, "Sum as a number")?;
             sent.push(Sent {
                 call: cols[0].to_string(),
                 site: num(1, "a call site id")? as u32,
                 rank: num(2, "a rank")? as u32,
-                count: num(3, "Count as a number")?,
-                bytes: num(7, "Sum as a number")?,
+                count,
+                bytes: if max == min { count * max } else { sum },
             });
         }
     }

@@ -163,7 +163,7 @@ fn talp_region_run(file: &TalpFile, r: &TalpRegion) -> Run {
         let runtime = procs.iter().map(|p| p.elapsed).fold(r.elapsed, f64::max);
         Pop::from_useful(&useful, runtime, None)
     });
-    let mut notes = Vec::new();
+    let mut notes = implausible(file, r, &host, device.as_ref());
     if let HostSource::Legacy(_) = r.host {
         notes.push(
             "DLB 3.5 output: MPI metrics from normalised useful times; no OpenMP or device branch"
@@ -185,6 +185,44 @@ fn talp_region_run(file: &TalpFile, r: &TalpRegion) -> Run {
         talp_disagreements,
         notes,
     }
+}
+
+/// Values no real run can have, each named: an efficiency outside [0, 1] (printed by TALP or
+/// recomputed from its times) and a region that lasted longer than the whole run.
+fn implausible(
+    file: &TalpFile,
+    r: &TalpRegion,
+    host: &HostTree,
+    device: Option<&DeviceTree>,
+) -> Vec<String> {
+    let mut notes = Vec::new();
+    let outside = |v: f64| !(-1e-9..=1.0 + 1e-9).contains(&v);
+    for name in super::talp::PRINTED {
+        if let Some(v) = host_value(host, device, name).filter(|v| outside(*v)) {
+            notes.push(format!(
+                "implausible: {name} = {v:.2} recomputed from the region's times (an efficiency \
+                 lies in [0, 1]): the file's times are inconsistent"
+            ));
+        }
+    }
+    for (name, v) in r.printed.iter().filter(|(_, v)| outside(*v)) {
+        notes.push(format!(
+            "implausible: TALP printed {name} = {v:.2}, outside [0, 1]"
+        ));
+    }
+    let run = file
+        .regions
+        .iter()
+        .find(|g| g.name == "Global")
+        .map_or(0.0, |g| g.elapsed);
+    if r.name != "Global" && run > 0.0 && r.elapsed > run * 1.001 {
+        notes.push(format!(
+            "implausible: region {} lasted {:.3} s, longer than the whole run ({:.3} s, region \
+             Global)",
+            r.name, r.elapsed, run
+        ));
+    }
+    notes
 }
 
 /// One run per region of a TALP file (a process-only CSV gives one run per region it names).

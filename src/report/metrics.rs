@@ -38,14 +38,18 @@ pub fn write_text(r: &MetricsReport, out: &mut dyn Write) -> io::Result<()> {
     for run in &r.runs {
         writeln!(
             out,
-            "{}{} ({}, {} ranks, elapsed {:.6} s)",
+            "{}{} ({}, {}, elapsed {:.6} s)",
             run.source,
             run.region
                 .as_deref()
                 .map(|g| format!(" region {g}"))
                 .unwrap_or_default(),
             run.kind,
-            run.ranks,
+            match run.ranks {
+                0 => "1 process, no MPI".to_string(),
+                1 => "1 rank".to_string(),
+                n => format!("{n} ranks"),
+            },
             run.elapsed_s
         )?;
         if let Some(h) = &run.host {
