@@ -2,6 +2,7 @@
 //! ([`Inputs::resolve`]); the model and the search never see clap.
 
 pub mod completions;
+pub mod machine;
 pub mod profile;
 pub mod trust;
 pub mod validate;
@@ -79,6 +80,8 @@ pub enum Command {
     /// Predictions against measurements the model did not see: held-out profile points,
     /// leave-one-out over core counts, or a CSV of measured runs.
     Validate(validate::ValidateArgs),
+    /// Write a machine file from this node (`init`), or check one (`check`).
+    Machine(machine::MachineArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(completions::CompletionsArgs),
     /// Print the man page (roff; `jouleplan man | man -l -`).
@@ -966,6 +969,7 @@ pub fn main_with(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32 {
         Command::Validate(a) => validate::run_validate(&a, &mut out).map(|()| 0),
         Command::Completions(a) => completions::run_completions(&a, &mut out).map(|()| 0),
         Command::Man => completions::run_man(&mut out).map(|()| 0),
+        Command::Machine(a) => machine::run_machine(&a, &mut out).map(|()| 0),
         Command::Report(a) => run_report(&a, &mut out).map(|p| {
             if p.answer.feasible {
                 0

@@ -12,6 +12,7 @@ pub mod cpufreq;
 pub mod energy;
 pub mod launch;
 pub mod mpi;
+pub mod node;
 pub mod nvml;
 pub mod perfstat;
 pub mod record;

@@ -78,6 +78,14 @@ pub struct Machine {
     pub digest: String,
 }
 
+/// What a missing `[network]` section should hold and where it comes from.
+pub const NETWORK_HINT: &str = "a [network] section: latency_s and bandwidth_bytes_per_s from \
+     an MPI ping-pong between two nodes (NetPIPE, or OSU osu_latency and osu_bw)";
+/// What a missing `[power]` section should hold and where it comes from.
+pub const POWER_HINT: &str = "a [power] section: idle_w, core_active_w, core_stall_w, memory_w, \
+     network_w (and gpu_active_w, gpu_idle_w with GPUs) from RAPL or Slurm energy measured at \
+     several core counts, or the vendor's figures labelled as such in [sources]";
+
 impl Machine {
     /// Reads and validates a machine TOML file.
     pub fn load(path: &Path) -> InputResult<Self> {
@@ -112,6 +120,9 @@ impl Machine {
         let frequencies: Vec<Hertz> = ghz.iter().map(|g| Hertz(g * 1e9)).collect();
         m.finish()?;
 
+        if doc.get("network").is_none() {
+            return Err(root.error("network", NETWORK_HINT, "no [network] section"));
+        }
         let mut net = root.table("network")?;
         let latency = Seconds(net.f64("latency_s", Bound::Within(0.0, 1.0))?);
         let bandwidth = net.f64("bandwidth_bytes_per_s", Bound::Positive)?;
@@ -122,6 +133,9 @@ impl Machine {
         net.finish()?;
 
         let nf = frequencies.len();
+        if doc.get("power").is_none() {
+            return Err(root.error("power", POWER_HINT, "no [power] section"));
+        }
         let mut p = root.table("power")?;
         let core_active = p.f64_per("core_active_w", nf, "frequency", Bound::NonNegative)?;
         let core_stall = p.f64_per("core_stall_w", nf, "frequency", Bound::NonNegative)?;

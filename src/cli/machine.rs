@@ -1,0 +1,201 @@
+//! `jouleplan machine init` and `jouleplan machine check`: a machine file from the node it
+//! runs on, and what a machine file will be used as.
+
+use crate::measure::node;
+use crate::model::machine::Machine;
+use clap::{Args, Subcommand};
+use std::io::Write;
+use std::path::PathBuf;
+
+/// `jouleplan machine`.
+#[derive(Debug, Args)]
+pub struct MachineArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub action: MachineAction,
+}
+
+/// `jouleplan machine` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum MachineAction {
+    /// Write a machine file from this node: physical cores, frequencies, memory, CPU and GPU
+    /// models, with where each came from; network and power are left to be measured.
+    Init {
+        /// Write here (refused if it exists) instead of standard output.
+        #[arg(long, value_name = "FILE")]
+        output: Option<PathBuf>,
+        /// Root of the cpufreq/topology tree (tests, containers).
+        #[arg(
+            long,
+            value_name = "DIR",
+            default_value = "/sys/devices/system/cpu",
+            hide = true
+        )]
+        cpu_root: PathBuf,
+        /// Root of /proc (tests, containers).
+        #[arg(long, value_name = "DIR", default_value = "/proc", hide = true)]
+        proc_root: PathBuf,
+    },
+    /// Validate a machine file and print what plan will use from it; exit 2 naming what is
+    /// missing or wrong.
+    Check {
+        /// The machine file (TOML) or the name of a bundled one.
+        #[arg(value_name = "FILE")]
+        file: String,
+    },
+}
+
+/// Runs `machine`.
+pub fn run_machine(a: &MachineArgs, out: &mut dyn Write) -> anyhow::Result<()> {
+    match &a.action {
+        MachineAction::Init {
+            output,
+            cpu_root,
+            proc_root,
+        } => {
+            let facts = node::read(&node::NodeRoots {
+                cpu: cpu_root.clone(),
+                proc: proc_root.clone(),
+            });
+            let text = node::machine_toml(&facts);
+            match output {
+                Some(p) if p.exists() => Err(super::values::bad(
+                    "--output",
+                    "a file that does not exist yet (machine init never overwrites)",
+                    p.display().to_string(),
+                )
+                .into()),
+                Some(p) => {
+                    crate::report::write_atomic(p, text.as_bytes(), false)
+                        .map_err(|e| anyhow::anyhow!("{}: cannot write: {e}", p.display()))?;
+                    writeln!(
+                        out,
+                        "wrote {}: {} cores, {} GHz, {}; network and power still to measure \
+                         (jouleplan machine check {} lists them)",
+                        p.display(),
+                        facts.cores.value,
+                        facts
+                            .frequencies_ghz
+                            .value
+                            .iter()
+                            .map(|g| g.to_string())
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                        facts
+                            .gpus
+                            .as_ref()
+                            .map_or("no GPU".to_string(), |(n, m)| format!("{} x {m}", n.value)),
+                        p.display()
+                    )?;
+                    Ok(())
+                }
+                None => Ok(out.write_all(text.as_bytes())?),
+            }
+        }
+        MachineAction::Check { file } => {
+            missing_sections(file)?;
+            let m = super::load_machine(Some(file))?;
+            describe(&m, out)?;
+            Ok(())
+        }
+    }
+}
+
+/// Names every missing `[network]` and `[power]` section at once (a file from `machine init`
+/// lacks both), with what each should hold.
+fn missing_sections(file: &str) -> anyhow::Result<()> {
+    let path = std::path::Path::new(file);
+    if !path.exists() {
+        return Ok(()); // a bundled name, or an error load_machine will name
+    }
+    let text = crate::input::read_file(path)?;
+    let doc = crate::input::parse_toml(path, &text)?;
+    let missing: Vec<&str> = [
+        ("network", crate::model::machine::NETWORK_HINT),
+        ("power", crate::model::machine::POWER_HINT),
+    ]
+    .into_iter()
+    .filter(|(k, _)| doc.get(k).is_none())
+    .map(|(_, hint)| hint)
+    .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    Err(crate::error::InputError::Mismatch(format!(
+        "{}: incomplete, plan and predict will refuse it until it has\n  - {}",
+        path.display(),
+        missing.join("\n  - ")
+    ))
+    .into())
+}
+
+/// Prints what plan will use from a machine.
+fn describe(m: &Machine, out: &mut dyn Write) -> std::io::Result<()> {
+    let ghz: Vec<String> = m.frequencies.iter().map(|f| f.ghz().to_string()).collect();
+    writeln!(
+        out,
+        "{}: machine `{}` is complete",
+        m.file.display(),
+        m.name
+    )?;
+    writeln!(
+        out,
+        "  {} nodes x {} cores at {} GHz, {} GPUs per node{}",
+        m.max_nodes,
+        m.cores_per_node,
+        ghz.join(", "),
+        m.gpus_per_node,
+        m.memory_per_node_gib
+            .map_or(String::new(), |g| format!(", {g} GiB per node"))
+    )?;
+    writeln!(
+        out,
+        "  network: latency {:.3e} s, bandwidth {:.3e} B/s, switch {:.3e} B/s, cv2 {}",
+        m.network.latency.0,
+        m.network.bandwidth_bytes_per_s,
+        m.network.switch_bytes_per_s,
+        m.network.cv2
+    )?;
+    let w = |v: &[crate::units::Watts]| {
+        v.iter()
+            .map(|x| format!("{}", x.0))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    writeln!(
+        out,
+        "  power: idle {} W, core active {} W, core stall {} W, memory {} W, network {} W",
+        w(&m.power.idle),
+        w(&m.power.core_active),
+        w(&m.power.core_stall),
+        m.power.memory.0,
+        m.power.network.0
+    )?;
+    if m.gpus_per_node > 0 {
+        writeln!(
+            out,
+            "  GPU power: kernels {} W, context idle {} W, no context {}",
+            m.power.gpu_active.0,
+            m.power.gpu_idle.0,
+            m.power.gpu_nocontext.map_or(
+                "not given (unused GPUs not counted)".to_string(),
+                |w| format!("{} W", w.0)
+            )
+        )?;
+    }
+    let mut illustrative = Vec::new();
+    for (k, v) in &m.sources {
+        writeln!(out, "  source {k}: {v}")?;
+        if v.starts_with("illustrative") || v.starts_with("assumed") {
+            illustrative.push(k.as_str());
+        }
+    }
+    if !illustrative.is_empty() {
+        writeln!(
+            out,
+            "  not measured (predictions that use them are illustrative): {}",
+            illustrative.join(", ")
+        )?;
+    }
+    Ok(())
+}
