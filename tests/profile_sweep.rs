@@ -391,3 +391,56 @@ fn a_perf_stat_capture_from_a_cluster_node_becomes_a_point_plan_reads() {
         "{plan_out}"
     );
 }
+
+#[test]
+fn warmup_runs_are_not_recorded_and_the_summary_reads_like_hyperfine() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("p.json");
+    let marker = dir.path().join("count");
+    // Each run appends a line: warm-ups and measured runs alike reach the program.
+    let script = format!("echo run >> {}; echo to-stdout", marker.display());
+    let (code, stdout, stderr) = jouleplan(&[
+        "profile",
+        "--cores",
+        "1",
+        "--repeat",
+        "2",
+        "--warmup",
+        "1",
+        "--show-output",
+        "--output",
+        out.to_str().unwrap(),
+        "--",
+        "sh",
+        "-c",
+        &script,
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let lines = std::fs::read_to_string(&marker).unwrap().lines().count();
+    assert_eq!(lines, 3, "1 warm-up + 2 measured runs");
+    assert_eq!(runs(&read(&out)).len(), 2, "the warm-up is not recorded");
+    assert!(stderr.contains("warm-up 1/1 at 1 cores"), "{stderr}");
+    assert!(stderr.contains("eta "), "{stderr}");
+    assert!(
+        stdout.contains("to-stdout"),
+        "--show-output lets stdout through: {stdout}"
+    );
+    assert!(
+        stdout.contains(" s ± ") && stdout.contains("(min "),
+        "{stdout}"
+    );
+    // --quiet: no line per run.
+    let out2 = dir.path().join("q.json");
+    let (code, _, stderr) = jouleplan(&[
+        "profile",
+        "--cores",
+        "1",
+        "--quiet",
+        "--output",
+        out2.to_str().unwrap(),
+        "--",
+        "true",
+    ]);
+    assert_eq!(code, 0);
+    assert!(!stderr.contains("[1/1]"), "{stderr}");
+}

@@ -34,6 +34,19 @@ pub struct ProfileArgs {
     /// Runs per point.
     #[arg(long, value_name = "K", default_value = "1")]
     pub repeat: u32,
+    /// Unmeasured, unrecorded runs before each point's measured ones (caches, page faults and
+    /// runtime start-up settle).
+    #[arg(long, value_name = "N", default_value = "0")]
+    pub warmup: u32,
+    /// Show the program's output (its stdout; its stderr is echoed and still kept).
+    #[arg(long)]
+    pub show_output: bool,
+    /// No line per run: the summary, what could not be measured, and errors only.
+    #[arg(long, conflicts_with = "verbose")]
+    pub quiet: bool,
+    /// Also print each run's command line and environment.
+    #[arg(long)]
+    pub verbose: bool,
     /// Iterations of the measured run (S_s).
     #[arg(long, value_name = "S_s", default_value = "1")]
     pub iterations: f64,
@@ -238,7 +251,11 @@ fn options(a: &ProfileArgs) -> anyhow::Result<Options> {
             cpu: a.cpu_root.clone(),
             ..Roots::default()
         },
-        progress_bar: std::io::stderr().is_terminal(),
+        progress_bar: std::io::stderr().is_terminal() && !a.quiet && !a.verbose,
+        warmup: a.warmup,
+        show_output: a.show_output,
+        quiet: a.quiet,
+        verbose: a.verbose,
     })
 }
 
@@ -307,6 +324,9 @@ pub fn run_profile(a: &ProfileArgs, out: &mut dyn Write) -> anyhow::Result<i32> 
             "; sweep not complete"
         }
     )?;
+    for line in &res.summary {
+        writeln!(out, "{line}")?;
+    }
     for m in &res.unsupported {
         writeln!(out, "{}", m.reason)?;
     }

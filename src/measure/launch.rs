@@ -21,6 +21,9 @@ pub struct Spec {
     pub env: Vec<(String, String)>,
     /// Logical CPUs the child is bound to (empty: not bound).
     pub cpus: Vec<usize>,
+    /// Let the child's stdout through to ours and echo its stderr (which is still kept);
+    /// otherwise its stdout goes to /dev/null.
+    pub show_output: bool,
 }
 
 /// How a run ended.
@@ -64,6 +67,7 @@ pub struct Paused {
     pub pid: i32,
     go: Option<OwnedFd>,
     err: Option<OwnedFd>,
+    echo: bool,
 }
 
 fn cstr(s: &str) -> std::io::Result<CString> {
@@ -118,6 +122,7 @@ pub fn spawn_paused(spec: &Spec) -> std::io::Result<Paused> {
         unsafe { libc::CPU_SET(c, &mut set) };
     }
     let bind = !spec.cpus.is_empty();
+    let show = spec.show_output;
     let devnull = cstr("/dev/null")?;
     let (go_r, go_w) = pipe()?;
     let (err_r, err_w) = pipe()?;
@@ -135,7 +140,9 @@ pub fn spawn_paused(spec: &Spec) -> std::io::Result<Paused> {
             let null = libc::open(devnull.as_ptr(), libc::O_RDWR);
             if null >= 0 {
                 libc::dup2(null, 0);
-                libc::dup2(null, 1);
+                if !show {
+                    libc::dup2(null, 1);
+                }
             }
             libc::dup2(err_w.as_raw_fd(), 2);
             let mut b = 0u8;
@@ -155,6 +162,7 @@ pub fn spawn_paused(spec: &Spec) -> std::io::Result<Paused> {
         pid,
         go: Some(go_w),
         err: Some(err_r),
+        echo: show,
     })
 }
 
@@ -164,6 +172,7 @@ impl Paused {
         use std::os::fd::AsRawFd;
         CURRENT_PGID.store(self.pid, Ordering::SeqCst);
         let err = self.err.take().map(std::fs::File::from);
+        let echo = self.echo;
         let reader = std::thread::spawn(move || {
             let Some(mut err) = err else {
                 return Vec::new();
@@ -173,6 +182,10 @@ impl Paused {
             while let Ok(n) = err.read(&mut buf) {
                 if n == 0 {
                     break;
+                }
+                if echo {
+                    use std::io::Write;
+                    let _ = std::io::stderr().write_all(&buf[..n]);
                 }
                 tail.extend_from_slice(&buf[..n]);
                 if tail.len() > 16384 {

@@ -75,6 +75,14 @@ pub struct Options {
     pub roots: Roots,
     /// Draw a progress bar (stderr is a terminal).
     pub progress_bar: bool,
+    /// Unmeasured, unrecorded runs before each point's first measured one.
+    pub warmup: u32,
+    /// Let the program's output through instead of discarding its stdout.
+    pub show_output: bool,
+    /// No line per run (the summary and errors only).
+    pub quiet: bool,
+    /// Also log each run's command line and environment.
+    pub verbose: bool,
 }
 
 /// How a sweep ended.
@@ -92,6 +100,8 @@ pub struct Outcome {
     pub complete: bool,
     /// What could not be measured.
     pub unsupported: Vec<Missing>,
+    /// One line per point: mean ± sd, min … max of its wall time.
+    pub summary: Vec<String>,
 }
 
 fn now_unix() -> u64 {
@@ -280,24 +290,36 @@ fn install_interrupt_handler() {
     });
 }
 
-/// Runs the sweep. `log` receives one line per event (discovery, each run) when no bar is drawn.
-pub fn run(o: &Options, log: &mut dyn FnMut(&str)) -> anyhow::Result<Outcome> {
-    let existing = load_existing(o)?;
-    if let Some(rec) = &existing
+/// A point to run: cores, frequency (Hz), GPUs, repeat index.
+type Todo = (u32, f64, u32, u32);
+
+/// The backends that work here, each with what it measures.
+type Working = Vec<(Box<dyn Backend>, String)>;
+
+/// What the sweep set up before its first run.
+struct Setup {
+    rec: SweepRecord,
+    working: Working,
+    unsupported: Vec<Missing>,
+    control: Control,
+    words: Vec<String>,
+    cpus: Vec<usize>,
+    planned: Vec<(u32, f64, u32)>,
+}
+
+/// Checks the options against this machine and the file to resume.
+fn check(o: &Options, existing: Option<&SweepRecord>, cpus: &[usize]) -> anyhow::Result<()> {
+    if let Some(rec) = existing
         && (rec.command != o.command || rec.ranks != o.ranks)
     {
-        {
-            anyhow::bail!(
-                "{}: --resume needs the same command and --ranks as the file ({:?}, {} ranks)",
-                o.output.display(),
-                rec.command.join(" "),
-                rec.ranks
-            );
-        }
+        anyhow::bail!(
+            "{}: --resume needs the same command and --ranks as the file ({:?}, {} ranks)",
+            o.output.display(),
+            rec.command.join(" "),
+            rec.ranks
+        );
     }
     check_programs(o)?;
-    let cpu_id = cpu::this_cpu();
-    let cpus = core_cpus(&o.roots.cpu);
     let max_cores = o.cores.iter().copied().max().unwrap_or(1) as usize;
     if max_cores > cpus.len() {
         anyhow::bail!(
@@ -305,17 +327,21 @@ pub fn run(o: &Options, log: &mut dyn FnMut(&str)) -> anyhow::Result<Outcome> {
             cpus.len()
         );
     }
-    for &c in &o.cores {
-        if c % o.ranks != 0 {
-            anyhow::bail!(
-                "--cores {c} is not a multiple of --ranks {}: each rank gets cores/ranks threads",
-                o.ranks
-            );
-        }
+    if let Some(c) = o.cores.iter().find(|&&c| c % o.ranks != 0) {
+        anyhow::bail!(
+            "--cores {c} is not a multiple of --ranks {}: each rank gets cores/ranks threads",
+            o.ranks
+        );
     }
+    Ok(())
+}
 
+/// Discovers the backends, logging what each can and cannot measure.
+fn discover_backends(
+    o: &Options,
+    log: &mut dyn FnMut(&str),
+) -> (Working, Vec<Missing>) {
     let found = super::discover(backends(o));
-    let mut working = found.working;
     let unsupported: Vec<Missing> = found
         .unsupported
         .into_iter()
@@ -324,24 +350,22 @@ pub fn run(o: &Options, log: &mut dyn FnMut(&str)) -> anyhow::Result<Outcome> {
             reason: u,
         })
         .collect();
-    for (b, what) in &working {
+    for (b, what) in &found.working {
         log(&format!("measuring with {}: {what}", b.name()));
     }
     for m in &unsupported {
         log(&format!("[{}] {}", m.backend, m.reason));
     }
-    let mut backend_notes: BTreeMap<String, String> = working
-        .iter()
-        .map(|(b, w)| (b.name().to_string(), w.clone()))
-        .collect();
-    for (b, _) in &working {
-        for (k, v) in b.describe() {
-            backend_notes.insert(format!("{}.{k}", b.name()), v);
-        }
-    }
+    (found.working, unsupported)
+}
 
-    // Frequency.
-    let words = launcher_words(o);
+/// How the frequency is controlled, the frequencies to run at, and the note for the record.
+fn frequency_control(
+    o: &Options,
+    words: &[String],
+    cpu_mhz: &[f64],
+    log: &mut dyn FnMut(&str),
+) -> anyhow::Result<(Control, Vec<f64>, String)> {
     let srun = words.first().is_some_and(|w| w.ends_with("srun"));
     let control = if srun && o.freqs.is_some() {
         Control::Srun
@@ -354,7 +378,7 @@ pub fn run(o: &Options, log: &mut dyn FnMut(&str)) -> anyhow::Result<Outcome> {
         match taken {
             Ok(c) => c,
             Err(why) => {
-                let hz = cpufreq::current_hz(&o.roots.cpu, &cpu_id.mhz).ok_or_else(|| {
+                let hz = cpufreq::current_hz(&o.roots.cpu, cpu_mhz).ok_or_else(|| {
                     anyhow::anyhow!(
                         "the core frequency can neither be set ({why}) nor read (no cpufreq, no \
                          `cpu MHz` in /proc/cpuinfo)"
@@ -364,7 +388,7 @@ pub fn run(o: &Options, log: &mut dyn FnMut(&str)) -> anyhow::Result<Outcome> {
             }
         }
     };
-    let (freqs, freq_note) = match (&control, &o.freqs) {
+    let (freqs, note) = match (&control, &o.freqs) {
         (Control::Fixed { hz, why }, asked) => {
             if asked.is_some() {
                 log(&format!(
@@ -402,7 +426,27 @@ pub fn run(o: &Options, log: &mut dyn FnMut(&str)) -> anyhow::Result<Outcome> {
         (Control::Srun, Some(f)) => (f.clone(), "set with srun --cpu-freq".into()),
         (_, None) => unreachable!("a frequency list exists unless the control is Fixed"),
     };
+    Ok((control, freqs, note))
+}
 
+/// Everything before the first run: checks, backends, frequency control, the record.
+fn setup(o: &Options, log: &mut dyn FnMut(&str)) -> anyhow::Result<Setup> {
+    let existing = load_existing(o)?;
+    let cpu_id = cpu::this_cpu();
+    let cpus = core_cpus(&o.roots.cpu);
+    check(o, existing.as_ref(), &cpus)?;
+    let (working, unsupported) = discover_backends(o, log);
+    let mut backend_notes: BTreeMap<String, String> = working
+        .iter()
+        .map(|(b, w)| (b.name().to_string(), w.clone()))
+        .collect();
+    for (b, _) in &working {
+        for (k, v) in b.describe() {
+            backend_notes.insert(format!("{}.{k}", b.name()), v);
+        }
+    }
+    let words = launcher_words(o);
+    let (control, freqs, freq_note) = frequency_control(o, &words, &cpu_id.mhz, log)?;
     let mut rec = existing.unwrap_or_else(|| SweepRecord {
         command: o.command.clone(),
         ranks: o.ranks,
@@ -438,28 +482,186 @@ pub fn run(o: &Options, log: &mut dyn FnMut(&str)) -> anyhow::Result<Outcome> {
             rec.planned.push(*p);
         }
     }
-    let done: BTreeSet<(record::PointKey, u32)> = rec
+    Ok(Setup {
+        rec,
+        working,
+        unsupported,
+        control,
+        words,
+        cpus,
+        planned,
+    })
+}
+
+/// The runs still to make (resume skips those the file has).
+fn todo_list(o: &Options, s: &Setup) -> Vec<Todo> {
+    let done: BTreeSet<(record::PointKey, u32)> = s
+        .rec
         .runs
         .iter()
         .filter(|r| r.ok)
         .map(|r| (r.key(), r.repeat))
         .collect();
-    let todo: Vec<(u32, f64, u32, u32)> = planned
+    s.planned
         .iter()
         .flat_map(|&(c, f, g)| (1..=o.repeat).map(move |k| (c, f, g, k)))
         .filter(|&(c, f, g, k)| !done.contains(&(record::key(c, f, g), k)))
+        .collect()
+}
+
+/// The command line and environment of one run.
+fn spec_for(o: &Options, s: &Setup, (c, f, g, _): Todo) -> Spec {
+    let threads = c / o.ranks;
+    let khz = format!("{}", (f / 1e3).round() as u64);
+    let mut argv: Vec<String> = s
+        .words
+        .iter()
+        .map(|w| {
+            w.replace("{ranks}", &o.ranks.to_string())
+                .replace("{threads}", &threads.to_string())
+                .replace("{khz}", &khz)
+        })
         .collect();
-    let skipped = planned.len() * o.repeat as usize - todo.len();
+    if matches!(s.control, Control::Srun) {
+        argv.insert(1, format!("--cpu-freq={khz}"));
+    }
+    argv.extend(o.command.iter().cloned());
+    let mut env = vec![
+        ("OMP_NUM_THREADS".to_string(), threads.to_string()),
+        ("OMP_PLACES".into(), "cores".into()),
+        ("OMP_PROC_BIND".into(), "close".into()),
+    ];
+    if o.gpus.iter().any(|&g| g > 0) {
+        env.push(("CUDA_DEVICE_ORDER".into(), "PCI_BUS_ID".into()));
+        env.push((
+            "CUDA_VISIBLE_DEVICES".into(),
+            (0..g).map(|x| x.to_string()).collect::<Vec<_>>().join(","),
+        ));
+    }
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 && argv.first().is_some_and(|a| a.ends_with("mpirun")) {
+        env.push(("OMPI_ALLOW_RUN_AS_ROOT".into(), "1".into()));
+        env.push(("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM".into(), "1".into()));
+    }
+    Spec {
+        argv,
+        env,
+        cpus: s.cpus[..c as usize].to_vec(),
+        show_output: o.show_output,
+    }
+}
+
+/// One measured run: the backends attached before `exec`, read after the exit.
+fn measure_once(
+    o: &Options,
+    s: &mut Setup,
+    todo: Todo,
+    run_dir: &Path,
+) -> anyhow::Result<RunRecord> {
+    let (c, f, g, k) = todo;
+    let mut spec = spec_for(o, s, todo);
+    for (b, _) in s.working.iter_mut() {
+        b.prepare(&mut spec.env, run_dir);
+    }
+    let mut readings = Readings::default();
+    let paused = launch::spawn_paused(&spec)
+        .map_err(|e| anyhow::anyhow!("starting {:?}: {e}", spec.argv.join(" ")))?;
+    for (b, _) in s.working.iter_mut() {
+        if let Err(e) = b.attach(paused.pid) {
+            readings.warnings.push(format!("{}: {e}", b.name()));
+        }
+    }
+    for (b, _) in s.working.iter_mut() {
+        if let Err(e) = b.begin() {
+            readings.warnings.push(format!("{}: {e}", b.name()));
+        }
+    }
+    let exit = paused.release_and_wait(o.timeout)?;
+    let ctx = RunContext {
+        wall_s: exit.wall_s,
+        run_dir,
+        cores: c,
+        ranks: o.ranks,
+    };
+    for (b, _) in s.working.iter_mut() {
+        if let Err(e) = b.end(&ctx, &mut readings) {
+            readings.warnings.push(format!("{}: {e}", b.name()));
+        }
+    }
+    if readings.cpu_time_s.is_none() {
+        readings.cpu_time_s = Some(exit.rusage_cpu_s);
+        readings.cpu_time_source = Some("rusage (user + system) of the process tree".into());
+    }
+    let interrupted = INTERRUPTED.load(Ordering::SeqCst);
+    let ok = exit.ok() && !interrupted;
+    Ok(RunRecord {
+        cores: c,
+        freq_hz: f,
+        gpus: g,
+        repeat: k,
+        ok,
+        failure: (!ok).then(|| {
+            if interrupted {
+                "interrupted (Ctrl-C)".to_string()
+            } else {
+                exit.failure()
+            }
+        }),
+        wall_s: exit.wall_s,
+        readings,
+        stderr_tail: if ok { String::new() } else { exit.stderr_tail },
+        finished_unix: now_unix(),
+    })
+}
+
+/// Warm-up runs of a point: the same command, not measured and not recorded (caches, page
+/// faults, JIT and runtime start-up settle, as hyperfine's `--warmup`).
+fn warm_up(o: &Options, s: &Setup, todo: Todo, log: &mut dyn FnMut(&str)) -> anyhow::Result<()> {
+    for w in 1..=o.warmup {
+        let spec = spec_for(o, s, todo);
+        let exit = launch::spawn_paused(&spec)
+            .map_err(|e| anyhow::anyhow!("starting {:?}: {e}", spec.argv.join(" ")))?
+            .release_and_wait(o.timeout)?;
+        if !o.quiet {
+            log(&format!(
+                "warm-up {w}/{} at {} cores, {:.3} GHz, {} GPUs: {:.3} s (not recorded)",
+                o.warmup,
+                todo.0,
+                todo.1 / 1e9,
+                todo.2,
+                exit.wall_s
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `1m20s`-style time left, from the mean wall time of the runs made so far.
+fn eta(done_s: f64, made: usize, left: usize) -> String {
+    if made == 0 {
+        return "eta unknown".into();
+    }
+    let secs = done_s / made as f64 * left as f64;
+    format!(
+        "eta {}",
+        crate::units::fmt_duration(crate::units::Seconds(secs))
+    )
+}
+
+/// Runs the sweep. `log` receives one line per event (discovery, each run) when no bar is drawn.
+pub fn run(o: &Options, log: &mut dyn FnMut(&str)) -> anyhow::Result<Outcome> {
+    let mut s = setup(o, log)?;
+    let todo = todo_list(o, &s);
+    let skipped = s.planned.len() * o.repeat as usize - todo.len();
     if skipped > 0 {
         log(&format!(
             "resuming: {skipped} runs already in {}",
             o.output.display()
         ));
     }
-    save(o, &rec)?;
+    save(o, &s.rec)?;
     install_interrupt_handler();
     INTERRUPTED.store(false, Ordering::SeqCst);
-
     let bar = o.progress_bar.then(|| {
         let b = indicatif::ProgressBar::new(todo.len() as u64);
         if let Ok(st) = indicatif::ProgressStyle::with_template(
@@ -470,144 +672,68 @@ pub fn run(o: &Options, log: &mut dyn FnMut(&str)) -> anyhow::Result<Outcome> {
         b
     });
     let runs_root = o.output.with_extension("runs");
-    let mut failed = Vec::new();
-    let mut made = 0;
+    let (mut failed, mut made, mut done_s) = (Vec::new(), 0, 0.0);
     let mut last_freq = None;
-    for (i, &(c, f, g, k)) in todo.iter().enumerate() {
+    let mut warmed = BTreeSet::new();
+    for (i, &t) in todo.iter().enumerate() {
+        let (c, f, g, k) = t;
         if INTERRUPTED.load(Ordering::SeqCst) {
             break;
         }
-        if let Control::Sysfs(guard) = &control
+        if let Control::Sysfs(guard) = &s.control
             && last_freq != Some(f)
         {
-            {
-                guard
-                    .set(f)
-                    .map_err(|e| anyhow::anyhow!("setting {:.3} GHz: {e}", f / 1e9))?;
-                last_freq = Some(f);
-            }
+            guard
+                .set(f)
+                .map_err(|e| anyhow::anyhow!("setting {:.3} GHz: {e}", f / 1e9))?;
+            last_freq = Some(f);
         }
-        let threads = c / o.ranks;
-        let khz = format!("{}", (f / 1e3).round() as u64);
-        let mut argv: Vec<String> = words
-            .iter()
-            .map(|w| {
-                w.replace("{ranks}", &o.ranks.to_string())
-                    .replace("{threads}", &threads.to_string())
-                    .replace("{khz}", &khz)
-            })
-            .collect();
-        if matches!(control, Control::Srun) {
-            argv.insert(1, format!("--cpu-freq={khz}"));
+        if warmed.insert(record::key(c, f, g)) {
+            warm_up(o, &s, t, log)?;
         }
-        argv.extend(o.command.iter().cloned());
-        let mut env = vec![
-            ("OMP_NUM_THREADS".to_string(), threads.to_string()),
-            ("OMP_PLACES".into(), "cores".into()),
-            ("OMP_PROC_BIND".into(), "close".into()),
-        ];
-        if o.gpus.iter().any(|&g| g > 0) {
-            env.push(("CUDA_DEVICE_ORDER".into(), "PCI_BUS_ID".into()));
-            env.push((
-                "CUDA_VISIBLE_DEVICES".into(),
-                (0..g).map(|x| x.to_string()).collect::<Vec<_>>().join(","),
-            ));
-        }
-        // SAFETY: geteuid has no preconditions.
-        if unsafe { libc::geteuid() } == 0 && argv.first().is_some_and(|a| a.ends_with("mpirun")) {
-            env.push(("OMPI_ALLOW_RUN_AS_ROOT".into(), "1".into()));
-            env.push(("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM".into(), "1".into()));
-        }
+        let khz = (f / 1e3).round() as u64;
         let run_dir = runs_root.join(format!("{c}c-{khz}khz-{g}g-r{k}"));
         std::fs::create_dir_all(&run_dir)
             .map_err(|e| anyhow::anyhow!("{}: {e}", run_dir.display()))?;
-        for (b, _) in working.iter_mut() {
-            b.prepare(&mut env, &run_dir);
+        if o.verbose {
+            let spec = spec_for(o, &s, t);
+            log(&format!(
+                "run: {} (env {})",
+                spec.argv.join(" "),
+                spec.env
+                    .iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            ));
         }
-        let spec = Spec {
-            argv,
-            env,
-            cpus: cpus[..c as usize].to_vec(),
-        };
-        let mut readings = Readings::default();
-        let paused = launch::spawn_paused(&spec)
-            .map_err(|e| anyhow::anyhow!("starting {:?}: {e}", spec.argv.join(" ")))?;
-        for (b, _) in working.iter_mut() {
-            if let Err(e) = b.attach(paused.pid) {
-                readings.warnings.push(format!("{}: {e}", b.name()));
-            }
-        }
-        for (b, _) in working.iter_mut() {
-            if let Err(e) = b.begin() {
-                readings.warnings.push(format!("{}: {e}", b.name()));
-            }
-        }
-        let exit = paused.release_and_wait(o.timeout)?;
-        let ctx = RunContext {
-            wall_s: exit.wall_s,
-            run_dir: &run_dir,
-            cores: c,
-            ranks: o.ranks,
-        };
-        for (b, _) in working.iter_mut() {
-            if let Err(e) = b.end(&ctx, &mut readings) {
-                readings.warnings.push(format!("{}: {e}", b.name()));
-            }
-        }
-        if readings.cpu_time_s.is_none() {
-            readings.cpu_time_s = Some(exit.rusage_cpu_s);
-            readings.cpu_time_source = Some("rusage (user + system) of the process tree".into());
-        }
+        let r = measure_once(o, &mut s, t, &run_dir)?;
         let _ = std::fs::remove_dir(&run_dir); // kept when a profiler wrote into it
-        let interrupted = INTERRUPTED.load(Ordering::SeqCst);
-        let ok = exit.ok() && !interrupted;
-        let r = RunRecord {
-            cores: c,
-            freq_hz: f,
-            gpus: g,
-            repeat: k,
-            ok,
-            failure: (!ok).then(|| {
-                if interrupted {
-                    "interrupted (Ctrl-C)".to_string()
-                } else {
-                    exit.failure()
-                }
-            }),
-            wall_s: exit.wall_s,
-            readings,
-            stderr_tail: if ok {
-                String::new()
-            } else {
-                exit.stderr_tail.clone()
-            },
-            finished_unix: now_unix(),
-        };
+        made += 1;
+        done_s += r.wall_s;
         let line = format!(
-            "[{}/{}] {c} cores, {:.3} GHz, {g} GPUs, run {k}/{}: {:.3} s {}",
+            "[{}/{}] {c} cores, {:.3} GHz, {g} GPUs, run {k}/{}: {:.3} s {}, {}",
             i + 1,
             todo.len(),
             f / 1e9,
             o.repeat,
-            exit.wall_s,
-            r.failure.as_deref().unwrap_or("ok")
+            r.wall_s,
+            r.failure.as_deref().unwrap_or("ok"),
+            eta(done_s, made, todo.len() - i - 1)
         );
-        if !ok && !interrupted {
-            failed.push(format!("{line}\n{}", exit.stderr_tail));
+        if !r.ok && !INTERRUPTED.load(Ordering::SeqCst) {
+            failed.push(format!("{line}\n{}", r.stderr_tail));
         }
-        rec.runs.push(r);
-        made += 1;
-        save(o, &rec)?;
+        let wall = r.wall_s;
+        s.rec.runs.push(r);
+        save(o, &s.rec)?;
         match &bar {
             Some(b) => {
-                b.set_message(format!(
-                    "last: {c} cores {:.2} GHz {:.2} s",
-                    f / 1e9,
-                    exit.wall_s
-                ));
+                b.set_message(format!("last: {c} cores {:.2} GHz {wall:.2} s", f / 1e9));
                 b.inc(1);
             }
-            None => log(&line),
+            None if !o.quiet => log(&line),
+            None => {}
         }
     }
     if let Some(b) = bar {
@@ -616,20 +742,59 @@ pub fn run(o: &Options, log: &mut dyn FnMut(&str)) -> anyhow::Result<Outcome> {
     let _ = std::fs::remove_dir(&runs_root);
     let interrupted = INTERRUPTED.load(Ordering::SeqCst);
     let have: BTreeSet<(record::PointKey, u32)> =
-        rec.runs.iter().map(|r| (r.key(), r.repeat)).collect();
-    rec.complete = planned
+        s.rec.runs.iter().map(|r| (r.key(), r.repeat)).collect();
+    s.rec.complete = s
+        .planned
         .iter()
         .all(|&(c, f, g)| (1..=o.repeat).all(|k| have.contains(&(record::key(c, f, g), k))));
-    save(o, &rec)?;
-    drop(control); // restores the frequency
+    save(o, &s.rec)?;
+    let complete = s.rec.complete && !interrupted;
+    let summary = summarise(&s.rec);
+    let unsupported = std::mem::take(&mut s.unsupported);
+    drop(s); // restores the frequency
     Ok(Outcome {
         runs_made: made,
         runs_skipped: skipped,
         failed,
         interrupted,
-        complete: rec.complete && !interrupted,
+        complete,
         unsupported,
+        summary,
     })
+}
+
+/// Mean, standard deviation and range of each point's wall time, hyperfine style, with a
+/// warning where the spread exceeds 10%.
+pub fn summarise(rec: &SweepRecord) -> Vec<String> {
+    let mut groups: BTreeMap<record::PointKey, Vec<f64>> = BTreeMap::new();
+    for r in rec.runs.iter().filter(|r| r.ok) {
+        groups.entry(r.key()).or_default().push(r.wall_s);
+    }
+    let mut lines = Vec::new();
+    for ((c, khz, g), w) in groups {
+        let n = w.len() as f64;
+        let mean = w.iter().sum::<f64>() / n;
+        let rel = record::rel_spread(&w);
+        let (lo, hi) = w
+            .iter()
+            .fold((f64::INFINITY, 0.0f64), |(a, b), &x| (a.min(x), b.max(x)));
+        lines.push(format!(
+            "{c} cores, {:.3} GHz, {g} GPUs: {mean:.3} s ± {:.3} s (min {lo:.3} … max {hi:.3}, {} runs){}",
+            khz as f64 / 1e6,
+            rel * mean,
+            w.len(),
+            if rel > 0.10 {
+                format!(
+                    "\n  warning: run-to-run spread {:.1}% (> 10%): the model's bound there is as \
+                     wide; add --repeat, --warmup, or measure on a quieter node",
+                    100.0 * rel
+                )
+            } else {
+                String::new()
+            }
+        ));
+    }
+    lines
 }
 
 /// Adds one point from a `perf stat -x,` capture made on a cluster node to the profile at
