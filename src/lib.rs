@@ -5,6 +5,7 @@
 //! ([`model`]), the exact Pareto search and recommendation queries ([`search`]) and the outputs
 //! ([`report`]); [`cli`] turns command-line flags into validated inputs for them.
 
+pub mod atomic_write;
 pub mod calibrate;
 pub mod cli;
 pub mod error;

@@ -217,3 +217,26 @@ fn metrics_reads_exact_mpip_bytes_names_processes_and_flags_implausible_talp_val
     assert_eq!(code, 0);
     assert!(!out.contains(&format!("region {other} (")), "{out}");
 }
+
+#[test]
+fn an_output_path_that_is_a_device_is_refused_not_replaced() {
+    let i = inputs();
+    let (code, _, err) = i.run(
+        "slurm",
+        &[
+            "--config",
+            "1,4,2.0",
+            "--sbatch",
+            "/dev/null",
+            "--",
+            "./app",
+        ],
+    );
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("/dev/null: cannot write: exists and is not a regular file"),
+        "{err}"
+    );
+    let meta = std::fs::metadata("/dev/null").unwrap();
+    assert!(!meta.is_file(), "/dev/null is still a device");
+}

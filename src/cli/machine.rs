@@ -66,7 +66,7 @@ pub fn run_machine(a: &MachineArgs, out: &mut dyn Write) -> anyhow::Result<()> {
                 )
                 .into()),
                 Some(p) => {
-                    crate::report::write_atomic(p, text.as_bytes(), false)
+                    crate::atomic_write::write_atomic(p, text.as_bytes(), false)
                         .map_err(|e| anyhow::anyhow!("{}: cannot write: {e}", p.display()))?;
                     writeln!(
                         out,

@@ -272,7 +272,7 @@ fn load_existing(o: &Options) -> anyhow::Result<Option<SweepRecord>> {
 fn save(o: &Options, rec: &SweepRecord) -> anyhow::Result<()> {
     let doc = record::profile_json(&o.header, rec);
     let text = serde_json::to_string_pretty(&doc)?;
-    crate::report::write_atomic(&o.output, text.as_bytes(), false)
+    crate::atomic_write::write_atomic(&o.output, text.as_bytes(), false)
         .map_err(|e| anyhow::anyhow!("{}: cannot write: {e}", o.output.display()))
 }
 
@@ -337,10 +337,7 @@ fn check(o: &Options, existing: Option<&SweepRecord>, cpus: &[usize]) -> anyhow:
 }
 
 /// Discovers the backends, logging what each can and cannot measure.
-fn discover_backends(
-    o: &Options,
-    log: &mut dyn FnMut(&str),
-) -> (Working, Vec<Missing>) {
+fn discover_backends(o: &Options, log: &mut dyn FnMut(&str)) -> (Working, Vec<Missing>) {
     let found = super::discover(backends(o));
     let unsupported: Vec<Missing> = found
         .unsupported

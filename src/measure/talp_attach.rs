@@ -170,7 +170,7 @@ pub fn attach(output: &Path, specs: &[TalpSpec]) -> anyhow::Result<Vec<String>> 
     }
     let doc = record::profile_json(&header, &rec);
     let text = serde_json::to_string_pretty(&doc)?;
-    crate::report::write_atomic(output, text.as_bytes(), false)
+    crate::atomic_write::write_atomic(output, text.as_bytes(), false)
         .map_err(|e| anyhow::anyhow!("{}: cannot write: {e}", output.display()))?;
     Ok(lines)
 }

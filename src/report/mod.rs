@@ -11,24 +11,8 @@ pub mod text;
 use crate::model::Prediction;
 use crate::search::plan::Plan;
 use std::io::{self, Write};
-use std::path::Path;
 
-/// Writes `bytes` to `path` atomically: a temporary sibling, then a rename, so no half-written
-/// file is ever left; `executable` makes it runnable (job scripts).
-pub fn write_atomic(path: &Path, bytes: &[u8], executable: bool) -> io::Result<()> {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = path.with_file_name(format!(".{name}.jouleplan-tmp"));
-    std::fs::write(&tmp, bytes)?;
-    #[cfg(unix)]
-    if executable {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o755))?;
-    }
-    std::fs::rename(&tmp, path)
-}
+pub use crate::atomic_write::write_atomic;
 
 /// Renders the planner's artefacts in one output format.
 pub trait Exporter {

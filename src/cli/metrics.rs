@@ -1,0 +1,153 @@
+//! `jouleplan metrics`: TALP, Paraver and mpiP files -> runs -> the efficiency trees.
+
+use super::*;
+use crate::error::InputError;
+use clap::Args;
+use std::io::Write;
+use std::path::PathBuf;
+
+/// `jouleplan metrics`.
+#[derive(Debug, Args)]
+pub struct MetricsArgs {
+    /// TALP JSON/CSV outputs, Paraver traces (.prv, .prv.gz) or mpiP reports.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
+    /// Print the runs as CSV.
+    #[arg(long, conflicts_with = "json")]
+    pub csv: bool,
+    /// Fixed-length windows over each trace (90s, 250ms, ...).
+    #[arg(long, value_name = "DURATION", conflicts_with = "adaptive")]
+    pub window: Option<String>,
+    /// Adaptive windows: merge while some rank has fewer than N MPI events.
+    #[arg(long, value_name = "N")]
+    pub adaptive: Option<u32>,
+    /// Sends below this many bytes do not wait for the receiver in the critical-path replay.
+    #[arg(long, value_name = "BYTES", default_value = "32768")]
+    pub eager_limit: u64,
+    /// Skip the critical-path replay: aggregate metrics only (no serialisation, transfer, windows).
+    #[arg(long)]
+    pub no_critical_path: bool,
+    /// Force the scaling mode instead of detecting it.
+    #[arg(long, value_name = "strong|weak")]
+    pub scaling: Option<String>,
+    /// Draw the windowed metrics over time to FILE.svg.
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
+    /// Only these TALP regions (repeat the flag for several; `Global` is the whole run).
+    #[arg(long, value_name = "NAME")]
+    pub region: Vec<String>,
+}
+
+/// Runs `metrics`.
+pub fn run_metrics(args: &MetricsArgs, out: &mut dyn Write) -> anyhow::Result<()> {
+    use crate::metrics::{mpip, run, scaling, talp};
+    let forced = match args.scaling.as_deref() {
+        None => None,
+        Some("strong") => Some(scaling::Mode::Strong),
+        Some("weak") => Some(scaling::Mode::Weak),
+        Some(other) => {
+            return Err(InputError::Argument {
+                flag: "--scaling".into(),
+                expected: "strong or weak".into(),
+                got: other.into(),
+            }
+            .into());
+        }
+    };
+    if let Some(p) = &args.plot {
+        if args.window.is_none() && args.adaptive.is_none() {
+            return Err(InputError::Argument {
+                flag: "--plot".into(),
+                expected: "windows to draw: add --window DURATION or --adaptive N".into(),
+                got: p.display().to_string(),
+            }
+            .into());
+        }
+        if p.extension().and_then(|e| e.to_str()) != Some("svg") {
+            return Err(InputError::Argument {
+                flag: "--plot".into(),
+                expected: "a file ending in .svg".into(),
+                got: p.display().to_string(),
+            }
+            .into());
+        }
+    }
+    let mut runs = Vec::new();
+    for f in &args.files {
+        let name = f.to_string_lossy();
+        if name.ends_with(".prv") || name.ends_with(".prv.gz") {
+            let opts = crate::metrics::paraver::Options {
+                eager_limit: args.eager_limit,
+                window: args
+                    .window
+                    .as_deref()
+                    .map(|w| values::parse_duration("--window", w))
+                    .transpose()?,
+                adaptive: args.adaptive,
+                no_critical_path: args.no_critical_path,
+            };
+            runs.push(crate::metrics::paraver::analyse(f, &opts)?);
+            continue;
+        }
+        if name.ends_with(".pcf") || name.ends_with(".row") {
+            return Err(InputError::Argument {
+                flag: "FILE".into(),
+                expected:
+                    "the trace itself (.prv or .prv.gz): its .pcf and .row are read beside it"
+                        .into(),
+                got: name.into_owned(),
+            }
+            .into());
+        }
+        let text = crate::input::read_file(f)?;
+        if text.starts_with("@ mpiP") || name.ends_with(".mpiP") {
+            runs.push(run::from_mpip(&mpip::parse(f, &text)?));
+        } else if name.ends_with(".csv") || text.trim_start().starts_with('{') {
+            runs.extend(run::from_talp(&talp::read(f, &text)?));
+        } else {
+            return Err(InputError::Argument {
+                flag: "FILE".into(),
+                expected: "a TALP output (.json, -pop.csv, -process.csv), a Paraver trace (.prv, \
+                           .prv.gz) or an mpiP report (.mpiP)"
+                    .into(),
+                got: format!("{name}, which is none of these"),
+            }
+            .into());
+        }
+    }
+    if !args.region.is_empty() {
+        let names: Vec<String> = runs.iter().filter_map(|r| r.region.clone()).collect();
+        runs.retain(|r| r.region.as_ref().is_some_and(|g| args.region.contains(g)));
+        if runs.is_empty() {
+            let mut names = names;
+            names.sort();
+            names.dedup();
+            return Err(InputError::Argument {
+                flag: "--region".into(),
+                expected: format!("a region the files hold: {}", names.join(", ")),
+                got: args.region.join(", "),
+            }
+            .into());
+        }
+    }
+    let report = crate::report::metrics::MetricsReport {
+        scaling: scaling::scaling(&runs, forced),
+        runs,
+    };
+    if args.json {
+        serde_json::to_writer_pretty(&mut *out, &crate::report::metrics::to_json(&report))?;
+        writeln!(out)?;
+    } else if args.csv {
+        crate::report::metrics::write_csv(&report, out)?;
+    } else {
+        crate::report::metrics::write_text(&report, out)?;
+    }
+    if let Some(p) = &args.plot {
+        crate::report::metrics::write_plot(p, &report).map_err(anyhow::Error::msg)?;
+        eprintln!("wrote {}", p.display());
+    }
+    Ok(())
+}

@@ -1,0 +1,35 @@
+//! `jouleplan predict`: one configuration with every term.
+
+use super::*;
+use crate::model::Outcome;
+use crate::report::PredictionView;
+use clap::Args;
+use std::io::Write;
+
+/// `jouleplan predict`.
+#[derive(Debug, Args)]
+pub struct PredictArgs {
+    /// The configuration: nodes,cores,GHz[,gpus].
+    #[arg(long, value_name = "N,C,GHZ[,G]")]
+    pub config: String,
+    #[command(flatten)]
+    pub inputs: InputArgs,
+}
+
+/// Runs `predict`.
+pub fn run_predict(args: &PredictArgs, out: &mut dyn Write) -> anyhow::Result<()> {
+    let config = values::parse_config("--config", &args.config)?;
+    with_model(&args.inputs.source, |model, trust| {
+        for w in warnings_for(trust, config.nodes) {
+            eprintln!("warning: {w}");
+        }
+        let exp = exporter(args.inputs.json, None);
+        match &model.predict(config)? {
+            Outcome::Finite(p) => exp.prediction(PredictionView::Finite(p), out)?,
+            Outcome::Saturated { config, rho } => {
+                exp.prediction(PredictionView::Saturated { config, rho: *rho }, out)?
+            }
+        }
+        Ok(())
+    })
+}

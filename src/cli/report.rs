@@ -1,0 +1,77 @@
+//! `jouleplan report`: the plan written as a self-contained folder (charts, front, page).
+
+use super::*;
+use crate::report::Exporter;
+use crate::report::csv::Csv;
+use crate::report::json::Json;
+use crate::report::{html, plot};
+use crate::search::plan::{Plan, plan};
+use crate::search::sample::sample;
+use clap::Args;
+use std::io::Write;
+use std::path::PathBuf;
+
+/// `jouleplan report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    #[command(flatten)]
+    pub source: SourceArgs,
+    #[command(flatten)]
+    pub space: SpaceArgs,
+    #[command(flatten)]
+    pub query: QueryArgs,
+    /// Folder for index.html, pareto.svg, pareto.png, breakdown.svg, front.json, front.csv.
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+}
+
+/// Runs `report`: writes the report folder and says what it wrote.
+pub fn run_report(args: &ReportArgs, out: &mut dyn Write) -> anyhow::Result<Plan> {
+    let mut inp = resolve(&args.source, &args.space, &args.query)?;
+    let model = bind(
+        &inp.machine,
+        &inp.profile,
+        &args.source,
+        &mut inp.trust,
+        &mut inp.notes,
+    )?;
+    let mut plan = plan(&model, &inp.space, inp.query, inp.reference)?;
+    plan.notes.extend(inp.notes.iter().cloned());
+    plan.warnings = plan
+        .recommendation()
+        .map(|r| warnings_for(&inp.trust, r.prediction.config.nodes))
+        .unwrap_or_default();
+    let sample = sample(&model, &plan.space, SAMPLE_MAX)?;
+    let pareto = plot::pareto_svg(&plan, &sample).map_err(anyhow::Error::msg)?;
+    let breakdown = plot::breakdown_svg(&plan).map_err(anyhow::Error::msg)?;
+    let dir = &args.out;
+    std::fs::create_dir_all(dir)
+        .map_err(|e| anyhow::anyhow!("{}: cannot create: {e}", dir.display()))?;
+    let mut json = Vec::new();
+    Json.plan(&plan, &mut json)?;
+    let mut csv = Vec::new();
+    Csv.plan(&plan, &mut csv)?;
+    let html = html::index_html(
+        &plan,
+        &inp.machine,
+        &inp.profile,
+        &sample,
+        &pareto,
+        &breakdown,
+    );
+    let files: [(&str, &[u8]); 5] = [
+        ("pareto.svg", pareto.as_bytes()),
+        ("breakdown.svg", breakdown.as_bytes()),
+        ("front.json", &json),
+        ("front.csv", &csv),
+        ("index.html", html.as_bytes()),
+    ];
+    for (name, bytes) in files {
+        save(&dir.join(name), bytes, false)?;
+        writeln!(out, "wrote {}", dir.join(name).display())?;
+    }
+    let png = dir.join("pareto.png");
+    plot::write_pareto(&png, &plan, &sample).map_err(anyhow::Error::msg)?;
+    writeln!(out, "wrote {}", png.display())?;
+    Ok(plan)
+}
