@@ -140,3 +140,33 @@ fn mpip_gives_messages_and_bytes_per_rank_and_talp_gives_calls() {
     let calls = mpi::from_talp(&t, &std::fs::read_to_string(&t).unwrap()).unwrap();
     assert_eq!(calls, 5.0);
 }
+
+#[test]
+fn nvml_sampled_busy_time_of_the_h100_runs_is_within_its_stated_error() {
+    // The profile's per-run NVML busy time (100 ms sampling) against the same runs' CUDA-event
+    // kernel time that the workload logged itself (sync_runs.jsonl, same order): the figures
+    // the NVML backend's documentation states.
+    let prof: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture("gpu-h100/sync.json")).unwrap())
+            .unwrap();
+    let refs: Vec<serde_json::Value> = std::fs::read_to_string(fixture("gpu-h100/sync_runs.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let runs = prof["sweep"]["record"]["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), refs.len());
+    let mut per_point: std::collections::BTreeMap<u64, (f64, f64)> = Default::default();
+    for (r, q) in runs.iter().zip(&refs) {
+        assert_eq!(r["cores"], q["threads"]);
+        let nvml = r["readings"]["gpu_busy_s"][0].as_f64().unwrap();
+        let cuda = q["kernel_s"].as_f64().unwrap();
+        assert!((nvml / cuda - 1.0).abs() < 0.115, "{nvml} vs {cuda}");
+        let e = per_point.entry(r["cores"].as_u64().unwrap()).or_default();
+        e.0 += nvml;
+        e.1 += cuda;
+    }
+    for (c, (n, k)) in per_point {
+        assert!((n / k - 1.0).abs() < 0.022, "{c} cores: {n} vs {k}");
+    }
+}

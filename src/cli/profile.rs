@@ -47,6 +47,10 @@ pub struct ProfileArgs {
     /// Also print each run's command line and environment.
     #[arg(long)]
     pub verbose: bool,
+    /// NVML utilisation sampling interval for GPU busy time (100ms; 10ms-10s). Its error is
+    /// about one interval per busy/idle change a sample straddles.
+    #[arg(long, value_name = "DURATION", default_value = "100ms")]
+    pub gpu_sample: String,
     /// Iterations of the measured run (S_s).
     #[arg(long, value_name = "S_s", default_value = "1")]
     pub iterations: f64,
@@ -256,6 +260,18 @@ fn options(a: &ProfileArgs) -> anyhow::Result<Options> {
         show_output: a.show_output,
         quiet: a.quiet,
         verbose: a.verbose,
+        gpu_sample: {
+            let d = values::parse_duration("--gpu-sample", &a.gpu_sample)?.0;
+            if !(0.01..=10.0).contains(&d) {
+                return Err(values::bad(
+                    "--gpu-sample",
+                    "an interval from 10ms to 10s",
+                    &a.gpu_sample,
+                )
+                .into());
+            }
+            std::time::Duration::from_secs_f64(d)
+        },
     })
 }
 

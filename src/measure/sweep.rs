@@ -83,6 +83,8 @@ pub struct Options {
     pub quiet: bool,
     /// Also log each run's command line and environment.
     pub verbose: bool,
+    /// NVML utilisation sampling interval.
+    pub gpu_sample: Duration,
 }
 
 /// How a sweep ended.
@@ -155,7 +157,7 @@ fn backends(o: &Options) -> Vec<Box<dyn Backend>> {
     let mut v: Vec<Box<dyn Backend>> = vec![
         Box::new(PerfCounters::new(o.stall_override)),
         Box::new(RaplEnergy::new(&o.roots.powercap, &o.roots.event_source)),
-        Box::new(NvmlGpus::new()),
+        Box::new(NvmlGpus::with_interval(o.gpu_sample)),
         Box::new(SlurmEnergy::default()),
     ];
     if let Some(p) = o.mpi_profiler {
