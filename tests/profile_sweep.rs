@@ -202,12 +202,12 @@ fn an_existing_profile_is_not_overwritten_and_resume_needs_the_same_command() {
     assert_eq!(code, 0);
     let before = std::fs::read_to_string(&out).unwrap();
     let (code, _, err) = jouleplan(&["profile", "--cores", "1", "--output", o, "--", "true"]);
-    assert_eq!(code, 1);
+    assert_eq!(code, 2, "bad input: the file exists");
     assert!(err.contains("--resume"), "{err}");
     let (code, _, err) = jouleplan(&[
         "profile", "--cores", "1", "--resume", "--output", o, "--", "false",
     ]);
-    assert_eq!(code, 1);
+    assert_eq!(code, 2);
     assert!(err.contains("same command"), "{err}");
     assert_eq!(std::fs::read_to_string(&out).unwrap(), before);
     // Resuming a complete sweep makes no run.
@@ -342,7 +342,7 @@ fn frequencies_are_set_through_cpufreq_and_restored_afterwards() {
         "--",
         "true",
     ]);
-    assert_eq!(code, 1);
+    assert_eq!(code, 2);
     assert!(err.contains("not one the cpufreq driver offers"), "{err}");
 }
 

@@ -257,10 +257,11 @@ fn load_existing(o: &Options) -> anyhow::Result<Option<SweepRecord>> {
         return Ok(None);
     }
     if !o.resume {
-        anyhow::bail!(
+        return Err(crate::error::InputError::Mismatch(format!(
             "{} exists: add --resume to continue it, or choose another --output",
             o.output.display()
-        );
+        ))
+        .into());
     }
     let text = std::fs::read_to_string(&o.output)
         .map_err(|e| anyhow::anyhow!("{}: cannot read: {e}", o.output.display()))?;
@@ -314,26 +315,29 @@ fn check(o: &Options, existing: Option<&SweepRecord>, cpus: &[usize]) -> anyhow:
     if let Some(rec) = existing
         && (rec.command != o.command || rec.ranks != o.ranks)
     {
-        anyhow::bail!(
+        return Err(crate::error::InputError::Mismatch(format!(
             "{}: --resume needs the same command and --ranks as the file ({:?}, {} ranks)",
             o.output.display(),
             rec.command.join(" "),
             rec.ranks
-        );
+        ))
+        .into());
     }
     check_programs(o)?;
     let max_cores = o.cores.iter().copied().max().unwrap_or(1) as usize;
     if max_cores > cpus.len() {
-        anyhow::bail!(
+        return Err(crate::error::InputError::Mismatch(format!(
             "--cores: this machine lets jouleplan use {} physical cores, {max_cores} were asked for",
             cpus.len()
-        );
+        ))
+        .into());
     }
     if let Some(c) = o.cores.iter().find(|&&c| c % o.ranks != 0) {
-        anyhow::bail!(
+        return Err(crate::error::InputError::Mismatch(format!(
             "--cores {c} is not a multiple of --ranks {}: each rank gets cores/ranks threads",
             o.ranks
-        );
+        ))
+        .into());
     }
     Ok(())
 }
@@ -407,7 +411,7 @@ fn frequency_control(
             if let Some(bad) = f.iter().find(|&&x| {
                 !g.available.is_empty() && !g.available.iter().any(|&a| (a - x).abs() < 1e3)
             }) {
-                anyhow::bail!(
+                return Err(crate::error::InputError::Mismatch(format!(
                     "--freqs: {:.3} GHz is not one the cpufreq driver offers ({} GHz)",
                     bad / 1e9,
                     g.available
@@ -415,7 +419,8 @@ fn frequency_control(
                         .map(|a| format!("{}", a / 1e9))
                         .collect::<Vec<_>>()
                         .join(", ")
-                );
+                ))
+                .into());
             }
             (
                 f.clone(),
@@ -814,9 +819,10 @@ pub fn import_perf_stat(
         )
     })?;
     let (&[cores], Some([f])) = (o.cores.as_slice(), o.freqs.as_deref()) else {
-        anyhow::bail!(
+        return Err(crate::error::InputError::Mismatch(format!(
             "--perf-stat: name the one point the capture was taken at with --cores C --freqs GHZ"
-        );
+        ))
+        .into());
     };
     let mut rec = load_existing(o)?.unwrap_or_else(|| SweepRecord {
         command: o.command.clone(),
