@@ -819,9 +819,10 @@ pub fn import_perf_stat(
         )
     })?;
     let (&[cores], Some([f])) = (o.cores.as_slice(), o.freqs.as_deref()) else {
-        return Err(crate::error::InputError::Mismatch(format!(
+        return Err(crate::error::InputError::Mismatch(
             "--perf-stat: name the one point the capture was taken at with --cores C --freqs GHZ"
-        ))
+                .into(),
+        )
         .into());
     };
     let mut rec = load_existing(o)?.unwrap_or_else(|| SweepRecord {
