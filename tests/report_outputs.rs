@@ -219,3 +219,32 @@ fn svg_chart_matches_its_snapshot() {
     assert_eq!(code, 0, "{err}");
     insta::assert_snapshot!("pareto_small_svg", std::fs::read_to_string(&p).unwrap());
 }
+
+#[test]
+fn charts_have_round_ticks_a_zoom_on_a_thin_front_and_bars_named_by_configuration() {
+    // The bundled default: a front of 463-493 J inside a cloud up to 100 kJ.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("rep");
+    let (code, _, err) = jouleplan(&["report", "--out", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let svg = std::fs::read_to_string(out.join("pareto.svg")).unwrap();
+    // SVG text content stands alone on its line, between the tags.
+    let text = |doc: &str, t: &str| doc.lines().any(|l| l.trim() == t);
+    assert!(
+        svg.contains("the front, zoomed"),
+        "no zoom panel on a sliver front"
+    );
+    for tick in ["500 J", "1 kJ", "200 ms", "1 s", "470 J", "490 J"] {
+        assert!(text(&svg, tick), "tick {tick} missing");
+    }
+    for odd in ["3.16 kJ", "316.2 ms", "1m40.0s", "631.0 J"] {
+        assert!(!svg.contains(odd), "unround tick {odd}");
+    }
+    assert!(svg.contains("recommended (28, 57, 1.1 GHz, 0)"));
+    let bars = std::fs::read_to_string(out.join("breakdown.svg")).unwrap();
+    assert!(
+        bars.contains("29x57@1.1") && bars.contains("1x57@1.1"),
+        "bars not named"
+    );
+    assert!(text(&bars, "T_ser") && text(&bars, "T_idle"));
+}

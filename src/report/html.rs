@@ -78,6 +78,13 @@ pub fn index_html(
                 p.config.gpus,
                 esc(&plan.answer.reason)
             );
+            for warning in &plan.warnings {
+                let _ = writeln!(
+                    w,
+                    "<p class=\"warning\"><b>Warning:</b> {}</p>",
+                    esc(warning)
+                );
+            }
             let _ = writeln!(w, "<table><tr><th class=\"l\">term</th><th>value</th></tr>");
             let rows = [
                 ("time T", fmt_duration(p.time)),
@@ -86,6 +93,8 @@ pub fn index_html(
                 ("T_w,net", fmt_duration(crate::units::Seconds(p.t.wait_net))),
                 ("T_s,net", fmt_duration(crate::units::Seconds(p.t.serv_net))),
                 ("T_gpu", fmt_duration(crate::units::Seconds(p.t.gpu))),
+                ("T_ser", fmt_duration(crate::units::Seconds(p.t.serial))),
+                ("T_idle", fmt_duration(crate::units::Seconds(p.t.wait))),
                 ("energy E", fmt_energy(p.energy)),
                 ("E_CPU", fmt_energy(crate::units::Joules(p.e.cpu))),
                 ("E_mem", fmt_energy(crate::units::Joules(p.e.mem))),

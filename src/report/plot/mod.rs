@@ -1,0 +1,607 @@
+//! Charts (plotters, with an embedded DejaVu Sans so no system font is needed): the time-energy
+//! scatter of the space with the front, and the time and energy terms along the front.
+
+mod labels;
+mod ticks;
+
+use crate::search::plan::{FrontEntry, Plan, label};
+use crate::search::sample::Sample;
+use crate::units::{fmt_duration, fmt_energy};
+use plotters::coord::Shift;
+use plotters::coord::ranged1d::Ranged;
+use plotters::prelude::*;
+use plotters::style::FontStyle;
+use std::path::Path;
+use std::sync::Once;
+use ticks::Axis;
+
+static FONT: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans.ttf");
+static REGISTER: Once = Once::new();
+
+/// Registers the embedded font with plotters (once).
+pub fn ensure_font() {
+    REGISTER.call_once(|| {
+        // The font is compiled in and known to be valid; a failure here is a build defect.
+        let _ = plotters::style::register_font("sans-serif", FontStyle::Normal, FONT);
+    });
+}
+
+/// Width and height of the charts, in pixels.
+pub const SIZE: (u32, u32) = (1000, 700);
+
+/// Colour for a UCR in [0, 1]: dark blue (low) through green to yellow (high).
+pub fn ucr_colour(ucr: f64) -> RGBColor {
+    let stops = [
+        (0.0, (68, 1, 84)),
+        (0.25, (59, 82, 139)),
+        (0.5, (33, 145, 140)),
+        (0.75, (94, 201, 98)),
+        (1.0, (253, 231, 37)),
+    ];
+    let u = if ucr.is_finite() {
+        ucr.clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    let i = stops
+        .iter()
+        .rposition(|s| s.0 <= u)
+        .unwrap_or(0)
+        .min(stops.len() - 2);
+    let (a, b) = (stops[i], stops[i + 1]);
+    let t = (u - a.0) / (b.0 - a.0);
+    let mix = |x: u8, y: u8| (f64::from(x) + t * (f64::from(y) - f64::from(x))).round() as u8;
+    RGBColor(mix(a.1.0, b.1.0), mix(a.1.1, b.1.1), mix(a.1.2, b.1.2))
+}
+
+type DrawResult = Result<(), String>;
+
+fn err<E: std::fmt::Debug>(e: E) -> String {
+    format!("{e:?}")
+}
+
+/// Where the front's points land in a chart, in backend pixels.
+fn pixels<DB: DrawingBackend, X, Y>(
+    chart: &ChartContext<'_, DB, Cartesian2d<X, Y>>,
+    pts: &[(f64, f64)],
+) -> Vec<(i32, i32)>
+where
+    X: Ranged<ValueType = f64>,
+    Y: Ranged<ValueType = f64>,
+{
+    pts.iter().map(|p| chart.backend_coord(p)).collect()
+}
+
+/// Draws the labels of the front points in `order`, each at a free place (or not at all).
+fn draw_labels<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    area: labels::Rect,
+    px: &[(i32, i32)],
+    order: &[usize],
+    front: &[FrontEntry],
+) -> DrawResult {
+    let style = ("sans-serif", 12).into_font().color(&BLACK);
+    let mut placer = labels::Placer::new(area);
+    for &p in px {
+        placer.block_point(p, 5);
+    }
+    for &i in order {
+        let text = label(&front[i].prediction.config);
+        let (w, h) = root.estimate_text_size(&text, &style).map_err(err)?;
+        if let Some((x, y)) = placer.place(px[i], (w as i32, h as i32)) {
+            root.draw(&Text::new(text, (x, y), style.clone()))
+                .map_err(err)?;
+        }
+    }
+    Ok(())
+}
+
+/// The rectangle of a chart's plotting area, in backend pixels.
+fn plot_rect<DB: DrawingBackend, CT: CoordTranslate>(
+    chart: &ChartContext<'_, DB, CT>,
+) -> labels::Rect {
+    let (x, y) = chart.plotting_area().get_base_pixel();
+    let (w, h) = chart.plotting_area().dim_in_pixel();
+    (x, y, x + w as i32, y + h as i32)
+}
+
+/// One panel: a time-energy chart over `tx` x `ey` with the front, the recommendation and the
+/// limits; `cloud` adds the sampled configurations, `box_front` outlines the front's region.
+struct Panel<'a> {
+    title: String,
+    tx: Axis,
+    ey: Axis,
+    cloud: Option<&'a Sample>,
+    box_front: bool,
+    max_labels: usize,
+}
+
+fn draw_panel<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    area: &DrawingArea<DB, Shift>,
+    plan: &Plan,
+    panel: &Panel<'_>,
+) -> DrawResult {
+    let (tx, ey) = (panel.tx.clone(), panel.ey.clone());
+    let mut chart = ChartBuilder::on(area)
+        .caption(&panel.title, ("sans-serif", 15))
+        .margin(12)
+        .x_label_area_size(45)
+        .y_label_area_size(70)
+        .build_cartesian_2d(ticks::Coord::from(&tx), ticks::Coord::from(&ey))
+        .map_err(err)?;
+    let (txf, eyf) = (tx.clone(), ey.clone());
+    let fmt_t = move |x: &f64| ticks::time_label(txf.unmap(*x));
+    let fmt_e = move |y: &f64| ticks::energy_label(eyf.unmap(*y));
+    chart
+        .configure_mesh()
+        .x_desc(if tx.log { "time (log scale)" } else { "time" })
+        .y_desc(if ey.log {
+            "energy (log scale)"
+        } else {
+            "energy"
+        })
+        .x_label_formatter(&fmt_t)
+        .y_label_formatter(&fmt_e)
+        .label_style(("sans-serif", 12))
+        .bold_line_style(BLACK.mix(0.15))
+        .draw()
+        .map_err(err)?;
+    if let Some(sample) = panel.cloud {
+        chart
+            .draw_series(sample.points.iter().map(|p| {
+                Circle::new(
+                    (tx.map(p.time), ey.map(p.energy)),
+                    2,
+                    ucr_colour(p.ucr).mix(0.6).filled(),
+                )
+            }))
+            .map_err(err)?;
+    }
+    let (x0, x1) = (tx.range().start, tx.range().end);
+    let (y0, y1) = (ey.range().start, ey.range().end);
+    if let Some(d) = plan
+        .answer
+        .time_limit
+        .filter(|d| d.0 >= tx.lo && d.0 <= tx.hi)
+    {
+        let x = tx.map(d.0);
+        chart
+            .draw_series(LineSeries::new([(x, y0), (x, y1)], RED.stroke_width(2)))
+            .map_err(err)?;
+    }
+    if let Some(b) = plan
+        .answer
+        .energy_limit
+        .filter(|b| b.0 >= ey.lo && b.0 <= ey.hi)
+    {
+        let y = ey.map(b.0);
+        chart
+            .draw_series(LineSeries::new([(x0, y), (x1, y)], MAGENTA.stroke_width(2)))
+            .map_err(err)?;
+    }
+    let front = &plan.front;
+    let pts: Vec<(f64, f64)> = front
+        .iter()
+        .map(|f| (tx.map(f.prediction.time.0), ey.map(f.prediction.energy.0)))
+        .collect();
+    if panel.box_front && !pts.is_empty() {
+        let (a, b) = bounds(&pts);
+        chart
+            .draw_series(std::iter::once(Rectangle::new(
+                [(a.0, a.1), (b.0, b.1)],
+                BLACK.mix(0.6).stroke_width(1),
+            )))
+            .map_err(err)?;
+    }
+    chart
+        .draw_series(LineSeries::new(pts.clone(), BLACK.stroke_width(2)))
+        .map_err(err)?;
+    chart
+        .draw_series(pts.iter().map(|&p| Circle::new(p, 4, BLACK.filled())))
+        .map_err(err)?;
+    if let Some(i) = plan.answer.pick {
+        chart
+            .draw_series(std::iter::once(Circle::new(pts[i], 9, RED.stroke_width(3))))
+            .map_err(err)?;
+    }
+    if panel.max_labels > 0 {
+        let px = pixels(&chart, &pts);
+        let order = labels::priority(front.len(), plan.answer.pick, panel.max_labels);
+        draw_labels(root, plot_rect(&chart), &px, &order, front)?;
+    }
+    Ok(())
+}
+
+/// Lower-left and upper-right corners of points, padded by 3% of their span.
+fn bounds(pts: &[(f64, f64)]) -> ((f64, f64), (f64, f64)) {
+    let (mut a, mut b) = (
+        (f64::INFINITY, f64::INFINITY),
+        (f64::NEG_INFINITY, f64::NEG_INFINITY),
+    );
+    for &(x, y) in pts {
+        a = (a.0.min(x), a.1.min(y));
+        b = (b.0.max(x), b.1.max(y));
+    }
+    let (px, py) = (
+        ((b.0 - a.0) * 0.03).max(1e-3),
+        ((b.1 - a.1) * 0.03).max(1e-3),
+    );
+    ((a.0 - px, a.1 - py), (b.0 + px, b.1 + py))
+}
+
+/// Whether the front is a thin sliver of the whole chart (under 12% of either axis), so that
+/// a second panel zoomed on it is drawn.
+fn front_is_sliver(plan: &Plan, tx: &Axis, ey: &Axis) -> bool {
+    if plan.front.len() < 2 {
+        return false;
+    }
+    let share = |ax: &Axis, v: &mut dyn Iterator<Item = f64>| {
+        let (lo, hi) = v.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
+            (a.min(ax.map(x)), b.max(ax.map(x)))
+        });
+        (hi - lo) / (ax.map(ax.hi) - ax.map(ax.lo))
+    };
+    let t = share(tx, &mut plan.front.iter().map(|f| f.prediction.time.0));
+    let e = share(ey, &mut plan.front.iter().map(|f| f.prediction.energy.0));
+    t.min(e) < 0.12
+}
+
+/// Draws the time-energy chart of a plan on any backend: the whole space with its front, a
+/// second panel zoomed on the front when the front is a thin sliver of the space, and a legend
+/// strip below the charts.
+pub fn draw_pareto<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    plan: &Plan,
+    sample: &Sample,
+) -> DrawResult {
+    ensure_font();
+    root.fill(&WHITE).map_err(err)?;
+    let front = &plan.front;
+    let times = || front.iter().map(|f| f.prediction.time.0);
+    let energies = || front.iter().map(|f| f.prediction.energy.0);
+    let tx = Axis::with_max_ticks(
+        sample
+            .points
+            .iter()
+            .map(|p| p.time)
+            .chain(times())
+            .chain(plan.answer.time_limit.map(|t| t.0)),
+        None,
+        7,
+    );
+    let ey = Axis::new(
+        sample
+            .points
+            .iter()
+            .map(|p| p.energy)
+            .chain(energies())
+            .chain(plan.answer.energy_limit.map(|e| e.0)),
+        None,
+    );
+    let what = if sample.complete {
+        format!("all {} configurations", sample.taken)
+    } else {
+        format!(
+            "a stratified sample of {} of {} configurations",
+            sample.taken, plan.evaluated
+        )
+    };
+    let (title, body) = root.split_vertically(30);
+    title
+        .titled(
+            &format!(
+                "{} on {}: {} and the exact front ({} points)",
+                plan.program,
+                plan.machine,
+                what,
+                front.len()
+            ),
+            ("sans-serif", 17),
+        )
+        .map_err(err)?;
+    let (body, strip) = body.split_vertically(SIZE.1 - 30 - 70);
+    let zoom = front_is_sliver(plan, &tx, &ey);
+    let (main, right) = if zoom {
+        let (a, b) = body.split_horizontally(SIZE.0 * 56 / 100);
+        (a, Some(b))
+    } else {
+        (body, None)
+    };
+    draw_panel(
+        root,
+        &main,
+        plan,
+        &Panel {
+            title: "every configuration".into(),
+            tx: tx.clone(),
+            ey: ey.clone(),
+            cloud: Some(sample),
+            box_front: zoom,
+            max_labels: if zoom { 0 } else { 8 },
+        },
+    )?;
+    if let Some(right) = right {
+        draw_panel(
+            root,
+            &right,
+            plan,
+            &Panel {
+                title: "the front, zoomed (the box at left)".into(),
+                tx: Axis::with_max_ticks(times(), None, 6),
+                ey: Axis::new(energies(), None),
+                cloud: None,
+                box_front: false,
+                max_labels: 10,
+            },
+        )?;
+    }
+    draw_legend(&strip, plan, zoom)?;
+    root.present().map_err(err)
+}
+
+/// The legend, below the charts so it never covers data.
+fn draw_legend<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    plan: &Plan,
+    zoom: bool,
+) -> DrawResult {
+    let font = ("sans-serif", 13).into_font().color(&BLACK);
+    let mut items: Vec<(String, u8)> = vec![
+        (
+            "configuration, coloured by UCR (purple 0 … yellow 1)".into(),
+            0,
+        ),
+        ("Pareto front".into(), 1),
+    ];
+    if let Some(f) = plan.recommendation() {
+        items.push((format!("recommended {}", label(&f.prediction.config)), 2));
+    }
+    if let Some(d) = plan.answer.time_limit {
+        items.push((format!("time limit {}", fmt_duration(d)), 3));
+    }
+    if let Some(b) = plan.answer.energy_limit {
+        items.push((format!("energy budget {}", fmt_energy(b)), 4));
+    }
+    if zoom {
+        items.push(("region of the front".into(), 5));
+    }
+    let (mut x, mut y) = (90i32, 12i32);
+    for (text, kind) in items {
+        let (w, _) = area.estimate_text_size(&text, &font).map_err(err)?;
+        if x + 30 + w as i32 > SIZE.0 as i32 - 10 {
+            (x, y) = (90, y + 24);
+        }
+        let c = (x + 10, y + 7);
+        match kind {
+            0 => area.draw(&Circle::new(c, 5, ucr_colour(0.5).filled())),
+            1 => area.draw(&PathElement::new(
+                [(x, c.1), (x + 20, c.1)],
+                BLACK.stroke_width(2),
+            )),
+            2 => area.draw(&Circle::new(c, 7, RED.stroke_width(3))),
+            3 => area.draw(&PathElement::new(
+                [(x, c.1), (x + 20, c.1)],
+                RED.stroke_width(2),
+            )),
+            4 => area.draw(&PathElement::new(
+                [(x, c.1), (x + 20, c.1)],
+                MAGENTA.stroke_width(2),
+            )),
+            _ => area.draw(&Rectangle::new(
+                [(x + 2, y + 1), (x + 18, y + 13)],
+                BLACK.mix(0.6).stroke_width(1),
+            )),
+        }
+        .map_err(err)?;
+        area.draw(&Text::new(text, (x + 26, y), font.clone()))
+            .map_err(err)?;
+        x += 26 + w as i32 + 28;
+    }
+    Ok(())
+}
+
+/// At most `max` indices spread evenly over `0..len`, both ends included.
+fn label_indices(len: usize, max: usize) -> Vec<usize> {
+    if len <= max {
+        return (0..len).collect();
+    }
+    let mut v: Vec<usize> = (0..max).map(|i| i * (len - 1) / (max - 1)).collect();
+    v.dedup();
+    v
+}
+
+/// A named term of a front point, for stacked bars.
+type Term = (&'static str, fn(&FrontEntry) -> f64);
+
+/// A configuration in a few characters, for bar labels: `28x57@1.1` (`+2g` with GPUs).
+fn short_label(f: &FrontEntry) -> String {
+    let c = &f.prediction.config;
+    let g = if c.gpus > 0 {
+        format!("+{}g", c.gpus)
+    } else {
+        String::new()
+    };
+    format!("{}x{}@{}{g}", c.nodes, c.cores, c.freq.ghz())
+}
+
+/// Draws stacked bars of the time terms (top) and energy terms (bottom) for up to 40 front
+/// points (evenly spaced), each bar labelled by its configuration (nodes x cores @ GHz), with
+/// the legends in a column beside the bars.
+pub fn draw_breakdown<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    plan: &Plan,
+) -> DrawResult {
+    ensure_font();
+    root.fill(&WHITE).map_err(err)?;
+    let idx = label_indices(plan.front.len(), 40);
+    let (top, bottom) = root.split_vertically(SIZE.1 / 2);
+    let colours = [
+        BLUE,
+        CYAN,
+        RED,
+        MAGENTA,
+        GREEN,
+        RGBColor(255, 140, 0),
+        RGBColor(128, 128, 128),
+    ];
+    let time_terms: [Term; 7] = [
+        ("T_CPU", |f| f.prediction.t.cpu),
+        ("T_mem", |f| f.prediction.t.mem),
+        ("T_w,net", |f| f.prediction.t.wait_net),
+        ("T_s,net", |f| f.prediction.t.serv_net),
+        ("T_gpu", |f| f.prediction.t.gpu),
+        ("T_ser", |f| f.prediction.t.serial),
+        ("T_idle", |f| f.prediction.t.wait),
+    ];
+    let energy_terms: [Term; 5] = [
+        ("CPU", |f| f.prediction.e.cpu),
+        ("memory", |f| f.prediction.e.mem),
+        ("network", |f| f.prediction.e.net),
+        ("idle", |f| f.prediction.e.idle),
+        ("GPU", |f| f.prediction.e.gpu),
+    ];
+    stacked(
+        &top,
+        plan,
+        &idx,
+        &time_terms,
+        &colours,
+        "time terms along the front",
+        &|v| ticks::time_label(v),
+    )?;
+    stacked(
+        &bottom,
+        plan,
+        &idx,
+        &energy_terms,
+        &colours,
+        "energy terms along the front",
+        &|v| ticks::energy_label(v),
+    )?;
+    root.present().map_err(err)
+}
+
+fn stacked<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    plan: &Plan,
+    idx: &[usize],
+    terms: &[Term],
+    colours: &[RGBColor],
+    title: &str,
+    fmt: &dyn Fn(f64) -> String,
+) -> DrawResult {
+    let (bars_area, legend_area) = area.split_horizontally(SIZE.0 - 120);
+    let max = idx
+        .iter()
+        .map(|&i| terms.iter().map(|t| t.1(&plan.front[i])).sum::<f64>())
+        .fold(0.0, f64::max)
+        .max(1e-300);
+    let y = Axis::from_zero(max, 6);
+    let n = idx.len();
+    // At most 20 bar labels, rotated, so they never run into each other.
+    let every = n.div_ceil(20).max(1);
+    let label_at: Vec<f64> = (0..n).step_by(every).map(|j| j as f64).collect();
+    let x = ticks::Coord::linear(-0.5, n as f64 - 0.5, label_at);
+    let mut chart = ChartBuilder::on(&bars_area)
+        .caption(
+            format!("{title} (bars: nodes x cores @ GHz, fastest at left)"),
+            ("sans-serif", 15),
+        )
+        .margin(10)
+        .x_label_area_size(62)
+        .y_label_area_size(70)
+        .build_cartesian_2d(x, ticks::Coord::linear(0.0, y.hi * 1.03, y.mapped_ticks()))
+        .map_err(err)?;
+    let names: Vec<String> = idx.iter().map(|&i| short_label(&plan.front[i])).collect();
+    let fmt_x = move |v: &f64| {
+        let k = v.round();
+        if (v - k).abs() < 1e-6 && k >= 0.0 {
+            names.get(k as usize).cloned().unwrap_or_default()
+        } else {
+            String::new()
+        }
+    };
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_label_formatter(&fmt_x)
+        .x_label_style(
+            ("sans-serif", 11)
+                .into_font()
+                .transform(FontTransform::Rotate90)
+                .color(&BLACK),
+        )
+        .y_label_formatter(&|v: &f64| fmt(*v))
+        .label_style(("sans-serif", 12))
+        .bold_line_style(BLACK.mix(0.15))
+        .draw()
+        .map_err(err)?;
+    for (k, (_, get)) in terms.iter().enumerate() {
+        let colour = colours[k % colours.len()];
+        let bars = idx.iter().enumerate().map(|(j, &i)| {
+            let below: f64 = terms[..k].iter().map(|t| t.1(&plan.front[i])).sum();
+            let v = get(&plan.front[i]);
+            Rectangle::new(
+                [(j as f64 - 0.4, below), (j as f64 + 0.4, below + v)],
+                colour.filled(),
+            )
+        });
+        chart.draw_series(bars).map_err(err)?;
+    }
+    let font = ("sans-serif", 12).into_font().color(&BLACK);
+    for (k, (name, _)) in terms.iter().enumerate().rev() {
+        let yk = 40 + 20 * (terms.len() - 1 - k) as i32;
+        let colour = colours[k % colours.len()];
+        legend_area
+            .draw(&Rectangle::new([(8, yk), (20, yk + 12)], colour.filled()))
+            .map_err(err)?;
+        legend_area
+            .draw(&Text::new(name.to_string(), (26, yk), font.clone()))
+            .map_err(err)?;
+    }
+    Ok(())
+}
+
+/// The time-energy chart as SVG text.
+pub fn pareto_svg(plan: &Plan, sample: &Sample) -> Result<String, String> {
+    let mut s = String::new();
+    {
+        let root = SVGBackend::with_string(&mut s, SIZE).into_drawing_area();
+        draw_pareto(&root, plan, sample)?;
+    }
+    Ok(s)
+}
+
+/// The breakdown chart as SVG text.
+pub fn breakdown_svg(plan: &Plan) -> Result<String, String> {
+    let mut s = String::new();
+    {
+        let root = SVGBackend::with_string(&mut s, SIZE).into_drawing_area();
+        draw_breakdown(&root, plan)?;
+    }
+    Ok(s)
+}
+
+/// Writes the time-energy chart to `path`: SVG or PNG by its extension.
+pub fn write_pareto(path: &Path, plan: &Plan, sample: &Sample) -> Result<(), String> {
+    match path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase)
+        .as_deref()
+    {
+        Some("svg") => {
+            let svg = pareto_svg(plan, sample)?;
+            std::fs::write(path, svg).map_err(|e| format!("{}: cannot write: {e}", path.display()))
+        }
+        Some("png") => {
+            let root = BitMapBackend::new(path, SIZE).into_drawing_area();
+            draw_pareto(&root, plan, sample).map_err(|e| format!("{}: {e}", path.display()))
+        }
+        _ => Err(format!(
+            "{}: expected a file ending in .svg or .png",
+            path.display()
+        )),
+    }
+}
