@@ -71,7 +71,7 @@ impl Bound {
         match self {
             Bound::Positive => "a finite number > 0".into(),
             Bound::NonNegative => "a finite number >= 0".into(),
-            Bound::Within(lo, hi) => format!("a number from {lo} to {hi}"),
+            Bound::Within(lo, hi) => format!("a finite number from {lo} to {hi}"),
         }
     }
 }

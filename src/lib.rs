@@ -10,6 +10,7 @@ pub mod calibrate;
 pub mod cli;
 pub mod error;
 pub mod input;
+pub mod limits;
 pub mod measure;
 pub mod metrics;
 pub mod model;

@@ -78,7 +78,20 @@ impl JobArgs {
             app,
             account: self.account.clone(),
             partition: self.partition.clone(),
-            time_margin: values::parse_fraction("--time-margin", &self.time_margin)?,
+            time_margin: {
+                let m = values::parse_fraction("--time-margin", &self.time_margin)?;
+                if m > crate::limits::TIME_MARGIN_MAX {
+                    return Err(values::bad(
+                        "--time-margin",
+                        format!(
+                            "a margin up to {} (the limit = predicted time x (1 + margin))",
+                            crate::limits::TIME_MARGIN_MAX
+                        ),
+                        &self.time_margin,
+                    ));
+                }
+                m
+            },
             job_name,
             constraint: self.constraint.clone(),
         };

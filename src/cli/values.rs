@@ -15,6 +15,9 @@ pub fn bad(flag: &str, expected: impl Into<String>, got: impl Into<String>) -> I
     }
 }
 
+/// Most values a SPEC may hold (a machine has at most 10^7 nodes).
+const SPEC_MAX: u64 = 10_000_000;
+
 /// Parses a SPEC of whole numbers: comma-separated values and inclusive ranges (`1-8,16,32`).
 /// The result is sorted and free of duplicates.
 pub fn parse_int_spec(flag: &str, spec: &str) -> InputResult<Vec<u32>> {
@@ -34,12 +37,15 @@ pub fn parse_int_spec(flag: &str, spec: &str) -> InputResult<Vec<u32>> {
                 if a > b {
                     return Err(bad(flag, "ranges written low-high, like 1-8", part));
                 }
-                if u64::from(b - a) > 100_000_000 {
-                    return Err(bad(flag, "ranges of at most 10^8 values", part));
+                if out.len() as u64 + u64::from(b - a) + 1 > SPEC_MAX {
+                    return Err(bad(flag, "at most 10^7 values in all", spec));
                 }
                 out.extend(a..=b);
             }
             None => out.push(num(part)?),
+        }
+        if out.len() as u64 > SPEC_MAX {
+            return Err(bad(flag, "at most 10^7 values in all", spec));
         }
     }
     out.sort_unstable();

@@ -54,6 +54,13 @@ impl NvmlGpus {
     }
 }
 
+/// How many GPUs NVML sees on this node, or why none can be seen.
+pub fn visible_gpus() -> Result<u32, String> {
+    let nvml = Nvml::init().map_err(|e| format!("NVML could not be loaded: {e}"))?;
+    nvml.device_count()
+        .map_err(|e| format!("NVML device count: {e}"))
+}
+
 /// The GPU indices named by a `CUDA_VISIBLE_DEVICES` value (numbers only).
 pub fn visible_devices(value: &str) -> Vec<u32> {
     value

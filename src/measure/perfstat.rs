@@ -63,13 +63,19 @@ pub fn parse(file: &Path, text: &str) -> InputResult<Vec<PerfStatLine>> {
         }
         let value = match cols[0] {
             "<not supported>" | "<not counted>" => None,
-            v => Some(v.parse::<f64>().map_err(|_| {
-                bad(
-                    line,
-                    "a count, <not supported> or <not counted> in the first column",
-                    cols[0],
-                )
-            })?),
+            v => Some(
+                v.parse::<f64>()
+                    .ok()
+                    .filter(|x| x.is_finite() && *x >= 0.0 && *x <= 1e21)
+                    .ok_or_else(|| {
+                        bad(
+                            line,
+                            "a count from 0 to 1e21, <not supported> or <not counted> in the \
+                             first column",
+                            cols[0],
+                        )
+                    })?,
+            ),
         };
         let running_pct = cols.get(end + 2).and_then(|p| p.parse().ok());
         out.push(PerfStatLine {

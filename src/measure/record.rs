@@ -370,11 +370,66 @@ pub fn profile_json(h: &Header, s: &SweepRecord) -> Value {
     })
 }
 
+impl SweepRecord {
+    /// Checks every recorded run: its point within bounds (cores, GPUs, frequency) and its
+    /// readings finite and non-negative, so that a damaged `--resume` file is refused, not
+    /// carried into the profile. Names the run.
+    pub fn validate(&self) -> Result<(), String> {
+        for (i, r) in self.runs.iter().enumerate() {
+            let bad = |what: &str, v: f64| {
+                format!("sweep.record.runs[{i}]: {what} is {v}, which no run can have")
+            };
+            if r.cores == 0 || r.cores > 100_000 {
+                return Err(bad("cores", f64::from(r.cores)));
+            }
+            if r.gpus > 1024 {
+                return Err(bad("gpus", f64::from(r.gpus)));
+            }
+            if !(1e7..=2e10).contains(&r.freq_hz) {
+                return Err(bad("freq_hz", r.freq_hz));
+            }
+            let x = &r.readings;
+            let values = [
+                ("wall_s", Some(r.wall_s)),
+                ("readings.cycles", x.cycles),
+                ("readings.instructions", x.instructions),
+                ("readings.stall_cycles", x.stall_cycles),
+                ("readings.mem_stall_cycles", x.mem_stall_cycles),
+                ("readings.cpu_time_s", x.cpu_time_s),
+                ("readings.mpi_messages_per_rank", x.mpi_messages_per_rank),
+                ("readings.mpi_bytes_per_rank", x.mpi_bytes_per_rank),
+            ];
+            let extra = x
+                .energy_j
+                .values()
+                .chain(x.gpu_busy_s.iter())
+                .map(|&v| ("readings.energy_j / gpu_busy_s", Some(v)));
+            for (what, v) in values.into_iter().chain(extra) {
+                if let Some(v) = v
+                    && !(v.is_finite() && (0.0..=1e21).contains(&v))
+                {
+                    return Err(bad(what, v));
+                }
+            }
+            if x.gpu_busy_s.len() > r.gpus as usize {
+                return Err(bad(
+                    "readings.gpu_busy_s (entries)",
+                    x.gpu_busy_s.len() as f64,
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Reads the sweep record back from a file written by [`profile_json`].
 pub fn read_sweep(doc: &Value) -> Result<SweepRecord, String> {
     let rec = doc
         .get("sweep")
         .and_then(|s| s.get("record"))
         .ok_or("no `sweep.record` section: the file was not written by `jouleplan profile`")?;
-    serde_json::from_value(rec.clone()).map_err(|e| format!("`sweep.record`: {e}"))
+    let rec: SweepRecord =
+        serde_json::from_value(rec.clone()).map_err(|e| format!("`sweep.record`: {e}"))?;
+    rec.validate()?;
+    Ok(rec)
 }

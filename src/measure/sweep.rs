@@ -265,10 +265,11 @@ fn load_existing(o: &Options) -> anyhow::Result<Option<SweepRecord>> {
     }
     let text = std::fs::read_to_string(&o.output)
         .map_err(|e| anyhow::anyhow!("{}: cannot read: {e}", o.output.display()))?;
-    let doc: serde_json::Value = serde_json::from_str(&text)
-        .map_err(|e| anyhow::anyhow!("{}: not valid JSON: {e}", o.output.display()))?;
-    let rec =
-        record::read_sweep(&doc).map_err(|e| anyhow::anyhow!("{}: {e}", o.output.display()))?;
+    let bad =
+        |e: String| crate::error::InputError::Mismatch(format!("{}: {e}", o.output.display()));
+    let doc: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| bad(format!("not valid JSON: {e}")))?;
+    let rec = record::read_sweep(&doc).map_err(bad)?;
     Ok(Some(rec))
 }
 
@@ -331,6 +332,23 @@ fn check(o: &Options, existing: Option<&SweepRecord>, cpus: &[usize]) -> anyhow:
             cpus.len()
         ))
         .into());
+    }
+    if let Some(&g) = o.gpus.iter().max().filter(|&&g| g > 0) {
+        let seen = super::nvml::visible_gpus();
+        if seen.as_ref().map_or(true, |&n| n < g) {
+            return Err(crate::error::InputError::Argument {
+                flag: "--gpus".into(),
+                expected: format!(
+                    "GPU counts this node has: {}",
+                    match &seen {
+                        Ok(n) => format!("0 to {n} (NVML sees {n})"),
+                        Err(why) => format!("0 only ({why})"),
+                    }
+                ),
+                got: g.to_string(),
+            }
+            .into());
+        }
     }
     if let Some(c) = o.cores.iter().find(|&&c| c % o.ranks != 0) {
         return Err(crate::error::InputError::Mismatch(format!(

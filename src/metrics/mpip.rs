@@ -94,8 +94,8 @@ pub fn parse(file: &Path, text: &str) -> InputResult<MpipReport> {
         let num = |k: usize, what: &str| -> InputResult<f64> {
             cols.get(k)
                 .and_then(|s| s.parse::<f64>().ok())
-                .filter(|v| v.is_finite())
-                .ok_or_else(|| bad(file, n, what, line))
+                .filter(|v| v.is_finite() && *v >= 0.0)
+                .ok_or_else(|| bad(file, n, &format!("{what} (>= 0)"), line))
         };
         if section.starts_with("MPI Time (seconds)") {
             if cols.first() == Some(&"Task") || cols.first() == Some(&"*") {

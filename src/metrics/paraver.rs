@@ -182,6 +182,28 @@ struct Grid {
     events: Vec<Vec<u32>>,
 }
 
+/// Most tasks a trace header may declare.
+const MAX_TASKS: usize = 1 << 20;
+/// Most window cells (tasks x windows) a grid may hold: 2^26 cells, about 1.3 GB at most.
+const MAX_CELLS: u64 = 1 << 26;
+
+/// The window grid, refused when the header's end time over the window length (times the
+/// tasks) asks for more cells than any trace needs: a corrupt end time must not size memory.
+fn grid_for(path: &Path, ranks: usize, end: u64, len: u64) -> InputResult<Grid> {
+    let windows = end.div_ceil(len.max(1)).max(1);
+    if windows.saturating_mul(ranks as u64) > MAX_CELLS {
+        return Err(bad(
+            path,
+            1,
+            &format!(
+                "an end time that gives at most {MAX_CELLS} task-window cells (use a longer --window)"
+            ),
+            &format!("{windows} windows x {ranks} tasks"),
+        ));
+    }
+    Ok(Grid::new(ranks, end, len))
+}
+
 impl Grid {
     fn new(ranks: usize, end: u64, len: u64) -> Grid {
         let len = len.max(1);
@@ -427,6 +449,14 @@ pub fn analyse(path: &Path, opts: &Options) -> InputResult<Run> {
     if n == 0 {
         return Err(bad(path, 1, "at least one task", &first));
     }
+    if n > MAX_TASKS {
+        return Err(bad(
+            path,
+            1,
+            &format!("at most {MAX_TASKS} tasks in the header (state is kept per task)"),
+            &format!("{n} tasks"),
+        ));
+    }
     let eager = if opts.eager_limit == 0 {
         32 * 1024
     } else {
@@ -444,10 +474,9 @@ pub fn analyse(path: &Path, opts: &Options) -> InputResult<Run> {
         comms: HashMap::new(),
         seq: 0,
         next_msg: 0,
-        grid: if opts.no_critical_path {
-            None
-        } else {
-            win_len.map(|l| Grid::new(n, header.end, l))
+        grid: match (opts.no_critical_path, win_len) {
+            (false, Some(l)) => Some(grid_for(path, n, header.end, l)?),
+            _ => None,
         },
         mismatched: 0,
         off: opts.no_critical_path,

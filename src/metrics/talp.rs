@@ -113,7 +113,11 @@ impl Obj<'_> {
                 .as_f64()
                 .or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()))
             {
-                Some(x) if x.is_finite() => Ok(Some(x)),
+                // Times and counts are never negative; TALP's own printed efficiencies can be
+                // slightly (a real oversubscribed run printed mpiLoadBalanceIn -0.02): those
+                // are kept and flagged as implausible by the metrics, not refused.
+                Some(x) if x.is_finite() && (x >= 0.0 || PRINTED.contains(&key)) => Ok(Some(x)),
+                Some(x) if x.is_finite() => Err(self.err(key, "a number >= 0", v.to_string())),
                 _ => Err(self.err(key, "a number", v.to_string())),
             },
         }
@@ -136,7 +140,15 @@ fn region(
     map: &Map<String, Value>,
 ) -> InputResult<TalpRegion> {
     let o = Obj { file, path, map };
-    let elapsed = o.req("elapsedTime")? / 1e9;
+    let elapsed_ns = o.req("elapsedTime")?;
+    if elapsed_ns < 1.0 {
+        return Err(o.err(
+            "elapsedTime",
+            "an elapsed time of at least 1 ns",
+            elapsed_ns.to_string(),
+        ));
+    }
+    let elapsed = elapsed_ns / 1e9;
     let useful = o.req("usefulTime")? / 1e9;
     let cpus = o.opt("numCpus")?.unwrap_or(1.0);
     let host = if o.opt("minMpiNormdProc")?.is_some()

@@ -3,6 +3,7 @@
 
 use crate::error::InputResult;
 use crate::input::{self, Bound, Fields};
+use crate::limits;
 use crate::units::{Hertz, Seconds, Watts};
 use std::path::{Path, PathBuf};
 
@@ -105,7 +106,7 @@ impl Machine {
         let cores_per_node = m.u64("cores_per_node", 1, 100_000)? as u32;
         let ghz = m.f64_list("frequencies_ghz", Bound::Within(0.01, 20.0))?;
         let gpus_per_node = m.opt_u64("gpus_per_node", 0, 1024)?.unwrap_or(0) as u32;
-        let memory_per_node_gib = m.opt_f64("memory_per_node_gib", Bound::Positive)?;
+        let memory_per_node_gib = m.opt_f64("memory_per_node_gib", limits::MEMORY_GIB)?;
         let cpu_model = m.opt_str("cpu_model")?.map(str::to_string);
         let gpu_model = m.opt_str("gpu_model")?.map(str::to_string);
         let mut sorted = ghz.clone();
@@ -124,12 +125,12 @@ impl Machine {
             return Err(root.error("network", NETWORK_HINT, "no [network] section"));
         }
         let mut net = root.table("network")?;
-        let latency = Seconds(net.f64("latency_s", Bound::Within(0.0, 1.0))?);
-        let bandwidth = net.f64("bandwidth_bytes_per_s", Bound::Positive)?;
+        let latency = Seconds(net.f64("latency_s", limits::LATENCY_S)?);
+        let bandwidth = net.f64("bandwidth_bytes_per_s", limits::BANDWIDTH)?;
         let switch = net
-            .opt_f64("switch_bandwidth_bytes_per_s", Bound::Positive)?
+            .opt_f64("switch_bandwidth_bytes_per_s", limits::BANDWIDTH)?
             .unwrap_or(bandwidth);
-        let cv2 = net.opt_f64("cv2", Bound::NonNegative)?.unwrap_or(1.0);
+        let cv2 = net.opt_f64("cv2", limits::CV2)?.unwrap_or(1.0);
         net.finish()?;
 
         let nf = frequencies.len();
@@ -137,26 +138,23 @@ impl Machine {
             return Err(root.error("power", POWER_HINT, "no [power] section"));
         }
         let mut p = root.table("power")?;
-        let core_active = p.f64_per("core_active_w", nf, "frequency", Bound::NonNegative)?;
-        let core_stall = p.f64_per("core_stall_w", nf, "frequency", Bound::NonNegative)?;
-        let memory = Watts(p.f64("memory_w", Bound::NonNegative)?);
-        let network = Watts(p.f64("network_w", Bound::NonNegative)?);
-        let idle = p.f64_per("idle_w", nf, "frequency", Bound::NonNegative)?;
+        let core_active = p.f64_per("core_active_w", nf, "frequency", limits::POWER_W)?;
+        let core_stall = p.f64_per("core_stall_w", nf, "frequency", limits::POWER_W)?;
+        let memory = Watts(p.f64("memory_w", limits::POWER_W)?);
+        let network = Watts(p.f64("network_w", limits::POWER_W)?);
+        let idle = p.f64_per("idle_w", nf, "frequency", limits::POWER_W)?;
         let (gpu_active, gpu_idle) = if gpus_per_node > 0 {
             (
-                Watts(p.f64("gpu_active_w", Bound::NonNegative)?),
-                Watts(p.f64("gpu_idle_w", Bound::NonNegative)?),
+                Watts(p.f64("gpu_active_w", limits::POWER_W)?),
+                Watts(p.f64("gpu_idle_w", limits::POWER_W)?),
             )
         } else {
             (
-                Watts(
-                    p.opt_f64("gpu_active_w", Bound::NonNegative)?
-                        .unwrap_or(0.0),
-                ),
-                Watts(p.opt_f64("gpu_idle_w", Bound::NonNegative)?.unwrap_or(0.0)),
+                Watts(p.opt_f64("gpu_active_w", limits::POWER_W)?.unwrap_or(0.0)),
+                Watts(p.opt_f64("gpu_idle_w", limits::POWER_W)?.unwrap_or(0.0)),
             )
         };
-        let gpu_nocontext = p.opt_f64("gpu_nocontext_w", Bound::NonNegative)?.map(Watts);
+        let gpu_nocontext = p.opt_f64("gpu_nocontext_w", limits::POWER_W)?.map(Watts);
         let fit_residual_rel = p.opt_f64("fit_residual_rel", Bound::Within(0.0, 1.0))?;
         p.finish()?;
 

@@ -452,6 +452,18 @@ impl<'a> Model<'a> {
         let g = self.group(config.cores, fi, config.gpus)?;
         let factor = self.growth_factor(config.nodes);
         Ok(match g.eval(config.nodes, factor) {
+            Some(ev) if !(ev.time.is_finite() && ev.energy.is_finite()) => {
+                return Err(InputError::Mismatch(format!(
+                    "the model gives {} s and {} J at ({}, {}, {} GHz, {}): the inputs hold \
+                     values the model cannot evaluate",
+                    ev.time,
+                    ev.energy,
+                    config.nodes,
+                    config.cores,
+                    config.freq.ghz(),
+                    config.gpus
+                )));
+            }
             Some(ev) => Outcome::Finite(g.prediction(config.nodes, &ev)),
             None => Outcome::Saturated {
                 config,

@@ -6,6 +6,7 @@ use super::overhead::{self, Extra, IdleSplit};
 use super::sweep_facts::{self, SweepFacts};
 use crate::error::{InputError, InputResult};
 use crate::input::{self, Bound, Fields};
+use crate::limits;
 use crate::units::{Hertz, Joules, Seconds};
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -201,16 +202,16 @@ impl Profile {
         let description = root.opt_str("description")?.unwrap_or("").to_string();
 
         let mut it = root.table("iterations")?;
-        let baseline_iterations = it.f64("baseline", Bound::Positive)?;
-        let target_iterations = it.f64("target", Bound::Positive)?;
+        let baseline_iterations = it.f64("baseline", limits::ITERATIONS)?;
+        let target_iterations = it.f64("target", limits::ITERATIONS)?;
         it.finish()?;
-        let memory_footprint_gib = root.opt_f64("memory_footprint_gib", Bound::Positive)?;
+        let memory_footprint_gib = root.opt_f64("memory_footprint_gib", limits::MEMORY_GIB)?;
 
         let communication = match root.opt_table("communication")? {
             None => Communication::none(),
             Some(mut c) => {
-                let eta = c.f64("messages_per_iteration", Bound::NonNegative)?;
-                let nu = c.f64("bytes_per_message", Bound::NonNegative)?;
+                let eta = c.f64("messages_per_iteration", limits::MESSAGES)?;
+                let nu = c.f64("bytes_per_message", limits::BYTES)?;
                 let growth_name = c.opt_str("growth")?.unwrap_or("constant");
                 let growth = match growth_name {
                     "constant" => Growth::Constant,
@@ -610,9 +611,12 @@ fn read_point(p: &mut Fields<'_>) -> InputResult<BaselinePoint> {
     let cores = p.u64("cores", 1, 100_000)? as u32;
     let freq = Hertz(p.f64("freq_hz", Bound::Within(1e7, 2e10))?);
     let gpus = p.opt_u64("gpus", 0, 1024)?.unwrap_or(0) as u32;
-    let cycles = p.f64("cycles", Bound::Positive)?;
-    let stall_cycles = p.f64("stall_cycles", Bound::NonNegative)?;
-    let mem_stall_cycles = p.f64("mem_stall_cycles", Bound::NonNegative)?;
+    let cycles = p.f64("cycles", limits::CYCLES)?;
+    if cycles <= 0.0 {
+        return Err(p.error("cycles", "a positive count", "0"));
+    }
+    let stall_cycles = p.f64("stall_cycles", limits::CYCLES)?;
+    let mem_stall_cycles = p.f64("mem_stall_cycles", limits::CYCLES)?;
     if stall_cycles > cycles {
         return Err(p.error(
             "stall_cycles",
@@ -634,16 +638,19 @@ fn read_point(p: &mut Fields<'_>) -> InputResult<BaselinePoint> {
             format!("{mem_stall_cycles}"),
         ));
     }
-    let instructions = p.opt_f64("instructions", Bound::NonNegative)?;
+    let instructions = p.opt_f64("instructions", limits::CYCLES)?;
     let utilisation = p.f64("utilisation", Bound::Within(f64::MIN_POSITIVE, 1.0))?;
-    let wall_time = Seconds(p.f64("wall_time_s", Bound::Positive)?);
-    let energy = p.opt_f64("energy_j", Bound::Positive)?.map(Joules);
+    let wall_time = Seconds(p.f64("wall_time_s", limits::TIME_S)?);
+    if wall_time.0 <= 0.0 {
+        return Err(p.error("wall_time_s", "a positive time", "0"));
+    }
+    let energy = p.opt_f64("energy_j", limits::ENERGY_J)?.map(Joules);
     let measured = p.opt_bool("measured")?.unwrap_or(true);
     let device = match p.opt_table("device")? {
         None => None,
         Some(mut d) => {
-            let kernel = d.f64_list("kernel_s", Bound::NonNegative)?;
-            let transfer = d.f64_list("transfer_s", Bound::NonNegative)?;
+            let kernel = d.f64_list("kernel_s", limits::TIME_S)?;
+            let transfer = d.f64_list("transfer_s", limits::TIME_S)?;
             if kernel.len() != gpus as usize || transfer.len() != gpus as usize {
                 return Err(d.error(
                     "kernel_s",
@@ -651,7 +658,7 @@ fn read_point(p: &mut Fields<'_>) -> InputResult<BaselinePoint> {
                     format!("{} and {} entries", kernel.len(), transfer.len()),
                 ));
             }
-            let host_runtime = Seconds(d.f64("host_runtime_s", Bound::NonNegative)?);
+            let host_runtime = Seconds(d.f64("host_runtime_s", limits::TIME_S)?);
             let source = d.opt_str("source")?.map(str::to_string);
             d.finish()?;
             Some(DeviceBaseline {

@@ -84,6 +84,18 @@ pub fn plan(
     let space = &space;
     let outcome = search(model, space)?;
     let front = entries(model, &outcome);
+    if let Some(bad) = front
+        .iter()
+        .find(|f| !(f.prediction.time.0.is_finite() && f.prediction.energy.0.is_finite()))
+    {
+        return Err(InputError::Mismatch(format!(
+            "the model gives {} s and {} J at {}: the inputs hold values the model cannot \
+             evaluate (check the machine file and profile for extreme numbers)",
+            bad.prediction.time.0,
+            bad.prediction.energy.0,
+            label(&bad.prediction.config)
+        )));
+    }
     let reference = match (query.slowdown, reference) {
         (None, _) => None,
         (Some(_), Some(cfg)) => match model.predict(cfg)? {
