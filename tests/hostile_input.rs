@@ -219,3 +219,38 @@ fn a_paraver_header_cannot_size_memory() {
         &["end.prv", "task-window cells"],
     );
 }
+
+#[test]
+fn a_trace_with_duplicated_state_records_is_flagged_not_silent() {
+    use std::io::Read;
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(
+        std::fs::File::open(fixture("paraver/epoch/epoch_2proc.prv.gz")).unwrap(),
+    )
+    .read_to_string(&mut text)
+    .unwrap();
+    let mut out = String::new();
+    for l in text.lines() {
+        out.push_str(l);
+        out.push('\n');
+        if l.starts_with("1:") {
+            out.push_str(l);
+            out.push('\n');
+        }
+    }
+    let prv = write(dir.path(), "dup.prv", &out);
+    for ext in ["pcf", "row"] {
+        std::fs::copy(
+            fixture(&format!("paraver/epoch/epoch_2proc.{ext}")),
+            dir.path().join(format!("dup.{ext}")),
+        )
+        .unwrap();
+    }
+    let (code, out, err) = jouleplan(&["metrics", prv.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("implausible: POP transfer efficiency"),
+        "{out}"
+    );
+}

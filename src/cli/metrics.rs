@@ -118,6 +118,9 @@ pub fn run_metrics(args: &MetricsArgs, out: &mut dyn Write) -> anyhow::Result<()
             .into());
         }
     }
+    for r in &mut runs {
+        r.flag_implausible_pop();
+    }
     if !args.region.is_empty() {
         let names: Vec<String> = runs.iter().filter_map(|r| r.region.clone()).collect();
         runs.retain(|r| r.region.as_ref().is_some_and(|g| args.region.contains(g)));

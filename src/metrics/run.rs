@@ -187,6 +187,29 @@ fn talp_region_run(file: &TalpFile, r: &TalpRegion) -> Run {
     }
 }
 
+impl Run {
+    /// Flags POP efficiencies outside [0, 1] (a trace with duplicated or overlapping state
+    /// records, a report whose times disagree): named in the run's notes, never silent.
+    pub fn flag_implausible_pop(&mut self) {
+        let Some(p) = &self.pop else { return };
+        let values = [
+            ("POP parallel efficiency", Some(p.parallel_efficiency)),
+            ("POP load balance", Some(p.load_balance)),
+            ("POP communication efficiency", Some(p.communication)),
+            ("POP serialisation efficiency", p.serialisation),
+            ("POP transfer efficiency", p.transfer),
+        ];
+        for (name, v) in values {
+            if let Some(v) = v.filter(|v| !(-1e-9..=1.0 + 1e-9).contains(v)) {
+                self.notes.push(format!(
+                    "implausible: {name} = {v:.2}, outside [0, 1]: the input's times overlap or \
+                     disagree (duplicated state records in a trace, for example)"
+                ));
+            }
+        }
+    }
+}
+
 /// Values no real run can have, each named: an efficiency outside [0, 1] (printed by TALP or
 /// recomputed from its times) and a region that lasted longer than the whole run.
 fn implausible(
