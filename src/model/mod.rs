@@ -141,6 +141,8 @@ pub struct Group {
     /// `T_ser` and `T_wait` (MODEL.md 6b): `k X_ser`, `k X_wait`, the same at every `n`.
     ex_serial: f64,
     ex_wait: f64,
+    /// `T_ser + T_idle`, summed once.
+    ex_total: f64,
     one_minus_u: f64,
     /// `eta S`: messages per node over the run, before the growth factor.
     msgs: f64,
@@ -152,11 +154,11 @@ pub struct Group {
     p_mem: f64,
     p_net: f64,
     p_idle: f64,
-    p_gpu_act: f64,
-    /// Power of a used GPU between its kernels (`P_gap`, MODEL.md 6b).
-    p_gpu_gap: f64,
-    /// Power of the node's unused GPUs together: `(g_max - g) P_gpu_off`.
-    p_gpu_unused: f64,
+    /// `g (P_gpu_act - P_gap)`: the node's GPU power above the gap power while kernels run.
+    p_gpu_busy: f64,
+    /// `g P_gap + (g_max - g) P_gpu_off`: the node's GPU power over the whole run (`P_gap` the
+    /// power of a used GPU between its kernels, MODEL.md 6b; `P_gpu_off` of an unused one).
+    p_gpu_time: f64,
 }
 
 /// The terms of one configuration before they are packaged (the hot path of the search).
@@ -207,15 +209,13 @@ impl Group {
         } else {
             0.0
         };
-        let time = t_cpu + t_mem + t_wait + t_serv + t_gpu + self.ex_serial + self.ex_wait;
+        let time = t_cpu + t_mem + t_wait + t_serv + t_gpu + self.ex_total;
         let k_busy = self.dev_active_mean / nf;
         let e_cpu = (self.p_act * t_cpu + self.p_stall * t_mem) * f64::from(self.cores);
         let e_mem = self.p_mem * t_mem;
         let e_net = self.p_net * (t_wait + t_serv);
         let e_idle = self.p_idle * time;
-        let e_gpu = f64::from(self.gpus)
-            * (self.p_gpu_act * k_busy + self.p_gpu_gap * (time - k_busy))
-            + self.p_gpu_unused * time;
+        let e_gpu = self.p_gpu_busy * k_busy + self.p_gpu_time * time;
         let energy = nf * (e_cpu + e_mem + e_net + e_idle + e_gpu);
         Some(Eval {
             time,
@@ -248,14 +248,13 @@ impl Group {
     pub fn lower_bounds(&self, n1: u32, n2: u32, factor1: f64) -> (f64, f64) {
         let t_num = self.a + self.bm + self.gh;
         let serv_msg = self.msgs * factor1 * self.nu_over_b;
-        let t_extra = self.ex_serial + self.ex_wait;
+        let t_extra = self.ex_total;
         let t_lb = f64::max(t_num / f64::from(n2), serv_msg) + t_extra;
-        let g = f64::from(self.gpus);
         let e_fixed = f64::from(self.cores) * (self.p_act * self.a + self.p_stall * self.bm)
             + self.p_mem * self.bm
-            + g * (self.p_gpu_act - self.p_gpu_gap) * self.dev_active_mean;
+            + self.p_gpu_busy * self.dev_active_mean;
         let n1f = f64::from(n1);
-        let p_time = self.p_idle + g * self.p_gpu_gap + self.p_gpu_unused;
+        let p_time = self.p_idle + self.p_gpu_time;
         let e_lb = e_fixed
             + p_time * (f64::max(t_num, n1f * serv_msg) + n1f * t_extra)
             + self.p_net * n1f * serv_msg;
@@ -387,6 +386,7 @@ impl<'a> Model<'a> {
         let a = k * (p.work_cycles() + p.other_stall_cycles()) / cf;
         let bm = k * p.mem_stall_cycles / cf;
         let dev = device_scaling(p, k, gpus, a + bm);
+        let gap = self.gpu_gap.at(p);
         let net = &m.network;
         let y = net.latency.0 + prof.communication.bytes_per_message / net.switch_bytes_per_s;
         Group {
@@ -404,6 +404,7 @@ impl<'a> Model<'a> {
             has_device_work: dev.active_max > 0.0,
             ex_serial: k * p.extra.serial,
             ex_wait: k * p.extra.wait,
+            ex_total: k * (p.extra.serial + p.extra.wait),
             one_minus_u: 1.0 - p.utilisation,
             msgs: prof.communication.messages_per_iteration * prof.target_iterations,
             nu_over_b: prof.communication.bytes_per_message / net.bandwidth_bytes_per_s,
@@ -414,10 +415,10 @@ impl<'a> Model<'a> {
             p_mem: m.power.memory.0,
             p_net: m.power.network.0,
             p_idle: m.power.idle[freq_index].0,
-            p_gpu_act: m.power.gpu_active.0,
-            p_gpu_gap: self.gpu_gap.at(p),
-            p_gpu_unused: f64::from(m.gpus_per_node.saturating_sub(gpus))
-                * m.power.gpu_nocontext.map_or(0.0, |w| w.0),
+            p_gpu_busy: f64::from(gpus) * (m.power.gpu_active.0 - gap),
+            p_gpu_time: f64::from(gpus) * gap
+                + f64::from(m.gpus_per_node.saturating_sub(gpus))
+                    * m.power.gpu_nocontext.map_or(0.0, |w| w.0),
         }
     }
 
