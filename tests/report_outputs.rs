@@ -133,6 +133,12 @@ fn csv_and_json_share_keys_and_order() {
             "e_net_j",
             "e_idle_j",
             "e_gpu_j",
+            "parallel_efficiency",
+            "mpi_parallel_efficiency",
+            "mpi_communication_efficiency",
+            "mpi_load_balance",
+            "openmp_parallel_efficiency",
+            "device_offload_efficiency",
             "front_index",
             "ties",
             "recommended"
@@ -143,13 +149,17 @@ fn csv_and_json_share_keys_and_order() {
     assert_eq!(rows.len(), front.len());
     for (row, obj) in rows.iter().zip(front) {
         for (k, cell) in header.iter().zip(row) {
-            let want = obj.get(*k).or_else(|| obj["breakdown"].get(*k));
+            let want = obj
+                .get(*k)
+                .or_else(|| obj["breakdown"].get(*k))
+                .or_else(|| obj["host_tree"].get(*k))
+                .filter(|v| !v.is_null());
             if let Some(want) = want {
                 assert_eq!(cell.parse::<f64>().unwrap(), want.as_f64().unwrap(), "{k}");
             }
         }
     }
-    let picked: Vec<&Vec<&str>> = rows.iter().filter(|r| r[25] == "true").collect();
+    let picked: Vec<&Vec<&str>> = rows.iter().filter(|r| r[31] == "true").collect();
     assert_eq!(picked.len(), 1);
     assert_eq!(
         picked[0][4].parse::<f64>().unwrap(),
@@ -247,4 +257,47 @@ fn charts_have_round_ticks_a_zoom_on_a_thin_front_and_bars_named_by_configuratio
         "bars not named"
     );
     assert!(text(&bars, "T_ser") && text(&bars, "T_idle"));
+}
+
+#[test]
+fn every_front_point_of_the_bundled_default_carries_the_predicted_host_tree() {
+    let (code, out, err) = jouleplan(&["plan", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    for p in v["front"].as_array().unwrap() {
+        let h = &p["host_tree"];
+        for k in [
+            "parallel_efficiency",
+            "mpi_parallel_efficiency",
+            "mpi_communication_efficiency",
+            "openmp_parallel_efficiency",
+            "device_offload_efficiency",
+        ] {
+            let x = h[k]
+                .as_f64()
+                .unwrap_or_else(|| panic!("{k} missing in {p}"));
+            assert!((0.0..=1.0).contains(&x), "{k} = {x}");
+        }
+        let pe = h["parallel_efficiency"].as_f64().unwrap();
+        let product = h["mpi_parallel_efficiency"].as_f64().unwrap()
+            * h["openmp_parallel_efficiency"].as_f64().unwrap()
+            * h["device_offload_efficiency"].as_f64().unwrap();
+        assert!((pe - product).abs() < 1e-12);
+        assert!(h["mpi_load_balance"].is_null());
+        assert!(
+            h["sources"]["mpi_load_balance"]
+                .as_str()
+                .unwrap()
+                .starts_with("absent")
+        );
+    }
+    let (_, text, _) = jouleplan(&["plan"]);
+    assert!(text.contains("host tree (predicted):") && text.contains("- Communication efficiency"));
+    let (_, csv, _) = jouleplan(&["plan", "--csv"]);
+    assert!(
+        csv.lines()
+            .next()
+            .unwrap()
+            .contains("openmp_parallel_efficiency")
+    );
 }

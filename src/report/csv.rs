@@ -35,6 +35,12 @@ pub const COLUMNS: &[&str] = &[
     "breakdown.e_net_j",
     "breakdown.e_idle_j",
     "breakdown.e_gpu_j",
+    "host_tree.parallel_efficiency",
+    "host_tree.mpi_parallel_efficiency",
+    "host_tree.mpi_communication_efficiency",
+    "host_tree.mpi_load_balance",
+    "host_tree.openmp_parallel_efficiency",
+    "host_tree.device_offload_efficiency",
 ];
 
 fn cell(v: &Value, key: &str) -> String {

@@ -40,6 +40,7 @@ pub fn config_json(p: &Prediction) -> Value {
             "e_idle_j": p.e.idle,
             "e_gpu_j": p.e.gpu,
         },
+        "host_tree": host_tree_json(p),
         "device": p.device.map(|d| json!({
             "parallel_efficiency": d.parallel_efficiency,
             "load_balance": d.load_balance,
@@ -47,6 +48,26 @@ pub fn config_json(p: &Prediction) -> Value {
             "orchestration_efficiency": d.orchestration_efficiency,
             "device_offload_efficiency": d.offload_efficiency,
         })),
+    })
+}
+
+/// The predicted host tree: the efficiencies, and where each comes from.
+pub fn host_tree_json(p: &Prediction) -> Value {
+    let h = crate::model::host_tree::HostTree::of(p);
+    json!({
+        "parallel_efficiency": h.parallel_efficiency,
+        "mpi_parallel_efficiency": h.mpi_parallel_efficiency,
+        "mpi_communication_efficiency": h.mpi_communication_efficiency,
+        "mpi_load_balance": h.mpi_load_balance,
+        "openmp_parallel_efficiency": h.openmp_parallel_efficiency,
+        "device_offload_efficiency": h.device_offload_efficiency,
+        "sources": {
+            "parallel_efficiency": "predicted",
+            "mpi_communication_efficiency": "predicted",
+            "mpi_load_balance": format!("{}: no per-rank measurement in the profile", h.load_balance_source().name()),
+            "openmp_parallel_efficiency": "predicted",
+            "device_offload_efficiency": "predicted",
+        },
     })
 }
 

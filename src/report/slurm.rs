@@ -203,6 +203,16 @@ pub fn job_script(p: &Prediction, prov: &Provenance, opts: &JobOptions) -> Input
         "#   energy = CPU {:.3} + memory {:.3} + network {:.3} + idle {:.3} + GPU {:.3} J",
         p.e.cpu, p.e.mem, p.e.net, p.e.idle, p.e.gpu
     );
+    let h = crate::model::host_tree::HostTree::of(p);
+    let _ = writeln!(
+        w,
+        "#   host parallel efficiency {:.3} = MPI {:.3} (communication {:.3}; load balance not measured) x OpenMP {:.3} x device offload {:.3}",
+        h.parallel_efficiency,
+        h.mpi_parallel_efficiency,
+        h.mpi_communication_efficiency,
+        h.openmp_parallel_efficiency,
+        h.device_offload_efficiency
+    );
     if let Some(d) = &p.device {
         let _ = writeln!(
             w,

@@ -68,6 +68,7 @@ pub fn breakdown(p: &Prediction, out: &mut dyn Write) -> io::Result<()> {
         f64::from(p.config.nodes) * p.time.0 / 3600.0,
         p.energy.0 * p.time.0
     )?;
+    host_tree(p, out)?;
     if let Some(dev) = &p.device {
         writeln!(
             out,
@@ -78,6 +79,48 @@ pub fn breakdown(p: &Prediction, out: &mut dyn Write) -> io::Result<()> {
             dev.orchestration_efficiency,
             dev.offload_efficiency
         )?;
+    }
+    Ok(())
+}
+
+/// The predicted host tree, in TALP's layout (indented, two decimals).
+fn host_tree(p: &Prediction, out: &mut dyn Write) -> io::Result<()> {
+    let h = crate::model::host_tree::HostTree::of(p);
+    writeln!(out, "  host tree (predicted):")?;
+    let rows = [
+        (0, "Parallel efficiency", Some(h.parallel_efficiency)),
+        (
+            1,
+            "MPI Parallel efficiency",
+            Some(h.mpi_parallel_efficiency),
+        ),
+        (
+            2,
+            "Communication efficiency",
+            Some(h.mpi_communication_efficiency),
+        ),
+        (2, "Load Balance", h.mpi_load_balance),
+        (
+            1,
+            "OpenMP Parallel efficiency",
+            Some(h.openmp_parallel_efficiency),
+        ),
+        (
+            1,
+            "Device Offload efficiency",
+            Some(h.device_offload_efficiency),
+        ),
+    ];
+    for (depth, name, v) in rows {
+        let label = format!(
+            "{}{}{name}",
+            "   ".repeat(depth),
+            if depth > 0 { "- " } else { "" }
+        );
+        match v {
+            Some(v) => writeln!(out, "    {label:<40} {v:>6.2}")?,
+            None => writeln!(out, "    {label:<40} {:>6}  (absent: not measured)", "-")?,
+        }
     }
     Ok(())
 }

@@ -1,0 +1,84 @@
+//! The host efficiency tree TALP and POP users read (seeds 001 and 002), predicted for every
+//! configuration from the model's own terms (`docs/MODEL.md`, "The predicted host tree"):
+//! parallel efficiency = MPI parallel efficiency x OpenMP parallel efficiency x device
+//! offload efficiency. Each value says whether it is predicted or absent (the MPI load balance
+//! needs per-rank measurements no profile holds yet).
+
+use super::Prediction;
+
+/// Where a value of the tree comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// From the model's terms at this configuration.
+    Predicted,
+    /// Nothing measured to say: left out of the products.
+    Absent,
+}
+
+impl Source {
+    /// The word used in outputs.
+    pub fn name(self) -> &'static str {
+        match self {
+            Source::Predicted => "predicted",
+            Source::Absent => "absent",
+        }
+    }
+}
+
+/// The predicted host tree of one configuration.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HostTree {
+    /// MPI PE x OpenMP PE x device offload efficiency.
+    pub parallel_efficiency: f64,
+    /// MPI communication efficiency (x load balance when measured).
+    pub mpi_parallel_efficiency: f64,
+    /// `1 - (T_w,net + T_s,net) / T` with messages between nodes (1 on one node).
+    pub mpi_communication_efficiency: f64,
+    /// MPI load balance, when the profile measured it.
+    pub mpi_load_balance: Option<f64>,
+    /// Busy host time over the host time outside MPI and the device: `(T_CPU + T_mem) /
+    /// (T - T_mpi - T_gpu)`.
+    pub openmp_parallel_efficiency: f64,
+    /// `(T - T_mpi - T_gpu) / (T - T_mpi)`: host time not blocked on the device.
+    pub device_offload_efficiency: f64,
+}
+
+impl HostTree {
+    /// The tree of a prediction.
+    pub fn of(p: &Prediction) -> HostTree {
+        let t = p.time.0;
+        let mpi = p.t.wait_net
+            + if p.config.nodes > 1 {
+                p.t.serv_net
+            } else {
+                0.0
+            };
+        let ratio = |a: f64, b: f64| {
+            if b > 0.0 {
+                (a / b).clamp(0.0, 1.0)
+            } else {
+                1.0
+            }
+        };
+        let comm = ratio(t - mpi, t);
+        let omp = ratio(p.t.cpu + p.t.mem, t - mpi - p.t.gpu);
+        let offload = ratio(t - mpi - p.t.gpu, t - mpi);
+        HostTree {
+            parallel_efficiency: comm * omp * offload,
+            mpi_parallel_efficiency: comm,
+            mpi_communication_efficiency: comm,
+            mpi_load_balance: None,
+            openmp_parallel_efficiency: omp,
+            device_offload_efficiency: offload,
+        }
+    }
+
+    /// Where the MPI load balance comes from.
+    pub fn load_balance_source(&self) -> Source {
+        if self.mpi_load_balance.is_some() {
+            Source::Predicted
+        } else {
+            Source::Absent
+        }
+    }
+}
