@@ -3,13 +3,13 @@
 
 use super::*;
 use crate::error::{InputError, InputResult};
-use crate::model::Config;
 use crate::model::machine::Machine;
 use crate::model::workload::Profile;
+use crate::model::{Config, Model};
 use crate::report::Exporter;
 use crate::report::csv::Csv;
 use crate::report::plot;
-use crate::report::slurm::{self};
+use crate::report::slurm;
 use crate::search::plan::{Plan, plan};
 use crate::search::query::Query;
 use crate::search::sample::sample;
@@ -176,9 +176,27 @@ pub fn resolve(src: &SourceArgs, sa: &SpaceArgs, qa: &QueryArgs) -> InputResult<
     })
 }
 
+/// Binds and checks the model, searches, and gives the plan its notes and its recommendation's
+/// warnings; returns the model, the plan and the trust figures (for job scripts of other front
+/// points).
+pub(crate) fn search_plan<'a>(
+    inp: &'a PlanInputs,
+    src: &SourceArgs,
+) -> InputResult<(Model<'a>, Plan, trust::Trust)> {
+    let (mut trust, mut notes) = (inp.trust.clone(), inp.notes.clone());
+    let model = bind(&inp.machine, &inp.profile, src, &mut trust, &mut notes)?;
+    let mut plan = plan(&model, &inp.space, inp.query, inp.reference)?;
+    plan.notes.extend(notes);
+    plan.warnings = plan
+        .recommendation()
+        .map(|r| warnings_for(&trust, r.prediction.config.nodes))
+        .unwrap_or_default();
+    Ok((model, plan, trust))
+}
+
 /// Runs `plan`; returns the plan for the caller to choose the exit code.
 pub fn run_plan(args: &PlanArgs, out: &mut dyn Write) -> anyhow::Result<Plan> {
-    let mut inp = resolve(&args.inputs.source, &args.space, &args.query)?;
+    let inp = resolve(&args.inputs.source, &args.space, &args.query)?;
     if let Some(p) = &args.plot {
         check_plot_path(p)?;
     }
@@ -187,19 +205,7 @@ pub fn run_plan(args: &PlanArgs, out: &mut dyn Write) -> anyhow::Result<Plan> {
         Some(_) => Some(args.job.options(&inp.profile.program)?),
         None => None,
     };
-    let model = bind(
-        &inp.machine,
-        &inp.profile,
-        &args.inputs.source,
-        &mut inp.trust,
-        &mut inp.notes,
-    )?;
-    let mut plan = plan(&model, &inp.space, inp.query, inp.reference)?;
-    plan.notes.extend(inp.notes.iter().cloned());
-    plan.warnings = plan
-        .recommendation()
-        .map(|r| warnings_for(&inp.trust, r.prediction.config.nodes))
-        .unwrap_or_default();
+    let (model, plan, trust) = search_plan(&inp, &args.inputs.source)?;
     let exp: Box<dyn Exporter> = if args.csv {
         Box::new(Csv)
     } else {
@@ -242,7 +248,7 @@ pub fn run_plan(args: &PlanArgs, out: &mut dyn Write) -> anyhow::Result<Plan> {
             },
         };
         let mut prov = provenance(&inp.machine, &inp.profile, reason);
-        prov.warnings = warnings_for(&inp.trust, entry.prediction.config.nodes);
+        prov.warnings = warnings_for(&trust, entry.prediction.config.nodes);
         prov.mem_per_node_gib = inp
             .profile
             .memory_footprint_gib

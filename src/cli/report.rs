@@ -5,7 +5,7 @@ use crate::report::Exporter;
 use crate::report::csv::Csv;
 use crate::report::json::Json;
 use crate::report::{html, plot};
-use crate::search::plan::{Plan, plan};
+use crate::search::plan::Plan;
 use crate::search::sample::sample;
 use clap::Args;
 use std::io::Write;
@@ -27,20 +27,8 @@ pub struct ReportArgs {
 
 /// Runs `report`: writes the report folder and says what it wrote.
 pub fn run_report(args: &ReportArgs, out: &mut dyn Write) -> anyhow::Result<Plan> {
-    let mut inp = resolve(&args.source, &args.space, &args.query)?;
-    let model = bind(
-        &inp.machine,
-        &inp.profile,
-        &args.source,
-        &mut inp.trust,
-        &mut inp.notes,
-    )?;
-    let mut plan = plan(&model, &inp.space, inp.query, inp.reference)?;
-    plan.notes.extend(inp.notes.iter().cloned());
-    plan.warnings = plan
-        .recommendation()
-        .map(|r| warnings_for(&inp.trust, r.prediction.config.nodes))
-        .unwrap_or_default();
+    let inp = resolve(&args.source, &args.space, &args.query)?;
+    let (model, plan, _) = search_plan(&inp, &args.source)?;
     let sample = sample(&model, &plan.space, SAMPLE_MAX)?;
     let pareto = plot::pareto_svg(&plan, &sample).map_err(anyhow::Error::msg)?;
     let breakdown = plot::breakdown_svg(&plan).map_err(anyhow::Error::msg)?;
