@@ -380,3 +380,43 @@ fn the_xeon_phi_data_set_from_4_core_counts_at_3_frequencies_predicts_the_other_
         b["energy"]
     );
 }
+
+#[test]
+fn min_efficiency_keeps_efficient_configurations_and_names_the_nearest_when_none_is() {
+    let sync = fixture("gpu-h100/sync.json");
+    let (code, out, err) = jouleplan(&[
+        "plan",
+        "--json",
+        "--machine",
+        H100,
+        "--profile",
+        s(&sync),
+        "--min-efficiency",
+        "0.5",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    for p in v["front"].as_array().unwrap() {
+        assert!(
+            p["host_tree"]["parallel_efficiency"].as_f64().unwrap() >= 0.5,
+            "{p}"
+        );
+    }
+    let (code, out, _) = jouleplan(&[
+        "plan",
+        "--machine",
+        H100,
+        "--profile",
+        s(&sync),
+        "--min-efficiency",
+        "99%",
+    ]);
+    assert_eq!(code, 3);
+    assert!(
+        out.contains("the highest is 0.943, at (1, 1, 2.1 GHz, 1)"),
+        "{out}"
+    );
+    let (code, _, err) = jouleplan(&["plan", "--min-efficiency", "1.5"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--min-efficiency"), "{err}");
+}

@@ -416,3 +416,49 @@ fn lower_bounds_are_attained_without_messages_and_idle_cpu() {
     assert!(t_lb <= at16.time && t_lb > at16.time * (1.0 - 1e-8));
     assert!(e_lb <= at4.energy && e_lb > at4.energy * (1.0 - 1e-8));
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// `--min-efficiency`: the search's front equals the non-dominated set of the configurations
+    /// whose predicted host parallel efficiency reaches the minimum, found one by one.
+    #[test]
+    fn filtered_front_equals_brute_force_over_efficient_configurations(
+        seed in any::<u64>(), node_mask in any::<u32>(), min in 0.0f64..1.0, gpus in 0u32..2,
+    ) {
+        use jouleplan::model::host_tree::HostTree;
+        let c = case(seed, 24, 4, 2, gpus);
+        let model = Model::new(&c.machine, &c.profile).unwrap();
+        let space = Space {
+            nodes: subset(node_mask, 24, 1),
+            cores: (1..=4).collect(),
+            freqs: (0..2).collect(),
+            gpus: (0..=gpus).collect(),
+        };
+        let got = jouleplan::search::search_filtered(&model, &space, Some(min)).unwrap();
+        let mut ok: Vec<(f64, f64)> = Vec::new();
+        for &n in &space.nodes {
+            for &cores in &space.cores {
+                for &fi in &space.freqs {
+                    for &g in &space.gpus {
+                        let cfg = Config { nodes: n, cores, freq: model.machine.frequencies[fi], gpus: g };
+                        if let Outcome::Finite(p) = model.predict(cfg).unwrap()
+                            && HostTree::of(&p).parallel_efficiency >= min
+                        {
+                            ok.push((p.time.0, p.energy.0));
+                        }
+                    }
+                }
+            }
+        }
+        let mut want: Vec<(f64, f64)> = ok
+            .iter()
+            .copied()
+            .filter(|&(t, e)| !ok.iter().any(|&(t2, e2)| t2 <= t && e2 <= e && (t2, e2) != (t, e)))
+            .collect();
+        want.sort_by(|a, b| a.0.total_cmp(&b.0));
+        want.dedup();
+        let got_pts: Vec<(f64, f64)> = got.front.iter().map(|p| (p.time, p.energy)).collect();
+        prop_assert_eq!(got_pts, want);
+    }
+}

@@ -53,6 +53,10 @@ pub struct QueryArgs {
         allow_hyphen_values = true
     )]
     pub slowdown: Option<String>,
+    /// Only configurations whose predicted host parallel efficiency is at least this (0.8 or
+    /// 80%); combines with the other queries; exit 3 naming the nearest when none qualifies.
+    #[arg(long, value_name = "EFFICIENCY", allow_hyphen_values = true)]
+    pub min_efficiency: Option<String>,
     /// Reference of --slowdown: N,C,GHZ[,G] [default: the fastest configuration].
     #[arg(long, value_name = "CONFIG", requires = "slowdown")]
     pub reference: Option<String>,
@@ -158,6 +162,23 @@ pub fn resolve(src: &SourceArgs, sa: &SpaceArgs, qa: &QueryArgs) -> InputResult<
             .slowdown
             .as_deref()
             .map(|s| values::parse_slowdown("--slowdown", s))
+            .transpose()?,
+        min_efficiency: qa
+            .min_efficiency
+            .as_deref()
+            .map(|s| {
+                values::parse_fraction("--min-efficiency", s).and_then(|v| {
+                    if v <= 1.0 {
+                        Ok(v)
+                    } else {
+                        Err(values::bad(
+                            "--min-efficiency",
+                            "an efficiency from 0 to 1 (0.8 or 80%)",
+                            s,
+                        ))
+                    }
+                })
+            })
             .transpose()?,
     };
     let reference = qa

@@ -46,13 +46,13 @@ pub struct HostTree {
 impl HostTree {
     /// The tree of a prediction.
     pub fn of(p: &Prediction) -> HostTree {
-        let t = p.time.0;
-        let mpi = p.t.wait_net
-            + if p.config.nodes > 1 {
-                p.t.serv_net
-            } else {
-                0.0
-            };
+        HostTree::from_terms(p.config.nodes, p.time.0, &p.t)
+    }
+
+    /// The tree from the time terms of an evaluation at `nodes` nodes (the search's hot path
+    /// uses this without packaging a prediction).
+    pub fn from_terms(nodes: u32, t: f64, terms: &super::TimeTerms) -> HostTree {
+        let mpi = terms.wait_net + if nodes > 1 { terms.serv_net } else { 0.0 };
         let ratio = |a: f64, b: f64| {
             if b > 0.0 {
                 (a / b).clamp(0.0, 1.0)
@@ -61,8 +61,8 @@ impl HostTree {
             }
         };
         let comm = ratio(t - mpi, t);
-        let omp = ratio(p.t.cpu + p.t.mem, t - mpi - p.t.gpu);
-        let offload = ratio(t - mpi - p.t.gpu, t - mpi);
+        let omp = ratio(terms.cpu + terms.mem, t - mpi - terms.gpu);
+        let offload = ratio(t - mpi - terms.gpu, t - mpi);
         HostTree {
             parallel_efficiency: comm * omp * offload,
             mpi_parallel_efficiency: comm,

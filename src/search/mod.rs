@@ -73,6 +73,24 @@ impl SearchOutcome {
 
 /// Searches the whole space for the exact front, on the current rayon thread pool.
 pub fn search(model: &Model<'_>, space: &Space) -> InputResult<SearchOutcome> {
+    search_filtered(model, space, None)
+}
+
+/// Whether an evaluation at `n` nodes reaches the minimum predicted parallel efficiency.
+fn eligible(min_pe: Option<f64>, n: u32, ev: &crate::model::Eval) -> bool {
+    min_pe.is_none_or(|m| {
+        crate::model::host_tree::HostTree::from_terms(n, ev.time, &ev.t).parallel_efficiency >= m
+    })
+}
+
+/// As [`search`], over the configurations whose predicted host parallel efficiency is at least
+/// `min_pe`. The pruning stays exact: a range is discarded only when an eligible configuration
+/// (all that the seed and the front hold) strictly dominates its bounds.
+pub fn search_filtered(
+    model: &Model<'_>,
+    space: &Space,
+    min_pe: Option<f64>,
+) -> InputResult<SearchOutcome> {
     let groups = space.groups(model)?;
     let nodes = &space.nodes;
     let factors: Vec<f64> = nodes.iter().map(|&n| model.growth_factor(n)).collect();
@@ -86,7 +104,10 @@ pub fn search(model: &Model<'_>, space: &Space) -> InputResult<SearchOutcome> {
         .zip(&stable)
         .fold(Front::new, |mut f, (g, &len)| {
             for i in seed_indices(len) {
-                if let Some(ev) = g.eval(nodes[i], factors[i]) {
+                if let Some(ev) = g
+                    .eval(nodes[i], factors[i])
+                    .filter(|ev| eligible(min_pe, nodes[i], ev))
+                {
                     f.offer(
                         ev.time,
                         ev.energy,
@@ -101,6 +122,7 @@ pub fn search(model: &Model<'_>, space: &Space) -> InputResult<SearchOutcome> {
         nodes,
         factors: &factors,
         seed: &seed,
+        min_pe,
     };
     let acc = groups
         .par_iter()
@@ -123,6 +145,41 @@ pub fn search(model: &Model<'_>, space: &Space) -> InputResult<SearchOutcome> {
     })
 }
 
+/// The configuration of highest predicted host parallel efficiency in the whole space (ties:
+/// the faster), with that efficiency: the nearest answer when `--min-efficiency` excludes
+/// every configuration. Evaluates every configuration once, in parallel.
+pub fn best_efficiency(
+    model: &Model<'_>,
+    space: &Space,
+) -> InputResult<Option<(crate::model::Prediction, f64)>> {
+    let groups = space.groups(model)?;
+    let nodes = &space.nodes;
+    let best = groups
+        .par_iter()
+        .filter_map(|g| {
+            let mut best: Option<(f64, f64, u32)> = None;
+            for &n in nodes {
+                if let Some(ev) = g.eval(n, model.growth_factor(n)) {
+                    let pe = crate::model::host_tree::HostTree::from_terms(n, ev.time, &ev.t)
+                        .parallel_efficiency;
+                    if best.is_none_or(|b| (pe, -ev.time) > (b.0, -b.1)) {
+                        best = Some((pe, ev.time, n));
+                    }
+                }
+            }
+            best.map(|(pe, t, n)| (pe, t, n, g))
+        })
+        .max_by(|a, b| {
+            (a.0, -a.1)
+                .partial_cmp(&(b.0, -b.1))
+                .unwrap_or(std::cmp::Ordering::Equal)
+        });
+    Ok(best.and_then(|(pe, _, n, g)| {
+        g.eval(n, model.growth_factor(n))
+            .map(|ev| (g.prediction(n, &ev), pe))
+    }))
+}
+
 /// Up to [`SEED_SAMPLES`] indices spread geometrically over `0..len`, both ends included.
 fn seed_indices(len: usize) -> impl Iterator<Item = usize> {
     let last = len.saturating_sub(1) as f64;
@@ -140,6 +197,7 @@ struct Sweep<'a> {
     nodes: &'a [u32],
     factors: &'a [f64],
     seed: &'a Front,
+    min_pe: Option<f64>,
 }
 
 impl Sweep<'_> {
@@ -158,6 +216,7 @@ impl Sweep<'_> {
                 let n = nodes[i];
                 match g.eval(n, factors[i]) {
                     Some(ev) if self.seed.dominates_region(ev.time, ev.energy) => {}
+                    Some(ev) if !eligible(self.min_pe, n, &ev) => {}
                     Some(ev) => {
                         acc.front
                             .offer(ev.time, ev.energy, (n, g.cores, g.freq_index, g.gpus))

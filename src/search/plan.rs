@@ -2,7 +2,7 @@
 
 use super::query::{self, Answer, Query, Reference};
 use super::space::Space;
-use super::{SearchOutcome, search};
+use super::{SearchOutcome, search_filtered};
 use crate::error::{InputError, InputResult};
 use crate::model::{Config, Model, Outcome, Prediction};
 use std::path::PathBuf;
@@ -82,7 +82,7 @@ pub fn plan(
         .into_iter()
         .collect();
     let space = &space;
-    let outcome = search(model, space)?;
+    let outcome = search_filtered(model, space, query.min_efficiency)?;
     let front = entries(model, &outcome);
     if let Some(bad) = front
         .iter()
@@ -116,10 +116,15 @@ pub fn plan(
         }),
     };
     let configs: Vec<Config> = front.iter().map(|f| f.prediction.config).collect();
-    let answer = query::answer(&query, &outcome.front, reference.as_ref(), |p| {
+    let mut answer = query::answer(&query, &outcome.front, reference.as_ref(), |p| {
         let i = outcome.front.iter().position(|q| q == p).unwrap_or(0);
         configs.get(i).map(label).unwrap_or_default()
     });
+    if let Some(m) = query.min_efficiency.filter(|_| front.is_empty()) {
+        answer.reason = nearest_efficiency(model, space, m)?;
+    } else if let (Some(m), true) = (query.min_efficiency, answer.feasible) {
+        answer.reason += &format!(", among configurations of predicted parallel efficiency >= {m}");
+    }
     Ok(Plan {
         machine: model.machine.name.clone(),
         machine_file: model.machine.file.clone(),
@@ -135,6 +140,24 @@ pub fn plan(
         answer,
         notes,
         warnings: Vec::new(),
+    })
+}
+
+/// Why no configuration reaches `min`: the configuration of highest predicted parallel
+/// efficiency in the space.
+fn nearest_efficiency(model: &Model<'_>, space: &Space, min: f64) -> InputResult<String> {
+    Ok(match super::best_efficiency(model, space)? {
+        Some((p, pe)) => format!(
+            "no configuration has a predicted parallel efficiency >= {min}; the highest is \
+             {pe:.3}, at {} ({:.3} s, {:.1} J)",
+            label(&p.config),
+            p.time.0,
+            p.energy.0
+        ),
+        None => format!(
+            "no configuration has a predicted parallel efficiency >= {min} (none has a finite \
+             prediction)"
+        ),
     })
 }
 

@@ -15,6 +15,9 @@ pub struct Query {
     pub budget: Option<Joules>,
     /// `--slowdown th`: least energy with `T <= (1 + th) T_ref`.
     pub slowdown: Option<f64>,
+    /// `--min-efficiency`: only configurations whose predicted host parallel efficiency is at
+    /// least this (applied in the search, so the front is the exact front of those).
+    pub min_efficiency: Option<f64>,
 }
 
 /// The reference time of a slowdown query.
