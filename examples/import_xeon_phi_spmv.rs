@@ -149,6 +149,7 @@ fn main() -> anyhow::Result<()> {
                 device: None,
                 measured: true,
                 extra: Default::default(),
+                measured_tree: None,
             });
         }
     }

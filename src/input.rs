@@ -356,6 +356,27 @@ impl<'a> Fields<'a> {
         }
     }
 
+    /// A table of named numbers (`{ "parallelEfficiency": 0.83, ... }`), each finite and within
+    /// `[-1, 2]` (efficiencies, with room for a measuring tool's rounding; outside that, an
+    /// error naming the key).
+    pub fn notes_f64(&mut self, key: &'a str) -> InputResult<Vec<(String, f64)>> {
+        match self.get(key) {
+            None => Ok(Vec::new()),
+            Some(Value::Object(obj)) => obj
+                .iter()
+                .map(|(k, v)| match v.as_f64() {
+                    Some(x) if x.is_finite() && (-1.0..=2.0).contains(&x) => Ok((k.clone(), x)),
+                    _ => Err(self.error(
+                        &format!("{key}.{k}"),
+                        "an efficiency (a number from -1 to 2)",
+                        describe(v),
+                    )),
+                })
+                .collect(),
+            Some(other) => Err(self.error(key, "a table of numbers", describe(other))),
+        }
+    }
+
     /// Rejects keys that were never asked for: typos must not pass silently.
     pub fn finish(self) -> InputResult<()> {
         let unknown: Vec<&String> = self

@@ -420,3 +420,44 @@ fn min_efficiency_keeps_efficient_configurations_and_names_the_nearest_when_none
     assert_eq!(code, 2);
     assert!(err.contains("--min-efficiency"), "{err}");
 }
+
+#[test]
+fn the_report_shows_the_measured_talp_trees_beside_the_predicted_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let prof = tmp.path().join("sync.json");
+    std::fs::copy(fixture("gpu-h100/sync.json"), &prof).unwrap();
+    let mut args = vec!["profile".to_string(), "--output".into(), s(&prof).into()];
+    for c in [1, 4, 16] {
+        args.push("--talp".into());
+        args.push(format!(
+            "{c}={}",
+            s(&fixture(&format!("gpu-h100/talp/talp_sync_c{c}.json")))
+        ));
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    assert_eq!(jouleplan(&args).0, 0);
+    let out = tmp.path().join("rep");
+    let (code, _, err) = jouleplan(&[
+        "report",
+        "--machine",
+        H100,
+        "--profile",
+        s(&prof),
+        "--out",
+        s(&out),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    let trees = &html[html.find("<table id=\"trees\">").expect("trees table")..];
+    let trees = &trees[..trees.find("</table>").unwrap()];
+    // TALP's printed parallel efficiency at 1 core, 0.83; POP scaling efficiency 1.00 there.
+    assert!(
+        trees.contains("talp_sync_c1.json)</td><td>0.83</td>"),
+        "{trees}"
+    );
+    assert_eq!(trees.matches("TALP (").count(), 3, "{trees}");
+    assert!(trees.contains("<td class=\"l\">predicted</td>"), "{trees}");
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&prof).unwrap()).unwrap();
+    let t = &doc["baseline"][0]["measured_tree"];
+    assert_eq!(t["efficiencies"]["parallelEfficiency"], 0.83);
+}

@@ -254,6 +254,7 @@ fn derive(lo: &BaselinePoint, hi: &BaselinePoint, c: u32, t: f64, wait: f64) -> 
         device,
         measured: false,
         extra: Extra::default(),
+        measured_tree: None,
     };
     let x_extra = t - overhead::paper_time(&p);
     if x_extra > 0.0 {

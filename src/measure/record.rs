@@ -114,6 +114,9 @@ pub struct TalpAttachment {
     pub gpu_runtime_s: f64,
     /// `elapsedTime` of the TALP run (its own run, beside the sweep's).
     pub elapsed_s: f64,
+    /// The efficiencies TALP printed for the run (its host and device trees), by JSON name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub printed: BTreeMap<String, f64>,
 }
 
 impl TalpAttachment {
@@ -237,6 +240,12 @@ pub fn profile_json(h: &Header, s: &SweepRecord) -> Value {
                 "host_runtime_s": t.gpu_runtime_s,
                 "source": format!("TALP ({})", t.file),
             });
+            if !t.printed.is_empty() {
+                p["measured_tree"] = json!({
+                    "source": format!("TALP ({})", t.file),
+                    "efficiencies": t.printed,
+                });
+            }
         } else if gpus > 0 {
             gpu_guess = true;
             let busy: Vec<f64> = (0..gpus as usize)

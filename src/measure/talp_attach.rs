@@ -77,6 +77,7 @@ pub fn read_attachment(spec: &TalpSpec) -> anyhow::Result<(TalpAttachment, u32)>
             max_gpu_active_s: d.max_gpu_active,
             gpu_runtime_s: runtime,
             elapsed_s: region.elapsed,
+            printed: region.printed.iter().cloned().collect(),
         },
         gpus,
     ))

@@ -125,6 +125,9 @@ pub struct BaselinePoint {
     /// The time its wall time holds beyond the paper's terms (MODEL.md 6b), derived when the
     /// profile is read; never stored in the file.
     pub extra: Extra,
+    /// The efficiency trees measured beside this point (TALP), when attached: where from, and
+    /// the efficiencies by TALP's JSON names.
+    pub measured_tree: Option<(String, Vec<(String, f64)>)>,
 }
 
 impl BaselinePoint {
@@ -371,6 +374,7 @@ impl Profile {
                     energy: None,
                     measured: false,
                     extra: src.extra.at_frequency(src.freq, f),
+                    measured_tree: None,
                     ..(*src).clone()
                 };
                 p.wall_time = Seconds(overhead::paper_time(&p) + p.extra.total());
@@ -594,6 +598,11 @@ fn point_json(p: &BaselinePoint) -> Value {
     if let Some(e) = p.energy {
         v["energy_j"] = json!(e.0);
     }
+    if let Some((source, values)) = &p.measured_tree {
+        let m: serde_json::Map<String, Value> =
+            values.iter().map(|(k, x)| (k.clone(), json!(x))).collect();
+        v["measured_tree"] = json!({"source": source, "efficiencies": m});
+    }
     if let Some(d) = &p.device {
         v["device"] = json!({
             "kernel_s": d.kernel.iter().map(|s| s.0).collect::<Vec<_>>(),
@@ -671,6 +680,15 @@ fn read_point(p: &mut Fields<'_>) -> InputResult<BaselinePoint> {
             })
         }
     };
+    let measured_tree = match p.opt_table("measured_tree")? {
+        None => None,
+        Some(mut t) => {
+            let source = t.str("source")?.to_string();
+            let values = t.notes_f64("efficiencies")?;
+            t.finish()?;
+            Some((source, values))
+        }
+    };
     if gpus > 0 && device.is_none() {
         return Err(p.error(
             "device",
@@ -692,6 +710,7 @@ fn read_point(p: &mut Fields<'_>) -> InputResult<BaselinePoint> {
         device,
         measured,
         extra: Extra::default(),
+        measured_tree,
     })
 }
 
