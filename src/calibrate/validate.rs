@@ -32,6 +32,8 @@ pub struct Compared {
     pub time_s: Option<f64>,
     /// Predicted energy of the measured scope, J.
     pub energy_j: Option<f64>,
+    /// Why nothing was predicted there (outside what the profile covers), when so.
+    pub not_predicted: Option<String>,
 }
 
 impl Compared {
@@ -90,12 +92,25 @@ pub fn stats(pairs: &[(f64, f64)]) -> ErrorStats {
     }
 }
 
-/// Predicts every measurement.
+/// Predicts every measurement. A configuration the profile cannot predict (a core count
+/// outside the measured range, a frequency it cannot derive) is kept with the reason, and left
+/// out of the statistics.
 pub fn compare(model: &Model<'_>, measured: &[Measured]) -> InputResult<Vec<Compared>> {
     measured
         .iter()
         .map(|m| {
-            Ok(match model.predict(m.config)? {
+            let outcome = match model.predict(m.config) {
+                Ok(o) => o,
+                Err(e) => {
+                    return Ok(Compared {
+                        measured: m.clone(),
+                        time_s: None,
+                        energy_j: None,
+                        not_predicted: Some(e.to_string()),
+                    });
+                }
+            };
+            Ok(match outcome {
                 Outcome::Finite(p) => {
                     let ev = crate::model::Eval {
                         time: p.time.0,
@@ -108,12 +123,14 @@ pub fn compare(model: &Model<'_>, measured: &[Measured]) -> InputResult<Vec<Comp
                         measured: m.clone(),
                         time_s: Some(p.time.0),
                         energy_j: m.energy.map(|(_, s)| s.model_energy(&ev)),
+                        not_predicted: None,
                     }
                 }
                 Outcome::Saturated { .. } => Compared {
                     measured: m.clone(),
                     time_s: None,
                     energy_j: None,
+                    not_predicted: Some("network-saturated (rho >= 1)".into()),
                 },
             })
         })

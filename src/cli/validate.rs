@@ -230,13 +230,26 @@ fn write_block(b: &Block, out: &mut dyn Write) -> std::io::Result<()> {
             c.freq.ghz(),
             c.gpus,
             r.measured.time_s,
-            r.time_s.map_or("saturated".into(), |t| format!("{t:.3}s")),
+            r.time_s.map_or("-".into(), |t| format!("{t:.3}s")),
             pct(r.time_error()),
             r.measured
                 .energy
                 .map_or("-".into(), |e| format!("{:.1}", e.0)),
             r.energy_j.map_or("-".into(), |e| format!("{e:.1}")),
             pct(r.energy_error()),
+        )?;
+    }
+    let skipped: Vec<&Compared> = b
+        .rows
+        .iter()
+        .filter(|r| r.not_predicted.is_some())
+        .collect();
+    if let Some(first) = skipped.first() {
+        writeln!(
+            out,
+            "  {} points not predicted (left out of the figures), for example: {}",
+            skipped.len(),
+            first.not_predicted.as_deref().unwrap_or("")
         )?;
     }
     let (t, e) = validate::summary(&b.rows);
@@ -283,6 +296,7 @@ fn to_json(blocks: &[Block], notes: &[String]) -> Value {
                         "predicted_energy_j": r.energy_j,
                         "energy_error": r.energy_error(),
                         "source": r.measured.source,
+                        "not_predicted": r.not_predicted,
                     })
                 })
                 .collect();
