@@ -457,6 +457,10 @@ fn the_report_shows_the_measured_talp_trees_beside_the_predicted_one() {
     );
     assert_eq!(trees.matches("TALP (").count(), 3, "{trees}");
     assert!(trees.contains("<td class=\"l\">predicted</td>"), "{trees}");
+    assert!(
+        html.contains("<div id=\"trees-plot\"><svg"),
+        "the small chart"
+    );
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(&prof).unwrap()).unwrap();
     let t = &doc["baseline"][0]["measured_tree"];
     assert_eq!(t["efficiencies"]["parallelEfficiency"], 0.83);

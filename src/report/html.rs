@@ -226,6 +226,7 @@ fn trees_section(w: &mut String, plan: &Plan, profile: &Profile) {
              CORES=FILE</code> to show them here.</p>"
         );
     }
+    let mut chart_points: Vec<crate::report::plot::TreePoint> = Vec::new();
     let _ = write!(
         w,
         "<table id=\"trees\"><tr><th class=\"l\">point</th><th class=\"l\">source</th>"
@@ -267,6 +268,14 @@ fn trees_section(w: &mut String, plan: &Plan, profile: &Profile) {
             }
         }
         let _ = writeln!(w, "<td>{speedup:.2}</td><td>{eff:.2}</td></tr>");
+        let first = rows.first().map(|q| (q.gpus, q.freq.0));
+        if first == Some((p.gpus, p.freq.0)) && eff.is_finite() {
+            let pe = values
+                .iter()
+                .find(|(k, _)| k == "parallelEfficiency")
+                .map(|v| v.1);
+            chart_points.push((p.cores, pe, eff));
+        }
     }
     if let Some(f) = plan.recommendation() {
         let h = crate::model::host_tree::HostTree::of(&f.prediction);
@@ -298,6 +307,11 @@ fn trees_section(w: &mut String, plan: &Plan, profile: &Profile) {
         let _ = writeln!(w, "<td></td><td></td></tr>");
     }
     let _ = writeln!(w, "</table>");
+    if chart_points.len() >= 2
+        && let Ok(svg) = crate::report::plot::trees_svg(&chart_points)
+    {
+        let _ = writeln!(w, "<div id=\"trees-plot\">{}</div>", inline_svg(&svg));
+    }
 }
 
 fn notes_table(w: &mut String, notes: &[(String, String)]) {

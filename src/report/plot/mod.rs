@@ -3,6 +3,9 @@
 
 mod labels;
 mod ticks;
+mod trees;
+
+pub use trees::{TreePoint, trees_svg};
 
 use crate::search::plan::{FrontEntry, Plan, label};
 use crate::search::sample::Sample;
