@@ -8,6 +8,9 @@ use plotters::prelude::*;
 /// One core count: cores, TALP's parallel efficiency (if measured), POP scaling efficiency.
 pub type TreePoint = (u32, Option<f64>, f64);
 
+/// A named, coloured line of points.
+type Series = (&'static str, RGBColor, Vec<(f64, f64)>);
+
 /// The chart as SVG text (640 x 300).
 pub fn trees_svg(points: &[TreePoint]) -> Result<String, String> {
     let mut s = String::new();
@@ -55,7 +58,7 @@ fn draw<DB: DrawingBackend>(
         .bold_line_style(BLACK.mix(0.15))
         .draw()
         .map_err(err)?;
-    let series: [(&str, RGBColor, Vec<(f64, f64)>); 2] = [
+    let series: [Series; 2] = [
         (
             "parallel efficiency (TALP, measured)",
             BLUE,
