@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Seeds the fuzz corpora from the repository's real inputs (tests/data, models), then e.g.
+#   cargo +nightly fuzz run -O machine_toml corpus/machine_toml -- -runs=1000000 -max_len=4096
+# (cargo install cargo-fuzz; the nightly toolchain). Crashes land in artifacts/.
+set -euo pipefail
+cd "$(dirname "$0")"
+mkdir -p corpus/machine_toml corpus/profile_json corpus/metrics_text corpus/flag_values
+cp ../models/*.toml corpus/machine_toml/
+cp ../tests/data/sleep/sleep_1.json corpus/profile_json/
+for f in ../tests/data/fixtures/cpu-16core/heat_8192.json ../tests/data/fixtures/gpu-h100/sync.json; do
+  # Without the sweep record, so the seeds stay small.
+  python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d.pop("sweep",None); json.dump(d,open(sys.argv[2],"w"))' \
+    "$f" "corpus/profile_json/$(basename "$f" .json)_nosweep.json"
+done
+cp ../tests/data/fixtures/talp/*.json ../tests/data/fixtures/mpip/*.mpiP ../tests/data/perfstat/*.csv corpus/metrics_text/
+i=0
+for s in 90s "500 ms" 00:10:00 1-02:00:00 12kJ 0.5kwh 10% 0.25 1-8,16,32 4,16,2.4,2; do
+  printf '%s' "$s" > "corpus/flag_values/s$i"; i=$((i + 1))
+done
