@@ -465,3 +465,31 @@ fn the_report_shows_the_measured_talp_trees_beside_the_predicted_one() {
     let t = &doc["baseline"][0]["measured_tree"];
     assert_eq!(t["efficiencies"]["parallelEfficiency"], 0.83);
 }
+
+#[test]
+fn validate_plots_predicted_against_measured_with_the_identity_and_a_ten_percent_band() {
+    let tmp = tempfile::tempdir().unwrap();
+    let svg = tmp.path().join("v.svg");
+    let (code, _, err) = jouleplan(&[
+        "validate",
+        "--machine",
+        H100,
+        "--profile",
+        s(&fixture("gpu-h100/sync.json")),
+        "--use-cores",
+        "1,4,16",
+        "--plot",
+        s(&svg),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(&svg).unwrap();
+    let has = |t: &str| text.lines().any(|l| l.trim() == t);
+    assert!(has("y = x") && has("±10%"), "legend");
+    assert!(has("time: predicted against measured") && has("energy: predicted against measured"));
+    assert!(
+        text.matches("<circle").count() >= 4,
+        "2 points in each panel"
+    );
+    let (code, _, err) = jouleplan(&["validate", "--plot", s(&tmp.path().join("v.gif"))]);
+    assert_eq!(code, 2, "{err}");
+}

@@ -37,6 +37,10 @@ pub struct ValidateArgs {
     /// Print one JSON object.
     #[arg(long)]
     pub json: bool,
+    /// Draw predicted against measured (the first set of points: time, and energy when
+    /// measured; log axes, y = x and a ±10% band) to FILE.svg or FILE.png.
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
 }
 
 /// A block of results: what was fitted, the rows and their statistics.
@@ -47,6 +51,9 @@ struct Block {
 
 /// Runs `validate`.
 pub fn run_validate(args: &ValidateArgs, out: &mut dyn Write) -> anyhow::Result<()> {
+    if let Some(p) = &args.plot {
+        super::plan::check_plot_path(p)?;
+    }
     let machine = load_machine(args.source.machine.as_deref())?;
     let mut profile = load_profile(args.source.profile.as_deref())?;
     trust::machine_matches(&machine, &profile, accept(&args.source))?;
@@ -91,6 +98,10 @@ pub fn run_validate(args: &ValidateArgs, out: &mut dyn Write) -> anyhow::Result<
     if args.loo {
         blocks.push(leave_one_out(&machine, &loo_source, &args.source)?);
     }
+    if let Some(path) = &args.plot {
+        plot(path, &blocks[0].rows)?;
+        eprintln!("wrote {}", path.display());
+    }
     if args.json {
         serde_json::to_writer_pretty(&mut *out, &to_json(&blocks, &notes))?;
         writeln!(out)?;
@@ -103,6 +114,36 @@ pub fn run_validate(args: &ValidateArgs, out: &mut dyn Write) -> anyhow::Result<
         }
     }
     Ok(())
+}
+
+/// Draws the compared points of one block.
+fn plot(path: &std::path::Path, rows: &[Compared]) -> anyhow::Result<()> {
+    use crate::report::plot::validation::{Panel, write_validation};
+    let time: Vec<(f64, f64)> = rows
+        .iter()
+        .filter_map(|r| r.time_s.map(|p| (r.measured.time_s, p)))
+        .collect();
+    let energy: Vec<(f64, f64)> = rows
+        .iter()
+        .filter_map(|r| {
+            r.energy_j
+                .zip(r.measured.energy.map(|e| e.0))
+                .map(|(p, m)| (m, p))
+        })
+        .collect();
+    let mut panels = vec![Panel {
+        name: "time",
+        pairs: time,
+        label: crate::report::plot::time_label,
+    }];
+    if !energy.is_empty() {
+        panels.push(Panel {
+            name: "energy",
+            pairs: energy,
+            label: crate::report::plot::energy_label,
+        });
+    }
+    write_validation(path, &panels).map_err(anyhow::Error::msg)
 }
 
 fn accept(src: &SourceArgs) -> trust::Accept {

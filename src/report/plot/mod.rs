@@ -4,7 +4,9 @@
 mod labels;
 mod ticks;
 mod trees;
+pub mod validation;
 
+pub use ticks::{energy_label, time_label};
 pub use trees::{TreePoint, trees_svg};
 
 use crate::search::plan::{FrontEntry, Plan, label};
