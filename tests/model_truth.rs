@@ -91,6 +91,29 @@ fn the_h100_profile_is_reproduced_at_its_own_points_where_the_paper_missed_by_52
     }
 }
 
+/// A copy of the H100 profile in `dir`.
+fn sync_copy(dir: &Path) -> PathBuf {
+    let prof = dir.join("sync.json");
+    std::fs::copy(fixture("gpu-h100/sync.json"), &prof).unwrap();
+    prof
+}
+
+/// Attaches the H100 TALP outputs of `cores` to `prof`; returns the command's stdout.
+fn attach_talp(prof: &Path, cores: &[u32]) -> String {
+    let mut args = vec!["profile".to_string(), "--output".into(), s(prof).into()];
+    for c in cores {
+        args.push("--talp".into());
+        args.push(format!(
+            "{c}={}",
+            s(&fixture(&format!("gpu-h100/talp/talp_sync_c{c}.json")))
+        ));
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (code, out, err) = jouleplan(&args);
+    assert_eq!(code, 0, "{err}");
+    out
+}
+
 fn validate(extra: &[&str]) -> Value {
     let mut args = vec!["validate", "--json", "--machine", H100];
     args.extend_from_slice(extra);
@@ -274,8 +297,7 @@ fn unused_gpus_draw_their_no_context_power_and_nothing_else_changes() {
 #[test]
 fn talp_outputs_attach_to_the_h100_profile_and_confirm_the_estimated_blocked_time() {
     let tmp = tempfile::tempdir().unwrap();
-    let prof = tmp.path().join("sync.json");
-    std::fs::copy(fixture("gpu-h100/sync.json"), &prof).unwrap();
+    let prof = sync_copy(tmp.path());
     // Without TALP the blocked time is estimated from the core-count series.
     let (code, out, err) = jouleplan(&["plan", "--machine", H100, "--profile", s(&prof)]);
     assert_eq!(code, 0, "{err}");
@@ -287,17 +309,7 @@ fn talp_outputs_attach_to_the_h100_profile_and_confirm_the_estimated_blocked_tim
         .to_string();
     let (lo, hi) = est.split_once('-').unwrap();
     let (lo, hi): (f64, f64) = (lo.parse().unwrap(), hi.parse().unwrap());
-    let mut args = vec!["profile".to_string(), "--output".into(), s(&prof).into()];
-    for c in [1, 2, 4, 8, 16] {
-        args.push("--talp".into());
-        args.push(format!(
-            "{c}={}",
-            s(&fixture(&format!("gpu-h100/talp/talp_sync_c{c}.json")))
-        ));
-    }
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let (code, out, err) = jouleplan(&args);
-    assert_eq!(code, 0, "{err}");
+    let out = attach_talp(&prof, &[1, 2, 4, 8, 16]);
     assert_eq!(out.matches("attached").count(), 5, "{out}");
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(&prof).unwrap()).unwrap();
     let measured: Vec<f64> = doc["baseline"]
@@ -326,8 +338,7 @@ fn talp_outputs_attach_to_the_h100_profile_and_confirm_the_estimated_blocked_tim
 #[test]
 fn a_talp_output_without_device_times_or_for_no_point_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
-    let prof = tmp.path().join("sync.json");
-    std::fs::copy(fixture("gpu-h100/sync.json"), &prof).unwrap();
+    let prof = sync_copy(tmp.path());
     let before = std::fs::read(&prof).unwrap();
     let cpu_only = fixture("talp/test_mpi_sendrecv_profile_1_0.json");
     let spec = format!("1={}", s(&cpu_only));
@@ -424,18 +435,8 @@ fn min_efficiency_keeps_efficient_configurations_and_names_the_nearest_when_none
 #[test]
 fn the_report_shows_the_measured_talp_trees_beside_the_predicted_one() {
     let tmp = tempfile::tempdir().unwrap();
-    let prof = tmp.path().join("sync.json");
-    std::fs::copy(fixture("gpu-h100/sync.json"), &prof).unwrap();
-    let mut args = vec!["profile".to_string(), "--output".into(), s(&prof).into()];
-    for c in [1, 4, 16] {
-        args.push("--talp".into());
-        args.push(format!(
-            "{c}={}",
-            s(&fixture(&format!("gpu-h100/talp/talp_sync_c{c}.json")))
-        ));
-    }
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    assert_eq!(jouleplan(&args).0, 0);
+    let prof = sync_copy(tmp.path());
+    attach_talp(&prof, &[1, 4, 16]);
     let out = tmp.path().join("rep");
     let (code, _, err) = jouleplan(&[
         "report",

@@ -289,17 +289,11 @@ pub fn run_plan(args: &PlanArgs, out: &mut dyn Write) -> anyhow::Result<Plan> {
 pub const SAMPLE_MAX: u64 = 100_000;
 
 pub(crate) fn check_plot_path(p: &Path) -> InputResult<()> {
-    match p
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(str::to_ascii_lowercase)
-        .as_deref()
-    {
-        Some("svg" | "png") => Ok(()),
-        _ => Err(InputError::Argument {
+    plot::format_of(p)
+        .map(|_| ())
+        .map_err(|_| InputError::Argument {
             flag: "--plot".into(),
             expected: "a file ending in .svg or .png".into(),
             got: p.display().to_string(),
-        }),
-    }
+        })
 }

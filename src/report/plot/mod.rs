@@ -588,25 +588,43 @@ pub fn breakdown_svg(plan: &Plan) -> Result<String, String> {
     Ok(s)
 }
 
-/// Writes the time-energy chart to `path`: SVG or PNG by its extension.
-pub fn write_pareto(path: &Path, plan: &Plan, sample: &Sample) -> Result<(), String> {
+/// The two file formats a chart is written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Format {
+    Svg,
+    Png,
+}
+
+/// The format of a chart path, by its extension.
+pub(crate) fn format_of(path: &Path) -> Result<Format, String> {
     match path
         .extension()
         .and_then(|e| e.to_str())
         .map(str::to_ascii_lowercase)
         .as_deref()
     {
-        Some("svg") => {
-            let svg = pareto_svg(plan, sample)?;
-            std::fs::write(path, svg).map_err(|e| format!("{}: cannot write: {e}", path.display()))
-        }
-        Some("png") => {
-            let root = BitMapBackend::new(path, SIZE).into_drawing_area();
-            draw_pareto(&root, plan, sample).map_err(|e| format!("{}: {e}", path.display()))
-        }
+        Some("svg") => Ok(Format::Svg),
+        Some("png") => Ok(Format::Png),
         _ => Err(format!(
             "{}: expected a file ending in .svg or .png",
             path.display()
         )),
+    }
+}
+
+/// Writes SVG text to `path` atomically.
+pub(crate) fn save_svg(path: &Path, svg: &str) -> Result<(), String> {
+    crate::atomic_write::write_atomic(path, svg.as_bytes(), false)
+        .map_err(|e| format!("{}: cannot write: {e}", path.display()))
+}
+
+/// Writes the time-energy chart to `path`: SVG or PNG by its extension.
+pub fn write_pareto(path: &Path, plan: &Plan, sample: &Sample) -> Result<(), String> {
+    match format_of(path)? {
+        Format::Svg => save_svg(path, &pareto_svg(plan, sample)?),
+        Format::Png => {
+            let root = BitMapBackend::new(path, SIZE).into_drawing_area();
+            draw_pareto(&root, plan, sample).map_err(|e| format!("{}: {e}", path.display()))
+        }
     }
 }

@@ -98,28 +98,18 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, panels: &[Panel<'_>])
 /// Writes the panels side by side to `path` (SVG or PNG by extension).
 pub fn write_validation(path: &Path, panels: &[Panel<'_>]) -> Result<(), String> {
     let size = (520 * panels.len().max(1) as u32, 480);
-    match path
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(str::to_ascii_lowercase)
-        .as_deref()
-    {
-        Some("svg") => {
+    match super::format_of(path)? {
+        super::Format::Svg => {
             let mut s = String::new();
             {
                 let root = SVGBackend::with_string(&mut s, size).into_drawing_area();
                 draw(&root, panels)?;
             }
-            crate::atomic_write::write_atomic(path, s.as_bytes(), false)
-                .map_err(|e| format!("{}: cannot write: {e}", path.display()))
+            super::save_svg(path, &s)
         }
-        Some("png") => {
+        super::Format::Png => {
             let root = BitMapBackend::new(path, size).into_drawing_area();
             draw(&root, panels).map_err(|e| format!("{}: {e}", path.display()))
         }
-        _ => Err(format!(
-            "{}: expected a file ending in .svg or .png",
-            path.display()
-        )),
     }
 }
