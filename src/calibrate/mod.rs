@@ -5,7 +5,12 @@
 //! (Network ping-pong and memory-contention fits belong here too; see the README's status.)
 
 pub mod core_fill;
+pub mod from_measured;
 pub mod lsq;
+pub mod machine_edit;
+pub mod nonlinear;
 pub mod power;
+pub mod power_fit;
 pub mod reproduce;
+pub mod time_split;
 pub mod validate;

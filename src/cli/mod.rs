@@ -2,6 +2,7 @@
 //! ([`Inputs::resolve`]); the model and the search never see clap.
 
 pub mod completions;
+pub mod fit;
 pub mod job;
 pub mod machine;
 pub mod metrics;
@@ -59,6 +60,8 @@ pub enum Command {
     /// Predictions against measurements the model did not see: held-out profile points,
     /// leave-one-out over core counts, or a CSV of measured runs.
     Validate(validate::ValidateArgs),
+    /// Fit a profile and the machine's power from measured time and energy alone (no counters).
+    Fit(fit::FitArgs),
     /// Write a machine file from this node (`init`), or check one (`check`).
     Machine(machine::MachineArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
@@ -108,6 +111,7 @@ pub fn main_with(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32 {
         Command::Metrics(a) => run_metrics(&a, &mut out).map(|()| 0),
         Command::Profile(a) => profile::run_profile(&a, &mut out),
         Command::Validate(a) => validate::run_validate(&a, &mut out).map(|()| 0),
+        Command::Fit(a) => fit::run_fit(&a, &mut out).map(|()| 0),
         Command::Completions(a) => completions::run_completions(&a, &mut out).map(|()| 0),
         Command::Man => completions::run_man(&mut out).map(|()| 0),
         Command::Machine(a) => machine::run_machine(&a, &mut out).map(|()| 0),

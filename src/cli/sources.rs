@@ -89,14 +89,30 @@ pub(crate) fn load_bundled<T>(
     flag: &str,
     parse: fn(&Path, &str) -> InputResult<T>,
 ) -> InputResult<T> {
+    let (path, text) = bundled_text(arg, bundled, flag)?;
+    parse(&path, &text)
+}
+
+/// A machine file's path and text (a file, or a bundled one by name), for commands that
+/// rewrite it.
+pub fn machine_text(arg: Option<&str>) -> InputResult<(PathBuf, String)> {
+    bundled_text(arg, BUNDLED_MACHINES, "--machine")
+}
+
+/// The path and text of a file, or of a bundled input by name.
+fn bundled_text(
+    arg: Option<&str>,
+    bundled: &[(&str, &str, &str)],
+    flag: &str,
+) -> InputResult<(PathBuf, String)> {
     let name = arg.unwrap_or(bundled[0].0);
     let path = PathBuf::from(name);
     if path.exists() || arg.is_some_and(|a| a.contains('/') || a.contains('.')) {
         let text = crate::input::read_file(&path)?;
-        return parse(&path, &text);
+        return Ok((path, text));
     }
     match bundled.iter().find(|b| b.0 == name) {
-        Some((_, file, text)) => parse(&PathBuf::from(format!("{file} (bundled)")), text),
+        Some((_, file, text)) => Ok((PathBuf::from(format!("{file} (bundled)")), text.to_string())),
         None => Err(InputError::Argument {
             flag: flag.into(),
             expected: format!(

@@ -44,9 +44,9 @@ pub struct ValidateArgs {
 }
 
 /// A block of results: what was fitted, the rows and their statistics.
-struct Block {
-    title: String,
-    rows: Vec<Compared>,
+pub(crate) struct Block {
+    pub(crate) title: String,
+    pub(crate) rows: Vec<Compared>,
 }
 
 /// Runs `validate`.
@@ -245,7 +245,7 @@ fn pct(v: Option<f64>) -> String {
     v.map_or("-".into(), |e| format!("{:+.1}%", 100.0 * e))
 }
 
-fn write_block(b: &Block, out: &mut dyn Write) -> std::io::Result<()> {
+pub(crate) fn write_block(b: &Block, out: &mut dyn Write) -> std::io::Result<()> {
     writeln!(out, "\n{}", b.title)?;
     writeln!(
         out,

@@ -1,0 +1,186 @@
+//! `jouleplan fit`: a single-node profile and the machine's power from measured time and
+//! energy alone (no counters): averaging repeats, the time split ([`super::time_split`]), the
+//! power laws ([`super::power_fit`]), and the profile and `[power]` values they give.
+
+use super::power_fit::{self, EnergySample, PowerLaws};
+use super::reproduce::EnergyScope;
+use super::time_split::{self, CoreSplit, Sample};
+use super::validate::Measured;
+use crate::error::{InputError, InputResult};
+use crate::model::machine::{Machine, Power};
+use crate::model::workload::{Communication, Profile};
+use crate::units::Watts;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// What `fit` produced.
+#[derive(Debug, Clone)]
+pub struct FitOutcome {
+    /// The averaged samples.
+    pub samples: Vec<Sample>,
+    /// The split of each core count.
+    pub splits: Vec<CoreSplit>,
+    /// The profile.
+    pub profile: Profile,
+    /// The power laws and the machine's power at its frequencies, when energy was measured.
+    pub power: Option<(PowerLaws, Power)>,
+}
+
+/// Averages repeats of each `(cores, freq)`; refuses rows that are not one node without GPUs
+/// or whose energy is not the whole node's.
+pub fn samples(file: &Path, rows: &[Measured]) -> InputResult<Vec<Sample>> {
+    let mut groups: BTreeMap<(u32, u64), Vec<&Measured>> = BTreeMap::new();
+    for r in rows {
+        let bad = |col: &str, expected: &str, got: String| InputError::Key {
+            file: file.to_path_buf(),
+            key: format!(
+                "{}, column {col}",
+                r.source
+                    .rsplit(':')
+                    .next()
+                    .map_or(String::new(), |l| format!("line {l}"))
+            ),
+            expected: expected.into(),
+            got,
+        };
+        if r.config.nodes != 1 {
+            return Err(bad(
+                "nodes",
+                "1 (fit reads single-node runs)",
+                r.config.nodes.to_string(),
+            ));
+        }
+        if r.config.gpus != 0 {
+            return Err(bad(
+                "gpus",
+                "0 (fit reads CPU-only runs; profile GPU programs with `jouleplan profile`)",
+                r.config.gpus.to_string(),
+            ));
+        }
+        if let Some((_, EnergyScope::Gpu)) = r.energy {
+            return Err(bad(
+                "gpu_energy_j",
+                "energy_j, the whole node's energy",
+                "GPU energy only".into(),
+            ));
+        }
+        groups
+            .entry((r.config.cores, r.config.freq.0.round() as u64))
+            .or_default()
+            .push(r);
+    }
+    Ok(groups
+        .into_iter()
+        .map(|((cores, f), g)| {
+            let n = g.len() as f64;
+            let energies: Vec<f64> = g.iter().filter_map(|r| r.energy.map(|e| e.0)).collect();
+            Sample {
+                cores,
+                freq: f as f64,
+                time: g.iter().map(|r| r.time_s).sum::<f64>() / n,
+                energy: (energies.len() == g.len()).then(|| energies.iter().sum::<f64>() / n),
+                repeats: g.len(),
+            }
+        })
+        .collect())
+}
+
+/// Fits the profile and, when every sample has energy, the power laws at `machine`'s
+/// frequencies (its other power values kept).
+pub fn fit(
+    file: &Path,
+    rows: &[Measured],
+    machine: &Machine,
+    program: &str,
+) -> InputResult<FitOutcome> {
+    let samples = samples(file, rows)?;
+    let splits = time_split::split(&samples);
+    let points = time_split::points(&samples, &splits);
+    let mut profile = Profile::from_parts(
+        program,
+        &format!(
+            "fitted by `jouleplan fit` from measured time and energy ({})",
+            file.display()
+        ),
+        (1.0, 1.0),
+        Communication::none(),
+        points,
+        provenance(file),
+    )?;
+    profile.assumptions = assumptions();
+    let with_energy: Vec<EnergySample> = samples
+        .iter()
+        .filter_map(|s| {
+            s.energy.map(|e| EnergySample {
+                cores: f64::from(s.cores),
+                ghz: s.freq / 1e9,
+                time: s.time,
+                energy: e,
+            })
+        })
+        .collect();
+    let power = if with_energy.is_empty() {
+        None
+    } else {
+        let ghz: Vec<f64> = machine.frequencies.iter().map(|f| f.ghz()).collect();
+        let laws = power_fit::fit(&with_energy, &ghz).map_err(|e| InputError::Key {
+            file: file.to_path_buf(),
+            key: "energy_j".into(),
+            expected: "points from which P_idle(f) and P_core(f) can be fitted: two or more \
+                       core counts at two or more frequencies (three for the exponent), at \
+                       least 5 points"
+                .into(),
+            got: e.to_string(),
+        })?;
+        let power = power_at(&laws, machine);
+        Some((laws, power))
+    };
+    Ok(FitOutcome {
+        samples,
+        splits,
+        profile,
+        power,
+    })
+}
+
+/// The machine's `[power]` with the fitted laws at its frequencies.
+fn power_at(laws: &PowerLaws, machine: &Machine) -> Power {
+    let at = |f: &dyn Fn(f64) -> f64| -> Vec<Watts> {
+        machine
+            .frequencies
+            .iter()
+            .map(|x| Watts(f(x.ghz())))
+            .collect()
+    };
+    Power {
+        core_active: at(&|g| laws.core(g)),
+        core_stall: at(&|g| laws.core(g)),
+        memory: Watts(0.0),
+        idle: at(&|g| laws.idle(g)),
+        fit_residual_rel: Some(laws.max_residual()),
+        ..machine.power.clone()
+    }
+}
+
+fn provenance(file: &Path) -> Vec<(String, String)> {
+    let f = file.display();
+    vec![
+        ("baseline.wall_time_s".into(), format!("measured ({f}, repeats averaged)")),
+        ("baseline.energy_j".into(), format!("measured ({f}, repeats averaged)")),
+        ("baseline.cycles".into(), "derived: cores x frequency x wall time (no counters; every core taken busy, utilisation 1)".into()),
+        ("baseline.mem_stall_cycles".into(), "derived: cores x frequency x m, with m from a least-squares fit of T(f) = a/f + m over the frequencies of each core count; stall_cycles = mem_stall_cycles".into()),
+        ("iterations".into(), "1 and 1: the measured runs are the target problem".into()),
+        ("communication".into(), "not measured: the CSV holds single-node runs".into()),
+    ]
+}
+
+fn assumptions() -> Vec<String> {
+    vec![
+        "fitted from time and energy alone (`jouleplan fit`): cycles = cores x f x wall time, \
+         every core busy (U = 1); the memory time comes from each core count's T(f) = a/f + m"
+            .into(),
+        "MPI messages were not measured: the profile assumes no inter-node messages (eta = 0); \
+         measure them with `jouleplan profile --mpi-profiler` before trusting multi-node plans"
+            .into(),
+    ]
+}

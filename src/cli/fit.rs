@@ -1,0 +1,254 @@
+//! `jouleplan fit`: measured time (and energy) CSV -> a profile and the machine's `[power]`
+//! section, with the fits' residuals and uncertainties, and optionally each point predicted
+//! from the others (`--loo`).
+
+use super::validate::{Block, write_block};
+use super::{SourceArgs, bind, fit_to_machine, trust};
+use crate::atomic_write::write_atomic;
+use crate::calibrate::from_measured::{self, FitOutcome};
+use crate::calibrate::machine_edit::{self, Number};
+use crate::calibrate::validate::{self as cv, Measured};
+use crate::error::InputError;
+use crate::model::machine::Machine;
+use clap::Args;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// `jouleplan fit`.
+#[derive(Debug, Args)]
+pub struct FitArgs {
+    /// Measured single-node runs: CSV with columns nodes,cores,freq_hz,gpus,time_s and
+    /// optionally energy_j (the whole node); repeats of a configuration are averaged.
+    #[arg(long, value_name = "CSV")]
+    pub measured: PathBuf,
+    /// The machine whose `[power]` section the fit replaces (file or bundled name)
+    /// [default: xeon-phi-57c].
+    #[arg(long, value_name = "FILE")]
+    pub machine: Option<String>,
+    /// Write the fitted profile (JSON) here.
+    #[arg(long, value_name = "FILE")]
+    pub profile_out: PathBuf,
+    /// Write the machine file with the fitted `[power]` section here (needs energy_j); every
+    /// other line of the machine file is kept.
+    #[arg(long, value_name = "FILE")]
+    pub machine_out: Option<PathBuf>,
+    /// The program's name in the profile [default: the CSV's file name].
+    #[arg(long)]
+    pub program: Option<String>,
+    /// Also leave each measured configuration out in turn, refit on the others and predict it.
+    #[arg(long)]
+    pub loo: bool,
+}
+
+/// Runs `fit`.
+pub fn run_fit(args: &FitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
+    let (machine_file, machine_text) = super::sources::machine_text(args.machine.as_deref())?;
+    let machine = Machine::from_toml(&machine_file, &machine_text)?;
+    let text = crate::input::read_file(&args.measured)?;
+    let rows = cv::read_csv(&args.measured, &text)?;
+    let program = args.program.clone().unwrap_or_else(|| {
+        args.measured
+            .file_stem()
+            .map_or("program".into(), |s| s.to_string_lossy().into_owned())
+    });
+    let fitted = from_measured::fit(&args.measured, &rows, &machine, &program)?;
+    if args.machine_out.is_some() && fitted.power.is_none() {
+        return Err(InputError::Argument {
+            flag: "--machine-out".into(),
+            expected: format!("an energy_j column in {}", args.measured.display()),
+            got: "no measured energy: the power cannot be fitted".into(),
+        }
+        .into());
+    }
+    report(&fitted, &machine, out)?;
+    let profile_json = serde_json::to_string_pretty(&fitted.profile.to_json())? + "\n";
+    let machine_new = match (&args.machine_out, &fitted.power) {
+        (Some(path), Some((laws, power))) => Some((
+            path,
+            machine_with_power(path, &machine_text, &machine, laws, power, &args.measured)?,
+        )),
+        _ => None,
+    };
+    write_atomic(&args.profile_out, profile_json.as_bytes(), false)?;
+    writeln!(out, "wrote {}", args.profile_out.display())?;
+    if let Some((path, text)) = machine_new {
+        write_atomic(path, text.as_bytes(), false)?;
+        writeln!(out, "wrote {}", path.display())?;
+    }
+    if args.loo {
+        write_block(
+            &leave_one_out(&args.measured, &rows, &machine, &program)?,
+            out,
+        )?;
+    }
+    Ok(())
+}
+
+/// The machine file's text with the fitted `[power]` keys, checked by reading it back.
+fn machine_with_power(
+    path: &Path,
+    text: &str,
+    machine: &Machine,
+    laws: &crate::calibrate::power_fit::PowerLaws,
+    power: &crate::model::machine::Power,
+    csv: &Path,
+) -> anyhow::Result<String> {
+    let w = |v: &[crate::units::Watts]| Number::PerFrequency(v.iter().map(|x| x.0).collect());
+    let p = laws.params;
+    let source = format!(
+        "measured: `jouleplan fit` on {} ({} points, {}): E = T (P_idle(f) + c P_core(f)), \
+         P_idle = {:.4} + {:.4} x^{:.3} W, P_core = {:.5} + {:.5} x^{:.3} W (x = f/GHz), {}; \
+         largest energy residual {:.2}%; core_stall_w = core_active_w and memory_w = 0 (time and \
+         energy alone cannot separate them)",
+        csv.display(),
+        laws.residuals.len(),
+        machine_edit::today_utc(),
+        p[0],
+        p[1],
+        p[4],
+        p[2],
+        p[3],
+        p[4],
+        laws.method,
+        100.0 * laws.max_residual()
+    );
+    let keys = [
+        ("idle_w", w(&power.idle)),
+        ("core_active_w", w(&power.core_active)),
+        ("core_stall_w", w(&power.core_stall)),
+        ("memory_w", Number::One(0.0)),
+        // Rounded up: the model must stay within it after the powers are rounded.
+        (
+            "fit_residual_rel",
+            Number::One((laws.max_residual() * 1e4).ceil() / 1e4),
+        ),
+    ];
+    let new = machine_edit::update(path, text, "power", &keys, &source, false)?;
+    let back = Machine::from_toml(path, &new)?;
+    if back.frequencies != machine.frequencies {
+        anyhow::bail!(
+            "{}: the rewritten machine file lost its frequencies",
+            path.display()
+        );
+    }
+    Ok(new)
+}
+
+/// Prints the splits, the power laws and the power per frequency.
+fn report(f: &FitOutcome, machine: &Machine, out: &mut dyn Write) -> std::io::Result<()> {
+    let runs: usize = f.samples.iter().map(|s| s.repeats).sum();
+    writeln!(
+        out,
+        "fit: {} configurations from {runs} runs",
+        f.samples.len()
+    )?;
+    writeln!(out, "time split, T(f) = a/f + m at each core count:")?;
+    writeln!(
+        out,
+        "  {:>5} {:>5} {:>14} {:>10} {:>9}  how",
+        "cores", "freqs", "a (s at 1 GHz)", "m (s)", "residual"
+    )?;
+    for s in &f.splits {
+        writeln!(
+            out,
+            "  {:>5} {:>5} {:>14.4} {:>10.4} {:>8.2}%  {}",
+            s.cores,
+            s.frequencies,
+            s.compute_s_at_1ghz,
+            s.memory_s,
+            100.0 * s.max_rel_residual,
+            s.how
+        )?;
+    }
+    let Some((laws, power)) = &f.power else {
+        return writeln!(out, "power: not fitted (no energy_j column)");
+    };
+    let (p, e) = (laws.params, laws.std_err);
+    writeln!(
+        out,
+        "power, E = T (P_idle(f) + c P_core(f)) with x = f/GHz ({}, {} points):",
+        laws.method,
+        laws.residuals.len()
+    )?;
+    writeln!(
+        out,
+        "  P_idle(f) = {:.3} (±{:.3}) + {:.3} (±{:.3}) x^g W",
+        p[0], e[0], p[1], e[1]
+    )?;
+    writeln!(
+        out,
+        "  P_core(f) = {:.5} (±{:.5}) + {:.5} (±{:.5}) x^g W",
+        p[2], e[2], p[3], e[3]
+    )?;
+    writeln!(
+        out,
+        "  g = {:.3} (±{:.3}), largest energy residual {:.2}%",
+        p[4],
+        e[4],
+        100.0 * laws.max_residual()
+    )?;
+    let (lo, hi) = f.samples.iter().fold((f64::MAX, 0.0f64), |(l, h), s| {
+        (l.min(s.freq), h.max(s.freq))
+    });
+    for (i, fr) in machine.frequencies.iter().enumerate() {
+        let outside = if fr.0 < lo * 0.999 || fr.0 > hi * 1.001 {
+            "  (extrapolated: outside the measured frequencies)"
+        } else {
+            ""
+        };
+        writeln!(
+            out,
+            "  {:>5.2} GHz: P_idle {:>8.2} W, P_core {:>7.4} W{outside}",
+            fr.ghz(),
+            power.idle[i].0,
+            power.core_active[i].0
+        )?;
+    }
+    Ok(())
+}
+
+/// Each configuration left out in turn, the rest refitted, the left-out one predicted.
+fn leave_one_out(
+    file: &Path,
+    rows: &[Measured],
+    machine: &Machine,
+    program: &str,
+) -> anyhow::Result<Block> {
+    let mut configs = Vec::new();
+    for r in rows {
+        if !configs.contains(&r.config) {
+            configs.push(r.config);
+        }
+    }
+    let mut compared = Vec::new();
+    for c in configs {
+        let (held, rest): (Vec<Measured>, Vec<Measured>) =
+            rows.iter().cloned().partition(|r| r.config == c);
+        let Ok(fitted) = from_measured::fit(file, &rest, machine, program) else {
+            continue;
+        };
+        let mut m = machine.clone();
+        if let Some((_, power)) = &fitted.power {
+            m.power = power.clone();
+        }
+        let mut profile = fitted.profile;
+        fit_to_machine(&mut profile, &m);
+        let src = SourceArgs {
+            accept_model_error: true,
+            other_machine: true,
+            ..SourceArgs::default()
+        };
+        let model = bind(
+            &m,
+            &profile,
+            &src,
+            &mut trust::Trust::default(),
+            &mut Vec::new(),
+        )?;
+        compared.extend(cv::compare(&model, &held)?);
+    }
+    Ok(Block {
+        title: "leave-one-out: each configuration refitted without it and predicted".into(),
+        rows: compared,
+    })
+}
