@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
 # Installs Debian packages that are missing, for the tests: scripts/ensure-packages.sh CMD=PKG...
-# (CMD is the program that shows the package is there). Exit 77 when a package is missing and
+# (CMD is the program that shows the package is there, or a path glob starting with / for
+# packages without a program, e.g. /usr/lib/llvm-*/lib/libclang.so=libclang-dev). Exit 77 when a package is missing and
 # cannot be installed (not root, or apt-get fails): tests skip on it and say why.
 set -euo pipefail
 missing=()
 for pair in "$@"; do
-  command -v "${pair%%=*}" >/dev/null 2>&1 || missing+=("${pair#*=}")
+  probe="${pair%%=*}"
+  if [ "${probe#/}" != "$probe" ]; then
+    compgen -G "$probe" >/dev/null || missing+=("${pair#*=}")
+  else
+    command -v "$probe" >/dev/null 2>&1 || missing+=("${pair#*=}")
+  fi
 done
 [ ${#missing[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" != 0 ]; then

@@ -6,7 +6,6 @@
 mod common;
 
 use common::{inputs, png_stats};
-use libtest_mimic::{Arguments, Trial};
 use std::path::PathBuf;
 
 const NAME: &str = "index_html_renders_in_headless_chromium";
@@ -36,17 +35,9 @@ fn ensure_chromium() -> Result<(), String> {
 }
 
 fn main() {
-    let args = Arguments::from_args();
-    let wanted = !args.list && args.filter.as_deref().is_none_or(|f| NAME.contains(f));
-    let trial = match if wanted { ensure_chromium() } else { Ok(()) } {
-        Ok(()) => Trial::test(NAME, || {
-            index_html_renders_in_headless_chromium();
-            Ok(())
-        }),
-        Err(why) => Trial::test(format!("{NAME} (ignored: {why})"), move || Err(why.into()))
-            .with_ignored_flag(true),
-    };
-    libtest_mimic::run(&args, vec![trial]).exit();
+    common::real_trial(NAME, ensure_chromium, |()| {
+        index_html_renders_in_headless_chromium()
+    });
 }
 
 fn index_html_renders_in_headless_chromium() {

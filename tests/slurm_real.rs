@@ -4,7 +4,8 @@
 //! (a libtest-mimic harness), never as `ok`.
 
 use assert_cmd::Command;
-use libtest_mimic::{Arguments, Trial};
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command as Proc;
 
@@ -102,21 +103,9 @@ fn local_inputs(dir: &Path) -> (PathBuf, PathBuf) {
 const NAME: &str = "generated_scripts_are_accepted_run_and_read_back_by_a_real_slurm";
 
 fn main() {
-    let args = Arguments::from_args();
-    let wanted = !args.list && args.filter.as_deref().is_none_or(|f| NAME.contains(f));
-    let trial = if !wanted {
-        Trial::test(NAME, || Ok(()))
-    } else {
-        match start() {
-            Ok(cluster) => Trial::test(NAME, move || {
-                generated_scripts_are_accepted_run_and_read_back_by_a_real_slurm(&cluster);
-                Ok(())
-            }),
-            Err(why) => Trial::test(format!("{NAME} (ignored: {why})"), move || Err(why.into()))
-                .with_ignored_flag(true),
-        }
-    };
-    libtest_mimic::run(&args, vec![trial]).exit();
+    common::real_trial(NAME, start, |cluster| {
+        generated_scripts_are_accepted_run_and_read_back_by_a_real_slurm(&cluster)
+    });
 }
 
 fn generated_scripts_are_accepted_run_and_read_back_by_a_real_slurm(cluster: &Cluster) {

@@ -2,7 +2,7 @@
 //! energy alone (no counters): averaging repeats, the time split ([`super::time_split`]), the
 //! power laws ([`super::power_fit`]), and the profile and `[power]` values they give.
 
-use super::power_fit::{self, EnergySample, PowerLaws};
+use super::power_fit::{self, Kind, PROGRAM_LAWS, PowerLaws, PowerSample};
 use super::reproduce::EnergyScope;
 use super::time_split::{self, CoreSplit, Sample};
 use super::validate::Measured;
@@ -108,14 +108,14 @@ pub fn fit(
         provenance(file),
     )?;
     profile.assumptions = assumptions();
-    let with_energy: Vec<EnergySample> = samples
+    let with_energy: Vec<PowerSample> = samples
         .iter()
         .filter_map(|s| {
-            s.energy.map(|e| EnergySample {
+            s.energy.map(|e| PowerSample {
+                kind: Kind::Program,
                 cores: f64::from(s.cores),
                 ghz: s.freq / 1e9,
-                time: s.time,
-                energy: e,
+                watts: e / s.time,
             })
         })
         .collect();
@@ -123,15 +123,16 @@ pub fn fit(
         None
     } else {
         let ghz: Vec<f64> = machine.frequencies.iter().map(|f| f.ghz()).collect();
-        let laws = power_fit::fit(&with_energy, &ghz).map_err(|e| InputError::Key {
-            file: file.to_path_buf(),
-            key: "energy_j".into(),
-            expected: "points from which P_idle(f) and P_core(f) can be fitted: two or more \
+        let laws =
+            power_fit::fit(&with_energy, PROGRAM_LAWS, &ghz).map_err(|e| InputError::Key {
+                file: file.to_path_buf(),
+                key: "energy_j".into(),
+                expected: "points from which P_idle(f) and P_core(f) can be fitted: two or more \
                        core counts at two or more frequencies (three for the exponent), at \
                        least 5 points"
-                .into(),
-            got: e.to_string(),
-        })?;
+                    .into(),
+                got: e.to_string(),
+            })?;
         let power = power_at(&laws, machine);
         Some((laws, power))
     };
@@ -145,18 +146,18 @@ pub fn fit(
 
 /// The machine's `[power]` with the fitted laws at its frequencies.
 fn power_at(laws: &PowerLaws, machine: &Machine) -> Power {
-    let at = |f: &dyn Fn(f64) -> f64| -> Vec<Watts> {
+    let at = |law: &str| -> Vec<Watts> {
         machine
             .frequencies
             .iter()
-            .map(|x| Watts(f(x.ghz())))
+            .map(|x| Watts(laws.at(law, x.ghz()).unwrap_or(f64::NAN)))
             .collect()
     };
     Power {
-        core_active: at(&|g| laws.core(g)),
-        core_stall: at(&|g| laws.core(g)),
+        core_active: at("P_core"),
+        core_stall: at("P_core"),
         memory: Watts(0.0),
-        idle: at(&|g| laws.idle(g)),
+        idle: at("P_idle"),
         fit_residual_rel: Some(laws.max_residual()),
         ..machine.power.clone()
     }

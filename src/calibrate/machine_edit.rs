@@ -66,7 +66,8 @@ fn set_keep_decor(t: &mut Table, key: &str, mut v: toml_edit::Value) {
 
 /// Replaces (or adds) `keys` in `[section]` of the machine file text `text`, and sets
 /// `[sources]."section.key"` to `source` for each, or `[sources]."section"` when `keys` covers
-/// the whole section (`whole_section`). Keys of the section not named are kept.
+/// the whole section (`whole_section`; per-key lines of the keys written are then removed).
+/// Keys of the section not named are kept.
 pub fn update(
     file: &Path,
     text: &str,
@@ -106,6 +107,10 @@ pub fn update(
         .ok_or_else(|| not_table("sources"))?;
     if whole_section {
         set_keep_decor(sources, section, source.into());
+        // Per-key lines for the keys written would contradict the section's line.
+        for (k, _) in keys {
+            sources.remove(&format!("{section}.{k}"));
+        }
     } else {
         for (k, _) in keys {
             set_keep_decor(sources, &format!("{section}.{k}"), source.into());

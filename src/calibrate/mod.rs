@@ -8,6 +8,7 @@ pub mod core_fill;
 pub mod from_measured;
 pub mod lsq;
 pub mod machine_edit;
+pub mod network_fit;
 pub mod nonlinear;
 pub mod power;
 pub mod power_fit;

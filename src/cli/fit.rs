@@ -94,22 +94,14 @@ fn machine_with_power(
     csv: &Path,
 ) -> anyhow::Result<String> {
     let w = |v: &[crate::units::Watts]| Number::PerFrequency(v.iter().map(|x| x.0).collect());
-    let p = laws.params;
     let source = format!(
-        "measured: `jouleplan fit` on {} ({} points, {}): E = T (P_idle(f) + c P_core(f)), \
-         P_idle = {:.4} + {:.4} x^{:.3} W, P_core = {:.5} + {:.5} x^{:.3} W (x = f/GHz), {}; \
+        "measured: `jouleplan fit` on {} ({} points, {}): P = P_idle(f) + c P_core(f), {}; \
          largest energy residual {:.2}%; core_stall_w = core_active_w and memory_w = 0 (time and \
          energy alone cannot separate them)",
         csv.display(),
         laws.residuals.len(),
         machine_edit::today_utc(),
-        p[0],
-        p[1],
-        p[4],
-        p[2],
-        p[3],
-        p[4],
-        laws.method,
+        crate::calibrate::power_fit::describe(laws),
         100.0 * laws.max_residual()
     );
     let keys = [
@@ -163,28 +155,18 @@ fn report(f: &FitOutcome, machine: &Machine, out: &mut dyn Write) -> std::io::Re
     let Some((laws, power)) = &f.power else {
         return writeln!(out, "power: not fitted (no energy_j column)");
     };
-    let (p, e) = (laws.params, laws.std_err);
     writeln!(
         out,
-        "power, E = T (P_idle(f) + c P_core(f)) with x = f/GHz ({}, {} points):",
+        "power, P = P_idle(f) + c P_core(f) with x = f/GHz ({}, {} points):",
         laws.method,
         laws.residuals.len()
     )?;
+    for line in crate::calibrate::power_fit::describe_lines(laws) {
+        writeln!(out, "  {line}")?;
+    }
     writeln!(
         out,
-        "  P_idle(f) = {:.3} (±{:.3}) + {:.3} (±{:.3}) x^g W",
-        p[0], e[0], p[1], e[1]
-    )?;
-    writeln!(
-        out,
-        "  P_core(f) = {:.5} (±{:.5}) + {:.5} (±{:.5}) x^g W",
-        p[2], e[2], p[3], e[3]
-    )?;
-    writeln!(
-        out,
-        "  g = {:.3} (±{:.3}), largest energy residual {:.2}%",
-        p[4],
-        e[4],
+        "  largest power residual {:.2}%",
         100.0 * laws.max_residual()
     )?;
     let (lo, hi) = f.samples.iter().fold((f64::MAX, 0.0f64), |(l, h), s| {

@@ -1,6 +1,7 @@
 //! The command line: clap structs become validated domain types in one step
 //! ([`Inputs::resolve`]); the model and the search never see clap.
 
+pub mod calibrate;
 pub mod completions;
 pub mod fit;
 pub mod job;
@@ -60,6 +61,8 @@ pub enum Command {
     /// Predictions against measurements the model did not see: held-out profile points,
     /// leave-one-out over core counts, or a CSV of measured runs.
     Validate(validate::ValidateArgs),
+    /// Measure this machine and write its [network] (MPI ping-pong) section.
+    Calibrate(calibrate::CalibrateArgs),
     /// Fit a profile and the machine's power from measured time and energy alone (no counters).
     Fit(fit::FitArgs),
     /// Write a machine file from this node (`init`), or check one (`check`).
@@ -111,6 +114,7 @@ pub fn main_with(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32 {
         Command::Metrics(a) => run_metrics(&a, &mut out).map(|()| 0),
         Command::Profile(a) => profile::run_profile(&a, &mut out),
         Command::Validate(a) => validate::run_validate(&a, &mut out).map(|()| 0),
+        Command::Calibrate(a) => calibrate::run_calibrate(&a, &mut out),
         Command::Fit(a) => fit::run_fit(&a, &mut out).map(|()| 0),
         Command::Completions(a) => completions::run_completions(&a, &mut out).map(|()| 0),
         Command::Man => completions::run_man(&mut out).map(|()| 0),

@@ -223,6 +223,29 @@ pub fn parse_energy(flag: &str, s: &str) -> InputResult<Joules> {
     }
 }
 
+/// Parses a size in bytes: `4096`, `64KiB`, `16MiB`, `1GiB` (also `kB`, `MB`, `GB`, powers of
+/// ten), at most 1 GiB (the ping-pong holds one buffer of it).
+pub fn parse_bytes(flag: &str, s: &str) -> InputResult<u64> {
+    const EXPECTED: &str = "a size in bytes, like 4096, 64KiB or 16MiB (at most 1GiB)";
+    let (v, unit) = number_and_unit(s).ok_or_else(|| bad(flag, EXPECTED, s))?;
+    let scale = match unit {
+        "" | "B" => 1.0,
+        "KiB" => 1024.0,
+        "MiB" => 1024.0 * 1024.0,
+        "GiB" => 1024.0 * 1024.0 * 1024.0,
+        "kB" | "KB" => 1e3,
+        "MB" => 1e6,
+        "GB" => 1e9,
+        _ => return Err(bad(flag, EXPECTED, s)),
+    };
+    let b = v * scale;
+    if (1.0..=1024.0 * 1024.0 * 1024.0).contains(&b) && b.fract() == 0.0 {
+        Ok(b as u64)
+    } else {
+        Err(bad(flag, EXPECTED, s))
+    }
+}
+
 /// Parses a slowdown: a fraction (`0.1`) or a percentage (`10%`). A bare number above 1 is
 /// refused with the percentage it probably meant (`--slowdown 10` is not 1000%).
 pub fn parse_slowdown(flag: &str, s: &str) -> InputResult<f64> {

@@ -15,6 +15,7 @@ pub mod mpi;
 pub mod node;
 pub mod nvml;
 pub mod perfstat;
+pub mod pingpong;
 pub mod record;
 pub mod slurm;
 pub mod sweep;

@@ -175,3 +175,29 @@ pub fn png_stats(path: &Path) -> (u32, u32, usize, f64) {
         non_white as f64 / n as f64,
     )
 }
+
+/// The `main` of a libtest-mimic test whose real part needs something that may be missing:
+/// `setup` gets it (or says why not), `test` runs on it. Without it the test is reported as
+/// ignored with the reason in its name, never as `ok`.
+pub fn real_trial<T: Send + 'static>(
+    name: &'static str,
+    setup: impl FnOnce() -> Result<T, String>,
+    test: impl FnOnce(T) + Send + 'static,
+) {
+    use libtest_mimic::{Arguments, Trial};
+    let args = Arguments::from_args();
+    let wanted = !args.list && args.filter.as_deref().is_none_or(|f| name.contains(f));
+    let trial = if !wanted {
+        Trial::test(name, || Ok(()))
+    } else {
+        match setup() {
+            Ok(it) => Trial::test(name, move || {
+                test(it);
+                Ok(())
+            }),
+            Err(why) => Trial::test(format!("{name} (ignored: {why})"), move || Err(why.into()))
+                .with_ignored_flag(true),
+        }
+    };
+    libtest_mimic::run(&args, vec![trial]).exit();
+}
