@@ -23,6 +23,11 @@ pub fn fit(rows: &[Vec<f64>], y: &[f64], w: &[f64]) -> Option<LinearFit> {
     if n < p || p == 0 || y.len() != n || w.len() != n {
         return None;
     }
+    // nalgebra's SVD may not terminate on non-finite input.
+    let finite = |v: &f64| v.is_finite();
+    if !(y.iter().all(finite) && w.iter().all(finite) && rows.iter().flatten().all(finite)) {
+        return None;
+    }
     let x = DMatrix::from_fn(n, p, |i, j| rows[i][j] * w[i]);
     let b = DVector::from_fn(n, |i, _| y[i] * w[i]);
     let svd = x.clone().svd(true, true);
@@ -68,5 +73,6 @@ mod tests {
         let same: Vec<Vec<f64>> = vec![vec![1.0, 1.0], vec![2.0, 2.0], vec![3.0, 3.0]];
         assert!(fit(&same, &y, &[1.0; 3]).is_none());
         assert!(fit(&rows[..1], &y[..1], &[1.0]).is_none());
+        assert!(fit(&rows, &y, &[1.0, f64::INFINITY, 1.0]).is_none());
     }
 }

@@ -6,6 +6,8 @@
 
 pub mod core_fill;
 pub mod from_measured;
+#[path = "../../calibration/kernels.rs"]
+pub mod kernels;
 pub mod lsq;
 pub mod machine_edit;
 pub mod network_fit;

@@ -147,6 +147,12 @@ pub fn fit<M: Residuals>(
         });
     }
     let j0 = model.jacobian(&start);
+    // nalgebra's SVD may not terminate on non-finite input.
+    if !(r0.iter().all(|v| v.is_finite()) && j0.iter().all(|v| v.is_finite())) {
+        return Err(FitError::NotIdentifiable(vec![
+            "any parameter (the samples give non-finite residuals)".into(),
+        ]));
+    }
     if let Some(bad) = unidentifiable(&j0, &names) {
         return Err(FitError::NotIdentifiable(bad));
     }

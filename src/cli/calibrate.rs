@@ -27,6 +27,13 @@ pub enum CalibrateAction {
     /// MPI ping-pong between two ranks (run it under `mpirun -n 2` or `srun -N 2 -n 2`), fit
     /// latency and throughput, and write the machine file's `[network]` section.
     Network(NetworkArgs),
+    /// Power per core state from the micro-benchmarks of `calibration/` (idle, compute-bound,
+    /// memory-bound) measured through the profile's energy backends, or from recorded
+    /// profiles (--from), and the machine file's `[power]` section.
+    Power(super::calibrate_power::PowerArgs),
+    /// One micro-benchmark run (what `calibrate power` measures).
+    #[command(hide = true)]
+    Kernel(super::calibrate_power::KernelArgs),
 }
 
 /// `jouleplan calibrate network`.
@@ -59,6 +66,8 @@ pub struct NetworkArgs {
 pub fn run_calibrate(a: &CalibrateArgs, out: &mut dyn Write) -> anyhow::Result<i32> {
     match &a.action {
         CalibrateAction::Network(n) => run_network(n, out),
+        CalibrateAction::Power(p) => super::calibrate_power::run_power(p, out),
+        CalibrateAction::Kernel(k) => super::calibrate_power::run_kernel(k, out),
     }
 }
 

@@ -2,6 +2,7 @@
 //! ([`Inputs::resolve`]); the model and the search never see clap.
 
 pub mod calibrate;
+pub mod calibrate_power;
 pub mod completions;
 pub mod fit;
 pub mod job;
@@ -61,7 +62,7 @@ pub enum Command {
     /// Predictions against measurements the model did not see: held-out profile points,
     /// leave-one-out over core counts, or a CSV of measured runs.
     Validate(validate::ValidateArgs),
-    /// Measure this machine and write its [network] (MPI ping-pong) section.
+    /// Measure this machine and write its [network] (MPI ping-pong) or [power] section.
     Calibrate(calibrate::CalibrateArgs),
     /// Fit a profile and the machine's power from measured time and energy alone (no counters).
     Fit(fit::FitArgs),

@@ -1,0 +1,133 @@
+//! `jouleplan calibrate power`: the power laws fitted from recorded real measurements (the
+//! Xeon Phi SpMV data set's card energy), the micro-benchmarks run through the profile sweep
+//! (with a recorded powercap layout whose counters do not move, so the fit must refuse), and
+//! the refusal where no energy can be measured (this VM).
+
+mod common;
+
+use common::{jouleplan, write};
+use std::path::{Path, PathBuf};
+
+fn repo(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+const VM: &str = "[machine]\nname = \"vm\"\nnodes = 1\ncores_per_node = 2\nfrequencies_ghz = [2.0]\n\
+[network]\nlatency_s = 1e-6\nbandwidth_bytes_per_s = 1e9\n\
+# illustrative values, replaced by the calibration\n[power]\nidle_w = 50.0\ncore_active_w = 5.0\n\
+core_stall_w = 4.0\nmemory_w = 1.0\nnetwork_w = 0.0\n";
+
+#[test]
+fn recorded_card_energy_gives_the_per_frequency_power_of_the_importer() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("phi.toml");
+    let (code, text, err) = jouleplan(&[
+        "calibrate",
+        "power",
+        "--machine",
+        s(&repo("models/xeon-phi-57c.toml")),
+        "--output",
+        s(&out),
+        "--from",
+        &format!(
+            "program={}",
+            s(&repo("examples/profiles/spmv-xeon-phi.json"))
+        ),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    // 399 runs; the importer's independent line per frequency gives 97.70 W idle at 0.6 GHz
+    // and 0.7943 W per core at 1.1 GHz; one law over all frequencies gives 97.90 and 0.7987.
+    assert!(text.contains("power from 399 runs"), "{text}");
+    assert!(text.contains("0.60 GHz: P_idle 97.9045 W"), "{text}");
+    assert!(
+        text.contains("1.10 GHz: P_idle 112.3142 W, P_core 0.7987 W"),
+        "{text}"
+    );
+    assert!(text.contains("largest 2.81%"), "{text}");
+    let m = std::fs::read_to_string(&out).unwrap();
+    assert!(m.contains("idle_w = [97.9045, 99.5666"), "{m}");
+    assert!(
+        m.contains("\"power.idle_w\" = \"measured: `jouleplan calibrate power`"),
+        "{m}"
+    );
+    assert!(m.contains("fit_residual_rel = 0.0281"), "{m}");
+    let (code, _, err) = jouleplan(&["machine", "check", s(&out)]);
+    assert_eq!(code, 0, "{err}");
+}
+
+#[test]
+fn without_an_energy_meter_it_says_what_why_and_what_to_do() {
+    let tmp = tempfile::tempdir().unwrap();
+    let m = write(tmp.path(), "m.toml", VM);
+    let (code, _, err) = jouleplan(&[
+        "calibrate",
+        "power",
+        "--machine",
+        s(&m),
+        "--powercap-root",
+        "/nonexistent/powercap",
+        "--event-source-root",
+        "/nonexistent",
+    ]);
+    if std::env::var_os("SLURM_JOB_ID").is_none() {
+        assert_eq!(code, 1, "{err}");
+        assert!(err.contains("needs the node's energy"), "{err}");
+        assert!(
+            err.contains("/nonexistent/powercap") && err.contains("--from idle="),
+            "{err}"
+        );
+        assert_eq!(std::fs::read_to_string(&m).unwrap(), VM, "nothing written");
+    }
+}
+
+#[test]
+fn the_kernels_run_through_the_sweep_resume_and_counters_that_do_not_move_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let m = write(tmp.path(), "m.toml", VM);
+    let status = std::process::Command::new("cp")
+        .args(["-a", s(&repo("tests/data/powercap")), s(tmp.path())])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let root = tmp.path().join("powercap");
+    let args = [
+        "calibrate",
+        "power",
+        "--machine",
+        s(&m),
+        "--powercap-root",
+        s(&root),
+        "--event-source-root",
+        "/nonexistent",
+        "--seconds",
+        "0.5",
+        "--repeat",
+        "1",
+        "--cores",
+        "1,2",
+    ];
+    let (code, _, err) = jouleplan(&args);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("idle.json") && err.contains("the energy counters must move"),
+        "{err}"
+    );
+    let rec = tmp.path().join("m.toml.power");
+    for k in ["idle", "compute", "memory"] {
+        let p: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(rec.join(format!("{k}.json"))).unwrap())
+                .unwrap();
+        let n = if k == "idle" { 1 } else { 2 };
+        assert_eq!(p["baseline"].as_array().unwrap().len(), n, "{k}: {p}");
+        let wall = p["baseline"][0]["wall_time_s"].as_f64().unwrap();
+        assert!(wall >= 0.5, "{k} ran {wall} s");
+    }
+    let (code, _, err) = jouleplan(&[&args[..], &["--resume"]].concat());
+    assert_eq!(code, 2);
+    assert_eq!(err.matches("runs already in").count(), 3, "{err}");
+    assert_eq!(std::fs::read_to_string(&m).unwrap(), VM, "nothing written");
+}
