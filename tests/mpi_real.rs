@@ -70,12 +70,7 @@ fn mpirun(bin: &Path, args: &[&str]) -> (bool, String) {
         .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
         .output()
         .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.success(), text)
+    common::outcome(out)
 }
 
 fn measures_resumes_and_refuses_one_rank(bin: &Path) {

@@ -62,12 +62,7 @@ fn slurm(c: &Cluster, cmd: &str, args: &[&str]) -> (bool, String) {
         .env("SLURM_CONF", &c.conf)
         .output()
         .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.success(), text)
+    common::outcome(out)
 }
 
 /// A machine shaped like this node (nproc cores), with illustrative power numbers.

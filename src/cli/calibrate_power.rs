@@ -52,22 +52,8 @@ pub struct PowerArgs {
     /// memory, or program (one program's runs: P_idle + c P_core); repeatable.
     #[arg(long, value_name = "KIND=PROFILE")]
     pub from: Vec<String>,
-    /// Root of /sys/class/powercap (tests, containers).
-    #[arg(
-        long,
-        value_name = "DIR",
-        default_value = "/sys/class/powercap",
-        hide = true
-    )]
-    pub powercap_root: PathBuf,
-    /// Root of /sys/bus/event_source/devices (tests, containers).
-    #[arg(
-        long,
-        value_name = "DIR",
-        default_value = "/sys/bus/event_source/devices",
-        hide = true
-    )]
-    pub event_source_root: PathBuf,
+    #[command(flatten)]
+    pub roots: super::profile::SysRoots,
 }
 
 /// `jouleplan calibrate kernel KIND --seconds S`: one micro-benchmark run (what the sweep runs).
@@ -246,8 +232,8 @@ fn energy_backend(a: &PowerArgs) -> Result<String, String> {
     let mut why = Vec::new();
     let backends: Vec<Box<dyn Backend>> = vec![
         Box::new(measure::energy::RaplEnergy::new(
-            &a.powercap_root,
-            &a.event_source_root,
+            &a.roots.powercap_root,
+            &a.roots.event_source_root,
         )),
         Box::new(measure::slurm::SlurmEnergy::default()),
     ];
@@ -343,9 +329,9 @@ fn measure_kernels(
             stall_override: None,
             mpi_profiler: None,
             roots: Roots {
-                powercap: a.powercap_root.clone(),
-                event_source: a.event_source_root.clone(),
-                ..Roots::default()
+                powercap: a.roots.powercap_root.clone(),
+                event_source: a.roots.event_source_root.clone(),
+                cpu: a.roots.cpu_root.clone(),
             },
             progress_bar: false,
             warmup: 1,

@@ -86,22 +86,8 @@ pub struct ProfileArgs {
     /// Wall time of the imported run when the capture has no duration_time (12.5s).
     #[arg(long, value_name = "DURATION", requires = "perf_stat")]
     pub wall_time: Option<String>,
-    /// Root of the powercap tree (tests, containers).
-    #[arg(
-        long,
-        value_name = "DIR",
-        default_value = "/sys/class/powercap",
-        hide = true
-    )]
-    pub powercap_root: PathBuf,
-    /// Root of the cpufreq tree (tests, containers).
-    #[arg(
-        long,
-        value_name = "DIR",
-        default_value = "/sys/devices/system/cpu",
-        hide = true
-    )]
-    pub cpu_root: PathBuf,
+    #[command(flatten)]
+    pub roots: SysRoots,
     /// Attach a TALP output of DLB's GPU plugin to the point with CORES cores of the existing
     /// --output profile (repeat for each point; no command is run): its kernel, transfer and
     /// host-blocked times replace NVML's sampled ones.
@@ -158,7 +144,7 @@ fn options(a: &ProfileArgs) -> anyhow::Result<Options> {
     let cores = match &a.cores {
         Some(s) => values::parse_int_spec("--cores", s)?,
         None => {
-            let n = sweep::core_cpus(&a.cpu_root).len().max(1) as u32;
+            let n = sweep::core_cpus(&a.roots.cpu_root).len().max(1) as u32;
             (1..=n).collect()
         }
     };
@@ -251,9 +237,9 @@ fn options(a: &ProfileArgs) -> anyhow::Result<Options> {
         stall_override,
         mpi_profiler,
         roots: Roots {
-            powercap: a.powercap_root.clone(),
-            cpu: a.cpu_root.clone(),
-            ..Roots::default()
+            powercap: a.roots.powercap_root.clone(),
+            event_source: a.roots.event_source_root.clone(),
+            cpu: a.roots.cpu_root.clone(),
         },
         progress_bar: std::io::stderr().is_terminal() && !a.quiet && !a.verbose,
         warmup: a.warmup,
@@ -361,4 +347,43 @@ pub fn run_profile(a: &ProfileArgs, out: &mut dyn Write) -> anyhow::Result<i32> 
     } else {
         EXIT_RUNS_FAILED
     })
+}
+
+/// The sysfs roots the measurement reads (hidden: for tests and containers).
+#[derive(Debug, Args, Clone)]
+pub struct SysRoots {
+    /// Root of the powercap tree.
+    #[arg(
+        long,
+        value_name = "DIR",
+        default_value = "/sys/class/powercap",
+        hide = true
+    )]
+    pub powercap_root: PathBuf,
+    /// Root of the perf event sources (the RAPL power PMU).
+    #[arg(
+        long,
+        value_name = "DIR",
+        default_value = "/sys/bus/event_source/devices",
+        hide = true
+    )]
+    pub event_source_root: PathBuf,
+    /// Root of the cpufreq and topology tree.
+    #[arg(
+        long,
+        value_name = "DIR",
+        default_value = "/sys/devices/system/cpu",
+        hide = true
+    )]
+    pub cpu_root: PathBuf,
+}
+
+impl Default for SysRoots {
+    fn default() -> Self {
+        SysRoots {
+            powercap_root: "/sys/class/powercap".into(),
+            event_source_root: "/sys/bus/event_source/devices".into(),
+            cpu_root: "/sys/devices/system/cpu".into(),
+        }
+    }
 }

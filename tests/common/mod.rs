@@ -201,3 +201,13 @@ pub fn real_trial<T: Send + 'static>(
     };
     libtest_mimic::run(&args, vec![trial]).exit();
 }
+
+/// Exit status and stdout followed by stderr of a finished command.
+pub fn outcome(out: std::process::Output) -> (bool, String) {
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), text)
+}
