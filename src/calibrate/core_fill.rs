@@ -14,6 +14,7 @@
 //!   `amdahl+c`: `T(c) = a/c + s + h c` or `amdahl+c2`: `T(c) = a/c + s + h c^2`, whichever
 //!   leaves the smaller largest residual.
 
+use super::contention::{self, Contention};
 use super::lsq;
 use super::reproduce::bound_of;
 use crate::model::overhead::{self, Extra};
@@ -63,6 +64,8 @@ pub struct CoreLaw {
     pub params: Vec<f64>,
     /// Each measured core count with its relative residual `(law - T_s) / T_s`.
     pub residuals: Vec<(u32, f64)>,
+    /// The memory-contention curve of the group's memory stall cycles, when they have one.
+    pub contention: Option<Contention>,
 }
 
 impl CoreLaw {
@@ -130,6 +133,7 @@ fn fit_law(points: &[&BaselinePoint], law: Law) -> Option<CoreLaw> {
             .map(|(p, r)| (p.cores, -r / p.wall_time.0))
             .collect(),
         params: fit.params,
+        contention: None,
     })
 }
 
@@ -146,9 +150,10 @@ pub fn fill_cores(profile: &mut Profile, wanted: &[u32]) -> (Vec<CoreLaw>, Vec<S
             .collect();
         members.sort_by_key(|p| p.cores);
         let bounds: Vec<f64> = members.iter().map(|p| bound_of(profile, p)).collect();
-        let Some(law) = fit_group(&members, &bounds) else {
+        let Some(mut law) = fit_group(&members, &bounds) else {
             continue;
         };
+        law.contention = contention::fit(&members);
         let wait = profile
             .splits
             .iter()
@@ -163,7 +168,8 @@ pub fn fill_cores(profile: &mut Profile, wanted: &[u32]) -> (Vec<CoreLaw>, Vec<S
             let lo = members.iter().rev().find(|p| p.cores < c);
             let hi = members.iter().find(|p| p.cores > c);
             if let (Some(lo), Some(hi)) = (lo, hi) {
-                derived.push(derive(lo, hi, c, law.time_between(c, lo, hi), wait));
+                let t = law.time_between(c, lo, hi);
+                derived.push(derive(lo, hi, c, t, wait, law.contention.as_ref()));
             }
         }
         if derived.len() > before {
@@ -172,6 +178,17 @@ pub fn fill_cores(profile: &mut Profile, wanted: &[u32]) -> (Vec<CoreLaw>, Vec<S
     }
     let mut notes = Vec::new();
     for l in &laws {
+        if let Some(k) = &l.contention {
+            notes.push(format!(
+                "memory contention at {} GHz, {} GPUs: m_s(c) = 1/({:.4e} - {:.4e} c) \
+                 (largest residual {:.1}%)",
+                l.freq_khz as f64 / 1e6,
+                l.gpus,
+                k.alpha,
+                k.beta,
+                100.0 * k.residual_max()
+            ));
+        }
         notes.push(format!(
             "core law at {} GHz, {} GPUs: {} with {} (largest residual {:.1}% over cores {})",
             l.freq_khz as f64 / 1e6,
@@ -212,13 +229,29 @@ fn params_text(l: &CoreLaw) -> String {
 }
 
 /// The point at `c` between measured `lo` and `hi`, with wall time `t` from the law.
-fn derive(lo: &BaselinePoint, hi: &BaselinePoint, c: u32, t: f64, wait: f64) -> BaselinePoint {
+fn derive(
+    lo: &BaselinePoint,
+    hi: &BaselinePoint,
+    c: u32,
+    t: f64,
+    wait: f64,
+    contention: Option<&Contention>,
+) -> BaselinePoint {
     let x = f64::from(c - lo.cores) / f64::from(hi.cores - lo.cores);
     let mix = |a: f64, b: f64| a + x * (b - a);
     let busy = |p: &BaselinePoint| p.utilisation * f64::from(p.cores) * p.wall_time.0;
-    let cycles = mix(lo.cycles, hi.cycles);
-    let stall = mix(lo.stall_cycles, hi.stall_cycles).min(cycles);
-    let mem = mix(lo.mem_stall_cycles, hi.mem_stall_cycles).min(stall);
+    // w + b and b interpolated; m from the contention curve (linear without one).
+    let wb = mix(
+        lo.work_cycles() + lo.other_stall_cycles(),
+        hi.work_cycles() + hi.other_stall_cycles(),
+    );
+    let other = mix(lo.other_stall_cycles(), hi.other_stall_cycles());
+    let mem = contention
+        .and_then(|k| k.between(c, lo, hi))
+        .unwrap_or_else(|| mix(lo.mem_stall_cycles, hi.mem_stall_cycles));
+    let cycles = wb + mem;
+    let stall = (other + mem).min(cycles);
+    let mem = mem.min(stall);
     let device = match (&lo.device, &hi.device) {
         (Some(a), Some(b)) => Some(DeviceBaseline {
             kernel: a
@@ -266,4 +299,60 @@ fn derive(lo: &BaselinePoint, hi: &BaselinePoint, c: u32, t: f64, wait: f64) -> 
         };
     }
     p
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::workload::Communication;
+    use crate::units::Hertz;
+
+    #[test]
+    fn derived_memory_stalls_follow_the_contention_curve() {
+        // m_s(c) = 1 / (alpha - beta c): 1e10 cycles at c -> 0, rising to 5e10 at c = 16.
+        let (alpha, beta) = (1e-10, 5e-12);
+        let m = |c: u32| 1.0 / (alpha - beta * f64::from(c));
+        let pts: Vec<BaselinePoint> = [1u32, 4, 16]
+            .iter()
+            .map(|&c| {
+                let (cf, wb) = (f64::from(c) * 1e9, 4e10);
+                let mem = m(c);
+                BaselinePoint {
+                    cores: c,
+                    freq: Hertz(1e9),
+                    gpus: 0,
+                    cycles: wb + mem,
+                    stall_cycles: mem,
+                    mem_stall_cycles: mem,
+                    instructions: None,
+                    utilisation: 1.0,
+                    wall_time: Seconds((wb + mem) / cf),
+                    energy: None,
+                    device: None,
+                    measured: true,
+                    extra: Extra::default(),
+                    measured_tree: None,
+                }
+            })
+            .collect();
+        let mut p =
+            Profile::from_parts("q", "queue", (1.0, 1.0), Communication::none(), pts, vec![])
+                .unwrap();
+        let (laws, notes) = fill_cores(&mut p, &[8]);
+        let k = laws[0].contention.as_ref().unwrap();
+        assert!((k.beta / beta - 1.0).abs() < 1e-9, "{k:?}");
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.contains("memory contention at 1 GHz")),
+            "{notes:?}"
+        );
+        let eight = p.baseline.iter().find(|q| q.cores == 8).unwrap();
+        assert!(!eight.measured);
+        assert!((eight.mem_stall_cycles / m(8) - 1.0).abs() < 1e-9);
+        // Linear interpolation between 4 and 16 cores would have given more.
+        let linear = m(4) + (m(16) - m(4)) * 4.0 / 12.0;
+        assert!(linear > 1.1 * eight.mem_stall_cycles);
+        assert!((eight.cycles - (4e10 + m(8))).abs() < 1.0);
+    }
 }

@@ -4,6 +4,7 @@
 //! own baseline ([`reproduce`]), on a weighted least-squares core ([`lsq`]).
 //! (Network ping-pong and memory-contention fits belong here too; see the README's status.)
 
+pub mod contention;
 pub mod core_fill;
 pub mod from_measured;
 #[path = "../../calibration/kernels.rs"]
