@@ -11,6 +11,8 @@ use super::Prediction;
 pub enum Source {
     /// From the model's terms at this configuration.
     Predicted,
+    /// Measured beside the baseline (TALP) and kept.
+    Carried,
     /// Nothing measured to say: left out of the products.
     Absent,
 }
@@ -20,6 +22,7 @@ impl Source {
     pub fn name(self) -> &'static str {
         match self {
             Source::Predicted => "predicted",
+            Source::Carried => "carried",
             Source::Absent => "absent",
         }
     }
@@ -36,22 +39,32 @@ pub struct HostTree {
     pub mpi_communication_efficiency: f64,
     /// MPI load balance, when the profile measured it.
     pub mpi_load_balance: Option<f64>,
-    /// Busy host time over the host time outside MPI and the device: `(T_CPU + T_mem) /
-    /// (T - T_mpi - T_gpu)`.
+    /// Busy host time over the host time outside MPI and the device: `(T_CPU + T_mem -
+    /// T_spin) / (T - T_mpi - T_gpu - T_spin)`; or TALP's, carried from the baseline.
     pub openmp_parallel_efficiency: f64,
-    /// `(T - T_mpi - T_gpu) / (T - T_mpi)`: host time not blocked on the device.
+    /// Where the OpenMP efficiency comes from, and the core count it was measured at when
+    /// carried.
+    pub openmp_source: (Source, Option<u32>),
+    /// `(T - T_mpi - T_gpu - T_spin) / (T - T_mpi)`: host time not blocked on the device
+    /// (`T_spin`: blocked time spent spinning, inside the busy terms).
     pub device_offload_efficiency: f64,
 }
 
 impl HostTree {
     /// The tree of a prediction.
     pub fn of(p: &Prediction) -> HostTree {
-        HostTree::from_terms(p.config.nodes, p.time.0, &p.t)
+        HostTree::from_terms(p.config.nodes, p.time.0, &p.t, p.omp_carried)
     }
 
     /// The tree from the time terms of an evaluation at `nodes` nodes (the search's hot path
-    /// uses this without packaging a prediction).
-    pub fn from_terms(nodes: u32, t: f64, terms: &super::TimeTerms) -> HostTree {
+    /// uses this without packaging a prediction); `omp_carried`: TALP's OpenMP efficiency
+    /// measured beside the baseline and the core count it was measured at.
+    pub fn from_terms(
+        nodes: u32,
+        t: f64,
+        terms: &super::TimeTerms,
+        omp_carried: Option<(f64, u32)>,
+    ) -> HostTree {
         let mpi = terms.wait_net + if nodes > 1 { terms.serv_net } else { 0.0 };
         let ratio = |a: f64, b: f64| {
             if b > 0.0 {
@@ -61,14 +74,25 @@ impl HostTree {
             }
         };
         let comm = ratio(t - mpi, t);
-        let omp = ratio(terms.cpu + terms.mem, t - mpi - terms.gpu);
-        let offload = ratio(t - mpi - terms.gpu, t - mpi);
+        let blocked = terms.gpu + terms.gpu_spin;
+        let (omp, openmp_source) = match omp_carried {
+            Some((v, c)) => (v.clamp(0.0, 1.0), (Source::Carried, Some(c))),
+            None => (
+                ratio(
+                    (terms.cpu + terms.mem - terms.gpu_spin).max(0.0),
+                    t - mpi - blocked,
+                ),
+                (Source::Predicted, None),
+            ),
+        };
+        let offload = ratio(t - mpi - blocked, t - mpi);
         HostTree {
             parallel_efficiency: comm * omp * offload,
             mpi_parallel_efficiency: comm,
             mpi_communication_efficiency: comm,
             mpi_load_balance: None,
             openmp_parallel_efficiency: omp,
+            openmp_source,
             device_offload_efficiency: offload,
         }
     }

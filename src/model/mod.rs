@@ -48,6 +48,10 @@ pub struct TimeTerms {
     pub serial: f64,
     /// `T_wait`: no thread busy (MODEL.md 6b); not divided over cores or nodes.
     pub wait: f64,
+    /// The part of `T_CPU + T_ser` the host spent spin-waiting in the GPU runtime (blocked
+    /// time that the busy cycles already hold): inside those terms, not added to `T`; used by
+    /// the efficiency trees (MODEL.md, "The predicted host tree").
+    pub gpu_spin: f64,
 }
 
 /// The energy terms of MODEL.md section 4, each already multiplied by the node count, so that
@@ -100,6 +104,9 @@ pub struct Prediction {
     pub e: EnergyTerms,
     /// Device tree, for configurations with GPUs doing device work.
     pub device: Option<DeviceTree>,
+    /// TALP's OpenMP efficiency carried into the host tree, and the core count it was
+    /// measured at (see [`host_tree::HostTree::of`]).
+    pub omp_carried: Option<(f64, u32)>,
 }
 
 /// The result of evaluating one configuration.
@@ -133,6 +140,10 @@ pub struct Group {
     bm: f64,
     /// `n T_gpu`: host time blocked on the device.
     gh: f64,
+    /// `n` x the host's spin-wait time inside the busy terms (see [`TimeTerms::gpu_spin`]).
+    gspin: f64,
+    /// OpenMP parallel efficiency measured by TALP beside the baseline, and at how many cores.
+    omp_carried: Option<(f64, u32)>,
     /// `n` x busiest GPU's kernel time, `n` x busiest GPU's active time, `n` x mean active time.
     dev_kernel_max: f64,
     dev_active_max: f64,
@@ -198,6 +209,7 @@ impl Group {
         let t_cpu = self.a / nf;
         let t_mem = self.bm / nf;
         let t_gpu = self.gh / nf;
+        let gpu_spin = self.gspin / nf;
         let n_msgs = self.msgs * factor;
         let rho = self.rho(n, factor);
         if rho >= 1.0 || rho.is_nan() {
@@ -230,6 +242,7 @@ impl Group {
                 gpu: t_gpu,
                 serial: self.ex_serial,
                 wait: self.ex_wait,
+                gpu_spin,
             },
             e: EnergyTerms {
                 cpu: nf * e_cpu,
@@ -266,7 +279,8 @@ impl Group {
     pub fn prediction(&self, n: u32, ev: &Eval) -> Prediction {
         let nf = f64::from(n);
         let device = (self.gpus > 0 && self.has_device_work).then(|| {
-            let host = ev.t.cpu + ev.t.mem + ev.t.serial;
+            let host = (ev.t.cpu + ev.t.mem + ev.t.serial - ev.t.gpu_spin).max(0.0);
+            let blocked = ev.t.gpu + ev.t.gpu_spin;
             let active_max = self.dev_active_max / nf;
             let comm = if self.dev_active_max > 0.0 {
                 self.dev_kernel_max / self.dev_active_max
@@ -283,8 +297,8 @@ impl Group {
                 load_balance: self.dev_load_balance,
                 communication_efficiency: comm,
                 orchestration_efficiency: orch,
-                offload_efficiency: if host + ev.t.gpu > 0.0 {
-                    host / (host + ev.t.gpu)
+                offload_efficiency: if host + blocked > 0.0 {
+                    host / (host + blocked)
                 } else {
                     0.0
                 },
@@ -304,7 +318,15 @@ impl Group {
             t: ev.t,
             e: ev.e,
             device,
+            omp_carried: self.omp_carried,
         }
+    }
+
+    /// The predicted host tree at `n` nodes (the OpenMP efficiency carried from TALP where
+    /// the profile holds it).
+    #[inline]
+    pub fn host_tree(&self, n: u32, ev: &Eval) -> host_tree::HostTree {
+        host_tree::HostTree::from_terms(n, ev.time, &ev.t, self.omp_carried)
     }
 }
 
@@ -398,6 +420,8 @@ impl<'a> Model<'a> {
             a,
             bm,
             gh: dev.host_blocked,
+            gspin: dev.host_spin,
+            omp_carried: prof.carried_openmp(cores, gpus),
             dev_kernel_max: dev.kernel_max,
             dev_active_max: dev.active_max,
             dev_active_mean: dev.active_mean,
@@ -479,6 +503,8 @@ impl<'a> Model<'a> {
 /// `docs/MODEL.md`).
 pub(crate) struct DeviceScaling {
     pub(crate) host_blocked: f64,
+    /// Spin-wait inside the busy terms: `s (R_raw - R_model)` (device share `s`).
+    host_spin: f64,
     kernel_max: f64,
     active_max: f64,
     active_mean: f64,
@@ -488,6 +514,7 @@ pub(crate) struct DeviceScaling {
 pub(crate) fn device_scaling(p: &BaselinePoint, k: f64, gpus: u32, host_n: f64) -> DeviceScaling {
     let none = DeviceScaling {
         host_blocked: 0.0,
+        host_spin: 0.0,
         kernel_max: 0.0,
         active_max: 0.0,
         active_mean: 0.0,
@@ -521,6 +548,7 @@ pub(crate) fn device_scaling(p: &BaselinePoint, k: f64, gpus: u32, host_n: f64) 
     };
     DeviceScaling {
         host_blocked: f64::max(0.0, s * active_max - overlap * host_n),
+        host_spin: s * (d.host_runtime_raw.0 - d.host_runtime.0).max(0.0),
         kernel_max: s * kernel_max,
         active_max: s * active_max,
         active_mean: s * active_sum / g0,

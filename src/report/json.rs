@@ -51,6 +51,16 @@ pub fn config_json(p: &Prediction) -> Value {
     })
 }
 
+/// Where the OpenMP efficiency of a tree comes from, in words.
+pub fn openmp_source(h: &crate::model::host_tree::HostTree) -> String {
+    match h.openmp_source {
+        (crate::model::host_tree::Source::Carried, Some(c)) => {
+            format!("carried: measured by TALP beside the baseline at {c} cores")
+        }
+        (s, _) => s.name().to_string(),
+    }
+}
+
 /// The predicted host tree: the efficiencies, and where each comes from.
 pub fn host_tree_json(p: &Prediction) -> Value {
     let h = crate::model::host_tree::HostTree::of(p);
@@ -65,7 +75,7 @@ pub fn host_tree_json(p: &Prediction) -> Value {
             "parallel_efficiency": "predicted",
             "mpi_communication_efficiency": "predicted",
             "mpi_load_balance": format!("{}: no per-rank measurement in the profile", h.load_balance_source().name()),
-            "openmp_parallel_efficiency": "predicted",
+            "openmp_parallel_efficiency": openmp_source(&h),
             "device_offload_efficiency": "predicted",
         },
     })

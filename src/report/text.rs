@@ -111,14 +111,25 @@ fn host_tree(p: &Prediction, out: &mut dyn Write) -> io::Result<()> {
             Some(h.device_offload_efficiency),
         ),
     ];
+    let carried = match h.openmp_source {
+        (crate::model::host_tree::Source::Carried, Some(c)) => {
+            format!("  (carried: TALP at {c} cores)")
+        }
+        _ => String::new(),
+    };
     for (depth, name, v) in rows {
         let label = format!(
             "{}{}{name}",
             "   ".repeat(depth),
             if depth > 0 { "- " } else { "" }
         );
+        let note = if name.starts_with("OpenMP") {
+            carried.as_str()
+        } else {
+            ""
+        };
         match v {
-            Some(v) => writeln!(out, "    {label:<40} {v:>6.2}")?,
+            Some(v) => writeln!(out, "    {label:<40} {v:>6.2}{note}")?,
             None => writeln!(out, "    {label:<40} {:>6}  (absent: not measured)", "-")?,
         }
     }

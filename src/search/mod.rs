@@ -77,10 +77,8 @@ pub fn search(model: &Model<'_>, space: &Space) -> InputResult<SearchOutcome> {
 }
 
 /// Whether an evaluation at `n` nodes reaches the minimum predicted parallel efficiency.
-fn eligible(min_pe: Option<f64>, n: u32, ev: &crate::model::Eval) -> bool {
-    min_pe.is_none_or(|m| {
-        crate::model::host_tree::HostTree::from_terms(n, ev.time, &ev.t).parallel_efficiency >= m
-    })
+fn eligible(min_pe: Option<f64>, g: &crate::model::Group, n: u32, ev: &crate::model::Eval) -> bool {
+    min_pe.is_none_or(|m| g.host_tree(n, ev).parallel_efficiency >= m)
 }
 
 /// As [`search`], over the configurations whose predicted host parallel efficiency is at least
@@ -106,7 +104,7 @@ pub fn search_filtered(
             for i in seed_indices(len) {
                 if let Some(ev) = g
                     .eval(nodes[i], factors[i])
-                    .filter(|ev| eligible(min_pe, nodes[i], ev))
+                    .filter(|ev| eligible(min_pe, g, nodes[i], ev))
                 {
                     f.offer(
                         ev.time,
@@ -160,8 +158,7 @@ pub fn best_efficiency(
             let mut best: Option<(f64, f64, u32)> = None;
             for &n in nodes {
                 if let Some(ev) = g.eval(n, model.growth_factor(n)) {
-                    let pe = crate::model::host_tree::HostTree::from_terms(n, ev.time, &ev.t)
-                        .parallel_efficiency;
+                    let pe = g.host_tree(n, &ev).parallel_efficiency;
                     if best.is_none_or(|b| (pe, -ev.time) > (b.0, -b.1)) {
                         best = Some((pe, ev.time, n));
                     }
@@ -216,7 +213,7 @@ impl Sweep<'_> {
                 let n = nodes[i];
                 match g.eval(n, factors[i]) {
                     Some(ev) if self.seed.dominates_region(ev.time, ev.energy) => {}
-                    Some(ev) if !eligible(self.min_pe, n, &ev) => {}
+                    Some(ev) if !eligible(self.min_pe, g, n, &ev) => {}
                     Some(ev) => {
                         acc.front
                             .offer(ev.time, ev.energy, (n, g.cores, g.freq_index, g.gpus))
