@@ -444,3 +444,48 @@ fn warmup_runs_are_not_recorded_and_the_summary_reads_like_hyperfine() {
     assert_eq!(code, 0);
     assert!(!stderr.contains("[1/1]"), "{stderr}");
 }
+
+#[test]
+fn talp_preloaded_during_the_sweep_stores_each_points_measured_tree() {
+    // The program stands in for one run under DLB: it writes the recorded TALP output of the
+    // H100 node (tests/data/fixtures/gpu-h100/talp) where DLB_ARGS tells TALP to write.
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("p.json");
+    let talp = common::fixture("gpu-h100/talp/talp_sync_c1.json");
+    let script = format!(
+        "cp '{}' \"${{DLB_ARGS##*--talp-output-file=}}\"; sleep 0.1",
+        talp.display()
+    );
+    let (code, _, err) = jouleplan(&[
+        "profile",
+        "--mpi-profiler",
+        "talp",
+        "--cores",
+        "1",
+        "--repeat",
+        "2",
+        "--output",
+        out.to_str().unwrap(),
+        "--",
+        "sh",
+        "-c",
+        &script,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let p = read(&out);
+    let tree = &p["baseline"][0]["measured_tree"];
+    assert_eq!(
+        tree["source"],
+        "TALP (preloaded during the sweep, mean of 2 runs)"
+    );
+    assert_eq!(tree["efficiencies"]["parallelEfficiency"], 0.83);
+    assert_eq!(tree["efficiencies"]["deviceOffloadEfficiency"], 0.83);
+    // No MPI in that program: said per run, and the profile assumes no messages.
+    let run = &p["sweep"]["record"]["runs"][0]["readings"];
+    assert!(
+        run["warnings"][0]
+            .as_str()
+            .unwrap()
+            .contains("TALP saw no MPI rank")
+    );
+}

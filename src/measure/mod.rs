@@ -131,6 +131,10 @@ pub struct Readings {
     /// MPI bytes sent per rank over the run.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub mpi_bytes_per_rank: Option<f64>,
+    /// What TALP measured of this run when it was preloaded during the sweep
+    /// (`--mpi-profiler talp`): its printed trees, and device times with DLB's GPU plugin.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub talp: Option<record::TalpAttachment>,
     /// Problems met while reading (a counter that did not run, a wrap that could not be told).
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub warnings: Vec<String>,

@@ -111,7 +111,7 @@ impl Backend for MpiProfiler {
         }
     }
 
-    fn end(&mut self, _ctx: &RunContext<'_>, out: &mut Readings) -> Result<(), String> {
+    fn end(&mut self, ctx: &RunContext<'_>, out: &mut Readings) -> Result<(), String> {
         let want = match self.profiler {
             Profiler::Mpip => "mpiP",
             Profiler::Talp => "json",
@@ -136,8 +136,17 @@ impl Backend for MpiProfiler {
                 out.mpi_bytes_per_rank = Some(b);
             }
             Profiler::Talp => {
-                out.mpi_messages_per_rank =
-                    Some(from_talp(&file, &text).map_err(|e| e.to_string())?);
+                // The trees (and device times with DLB's GPU plugin) of the run itself.
+                let tree = super::talp_attach::attachment_of(&file, &text, ctx.cores);
+                match from_talp(&file, &text) {
+                    Ok(m) => out.mpi_messages_per_rank = Some(m),
+                    Err(e) if tree.is_err() => return Err(e.to_string()),
+                    Err(_) => out.warnings.push(format!(
+                        "{}: TALP saw no MPI rank: messages not measured",
+                        file.display()
+                    )),
+                }
+                out.talp = tree.ok();
             }
         }
         Ok(())

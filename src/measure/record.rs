@@ -173,6 +173,32 @@ fn all<F: Fn(&RunRecord) -> Option<f64>>(runs: &[&RunRecord], f: F) -> Option<Ve
     runs.iter().map(|r| f(r)).collect()
 }
 
+/// What TALP measured during the sweep's own runs of a point (preloaded with
+/// `--mpi-profiler talp`): the mean over the runs that have it, named after them.
+fn during_sweep(runs: &[&RunRecord]) -> Option<TalpAttachment> {
+    let t: Vec<&TalpAttachment> = runs
+        .iter()
+        .filter_map(|r| r.readings.talp.as_ref())
+        .collect();
+    let first = *t.first()?;
+    let m = |f: fn(&TalpAttachment) -> f64| mean(&t.iter().map(|a| f(a)).collect::<Vec<_>>());
+    let mut printed = BTreeMap::new();
+    for k in first.printed.keys() {
+        let v: Vec<f64> = t.iter().filter_map(|a| a.printed.get(k).copied()).collect();
+        printed.insert(k.clone(), mean(&v));
+    }
+    Some(TalpAttachment {
+        file: format!("preloaded during the sweep, mean of {} runs", t.len()),
+        gpu_useful_s: m(|a| a.gpu_useful_s),
+        max_gpu_useful_s: m(|a| a.max_gpu_useful_s),
+        max_gpu_active_s: m(|a| a.max_gpu_active_s),
+        gpu_runtime_s: m(|a| a.gpu_runtime_s),
+        elapsed_s: m(|a| a.elapsed_s),
+        printed,
+        ..first.clone()
+    })
+}
+
 /// Builds the profile document from the header and the sweep so far. Returns it with the
 /// assumptions `plan` must show for what was not measured.
 pub fn profile_json(h: &Header, s: &SweepRecord) -> Value {
@@ -228,11 +254,19 @@ pub fn profile_json(h: &Header, s: &SweepRecord) -> Value {
             Some(v) => p["energy_j"] = json!(mean(&v)),
             None => no_energy = true,
         }
-        let talp = s
+        let attached = s
             .talp
             .iter()
-            .find(|t| key(t.cores, t.freq_hz, t.gpus) == (cores, freq_key(Hertz(f)), gpus));
-        if let Some(t) = talp {
+            .find(|t| key(t.cores, t.freq_hz, t.gpus) == (cores, freq_key(Hertz(f)), gpus))
+            .cloned();
+        let talp = attached.or_else(|| during_sweep(runs));
+        if let Some(t) = talp.as_ref().filter(|t| !t.printed.is_empty()) {
+            p["measured_tree"] = json!({
+                "source": format!("TALP ({})", t.file),
+                "efficiencies": t.printed,
+            });
+        }
+        if let Some(t) = talp.filter(|t| t.gpus > 0 && gpus > 0) {
             let (kernel, transfer) = t.per_gpu();
             p["device"] = json!({
                 "kernel_s": kernel,
@@ -240,12 +274,6 @@ pub fn profile_json(h: &Header, s: &SweepRecord) -> Value {
                 "host_runtime_s": t.gpu_runtime_s,
                 "source": format!("TALP ({})", t.file),
             });
-            if !t.printed.is_empty() {
-                p["measured_tree"] = json!({
-                    "source": format!("TALP ({})", t.file),
-                    "efficiencies": t.printed,
-                });
-            }
         } else if gpus > 0 {
             gpu_guess = true;
             let busy: Vec<f64> = (0..gpus as usize)

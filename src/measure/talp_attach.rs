@@ -46,41 +46,45 @@ pub fn parse_spec(s: &str) -> Result<TalpSpec, InputError> {
 /// Reads the `Global` region of a TALP file into an attachment for a point with `cores`.
 pub fn read_attachment(spec: &TalpSpec) -> anyhow::Result<(TalpAttachment, u32)> {
     let text = crate::input::read_file(&spec.file)?;
-    let file = talp::read(&spec.file, &text)?;
-    let region = file
+    let a = attachment_of(&spec.file, &text, spec.cores)?;
+    if a.gpus == 0 {
+        anyhow::bail!(
+            "{}: the Global region has no device times (numGpus 0, no gpuUsefulTime): run DLB \
+             with its GPU plugin (CUPTI) to measure them",
+            spec.file.display()
+        );
+    }
+    let gpus = a.gpus;
+    Ok((a, gpus))
+}
+
+/// The `Global` region (or the first) of a TALP output as an attachment: device times when the
+/// GPU plugin measured them (`gpus` 0 otherwise) and the printed trees.
+pub fn attachment_of(file: &Path, text: &str, cores: u32) -> anyhow::Result<TalpAttachment> {
+    let parsed = talp::read(file, text)?;
+    let region = parsed
         .regions
         .iter()
         .find(|r| r.name == "Global")
-        .or(file.regions.first())
-        .ok_or_else(|| anyhow::anyhow!("{}: no TALP region", spec.file.display()))?;
-    let d = region.device.as_ref().ok_or_else(|| {
-        anyhow::anyhow!(
-            "{}: region `{}` has no device times (numGpus 0, no gpuUsefulTime): run DLB with its \
-             GPU plugin (CUPTI) to measure them",
-            spec.file.display(),
-            region.name
-        )
-    })?;
+        .or(parsed.regions.first())
+        .ok_or_else(|| anyhow::anyhow!("{}: no TALP region", file.display()))?;
     let runtime = match &region.host {
         talp::HostSource::Modern(h) => h.gpu_runtime,
         talp::HostSource::Legacy(_) => 0.0,
     };
-    let gpus = d.gpus.round().max(1.0) as u32;
-    Ok((
-        TalpAttachment {
-            cores: spec.cores,
-            freq_hz: 0.0,
-            gpus,
-            file: spec.file.display().to_string(),
-            gpu_useful_s: d.gpu_useful,
-            max_gpu_useful_s: d.max_gpu_useful,
-            max_gpu_active_s: d.max_gpu_active,
-            gpu_runtime_s: runtime,
-            elapsed_s: region.elapsed,
-            printed: region.printed.iter().cloned().collect(),
-        },
-        gpus,
-    ))
+    let d = region.device.as_ref();
+    Ok(TalpAttachment {
+        cores,
+        freq_hz: 0.0,
+        gpus: d.map_or(0, |d| d.gpus.round().max(1.0) as u32),
+        file: file.display().to_string(),
+        gpu_useful_s: d.map_or(0.0, |d| d.gpu_useful),
+        max_gpu_useful_s: d.map_or(0.0, |d| d.max_gpu_useful),
+        max_gpu_active_s: d.map_or(0.0, |d| d.max_gpu_active),
+        gpu_runtime_s: runtime,
+        elapsed_s: region.elapsed,
+        printed: region.printed.iter().cloned().collect(),
+    })
 }
 
 /// The header a profile file was written with, read back from it.
