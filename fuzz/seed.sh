@@ -17,3 +17,16 @@ i=0
 for s in 90s "500 ms" 00:10:00 1-02:00:00 12kJ 0.5kwh 10% 0.25 1-8,16,32 4,16,2.4,2; do
   printf '%s' "$s" > "corpus/flag_values/s$i"; i=$((i + 1))
 done
+# Paraver: the first byte picks the options (see fuzz_targets/paraver.rs), then the head of
+# real traces (header and a few hundred records).
+mkdir -p corpus/paraver corpus/calibrate_inputs
+i=0
+for t in ../tests/data/fixtures/paraver/epoch/epoch_2proc.prv.gz ../tests/data/fixtures/paraver/epoch/epoch_1proc.prv.gz; do
+  for sel in '\000' '\020' '\040' '\100'; do
+    { printf "$sel"; gunzip -c "$t" 2>/dev/null | head -300 || true; } > "corpus/paraver/s$i"; i=$((i + 1))
+  done
+done
+for t in ../tests/data/fixtures/paraver/legacy/*.prv; do
+  [ -f "$t" ] && { printf '\000'; head -300 "$t"; } > "corpus/paraver/l$(basename "$t")"
+done
+cp ../examples/measured/*.csv ../tests/data/pingpong/*.json corpus/calibrate_inputs/

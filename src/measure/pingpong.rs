@@ -30,14 +30,18 @@ pub struct Record {
 impl Record {
     /// Reads a record, checking its format and values.
     pub fn read(path: &Path) -> InputResult<Record> {
-        let text = crate::input::read_file(path)?;
+        Record::from_text(path, &crate::input::read_file(path)?)
+    }
+
+    /// Parses a record's text (`path` names it in errors), checking its format and values.
+    pub fn from_text(path: &Path, text: &str) -> InputResult<Record> {
         let bad = |key: &str, expected: &str, got: String| InputError::Key {
             file: path.to_path_buf(),
             key: key.into(),
             expected: expected.into(),
             got,
         };
-        let r: Record = serde_json::from_str(&text).map_err(|e| {
+        let r: Record = serde_json::from_str(text).map_err(|e| {
             bad(
                 "(file)",
                 "a jouleplan ping-pong record (JSON)",

@@ -436,7 +436,16 @@ fn open(path: &Path) -> InputResult<Box<dyn BufRead>> {
 
 /// Analyses a trace.
 pub fn analyse(path: &Path, opts: &Options) -> InputResult<Run> {
-    let mut rd = open(path)?;
+    analyse_reader(path, open(path)?, opts)
+}
+
+/// Analyses a trace read from `rd` (`path` names it in errors): the reader under
+/// [`analyse`], and what the fuzz target drives with arbitrary bytes.
+pub fn analyse_reader(
+    path: &Path,
+    mut rd: Box<dyn BufRead + '_>,
+    opts: &Options,
+) -> InputResult<Run> {
     let read_err = |e: std::io::Error| InputError::Read {
         file: path.to_path_buf(),
         reason: e,

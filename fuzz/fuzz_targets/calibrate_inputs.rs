@@ -1,0 +1,32 @@
+//! The calibration stage's inputs: measured CSVs fitted by `jouleplan fit` (time split and
+//! power laws: least squares and Gauss-Newton on arbitrary numbers must end, and give finite
+//! values or an error), and ping-pong records fitted by `calibrate network`.
+#![no_main]
+use jouleplan::calibrate::{from_measured, network_fit, validate::read_csv};
+use jouleplan::cli::load_machine;
+use jouleplan::measure::pingpong::Record;
+use libfuzzer_sys::fuzz_target;
+use std::path::Path;
+
+fuzz_target!(|data: &[u8]| {
+    let text = String::from_utf8_lossy(data);
+    if let Ok(rows) = read_csv(Path::new("m.csv"), &text) {
+        let machine = load_machine(Some("xeon-phi-57c")).expect("bundled machine");
+        if let Ok(f) = from_measured::fit(Path::new("m.csv"), &rows, &machine, "fuzz") {
+            assert!(
+                f.profile
+                    .baseline
+                    .iter()
+                    .all(|p| p.cycles.is_finite() && p.wall_time.0.is_finite())
+            );
+            if let Some((_, p)) = &f.power {
+                assert!(p.idle.iter().chain(&p.core_active).all(|w| w.0.is_finite()));
+            }
+        }
+    }
+    if let Ok(r) = Record::from_text(Path::new("r.json"), &text) {
+        if let Ok(f) = network_fit::fit(&r.sizes) {
+            assert!(f.latency_s.is_finite() && f.bandwidth.is_finite() && f.bandwidth > 0.0);
+        }
+    }
+});
