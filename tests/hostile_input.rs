@@ -254,3 +254,37 @@ fn a_trace_with_duplicated_state_records_is_flagged_not_silent() {
         "{out}"
     );
 }
+
+#[test]
+fn zero_energy_recordings_are_refused_at_once_instead_of_hanging_the_power_fit() {
+    // tests/data/hostile/README.md: these made nalgebra's SVD spin forever.
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/hostile");
+    let tmp = tempfile::tempdir().unwrap();
+    let m = write(tmp.path(), "m.toml", MACHINE);
+    let from = |k: &str| {
+        format!(
+            "{k}={}",
+            dir.join(format!("calibrate-power-{k}-zero-energy.json"))
+                .display()
+        )
+    };
+    let started = std::time::Instant::now();
+    bad_input(
+        &[
+            "calibrate",
+            "power",
+            "--machine",
+            m.to_str().unwrap(),
+            "--from",
+            &from("idle"),
+            "--from",
+            &from("compute"),
+        ],
+        &[
+            "calibrate-power-idle-zero-energy.json",
+            "energy_j",
+            "must move",
+        ],
+    );
+    assert!(started.elapsed().as_secs() < 60);
+}

@@ -93,11 +93,13 @@ pub fn close(a: f64, b: f64, rel: f64) -> bool {
     (a - b).abs() <= rel * a.abs().max(b.abs()).max(1e-300)
 }
 
-/// Runs the real binary: (exit code, stdout, stderr).
+/// Runs the real binary: (exit code, stdout, stderr). A run longer than 300 s is killed and
+/// reads as exit code -1 (a hang fails its test instead of stalling the suite).
 pub fn jouleplan(args: &[&str]) -> (i32, String, String) {
     let out = assert_cmd::Command::cargo_bin("jouleplan")
         .unwrap()
         .args(args)
+        .timeout(std::time::Duration::from_secs(300))
         .output()
         .unwrap();
     (
