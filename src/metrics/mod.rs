@@ -6,5 +6,6 @@ pub mod paraver;
 pub mod run;
 pub mod scaling;
 pub mod talp;
+pub mod timeline;
 pub mod tree;
 pub mod windows;
