@@ -288,3 +288,14 @@ fn zero_energy_recordings_are_refused_at_once_instead_of_hanging_the_power_fit()
     );
     assert!(started.elapsed().as_secs() < 60);
 }
+
+#[test]
+fn a_tiny_window_over_a_long_trace_cannot_size_a_huge_grid() {
+    // tests/data/hostile/README.md: the fuzzer's input that took over 2 GB.
+    let f = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/hostile/paraver-huge-window-grid.prv");
+    bad_input(
+        &["metrics", f.to_str().unwrap(), "--window", "1us"],
+        &["paraver-huge-window-grid.prv", "4194304 task-window cells", "21898660 windows"],
+    );
+}

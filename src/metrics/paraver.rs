@@ -184,8 +184,9 @@ struct Grid {
 
 /// Most tasks a trace header may declare.
 const MAX_TASKS: usize = 1 << 20;
-/// Most window cells (tasks x windows) a grid may hold: 2^26 cells, about 1.3 GB at most.
-const MAX_CELLS: u64 = 1 << 26;
+/// Most window cells (tasks x windows) a grid may hold: 2^22 cells, about 100 MB at most
+/// (found by the Paraver fuzz target: 2^26 cells took over 2 GB).
+const MAX_CELLS: u64 = 1 << 22;
 
 /// The window grid, refused when the header's end time over the window length (times the
 /// tasks) asks for more cells than any trace needs: a corrupt end time must not size memory.
