@@ -296,6 +296,10 @@ fn a_tiny_window_over_a_long_trace_cannot_size_a_huge_grid() {
         .join("tests/data/hostile/paraver-huge-window-grid.prv");
     bad_input(
         &["metrics", f.to_str().unwrap(), "--window", "1us"],
-        &["paraver-huge-window-grid.prv", "4194304 task-window cells", "21898660 windows"],
+        &[
+            "paraver-huge-window-grid.prv",
+            "4194304 task-window cells",
+            "21898660 windows",
+        ],
     );
 }

@@ -114,6 +114,22 @@ fn attach_talp(prof: &Path, cores: &[u32]) -> String {
     out
 }
 
+/// `predict --json` of `config` on the H100 node.
+fn predict_json(prof: &Path, config: &str) -> Value {
+    let (code, out, err) = jouleplan(&[
+        "predict",
+        "--json",
+        "--machine",
+        H100,
+        "--profile",
+        s(prof),
+        "--config",
+        config,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    serde_json::from_str(&out).unwrap()
+}
+
 fn validate(extra: &[&str]) -> Value {
     let mut args = vec!["validate", "--json", "--machine", H100];
     args.extend_from_slice(extra);
@@ -507,19 +523,7 @@ fn the_predicted_trees_at_the_measured_points_agree_with_talp() {
     attach_talp(&prof, &cores);
     let mut worst: f64 = 0.0;
     for c in cores {
-        let config = format!("1,{c},2.1,1");
-        let (code, out, err) = jouleplan(&[
-            "predict",
-            "--json",
-            "--machine",
-            H100,
-            "--profile",
-            s(&prof),
-            "--config",
-            &config,
-        ]);
-        assert_eq!(code, 0, "{err}");
-        let p: Value = serde_json::from_str(&out).unwrap();
+        let p = predict_json(&prof, &format!("1,{c},2.1,1"));
         let t: Value = serde_json::from_str(
             &std::fs::read_to_string(fixture(&format!("gpu-h100/talp/talp_sync_c{c}.json")))
                 .unwrap(),
@@ -554,10 +558,53 @@ fn the_predicted_trees_at_the_measured_points_agree_with_talp() {
         for (ours, talp) in pairs {
             worst = worst.max((ours.as_f64().unwrap() - talp).abs());
         }
-        assert_eq!(
-            p["host_tree"]["sources"]["openmp_parallel_efficiency"],
-            format!("carried: measured by TALP beside the baseline at {c} cores")
-        );
+        for key in ["openmp_parallel_efficiency", "mpi_load_balance"] {
+            assert_eq!(
+                p["host_tree"]["sources"][key],
+                format!("carried: measured beside the baseline at {c} cores")
+            );
+        }
+        assert_eq!(p["host_tree"]["mpi_load_balance"], raw("mpiLoadBalance"));
     }
     assert!(worst <= 0.054, "largest difference from TALP {worst:.3}");
+}
+
+#[test]
+fn a_paraver_trace_of_the_baseline_carries_its_load_balance_into_predictions() {
+    // Plumbing on real files: the heat stencil's CPU profile (16-core node) with the epoch
+    // traces' trees attached at 2 and 4 cores. The traces are of another program (EPOCH, 2 and
+    // 4 MPI ranks), so the carried values say nothing about the stencil: only that a trace's
+    // tree reaches the profile and every prediction, marked as carried.
+    let tmp = tempfile::tempdir().unwrap();
+    let prof = tmp.path().join("h.json");
+    std::fs::copy(fixture("cpu-16core/heat_8192.json"), &prof).unwrap();
+    let t2 = format!("2={}", s(&fixture("paraver/epoch/epoch_2proc.prv.gz")));
+    let t4 = format!("4={}", s(&fixture("paraver/epoch/epoch_4proc.prv.gz")));
+    let (code, out, err) = jouleplan(&[
+        "profile",
+        "--output",
+        s(&prof),
+        "--trace",
+        &t2,
+        "--trace",
+        &t4,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("epoch_4proc.prv.gz to (4 cores, 2.100 GHz): load balance 0.987"),
+        "{out}"
+    );
+    let p = predict_json(&prof, "1,5,2.1");
+    let h = &p["host_tree"];
+    let lb = h["mpi_load_balance"].as_f64().unwrap();
+    assert!((lb - 0.987).abs() < 0.0005, "{h}");
+    assert_eq!(
+        h["sources"]["mpi_load_balance"],
+        "carried: measured beside the baseline at 4 cores"
+    );
+    let pe = h["mpi_parallel_efficiency"].as_f64().unwrap();
+    assert!((pe - lb * h["mpi_communication_efficiency"].as_f64().unwrap()).abs() < 1e-12);
+    let (code, _, err) = jouleplan(&["profile", "--output", s(&prof), "--trace", "2=talp.json"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--trace") && err.contains(".prv"), "{err}");
 }

@@ -93,6 +93,11 @@ pub struct ProfileArgs {
     /// host-blocked times replace NVML's sampled ones.
     #[arg(long, value_name = "CORES=FILE")]
     pub talp: Vec<String>,
+    /// Attach the efficiency tree of a Paraver trace of the baseline (.prv, .prv.gz) to the
+    /// point with CORES cores and no GPUs of the existing --output profile: POP's load
+    /// balance, communication, serialisation and transfer, carried into every prediction.
+    #[arg(long, value_name = "CORES=FILE")]
+    pub trace: Vec<String>,
     /// The program and its arguments.
     #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<String>,
@@ -268,20 +273,33 @@ pub const EXIT_RUNS_FAILED: i32 = 4;
 
 /// Runs `profile`; returns the exit code.
 pub fn run_profile(a: &ProfileArgs, out: &mut dyn Write) -> anyhow::Result<i32> {
-    if !a.talp.is_empty() {
+    if !a.talp.is_empty() || !a.trace.is_empty() {
         if !a.command.is_empty() || a.perf_stat.is_some() {
             return Err(values::bad(
-                "--talp",
-                "no command and no --perf-stat: --talp attaches TALP outputs to an existing profile",
+                "--talp/--trace",
+                "no command and no --perf-stat: --talp and --trace attach measured trees to an \
+                 existing profile",
                 a.command.join(" "),
             )
             .into());
         }
-        let specs = a
+        let mut specs = a
             .talp
             .iter()
             .map(|s| crate::measure::talp_attach::parse_spec(s))
             .collect::<Result<Vec<_>, _>>()?;
+        for t in &a.trace {
+            let spec = crate::measure::talp_attach::parse_spec(t)?;
+            if !crate::measure::talp_attach::is_trace(&spec.file) {
+                return Err(values::bad(
+                    "--trace",
+                    "CORES=FILE.prv or CORES=FILE.prv.gz",
+                    t.clone(),
+                )
+                .into());
+            }
+            specs.push(spec);
+        }
         for line in crate::measure::talp_attach::attach(&a.output, &specs)? {
             writeln!(out, "{line}")?;
         }

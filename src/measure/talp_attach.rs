@@ -43,8 +43,57 @@ pub fn parse_spec(s: &str) -> Result<TalpSpec, InputError> {
     })
 }
 
-/// Reads the `Global` region of a TALP file into an attachment for a point with `cores`.
+/// Whether a file is a Paraver trace (`.prv`, `.prv.gz`).
+pub fn is_trace(file: &Path) -> bool {
+    let name = file.to_string_lossy();
+    name.ends_with(".prv") || name.ends_with(".prv.gz")
+}
+
+/// The measured tree of a Paraver trace of the baseline (`profile --trace`): POP's MPI branch
+/// (load balance, communication, serialisation and transfer from the critical-path replay)
+/// under TALP's names, for a point without GPUs.
+pub fn trace_attachment(spec: &TalpSpec) -> anyhow::Result<TalpAttachment> {
+    let run =
+        crate::metrics::paraver::analyse(&spec.file, &crate::metrics::paraver::Options::default())?;
+    let pop = run.pop.as_ref().ok_or_else(|| {
+        anyhow::anyhow!(
+            "{}: the trace gives no POP metrics (no useful time per rank)",
+            spec.file.display()
+        )
+    })?;
+    let mut printed: std::collections::BTreeMap<String, f64> = [
+        ("parallelEfficiency", pop.parallel_efficiency),
+        ("mpiParallelEfficiency", pop.parallel_efficiency),
+        ("mpiCommunicationEfficiency", pop.communication),
+        ("mpiLoadBalance", pop.load_balance),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    if let (Some(se), Some(tr)) = (pop.serialisation, pop.transfer) {
+        printed.insert("popSerializationEfficiency".into(), se);
+        printed.insert("popTransferEfficiency".into(), tr);
+    }
+    Ok(TalpAttachment {
+        cores: spec.cores,
+        freq_hz: 0.0,
+        gpus: 0,
+        file: format!("Paraver {}", spec.file.display()),
+        gpu_useful_s: 0.0,
+        max_gpu_useful_s: 0.0,
+        max_gpu_active_s: 0.0,
+        gpu_runtime_s: 0.0,
+        elapsed_s: run.elapsed_s,
+        printed,
+    })
+}
+
+/// Reads the `Global` region of a TALP file into an attachment for a point with `cores` (a
+/// Paraver trace: its measured tree, [`trace_attachment`]).
 pub fn read_attachment(spec: &TalpSpec) -> anyhow::Result<(TalpAttachment, u32)> {
+    if is_trace(&spec.file) {
+        return Ok((trace_attachment(spec)?, 0));
+    }
     let text = crate::input::read_file(&spec.file)?;
     let a = attachment_of(&spec.file, &text, spec.cores)?;
     if a.gpus == 0 {
@@ -162,6 +211,18 @@ pub fn attach(output: &Path, specs: &[TalpSpec]) -> anyhow::Result<Vec<String>> 
         rec.talp.retain(|t| {
             !(t.cores == a.cores && t.gpus == a.gpus && freq_key(Hertz(t.freq_hz)) == fk)
         });
+        if is_trace(&spec.file) {
+            lines.push(format!(
+                "attached the trace {} to ({} cores, {:.3} GHz): load balance {:.3}, communication {:.3}",
+                spec.file.display(),
+                a.cores,
+                a.freq_hz / 1e9,
+                a.printed.get("mpiLoadBalance").copied().unwrap_or(f64::NAN),
+                a.printed.get("mpiCommunicationEfficiency").copied().unwrap_or(f64::NAN),
+            ));
+            rec.talp.push(a);
+            continue;
+        }
         lines.push(format!(
             "attached {} to ({} cores, {:.3} GHz, {gpus} GPUs): kernels {:.3} s, transfers {:.3} s, host blocked in the GPU runtime {:.3} s",
             spec.file.display(),

@@ -28,6 +28,16 @@ impl Source {
     }
 }
 
+/// Efficiencies measured beside the baseline (a TALP output or a trace in the profile's
+/// `measured_tree`), each with the core count of the point it was measured at.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Carried {
+    /// OpenMP parallel efficiency.
+    pub openmp: Option<(f64, u32)>,
+    /// MPI load balance.
+    pub load_balance: Option<(f64, u32)>,
+}
+
 /// The predicted host tree of one configuration.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct HostTree {
@@ -37,8 +47,10 @@ pub struct HostTree {
     pub mpi_parallel_efficiency: f64,
     /// `1 - (T_w,net + T_s,net) / T` with messages between nodes (1 on one node).
     pub mpi_communication_efficiency: f64,
-    /// MPI load balance, when the profile measured it.
+    /// MPI load balance, when the profile measured it (carried).
     pub mpi_load_balance: Option<f64>,
+    /// The core count the load balance was measured at, when carried.
+    pub load_balance_from: Option<u32>,
     /// Busy host time over the host time outside MPI and the device: `(T_CPU + T_mem -
     /// T_spin) / (T - T_mpi - T_gpu - T_spin)`; or TALP's, carried from the baseline.
     pub openmp_parallel_efficiency: f64,
@@ -53,18 +65,13 @@ pub struct HostTree {
 impl HostTree {
     /// The tree of a prediction.
     pub fn of(p: &Prediction) -> HostTree {
-        HostTree::from_terms(p.config.nodes, p.time.0, &p.t, p.omp_carried)
+        HostTree::from_terms(p.config.nodes, p.time.0, &p.t, p.carried)
     }
 
     /// The tree from the time terms of an evaluation at `nodes` nodes (the search's hot path
-    /// uses this without packaging a prediction); `omp_carried`: TALP's OpenMP efficiency
-    /// measured beside the baseline and the core count it was measured at.
-    pub fn from_terms(
-        nodes: u32,
-        t: f64,
-        terms: &super::TimeTerms,
-        omp_carried: Option<(f64, u32)>,
-    ) -> HostTree {
+    /// uses this without packaging a prediction); `carried`: what was measured beside the
+    /// baseline.
+    pub fn from_terms(nodes: u32, t: f64, terms: &super::TimeTerms, carried: Carried) -> HostTree {
         let mpi = terms.wait_net + if nodes > 1 { terms.serv_net } else { 0.0 };
         let ratio = |a: f64, b: f64| {
             if b > 0.0 {
@@ -75,7 +82,7 @@ impl HostTree {
         };
         let comm = ratio(t - mpi, t);
         let blocked = terms.gpu + terms.gpu_spin;
-        let (omp, openmp_source) = match omp_carried {
+        let (omp, openmp_source) = match carried.openmp {
             Some((v, c)) => (v.clamp(0.0, 1.0), (Source::Carried, Some(c))),
             None => (
                 ratio(
@@ -86,11 +93,14 @@ impl HostTree {
             ),
         };
         let offload = ratio(t - mpi - blocked, t - mpi);
+        let lb = carried.load_balance.map(|(v, _)| v.clamp(0.0, 1.0));
+        let mpi = comm * lb.unwrap_or(1.0);
         HostTree {
-            parallel_efficiency: comm * omp * offload,
-            mpi_parallel_efficiency: comm,
+            parallel_efficiency: mpi * omp * offload,
+            mpi_parallel_efficiency: mpi,
             mpi_communication_efficiency: comm,
-            mpi_load_balance: None,
+            mpi_load_balance: lb,
+            load_balance_from: carried.load_balance.map(|(_, c)| c),
             openmp_parallel_efficiency: omp,
             openmp_source,
             device_offload_efficiency: offload,
@@ -100,7 +110,7 @@ impl HostTree {
     /// Where the MPI load balance comes from.
     pub fn load_balance_source(&self) -> Source {
         if self.mpi_load_balance.is_some() {
-            Source::Predicted
+            Source::Carried
         } else {
             Source::Absent
         }

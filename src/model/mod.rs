@@ -104,12 +104,15 @@ pub struct Prediction {
     pub e: EnergyTerms,
     /// Device tree, for configurations with GPUs doing device work.
     pub device: Option<DeviceTree>,
-    /// TALP's OpenMP efficiency carried into the host tree, and the core count it was
-    /// measured at (see [`host_tree::HostTree::of`]).
-    pub omp_carried: Option<(f64, u32)>,
+    /// Efficiencies measured beside the baseline and carried into the host tree (see
+    /// [`host_tree::HostTree::of`]).
+    pub carried: host_tree::Carried,
 }
 
 /// The result of evaluating one configuration.
+// One per predicted configuration, returned and consumed at once (the search's hot path
+// works on `Eval`, never on a collection of these): boxing would only add an allocation.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Outcome {
     /// A finite prediction.
@@ -142,8 +145,8 @@ pub struct Group {
     gh: f64,
     /// `n` x the host's spin-wait time inside the busy terms (see [`TimeTerms::gpu_spin`]).
     gspin: f64,
-    /// OpenMP parallel efficiency measured by TALP beside the baseline, and at how many cores.
-    omp_carried: Option<(f64, u32)>,
+    /// Efficiencies measured beside the baseline (TALP, a trace), carried into the host tree.
+    carried: host_tree::Carried,
     /// `n` x busiest GPU's kernel time, `n` x busiest GPU's active time, `n` x mean active time.
     dev_kernel_max: f64,
     dev_active_max: f64,
@@ -318,7 +321,7 @@ impl Group {
             t: ev.t,
             e: ev.e,
             device,
-            omp_carried: self.omp_carried,
+            carried: self.carried,
         }
     }
 
@@ -326,7 +329,7 @@ impl Group {
     /// the profile holds it).
     #[inline]
     pub fn host_tree(&self, n: u32, ev: &Eval) -> host_tree::HostTree {
-        host_tree::HostTree::from_terms(n, ev.time, &ev.t, self.omp_carried)
+        host_tree::HostTree::from_terms(n, ev.time, &ev.t, self.carried)
     }
 }
 
@@ -421,7 +424,10 @@ impl<'a> Model<'a> {
             bm,
             gh: dev.host_blocked,
             gspin: dev.host_spin,
-            omp_carried: prof.carried_openmp(cores, gpus),
+            carried: host_tree::Carried {
+                openmp: prof.carried("ompParallelEfficiency", cores, gpus),
+                load_balance: prof.carried("mpiLoadBalance", cores, gpus),
+            },
             dev_kernel_max: dev.kernel_max,
             dev_active_max: dev.active_max,
             dev_active_mean: dev.active_mean,

@@ -55,9 +55,20 @@ pub fn config_json(p: &Prediction) -> Value {
 pub fn openmp_source(h: &crate::model::host_tree::HostTree) -> String {
     match h.openmp_source {
         (crate::model::host_tree::Source::Carried, Some(c)) => {
-            format!("carried: measured by TALP beside the baseline at {c} cores")
+            format!("carried: measured beside the baseline at {c} cores")
         }
         (s, _) => s.name().to_string(),
+    }
+}
+
+/// Where the MPI load balance of a tree comes from, in words.
+pub fn load_balance_source(h: &crate::model::host_tree::HostTree) -> String {
+    match h.load_balance_from {
+        Some(c) => format!("carried: measured beside the baseline at {c} cores"),
+        None => format!(
+            "{}: no per-rank measurement in the profile",
+            h.load_balance_source().name()
+        ),
     }
 }
 
@@ -74,7 +85,7 @@ pub fn host_tree_json(p: &Prediction) -> Value {
         "sources": {
             "parallel_efficiency": "predicted",
             "mpi_communication_efficiency": "predicted",
-            "mpi_load_balance": format!("{}: no per-rank measurement in the profile", h.load_balance_source().name()),
+            "mpi_load_balance": load_balance_source(&h),
             "openmp_parallel_efficiency": openmp_source(&h),
             "device_offload_efficiency": "predicted",
         },

@@ -206,10 +206,15 @@ pub fn job_script(p: &Prediction, prov: &Provenance, opts: &JobOptions) -> Input
     let h = crate::model::host_tree::HostTree::of(p);
     let _ = writeln!(
         w,
-        "#   host parallel efficiency {:.3} = MPI {:.3} (communication {:.3}; load balance not measured) x OpenMP {:.3} ({}) x device offload {:.3}",
+        "#   host parallel efficiency {:.3} = MPI {:.3} (communication {:.3}; load balance {}) x OpenMP {:.3} ({}) x device offload {:.3}",
         h.parallel_efficiency,
         h.mpi_parallel_efficiency,
         h.mpi_communication_efficiency,
+        h.mpi_load_balance
+            .map_or("not measured".to_string(), |v| format!(
+                "{v:.3}, {}",
+                crate::report::json::load_balance_source(&h)
+            )),
         h.openmp_parallel_efficiency,
         crate::report::json::openmp_source(&h),
         h.device_offload_efficiency

@@ -113,10 +113,14 @@ fn host_tree(p: &Prediction, out: &mut dyn Write) -> io::Result<()> {
     ];
     let carried = match h.openmp_source {
         (crate::model::host_tree::Source::Carried, Some(c)) => {
-            format!("  (carried: TALP at {c} cores)")
+            format!("  (carried: measured at {c} cores)")
         }
         _ => String::new(),
     };
+    let lb_note = h
+        .load_balance_from
+        .map(|c| format!("  (carried: measured at {c} cores)"))
+        .unwrap_or_default();
     for (depth, name, v) in rows {
         let label = format!(
             "{}{}{name}",
@@ -125,6 +129,8 @@ fn host_tree(p: &Prediction, out: &mut dyn Write) -> io::Result<()> {
         );
         let note = if name.starts_with("OpenMP") {
             carried.as_str()
+        } else if name == "Load Balance" {
+            lb_note.as_str()
         } else {
             ""
         };
