@@ -111,3 +111,54 @@ proptest! {
         }
     }
 }
+
+/// The sparse Xeon Phi CSV that `jouleplan fit` reads (12 real runs).
+fn sparse_csv() -> String {
+    std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/measured/xeon-phi-spmv-sparse.csv"),
+    )
+    .unwrap()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    #[test]
+    fn fit_gives_finite_profiles_and_powers_or_an_error(cut in 0usize..700, flips in prop::collection::vec((0usize..700, any::<u8>()), 0..6), v in number(), line in 1usize..13, col in 4usize..6) {
+        // Mutated bytes, and one time or energy replaced by an extreme or non-finite spelling.
+        let mut lines: Vec<String> = sparse_csv().lines().map(str::to_string).collect();
+        let mut cells: Vec<String> = lines[line].split(',').map(str::to_string).collect();
+        cells[col] = v;
+        lines[line] = cells.join(",");
+        let text = mutate(&lines.join("\n"), cut, &flips);
+        let machine = jouleplan::cli::load_machine(Some("xeon-phi-57c")).unwrap();
+        if let Ok(rows) = read_csv(Path::new("m.csv"), &text) {
+            if let Ok(f) = jouleplan::calibrate::from_measured::fit(Path::new("m.csv"), &rows, &machine, "p") {
+                prop_assert!(f.profile.baseline.iter().all(|p| p.cycles.is_finite() && p.mem_stall_cycles.is_finite()));
+                if let Some((laws, p)) = &f.power {
+                    prop_assert!(p.idle.iter().chain(&p.core_active).all(|w| w.0.is_finite() && w.0 >= 0.0));
+                    prop_assert!(laws.max_residual().is_finite());
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn ping_pong_records_fit_finite_networks_or_are_refused(times in prop::collection::vec(number(), 1..8)) {
+        let sizes: Vec<String> = times
+            .iter()
+            .enumerate()
+            .map(|(k, t)| format!(r#"{{"bytes":{},"one_way_s":[{t}]}}"#, 1u64 << (3 * k)))
+            .collect();
+        let text = format!(
+            r#"{{"format":"jouleplan-pingpong/1","hosts":["a","b"],"date":"d","target_s":0.02,"sizes":[{}]}}"#,
+            sizes.join(",")
+        );
+        if let Ok(r) = jouleplan::measure::pingpong::Record::from_text(Path::new("r.json"), &text) {
+            prop_assert!(r.sizes.iter().all(|s| s.one_way_s.iter().all(|t| t.is_finite() && *t > 0.0)));
+            if let Ok(f) = jouleplan::calibrate::network_fit::fit(&r.sizes) {
+                prop_assert!(f.latency_s.is_finite() && f.bandwidth.is_finite() && f.bandwidth > 0.0);
+            }
+        }
+    }
+}
