@@ -132,13 +132,13 @@ proptest! {
         lines[line] = cells.join(",");
         let text = mutate(&lines.join("\n"), cut, &flips);
         let machine = jouleplan::cli::load_machine(Some("xeon-phi-57c")).unwrap();
-        if let Ok(rows) = read_csv(Path::new("m.csv"), &text) {
-            if let Ok(f) = jouleplan::calibrate::from_measured::fit(Path::new("m.csv"), &rows, &machine, "p") {
-                prop_assert!(f.profile.baseline.iter().all(|p| p.cycles.is_finite() && p.mem_stall_cycles.is_finite()));
-                if let Some((laws, p)) = &f.power {
-                    prop_assert!(p.idle.iter().chain(&p.core_active).all(|w| w.0.is_finite() && w.0 >= 0.0));
-                    prop_assert!(laws.max_residual().is_finite());
-                }
+        if let Ok(rows) = read_csv(Path::new("m.csv"), &text)
+            && let Ok(f) = jouleplan::calibrate::from_measured::fit(Path::new("m.csv"), &rows, &machine, "p")
+        {
+            prop_assert!(f.profile.baseline.iter().all(|p| p.cycles.is_finite() && p.mem_stall_cycles.is_finite()));
+            if let Some((laws, p)) = &f.power {
+                prop_assert!(p.idle.iter().chain(&p.core_active).all(|w| w.0.is_finite() && w.0 >= 0.0));
+                prop_assert!(laws.max_residual().is_finite());
             }
         }
     }
