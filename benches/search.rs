@@ -27,7 +27,7 @@ fn freqs() -> Vec<f64> {
     (0..FREQS).map(|i| 0.8 + 0.1 * i as f64).collect()
 }
 
-fn machine() -> Machine {
+fn machine(latency_s: f64) -> Machine {
     let f = freqs();
     let fmax = f[FREQS - 1];
     let list = |g: &dyn Fn(f64) -> f64| {
@@ -38,7 +38,7 @@ fn machine() -> Machine {
     };
     let text = format!(
         "[machine]\nname = \"synthetic-large\"\nnodes = {NODES}\ncores_per_node = {CORES}\nfrequencies_ghz = [{}]\ngpus_per_node = {GPUS}\n\
-         [network]\nlatency_s = 1.5e-6\nbandwidth_bytes_per_s = 2.5e10\nswitch_bandwidth_bytes_per_s = 5.0e13\n\
+         [network]\nlatency_s = {latency_s:e}\nbandwidth_bytes_per_s = 2.5e10\nswitch_bandwidth_bytes_per_s = 5.0e13\n\
          [power]\nidle_w = 150.0\ncore_active_w = [{}]\ncore_stall_w = [{}]\nmemory_w = 40.0\nnetwork_w = 20.0\ngpu_active_w = 700.0\ngpu_idle_w = 70.0\n",
         f.iter()
             .map(|x| format!("{x:.1}"))
@@ -50,7 +50,8 @@ fn machine() -> Machine {
     Machine::from_toml(Path::new("synthetic-large.toml"), &text).expect("synthetic machine")
 }
 
-fn profile(msgs: f64) -> Profile {
+/// The synthetic profile with `msgs` messages of `bytes` per iteration growing as `growth`.
+fn profile(msgs: f64, bytes: f64, growth: &str) -> Profile {
     let mut points = Vec::new();
     for c in 1..=CORES {
         for f in freqs() {
@@ -81,10 +82,14 @@ fn profile(msgs: f64) -> Profile {
             }
         }
     }
+    let mut comm = serde_json::json!({"messages_per_iteration": msgs, "bytes_per_message": bytes, "growth": growth});
+    if growth == "neighbours" {
+        comm["neighbours"] = 6.into();
+    }
     let doc = serde_json::json!({
         "format": "jouleplan-profile/1", "program": "synthetic",
         "iterations": {"baseline": 10, "target": 1000},
-        "communication": {"messages_per_iteration": msgs, "bytes_per_message": 65536, "growth": "neighbours", "neighbours": 6},
+        "communication": comm,
         "baseline": points,
     });
     Profile::from_json(Path::new("synthetic.json"), &doc.to_string()).expect("synthetic profile")
@@ -102,11 +107,21 @@ fn reset_peak() {
 }
 
 fn bench(c: &mut Criterion) {
-    let m = machine();
-    // Two workloads: two 64 KiB messages per iteration to 6 neighbours (most large node counts
-    // saturate the single switch), and none (nothing saturates: every configuration is swept).
-    for (name, msgs) in [("neighbours", 2.0), ("no_messages", 0.0)] {
-        let p = profile(msgs);
+    let slow = machine(1.5e-6);
+    let fast = machine(1e-9);
+    // Four workloads: two 64 KiB messages per iteration to 6 neighbours (most large node counts
+    // saturate the single switch); none (nothing saturates: every configuration is swept); and
+    // issue 17's wide fronts: one 8-byte message per iteration on a 1 ns network, growing as
+    // `constant` and as `log2` (fronts of thousands of points over most node counts).
+    let workloads = [
+        ("neighbours", &slow, 2.0, 65536.0, "neighbours"),
+        ("no_messages", &slow, 0.0, 65536.0, "neighbours"),
+        ("wide_constant", &fast, 1.0, 8.0, "constant"),
+        ("wide_log2", &fast, 1.0, 8.0, "log2"),
+    ];
+    for (name, m, msgs, bytes, growth) in workloads {
+        let m = m.clone();
+        let p = profile(msgs, bytes, growth);
         let model = Model::new(&m, &p).expect("model");
         let space = Space::full(&m, &p);
         let rss = status_kib("VmRSS:");
@@ -145,7 +160,8 @@ fn bench(c: &mut Criterion) {
     }
 
     // Raw evaluation rate: every node count of 64 groups, no front, no pruning.
-    let p = profile(0.0);
+    let m = slow;
+    let p = profile(0.0, 65536.0, "neighbours");
     let model = Model::new(&m, &p).expect("model");
     let space = Space::full(&m, &p);
     let groups: Vec<_> = space
