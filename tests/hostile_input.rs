@@ -303,3 +303,17 @@ fn a_tiny_window_over_a_long_trace_cannot_size_a_huge_grid() {
         ],
     );
 }
+
+#[test]
+fn a_header_with_a_million_idle_tasks_does_not_make_the_replay_quadratic() {
+    // tests/data/hostile/README.md: over 60 s before (the test helper kills the binary at 300 s).
+    let f = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/hostile/paraver-unfilled-collectives-1m-tasks.prv.gz");
+    let (code, out, err) = jouleplan(&["metrics", f.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("1048576 ranks"), "{out}");
+    assert!(
+        out.contains("20000 receives or collectives never matched"),
+        "{out}"
+    );
+}

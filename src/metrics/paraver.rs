@@ -257,6 +257,11 @@ struct Replay {
     mismatched: u64,
     /// Replay switched off: no operations are queued.
     off: bool,
+    /// Ranks whose queue holds ops, so that running and draining cost what is queued, not
+    /// the header's task count (a header may declare 2^20 tasks that no record names).
+    busy: Vec<usize>,
+    /// Whether a rank is in `busy`.
+    queued: Vec<bool>,
 }
 
 impl Replay {
@@ -277,13 +282,33 @@ impl Replay {
             Op::Burst(_) => 2,
         };
         self.ranks[rank].queue.insert((t, prio, self.seq), op);
+        if !self.queued[rank] {
+            self.queued[rank] = true;
+            self.busy.push(rank);
+        }
+    }
+
+    /// The ranks with queued ops, ascending (the order the replay visits them in), taken out
+    /// of `busy`; [`Replay::keep`] puts back those still holding ops.
+    fn take_busy(&mut self) -> Vec<usize> {
+        let mut b = std::mem::take(&mut self.busy);
+        b.sort_unstable();
+        b
+    }
+
+    fn keep(&mut self, r: usize) {
+        if self.ranks[r].queue.is_empty() {
+            self.queued[r] = false;
+        } else {
+            self.busy.push(r);
+        }
     }
 
     /// Executes every op before `horizon` that can run; returns whether anything ran.
     fn run(&mut self, horizon: u64) {
         loop {
             let mut progress = false;
-            for r in 0..self.ranks.len() {
+            for r in self.take_busy() {
                 while let Some((&key, &op)) = self.ranks[r].queue.first_key_value() {
                     if key.0 >= horizon || !self.exec(r, key.0, op) {
                         break;
@@ -291,6 +316,7 @@ impl Replay {
                     self.ranks[r].queue.remove(&key);
                     progress = true;
                 }
+                self.keep(r);
             }
             if !progress {
                 return;
@@ -316,13 +342,14 @@ impl Replay {
         loop {
             self.run(u64::MAX);
             let mut any = false;
-            for r in 0..self.ranks.len() {
+            for r in self.take_busy() {
                 if let Some((&key, _)) = self.ranks[r].queue.first_key_value() {
                     self.ranks[r].queue.remove(&key);
                     self.ranks[r].at = self.ranks[r].at.max(key.0);
                     forced += 1;
                     any = true;
                 }
+                self.keep(r);
             }
             if !any {
                 return forced;
@@ -490,6 +517,8 @@ pub fn analyse_reader(
         },
         mismatched: 0,
         off: opts.no_critical_path,
+        busy: Vec::new(),
+        queued: vec![false; n],
     };
     let (mut lineno, mut skipped, mut comm_lines) = (1u64, 0u64, 0u32);
     let mut last_time = 0u64;
