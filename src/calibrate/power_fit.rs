@@ -343,7 +343,21 @@ pub fn describe_lines(f: &PowerLaws) -> Vec<String> {
             }
         })
         .collect();
-    v.push(format!("g = {:.3} (±{:.3})", f.gamma.0, f.gamma.1));
+    let at_bound = f.gamma.1 > 0.0
+        && (f.gamma.0 - GAMMA_RANGE.0).abs().min((f.gamma.0 - GAMMA_RANGE.1).abs()) < 1e-9;
+    v.push(format!(
+        "g = {:.3} (±{:.3}){}",
+        f.gamma.0,
+        f.gamma.1,
+        if at_bound {
+            format!(
+                ", at a bound of [{}, {}]: the best law lies at or beyond it",
+                GAMMA_RANGE.0, GAMMA_RANGE.1
+            )
+        } else {
+            String::new()
+        }
+    ));
     v
 }
 
