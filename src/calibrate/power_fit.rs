@@ -344,7 +344,10 @@ pub fn describe_lines(f: &PowerLaws) -> Vec<String> {
         })
         .collect();
     let at_bound = f.gamma.1 > 0.0
-        && (f.gamma.0 - GAMMA_RANGE.0).abs().min((f.gamma.0 - GAMMA_RANGE.1).abs()) < 1e-9;
+        && (f.gamma.0 - GAMMA_RANGE.0)
+            .abs()
+            .min((f.gamma.0 - GAMMA_RANGE.1).abs())
+            < 1e-9;
     v.push(format!(
         "g = {:.3} (±{:.3}){}",
         f.gamma.0,
