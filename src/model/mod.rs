@@ -343,6 +343,9 @@ pub struct Model<'a> {
     /// Power of a used GPU between kernels (fitted from the baseline's GPU energy, or the
     /// machine's context-idle power).
     pub gpu_gap: gpu_power::GapPower,
+    /// The baseline points holding a measured tree: (cores, GPUs, OpenMP efficiency, MPI load
+    /// balance), gathered once (a group looks up the nearest; most profiles have none).
+    trees: Vec<(u32, u32, Option<f64>, Option<f64>)>,
 }
 
 impl<'a> Model<'a> {
@@ -363,10 +366,25 @@ impl<'a> Model<'a> {
             }
         }
         let gpu_gap = gpu_power::fit_gap(machine, profile);
+        let trees = profile
+            .baseline
+            .iter()
+            .filter_map(|p| {
+                let (_, eff) = p.measured_tree.as_ref()?;
+                let get = |k: &str| eff.iter().find(|(n, _)| n == k).map(|(_, v)| *v);
+                Some((
+                    p.cores,
+                    p.gpus,
+                    get("ompParallelEfficiency"),
+                    get("mpiLoadBalance"),
+                ))
+            })
+            .collect();
         Ok(Model {
             machine,
             profile,
             gpu_gap,
+            trees,
         })
     }
 
@@ -424,10 +442,7 @@ impl<'a> Model<'a> {
             bm,
             gh: dev.host_blocked,
             gspin: dev.host_spin,
-            carried: host_tree::Carried {
-                openmp: prof.carried("ompParallelEfficiency", cores, gpus),
-                load_balance: prof.carried("mpiLoadBalance", cores, gpus),
-            },
+            carried: self.carried(cores, gpus),
             dev_kernel_max: dev.kernel_max,
             dev_active_max: dev.active_max,
             dev_active_mean: dev.active_mean,
@@ -450,6 +465,22 @@ impl<'a> Model<'a> {
             p_gpu_time: f64::from(gpus) * gap
                 + f64::from(m.gpus_per_node.saturating_sub(gpus))
                     * m.power.gpu_nocontext.map_or(0.0, |w| w.0),
+        }
+    }
+
+    /// What was measured beside the baseline point with `gpus` GPUs nearest to `cores` (fewer
+    /// on a tie), for each efficiency separately.
+    fn carried(&self, cores: u32, gpus: u32) -> host_tree::Carried {
+        let nearest = |pick: fn(&(u32, u32, Option<f64>, Option<f64>)) -> Option<f64>| {
+            self.trees
+                .iter()
+                .filter(|t| t.1 == gpus)
+                .filter_map(|t| pick(t).map(|v| (v, t.0)))
+                .min_by_key(|(_, c)| (c.abs_diff(cores), *c))
+        };
+        host_tree::Carried {
+            openmp: nearest(|t| t.2),
+            load_balance: nearest(|t| t.3),
         }
     }
 

@@ -527,21 +527,6 @@ impl Profile {
         doc
     }
 
-    /// The efficiency `name` (TALP's JSON name) measured beside the baseline point with `gpus`
-    /// GPUs nearest to `cores` (fewer on a tie), with that point's core count; `None` when no
-    /// point carries it in a measured tree.
-    pub fn carried(&self, name: &str, cores: u32, gpus: u32) -> Option<(f64, u32)> {
-        self.baseline
-            .iter()
-            .filter(|p| p.gpus == gpus)
-            .filter_map(|p| {
-                let (_, eff) = p.measured_tree.as_ref()?;
-                let v = eff.iter().find(|(k, _)| k == name)?.1;
-                Some((v, p.cores))
-            })
-            .min_by_key(|(_, c)| (c.abs_diff(cores), *c))
-    }
-
     /// Builds a profile from parts (used by importers and `profile`); validates like a file.
     pub fn from_parts(
         program: &str,
