@@ -345,8 +345,12 @@ pub struct Model<'a> {
     pub gpu_gap: gpu_power::GapPower,
     /// The baseline points holding a measured tree: (cores, GPUs, OpenMP efficiency, MPI load
     /// balance), gathered once (a group looks up the nearest; most profiles have none).
-    trees: Vec<(u32, u32, Option<f64>, Option<f64>)>,
+    trees: Vec<TreePoint>,
 }
+
+/// A baseline point's measured tree as the model carries it: (cores, GPUs, OpenMP
+/// efficiency, MPI load balance).
+type TreePoint = (u32, u32, Option<f64>, Option<f64>);
 
 impl<'a> Model<'a> {
     /// Binds a machine and a profile, checking that the profile's frequencies exist on the machine.
@@ -471,7 +475,7 @@ impl<'a> Model<'a> {
     /// What was measured beside the baseline point with `gpus` GPUs nearest to `cores` (fewer
     /// on a tie), for each efficiency separately.
     fn carried(&self, cores: u32, gpus: u32) -> host_tree::Carried {
-        let nearest = |pick: fn(&(u32, u32, Option<f64>, Option<f64>)) -> Option<f64>| {
+        let nearest = |pick: fn(&TreePoint) -> Option<f64>| {
             self.trees
                 .iter()
                 .filter(|t| t.1 == gpus)
