@@ -112,6 +112,12 @@ impl PowerLaws {
     pub fn max_residual(&self) -> f64 {
         self.residuals.iter().fold(0.0, |m, r| f64::max(m, r.abs()))
     }
+
+    /// The machine file's `fit_residual_rel`: the largest residual rounded up to 4 decimals,
+    /// so the model stays within it after the written powers are rounded.
+    pub fn residual_bound(&self) -> f64 {
+        (self.max_residual() * 1e4).ceil() / 1e4
+    }
 }
 
 /// The power model's residuals, relative to the measured power.

@@ -417,10 +417,7 @@ fn write_power(
         ("idle_w", per_f("P_idle").unwrap_or(Number::One(f64::NAN))),
         ("core_active_w", act),
         ("core_stall_w", stall),
-        (
-            "fit_residual_rel",
-            Number::One((f.max_residual() * 1e4).ceil() / 1e4),
-        ),
+        ("fit_residual_rel", Number::One(f.residual_bound())),
     ];
     if let Some(m) = f.at("P_mem", 1.0) {
         keys.push(("memory_w", Number::One(m)));

@@ -109,11 +109,7 @@ fn machine_with_power(
         ("core_active_w", w(&power.core_active)),
         ("core_stall_w", w(&power.core_stall)),
         ("memory_w", Number::One(0.0)),
-        // Rounded up: the model must stay within it after the powers are rounded.
-        (
-            "fit_residual_rel",
-            Number::One((laws.max_residual() * 1e4).ceil() / 1e4),
-        ),
+        ("fit_residual_rel", Number::One(laws.residual_bound())),
     ];
     let new = machine_edit::update(path, text, "power", &keys, &source, false)?;
     let back = Machine::from_toml(path, &new)?;
