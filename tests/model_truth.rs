@@ -116,18 +116,7 @@ fn attach_talp(prof: &Path, cores: &[u32]) -> String {
 
 /// `predict --json` of `config` on the H100 node.
 fn predict_json(prof: &Path, config: &str) -> Value {
-    let (code, out, err) = jouleplan(&[
-        "predict",
-        "--json",
-        "--machine",
-        H100,
-        "--profile",
-        s(prof),
-        "--config",
-        config,
-    ]);
-    assert_eq!(code, 0, "{err}");
-    serde_json::from_str(&out).unwrap()
+    common::predict_json(H100, prof, config)
 }
 
 fn validate(extra: &[&str]) -> Value {

@@ -12,7 +12,7 @@
 //! - the data demand an overhead that grows with `c` (Amdahl leaves a residual beyond a point's
 //!   bound: its run-to-run spread or 2%) and three or more core counts were measured:
 //!   `amdahl+c`: `T(c) = a/c + s + h c` or `amdahl+c2`: `T(c) = a/c + s + h c^2`, whichever
-//!   leaves the smaller largest residual.
+//!   leaves the smaller largest residual, among those whose overhead `h` is not negative.
 
 use super::contention::{self, Contention};
 use super::lsq;
@@ -110,6 +110,9 @@ pub fn fit_group(points: &[&BaselinePoint], bounds: &[f64]) -> Option<CoreLaw> {
     let best = [Law::OverheadLinear, Law::OverheadQuadratic]
         .into_iter()
         .filter_map(|l| fit_law(points, l))
+        // An overhead that shrinks as cores are added (h < 0) is noise fitted, not a law: it
+        // would make every extrapolation and interpolation faster than the data say.
+        .filter(|f| f.params.get(2).is_some_and(|&h| h >= 0.0))
         .min_by(|a, b| a.residual_max().total_cmp(&b.residual_max()));
     match best {
         Some(b) if b.residual_max() < amdahl.residual_max() => Some(b),

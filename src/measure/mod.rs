@@ -125,6 +125,15 @@ pub struct Readings {
     /// Kernel-busy time per GPU (NVML utilisation x wall time), seconds.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub gpu_busy_s: Vec<f64>,
+    /// Sampling error bound of `gpu_busy_s` per GPU, seconds (NVML sampling).
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub gpu_busy_err_s: Vec<f64>,
+    /// Mean SM clock per GPU over the samples in which it was busy, MHz.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub gpu_sm_mhz: Vec<f64>,
+    /// Mean memory clock per GPU over the samples in which it was busy, MHz.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub gpu_mem_mhz: Vec<f64>,
     /// MPI messages sent per rank over the run.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub mpi_messages_per_rank: Option<f64>,

@@ -290,7 +290,7 @@ pub fn profile_json(h: &Header, s: &SweepRecord) -> Value {
                 "kernel_s": busy,
                 "transfer_s": vec![0.0; gpus as usize],
                 "host_runtime_s": 0.0,
-                "source": "NVML utilisation sampling",
+                "source": nvml_source(runs),
             });
         }
         points.push(p);
@@ -469,4 +469,24 @@ pub fn read_sweep(doc: &Value) -> Result<SweepRecord, String> {
         serde_json::from_value(rec.clone()).map_err(|e| format!("`sweep.record`: {e}"))?;
     rec.validate()?;
     Ok(rec)
+}
+
+/// The device table's source for NVML-sampled points: the busy time's sampling error and the
+/// clocks seen while busy (means over the point's runs and GPUs), where the runs recorded them.
+fn nvml_source(runs: &[&RunRecord]) -> String {
+    let avg = |f: &dyn Fn(&Readings) -> &Vec<f64>| {
+        let v: Vec<f64> = runs
+            .iter()
+            .flat_map(|r| f(&r.readings).iter().copied())
+            .collect();
+        (!v.is_empty()).then(|| mean(&v))
+    };
+    let mut s = "NVML utilisation sampling".to_string();
+    if let Some(e) = avg(&|r| &r.gpu_busy_err_s) {
+        s += &format!(" (busy time +-{e:.2} s per run from sampling, one standard error)");
+    }
+    if let (Some(sm), Some(mem)) = (avg(&|r| &r.gpu_sm_mhz), avg(&|r| &r.gpu_mem_mhz)) {
+        s += &format!("; while busy: SM clock {sm:.0} MHz, memory clock {mem:.0} MHz");
+    }
+    s
 }

@@ -335,6 +335,17 @@ fn check(o: &Options, existing: Option<&SweepRecord>, cpus: &[usize]) -> anyhow:
     }
     if let Some(&g) = o.gpus.iter().max().filter(|&&g| g > 0) {
         let seen = super::nvml::visible_gpus();
+        if let Ok(n) = seen {
+            let user = super::nvml::user_visible_devices();
+            if let Err(why) = super::nvml::sweep_gpus(user.as_deref(), n, g) {
+                return Err(crate::error::InputError::Argument {
+                    flag: "--gpus".into(),
+                    expected: why,
+                    got: g.to_string(),
+                }
+                .into());
+            }
+        }
         if seen.as_ref().map_or(true, |&n| n < g) {
             return Err(crate::error::InputError::Argument {
                 flag: "--gpus".into(),
@@ -555,10 +566,11 @@ fn spec_for(o: &Options, s: &Setup, (c, f, g, _): Todo) -> Spec {
     ];
     if o.gpus.iter().any(|&g| g > 0) {
         env.push(("CUDA_DEVICE_ORDER".into(), "PCI_BUS_ID".into()));
-        env.push((
-            "CUDA_VISIBLE_DEVICES".into(),
-            (0..g).map(|x| x.to_string()).collect::<Vec<_>>().join(","),
-        ));
+        // The first g of the user's visible GPUs (checked before the sweep), else 0..g.
+        let user = super::nvml::user_visible_devices();
+        let all = super::nvml::sweep_gpus(user.as_deref(), u32::MAX, g).unwrap_or_default();
+        let list: Vec<String> = all.iter().take(g as usize).map(u32::to_string).collect();
+        env.push(("CUDA_VISIBLE_DEVICES".into(), list.join(",")));
     }
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } == 0 && argv.first().is_some_and(|a| a.ends_with("mpirun")) {

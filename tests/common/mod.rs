@@ -213,3 +213,22 @@ pub fn outcome(out: std::process::Output) -> (bool, String) {
     );
     (out.status.success(), text)
 }
+
+/// `predict --json` of `config` (`nodes,cores,GHz,gpus`) on `machine` and `profile`.
+#[allow(dead_code)]
+pub fn predict_json(machine: &str, profile: &Path, config: &str) -> serde_json::Value {
+    let prof = profile.to_str().unwrap();
+    let args = [
+        "predict",
+        "--json",
+        "--machine",
+        machine,
+        "--profile",
+        prof,
+        "--config",
+        config,
+    ];
+    let (code, out, err) = jouleplan(&args);
+    assert_eq!(code, 0, "{err}");
+    serde_json::from_str(&out).unwrap()
+}
