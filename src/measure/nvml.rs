@@ -227,14 +227,15 @@ impl Backend for NvmlGpus {
             let d = nvml
                 .device_by_index(i)
                 .map_err(|e| Unsupported::new(what, format!("GPU {i}: {e}"), ""))?;
-            d.total_energy_consumption().map_err(|e| {
-                Unsupported::new(
-                    what,
-                    format!("GPU {i} has no total-energy counter: {e}"),
-                    "NVML's energy counter needs a Volta or newer GPU",
-                )
-            })?;
-            names.push(describe(i, &d));
+            let mut name = describe(i, &d);
+            // Busy time and clocks are still sampled on a GPU without the energy counter.
+            if let Err(e) = d.total_energy_consumption() {
+                name += &format!(
+                    "; GPU energy not measured: no total-energy counter ({e}; NVML needs a \
+                     Volta or newer GPU), busy time still sampled"
+                );
+            }
+            names.push(name);
         }
         self.nvml = Some(Arc::new(nvml));
         Ok(format!("{n} GPUs ({})", names.join("; ")))
