@@ -188,34 +188,50 @@ const MAX_TASKS: usize = 1 << 20;
 /// (found by the Paraver fuzz target: 2^26 cells took over 2 GB).
 const MAX_CELLS: u64 = 1 << 22;
 
-/// The window grid, refused when the header's end time over the window length (times the
-/// tasks) asks for more cells than any trace needs: a corrupt end time must not size memory.
-fn grid_for(path: &Path, ranks: usize, end: u64, len: u64) -> InputResult<Grid> {
+/// The window grid, refused when the header's end time over the window length asks for more
+/// cells than any trace needs: a corrupt end time must not size memory. Rows are added as
+/// records name tasks ([`Grid::add_row`]), each checked against the same cap.
+fn grid_for(path: &Path, end: u64, len: u64) -> InputResult<Grid> {
     let windows = end.div_ceil(len.max(1)).max(1);
-    if windows.saturating_mul(ranks as u64) > MAX_CELLS {
+    if windows > MAX_CELLS {
         return Err(bad(
             path,
             1,
-            &format!(
-                "an end time that gives at most {MAX_CELLS} task-window cells (use a longer --window)"
-            ),
-            &format!("{windows} windows x {ranks} tasks"),
+            &format!("an end time that gives at most {MAX_CELLS} windows (use a longer --window)"),
+            &format!("{windows} windows"),
         ));
     }
-    Ok(Grid::new(ranks, end, len))
+    Ok(Grid::new(end, len))
 }
 
 impl Grid {
-    fn new(ranks: usize, end: u64, len: u64) -> Grid {
+    fn new(end: u64, len: u64) -> Grid {
         let len = len.max(1);
         let count = (end.div_ceil(len) as usize).max(1);
         Grid {
             len,
             count,
-            useful: vec![vec![0.0; count]; ranks],
-            ideal_at: vec![vec![f64::NAN; count + 1]; ranks],
-            events: vec![vec![0; count]; ranks],
+            useful: Vec::new(),
+            ideal_at: Vec::new(),
+            events: Vec::new(),
         }
+    }
+
+    /// One more task's row; refused past `MAX_CELLS` task-window cells.
+    fn add_row(&mut self) -> Result<(), String> {
+        let cells = (self.useful.len() as u64 + 1).saturating_mul(self.count as u64);
+        if cells > MAX_CELLS {
+            return Err(format!(
+                "{} tasks x {} windows: more than {MAX_CELLS} task-window cells (use a longer \
+                 --window)",
+                self.useful.len() + 1,
+                self.count
+            ));
+        }
+        self.useful.push(vec![0.0; self.count]);
+        self.ideal_at.push(vec![f64::NAN; self.count + 1]);
+        self.events.push(vec![0; self.count]);
+        Ok(())
     }
 
     fn idx(&self, t: u64) -> usize {
@@ -247,6 +263,14 @@ impl Grid {
 }
 
 struct Replay {
+    /// Tasks the header declares.
+    tasks: usize,
+    /// Per declared task, its slot in `ranks` (`u32::MAX` until a record names it): state
+    /// and grid rows exist only for tasks the records name, not for every declared one.
+    slot: Vec<u32>,
+    /// Per slot, its task (0-based).
+    task_of: Vec<u32>,
+    /// Per slot, the replay state of its task.
     ranks: Vec<Rank>,
     msgs: HashMap<u64, Msg>,
     colls: HashMap<(u64, u64), Coll>,
@@ -268,7 +292,24 @@ impl Replay {
     fn participants(&self, comm: u64) -> u32 {
         self.comms
             .get(&comm)
-            .map_or(self.ranks.len() as u32, |v| v.len() as u32)
+            .map_or(self.tasks as u32, |v| v.len() as u32)
+    }
+
+    /// The slot of 0-based `task` (below `tasks`), made on first use.
+    fn slot_of(&mut self, task: usize) -> Result<usize, String> {
+        let s = self.slot[task];
+        if s != u32::MAX {
+            return Ok(s as usize);
+        }
+        if let Some(g) = self.grid.as_mut() {
+            g.add_row()?;
+        }
+        let s = self.ranks.len();
+        self.slot[task] = s as u32;
+        self.task_of.push(task as u32);
+        self.ranks.push(Rank::new());
+        self.queued.push(false);
+        Ok(s)
     }
 
     fn push(&mut self, rank: usize, t: u64, op: Op) {
@@ -505,20 +546,23 @@ pub fn analyse_reader(
         _ => None,
     };
     let mut rp = Replay {
-        ranks: (0..n).map(|_| Rank::new()).collect(),
+        tasks: n,
+        slot: vec![u32::MAX; n],
+        task_of: Vec::new(),
+        ranks: Vec::new(),
         msgs: HashMap::new(),
         colls: HashMap::new(),
         comms: HashMap::new(),
         seq: 0,
         next_msg: 0,
         grid: match (opts.no_critical_path, win_len) {
-            (false, Some(l)) => Some(grid_for(path, n, header.end, l)?),
+            (false, Some(l)) => Some(grid_for(path, header.end, l)?),
             _ => None,
         },
         mismatched: 0,
         off: opts.no_critical_path,
         busy: Vec::new(),
-        queued: vec![false; n],
+        queued: Vec::new(),
     };
     let (mut lineno, mut skipped, mut comm_lines) = (1u64, 0u64, 0u32);
     let mut last_time = 0u64;
@@ -578,7 +622,14 @@ pub fn analyse_reader(
                 &String::from_utf8_lossy(line),
             ));
         }
-        let r = (task - 1) as usize;
+        let r = rp.slot_of((task - 1) as usize).map_err(|why| {
+            bad(
+                path,
+                lineno,
+                "a trace whose tasks fit the window grid",
+                &why,
+            )
+        })?;
         let t = vals[5];
         if t < last_time {
             out_of_order += 1;
@@ -688,7 +739,14 @@ pub fn analyse_reader(
                 if rp.off {
                     continue;
                 }
-                let q = (recv_task - 1) as usize;
+                let q = rp.slot_of((recv_task - 1) as usize).map_err(|why| {
+                    bad(
+                        path,
+                        lineno,
+                        "a trace whose tasks fit the window grid",
+                        &why,
+                    )
+                })?;
                 rp.next_msg += 1;
                 let m = rp.next_msg;
                 let rendezvous = size >= eager;
@@ -739,11 +797,15 @@ fn finish(
     opts: &Options,
 ) -> InputResult<Run> {
     let u = header.unit_s;
-    let n = rp.ranks.len();
+    let n = rp.tasks;
     let end = header
         .end
         .max(rp.ranks.iter().map(|r| r.at).max().unwrap_or(0));
-    let useful: Vec<f64> = rp.ranks.iter().map(|r| r.useful as f64 * u).collect();
+    // Per declared task, in task order; tasks no record named did nothing.
+    let mut useful = vec![0.0; n];
+    for (rk, &task) in rp.ranks.iter().zip(&rp.task_of) {
+        useful[task as usize] = rk.useful as f64 * u;
+    }
     let ideal = rp.ranks.iter().map(|r| r.clock).fold(0.0, f64::max) * u;
     let runtime = end as f64 * u;
     let instr: f64 = rp.ranks.iter().map(|r| r.instr).sum();
@@ -773,10 +835,17 @@ fn finish(
             "the header announces {ncomms} communicators, {comm_lines} follow"
         ));
     }
+    if let Some(g) = rp.grid.as_mut() {
+        // Tasks no record named count in every window, idle.
+        while g.useful.len() < n {
+            g.add_row()
+                .map_err(|why| bad(path, 1, "tasks that fit the window grid", &why))?;
+        }
+    }
     let windows = rp.grid.as_mut().map(|g| {
-        // Boundaries no op reached keep the rank's final clock.
+        // Boundaries no op reached keep the rank's final clock (0 for a task never named).
         for r in 0..n {
-            let last = rp.ranks[r].clock;
+            let last = rp.ranks.get(r).map_or(0.0, |k| k.clock);
             for v in g.ideal_at[r].iter_mut() {
                 if v.is_nan() {
                     *v = last;
