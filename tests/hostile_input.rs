@@ -216,7 +216,7 @@ fn a_paraver_header_cannot_size_memory() {
     );
     bad_input(
         &["metrics", end.to_str().unwrap(), "--window", "1us"],
-        &["end.prv", "at most 4194304 windows"],
+        &["end.prv", "at most 65536 windows"],
     );
 }
 
@@ -298,7 +298,7 @@ fn a_tiny_window_over_a_long_trace_cannot_size_a_huge_grid() {
         &["metrics", f.to_str().unwrap(), "--window", "1us"],
         &[
             "paraver-huge-window-grid.prv",
-            "at most 4194304 windows",
+            "at most 65536 windows",
             "21898660 windows",
         ],
     );
