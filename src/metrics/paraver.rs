@@ -580,7 +580,7 @@ pub fn analyse_reader(
         (None, Some(_)) => Some((header.end / 4096).max(1)),
         _ => None,
     };
-    let mut rp = Replay {
+    let rp = Replay {
         tasks: n,
         slot: vec![u32::MAX; n],
         task_of: Vec::new(),
@@ -599,211 +599,27 @@ pub fn analyse_reader(
         busy: Vec::new(),
         queued: Vec::new(),
     };
-    let (mut lineno, mut skipped, mut comm_lines) = (1u64, 0u64, 0u32);
-    let mut last_time = 0u64;
-    let mut out_of_order = 0u64;
-    let mut vals: Vec<u64> = Vec::with_capacity(64);
-    loop {
-        buf.clear();
-        let got = rd.read_until(b'\n', &mut buf).map_err(read_err)?;
-        if got == 0 {
-            break;
-        }
-        lineno += 1;
-        let line = buf.strip_suffix(b"\n").unwrap_or(&buf);
-        if line.is_empty() || line[0] == b'#' {
-            continue;
-        }
-        if line.starts_with(b"c:") {
-            comm_lines += 1;
-            let mut v = Vec::new();
-            parse_fields(&line[2..], &mut v);
-            if v.len() >= 3 && v[1] != u64::MAX {
-                let tasks: Vec<u32> = v[3..]
-                    .iter()
-                    .filter(|&&x| x != u64::MAX)
-                    .map(|&x| x as u32)
-                    .collect();
-                rp.comms.insert(v[1], tasks);
-            }
-            continue;
-        }
-        parse_fields(line, &mut vals);
-        let kind = vals[0];
-        let garbled = || {
-            bad(
-                path,
-                lineno,
-                "colon-separated integers of a Paraver record",
-                &String::from_utf8_lossy(line),
-            )
-        };
-        match kind {
-            1..=3 => {}
-            _ => {
-                skipped += 1;
-                continue;
-            }
-        }
-        if vals.len() < 6 || vals[..6].contains(&u64::MAX) {
-            return Err(garbled());
-        }
-        let task = vals[3];
-        if task == 0 || task > n as u64 {
-            return Err(bad(
-                path,
-                lineno,
-                &format!("a task from 1 to {n}"),
-                &String::from_utf8_lossy(line),
-            ));
-        }
-        let r = rp.slot_of((task - 1) as usize).map_err(|why| {
-            bad(
-                path,
-                lineno,
-                "a trace whose tasks fit the window grid",
-                &why,
-            )
-        })?;
-        let t = vals[5];
-        if t < last_time {
-            out_of_order += 1;
-            if out_of_order == 1 && lineno < 1_000_000 && t + header.end / 10 < last_time {
-                return Err(bad(
-                    path,
-                    lineno,
-                    "records sorted by time",
-                    &String::from_utf8_lossy(line),
-                ));
-            }
-        }
-        last_time = last_time.max(t);
-        match kind {
-            1 => {
-                if vals.len() < 8 || vals[6] == u64::MAX || vals[7] == u64::MAX || vals[6] < t {
-                    return Err(garbled());
-                }
-                if vals[4] == 1 {
-                    let rk = &mut rp.ranks[r];
-                    rk.state_prev = rk.state_now.1;
-                    rk.state_now = (t, vals[7]);
-                }
-                if vals[7] == 1 && vals[4] == 1 {
-                    let d = vals[6] - t;
-                    rp.ranks[r].useful += d;
-                    rp.push(r, t, Op::Burst(d));
-                }
-            }
-            2 => {
-                if vals.len() < 8
-                    || !(vals.len() - 6).is_multiple_of(2)
-                    || vals[6..].contains(&u64::MAX)
-                {
-                    return Err(garbled());
-                }
-                let mut comm = 0u64;
-                let (mut instr, mut cyc) = (0.0, 0.0);
-                let mut coll: Option<bool> = None;
-                let mut mpi: Option<bool> = None;
-                for p in vals[6..].chunks(2) {
-                    match p[0] {
-                        50000001..=50000005 => {
-                            mpi = Some(p[1] != 0);
-                            if p[0] == 50000002 {
-                                coll = Some(p[1] != 0);
-                            }
-                        }
-                        50100004 => comm = p[1],
-                        42000050 => instr += p[1] as f64,
-                        42000059 => cyc += p[1] as f64,
-                        _ => {}
-                    }
-                }
-                let rk = &mut rp.ranks[r];
-                // A counter read at t covers the interval before t: useful if that interval's
-                // state was Running.
-                let state_before = if rk.state_now.0 < t {
-                    rk.state_now.1
-                } else {
-                    rk.state_prev
-                };
-                if state_before == 1 && vals[4] == 1 {
-                    rk.instr += instr;
-                    rk.cycles += cyc;
-                }
-                if let Some(entry) = mpi {
-                    rk.in_mpi = entry;
-                    if let Some(g) = rp.grid.as_mut() {
-                        let k = g.idx(t);
-                        g.events[r][k] += 1;
-                    }
-                }
-                match coll {
-                    Some(true) => {
-                        let comm = if rp.comms.contains_key(&comm) {
-                            comm
-                        } else {
-                            0
-                        };
-                        let seq = rp.ranks[r].coll_seq.entry(comm).or_insert(0);
-                        *seq += 1;
-                        let key = (comm, *seq);
-                        rp.ranks[r].open_coll = Some(key);
-                        rp.push(r, t, Op::CollEnter(key.0, key.1));
-                    }
-                    Some(false) => {
-                        if let Some((c, s)) = rp.ranks[r].open_coll.take() {
-                            rp.push(r, t, Op::CollExit(c, s));
-                        }
-                    }
-                    None => {}
-                }
-            }
-            _ => {
-                if vals.len() < 15 || vals[..15].contains(&u64::MAX) {
-                    return Err(garbled());
-                }
-                let (lsend, psend) = (vals[5], vals[6]);
-                let recv_task = vals[9];
-                let (lrecv, precv, size) = (vals[11], vals[12], vals[13]);
-                if recv_task == 0 || recv_task > n as u64 || precv < lsend || psend < lsend {
-                    // Mismatched or causality-violating: treated as local operations.
-                    rp.mismatched += 1;
-                    continue;
-                }
-                if rp.off {
-                    continue;
-                }
-                let q = rp.slot_of((recv_task - 1) as usize).map_err(|why| {
-                    bad(
-                        path,
-                        lineno,
-                        "a trace whose tasks fit the window grid",
-                        &why,
-                    )
-                })?;
-                rp.next_msg += 1;
-                let m = rp.next_msg;
-                let rendezvous = size >= eager;
-                rp.msgs.insert(
-                    m,
-                    Msg {
-                        pending: if rendezvous { 4 } else { 3 },
-                        ..Msg::default()
-                    },
-                );
-                rp.push(r, lsend, Op::Send(m));
-                rp.push(q, lrecv.min(precv), Op::RecvPost(m));
-                rp.push(q, precv, Op::Recv(m));
-                if rendezvous {
-                    rp.push(r, psend.max(lsend), Op::SendWait(m));
-                }
-            }
-        }
-        if lineno % 4096 == 0 {
-            rp.run(last_time);
-        }
-    }
+    let mut scan = Scan {
+        path,
+        tasks: n,
+        end: header.end,
+        eager,
+        rp,
+        lineno: 1,
+        skipped: 0,
+        comm_lines: 0,
+        last_time: 0,
+        out_of_order: 0,
+        vals: Vec::with_capacity(64),
+    };
+    scan.lines(rd)?;
+    let Scan {
+        mut rp,
+        skipped,
+        comm_lines,
+        out_of_order,
+        ..
+    } = scan;
     // Whatever is still blocked never matched: reported, and treated as local.
     let unmatched = rp.drain();
     finish(
@@ -817,6 +633,311 @@ pub fn analyse_reader(
         ncomms,
         opts,
     )
+}
+
+/// The longest record line read (a Paraver record is well under 1 KiB): a file without line
+/// breaks must not grow a buffer without bound.
+const MAX_LINE: usize = 1 << 20;
+
+/// The record scan: what it keeps between lines.
+struct Scan<'p> {
+    path: &'p Path,
+    tasks: usize,
+    end: u64,
+    eager: u64,
+    rp: Replay,
+    lineno: u64,
+    skipped: u64,
+    comm_lines: u32,
+    last_time: u64,
+    out_of_order: u64,
+    vals: Vec<u64>,
+}
+
+impl Scan<'_> {
+    /// Every line after the header, read in place from the reader's buffer (no copy of a line
+    /// unless it spans two reads).
+    fn lines(&mut self, mut rd: Box<dyn BufRead + '_>) -> InputResult<()> {
+        let mut carry: Vec<u8> = Vec::new();
+        loop {
+            let chunk = rd.fill_buf().map_err(|e| InputError::Read {
+                file: self.path.to_path_buf(),
+                reason: e,
+            })?;
+            let len = chunk.len();
+            if len == 0 {
+                break;
+            }
+            let mut pos = 0;
+            if !carry.is_empty() {
+                let Some(i) = memchr::memchr(b'\n', chunk) else {
+                    self.carry(&mut carry, chunk)?;
+                    rd.consume(len);
+                    continue;
+                };
+                self.carry(&mut carry, &chunk[..i])?;
+                self.line(&carry)?;
+                carry.clear();
+                pos = i + 1;
+            }
+            let rest = &chunk[pos..];
+            let mut start = 0;
+            for i in memchr::memchr_iter(b'\n', rest) {
+                self.line(&rest[start..i])?;
+                start = i + 1;
+            }
+            self.carry(&mut carry, &rest[start..])?;
+            rd.consume(len);
+        }
+        if !carry.is_empty() {
+            self.line(&carry)?;
+        }
+        Ok(())
+    }
+
+    /// Keeps the start of a line that continues in the next read.
+    fn carry(&self, carry: &mut Vec<u8>, part: &[u8]) -> InputResult<()> {
+        if carry.len() + part.len() > MAX_LINE {
+            return Err(bad(
+                self.path,
+                self.lineno + 1,
+                &format!("lines of at most {MAX_LINE} bytes"),
+                &format!("a line of more than {MAX_LINE} bytes"),
+            ));
+        }
+        carry.extend_from_slice(part);
+        Ok(())
+    }
+
+    /// One record line.
+    fn line(&mut self, line: &[u8]) -> InputResult<()> {
+        self.lineno += 1;
+        if line.is_empty() || line[0] == b'#' {
+            return Ok(());
+        }
+        if let Some(rest) = line.strip_prefix(b"c:") {
+            self.communicator(rest);
+            return Ok(());
+        }
+        let Some((kind, r, t)) = self.head(line)? else {
+            return Ok(());
+        };
+        match kind {
+            1 => self.state(line, r, t)?,
+            2 => self.event(line, r, t)?,
+            _ => {
+                if !self.message(line, r)? {
+                    return Ok(());
+                }
+            }
+        }
+        if self.lineno.is_multiple_of(4096) {
+            self.rp.run(self.last_time);
+        }
+        Ok(())
+    }
+
+    /// A communicator line (`c:`): its id and tasks.
+    fn communicator(&mut self, rest: &[u8]) {
+        self.comm_lines += 1;
+        let mut v = Vec::new();
+        parse_fields(rest, &mut v);
+        if v.len() >= 3 && v[1] != u64::MAX {
+            let tasks: Vec<u32> = v[3..]
+                .iter()
+                .filter(|&&x| x != u64::MAX)
+                .map(|&x| x as u32)
+                .collect();
+            self.rp.comms.insert(v[1], tasks);
+        }
+    }
+
+    fn garbled(&self, line: &[u8]) -> InputError {
+        bad(
+            self.path,
+            self.lineno,
+            "colon-separated integers of a Paraver record",
+            &String::from_utf8_lossy(line),
+        )
+    }
+
+    /// The replay slot of 1-based `task` (already checked against the header).
+    fn slot(&mut self, task: u64) -> InputResult<usize> {
+        let why = match self.rp.slot_of((task - 1) as usize) {
+            Ok(s) => return Ok(s),
+            Err(why) => why,
+        };
+        let expected = "a trace whose tasks fit the window grid";
+        Err(bad(self.path, self.lineno, expected, &why))
+    }
+
+    /// Parses a record into `vals` and checks what every record has: its kind (`None` for
+    /// kinds not used), task (as a replay slot) and time.
+    fn head(&mut self, line: &[u8]) -> InputResult<Option<(u64, usize, u64)>> {
+        parse_fields(line, &mut self.vals);
+        let kind = self.vals[0];
+        if !(1..=3).contains(&kind) {
+            self.skipped += 1;
+            return Ok(None);
+        }
+        if self.vals.len() < 6 || self.vals[..6].contains(&u64::MAX) {
+            return Err(self.garbled(line));
+        }
+        let task = self.vals[3];
+        if task == 0 || task > self.tasks as u64 {
+            return Err(bad(
+                self.path,
+                self.lineno,
+                &format!("a task from 1 to {}", self.tasks),
+                &String::from_utf8_lossy(line),
+            ));
+        }
+        let r = self.slot(task)?;
+        let t = self.vals[5];
+        if t < self.last_time {
+            self.out_of_order += 1;
+            if self.out_of_order == 1
+                && self.lineno < 1_000_000
+                && t + self.end / 10 < self.last_time
+            {
+                return Err(bad(
+                    self.path,
+                    self.lineno,
+                    "records sorted by time",
+                    &String::from_utf8_lossy(line),
+                ));
+            }
+        }
+        self.last_time = self.last_time.max(t);
+        Ok(Some((kind, r, t)))
+    }
+
+    /// A state record (`1:`): Running bursts are useful time.
+    fn state(&mut self, line: &[u8], r: usize, t: u64) -> InputResult<()> {
+        if self.vals.len() < 8
+            || self.vals[6] == u64::MAX
+            || self.vals[7] == u64::MAX
+            || self.vals[6] < t
+        {
+            return Err(self.garbled(line));
+        }
+        if self.vals[4] == 1 {
+            let rk = &mut self.rp.ranks[r];
+            rk.state_prev = rk.state_now.1;
+            rk.state_now = (t, self.vals[7]);
+        }
+        if self.vals[7] == 1 && self.vals[4] == 1 {
+            let d = self.vals[6] - t;
+            self.rp.ranks[r].useful += d;
+            self.rp.push(r, t, Op::Burst(d));
+        }
+        Ok(())
+    }
+
+    /// An event record (`2:`): MPI entries and exits, collectives, counters.
+    fn event(&mut self, line: &[u8], r: usize, t: u64) -> InputResult<()> {
+        if self.vals.len() < 8
+            || !(self.vals.len() - 6).is_multiple_of(2)
+            || self.vals[6..].contains(&u64::MAX)
+        {
+            return Err(self.garbled(line));
+        }
+        let mut comm = 0u64;
+        let (mut instr, mut cyc) = (0.0, 0.0);
+        let mut coll: Option<bool> = None;
+        let mut mpi: Option<bool> = None;
+        for p in self.vals[6..].chunks(2) {
+            match p[0] {
+                50000001..=50000005 => {
+                    mpi = Some(p[1] != 0);
+                    if p[0] == 50000002 {
+                        coll = Some(p[1] != 0);
+                    }
+                }
+                50100004 => comm = p[1],
+                42000050 => instr += p[1] as f64,
+                42000059 => cyc += p[1] as f64,
+                _ => {}
+            }
+        }
+        let rk = &mut self.rp.ranks[r];
+        // A counter read at t covers the interval before t: useful if that interval's
+        // state was Running.
+        let state_before = if rk.state_now.0 < t {
+            rk.state_now.1
+        } else {
+            rk.state_prev
+        };
+        if state_before == 1 && self.vals[4] == 1 {
+            rk.instr += instr;
+            rk.cycles += cyc;
+        }
+        if let Some(entry) = mpi {
+            rk.in_mpi = entry;
+            if let Some(g) = self.rp.grid.as_mut() {
+                let k = g.idx(t);
+                g.events[r][k] += 1;
+            }
+        }
+        match coll {
+            Some(true) => {
+                let comm = if self.rp.comms.contains_key(&comm) {
+                    comm
+                } else {
+                    0
+                };
+                let seq = self.rp.ranks[r].coll_seq.entry(comm).or_insert(0);
+                *seq += 1;
+                let key = (comm, *seq);
+                self.rp.ranks[r].open_coll = Some(key);
+                self.rp.push(r, t, Op::CollEnter(key.0, key.1));
+            }
+            Some(false) => {
+                if let Some((c, s)) = self.rp.ranks[r].open_coll.take() {
+                    self.rp.push(r, t, Op::CollExit(c, s));
+                }
+            }
+            None => {}
+        }
+        Ok(())
+    }
+
+    /// A communication record (`3:`); `false` when it was not replayed (mismatched, or the
+    /// replay is off).
+    fn message(&mut self, line: &[u8], r: usize) -> InputResult<bool> {
+        if self.vals.len() < 15 || self.vals[..15].contains(&u64::MAX) {
+            return Err(self.garbled(line));
+        }
+        let (lsend, psend) = (self.vals[5], self.vals[6]);
+        let recv_task = self.vals[9];
+        let (lrecv, precv, size) = (self.vals[11], self.vals[12], self.vals[13]);
+        if recv_task == 0 || recv_task > self.tasks as u64 || precv < lsend || psend < lsend {
+            // Mismatched or causality-violating: treated as local operations.
+            self.rp.mismatched += 1;
+            return Ok(false);
+        }
+        if self.rp.off {
+            return Ok(false);
+        }
+        let q = self.slot(recv_task)?;
+        self.rp.next_msg += 1;
+        let m = self.rp.next_msg;
+        let rendezvous = size >= self.eager;
+        self.rp.msgs.insert(
+            m,
+            Msg {
+                pending: if rendezvous { 4 } else { 3 },
+                ..Msg::default()
+            },
+        );
+        self.rp.push(r, lsend, Op::Send(m));
+        self.rp.push(q, lrecv.min(precv), Op::RecvPost(m));
+        self.rp.push(q, precv, Op::Recv(m));
+        if rendezvous {
+            self.rp.push(r, psend.max(lsend), Op::SendWait(m));
+        }
+        Ok(true)
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -976,4 +1097,44 @@ fn windows(g: &Grid, end: u64, u: f64, min_events: Option<u32>) -> Vec<Window> {
         start = stop;
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(text: &str) -> Run {
+        let opts = Options {
+            eager_limit: 32 * 1024,
+            ..Options::default()
+        };
+        analyse_reader(Path::new("t.prv"), Box::new(text.as_bytes()), &opts).unwrap()
+    }
+
+    #[test]
+    fn communicators_are_counted_once_and_a_missing_one_is_noted() {
+        let head = "#Paraver (01/01/2026 at 00:00):100_ns:1(2):1:2(1:1,1:1),1\n";
+        let body = "1:1:1:1:1:0:100:1\n1:2:1:2:1:0:50:1\n";
+        let one = run(&format!("{head}c:1:1:2:1:2\n{body}"));
+        assert!(one.notes.is_empty(), "{:?}", one.notes);
+        let none = run(&format!("{head}{body}"));
+        assert_eq!(
+            none.notes,
+            vec!["the header announces 1 communicators, 0 follow".to_string()]
+        );
+    }
+
+    #[test]
+    fn a_last_line_without_a_newline_and_lines_split_across_reads_are_read() {
+        let text = "#Paraver (01/01/2026 at 00:00):100_ns:1(2):1:2(1:1,1:1)\n\
+                    1:1:1:1:1:0:100:1\n1:2:1:2:1:0:50:1";
+        // A reader that hands out 3 bytes at a time splits every line.
+        let small = std::io::BufReader::with_capacity(3, text.as_bytes());
+        let opts = Options::default();
+        let r = analyse_reader(Path::new("t.prv"), Box::new(small), &opts).unwrap();
+        assert_eq!(r.ranks, 2);
+        assert!((r.useful_s - 150e-9).abs() < 1e-15, "{}", r.useful_s);
+        let whole = run(text);
+        assert_eq!(whole.useful_s, r.useful_s);
+    }
 }
