@@ -9,7 +9,6 @@ use crate::input::{self, Bound, Fields};
 use crate::limits;
 use crate::units::{Hertz, Joules, Seconds};
 use serde_json::{Value, json};
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 /// Format tag written in and expected from profile files.
@@ -174,7 +173,7 @@ pub struct Profile {
     pub facts: SweepFacts,
     /// Whether the file has a sweep record at all (written by `jouleplan profile`).
     pub has_sweep: bool,
-    index: HashMap<(u32, u64, u32), usize>,
+    index: rustc_hash::FxHashMap<(u32, u64, u32), usize>,
 }
 
 /// A frequency as whole kHz: the key that tells two measured frequencies apart.
@@ -239,7 +238,7 @@ impl Profile {
         };
 
         let mut baseline = Vec::new();
-        let mut index = HashMap::new();
+        let mut index = rustc_hash::FxHashMap::default();
         if doc
             .get("baseline")
             .and_then(Value::as_array)
@@ -551,7 +550,7 @@ impl Profile {
             splits: Vec::new(),
             facts: SweepFacts::default(),
             has_sweep: false,
-            index: HashMap::new(),
+            index: rustc_hash::FxHashMap::default(),
         };
         let text = p.to_json().to_string();
         p = Profile::from_json(Path::new("(built in memory)"), &text)?;

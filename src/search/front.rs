@@ -113,15 +113,49 @@ impl Front {
         }
     }
 
-    /// Merges another front into this one (ties add up).
-    pub fn merge(mut self, other: Front) -> Front {
-        if self.points.len() < other.points.len() {
-            return other.merge(self);
+    /// Merges another front into this one (ties add up), in one pass over both.
+    pub fn merge(self, other: Front) -> Front {
+        if other.points.is_empty() {
+            return self;
         }
-        for p in other.points {
-            self.offer_counted(p.time, p.energy, p.key, p.ties);
+        if self.points.is_empty() {
+            return other;
         }
-        self
+        // Fastest first, by (time, energy): a point is kept when it uses less energy than
+        // every faster point kept so far; an exact repeat of the last one is a tie.
+        let (mut a, mut b) = (
+            self.points.into_iter().rev(),
+            other.points.into_iter().rev(),
+        );
+        let (mut x, mut y) = (a.next(), b.next());
+        let mut out: Vec<FrontPoint> = Vec::new();
+        loop {
+            let p = match (x, y) {
+                (Some(p), Some(q)) if (p.time, p.energy) <= (q.time, q.energy) => {
+                    x = a.next();
+                    p
+                }
+                (_, Some(q)) => {
+                    y = b.next();
+                    q
+                }
+                (Some(p), None) => {
+                    x = a.next();
+                    p
+                }
+                (None, None) => break,
+            };
+            match out.last_mut() {
+                Some(l) if l.time == p.time && l.energy == p.energy => {
+                    l.ties += p.ties;
+                    l.key = l.key.min(p.key);
+                }
+                Some(l) if l.energy <= p.energy => {}
+                _ => out.push(p),
+            }
+        }
+        out.reverse();
+        Front { points: out }
     }
 }
 
@@ -164,6 +198,34 @@ mod tests {
         f.offer(0.5, 1.0, (3, 1, 0, 0));
         let pts: Vec<(f64, f64)> = f.points().map(|p| (p.time, p.energy)).collect();
         assert_eq!(pts, vec![(0.5, 1.0)]);
+    }
+
+    #[test]
+    fn merging_is_offering_every_point() {
+        let pts = [
+            (3.0, 1.0),
+            (1.0, 3.0),
+            (2.0, 2.0),
+            (2.0, 2.0),
+            (1.5, 2.5),
+            (2.5, 1.0),
+            (1.0, 3.0),
+            (0.5, 4.0),
+            (2.0, 1.5),
+        ];
+        for split in 0..=pts.len() {
+            let (mut a, mut b, mut all) = (Front::new(), Front::new(), Front::new());
+            for (k, &(t, e)) in pts.iter().enumerate() {
+                let key = (k as u32, 1, 0, 0);
+                all.offer(t, e, key);
+                if k < split {
+                    a.offer(t, e, key);
+                } else {
+                    b.offer(t, e, key);
+                }
+            }
+            assert_eq!(a.merge(b).into_points(), all.into_points(), "split {split}");
+        }
     }
 
     #[test]

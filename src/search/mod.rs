@@ -25,7 +25,6 @@ use crate::model::{Group, Model};
 use front::{Front, FrontPoint};
 use rayon::prelude::*;
 use space::Space;
-use std::collections::HashMap;
 
 /// Ranges of node counts at most this long are evaluated point by point.
 const LEAF: usize = 16;
@@ -43,8 +42,8 @@ pub struct SearchOutcome {
     pub pruned: u64,
     /// The exact front, fastest first.
     pub front: Vec<FrontPoint>,
-    /// The groups `(c, f, g)` of the space, by `(c, f index, g)`.
-    groups: HashMap<(u32, usize, u32), Group>,
+    /// The groups `(c, f, g)` of the space, sorted by `(c, f index, g)`.
+    groups: Vec<Group>,
 }
 
 #[derive(Default)]
@@ -67,7 +66,11 @@ impl Acc {
 impl SearchOutcome {
     /// The group of a front point's key.
     pub fn group_of(&self, key: front::Key) -> Option<&Group> {
-        self.groups.get(&(key.1, key.2, key.3))
+        let k = (key.1, key.2, key.3);
+        self.groups
+            .binary_search_by_key(&k, |g| (g.cores, g.freq_index, g.gpus))
+            .ok()
+            .map(|i| &self.groups[i])
     }
 }
 
@@ -136,10 +139,11 @@ pub fn search_filtered(
         saturated: acc.saturated,
         pruned: acc.pruned,
         front: acc.front.into_points(),
-        groups: groups
-            .into_iter()
-            .map(|g| ((g.cores, g.freq_index, g.gpus), g))
-            .collect(),
+        groups: {
+            let mut groups = groups;
+            groups.sort_by_key(|g| (g.cores, g.freq_index, g.gpus));
+            groups
+        },
     })
 }
 
