@@ -100,11 +100,20 @@ pub fn search_filtered(
         .par_iter()
         .map(|g| partition_point(nodes.len(), |i| g.rho(nodes[i], factors[i]) < 1.0))
         .collect();
+    // Most groups share one unsaturated length: their seed indices are computed once.
+    let common = seed_indices(nodes.len()).collect::<Vec<_>>();
     let seed = groups
         .par_iter()
         .zip(&stable)
         .fold(Front::new, |mut f, (g, &len)| {
-            for i in seed_indices(len) {
+            let own;
+            let indices = if len == nodes.len() {
+                &common
+            } else {
+                own = seed_indices(len).collect::<Vec<_>>();
+                &own
+            };
+            for &i in indices {
                 if let Some(ev) = g
                     .eval(nodes[i], factors[i])
                     .filter(|ev| eligible(min_pe, g, nodes[i], ev))

@@ -117,14 +117,22 @@ impl Space {
 
     /// The groups `(c, f, g)` of the space; fails on the first missing baseline point.
     pub fn groups(&self, model: &Model<'_>) -> InputResult<Vec<Group>> {
-        let mut out = Vec::with_capacity(self.cores.len() * self.freqs.len() * self.gpus.len());
-        for &c in &self.cores {
-            for &f in &self.freqs {
-                for &g in &self.gpus {
-                    out.push(model.group(c, f, g)?);
-                }
-            }
-        }
-        Ok(out)
+        use rayon::prelude::*;
+        let keys: Vec<(u32, usize, u32)> = self
+            .cores
+            .iter()
+            .flat_map(|&c| {
+                self.freqs
+                    .iter()
+                    .flat_map(move |&f| self.gpus.iter().map(move |&g| (c, f, g)))
+            })
+            .collect();
+        // In parallel: tens of thousands of groups are a visible share of a wide search. The
+        // error reported is the first in order, as a sequential build would give.
+        let built: Vec<InputResult<Group>> = keys
+            .par_iter()
+            .map(|&(c, f, g)| model.group(c, f, g))
+            .collect();
+        built.into_iter().collect()
     }
 }
