@@ -81,8 +81,8 @@ impl Samples {
         }
         // A sample straddling a busy/idle change is off by up to its length; taken as uniform
         // over +-dt/2 and independent, n straddles give a standard error of dt sqrt(n/12).
-        // On the H100 (100 ms, 40 bursts a run) that was 0.17-0.24 s, against an observed
-        // 0.09 s RMS difference from CUDA-event kernel time (max 0.17 s): a cautious estimate.
+        // On the H100 (100 ms, 40 bursts a run) that was 0.16-0.24 s, against an observed
+        // 0.048 s RMS difference from CUDA-event kernel time (max 0.165 s): a cautious estimate.
         out.gpu_busy_err_s = self.err.iter().map(|e| (e / 12.0).sqrt()).collect();
         out.gpu_busy_s = self.busy;
     }
