@@ -224,7 +224,7 @@ const MAX_WINDOWS: u64 = 1 << 16;
 
 /// The window grid, refused when the header's end time over the window length asks for more
 /// cells than any trace needs: a corrupt end time must not size memory. Rows are added as
-/// records name tasks ([`Grid::add_row`]), each checked against the same cap.
+/// records name tasks ([`Grid::grow_to`]), checked against the cell cap.
 fn grid_for(path: &Path, end: u64, len: u64) -> InputResult<Grid> {
     let windows = end.div_ceil(len.max(1)).max(1);
     if windows > MAX_WINDOWS {
@@ -253,21 +253,26 @@ impl Grid {
         }
     }
 
-    /// One more task's row; refused past `MAX_CELLS` task-window cells.
-    fn add_row(&mut self) -> Result<(), String> {
-        let cells = (self.useful.len() as u64 + 1).saturating_mul(self.count as u64);
-        if cells > MAX_CELLS {
+    /// Rows for `rows` tasks in all; refused, before any is added, past `MAX_CELLS`
+    /// task-window cells.
+    fn grow_to(&mut self, rows: usize) -> Result<(), String> {
+        if (rows as u64).saturating_mul(self.count as u64) > MAX_CELLS {
             return Err(format!(
-                "{} tasks x {} windows: more than {MAX_CELLS} task-window cells (use a longer \
-                 --window)",
-                self.useful.len() + 1,
+                "{rows} tasks x {} windows: more than {MAX_CELLS} task-window cells (use a \
+                 longer --window)",
                 self.count
             ));
         }
+        while self.useful.len() < rows {
+            self.add_row();
+        }
+        Ok(())
+    }
+
+    fn add_row(&mut self) {
         self.useful.push(vec![0.0; self.count]);
         self.ideal_at.push(vec![f64::NAN; self.count + 1]);
         self.events.push(vec![0; self.count]);
-        Ok(())
     }
 
     fn idx(&self, t: u64) -> usize {
@@ -337,10 +342,10 @@ impl Replay {
         if s != u32::MAX {
             return Ok(s as usize);
         }
-        if let Some(g) = self.grid.as_mut() {
-            g.add_row()?;
-        }
         let s = self.ranks.len();
+        if let Some(g) = self.grid.as_mut() {
+            g.grow_to(s + 1)?;
+        }
         self.slot[task] = s as u32;
         self.task_of.push(task as u32);
         self.ranks.push(Rank::new());
@@ -993,22 +998,8 @@ fn finish(
     }
     if let Some(g) = rp.grid.as_mut() {
         // Tasks no record named count in every window, idle.
-        if (n as u64).saturating_mul(g.count as u64) > MAX_CELLS {
-            let why = format!(
-                "{n} tasks x {} windows: more than {MAX_CELLS} cells",
-                g.count
-            );
-            return Err(bad(
-                path,
-                1,
-                "tasks that fit the window grid (use a longer --window)",
-                &why,
-            ));
-        }
-        while g.useful.len() < n {
-            g.add_row()
-                .map_err(|why| bad(path, 1, "tasks that fit the window grid", &why))?;
-        }
+        g.grow_to(n)
+            .map_err(|why| bad(path, 1, "tasks that fit the window grid", &why))?;
     }
     let windows = rp.grid.as_mut().map(|g| {
         // Boundaries no op reached keep the rank's final clock (0 for a task never named).
