@@ -309,10 +309,13 @@ struct Setup {
     words: Vec<String>,
     cpus: Vec<usize>,
     planned: Vec<(u32, f64, u32)>,
+    /// The GPUs a run with `g` GPUs is given: the first `g` of these.
+    gpu_ids: Vec<u32>,
 }
 
-/// Checks the options against this machine and the file to resume.
-fn check(o: &Options, existing: Option<&SweepRecord>, cpus: &[usize]) -> anyhow::Result<()> {
+/// Checks the options against this machine and the file to resume; returns the GPUs the runs
+/// are given (see [`super::nvml::sweep_gpus`]).
+fn check(o: &Options, existing: Option<&SweepRecord>, cpus: &[usize]) -> anyhow::Result<Vec<u32>> {
     if let Some(rec) = existing
         && (rec.command != o.command || rec.ranks != o.ranks)
     {
@@ -333,18 +336,18 @@ fn check(o: &Options, existing: Option<&SweepRecord>, cpus: &[usize]) -> anyhow:
         ))
         .into());
     }
+    let mut gpu_ids = Vec::new();
     if let Some(&g) = o.gpus.iter().max().filter(|&&g| g > 0) {
         let seen = super::nvml::visible_gpus();
         if let Ok(n) = seen {
             let user = super::nvml::user_visible_devices();
-            if let Err(why) = super::nvml::sweep_gpus(user.as_deref(), n, g) {
-                return Err(crate::error::InputError::Argument {
+            gpu_ids = super::nvml::sweep_gpus(user.as_deref(), n, g).map_err(|why| {
+                crate::error::InputError::Argument {
                     flag: "--gpus".into(),
                     expected: why,
                     got: g.to_string(),
                 }
-                .into());
-            }
+            })?;
         }
         if seen.as_ref().map_or(true, |&n| n < g) {
             return Err(crate::error::InputError::Argument {
@@ -368,7 +371,7 @@ fn check(o: &Options, existing: Option<&SweepRecord>, cpus: &[usize]) -> anyhow:
         ))
         .into());
     }
-    Ok(())
+    Ok(gpu_ids)
 }
 
 /// Discovers the backends, logging what each can and cannot measure.
@@ -467,7 +470,7 @@ fn setup(o: &Options, log: &mut dyn FnMut(&str)) -> anyhow::Result<Setup> {
     let existing = load_existing(o)?;
     let cpu_id = cpu::this_cpu();
     let cpus = core_cpus(&o.roots.cpu);
-    check(o, existing.as_ref(), &cpus)?;
+    let gpu_ids = check(o, existing.as_ref(), &cpus)?;
     let (working, unsupported) = discover_backends(o, log);
     let mut backend_notes: BTreeMap<String, String> = working
         .iter()
@@ -523,6 +526,7 @@ fn setup(o: &Options, log: &mut dyn FnMut(&str)) -> anyhow::Result<Setup> {
         words,
         cpus,
         planned,
+        gpu_ids,
     })
 }
 
@@ -566,10 +570,13 @@ fn spec_for(o: &Options, s: &Setup, (c, f, g, _): Todo) -> Spec {
     ];
     if o.gpus.iter().any(|&g| g > 0) {
         env.push(("CUDA_DEVICE_ORDER".into(), "PCI_BUS_ID".into()));
-        // The first g of the user's visible GPUs (checked before the sweep), else 0..g.
-        let user = super::nvml::user_visible_devices();
-        let all = super::nvml::sweep_gpus(user.as_deref(), u32::MAX, g).unwrap_or_default();
-        let list: Vec<String> = all.iter().take(g as usize).map(u32::to_string).collect();
+        // The first g of the GPUs chosen and checked before the sweep.
+        let list: Vec<String> = s
+            .gpu_ids
+            .iter()
+            .take(g as usize)
+            .map(u32::to_string)
+            .collect();
         env.push(("CUDA_VISIBLE_DEVICES".into(), list.join(",")));
     }
     // SAFETY: geteuid has no preconditions.
