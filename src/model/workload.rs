@@ -309,15 +309,6 @@ impl Profile {
             return Ok(&self.baseline[i]);
         }
         if gpus > 0 {
-            // The nearest GPU count measured at these cores and frequency, fewer GPUs first on
-            // a tie: by lookups (searches ask for every GPU count of every group), then a scan.
-            for d in 1..=16u32 {
-                for g in [gpus.checked_sub(d).filter(|&g| g > 0), gpus.checked_add(d)] {
-                    if let Some(&i) = g.and_then(|g| self.index.get(&(cores, fk, g))) {
-                        return Ok(&self.baseline[i]);
-                    }
-                }
-            }
             let nearest = self
                 .baseline
                 .iter()
