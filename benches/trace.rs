@@ -1,11 +1,14 @@
-//! Speed of `metrics` on a generated trace of at least 1 GB shaped like Extrae's output (64
-//! ranks; per iteration a Running burst with counter reads, an MPI_Sendrecv to the ring
-//! neighbour with a 40 KiB message record, and every 10th iteration an MPI_Allreduce; records
-//! sorted by time as Extrae writes them): aggregate metrics only, and with the critical-path
-//! replay; plus the peak memory of each.
+//! Speed of `metrics` on a generated trace of 1.08 GB shaped like Extrae's output (256 ranks
+//! x 16,000 iterations of a ring MPI_Sendrecv with 40 KiB messages, an MPI_Allreduce every 10th,
+//! bursts imbalanced by up to 40%; see `support/trace_gen.rs`): aggregate metrics only, and with
+//! the critical-path replay. Criterion reports the throughput (bytes per second); the peak
+//! memory of one analysis of each kind is printed before it.
 //!
-//! The trace is SYNTHETIC (written here, cached as target/bench-trace-1g.prv).
+//! The trace is SYNTHETIC (written here, cached as target/bench-trace-256x16000.prv).
 //! Run: `cargo bench --bench trace`
+
+#[path = "support/trace_gen.rs"]
+mod trace_gen;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use jouleplan::metrics::paraver::{Options, analyse};
@@ -13,94 +16,25 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-const RANKS: u64 = 64;
-const TARGET_BYTES: u64 = 1 << 30;
-const STEP: u64 = 10_000;
-
-/// One iteration's records, sorted by time.
-fn iteration(i: u64, out: &mut Vec<u8>) {
-    let t0 = i * STEP + 1000;
-    let mut lines: Vec<(u64, String)> = Vec::with_capacity(RANKS as usize * 7);
-    for r in 1..=RANKS {
-        let work = 6000 + (r * 37 + i * 11) % 1500;
-        let b = t0 + (r % 7);
-        let e = b + work;
-        let to = r % RANKS + 1;
-        lines.push((b, format!("1:{r}:1:{r}:1:{b}:{e}:1")));
-        lines.push((
-            e,
-            format!(
-                "2:{r}:1:{r}:1:{e}:50000001:41:42000050:{}:42000059:{}",
-                work * 3,
-                work * 2
-            ),
-        ));
-        lines.push((e, format!("1:{r}:1:{r}:1:{e}:{}:3", t0 + 8700)));
-        // The receiver posts when it enters MPI; the data lands once both are there.
-        // MPI_Sendrecv as Extrae records it: logical send = physical send = the sender's call
-        // entry, logical receive = the receiver's call entry, data lands once both are in.
-        let e_to = t0 + (to % 7) + 6000 + (to * 37 + i * 11) % 1500;
-        lines.push((
-            e,
-            format!(
-                "3:{r}:1:{r}:1:{e}:{e}:{to}:1:{to}:1:{e_to}:{}:40960:0",
-                e.max(e_to) + 300
-            ),
-        ));
-        lines.push((
-            t0 + 8700,
-            format!(
-                "2:{r}:1:{r}:1:{}:50000001:0:42000050:120:42000059:900",
-                t0 + 8700
-            ),
-        ));
-        if i % 10 == 9 {
-            lines.push((
-                t0 + 9000,
-                format!("2:{r}:1:{r}:1:{}:50000002:10:50100004:1", t0 + 9000),
-            ));
-            lines.push((t0 + 9500, format!("2:{r}:1:{r}:1:{}:50000002:0", t0 + 9500)));
-        }
-    }
-    lines.sort_by_key(|l| l.0);
-    for (_, l) in &lines {
-        out.extend_from_slice(l.as_bytes());
-        out.push(b'\n');
-    }
-}
+const SHAPE: trace_gen::Shape = trace_gen::Shape {
+    ranks: 256,
+    iterations: 16_000,
+    imbalance: 0.4,
+    message_bytes: 40_960,
+    allreduce_every: 10,
+};
 
 fn generate(path: &Path) -> u64 {
     if let Ok(m) = std::fs::metadata(path)
-        && m.len() >= TARGET_BYTES
+        && m.len() > 0
     {
         return m.len();
     }
-    // The header needs the end time: count the iterations first from one iteration's size.
-    let mut probe = Vec::new();
-    iteration(0, &mut probe);
-    let iters = TARGET_BYTES / probe.len() as u64 + 2;
-    let end = (iters + 1) * STEP;
     let tmp = path.with_extension("tmp");
-    let mut w = std::io::BufWriter::with_capacity(
-        1 << 22,
-        std::fs::File::create(&tmp).expect("create trace"),
-    );
-    let tasks: Vec<String> = (0..RANKS).map(|_| "1:1".to_string()).collect();
-    let all: Vec<String> = (1..=RANKS).map(|r| r.to_string()).collect();
-    writeln!(
-        w,
-        "#Paraver (01/01/2026 at 00:00):{end}_ns:1({RANKS}):1:{RANKS}({}),1",
-        tasks.join(",")
-    )
-    .unwrap();
-    writeln!(w, "c:1:1:{RANKS}:{}", all.join(":")).unwrap();
-    let mut buf = Vec::with_capacity(1 << 16);
-    for i in 0..iters {
-        buf.clear();
-        iteration(i, &mut buf);
-        w.write_all(&buf).unwrap();
-    }
-    w.flush().unwrap();
+    let f = std::fs::File::create(&tmp).expect("create trace");
+    let mut w = std::io::BufWriter::with_capacity(1 << 22, f);
+    SHAPE.write(&mut w).expect("write trace");
+    w.flush().expect("write trace");
     drop(w);
     std::fs::rename(&tmp, path).expect("rename trace");
     std::fs::metadata(path).map(|m| m.len()).unwrap_or(0)
@@ -117,7 +51,10 @@ fn status_kib(key: &str) -> Option<u64> {
 }
 
 fn bench(c: &mut Criterion) {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/bench-trace-1g.prv");
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!(
+        "target/bench-trace-{}x{}.prv",
+        SHAPE.ranks, SHAPE.iterations
+    ));
     let bytes = generate(&path);
     let mut g = c.benchmark_group("trace_1g");
     g.sample_size(10)
@@ -130,6 +67,7 @@ fn bench(c: &mut Criterion) {
             ..Options::default()
         };
         let rss = status_kib("VmRSS:");
+        // Resets the peak to the current size, so the peak below is this analysis's own.
         let _ = std::fs::write("/proc/self/clear_refs", "5");
         let run = analyse(&path, &opts).expect("analyse");
         eprintln!(

@@ -3,6 +3,8 @@
 
 pub mod mpip;
 pub mod paraver;
+mod paraver_read;
+pub mod record_fields;
 pub mod run;
 pub mod scaling;
 pub mod talp;

@@ -9,12 +9,14 @@
 //! the eager limit also waits for the receive to be posted, and a collective synchronises its
 //! communicator. Memory grows with the ranks and the operations in flight, not with the trace.
 
+use super::paraver_read::Fail;
+use super::record_fields::{parse_fields, parse_padded};
 use super::run::{Counters, Pop, Run};
 use super::windows::Window;
 use crate::error::{InputError, InputResult};
 use crate::units::Seconds;
 use rustc_hash::FxHashMap as HashMap;
-use std::io::{BufRead, BufReader, Read};
+use std::io::Read;
 use std::path::Path;
 
 /// Analysis options.
@@ -133,14 +135,15 @@ struct Coll {
     max: f64,
 }
 
-/// One rank's queued operations, ascending by (time, priority, arrival). Records come sorted
+/// One rank's queued operations, ascending by (time, priority and arrival: the priority in the
+/// top two bits of the second key, the arrival below). Records come sorted
 /// by time, so nearly every insertion lands at the back: a sorted ring buffer does in a few
 /// nanoseconds what a B-tree did in a hundred.
 #[derive(Default)]
-struct OpQueue(std::collections::VecDeque<((u64, u8, u64), Op)>);
+struct OpQueue(std::collections::VecDeque<((u64, u64), Op)>);
 
 impl OpQueue {
-    fn insert(&mut self, key: (u64, u8, u64), op: Op) {
+    fn insert(&mut self, key: (u64, u64), op: Op) {
         match self.0.back() {
             Some((last, _)) if *last > key => {
                 let at = self.0.partition_point(|(k, _)| *k < key);
@@ -150,11 +153,11 @@ impl OpQueue {
         }
     }
 
-    fn first(&self) -> Option<((u64, u8, u64), Op)> {
+    fn first(&self) -> Option<((u64, u64), Op)> {
         self.0.front().copied()
     }
 
-    fn pop_first(&mut self) -> Option<((u64, u8, u64), Op)> {
+    fn pop_first(&mut self) -> Option<((u64, u64), Op)> {
         self.0.pop_front()
     }
 
@@ -363,7 +366,9 @@ impl Replay {
             Op::Recv(_) | Op::SendWait(_) | Op::CollExit(..) => 1,
             Op::Burst(_) => 2,
         };
-        self.ranks[rank].queue.insert((t, prio, self.seq), op);
+        self.ranks[rank]
+            .queue
+            .insert((t, (prio << 62) | self.seq), op);
         if !self.queued[rank] {
             self.queued[rank] = true;
             self.busy.push(rank);
@@ -406,16 +411,6 @@ impl Replay {
         }
     }
 
-    /// One more op of message `m` has run; the message is forgotten when all have.
-    fn done(&mut self, m: u64) {
-        if let Some(e) = self.msgs.get_mut(&m) {
-            e.pending = e.pending.saturating_sub(1);
-            if e.pending == 0 {
-                self.msgs.remove(&m);
-            }
-        }
-    }
-
     /// Ops that can never run (a receive whose send never came, a collective that never
     /// filled): forces the first blocked op of each rank as local, then runs what follows;
     /// returns how many were forced.
@@ -453,34 +448,32 @@ impl Replay {
                 self.ranks[r].at = t + d;
                 return true;
             }
-            Op::Send(m) => {
-                if let Some(e) = self.msgs.get_mut(&m) {
-                    e.send_clock = Some(before);
+            Op::Send(m) | Op::RecvPost(m) | Op::Recv(m) | Op::SendWait(m) => {
+                // One lookup runs the op; the message is forgotten once all its ops have run.
+                let Some(e) = self.msgs.get_mut(&m) else {
+                    return self.ran(r, t, prev, before);
+                };
+                match op {
+                    Op::Send(_) => e.send_clock = Some(before),
+                    Op::RecvPost(_) => e.post_clock = Some(before),
+                    Op::Recv(_) | Op::SendWait(_) => {
+                        let waited = if matches!(op, Op::Recv(_)) {
+                            e.send_clock
+                        } else {
+                            e.post_clock
+                        };
+                        let Some(c) = waited else {
+                            return false;
+                        };
+                        self.ranks[r].clock = before.max(c);
+                    }
+                    _ => {}
                 }
-                self.done(m);
+                e.pending = e.pending.saturating_sub(1);
+                if e.pending == 0 {
+                    self.msgs.remove(&m);
+                }
             }
-            Op::RecvPost(m) => {
-                if let Some(e) = self.msgs.get_mut(&m) {
-                    e.post_clock = Some(before);
-                }
-                self.done(m);
-            }
-            Op::Recv(m) => match self.msgs.get(&m).map(|e| e.send_clock) {
-                Some(Some(c)) => {
-                    self.ranks[r].clock = before.max(c);
-                    self.done(m);
-                }
-                Some(None) => return false,
-                None => {}
-            },
-            Op::SendWait(m) => match self.msgs.get(&m).map(|e| e.post_clock) {
-                Some(Some(c)) => {
-                    self.ranks[r].clock = before.max(c);
-                    self.done(m);
-                }
-                Some(None) => return false,
-                None => {}
-            },
             Op::CollEnter(comm, seq) => {
                 let c = self.colls.entry((comm, seq)).or_default();
                 c.entered += 1;
@@ -501,6 +494,11 @@ impl Replay {
                 }
             }
         }
+        self.ran(r, t, prev, before)
+    }
+
+    /// Rank `r` ran an op at `t` (its previous op at `prev`) with clock `before` on entry.
+    fn ran(&mut self, r: usize, t: u64, prev: u64, before: f64) -> bool {
         if let Some(g) = self.grid.as_mut() {
             g.boundary(r, prev, t, |_| before);
         }
@@ -509,38 +507,59 @@ impl Replay {
     }
 }
 
-/// Parses colon-separated unsigned integers into `out` in one pass; a field that is empty or
-/// not a number becomes `u64::MAX`.
-fn parse_fields(line: &[u8], out: &mut Vec<u64>) {
-    out.clear();
-    let (mut v, mut ok, mut any) = (0u64, true, false);
-    for &c in line {
-        let d = c.wrapping_sub(b'0');
-        if d < 10 {
-            v = v.wrapping_mul(10).wrapping_add(u64::from(d));
-            any = true;
-        } else if c == b':' {
-            out.push(if ok && any { v } else { u64::MAX });
-            (v, ok, any) = (0, true, false);
-        } else if c != b'\r' {
-            ok = false;
-        }
-    }
-    out.push(if ok && any { v } else { u64::MAX });
-}
-
 /// Opens a trace, transparently gunzipping `.gz`.
-fn open(path: &Path) -> InputResult<Box<dyn BufRead>> {
+fn open(path: &Path) -> InputResult<Box<dyn Read + Send>> {
     let f = std::fs::File::open(path).map_err(|reason| InputError::Read {
         file: path.to_path_buf(),
         reason,
     })?;
-    let r: Box<dyn Read> = if path.extension().is_some_and(|e| e == "gz") {
+    let r: Box<dyn Read + Send> = if path.extension().is_some_and(|e| e == "gz") {
         Box::new(flate2::read::MultiGzDecoder::new(f))
     } else {
         Box::new(f)
     };
-    Ok(Box::new(BufReader::with_capacity(1 << 20, r)))
+    Ok(r)
+}
+
+/// The longest header line read: a header names every task's node (`1:1,` each), so the
+/// [`MAX_TASKS`] it may declare take a few MiB; a file without line breaks must not grow a
+/// buffer without bound.
+const MAX_HEADER: usize = 32 << 20;
+
+/// Reads the header line (without its break) and the bytes read past it.
+fn header_line(path: &Path, rd: &mut dyn Read) -> InputResult<(Vec<u8>, Vec<u8>)> {
+    let mut buf = Vec::new();
+    let mut block = vec![0u8; 64 << 10];
+    loop {
+        let k = match rd.read(&mut block) {
+            Ok(k) => k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(reason) => {
+                return Err(InputError::Read {
+                    file: path.to_path_buf(),
+                    reason,
+                });
+            }
+        };
+        let from = buf.len();
+        buf.extend_from_slice(&block[..k]);
+        if let Some(i) = memchr::memchr(b'\n', &buf[from..]) {
+            let after = buf.split_off(from + i + 1);
+            buf.pop();
+            return Ok((buf, after));
+        }
+        if k == 0 {
+            return Ok((buf, Vec::new()));
+        }
+        if buf.len() > MAX_HEADER {
+            return Err(bad(
+                path,
+                1,
+                &format!("a header line of at most {MAX_HEADER} bytes"),
+                &String::from_utf8_lossy(&buf[..120]),
+            ));
+        }
+    }
 }
 
 /// Analyses a trace.
@@ -552,16 +571,11 @@ pub fn analyse(path: &Path, opts: &Options) -> InputResult<Run> {
 /// [`analyse`], and what the fuzz target drives with arbitrary bytes.
 pub fn analyse_reader(
     path: &Path,
-    mut rd: Box<dyn BufRead + '_>,
+    mut rd: Box<dyn Read + Send + '_>,
     opts: &Options,
 ) -> InputResult<Run> {
-    let read_err = |e: std::io::Error| InputError::Read {
-        file: path.to_path_buf(),
-        reason: e,
-    };
-    let mut buf = Vec::with_capacity(4096);
-    rd.read_until(b'\n', &mut buf).map_err(read_err)?;
-    let first = String::from_utf8_lossy(&buf).into_owned();
+    let (first, after) = header_line(path, &mut rd)?;
+    let first = String::from_utf8_lossy(&first).into_owned();
     let (header, ncomms) = parse_header(path, &first)?;
     let n = header.tasks as usize;
     if n == 0 {
@@ -615,9 +629,8 @@ pub fn analyse_reader(
         comm_lines: 0,
         last_time: 0,
         out_of_order: 0,
-        vals: Vec::with_capacity(64),
     };
-    scan.lines(rd)?;
+    scan.lines(rd, after)?;
     let Scan {
         mut rp,
         skipped,
@@ -656,66 +669,33 @@ struct Scan<'p> {
     comm_lines: u32,
     last_time: u64,
     out_of_order: u64,
-    vals: Vec<u64>,
 }
 
 impl Scan<'_> {
-    /// Every line after the header, read in place from the reader's buffer (no copy of a line
-    /// unless it spans two reads).
-    fn lines(&mut self, mut rd: Box<dyn BufRead + '_>) -> InputResult<()> {
-        let mut carry: Vec<u8> = Vec::new();
-        loop {
-            let chunk = rd.fill_buf().map_err(|e| InputError::Read {
+    /// Every line after the header (`after` holds the bytes already read past it), parsed on
+    /// worker threads and walked here in order.
+    fn lines(&mut self, rd: Box<dyn Read + Send + '_>, after: Vec<u8>) -> InputResult<()> {
+        let walked = super::paraver_read::each_line(rd, after, MAX_LINE, parse_padded, |l, v| {
+            self.line(l, v)
+        });
+        match walked {
+            Ok(()) => Ok(()),
+            Err(Fail::Line(e)) => Err(e),
+            Err(Fail::Io(reason)) => Err(InputError::Read {
                 file: self.path.to_path_buf(),
-                reason: e,
-            })?;
-            let len = chunk.len();
-            if len == 0 {
-                break;
-            }
-            let mut pos = 0;
-            if !carry.is_empty() {
-                let Some(i) = memchr::memchr(b'\n', chunk) else {
-                    self.carry(&mut carry, chunk)?;
-                    rd.consume(len);
-                    continue;
-                };
-                self.carry(&mut carry, &chunk[..i])?;
-                self.line(&carry)?;
-                carry.clear();
-                pos = i + 1;
-            }
-            let rest = &chunk[pos..];
-            let mut start = 0;
-            for i in memchr::memchr_iter(b'\n', rest) {
-                self.line(&rest[start..i])?;
-                start = i + 1;
-            }
-            self.carry(&mut carry, &rest[start..])?;
-            rd.consume(len);
-        }
-        if !carry.is_empty() {
-            self.line(&carry)?;
-        }
-        Ok(())
-    }
-
-    /// Keeps the start of a line that continues in the next read.
-    fn carry(&self, carry: &mut Vec<u8>, part: &[u8]) -> InputResult<()> {
-        if carry.len() + part.len() > MAX_LINE {
-            return Err(bad(
+                reason,
+            }),
+            Err(Fail::LongLine) => Err(bad(
                 self.path,
                 self.lineno + 1,
                 &format!("lines of at most {MAX_LINE} bytes"),
                 &format!("a line of more than {MAX_LINE} bytes"),
-            ));
+            )),
         }
-        carry.extend_from_slice(part);
-        Ok(())
     }
 
-    /// One record line.
-    fn line(&mut self, line: &[u8]) -> InputResult<()> {
+    /// One record line, with its fields.
+    fn line(&mut self, line: &[u8], v: &[u64]) -> InputResult<()> {
         self.lineno += 1;
         if line.is_empty() || line[0] == b'#' {
             return Ok(());
@@ -724,14 +704,14 @@ impl Scan<'_> {
             self.communicator(rest);
             return Ok(());
         }
-        let Some((kind, r, t)) = self.head(line)? else {
+        let Some((kind, r, t)) = self.head(line, v)? else {
             return Ok(());
         };
         match kind {
-            1 => self.state(line, r, t)?,
-            2 => self.event(line, r, t)?,
+            1 => self.state(line, v, r, t)?,
+            2 => self.event(line, v, r, t)?,
             _ => {
-                if !self.message(line, r)? {
+                if !self.message(line, v, r)? {
                     return Ok(());
                 }
             }
@@ -778,17 +758,16 @@ impl Scan<'_> {
 
     /// Parses a record into `vals` and checks what every record has: its kind (`None` for
     /// kinds not used), task (as a replay slot) and time.
-    fn head(&mut self, line: &[u8]) -> InputResult<Option<(u64, usize, u64)>> {
-        parse_fields(line, &mut self.vals);
-        let kind = self.vals[0];
+    fn head(&mut self, line: &[u8], v: &[u64]) -> InputResult<Option<(u64, usize, u64)>> {
+        let kind = v[0];
         if !(1..=3).contains(&kind) {
             self.skipped += 1;
             return Ok(None);
         }
-        if self.vals.len() < 6 || self.vals[..6].contains(&u64::MAX) {
+        if v.len() < 6 || v[..6].contains(&u64::MAX) {
             return Err(self.garbled(line));
         }
-        let task = self.vals[3];
+        let task = v[3];
         if task == 0 || task > self.tasks as u64 {
             return Err(bad(
                 self.path,
@@ -798,7 +777,7 @@ impl Scan<'_> {
             ));
         }
         let r = self.slot(task)?;
-        let t = self.vals[5];
+        let t = v[5];
         if t < self.last_time {
             self.out_of_order += 1;
             if self.out_of_order == 1
@@ -818,21 +797,17 @@ impl Scan<'_> {
     }
 
     /// A state record (`1:`): Running bursts are useful time.
-    fn state(&mut self, line: &[u8], r: usize, t: u64) -> InputResult<()> {
-        if self.vals.len() < 8
-            || self.vals[6] == u64::MAX
-            || self.vals[7] == u64::MAX
-            || self.vals[6] < t
-        {
+    fn state(&mut self, line: &[u8], v: &[u64], r: usize, t: u64) -> InputResult<()> {
+        if v.len() < 8 || v[6] == u64::MAX || v[7] == u64::MAX || v[6] < t {
             return Err(self.garbled(line));
         }
-        if self.vals[4] == 1 {
+        if v[4] == 1 {
             let rk = &mut self.rp.ranks[r];
             rk.state_prev = rk.state_now.1;
-            rk.state_now = (t, self.vals[7]);
+            rk.state_now = (t, v[7]);
         }
-        if self.vals[7] == 1 && self.vals[4] == 1 {
-            let d = self.vals[6] - t;
+        if v[7] == 1 && v[4] == 1 {
+            let d = v[6] - t;
             self.rp.ranks[r].useful += d;
             self.rp.push(r, t, Op::Burst(d));
         }
@@ -840,18 +815,15 @@ impl Scan<'_> {
     }
 
     /// An event record (`2:`): MPI entries and exits, collectives, counters.
-    fn event(&mut self, line: &[u8], r: usize, t: u64) -> InputResult<()> {
-        if self.vals.len() < 8
-            || !(self.vals.len() - 6).is_multiple_of(2)
-            || self.vals[6..].contains(&u64::MAX)
-        {
+    fn event(&mut self, line: &[u8], v: &[u64], r: usize, t: u64) -> InputResult<()> {
+        if v.len() < 8 || !(v.len() - 6).is_multiple_of(2) || v[6..].contains(&u64::MAX) {
             return Err(self.garbled(line));
         }
         let mut comm = 0u64;
         let (mut instr, mut cyc) = (0.0, 0.0);
         let mut coll: Option<bool> = None;
         let mut mpi: Option<bool> = None;
-        for p in self.vals[6..].chunks(2) {
+        for p in v[6..].chunks(2) {
             match p[0] {
                 50000001..=50000005 => {
                     mpi = Some(p[1] != 0);
@@ -873,7 +845,7 @@ impl Scan<'_> {
         } else {
             rk.state_prev
         };
-        if state_before == 1 && self.vals[4] == 1 {
+        if state_before == 1 && v[4] == 1 {
             rk.instr += instr;
             rk.cycles += cyc;
         }
@@ -909,13 +881,13 @@ impl Scan<'_> {
 
     /// A communication record (`3:`); `false` when it was not replayed (mismatched, or the
     /// replay is off).
-    fn message(&mut self, line: &[u8], r: usize) -> InputResult<bool> {
-        if self.vals.len() < 15 || self.vals[..15].contains(&u64::MAX) {
+    fn message(&mut self, line: &[u8], v: &[u64], r: usize) -> InputResult<bool> {
+        if v.len() < 15 || v[..15].contains(&u64::MAX) {
             return Err(self.garbled(line));
         }
-        let (lsend, psend) = (self.vals[5], self.vals[6]);
-        let recv_task = self.vals[9];
-        let (lrecv, precv, size) = (self.vals[11], self.vals[12], self.vals[13]);
+        let (lsend, psend) = (v[5], v[6]);
+        let recv_task = v[9];
+        let (lrecv, precv, size) = (v[11], v[12], v[13]);
         if recv_task == 0 || recv_task > self.tasks as u64 || precv < lsend || psend < lsend {
             // Mismatched or causality-violating: treated as local operations.
             self.rp.mismatched += 1;
@@ -1127,5 +1099,58 @@ mod tests {
         assert!((r.useful_s - 150e-9).abs() < 1e-15, "{}", r.useful_s);
         let whole = run(text);
         assert_eq!(whole.useful_s, r.useful_s);
+    }
+
+    /// A trace of many pieces: records for 4 tasks, each Running for 1..=100 units, then a
+    /// garbled record on line `bad_at` when given.
+    fn long_trace(lines: u64, bad_at: Option<u64>) -> (String, u64) {
+        let mut t = format!(
+            "#Paraver (01/01/2026 at 00:00):{}_ns:1(4):1:4(1:1,1:1,1:1,1:1)\n",
+            lines * 200
+        );
+        let mut useful = 0;
+        for i in 0..lines {
+            if bad_at == Some(i + 2) {
+                t.push_str("1:1:1:1:1:x:1:1\n");
+                continue;
+            }
+            let d = 1 + (i * 7919) % 100;
+            useful += d;
+            t.push_str(&format!(
+                "1:{0}:1:{0}:1:{1}:{2}:1\n",
+                1 + i % 4,
+                i * 200,
+                i * 200 + d
+            ));
+        }
+        (t, useful)
+    }
+
+    #[test]
+    fn a_trace_of_many_pieces_is_read_whole_and_in_order() {
+        let (text, useful) = long_trace(400_000, None);
+        assert!(text.len() > 10 << 20, "{} bytes", text.len());
+        let r = run(&text);
+        assert_eq!(r.ranks, 4);
+        assert!(
+            (r.useful_s - useful as f64 * 1e-9).abs() < 1e-12,
+            "{} vs {useful}",
+            r.useful_s
+        );
+        assert!(r.notes.is_empty(), "{:?}", r.notes);
+    }
+
+    #[test]
+    fn a_garbled_record_or_an_overlong_line_deep_in_a_trace_is_named_by_its_line() {
+        let (text, _) = long_trace(300_000, Some(250_001));
+        let opts = Options::default();
+        let e = analyse_reader(Path::new("t.prv"), Box::new(text.as_bytes()), &opts).unwrap_err();
+        assert!(e.to_string().contains("line 250001"), "{e}");
+        let (mut text, _) = long_trace(200_000, None);
+        text.push_str(&"1".repeat(MAX_LINE + 1));
+        text.push_str("\n1:1:1:1:1:0:1:1\n");
+        let e = analyse_reader(Path::new("t.prv"), Box::new(text.as_bytes()), &opts).unwrap_err();
+        assert!(e.to_string().contains("line 200002"), "{e}");
+        assert!(e.to_string().contains("lines of at most"), "{e}");
     }
 }

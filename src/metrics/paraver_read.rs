@@ -1,0 +1,278 @@
+//! Reading a Paraver trace's record lines on several threads, handed over in file order.
+//!
+//! Worker threads take turns at the reader: each takes the next piece of the stream (about
+//! [`PIECE`] bytes, cut back to its last line break, the rest carried into the next piece),
+//! then, outside the lock, splits it into lines and parses every record's colon-separated
+//! fields. The caller's thread receives the parsed pieces, puts them back in order and walks
+//! their lines; a piece it is done with goes back to a pool. At most [`IN_FLIGHT`] pieces exist
+//! at a time, so memory stays a few MiB whatever the trace's size, and a `.prv.gz` stream is
+//! decompressed by one worker while the others parse.
+
+use super::record_fields;
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::sync::{Condvar, Mutex, MutexGuard, PoisonError, mpsc};
+
+/// Bytes read per piece before the cut at the last line break: small enough that the worker
+/// parses it from its own cache.
+const PIECE: usize = 64 << 10;
+/// Most pieces read and not yet handed back by the caller.
+const IN_FLIGHT: usize = 8;
+/// Most worker threads.
+const MAX_WORKERS: usize = 8;
+
+/// A line parser: the fields of `buf[start..end]` onto the vector; `buf` holds
+/// [`record_fields::PAD`] bytes past the end of the last line.
+pub type Parse = fn(&[u8], usize, usize, &mut Vec<u64>);
+
+/// Why the lines stopped before the end of the stream.
+#[derive(Debug)]
+pub enum Fail<E> {
+    /// The caller's function refused a line.
+    Line(E),
+    /// The reader failed.
+    Io(std::io::Error),
+    /// The next line is longer than the limit.
+    LongLine,
+}
+
+/// One line of a piece: its bytes and its parsed fields.
+#[derive(Clone, Copy)]
+struct Line {
+    start: u32,
+    end: u32,
+    vals: u32,
+}
+
+/// Whole lines of the stream, parsed.
+#[derive(Default)]
+struct Piece {
+    bytes: Vec<u8>,
+    lines: Vec<Line>,
+    vals: Vec<u64>,
+    /// What ends the stream after this piece's lines, when something does.
+    stop: Option<Fail<()>>,
+}
+
+/// What the workers share: the reader and the pieces' bookkeeping.
+struct Feed<'r> {
+    rd: Box<dyn Read + Send + 'r>,
+    /// The start of a line that continues in the next piece.
+    carry: Vec<u8>,
+    next: u64,
+    /// No more pieces: the stream ended, failed, or the caller stopped.
+    done: bool,
+    pool: Vec<Piece>,
+    out: usize,
+}
+
+struct Shared<'r> {
+    feed: Mutex<Feed<'r>>,
+    room: Condvar,
+}
+
+impl<'r> Shared<'r> {
+    fn lock(&self) -> MutexGuard<'_, Feed<'r>> {
+        self.feed.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl Feed<'_> {
+    /// Fills `p` with the next whole lines (the last line of the stream may lack its break).
+    fn fill(&mut self, p: &mut Piece, max_line: usize) {
+        p.bytes.clear();
+        p.bytes.append(&mut self.carry);
+        p.stop = None;
+        let mut eof = false;
+        loop {
+            let goal = p.bytes.len() + PIECE;
+            while p.bytes.len() < goal {
+                let at = p.bytes.len();
+                p.bytes.resize(goal, 0);
+                match self.rd.read(&mut p.bytes[at..]) {
+                    Ok(0) => {
+                        p.bytes.truncate(at);
+                        eof = true;
+                        break;
+                    }
+                    Ok(k) => p.bytes.truncate(at + k),
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => p.bytes.truncate(at),
+                    Err(e) => {
+                        p.bytes.truncate(at);
+                        p.stop = Some(Fail::Io(e));
+                        break;
+                    }
+                }
+            }
+            if eof || p.stop.is_some() {
+                // The last line stands whole; after a failure, the lines before it.
+                if p.stop.is_some() {
+                    self.cut(p);
+                    self.carry.clear();
+                }
+                self.done = true;
+                return;
+            }
+            if self.cut(p) {
+                return;
+            }
+            if p.bytes.len() > max_line {
+                p.bytes.clear();
+                p.stop = Some(Fail::LongLine);
+                self.done = true;
+                return;
+            }
+        }
+    }
+
+    /// Moves what follows the last line break of `p` into the carry; whether there was one.
+    fn cut(&mut self, p: &mut Piece) -> bool {
+        match memchr::memrchr(b'\n', &p.bytes) {
+            Some(i) => {
+                self.carry.extend_from_slice(&p.bytes[i + 1..]);
+                p.bytes.truncate(i + 1);
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+impl Piece {
+    /// Splits the bytes into lines and parses each record's fields with `parse` (comment,
+    /// empty and communicator lines are left to the caller); stops at a line over `max_line`.
+    fn parse(&mut self, max_line: usize, parse: Parse) {
+        self.lines.clear();
+        self.vals.clear();
+        let mut start = 0;
+        let len = self.bytes.len();
+        self.bytes.resize(len + record_fields::PAD, 0);
+        while start < len {
+            let end = memchr::memchr(b'\n', &self.bytes[start..]).map_or(len, |i| start + i);
+            if end - start > max_line {
+                self.stop = Some(Fail::LongLine);
+                return;
+            }
+            let line = &self.bytes[start..end];
+            let vals = self.vals.len() as u32;
+            if !(line.is_empty() || line[0] == b'#' || line.starts_with(b"c:")) {
+                parse(&self.bytes, start, end, &mut self.vals);
+            }
+            self.lines.push(Line {
+                start: start as u32,
+                end: end as u32,
+                vals,
+            });
+            start = end + 1;
+        }
+    }
+
+    /// Hands every line and its fields to `f`, in order.
+    fn each<E>(&self, f: &mut impl FnMut(&[u8], &[u64]) -> Result<(), E>) -> Result<(), E> {
+        for (i, l) in self.lines.iter().enumerate() {
+            let vend = self
+                .lines
+                .get(i + 1)
+                .map_or(self.vals.len(), |n| n.vals as usize);
+            f(
+                &self.bytes[l.start as usize..l.end as usize],
+                &self.vals[l.vals as usize..vend],
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// One worker: takes pieces while there are any and room for them, parses, sends them on.
+fn work(sh: &Shared, tx: mpsc::Sender<(u64, Piece)>, max_line: usize, parse: Parse) {
+    loop {
+        let (seq, mut p) = {
+            let mut f = sh.lock();
+            while f.out >= IN_FLIGHT && !f.done {
+                f = sh.room.wait(f).unwrap_or_else(PoisonError::into_inner);
+            }
+            if f.done {
+                return;
+            }
+            let mut p = f.pool.pop().unwrap_or_default();
+            f.fill(&mut p, max_line);
+            f.out += 1;
+            f.next += 1;
+            (f.next - 1, p)
+        };
+        if p.stop.is_none() || !p.bytes.is_empty() {
+            let stop = p.stop.take();
+            p.parse(max_line, parse);
+            p.stop = p.stop.take().or(stop);
+        }
+        if tx.send((seq, p)).is_err() {
+            return;
+        }
+    }
+}
+
+/// Calls `f` with every line of `rd` after `carry` (the bytes already read past the header)
+/// and the fields `parse` found in it, in order; lines longer than `max_line` bytes stop the
+/// walk. Parsing runs on up to [`MAX_WORKERS`] threads besides the caller's.
+pub fn each_line<E>(
+    rd: Box<dyn Read + Send + '_>,
+    carry: Vec<u8>,
+    max_line: usize,
+    parse: Parse,
+    mut f: impl FnMut(&[u8], &[u64]) -> Result<(), E>,
+) -> Result<(), Fail<E>> {
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_WORKERS));
+    let sh = Shared {
+        feed: Mutex::new(Feed {
+            rd,
+            carry,
+            next: 0,
+            done: false,
+            pool: Vec::new(),
+            out: 0,
+        }),
+        room: Condvar::new(),
+    };
+    let (tx, rx) = mpsc::channel();
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            let tx = tx.clone();
+            let sh = &sh;
+            s.spawn(move || work(sh, tx, max_line, parse));
+        }
+        drop(tx);
+        let walked = walk(&sh, &rx, &mut f);
+        // Whatever ended the walk, the workers stop taking pieces.
+        sh.lock().done = true;
+        sh.room.notify_all();
+        walked
+    })
+}
+
+/// Receives the pieces, walks them in order, and gives each back.
+fn walk<E>(
+    sh: &Shared,
+    rx: &mpsc::Receiver<(u64, Piece)>,
+    f: &mut impl FnMut(&[u8], &[u64]) -> Result<(), E>,
+) -> Result<(), Fail<E>> {
+    let mut waiting = BTreeMap::new();
+    let mut next = 0u64;
+    while let Ok((seq, p)) = rx.recv() {
+        waiting.insert(seq, p);
+        while let Some(mut p) = waiting.remove(&next) {
+            next += 1;
+            p.each(f).map_err(Fail::Line)?;
+            match p.stop.take() {
+                Some(Fail::Io(e)) => return Err(Fail::Io(e)),
+                Some(_) => return Err(Fail::LongLine),
+                None => {}
+            }
+            let mut feed = sh.lock();
+            feed.pool.push(p);
+            feed.out -= 1;
+            drop(feed);
+            sh.room.notify_one();
+        }
+    }
+    Ok(())
+}
