@@ -10,7 +10,7 @@
 //! communicator. Memory grows with the ranks and the operations in flight, not with the trace.
 
 use super::paraver_read::Fail;
-use super::record_fields::{parse_fields, parse_padded};
+use super::record_fields::parse_fields;
 use super::run::{Counters, Pop, Run};
 use super::windows::Window;
 use crate::error::{InputError, InputResult};
@@ -675,7 +675,7 @@ impl Scan<'_> {
     /// Every line after the header (`after` holds the bytes already read past it), parsed on
     /// worker threads and walked here in order.
     fn lines(&mut self, rd: Box<dyn Read + Send + '_>, after: Vec<u8>) -> InputResult<()> {
-        let walked = super::paraver_read::each_line(rd, after, MAX_LINE, parse_padded, |l, v| {
+        let walked = super::paraver_read::each_line(rd, after, MAX_LINE, parse_fields, |l, v| {
             self.line(l, v)
         });
         match walked {

@@ -8,7 +8,6 @@
 //! at a time, so memory stays a few MiB whatever the trace's size, and a `.prv.gz` stream is
 //! decompressed by one worker while the others parse.
 
-use super::record_fields;
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError, mpsc};
@@ -21,9 +20,8 @@ const IN_FLIGHT: usize = 8;
 /// Most worker threads.
 const MAX_WORKERS: usize = 8;
 
-/// A line parser: the fields of `buf[start..end]` onto the vector; `buf` holds
-/// [`record_fields::PAD`] bytes past the end of the last line.
-pub type Parse = fn(&[u8], usize, usize, &mut Vec<u64>);
+/// A line parser: the fields of a line onto the vector.
+pub type Parse = fn(&[u8], &mut Vec<u64>);
 
 /// Why the lines stopped before the end of the stream.
 #[derive(Debug)]
@@ -146,7 +144,6 @@ impl Piece {
         self.vals.clear();
         let mut start = 0;
         let len = self.bytes.len();
-        self.bytes.resize(len + record_fields::PAD, 0);
         while start < len {
             let end = memchr::memchr(b'\n', &self.bytes[start..]).map_or(len, |i| start + i);
             if end - start > max_line {
@@ -156,7 +153,7 @@ impl Piece {
             let line = &self.bytes[start..end];
             let vals = self.vals.len() as u32;
             if !(line.is_empty() || line[0] == b'#' || line.starts_with(b"c:")) {
-                parse(&self.bytes, start, end, &mut self.vals);
+                parse(line, &mut self.vals);
             }
             self.lines.push(Line {
                 start: start as u32,
