@@ -10,10 +10,11 @@
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use jouleplan::model::Model;
+use jouleplan::model::kernel::NodeTable;
 use jouleplan::model::machine::Machine;
 use jouleplan::model::workload::Profile;
-use jouleplan::search::search;
 use jouleplan::search::space::Space;
+use jouleplan::search::{search, search_unpruned};
 use std::hint::black_box;
 use std::path::Path;
 use std::time::Duration;
@@ -106,6 +107,23 @@ fn reset_peak() {
     let _ = std::fs::write("/proc/self/clear_refs", "5");
 }
 
+/// Times `run` on rayon pools of 1 and 2 threads.
+fn on_1_and_2_threads(c: &mut Criterion, name: &str, size: u64, run: &(dyn Fn() -> usize + Sync)) {
+    let mut g = c.benchmark_group(name);
+    g.sample_size(10).measurement_time(Duration::from_secs(8));
+    g.throughput(criterion::Throughput::Elements(size));
+    for threads in [1, 2] {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .expect("pool");
+        g.bench_function(format!("{threads}_threads"), |b| {
+            b.iter(|| pool.install(|| black_box(run())))
+        });
+    }
+    g.finish();
+}
+
 fn bench(c: &mut Criterion) {
     let slow = machine(1.5e-6);
     let fast = machine(1e-9);
@@ -138,26 +156,32 @@ fn bench(c: &mut Criterion) {
             rss,
             status_kib("VmHWM:")
         );
-        let mut g = c.benchmark_group(format!("front_3.5e8_{name}"));
-        g.sample_size(10).measurement_time(Duration::from_secs(8));
-        g.throughput(criterion::Throughput::Elements(space.size()));
-        for threads in [1, 2] {
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .expect("pool");
-            g.bench_function(format!("{threads}_threads"), |b| {
-                b.iter(|| {
-                    pool.install(|| {
-                        black_box(search(&model, &space).expect("search"))
-                            .front
-                            .len()
-                    })
-                })
-            });
-        }
-        g.finish();
+        on_1_and_2_threads(c, &format!("front_3.5e8_{name}"), space.size(), &|| {
+            search(&model, &space).expect("search").front.len()
+        });
     }
+
+    // The worst case: a space the bounds cannot prune, built by switching them off
+    // (`search_unpruned`) on the wide_constant workload, so all 3.456e8 configurations are
+    // evaluated; the front must be the same as with the bounds.
+    let p = profile(1.0, 8.0, "constant");
+    let model = Model::new(&fast, &p).expect("model");
+    let space = Space::full(&fast, &p);
+    let pruned = search(&model, &space).expect("search");
+    reset_peak();
+    let all = search_unpruned(&model, &space).expect("search");
+    assert_eq!(all.front, pruned.front, "the front depends on the bounds");
+    eprintln!(
+        "unpruned wide_constant: {} configurations, {} pruned by bounds, front {} points (the same \
+         as with the bounds); peak RSS {:?} KiB",
+        all.evaluated,
+        all.pruned,
+        all.front.len(),
+        status_kib("VmHWM:")
+    );
+    on_1_and_2_threads(c, "unpruned_3.5e8_wide_constant", space.size(), &|| {
+        search_unpruned(&model, &space).expect("search").front.len()
+    });
 
     // Raw evaluation rate: every node count of 64 groups, no front, no pruning.
     let m = slow;
@@ -188,6 +212,18 @@ fn bench(c: &mut Criterion) {
                         acc += ev.time + ev.energy;
                     }
                 }
+            }
+            black_box(acc)
+        })
+    });
+    let tab = NodeTable::new(&space.nodes, |n| model.growth_factor(n));
+    let (mut t, mut e) = (vec![0.0; tab.nodes.len()], vec![0.0; tab.nodes.len()]);
+    g.bench_function("model_eval_range_one_thread", |b| {
+        b.iter(|| {
+            let mut acc = 0.0;
+            for gr in &groups {
+                gr.eval_range(&tab, 0, &mut t, &mut e);
+                acc += t[t.len() / 2] + e[e.len() / 3];
             }
             black_box(acc)
         })

@@ -192,6 +192,32 @@ fn subset(mask: u32, max: u32, from: u32) -> Vec<u32> {
 }
 
 proptest! {
+    #![proptest_config(ProptestConfig::with_cases(12))]
+
+    /// Hundreds of node counts: ranges split many times, evaluated in blocks and chunks, and
+    /// checked against the seed's staircase, with and without the bounds.
+    #[test]
+    fn a_front_over_hundreds_of_node_counts_equals_brute_force(
+        seed in any::<u64>(), max_msgs in prop_oneof![Just(0.01), Just(1.0), Just(100.0)],
+    ) {
+        let c = case_with(seed, 700, 3, 2, 1, max_msgs);
+        let model = Model::new(&c.machine, &c.profile).unwrap();
+        let space = Space {
+            nodes: (1..=700).collect(),
+            cores: vec![1, 3],
+            freqs: vec![0, 1],
+            gpus: vec![0, 1],
+        };
+        let (want, saturated, _) = brute(&model, &space);
+        for got in [search(&model, &space).unwrap(), jouleplan::search::search_unpruned(&model, &space).unwrap()] {
+            prop_assert_eq!(got.saturated, saturated);
+            let got_pts: Vec<Point> = got.front.iter().map(|p| (p.time, p.energy, p.key, p.ties)).collect();
+            prop_assert_eq!(got_pts, want.clone());
+        }
+    }
+}
+
+proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
 
     #[test]
@@ -213,6 +239,11 @@ proptest! {
         prop_assert_eq!(got.evaluated, space.size());
         let got_pts: Vec<Point> = got.front.iter().map(|p| (p.time, p.energy, p.key, p.ties)).collect();
         prop_assert_eq!(got_pts, want.clone());
+        // With the bounds off every configuration is evaluated: the same front and counts.
+        let all = jouleplan::search::search_unpruned(&model, &space).unwrap();
+        prop_assert_eq!(&all.front, &got.front);
+        prop_assert_eq!(all.saturated, saturated);
+        prop_assert_eq!(all.pruned, 0);
         // Invariants on the front (MODEL.md: T > 0, E > 0, 0 < UCR <= 1, rho < 1).
         for p in &got.front {
             let g = got.group_of(p.key).unwrap();

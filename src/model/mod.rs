@@ -8,6 +8,7 @@
 
 pub mod gpu_power;
 pub mod host_tree;
+pub mod kernel;
 pub mod machine;
 pub mod overhead;
 pub mod sweep_facts;
@@ -163,7 +164,14 @@ pub struct Group {
     msgs: f64,
     nu_over_b: f64,
     y: f64,
-    wait_coef: f64,
+    /// `rho = kr factor n^2` (`y eta S / a`).
+    kr: f64,
+    /// `T_w,net = kw factor rho / (1 - rho)` (`eta S W / y`).
+    kw: f64,
+    /// The part of `E` that does not depend on `n`: CPU, memory and GPU kernel energy.
+    e_fixed: f64,
+    /// `P_idle + P_gpu,time`: the node's power over the whole run.
+    p_time: f64,
     p_act: f64,
     p_stall: f64,
     p_mem: f64,
@@ -198,10 +206,7 @@ impl Group {
     /// Network utilisation at `n` nodes with growth factor `factor` (`eta(n) / eta`).
     #[inline(always)]
     pub fn rho(&self, n: u32, factor: f64) -> f64 {
-        let nf = f64::from(n);
-        let t_cpu = self.a / nf;
-        let lambda = nf * (self.msgs * factor) / t_cpu;
-        lambda * self.y
+        self.kr * kernel::sq(factor, f64::from(n))
     }
 
     /// Evaluates the model at `n` nodes; `factor` is the message growth factor at `n`.
@@ -209,43 +214,31 @@ impl Group {
     #[inline(always)]
     pub fn eval(&self, n: u32, factor: f64) -> Option<Eval> {
         let nf = f64::from(n);
-        let t_cpu = self.a / nf;
-        let t_mem = self.bm / nf;
-        let t_gpu = self.gh / nf;
-        let gpu_spin = self.gspin / nf;
-        let n_msgs = self.msgs * factor;
-        let rho = self.rho(n, factor);
-        if rho >= 1.0 || rho.is_nan() {
+        let c = kernel::core(self, nf, 1.0 / nf, factor, kernel::sq(factor, nf));
+        if c.rho >= 1.0 || c.rho.is_nan() {
             return None;
         }
-        let t_serv = f64::max(self.one_minus_u * t_cpu, n_msgs * self.nu_over_b);
-        let lambda = rho / self.y;
-        let t_wait = if n_msgs > 0.0 {
-            n_msgs * lambda * self.wait_coef / (1.0 - rho)
-        } else {
-            0.0
-        };
-        let time = t_cpu + t_mem + t_wait + t_serv + t_gpu + self.ex_total;
+        let (t_cpu, t_mem, t_wait, t_serv) = (c.t_cpu, c.t_mem, c.t_wait, c.t_serv);
+        let time = c.time;
         let k_busy = self.dev_active_mean / nf;
         let e_cpu = (self.p_act * t_cpu + self.p_stall * t_mem) * f64::from(self.cores);
         let e_mem = self.p_mem * t_mem;
         let e_net = self.p_net * (t_wait + t_serv);
         let e_idle = self.p_idle * time;
         let e_gpu = self.p_gpu_busy * k_busy + self.p_gpu_time * time;
-        let energy = nf * (e_cpu + e_mem + e_net + e_idle + e_gpu);
         Some(Eval {
             time,
-            energy,
-            rho,
+            energy: c.energy,
+            rho: c.rho,
             t: TimeTerms {
                 cpu: t_cpu,
                 mem: t_mem,
                 wait_net: t_wait,
                 serv_net: t_serv,
-                gpu: t_gpu,
+                gpu: c.t_gpu,
                 serial: self.ex_serial,
                 wait: self.ex_wait,
-                gpu_spin,
+                gpu_spin: self.gspin / nf,
             },
             e: EnergyTerms {
                 cpu: nf * e_cpu,
@@ -255,6 +248,16 @@ impl Group {
                 gpu: nf * e_gpu,
             },
         })
+    }
+
+    /// The coefficients the hot path uses, folded from the others once.
+    fn folded(mut self) -> Group {
+        self.kr = self.y * self.msgs / self.a;
+        self.e_fixed = f64::from(self.cores) * (self.p_act * self.a + self.p_stall * self.bm)
+            + self.p_mem * self.bm
+            + self.p_gpu_busy * self.dev_active_mean;
+        self.p_time = self.p_idle + self.p_gpu_time;
+        self
     }
 
     /// Lower bounds on `(T, E)` over every node count from `n1` to `n2` (`n1 <= n2`), whose
@@ -267,11 +270,8 @@ impl Group {
         let serv_msg = self.msgs * factor1 * self.nu_over_b;
         let t_extra = self.ex_total;
         let t_lb = f64::max(t_num / f64::from(n2), serv_msg) + t_extra;
-        let e_fixed = f64::from(self.cores) * (self.p_act * self.a + self.p_stall * self.bm)
-            + self.p_mem * self.bm
-            + self.p_gpu_busy * self.dev_active_mean;
+        let (e_fixed, p_time) = (self.e_fixed, self.p_time);
         let n1f = f64::from(n1);
-        let p_time = self.p_idle + self.p_gpu_time;
         let e_lb = e_fixed
             + p_time * (f64::max(t_num, n1f * serv_msg) + n1f * t_extra)
             + self.p_net * n1f * serv_msg;
@@ -437,7 +437,7 @@ impl<'a> Model<'a> {
         let gap = self.gpu_gap.at(p);
         let net = &m.network;
         let y = net.latency.0 + prof.communication.bytes_per_message / net.switch_bytes_per_s;
-        Group {
+        let g = Group {
             cores,
             freq_index,
             freq,
@@ -459,7 +459,14 @@ impl<'a> Model<'a> {
             msgs: prof.communication.messages_per_iteration * prof.target_iterations,
             nu_over_b: prof.communication.bytes_per_message / net.bandwidth_bytes_per_s,
             y,
-            wait_coef: y * y * (1.0 + net.cv2) / 2.0,
+            kr: 0.0,
+            // eta S x the M/G/1 wait coefficient y^2 (1 + cv^2) / 2, over y.
+            kw: prof.communication.messages_per_iteration
+                * prof.target_iterations
+                * (y * y * (1.0 + net.cv2) / 2.0)
+                / y,
+            e_fixed: 0.0,
+            p_time: 0.0,
             p_act: m.power.core_active[freq_index].0,
             p_stall: m.power.core_stall[freq_index].0,
             p_mem: m.power.memory.0,
@@ -469,7 +476,8 @@ impl<'a> Model<'a> {
             p_gpu_time: f64::from(gpus) * gap
                 + f64::from(m.gpus_per_node.saturating_sub(gpus))
                     * m.power.gpu_nocontext.map_or(0.0, |w| w.0),
-        }
+        };
+        g.folded()
     }
 
     /// What was measured beside the baseline point with `gpus` GPUs nearest to `cores` (fewer

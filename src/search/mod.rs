@@ -19,15 +19,20 @@ pub mod plan;
 pub mod query;
 pub mod sample;
 pub mod space;
+pub mod staircase;
 
 use crate::error::InputResult;
+use crate::model::kernel::NodeTable;
 use crate::model::{Group, Model};
 use front::{Front, FrontPoint};
 use rayon::prelude::*;
 use space::Space;
+use staircase::Staircase;
 
 /// Ranges of node counts at most this long are evaluated point by point.
-const LEAF: usize = 16;
+const LEAF: usize = crate::model::kernel::CHUNK;
+/// Node counts evaluated at once when the bounds are off.
+const BLOCK: usize = 256;
 /// Node counts per group evaluated in the seed pass.
 const SEED_SAMPLES: usize = 8;
 
@@ -51,6 +56,8 @@ struct Acc {
     front: Front,
     saturated: u64,
     pruned: u64,
+    /// Times and energies of the block being evaluated (kept to spare an allocation a block).
+    buf: (Vec<f64>, Vec<f64>),
 }
 
 impl Acc {
@@ -59,6 +66,7 @@ impl Acc {
             front: self.front.merge(other.front),
             saturated: self.saturated + other.saturated,
             pruned: self.pruned + other.pruned,
+            buf: self.buf,
         }
     }
 }
@@ -92,9 +100,25 @@ pub fn search_filtered(
     space: &Space,
     min_pe: Option<f64>,
 ) -> InputResult<SearchOutcome> {
+    sweep_space(model, space, min_pe, true)
+}
+
+/// As [`search`] with the bounds switched off: every configuration is evaluated, as in a space
+/// whose bounds prune nothing (the worst case, measured in `benches/search.rs`; the same front).
+pub fn search_unpruned(model: &Model<'_>, space: &Space) -> InputResult<SearchOutcome> {
+    sweep_space(model, space, None, false)
+}
+
+fn sweep_space(
+    model: &Model<'_>,
+    space: &Space,
+    min_pe: Option<f64>,
+    bounds: bool,
+) -> InputResult<SearchOutcome> {
     let groups = space.groups(model)?;
     let nodes = &space.nodes;
-    let factors: Vec<f64> = nodes.iter().map(|&n| model.growth_factor(n)).collect();
+    let tab = NodeTable::new(nodes, |n| model.growth_factor(n));
+    let factors: Vec<f64> = (0..nodes.len()).map(|i| tab.factor(i)).collect();
     // rho grows with n: the saturated node counts of a group are a suffix.
     let stable: Vec<usize> = groups
         .par_iter()
@@ -130,6 +154,9 @@ pub fn search_filtered(
         .reduce(Front::new, Front::merge);
     let sweep = Sweep {
         nodes,
+        tab: &tab,
+        stairs: Staircase::of(&seed),
+        bounds,
         factors: &factors,
         seed: &seed,
         min_pe,
@@ -205,6 +232,10 @@ fn seed_indices(len: usize) -> impl Iterator<Item = usize> {
 
 struct Sweep<'a> {
     nodes: &'a [u32],
+    tab: &'a NodeTable,
+    stairs: Staircase,
+    /// Whether ranges are discarded by their bounds (off: every configuration is evaluated).
+    bounds: bool,
     factors: &'a [f64],
     seed: &'a Front,
     min_pe: Option<f64>,
@@ -217,22 +248,19 @@ impl Sweep<'_> {
         }
         let (nodes, factors) = (self.nodes, self.factors);
         let (t_lb, e_lb) = g.lower_bounds(nodes[lo], nodes[hi - 1], factors[lo]);
-        if self.seed.dominates_region(t_lb, e_lb) || acc.front.dominates_region(t_lb, e_lb) {
+        if self.bounds
+            && (self.seed.dominates_region(t_lb, e_lb) || acc.front.dominates_region(t_lb, e_lb))
+        {
             acc.pruned += (hi - lo) as u64;
             return;
         }
         if hi - lo <= LEAF {
-            for i in lo..hi {
-                let n = nodes[i];
-                match g.eval(n, factors[i]) {
-                    Some(ev) if self.seed.dominates_region(ev.time, ev.energy) => {}
-                    Some(ev) if !eligible(self.min_pe, g, n, &ev) => {}
-                    Some(ev) => {
-                        acc.front
-                            .offer(ev.time, ev.energy, (n, g.cores, g.freq_index, g.gpus))
-                    }
-                    None => acc.saturated += 1,
-                }
+            self.leaf(g, lo, hi, acc);
+            return;
+        }
+        if !self.bounds {
+            for start in (lo..hi).step_by(BLOCK) {
+                self.leaf(g, start, (start + BLOCK).min(hi), acc);
             }
             return;
         }
@@ -240,6 +268,53 @@ impl Sweep<'_> {
         // Fewer nodes first: they are the low-energy end, which tightens the bound for the rest.
         self.range(g, lo, mid, acc);
         self.range(g, mid, hi, acc);
+    }
+}
+
+impl Sweep<'_> {
+    /// Evaluates node counts `lo..hi` (at most [`BLOCK`]) at once and offers those the seed
+    /// does not strictly dominate: [`LEAF`] at a time first all together (their least time and
+    /// least energy), then one by one, through the seed's staircase before the seed itself.
+    fn leaf(&self, g: &Group, lo: usize, hi: usize, acc: &mut Acc) {
+        let (mut t, mut e) = std::mem::take(&mut acc.buf);
+        let len = hi - lo;
+        t.resize(BLOCK, 0.0);
+        e.resize(BLOCK, 0.0);
+        let mut least = [[0.0; 2]; BLOCK / LEAF];
+        g.eval_chunks(self.tab, lo, &mut t[..len], &mut e[..len], &mut least);
+        for (c, start) in (0..len).step_by(LEAF).enumerate() {
+            let [t_min, e_min] = least[c];
+            // (A saturated point has T = E = +inf: the least of a chunk is finite unless all
+            // are; the sweep's ranges hold none, having been cut where rho reaches 1.)
+            if t_min == f64::INFINITY || !self.stairs.dominates(t_min, e_min) {
+                for k in start..(start + LEAF).min(len) {
+                    self.offer(g, lo + k, t[k], e[k], acc);
+                }
+            }
+        }
+        acc.buf = (t, e);
+    }
+
+    /// Offers node count index `i` of group `g` (time `time`, energy `energy`) unless it is
+    /// saturated, the seed strictly dominates it, or it misses the efficiency floor.
+    fn offer(&self, g: &Group, i: usize, time: f64, energy: f64, acc: &mut Acc) {
+        let n = self.nodes[i];
+        if time == f64::INFINITY {
+            acc.saturated += 1;
+            return;
+        }
+        if self.stairs.dominates(time, energy) || self.seed.dominates_region(time, energy) {
+            return;
+        }
+        if self.min_pe.is_some()
+            && !g
+                .eval(n, self.factors[i])
+                .is_some_and(|ev| eligible(self.min_pe, g, n, &ev))
+        {
+            return;
+        }
+        acc.front
+            .offer(time, energy, (n, g.cores, g.freq_index, g.gpus));
     }
 }
 
