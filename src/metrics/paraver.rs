@@ -9,8 +9,8 @@
 //! the eager limit also waits for the receive to be posted, and a collective synchronises its
 //! communicator. Memory grows with the ranks and the operations in flight, not with the trace.
 
-use super::paraver_read::Fail;
-use super::record_fields::parse_fields;
+use super::paraver_read::{Fail, Input};
+use super::record_fields::{parse_fields, parse_line};
 use super::run::{Counters, Pop, Run};
 use super::windows::Window;
 use crate::error::{InputError, InputResult};
@@ -507,24 +507,49 @@ impl Replay {
     }
 }
 
-/// Opens a trace, transparently gunzipping `.gz`.
-fn open(path: &Path) -> InputResult<Box<dyn Read + Send>> {
+/// An open trace: a plain file mapped in memory, or a stream (gunzipped for `.gz`).
+enum Opened {
+    Map(memmap2::Mmap),
+    Stream(Box<dyn Read + Send>),
+}
+
+/// Opens a trace: a plain regular file is mapped (read in place, with no copy), anything else
+/// (`.gz`, a pipe, a file that cannot be mapped) is read as a stream.
+fn open(path: &Path) -> InputResult<Opened> {
     let f = std::fs::File::open(path).map_err(|reason| InputError::Read {
         file: path.to_path_buf(),
         reason,
     })?;
-    let r: Box<dyn Read + Send> = if path.extension().is_some_and(|e| e == "gz") {
-        Box::new(flate2::read::MultiGzDecoder::new(f))
-    } else {
-        Box::new(f)
-    };
-    Ok(r)
+    if path.extension().is_some_and(|e| e == "gz") {
+        return Ok(Opened::Stream(Box::new(flate2::read::MultiGzDecoder::new(
+            f,
+        ))));
+    }
+    if f.metadata().is_ok_and(|m| m.is_file() && m.len() > 0) {
+        // SAFETY: the map is only read. Were the file truncated by another process while it
+        // is read, the read past the new end would fault (the risk every tool that maps its
+        // input takes, ripgrep among them); a trace is not rewritten while it is analysed.
+        if let Ok(map) = unsafe { memmap2::Mmap::map(&f) } {
+            let _ = map.advise(memmap2::Advice::Sequential);
+            return Ok(Opened::Map(map));
+        }
+    }
+    Ok(Opened::Stream(Box::new(f)))
 }
 
 /// The longest header line read: a header names every task's node (`1:1,` each), so the
 /// [`MAX_TASKS`] it may declare take a few MiB; a file without line breaks must not grow a
 /// buffer without bound.
 const MAX_HEADER: usize = 32 << 20;
+
+fn header_too_long(path: &Path, text: &[u8]) -> InputError {
+    bad(
+        path,
+        1,
+        &format!("a header line of at most {MAX_HEADER} bytes"),
+        &String::from_utf8_lossy(&text[..120]),
+    )
+}
 
 /// Reads the header line (without its break) and the bytes read past it.
 fn header_line(path: &Path, rd: &mut dyn Read) -> InputResult<(Vec<u8>, Vec<u8>)> {
@@ -552,30 +577,44 @@ fn header_line(path: &Path, rd: &mut dyn Read) -> InputResult<(Vec<u8>, Vec<u8>)
             return Ok((buf, Vec::new()));
         }
         if buf.len() > MAX_HEADER {
-            return Err(bad(
-                path,
-                1,
-                &format!("a header line of at most {MAX_HEADER} bytes"),
-                &String::from_utf8_lossy(&buf[..120]),
-            ));
+            return Err(header_too_long(path, &buf));
         }
     }
 }
 
 /// Analyses a trace.
 pub fn analyse(path: &Path, opts: &Options) -> InputResult<Run> {
-    analyse_reader(path, open(path)?, opts)
+    match open(path)? {
+        Opened::Map(map) => analyse_text(path, &map, opts),
+        Opened::Stream(rd) => analyse_reader(path, rd, opts),
+    }
+}
+
+/// Analyses a trace held whole in memory (`path` names it in errors).
+fn analyse_text(path: &Path, text: &[u8], opts: &Options) -> InputResult<Run> {
+    let head = &text[..text.len().min(MAX_HEADER + 1)];
+    let (first, rest) = match memchr::memchr(b'\n', head) {
+        Some(i) => (&text[..i], &text[i + 1..]),
+        None if text.len() <= MAX_HEADER => (text, &[][..]),
+        None => return Err(header_too_long(path, text)),
+    };
+    analyse_input(path, first, Input::Bytes(rest), opts)
 }
 
 /// Analyses a trace read from `rd` (`path` names it in errors): the reader under
-/// [`analyse`], and what the fuzz target drives with arbitrary bytes.
+/// [`analyse`] for streams, and what the fuzz target drives with arbitrary bytes.
 pub fn analyse_reader(
     path: &Path,
     mut rd: Box<dyn Read + Send + '_>,
     opts: &Options,
 ) -> InputResult<Run> {
     let (first, after) = header_line(path, &mut rd)?;
-    let first = String::from_utf8_lossy(&first).into_owned();
+    analyse_input(path, &first, Input::Read(rd, after), opts)
+}
+
+/// Analyses the records of `input` under the header line `first`.
+fn analyse_input(path: &Path, first: &[u8], input: Input<'_>, opts: &Options) -> InputResult<Run> {
+    let first = String::from_utf8_lossy(first).into_owned();
     let (header, ncomms) = parse_header(path, &first)?;
     let n = header.tasks as usize;
     if n == 0 {
@@ -630,7 +669,7 @@ pub fn analyse_reader(
         last_time: 0,
         out_of_order: 0,
     };
-    scan.lines(rd, after)?;
+    scan.lines(input)?;
     let Scan {
         mut rp,
         skipped,
@@ -674,10 +713,9 @@ struct Scan<'p> {
 impl Scan<'_> {
     /// Every line after the header (`after` holds the bytes already read past it), parsed on
     /// worker threads and walked here in order.
-    fn lines(&mut self, rd: Box<dyn Read + Send + '_>, after: Vec<u8>) -> InputResult<()> {
-        let walked = super::paraver_read::each_line(rd, after, MAX_LINE, parse_fields, |l, v| {
-            self.line(l, v)
-        });
+    fn lines(&mut self, input: Input<'_>) -> InputResult<()> {
+        let walked =
+            super::paraver_read::each_line(input, MAX_LINE, parse_line, |l, v| self.line(l, v));
         match walked {
             Ok(()) => Ok(()),
             Err(Fail::Line(e)) => Err(e),

@@ -1,9 +1,9 @@
 //! Reading a Paraver trace's record lines on several threads, handed over in file order.
 //!
-//! Worker threads take turns at the reader: each takes the next piece of the stream (about
-//! [`PIECE`] bytes, cut back to its last line break, the rest carried into the next piece),
-//! then, outside the lock, splits it into lines and parses every record's colon-separated
-//! fields. The caller's thread receives the parsed pieces, puts them back in order and walks
+//! Worker threads take turns at the input: each takes the next piece (about [`PIECE`] bytes, cut
+//! back to its last line break) of a file mapped in memory (no copy) or of a stream (read into
+//! the piece, the rest carried into the next), then, outside the lock, splits it into lines and
+//! parses every record's colon-separated fields. The caller's thread receives the parsed pieces, puts them back in order and walks
 //! their lines; a piece it is done with goes back to a pool. At most [`IN_FLIGHT`] pieces exist
 //! at a time, so memory stays a few MiB whatever the trace's size, and a `.prv.gz` stream is
 //! decompressed by one worker while the others parse.
@@ -20,8 +20,9 @@ const IN_FLIGHT: usize = 8;
 /// Most worker threads.
 const MAX_WORKERS: usize = 8;
 
-/// A line parser: the fields of a line onto the vector.
-pub type Parse = fn(&[u8], &mut Vec<u64>);
+/// A line parser: the fields of the line at the start of the text onto the vector; returns the
+/// line's length (up to its break or the end of the text).
+pub type Parse = fn(&[u8], &mut Vec<u64>) -> usize;
 
 /// Why the lines stopped before the end of the stream.
 #[derive(Debug)]
@@ -42,10 +43,21 @@ struct Line {
     vals: u32,
 }
 
-/// Whole lines of the stream, parsed.
+/// Where the lines come from.
+pub enum Input<'r> {
+    /// A stream, and the bytes already read from it (past the header).
+    Read(Box<dyn Read + Send + 'r>, Vec<u8>),
+    /// The whole text at once (a mapped file past its header).
+    Bytes(&'r [u8]),
+}
+
+/// Whole lines of the input, parsed.
 #[derive(Default)]
 struct Piece {
+    /// The lines read from a stream.
     bytes: Vec<u8>,
+    /// Or where they lie in [`Input::Bytes`].
+    span: (usize, usize),
     lines: Vec<Line>,
     vals: Vec<u64>,
     /// What ends the stream after this piece's lines, when something does.
@@ -54,9 +66,13 @@ struct Piece {
 
 /// What the workers share: the reader and the pieces' bookkeeping.
 struct Feed<'r> {
-    rd: Box<dyn Read + Send + 'r>,
+    /// The stream, when the input is one.
+    rd: Option<Box<dyn Read + Send + 'r>>,
     /// The start of a line that continues in the next piece.
     carry: Vec<u8>,
+    /// The whole text, when the input is that; and where the next piece starts in it.
+    text: &'r [u8],
+    pos: usize,
     next: u64,
     /// No more pieces: the stream ended, failed, or the caller stopped.
     done: bool,
@@ -76,18 +92,55 @@ impl<'r> Shared<'r> {
 }
 
 impl Feed<'_> {
-    /// Fills `p` with the next whole lines (the last line of the stream may lack its break).
+    /// Fills `p` with the next whole lines (the last line of the input may lack its break).
     fn fill(&mut self, p: &mut Piece, max_line: usize) {
-        p.bytes.clear();
-        p.bytes.append(&mut self.carry);
         p.stop = None;
+        p.bytes.clear();
+        match self.rd.take() {
+            Some(rd) => {
+                let mut rd = rd;
+                self.fill_read(&mut *rd, p, max_line);
+                self.rd = Some(rd);
+            }
+            None => self.fill_span(p, max_line),
+        }
+    }
+
+    /// The next piece of the whole text: up to its last line break within [`PIECE`] bytes, or
+    /// to the end of a longer line.
+    fn fill_span(&mut self, p: &mut Piece, max_line: usize) {
+        let (text, start) = (self.text, self.pos);
+        let goal = (start + PIECE).min(text.len());
+        let end = if goal == text.len() {
+            goal
+        } else if let Some(i) = memchr::memrchr(b'\n', &text[start..goal]) {
+            start + i + 1
+        } else {
+            let far = (start + max_line + 1).min(text.len());
+            match memchr::memchr(b'\n', &text[goal..far]) {
+                Some(i) => goal + i + 1,
+                None if far == text.len() => far,
+                None => {
+                    p.stop = Some(Fail::LongLine);
+                    start
+                }
+            }
+        };
+        p.span = (start, end);
+        self.pos = end;
+        self.done = end == text.len() || p.stop.is_some();
+    }
+
+    /// The next piece of the stream.
+    fn fill_read(&mut self, rd: &mut (dyn Read + Send + '_), p: &mut Piece, max_line: usize) {
+        p.bytes.append(&mut self.carry);
         let mut eof = false;
         loop {
             let goal = p.bytes.len() + PIECE;
             while p.bytes.len() < goal {
                 let at = p.bytes.len();
                 p.bytes.resize(goal, 0);
-                match self.rd.read(&mut p.bytes[at..]) {
+                match rd.read(&mut p.bytes[at..]) {
                     Ok(0) => {
                         p.bytes.truncate(at);
                         eof = true;
@@ -108,14 +161,17 @@ impl Feed<'_> {
                     self.cut(p);
                     self.carry.clear();
                 }
+                p.span = (0, p.bytes.len());
                 self.done = true;
                 return;
             }
             if self.cut(p) {
+                p.span = (0, p.bytes.len());
                 return;
             }
             if p.bytes.len() > max_line {
                 p.bytes.clear();
+                p.span = (0, 0);
                 p.stop = Some(Fail::LongLine);
                 self.done = true;
                 return;
@@ -137,42 +193,65 @@ impl Feed<'_> {
 }
 
 impl Piece {
-    /// Splits the bytes into lines and parses each record's fields with `parse` (comment,
+    /// The piece's text: its own bytes, or its span of the whole `text`.
+    fn text<'a>(&'a self, text: &'a [u8]) -> &'a [u8] {
+        let own = if self.bytes.is_empty() {
+            text
+        } else {
+            &self.bytes
+        };
+        &own[self.span.0..self.span.1]
+    }
+
+    /// Splits the text into lines and parses each record's fields with `parse` (comment,
     /// empty and communicator lines are left to the caller); stops at a line over `max_line`.
-    fn parse(&mut self, max_line: usize, parse: Parse) {
-        self.lines.clear();
-        self.vals.clear();
+    fn parse(&mut self, text: &[u8], max_line: usize, parse: Parse) {
+        let mut lines = std::mem::take(&mut self.lines);
+        let mut vals = std::mem::take(&mut self.vals);
+        lines.clear();
+        vals.clear();
+        let bytes = self.text(text);
         let mut start = 0;
-        let len = self.bytes.len();
+        let len = bytes.len();
         while start < len {
-            let end = memchr::memchr(b'\n', &self.bytes[start..]).map_or(len, |i| start + i);
+            let at = vals.len() as u32;
+            let rest = &bytes[start..];
+            // Records are parsed up to their line break; other lines are only found.
+            let end = start
+                + if matches!(rest[0], b'\n' | b'#') || rest.starts_with(b"c:") {
+                    memchr::memchr(b'\n', rest).unwrap_or(rest.len())
+                } else {
+                    parse(rest, &mut vals)
+                };
             if end - start > max_line {
                 self.stop = Some(Fail::LongLine);
-                return;
+                break;
             }
-            let line = &self.bytes[start..end];
-            let vals = self.vals.len() as u32;
-            if !(line.is_empty() || line[0] == b'#' || line.starts_with(b"c:")) {
-                parse(line, &mut self.vals);
-            }
-            self.lines.push(Line {
+            lines.push(Line {
                 start: start as u32,
                 end: end as u32,
-                vals,
+                vals: at,
             });
             start = end + 1;
         }
+        self.lines = lines;
+        self.vals = vals;
     }
 
     /// Hands every line and its fields to `f`, in order.
-    fn each<E>(&self, f: &mut impl FnMut(&[u8], &[u64]) -> Result<(), E>) -> Result<(), E> {
+    fn each<E>(
+        &self,
+        text: &[u8],
+        f: &mut impl FnMut(&[u8], &[u64]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let bytes = self.text(text);
         for (i, l) in self.lines.iter().enumerate() {
             let vend = self
                 .lines
                 .get(i + 1)
                 .map_or(self.vals.len(), |n| n.vals as usize);
             f(
-                &self.bytes[l.start as usize..l.end as usize],
+                &bytes[l.start as usize..l.end as usize],
                 &self.vals[l.vals as usize..vend],
             )?;
         }
@@ -181,7 +260,7 @@ impl Piece {
 }
 
 /// One worker: takes pieces while there are any and room for them, parses, sends them on.
-fn work(sh: &Shared, tx: mpsc::Sender<(u64, Piece)>, max_line: usize, parse: Parse) {
+fn work(sh: &Shared, text: &[u8], tx: mpsc::Sender<(u64, Piece)>, max_line: usize, parse: Parse) {
     loop {
         let (seq, mut p) = {
             let mut f = sh.lock();
@@ -197,32 +276,35 @@ fn work(sh: &Shared, tx: mpsc::Sender<(u64, Piece)>, max_line: usize, parse: Par
             f.next += 1;
             (f.next - 1, p)
         };
-        if p.stop.is_none() || !p.bytes.is_empty() {
-            let stop = p.stop.take();
-            p.parse(max_line, parse);
-            p.stop = p.stop.take().or(stop);
-        }
+        let stop = p.stop.take();
+        p.parse(text, max_line, parse);
+        p.stop = p.stop.take().or(stop);
         if tx.send((seq, p)).is_err() {
             return;
         }
     }
 }
 
-/// Calls `f` with every line of `rd` after `carry` (the bytes already read past the header)
-/// and the fields `parse` found in it, in order; lines longer than `max_line` bytes stop the
-/// walk. Parsing runs on up to [`MAX_WORKERS`] threads besides the caller's.
+/// Calls `f` with every line of the input and the fields `parse` found in it, in order; lines
+/// longer than `max_line` bytes stop the walk. Parsing runs on up to [`MAX_WORKERS`] threads
+/// besides the caller's.
 pub fn each_line<E>(
-    rd: Box<dyn Read + Send + '_>,
-    carry: Vec<u8>,
+    input: Input<'_>,
     max_line: usize,
     parse: Parse,
     mut f: impl FnMut(&[u8], &[u64]) -> Result<(), E>,
 ) -> Result<(), Fail<E>> {
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_WORKERS));
+    let (rd, carry, text) = match input {
+        Input::Read(rd, carry) => (Some(rd), carry, &[][..]),
+        Input::Bytes(text) => (None, Vec::new(), text),
+    };
     let sh = Shared {
         feed: Mutex::new(Feed {
             rd,
             carry,
+            text,
+            pos: 0,
             next: 0,
             done: false,
             pool: Vec::new(),
@@ -235,10 +317,10 @@ pub fn each_line<E>(
         for _ in 0..workers {
             let tx = tx.clone();
             let sh = &sh;
-            s.spawn(move || work(sh, tx, max_line, parse));
+            s.spawn(move || work(sh, text, tx, max_line, parse));
         }
         drop(tx);
-        let walked = walk(&sh, &rx, &mut f);
+        let walked = walk(&sh, text, &rx, &mut f);
         // Whatever ended the walk, the workers stop taking pieces.
         sh.lock().done = true;
         sh.room.notify_all();
@@ -249,6 +331,7 @@ pub fn each_line<E>(
 /// Receives the pieces, walks them in order, and gives each back.
 fn walk<E>(
     sh: &Shared,
+    text: &[u8],
     rx: &mpsc::Receiver<(u64, Piece)>,
     f: &mut impl FnMut(&[u8], &[u64]) -> Result<(), E>,
 ) -> Result<(), Fail<E>> {
@@ -258,7 +341,7 @@ fn walk<E>(
         waiting.insert(seq, p);
         while let Some(mut p) = waiting.remove(&next) {
             next += 1;
-            p.each(f).map_err(Fail::Line)?;
+            p.each(text, f).map_err(Fail::Line)?;
             match p.stop.take() {
                 Some(Fail::Io(e)) => return Err(Fail::Io(e)),
                 Some(_) => return Err(Fail::LongLine),
