@@ -585,20 +585,20 @@ fn header_line(path: &Path, rd: &mut dyn Read) -> InputResult<(Vec<u8>, Vec<u8>)
 /// Analyses a trace.
 pub fn analyse(path: &Path, opts: &Options) -> InputResult<Run> {
     match open(path)? {
-        Opened::Map(map) => analyse_text(path, &map, opts),
+        Opened::Map(map) => analyse_map(path, &map, opts),
         Opened::Stream(rd) => analyse_reader(path, rd, opts),
     }
 }
 
-/// Analyses a trace held whole in memory (`path` names it in errors).
-fn analyse_text(path: &Path, text: &[u8], opts: &Options) -> InputResult<Run> {
-    let head = &text[..text.len().min(MAX_HEADER + 1)];
-    let (first, rest) = match memchr::memchr(b'\n', head) {
-        Some(i) => (&text[..i], &text[i + 1..]),
-        None if text.len() <= MAX_HEADER => (text, &[][..]),
-        None => return Err(header_too_long(path, text)),
+/// Analyses a mapped trace (`path` names it in errors).
+fn analyse_map(path: &Path, map: &memmap2::Mmap, opts: &Options) -> InputResult<Run> {
+    let head = &map[..map.len().min(MAX_HEADER + 1)];
+    let (first, from) = match memchr::memchr(b'\n', head) {
+        Some(i) => (&map[..i], i + 1),
+        None if map.len() <= MAX_HEADER => (&map[..], map.len()),
+        None => return Err(header_too_long(path, map)),
     };
-    analyse_input(path, first, Input::Bytes(rest), opts)
+    analyse_input(path, first, Input::Map(map, from), opts)
 }
 
 /// Analyses a trace read from `rd` (`path` names it in errors): the reader under

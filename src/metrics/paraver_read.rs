@@ -47,9 +47,14 @@ struct Line {
 pub enum Input<'r> {
     /// A stream, and the bytes already read from it (past the header).
     Read(Box<dyn Read + Send + 'r>, Vec<u8>),
-    /// The whole text at once (a mapped file past its header).
-    Bytes(&'r [u8]),
+    /// A mapped file, from the given offset (past its header): read in place, and the pages
+    /// already walked are handed back as the walk goes on, so that the map does not hold the
+    /// whole file in the process's resident memory.
+    Map(&'r memmap2::Mmap, usize),
 }
+
+/// Bytes walked between two hand-backs of a map's pages.
+const RELEASE: usize = 8 << 20;
 
 /// Whole lines of the input, parsed.
 #[derive(Default)]
@@ -295,9 +300,14 @@ pub fn each_line<E>(
     mut f: impl FnMut(&[u8], &[u64]) -> Result<(), E>,
 ) -> Result<(), Fail<E>> {
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_WORKERS));
-    let (rd, carry, text) = match input {
-        Input::Read(rd, carry) => (Some(rd), carry, &[][..]),
-        Input::Bytes(text) => (None, Vec::new(), text),
+    let (rd, carry, text, map) = match input {
+        Input::Read(rd, carry) => (Some(rd), carry, &[][..], None),
+        Input::Map(map, from) => (
+            None,
+            Vec::new(),
+            &map[from.min(map.len())..],
+            Some((map, from)),
+        ),
     };
     let sh = Shared {
         feed: Mutex::new(Feed {
@@ -320,7 +330,7 @@ pub fn each_line<E>(
             s.spawn(move || work(sh, text, tx, max_line, parse));
         }
         drop(tx);
-        let walked = walk(&sh, text, &rx, &mut f);
+        let walked = walk(&sh, text, map, &rx, &mut f);
         // Whatever ended the walk, the workers stop taking pieces.
         sh.lock().done = true;
         sh.room.notify_all();
@@ -332,11 +342,13 @@ pub fn each_line<E>(
 fn walk<E>(
     sh: &Shared,
     text: &[u8],
+    map: Option<(&memmap2::Mmap, usize)>,
     rx: &mpsc::Receiver<(u64, Piece)>,
     f: &mut impl FnMut(&[u8], &[u64]) -> Result<(), E>,
 ) -> Result<(), Fail<E>> {
     let mut waiting = BTreeMap::new();
     let mut next = 0u64;
+    let mut released = 0;
     while let Ok((seq, p)) = rx.recv() {
         waiting.insert(seq, p);
         while let Some(mut p) = waiting.remove(&next) {
@@ -347,6 +359,9 @@ fn walk<E>(
                 Some(_) => return Err(Fail::LongLine),
                 None => {}
             }
+            if let Some((map, from)) = map {
+                released = release(map, released, from + p.span.1);
+            }
             let mut feed = sh.lock();
             feed.pool.push(p);
             feed.out -= 1;
@@ -355,4 +370,24 @@ fn walk<E>(
         }
     }
     Ok(())
+}
+
+/// Hands back the pages of `map` from `released` to `upto` (rounded down to 64 KiB, a
+/// multiple of any page size) once [`RELEASE`] bytes have gathered; returns the new start.
+fn release(map: &memmap2::Mmap, released: usize, upto: usize) -> usize {
+    let upto = upto & !0xffff;
+    if upto < released + RELEASE {
+        return released;
+    }
+    // SAFETY: the map is a private, read-only map of a file, never written: handing its pages
+    // back only drops them from this process (the file's cached pages stay), and a later read
+    // of them, if any, would fault the same bytes back in. The walk is past them.
+    let _ = unsafe {
+        map.unchecked_advise_range(
+            memmap2::UncheckedAdvice::DontNeed,
+            released,
+            upto - released,
+        )
+    };
+    upto
 }
