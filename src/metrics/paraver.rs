@@ -1,6 +1,8 @@
-//! Paraver traces (`.prv` or `.prv.gz`, as Extrae writes them), read as a stream: per-rank useful
-//! time (state 1, Running), hardware counters in useful time, and the ideal-network runtime from
-//! a critical-path replay with Lamport-style clocks (METRICS.md section 3, seed 003).
+//! Paraver traces (`.prv` or `.prv.gz`, as Extrae writes them), read front to back once (a plain
+//! file mapped and read in place, a `.gz` as a stream; records parsed on worker threads, see
+//! `paraver_read.rs`): per-rank useful time (state 1, Running), hardware counters in useful
+//! time, and the ideal-network runtime from a critical-path replay with Lamport-style clocks
+//! (METRICS.md section 3, seed 003).
 //!
 //! The replay keeps, per rank, a queue of operations in the rank's own time order (useful
 //! bursts, message sends and receives, collective entries and exits) and executes them as soon
