@@ -713,11 +713,13 @@ struct Scan<'p> {
 }
 
 impl Scan<'_> {
-    /// Every line after the header (`after` holds the bytes already read past it), parsed on
-    /// worker threads and walked here in order.
+    /// Every line after the header, parsed on worker threads and walked here in order (with
+    /// the replay on, this thread keeps a core of its own).
     fn lines(&mut self, input: Input<'_>) -> InputResult<()> {
-        let walked =
-            super::paraver_read::each_line(input, MAX_LINE, parse_line, |l, v| self.line(l, v));
+        let replay = !self.rp.off;
+        let walked = super::paraver_read::each_line(input, MAX_LINE, parse_line, replay, |l, v| {
+            self.line(l, v)
+        });
         match walked {
             Ok(()) => Ok(()),
             Err(Fail::Line(e)) => Err(e),
