@@ -1195,4 +1195,22 @@ mod tests {
         assert!(e.to_string().contains("line 200002"), "{e}");
         assert!(e.to_string().contains("lines of at most"), "{e}");
     }
+
+    #[test]
+    fn a_mapped_file_reads_as_its_stream_does() {
+        let dir = tempfile::tempdir().unwrap();
+        let (text, useful) = long_trace(400_000, None);
+        let good = dir.path().join("good.prv");
+        std::fs::write(&good, &text).unwrap();
+        let mapped = analyse(&good, &Options::default()).unwrap();
+        let streamed =
+            analyse_reader(&good, Box::new(text.as_bytes()), &Options::default()).unwrap();
+        assert!((mapped.useful_s - useful as f64 * 1e-9).abs() < 1e-12);
+        assert_eq!(mapped.pop, streamed.pop);
+        let (text, _) = long_trace(300_000, Some(250_001));
+        let bad = dir.path().join("bad.prv");
+        std::fs::write(&bad, &text).unwrap();
+        let e = analyse(&bad, &Options::default()).unwrap_err();
+        assert!(e.to_string().contains("line 250001"), "{e}");
+    }
 }
