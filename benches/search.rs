@@ -217,7 +217,7 @@ fn bench(c: &mut Criterion) {
         })
     });
     let tab = NodeTable::new(&space.nodes, |n| model.growth_factor(n));
-    let (mut t, mut e) = (vec![0.0; tab.nodes.len()], vec![0.0; tab.nodes.len()]);
+    let (mut t, mut e) = (vec![0.0; space.nodes.len()], vec![0.0; space.nodes.len()]);
     g.bench_function("model_eval_range_one_thread", |b| {
         b.iter(|| {
             let mut acc = 0.0;

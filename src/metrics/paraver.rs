@@ -549,7 +549,7 @@ fn header_too_long(path: &Path, text: &[u8]) -> InputError {
         path,
         1,
         &format!("a header line of at most {MAX_HEADER} bytes"),
-        &String::from_utf8_lossy(&text[..120]),
+        &String::from_utf8_lossy(&text[..text.len().min(120)]),
     )
 }
 

@@ -3,8 +3,9 @@
 //! Worker threads take turns at the input: each takes the next piece (about [`PIECE`] bytes, cut
 //! back to its last line break) of a file mapped in memory (no copy) or of a stream (read into
 //! the piece, the rest carried into the next), then, outside the lock, splits it into lines and
-//! parses every record's colon-separated fields. The caller's thread receives the parsed pieces, puts them back in order and walks
-//! their lines; a piece it is done with goes back to a pool. At most [`IN_FLIGHT`] pieces exist
+//! parses every record's colon-separated fields. The caller's thread receives the parsed
+//! pieces, puts them back in order and walks their lines; a piece it is done with goes back to
+//! a pool. At most [`IN_FLIGHT`] pieces exist
 //! at a time, so memory stays a few MiB whatever the trace's size, and a `.prv.gz` stream is
 //! decompressed by one worker while the others parse.
 
@@ -61,7 +62,7 @@ const RELEASE: usize = 8 << 20;
 struct Piece {
     /// The lines read from a stream.
     bytes: Vec<u8>,
-    /// Or where they lie in [`Input::Bytes`].
+    /// Where they lie in those bytes, or in the mapped text ([`Input::Map`]).
     span: (usize, usize),
     lines: Vec<Line>,
     vals: Vec<u64>,
@@ -75,7 +76,7 @@ struct Feed<'r> {
     rd: Option<Box<dyn Read + Send + 'r>>,
     /// The start of a line that continues in the next piece.
     carry: Vec<u8>,
-    /// The whole text, when the input is that; and where the next piece starts in it.
+    /// The mapped text, when the input is a map; and where the next piece starts in it.
     text: &'r [u8],
     pos: usize,
     next: u64,
@@ -102,8 +103,7 @@ impl Feed<'_> {
         p.stop = None;
         p.bytes.clear();
         match self.rd.take() {
-            Some(rd) => {
-                let mut rd = rd;
+            Some(mut rd) => {
                 self.fill_read(&mut *rd, p, max_line);
                 self.rd = Some(rd);
             }
@@ -111,7 +111,7 @@ impl Feed<'_> {
         }
     }
 
-    /// The next piece of the whole text: up to its last line break within [`PIECE`] bytes, or
+    /// The next piece of the mapped text: up to its last line break within [`PIECE`] bytes, or
     /// to the end of a longer line.
     fn fill_span(&mut self, p: &mut Piece, max_line: usize) {
         let (text, start) = (self.text, self.pos);

@@ -13,8 +13,6 @@ use super::Group;
 /// What every group needs of each node count of a space.
 #[derive(Debug, Clone, Default)]
 pub struct NodeTable {
-    /// The node counts, ascending.
-    pub nodes: Vec<u32>,
     nf: Vec<f64>,
     inv: Vec<f64>,
     factor: Vec<f64>,
@@ -26,7 +24,6 @@ impl NodeTable {
         let nf: Vec<f64> = nodes.iter().map(|&n| f64::from(n)).collect();
         let factor: Vec<f64> = nodes.iter().map(|&n| factor(n)).collect();
         NodeTable {
-            nodes: nodes.to_vec(),
             inv: nf.iter().map(|&x| 1.0 / x).collect(),
             factor,
             nf,

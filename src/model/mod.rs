@@ -250,9 +250,11 @@ impl Group {
         })
     }
 
-    /// The coefficients the hot path uses, folded from the others once.
-    fn folded(mut self) -> Group {
+    /// The coefficients the hot path uses, folded from the others once (`wait_coef`: the
+    /// M/G/1 wait coefficient `y^2 (1 + cv^2) / 2`).
+    fn folded(mut self, wait_coef: f64) -> Group {
         self.kr = self.y * self.msgs / self.a;
+        self.kw = self.msgs * wait_coef / self.y;
         self.e_fixed = f64::from(self.cores) * (self.p_act * self.a + self.p_stall * self.bm)
             + self.p_mem * self.bm
             + self.p_gpu_busy * self.dev_active_mean;
@@ -460,11 +462,7 @@ impl<'a> Model<'a> {
             nu_over_b: prof.communication.bytes_per_message / net.bandwidth_bytes_per_s,
             y,
             kr: 0.0,
-            // eta S x the M/G/1 wait coefficient y^2 (1 + cv^2) / 2, over y.
-            kw: prof.communication.messages_per_iteration
-                * prof.target_iterations
-                * (y * y * (1.0 + net.cv2) / 2.0)
-                / y,
+            kw: 0.0,
             e_fixed: 0.0,
             p_time: 0.0,
             p_act: m.power.core_active[freq_index].0,
@@ -477,7 +475,7 @@ impl<'a> Model<'a> {
                 + f64::from(m.gpus_per_node.saturating_sub(gpus))
                     * m.power.gpu_nocontext.map_or(0.0, |w| w.0),
         };
-        g.folded()
+        g.folded(y * y * (1.0 + net.cv2) / 2.0)
     }
 
     /// What was measured beside the baseline point with `gpus` GPUs nearest to `cores` (fewer

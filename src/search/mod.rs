@@ -118,11 +118,10 @@ fn sweep_space(
     let groups = space.groups(model)?;
     let nodes = &space.nodes;
     let tab = NodeTable::new(nodes, |n| model.growth_factor(n));
-    let factors: Vec<f64> = (0..nodes.len()).map(|i| tab.factor(i)).collect();
     // rho grows with n: the saturated node counts of a group are a suffix.
     let stable: Vec<usize> = groups
         .par_iter()
-        .map(|g| partition_point(nodes.len(), |i| g.rho(nodes[i], factors[i]) < 1.0))
+        .map(|g| partition_point(nodes.len(), |i| g.rho(nodes[i], tab.factor(i)) < 1.0))
         .collect();
     // Most groups share one unsaturated length: their seed indices are computed once.
     let common = seed_indices(nodes.len()).collect::<Vec<_>>();
@@ -139,7 +138,7 @@ fn sweep_space(
             };
             for &i in indices {
                 if let Some(ev) = g
-                    .eval(nodes[i], factors[i])
+                    .eval(nodes[i], tab.factor(i))
                     .filter(|ev| eligible(min_pe, g, nodes[i], ev))
                 {
                     f.offer(
@@ -157,7 +156,6 @@ fn sweep_space(
         tab: &tab,
         stairs: Staircase::of(&seed),
         bounds,
-        factors: &factors,
         seed: &seed,
         min_pe,
     };
@@ -236,7 +234,6 @@ struct Sweep<'a> {
     stairs: Staircase,
     /// Whether ranges are discarded by their bounds (off: every configuration is evaluated).
     bounds: bool,
-    factors: &'a [f64],
     seed: &'a Front,
     min_pe: Option<f64>,
 }
@@ -246,11 +243,15 @@ impl Sweep<'_> {
         if lo >= hi {
             return;
         }
-        let (nodes, factors) = (self.nodes, self.factors);
-        let (t_lb, e_lb) = g.lower_bounds(nodes[lo], nodes[hi - 1], factors[lo]);
-        if self.bounds
-            && (self.seed.dominates_region(t_lb, e_lb) || acc.front.dominates_region(t_lb, e_lb))
-        {
+        if !self.bounds {
+            for start in (lo..hi).step_by(BLOCK) {
+                self.leaf(g, start, (start + BLOCK).min(hi), acc);
+            }
+            return;
+        }
+        let nodes = self.nodes;
+        let (t_lb, e_lb) = g.lower_bounds(nodes[lo], nodes[hi - 1], self.tab.factor(lo));
+        if self.seed.dominates_region(t_lb, e_lb) || acc.front.dominates_region(t_lb, e_lb) {
             acc.pruned += (hi - lo) as u64;
             return;
         }
@@ -258,20 +259,12 @@ impl Sweep<'_> {
             self.leaf(g, lo, hi, acc);
             return;
         }
-        if !self.bounds {
-            for start in (lo..hi).step_by(BLOCK) {
-                self.leaf(g, start, (start + BLOCK).min(hi), acc);
-            }
-            return;
-        }
         let mid = lo + (hi - lo) / 2;
         // Fewer nodes first: they are the low-energy end, which tightens the bound for the rest.
         self.range(g, lo, mid, acc);
         self.range(g, mid, hi, acc);
     }
-}
 
-impl Sweep<'_> {
     /// Evaluates node counts `lo..hi` (at most [`BLOCK`]) at once and offers those the seed
     /// does not strictly dominate: [`LEAF`] at a time first all together (their least time and
     /// least energy), then one by one, through the seed's staircase before the seed itself.
@@ -308,7 +301,7 @@ impl Sweep<'_> {
         }
         if self.min_pe.is_some()
             && !g
-                .eval(n, self.factors[i])
+                .eval(n, self.tab.factor(i))
                 .is_some_and(|ev| eligible(self.min_pe, g, n, &ev))
         {
             return;
