@@ -12,7 +12,7 @@
 //! communicator. Memory grows with the ranks and the operations in flight, not with the trace.
 
 use super::paraver_read::{Fail, Input};
-use super::record_fields::{parse_fields, parse_line};
+use super::record_fields::{fast_parser, parse_fields};
 use super::run::{Counters, Pop, Run};
 use super::windows::Window;
 use crate::error::{InputError, InputResult};
@@ -717,9 +717,10 @@ impl Scan<'_> {
     /// the replay on, this thread keeps a core of its own).
     fn lines(&mut self, input: Input<'_>) -> InputResult<()> {
         let replay = !self.rp.off;
-        let walked = super::paraver_read::each_line(input, MAX_LINE, parse_line, replay, |l, v| {
-            self.line(l, v)
-        });
+        let walked =
+            super::paraver_read::each_line(input, MAX_LINE, fast_parser(), replay, |l, v| {
+                self.line(l, v)
+            });
         match walked {
             Ok(()) => Ok(()),
             Err(Fail::Line(e)) => Err(e),

@@ -21,9 +21,7 @@ const IN_FLIGHT: usize = 8;
 /// Most worker threads.
 const MAX_WORKERS: usize = 8;
 
-/// A line parser: the fields of the line at the start of the text onto the vector; returns the
-/// line's length (up to its break or the end of the text).
-pub type Parse = fn(&[u8], &mut Vec<u64>) -> usize;
+pub use super::record_fields::Parse;
 
 /// Why the lines stopped before the end of the stream.
 #[derive(Debug)]
