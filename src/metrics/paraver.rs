@@ -130,6 +130,32 @@ struct Msg {
     pending: u8,
 }
 
+/// The messages in flight, by slot: a message takes a slot when its record is read and gives
+/// it back once all its operations have run (an operation forced by the drain never gives its
+/// slot back, so a slot is never reused under an operation still queued). A slab, not a hash
+/// map: a message's operations reach it by index.
+#[derive(Default)]
+struct Msgs {
+    slots: Vec<Msg>,
+    free: Vec<u64>,
+}
+
+impl Msgs {
+    /// A slot holding `m`.
+    fn add(&mut self, m: Msg) -> u64 {
+        match self.free.pop() {
+            Some(i) => {
+                self.slots[i as usize] = m;
+                i
+            }
+            None => {
+                self.slots.push(m);
+                self.slots.len() as u64 - 1
+            }
+        }
+    }
+}
+
 #[derive(Default)]
 struct Coll {
     entered: u32,
@@ -318,11 +344,10 @@ struct Replay {
     task_of: Vec<u32>,
     /// Per slot, the replay state of its task.
     ranks: Vec<Rank>,
-    msgs: HashMap<u64, Msg>,
+    msgs: Msgs,
     colls: HashMap<(u64, u64), Coll>,
     comms: HashMap<u64, Vec<u32>>,
     seq: u64,
-    next_msg: u64,
     grid: Option<Grid>,
     mismatched: u64,
     /// Replay switched off: no operations are queued.
@@ -452,7 +477,7 @@ impl Replay {
             }
             Op::Send(m) | Op::RecvPost(m) | Op::Recv(m) | Op::SendWait(m) => {
                 // One lookup runs the op; the message is forgotten once all its ops have run.
-                let Some(e) = self.msgs.get_mut(&m) else {
+                let Some(e) = self.msgs.slots.get_mut(m as usize) else {
                     return self.ran(r, t, prev, before);
                 };
                 match op {
@@ -473,7 +498,7 @@ impl Replay {
                 }
                 e.pending = e.pending.saturating_sub(1);
                 if e.pending == 0 {
-                    self.msgs.remove(&m);
+                    self.msgs.free.push(m);
                 }
             }
             Op::CollEnter(comm, seq) => {
@@ -645,11 +670,10 @@ fn analyse_input(path: &Path, first: &[u8], input: Input<'_>, opts: &Options) ->
         slot: vec![u32::MAX; n],
         task_of: Vec::new(),
         ranks: Vec::new(),
-        msgs: HashMap::default(),
+        msgs: Msgs::default(),
         colls: HashMap::default(),
         comms: HashMap::default(),
         seq: 0,
-        next_msg: 0,
         grid: match (opts.no_critical_path, win_len) {
             (false, Some(l)) => Some(grid_for(path, header.end, l)?),
             _ => None,
@@ -940,16 +964,11 @@ impl Scan<'_> {
             return Ok(false);
         }
         let q = self.slot(recv_task)?;
-        self.rp.next_msg += 1;
-        let m = self.rp.next_msg;
         let rendezvous = size >= self.eager;
-        self.rp.msgs.insert(
-            m,
-            Msg {
-                pending: if rendezvous { 4 } else { 3 },
-                ..Msg::default()
-            },
-        );
+        let m = self.rp.msgs.add(Msg {
+            pending: if rendezvous { 4 } else { 3 },
+            ..Msg::default()
+        });
         self.rp.push(r, lsend, Op::Send(m));
         self.rp.push(q, lrecv.min(precv), Op::RecvPost(m));
         self.rp.push(q, precv, Op::Recv(m));
