@@ -367,11 +367,17 @@ impl Replay {
     }
 
     /// The slot of 0-based `task` (below `tasks`), made on first use.
+    #[inline]
     fn slot_of(&mut self, task: usize) -> Result<usize, String> {
-        let s = self.slot[task];
-        if s != u32::MAX {
-            return Ok(s as usize);
+        match self.slot[task] {
+            u32::MAX => self.new_slot(task),
+            s => Ok(s as usize),
         }
+    }
+
+    /// A slot for a task that has none yet.
+    #[cold]
+    fn new_slot(&mut self, task: usize) -> Result<usize, String> {
         let s = self.ranks.len();
         if let Some(g) = self.grid.as_mut() {
             g.grow_to(s + 1)?;
@@ -814,13 +820,21 @@ impl Scan<'_> {
     }
 
     /// The replay slot of 1-based `task` (already checked against the header).
+    #[inline]
     fn slot(&mut self, task: u64) -> InputResult<usize> {
-        let why = match self.rp.slot_of((task - 1) as usize) {
-            Ok(s) => return Ok(s),
-            Err(why) => why,
-        };
-        let expected = "a trace whose tasks fit the window grid";
-        Err(bad(self.path, self.lineno, expected, &why))
+        self.rp
+            .slot_of((task - 1) as usize)
+            .map_err(|why| self.no_slot(&why))
+    }
+
+    #[cold]
+    fn no_slot(&self, why: &str) -> InputError {
+        bad(
+            self.path,
+            self.lineno,
+            "a trace whose tasks fit the window grid",
+            why,
+        )
     }
 
     /// Parses a record into `vals` and checks what every record has: its kind (`None` for
