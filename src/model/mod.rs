@@ -172,6 +172,12 @@ pub struct Group {
     e_fixed: f64,
     /// `P_idle + P_gpu,time`: the node's power over the whole run.
     p_time: f64,
+    /// `n (T_CPU + T_mem + T_gpu)`.
+    t_num: f64,
+    /// `(1 - u) n T_CPU`.
+    u_a: f64,
+    /// `T_s,net` of the messages before the growth factor: `eta S nu / B`.
+    msg_serv: f64,
     p_act: f64,
     p_stall: f64,
     p_mem: f64,
@@ -254,11 +260,20 @@ impl Group {
     /// M/G/1 wait coefficient `y^2 (1 + cv^2) / 2`).
     fn folded(mut self, wait_coef: f64) -> Group {
         self.kr = self.y * self.msgs / self.a;
-        self.kw = self.msgs * wait_coef / self.y;
+        // Without messages (or with messages that take no time) there is no wait: kw is 0, so
+        // the hot path needs no branch on the message count.
+        self.kw = if self.msgs > 0.0 && self.y > 0.0 {
+            self.msgs * wait_coef / self.y
+        } else {
+            0.0
+        };
         self.e_fixed = f64::from(self.cores) * (self.p_act * self.a + self.p_stall * self.bm)
             + self.p_mem * self.bm
             + self.p_gpu_busy * self.dev_active_mean;
         self.p_time = self.p_idle + self.p_gpu_time;
+        self.t_num = self.a + self.bm + self.gh;
+        self.u_a = self.one_minus_u * self.a;
+        self.msg_serv = self.msgs * self.nu_over_b;
         self
     }
 
@@ -465,6 +480,9 @@ impl<'a> Model<'a> {
             kw: 0.0,
             e_fixed: 0.0,
             p_time: 0.0,
+            t_num: 0.0,
+            u_a: 0.0,
+            msg_serv: 0.0,
             p_act: m.power.core_active[freq_index].0,
             p_stall: m.power.core_stall[freq_index].0,
             p_mem: m.power.memory.0,
