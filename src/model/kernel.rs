@@ -65,7 +65,10 @@ pub(super) fn core(g: &Group, nf: f64, inv: f64, factor: f64, q: f64) -> Core {
     let t_mem = g.bm * inv;
     let t_gpu = g.gh * inv;
     let rho = g.kr * q;
-    let t_serv = f64::max(g.u_a * inv, g.msg_serv * factor);
+    // The larger of the two by comparison (`f64::max` also sorts out NaNs, which none of these
+    // is, at two more instructions in the hot loop: 303 -> 280 ms on the unprunable space).
+    let (t_busy, t_msg) = (g.u_a * inv, g.msg_serv * factor);
+    let t_serv = if t_busy > t_msg { t_busy } else { t_msg };
     // M/G/1 wait: n_msgs lambda W / (1 - rho) with lambda = rho / y folded into kw (0 without
     // messages: kw or the growth factor is 0).
     let t_wait = g.kw * factor * rho / (1.0 - rho);
