@@ -106,6 +106,7 @@ mod avx2 {
     #[inline]
     #[target_feature(enable = "avx2")]
     unsafe fn groups(p: *const u8, len: usize) -> __m128i {
+        debug_assert!(len <= 16);
         // SAFETY (for the caller): 16 bytes from `p` are readable; `len` is at most 16.
         let (v, align) = unsafe {
             (
@@ -127,6 +128,19 @@ mod avx2 {
         let v = _mm_add_epi64(high, _mm_srli_epi64(eights, 32));
         // SAFETY (for the caller): two slots from `out` are writable.
         unsafe { _mm_storeu_si128(out.cast(), v) };
+    }
+
+    /// Whether a field that ends at one of the separators `seps` (a non-empty mask) has more
+    /// than 16 bytes: a run of 17 bytes that are not separators, below the last separator.
+    #[inline]
+    fn long_field(seps: u64) -> bool {
+        let x = !seps;
+        let two = x & (x >> 1);
+        let four = two & (two >> 2);
+        let eight = four & (four >> 4);
+        let seventeen = eight & (eight >> 8) & (x >> 16);
+        let below_last = u64::MAX >> seps.leading_zeros();
+        seventeen & below_last != 0
     }
 
     /// [`super::parse_line`] over 64-byte blocks.
@@ -154,7 +168,7 @@ mod avx2 {
             };
             let mut seps = (colon | brk) & upto;
             let odd = !(digit | colon | brk) & upto;
-            if odd != 0 || seps == 0 || seps & ((seps << 1) | 1) != 0 {
+            if odd != 0 || seps == 0 || seps & ((seps << 1) | 1) != 0 || long_field(seps) {
                 break;
             }
             out.reserve(66);
@@ -162,13 +176,13 @@ mod avx2 {
             // SAFETY: at least 66 slots are reserved past `at`; a block holds at most 32
             // non-empty fields, each stored pair writes two slots.
             let o = unsafe { out.as_mut_ptr().add(at) };
-            let (mut k, mut f, mut long) = (0, 0, false);
+            let (mut k, mut f) = (0, 0);
             while seps != 0 {
                 let e1 = seps.trailing_zeros() as usize;
                 seps &= seps - 1;
-                long |= e1 - f > 16;
-                // SAFETY: a field starts before byte 64 of the block: 16 bytes are readable.
-                let g1 = unsafe { groups(p.add(f), (e1 - f).min(16)) };
+                // SAFETY: a field starts before byte 64 of the block: 16 bytes are readable;
+                // no field up to the last separator is longer than 16 (`long_field`).
+                let g1 = unsafe { groups(p.add(f), e1 - f) };
                 f = e1 + 1;
                 let single = seps == 0;
                 let g2 = if single {
@@ -176,16 +190,12 @@ mod avx2 {
                 } else {
                     let e2 = seps.trailing_zeros() as usize;
                     seps &= seps - 1;
-                    long |= e2 - f > 16;
-                    let g = unsafe { groups(p.add(f), (e2 - f).min(16)) };
+                    let g = unsafe { groups(p.add(f), e2 - f) };
                     f = e2 + 1;
                     g
                 };
                 unsafe { store_two(g1, g2, o.add(k)) };
                 k += if single { 1 } else { 2 };
-            }
-            if long {
-                break;
             }
             // SAFETY: the first `k` slots past `at` were written.
             unsafe { out.set_len(at + k) };
