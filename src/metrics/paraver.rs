@@ -164,33 +164,51 @@ struct Coll {
 }
 
 /// One rank's queued operations, ascending by (time, priority and arrival: the priority in the
-/// top two bits of the second key, the arrival below). Records come sorted
-/// by time, so nearly every insertion lands at the back: a sorted ring buffer does in a few
-/// nanoseconds what a B-tree did in a hundred.
+/// top two bits of the second key, the arrival below). Records come sorted by time, so nearly
+/// every insertion lands at the back or a place or two before it: a vector read from a moving
+/// head, searched from the back, does in a few nanoseconds what a B-tree did in a hundred (and
+/// a third less than a ring buffer searched by halves).
 #[derive(Default)]
-struct OpQueue(std::collections::VecDeque<((u64, u64), Op)>);
+struct OpQueue {
+    ops: Vec<((u64, u64), Op)>,
+    /// The first op not yet taken.
+    head: usize,
+}
 
 impl OpQueue {
     fn insert(&mut self, key: (u64, u64), op: Op) {
-        match self.0.back() {
-            Some((last, _)) if *last > key => {
-                let at = self.0.partition_point(|(k, _)| *k < key);
-                self.0.insert(at, (key, op));
-            }
-            _ => self.0.push_back((key, op)),
+        let mut at = self.ops.len();
+        while at > self.head && self.ops[at - 1].0 > key {
+            at -= 1;
+        }
+        if at == self.ops.len() {
+            self.ops.push((key, op));
+        } else {
+            self.ops.insert(at, (key, op));
         }
     }
 
     fn first(&self) -> Option<((u64, u64), Op)> {
-        self.0.front().copied()
+        self.ops.get(self.head).copied()
     }
 
     fn pop_first(&mut self) -> Option<((u64, u64), Op)> {
-        self.0.pop_front()
+        let first = self.first()?;
+        self.head += 1;
+        if self.head == self.ops.len() {
+            self.ops.clear();
+            self.head = 0;
+        } else if self.head >= 256 && 2 * self.head >= self.ops.len() {
+            // The taken ops are most of the vector: the rest moves to its start (each op
+            // moves at most once per halving, so the cost per op stays constant).
+            self.ops.drain(..self.head);
+            self.head = 0;
+        }
+        Some(first)
     }
 
     fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.head == self.ops.len()
     }
 }
 
