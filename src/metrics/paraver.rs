@@ -500,7 +500,7 @@ impl Replay {
                 return true;
             }
             Op::Send(m) | Op::RecvPost(m) | Op::Recv(m) | Op::SendWait(m) => {
-                // One lookup runs the op; the message is forgotten once all its ops have run.
+                // One index reaches the message; its slot is given back once all its ops have run.
                 let Some(e) = self.msgs.slots.get_mut(m as usize) else {
                     return self.ran(r, t, prev, before);
                 };

@@ -283,8 +283,9 @@ impl Group {
     /// never fall with `n`); `E` is an `n`-independent part plus `n` times non-negative power
     /// times time. Used to discard whole blocks that a front point strictly dominates.
     pub fn lower_bounds(&self, n1: u32, n2: u32, factor1: f64) -> (f64, f64) {
-        let t_num = self.a + self.bm + self.gh;
-        let serv_msg = self.msgs * factor1 * self.nu_over_b;
+        let t_num = self.t_num;
+        // As the hot path computes the message part of `T_s,net`.
+        let serv_msg = self.msg_serv * factor1;
         let t_extra = self.ex_total;
         let t_lb = f64::max(t_num / f64::from(n2), serv_msg) + t_extra;
         let (e_fixed, p_time) = (self.e_fixed, self.p_time);
