@@ -12,7 +12,7 @@
 //! communicator. Memory grows with the ranks and the operations in flight, not with the trace.
 
 use super::paraver_read::{Fail, Input};
-use super::record_fields::{fast_parser, parse_fields};
+use super::record_fields::{fast_run, parse_fields};
 use super::run::{Counters, Pop, Run};
 use super::windows::Window;
 use crate::error::{InputError, InputResult};
@@ -746,6 +746,15 @@ fn analyse_input(path: &Path, first: &[u8], input: Input<'_>, opts: &Options) ->
 /// breaks must not grow a buffer without bound.
 const MAX_LINE: usize = 1 << 20;
 
+/// A record line as the walk hands it over: its bytes, its fields, and whether they are all
+/// numbers (none is `u64::MAX`).
+#[derive(Clone, Copy)]
+struct Rec<'a> {
+    line: &'a [u8],
+    v: &'a [u64],
+    numbers: bool,
+}
+
 /// The record scan: what it keeps between lines.
 struct Scan<'p> {
     path: &'p Path,
@@ -766,8 +775,8 @@ impl Scan<'_> {
     fn lines(&mut self, input: Input<'_>) -> InputResult<()> {
         let replay = !self.rp.off;
         let walked =
-            super::paraver_read::each_line(input, MAX_LINE, fast_parser(), replay, |l, v| {
-                self.line(l, v)
+            super::paraver_read::each_line(input, MAX_LINE, fast_run(), replay, |l, v, numbers| {
+                self.line(l, v, numbers)
             });
         match walked {
             Ok(()) => Ok(()),
@@ -785,29 +794,31 @@ impl Scan<'_> {
         }
     }
 
-    /// One record line, with its fields.
-    fn line(&mut self, line: &[u8], v: &[u64]) -> InputResult<()> {
+    /// One record line, with its fields (`numbers`: none of them is `u64::MAX`, not a number).
+    #[inline(always)]
+    fn line(&mut self, line: &[u8], v: &[u64], numbers: bool) -> InputResult<()> {
+        let rec = Rec { line, v, numbers };
         self.lineno += 1;
-        if line.is_empty() || line[0] == b'#' {
+        // Only empty, comment and communicator lines come without fields.
+        if v.is_empty() {
+            if let Some(rest) = line.strip_prefix(b"c:") {
+                self.communicator(rest);
+            }
             return Ok(());
         }
-        if let Some(rest) = line.strip_prefix(b"c:") {
-            self.communicator(rest);
-            return Ok(());
-        }
-        let Some((kind, r, t)) = self.head(line, v)? else {
+        let Some((kind, r, t)) = self.head(rec)? else {
             return Ok(());
         };
         match kind {
-            1 => self.state(line, v, r, t)?,
-            2 => self.event(line, v, r, t)?,
+            1 => self.state(rec, r, t)?,
+            2 => self.event(rec, r, t)?,
             _ => {
-                if !self.message(line, v, r)? {
+                if !self.message(rec, r)? {
                     return Ok(());
                 }
             }
         }
-        if self.lineno.is_multiple_of(4096) {
+        if !self.rp.off && self.lineno.is_multiple_of(4096) {
             self.rp.run(self.last_time);
         }
         Ok(())
@@ -857,13 +868,15 @@ impl Scan<'_> {
 
     /// Parses a record into `vals` and checks what every record has: its kind (`None` for
     /// kinds not used), task (as a replay slot) and time.
-    fn head(&mut self, line: &[u8], v: &[u64]) -> InputResult<Option<(u64, usize, u64)>> {
+    #[inline(always)]
+    fn head(&mut self, rec: Rec) -> InputResult<Option<(u64, usize, u64)>> {
+        let Rec { line, v, numbers } = rec;
         let kind = v[0];
         if !(1..=3).contains(&kind) {
             self.skipped += 1;
             return Ok(None);
         }
-        if v.len() < 6 || v[..6].contains(&u64::MAX) {
+        if v.len() < 6 || !numbers && v[..6].contains(&u64::MAX) {
             return Err(self.garbled(line));
         }
         let task = v[3];
@@ -896,8 +909,10 @@ impl Scan<'_> {
     }
 
     /// A state record (`1:`): Running bursts are useful time.
-    fn state(&mut self, line: &[u8], v: &[u64], r: usize, t: u64) -> InputResult<()> {
-        if v.len() < 8 || v[6] == u64::MAX || v[7] == u64::MAX || v[6] < t {
+    #[inline(always)]
+    fn state(&mut self, rec: Rec, r: usize, t: u64) -> InputResult<()> {
+        let Rec { line, v, numbers } = rec;
+        if v.len() < 8 || !numbers && (v[6] == u64::MAX || v[7] == u64::MAX) || v[6] < t {
             return Err(self.garbled(line));
         }
         if v[4] == 1 {
@@ -914,8 +929,10 @@ impl Scan<'_> {
     }
 
     /// An event record (`2:`): MPI entries and exits, collectives, counters.
-    fn event(&mut self, line: &[u8], v: &[u64], r: usize, t: u64) -> InputResult<()> {
-        if v.len() < 8 || !(v.len() - 6).is_multiple_of(2) || v[6..].contains(&u64::MAX) {
+    #[inline(always)]
+    fn event(&mut self, rec: Rec, r: usize, t: u64) -> InputResult<()> {
+        let Rec { line, v, numbers } = rec;
+        if v.len() < 8 || !v.len().is_multiple_of(2) || !numbers && v[6..].contains(&u64::MAX) {
             return Err(self.garbled(line));
         }
         let mut comm = 0u64;
@@ -980,8 +997,10 @@ impl Scan<'_> {
 
     /// A communication record (`3:`); `false` when it was not replayed (mismatched, or the
     /// replay is off).
-    fn message(&mut self, line: &[u8], v: &[u64], r: usize) -> InputResult<bool> {
-        if v.len() < 15 || v[..15].contains(&u64::MAX) {
+    #[inline(always)]
+    fn message(&mut self, rec: Rec, r: usize) -> InputResult<bool> {
+        let Rec { line, v, numbers } = rec;
+        if v.len() < 15 || !numbers && v[..15].contains(&u64::MAX) {
             return Err(self.garbled(line));
         }
         let (lsend, psend) = (v[5], v[6]);

@@ -21,7 +21,8 @@ const IN_FLIGHT: usize = 8;
 /// Most worker threads.
 const MAX_WORKERS: usize = 8;
 
-pub use super::record_fields::Parse;
+pub use super::record_fields::Run;
+use super::record_fields::{Span as Line, parse_records};
 
 /// Why the lines stopped before the end of the stream.
 #[derive(Debug)]
@@ -32,14 +33,6 @@ pub enum Fail<E> {
     Io(std::io::Error),
     /// The next line is longer than the limit.
     LongLine,
-}
-
-/// One line of a piece: its bytes and its parsed fields.
-#[derive(Clone, Copy)]
-struct Line {
-    start: u32,
-    end: u32,
-    vals: u32,
 }
 
 /// Where the lines come from.
@@ -64,6 +57,8 @@ struct Piece {
     span: (usize, usize),
     lines: Vec<Line>,
     vals: Vec<u64>,
+    /// Whether every field in `vals` is a number (none is `u64::MAX`).
+    numbers: bool,
     /// What ends the stream after this piece's lines, when something does.
     stop: Option<Fail<()>>,
 }
@@ -206,56 +201,45 @@ impl Piece {
         &own[self.span.0..self.span.1]
     }
 
-    /// Splits the text into lines and parses each record's fields with `parse` (comment,
-    /// empty and communicator lines are left to the caller); stops at a line over `max_line`.
-    fn parse(&mut self, text: &[u8], max_line: usize, parse: Parse) {
-        let mut lines = std::mem::take(&mut self.lines);
-        let mut vals = std::mem::take(&mut self.vals);
+    /// Splits the text into lines and parses each record's fields, with `run` and where it
+    /// stops line by line (comment, empty and communicator lines are left to the caller);
+    /// stops at a line over `max_line`.
+    fn parse(&mut self, text: &[u8], max_line: usize, run: Run) {
+        let (mut lines, mut vals) = (
+            std::mem::take(&mut self.lines),
+            std::mem::take(&mut self.vals),
+        );
         lines.clear();
         vals.clear();
         let bytes = self.text(text);
-        let mut start = 0;
-        let len = bytes.len();
-        while start < len {
-            let at = vals.len() as u32;
-            let rest = &bytes[start..];
-            // Records are parsed up to their line break; other lines are only found.
-            let end = start
-                + if matches!(rest[0], b'\n' | b'#') || rest.starts_with(b"c:") {
-                    memchr::memchr(b'\n', rest).unwrap_or(rest.len())
-                } else {
-                    parse(rest, &mut vals)
-                };
-            if end - start > max_line {
+        let numbers = parse_records(bytes, run, &mut vals, &mut lines);
+        // Only a piece longer than the limit can hold a line over it.
+        if bytes.len() > max_line {
+            let long = lines
+                .iter()
+                .position(|l| (l.end - l.start) as usize > max_line);
+            if let Some(i) = long {
+                vals.truncate(lines[i].vals as usize);
+                lines.truncate(i);
                 self.stop = Some(Fail::LongLine);
-                break;
             }
-            lines.push(Line {
-                start: start as u32,
-                end: end as u32,
-                vals: at,
-            });
-            start = end + 1;
         }
-        self.lines = lines;
-        self.vals = vals;
+        (self.lines, self.vals, self.numbers) = (lines, vals, numbers);
     }
 
-    /// Hands every line and its fields to `f`, in order.
+    /// Hands every line, its fields and whether they are all numbers to `f`, in order.
     fn each<E>(
         &self,
         text: &[u8],
-        f: &mut impl FnMut(&[u8], &[u64]) -> Result<(), E>,
+        f: &mut impl FnMut(&[u8], &[u64], bool) -> Result<(), E>,
     ) -> Result<(), E> {
         let bytes = self.text(text);
-        for (i, l) in self.lines.iter().enumerate() {
-            let vend = self
-                .lines
-                .get(i + 1)
-                .map_or(self.vals.len(), |n| n.vals as usize);
+        let ends = self.lines.iter().skip(1).map(|n| n.vals as usize);
+        for (l, vend) in self.lines.iter().zip(ends.chain([self.vals.len()])) {
             f(
                 &bytes[l.start as usize..l.end as usize],
                 &self.vals[l.vals as usize..vend],
+                self.numbers,
             )?;
         }
         Ok(())
@@ -263,7 +247,7 @@ impl Piece {
 }
 
 /// One worker: takes pieces while there are any and room for them, parses, sends them on.
-fn work(sh: &Shared, text: &[u8], tx: mpsc::Sender<(u64, Piece)>, max_line: usize, parse: Parse) {
+fn work(sh: &Shared, text: &[u8], tx: mpsc::Sender<(u64, Piece)>, max_line: usize, run: Run) {
     loop {
         let (seq, mut p) = {
             let mut f = sh.lock();
@@ -280,7 +264,7 @@ fn work(sh: &Shared, text: &[u8], tx: mpsc::Sender<(u64, Piece)>, max_line: usiz
             (f.next - 1, p)
         };
         let stop = p.stop.take();
-        p.parse(text, max_line, parse);
+        p.parse(text, max_line, run);
         p.stop = p.stop.take().or(stop);
         if tx.send((seq, p)).is_err() {
             return;
@@ -288,15 +272,16 @@ fn work(sh: &Shared, text: &[u8], tx: mpsc::Sender<(u64, Piece)>, max_line: usiz
     }
 }
 
-/// Calls `f` with every line of the input and the fields `parse` found in it, in order; lines
-/// longer than `max_line` bytes stop the walk. Parsing runs on up to [`MAX_WORKERS`] threads
+/// Calls `f` with every line of the input, the fields `run` (or the byte-by-byte parser) found
+/// in it and whether they are all numbers, in order; lines longer than `max_line` bytes stop
+/// the walk. Parsing runs on up to [`MAX_WORKERS`] threads
 /// besides the caller's: one per core, less one when `caller_works` (when `f` does much per line).
 pub fn each_line<E>(
     input: Input<'_>,
     max_line: usize,
-    parse: Parse,
+    run: Run,
     caller_works: bool,
-    mut f: impl FnMut(&[u8], &[u64]) -> Result<(), E>,
+    mut f: impl FnMut(&[u8], &[u64], bool) -> Result<(), E>,
 ) -> Result<(), Fail<E>> {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     // A caller that works hard on each line keeps a core of its own: on 2 cores, one parser
@@ -330,7 +315,7 @@ pub fn each_line<E>(
         for _ in 0..workers {
             let tx = tx.clone();
             let sh = &sh;
-            s.spawn(move || work(sh, text, tx, max_line, parse));
+            s.spawn(move || work(sh, text, tx, max_line, run));
         }
         drop(tx);
         let walked = walk(&sh, text, map, &rx, &mut f);
@@ -347,7 +332,7 @@ fn walk<E>(
     text: &[u8],
     map: Option<(&memmap2::Mmap, usize)>,
     rx: &mpsc::Receiver<(u64, Piece)>,
-    f: &mut impl FnMut(&[u8], &[u64]) -> Result<(), E>,
+    f: &mut impl FnMut(&[u8], &[u64], bool) -> Result<(), E>,
 ) -> Result<(), Fail<E>> {
     let mut waiting = BTreeMap::new();
     let mut next = 0u64;
