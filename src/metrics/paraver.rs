@@ -219,9 +219,10 @@ struct Rank {
     /// bursts, as inside one MPI call.
     queue: OpQueue,
     useful: u64,
-    instr: f64,
-    cycles: f64,
-    in_mpi: bool,
+    /// Counters in useful time, summed as integers (exact, where an `f64` sum is exact only
+    /// up to 2^53).
+    instr: u64,
+    cycles: u64,
     /// (begin, state) of the latest state record, and the state before it.
     state_now: (u64, u64),
     state_prev: u64,
@@ -237,9 +238,8 @@ impl Rank {
             clock: 0.0,
             queue: OpQueue::default(),
             useful: 0,
-            instr: 0.0,
-            cycles: 0.0,
-            in_mpi: false,
+            instr: 0,
+            cycles: 0,
             state_now: (0, 0),
             state_prev: 0,
             open_coll: None,
@@ -773,9 +773,8 @@ impl Scan<'_> {
     /// Every line after the header, parsed on worker threads and walked here in order (with
     /// the replay on, this thread keeps a core of its own).
     fn lines(&mut self, input: Input<'_>) -> InputResult<()> {
-        let replay = !self.rp.off;
         let walked =
-            super::paraver_read::each_line(input, MAX_LINE, fast_run(), replay, |l, v, numbers| {
+            super::paraver_read::each_line(input, MAX_LINE, fast_run(), |l, v, numbers| {
                 self.line(l, v, numbers)
             });
         match walked {
@@ -936,20 +935,21 @@ impl Scan<'_> {
             return Err(self.garbled(line));
         }
         let mut comm = 0u64;
-        let (mut instr, mut cyc) = (0.0, 0.0);
+        let (mut instr, mut cyc) = (0u64, 0u64);
         let mut coll: Option<bool> = None;
-        let mut mpi: Option<bool> = None;
+        // Whether the record enters or leaves an MPI call (an event counted in windows).
+        let mut mpi = false;
         for p in v[6..].chunks(2) {
             match p[0] {
                 50000001..=50000005 => {
-                    mpi = Some(p[1] != 0);
+                    mpi = true;
                     if p[0] == 50000002 {
                         coll = Some(p[1] != 0);
                     }
                 }
                 50100004 => comm = p[1],
-                42000050 => instr += p[1] as f64,
-                42000059 => cyc += p[1] as f64,
+                42000050 => instr = instr.saturating_add(p[1]),
+                42000059 => cyc = cyc.saturating_add(p[1]),
                 _ => {}
             }
         }
@@ -962,15 +962,12 @@ impl Scan<'_> {
             rk.state_prev
         };
         if state_before == 1 && v[4] == 1 {
-            rk.instr += instr;
-            rk.cycles += cyc;
+            rk.instr = rk.instr.saturating_add(instr);
+            rk.cycles = rk.cycles.saturating_add(cyc);
         }
-        if let Some(entry) = mpi {
-            rk.in_mpi = entry;
-            if let Some(g) = self.rp.grid.as_mut() {
-                let k = g.idx(t);
-                g.events[r][k] += 1;
-            }
+        if mpi && let Some(g) = self.rp.grid.as_mut() {
+            let k = g.idx(t);
+            g.events[r][k] += 1;
         }
         match coll {
             Some(true) => {
@@ -1054,8 +1051,8 @@ fn finish(
     }
     let ideal = rp.ranks.iter().map(|r| r.clock).fold(0.0, f64::max) * u;
     let runtime = end as f64 * u;
-    let instr: f64 = rp.ranks.iter().map(|r| r.instr).sum();
-    let cycles: f64 = rp.ranks.iter().map(|r| r.cycles).sum();
+    let instr: f64 = rp.ranks.iter().map(|r| r.instr as f64).sum();
+    let cycles: f64 = rp.ranks.iter().map(|r| r.cycles as f64).sum();
     let mut notes = Vec::new();
     if skipped > 0 {
         notes.push(format!(
