@@ -770,8 +770,8 @@ struct Scan<'p> {
 }
 
 impl Scan<'_> {
-    /// Every line after the header, parsed on worker threads and walked here in order (with
-    /// the replay on, this thread keeps a core of its own).
+    /// Every line after the header, parsed on worker threads (and on this one while it waits
+    /// for the next piece) and walked here in order.
     fn lines(&mut self, input: Input<'_>) -> InputResult<()> {
         let walked =
             super::paraver_read::each_line(input, MAX_LINE, fast_run(), |l, v, numbers| {
