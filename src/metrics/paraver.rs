@@ -774,8 +774,8 @@ impl Scan<'_> {
     /// for the next piece) and walked here in order.
     fn lines(&mut self, input: Input<'_>) -> InputResult<()> {
         let walked =
-            super::paraver_read::each_line(input, MAX_LINE, fast_run(), |l, v, numbers| {
-                self.line(l, v, numbers)
+            super::paraver_read::each_line(input, MAX_LINE, fast_run(), |line, v, numbers| {
+                self.line(Rec { line, v, numbers })
             });
         match walked {
             Ok(()) => Ok(()),
@@ -793,14 +793,13 @@ impl Scan<'_> {
         }
     }
 
-    /// One record line, with its fields (`numbers`: none of them is `u64::MAX`, not a number).
+    /// One line, with its fields.
     #[inline(always)]
-    fn line(&mut self, line: &[u8], v: &[u64], numbers: bool) -> InputResult<()> {
-        let rec = Rec { line, v, numbers };
+    fn line(&mut self, rec: Rec) -> InputResult<()> {
         self.lineno += 1;
         // Only empty, comment and communicator lines come without fields.
-        if v.is_empty() {
-            if let Some(rest) = line.strip_prefix(b"c:") {
+        if rec.v.is_empty() {
+            if let Some(rest) = rec.line.strip_prefix(b"c:") {
                 self.communicator(rest);
             }
             return Ok(());

@@ -204,7 +204,8 @@ impl Piece {
 
     /// Splits the text into lines and parses each record's fields, with `run` and where it
     /// stops line by line (comment, empty and communicator lines are left to the caller);
-    /// stops at a line over `max_line`.
+    /// stops at a line over `max_line` (a stop the piece already has, from its filling, stays
+    /// unless this one comes first).
     fn parse(&mut self, text: &[u8], max_line: usize, run: Run) {
         let (mut lines, mut vals) = (
             std::mem::take(&mut self.lines),
@@ -266,19 +267,10 @@ impl Shared<'_> {
     }
 }
 
-impl Piece {
-    /// Parses the piece's lines, keeping what ended the input after them.
-    fn parse_keeping_stop(&mut self, text: &[u8], max_line: usize, run: Run) {
-        let stop = self.stop.take();
-        self.parse(text, max_line, run);
-        self.stop = self.stop.take().or(stop);
-    }
-}
-
 /// One worker: takes pieces while there are any and room for them, parses, sends them on.
 fn work(sh: &Shared, text: &[u8], tx: mpsc::Sender<(u64, Piece)>, max_line: usize, run: Run) {
     while let Some((seq, mut p)) = sh.take(max_line, true) {
-        p.parse_keeping_stop(text, max_line, run);
+        p.parse(text, max_line, run);
         if tx.send((seq, p)).is_err() {
             return;
         }
@@ -331,7 +323,7 @@ pub fn each_line<E>(
             s.spawn(move || work(sh, text, tx, max_line, run));
         }
         drop(tx);
-        let walked = walk(&sh, text, map, &rx, (max_line, run), &mut f);
+        let walked = walk(&sh, text, map, &rx, max_line, run, &mut f);
         // Whatever ended the walk, the workers stop taking pieces.
         sh.lock().done = true;
         sh.room.notify_all();
@@ -346,10 +338,10 @@ fn walk<E>(
     text: &[u8],
     map: Option<(&memmap2::Mmap, usize)>,
     rx: &mpsc::Receiver<(u64, Piece)>,
-    parse: (usize, Run),
+    max_line: usize,
+    run: Run,
     f: &mut impl FnMut(&[u8], &[u64], bool) -> Result<(), E>,
 ) -> Result<(), Fail<E>> {
-    let (max_line, run) = parse;
     let mut waiting: BTreeMap<u64, Piece> = BTreeMap::new();
     let mut next = 0u64;
     let mut released = 0;
@@ -376,7 +368,7 @@ fn walk<E>(
             Err(mpsc::TryRecvError::Disconnected) => break,
             Err(mpsc::TryRecvError::Empty) => match sh.take(max_line, false) {
                 Some((seq, mut p)) => {
-                    p.parse_keeping_stop(text, max_line, run);
+                    p.parse(text, max_line, run);
                     (seq, p)
                 }
                 None => match rx.recv() {
