@@ -1,34 +1,158 @@
 //! Atomic writes of every file jouleplan produces (profiles, job scripts, reports, machine
-//! files): a temporary sibling, then a rename, so an interruption never leaves a half-written
-//! file and a reader sees the old file or the new one. Below both `measure` and `report`.
+//! files): a temporary sibling with a random name, created exclusively (so nothing planted at
+//! that name, a symbolic link included, is ever opened), then a rename, so an interruption never
+//! leaves a half-written file and a reader sees the old file or the new one. Below both
+//! `measure` and `report`. Unix only, as the rest of jouleplan (modes, perf, powercap).
 
-use std::io;
-use std::path::Path;
+use std::fs::{self, Permissions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+/// How a symbolic link at the output path is treated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Links {
+    /// Refuse it: an output the command did not read is never written through a link (a link
+    /// planted in a shared folder would redirect the write anywhere the user can write).
+    Refuse,
+    /// Update the file it points to, keeping the link (in-place rewrites of a file the command
+    /// has just read through that link, such as `calibrate network --machine F`).
+    Follow,
+}
 
 /// Writes `bytes` to `path` atomically; `executable` makes it runnable (job scripts). A path
-/// that exists and is not a regular file (a device, a directory, a FIFO) is refused: renaming
-/// over it would replace it.
+/// that exists and is not a regular file (a device, a directory, a FIFO) or is a symbolic link
+/// is refused. An existing file keeps its permissions (0600 stays 0600); a new one gets the
+/// usual 0666 (0777 when executable) less the umask.
 pub fn write_atomic(path: &Path, bytes: &[u8], executable: bool) -> io::Result<()> {
-    if let Ok(meta) = std::fs::metadata(path)
-        && !meta.is_file()
-    {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "exists and is not a regular file (a device, directory or pipe): choose a file path",
-        ));
-    }
-    let name = path
+    write_with(path, bytes, executable, Links::Refuse)
+}
+
+/// Rewrites a file the command has read, in place and atomically: where `path` is a symbolic
+/// link, the file it points to is rewritten and the link stays; the file's permissions stay.
+pub fn rewrite_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    write_with(path, bytes, false, Links::Follow)
+}
+
+/// Writes `bytes` to `path` atomically with the given treatment of a link at `path`.
+pub fn write_with(path: &Path, bytes: &[u8], executable: bool, links: Links) -> io::Result<()> {
+    let target = resolve(path, links)?;
+    let existing = match fs::metadata(&target) {
+        Ok(meta) if !meta.is_file() => {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "exists and is not a regular file (a device, directory or pipe): choose a file path",
+            ));
+        }
+        Ok(meta) => Some(meta.permissions()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+        Err(e) => return Err(e),
+    };
+    let dir = match target.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = target
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let tmp = path.with_file_name(format!(".{name}.jouleplan-tmp"));
-    std::fs::write(&tmp, bytes)?;
-    #[cfg(unix)]
-    if executable {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o755))?;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .suffix(".jouleplan-tmp")
+        .permissions(new_file_mode(executable))
+        .tempfile_in(&dir)?;
+    tmp.write_all(bytes)?;
+    tmp.as_file().sync_all()?;
+    if let Some(perm) = existing {
+        tmp.as_file().set_permissions(kept_mode(perm, executable))?;
     }
-    std::fs::rename(&tmp, path).inspect_err(|_| {
-        let _ = std::fs::remove_file(&tmp);
+    tmp.persist(&target).map(|_| ()).map_err(|e| e.error)
+}
+
+/// The file to write: `path` itself, or what the link at `path` points to (`Links::Follow`).
+fn resolve(path: &Path, links: Links) -> io::Result<PathBuf> {
+    match fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => match links {
+            Links::Refuse => {
+                let to = fs::read_link(path)
+                    .map(|t| t.display().to_string())
+                    .unwrap_or_default();
+                Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!(
+                        "is a symbolic link (to {to}): jouleplan does not write an output through \
+                         a link; name the file itself, or remove the link"
+                    ),
+                ))
+            }
+            Links::Follow => fs::canonicalize(path).map_err(|e| {
+                io::Error::new(
+                    e.kind(),
+                    format!("is a symbolic link whose target cannot be resolved: {e}"),
+                )
+            }),
+        },
+        _ => Ok(path.to_path_buf()),
+    }
+}
+
+/// The mode a new file is created with, before the umask.
+fn new_file_mode(executable: bool) -> Permissions {
+    use std::os::unix::fs::PermissionsExt;
+    Permissions::from_mode(if executable { 0o777 } else { 0o666 })
+}
+
+/// An existing file's permissions, with execute added where it can be read (job scripts).
+fn kept_mode(perm: Permissions, executable: bool) -> Permissions {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = perm.mode() & 0o7777;
+    Permissions::from_mode(if executable {
+        mode | ((mode & 0o444) >> 2)
+    } else {
+        mode
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::{PermissionsExt, symlink};
+
+    #[test]
+    fn a_link_planted_at_the_old_temporary_name_is_never_written_through() {
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim");
+        fs::write(&victim, "precious").unwrap();
+        symlink(&victim, dir.path().join(".m.toml.jouleplan-tmp")).unwrap();
+        let out = dir.path().join("m.toml");
+        write_atomic(&out, b"new", false).unwrap();
+        assert_eq!(fs::read_to_string(&victim).unwrap(), "precious");
+        assert_eq!(fs::read_to_string(&out).unwrap(), "new");
+        let left: Vec<_> = fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(left.len(), 3, "no temporary file is left behind");
+    }
+
+    #[test]
+    fn a_rewrite_keeps_the_mode_and_updates_a_links_target() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("real.toml");
+        fs::write(&real, "old").unwrap();
+        fs::set_permissions(&real, Permissions::from_mode(0o600)).unwrap();
+        let link = dir.path().join("m.toml");
+        symlink(&real, &link).unwrap();
+        rewrite_atomic(&link, b"new").unwrap();
+        assert!(
+            fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(fs::read_to_string(&real).unwrap(), "new");
+        assert_eq!(
+            fs::metadata(&real).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+        let err = write_atomic(&link, b"x", false).unwrap_err();
+        assert!(err.to_string().contains("symbolic link"), "{err}");
+        assert_eq!(fs::read_to_string(&real).unwrap(), "new");
+    }
 }

@@ -15,11 +15,82 @@ pub fn sha256_hex(text: &str) -> String {
         .collect()
 }
 
-/// Reads a whole file, naming it on failure.
+/// The most a TOML or JSON document (a machine file, a profile, a record) may hold: the
+/// largest real profile is well under 1 MB, and a bigger file is refused before it is read.
+pub const MAX_DOCUMENT_BYTES: u64 = 16 << 20;
+
+/// The most a whole-read table or report (a measured CSV, an mpiP report, a perf capture) may
+/// hold.
+pub const MAX_TABLE_BYTES: u64 = 1 << 30;
+
+/// Reads a whole TOML or JSON document, naming it on failure; refuses anything but a regular
+/// file (a FIFO would block forever) and files over [`MAX_DOCUMENT_BYTES`].
 pub fn read_file(path: &Path) -> InputResult<String> {
-    std::fs::read_to_string(path).map_err(|reason| InputError::Read {
+    read_limited(path, MAX_DOCUMENT_BYTES, "a TOML or JSON input")
+}
+
+/// Reads a whole table or report as [`read_file`] does, up to [`MAX_TABLE_BYTES`].
+pub fn read_table(path: &Path) -> InputResult<String> {
+    read_limited(path, MAX_TABLE_BYTES, "a table or report read whole")
+}
+
+/// Opens a regular file for reading without blocking on a FIFO, naming it on failure; a FIFO,
+/// a device or a directory is refused with what to give instead.
+pub fn open_regular(path: &Path) -> InputResult<(std::fs::File, u64)> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let read_err = |reason| InputError::Read {
         file: path.to_path_buf(),
         reason,
+    };
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(read_err)?;
+    let meta = f.metadata().map_err(read_err)?;
+    if !meta.is_file() {
+        return Err(read_err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file (a pipe, device or directory): give a file on disk",
+        )));
+    }
+    Ok((f, meta.len()))
+}
+
+fn read_limited(path: &Path, limit: u64, what: &str) -> InputResult<String> {
+    use std::io::Read;
+    let (f, len) = open_regular(path)?;
+    let read_err = |reason| InputError::Read {
+        file: path.to_path_buf(),
+        reason,
+    };
+    if len > limit {
+        return Err(read_err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!(
+                "{len} bytes, more than the {limit} bytes ({} MiB) {what} may hold",
+                limit >> 20
+            ),
+        )));
+    }
+    let mut bytes = Vec::with_capacity(len as usize);
+    f.take(limit + 1)
+        .read_to_end(&mut bytes)
+        .map_err(read_err)?;
+    if bytes.len() as u64 > limit {
+        return Err(read_err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("grew past the {limit} bytes {what} may hold while it was read"),
+        )));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        read_err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!(
+                "not UTF-8 text (byte {} is not)",
+                e.utf8_error().valid_up_to()
+            ),
+        ))
     })
 }
 

@@ -92,6 +92,10 @@ pub fn fmt_energy(e: Joules) -> String {
     }
 }
 
+/// The longest run any measured time may describe (a year, in seconds): a time beyond it in a
+/// TALP, mpiP or CSV input is not a measurement and is refused.
+pub const MAX_RUN_SECONDS: f64 = 3.2e7;
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -93,6 +93,7 @@ pub fn fit(
     machine: &Machine,
     program: &str,
 ) -> InputResult<FitOutcome> {
+    check_cores(file, rows, machine)?;
     let samples = samples(file, rows)?;
     let splits = time_split::split(&samples);
     let points = time_split::points(&samples, &splits);
@@ -108,6 +109,13 @@ pub fn fit(
         provenance(file),
     )?;
     profile.assumptions = assumptions();
+    // `fit` knows the machine it fitted for: recorded, so plan checks a later machine against it.
+    profile.facts.measured_on = Some(crate::model::sweep_facts::MeasuredOn {
+        hostname: Some(format!("the node of machine `{}`", machine.name)),
+        cpu: machine.cpu_model.clone(),
+        physical_cores: Some(machine.cores_per_node),
+        gpus: None,
+    });
     let with_energy: Vec<PowerSample> = samples
         .iter()
         .filter_map(|s| {
@@ -122,6 +130,7 @@ pub fn fit(
     let power = if with_energy.is_empty() {
         None
     } else {
+        identifiable(file, &with_energy, machine)?;
         let ghz: Vec<f64> = machine.frequencies.iter().map(|f| f.ghz()).collect();
         let laws =
             power_fit::fit(&with_energy, PROGRAM_LAWS, &ghz).map_err(|e| InputError::Key {
@@ -142,6 +151,93 @@ pub fn fit(
         profile,
         power,
     })
+}
+
+/// Refuses a row with more cores than the machine has (the core law would be fitted over
+/// cores that do not exist), naming the line and the machine's count.
+fn check_cores(file: &Path, rows: &[Measured], machine: &Machine) -> InputResult<()> {
+    match rows
+        .iter()
+        .find(|r| r.config.cores > machine.cores_per_node || r.config.cores == 0)
+    {
+        None => Ok(()),
+        Some(r) => Err(InputError::Key {
+            file: file.to_path_buf(),
+            key: format!("{}, column cores", line_of(&r.source)),
+            expected: format!(
+                "1 to {} cores: the machine {} ({}) has {} cores per node; fit with the machine \
+                 file of the node these runs were measured on (--machine)",
+                machine.cores_per_node,
+                machine.name,
+                machine.file.display(),
+                machine.cores_per_node
+            ),
+            got: r.config.cores.to_string(),
+        }),
+    }
+}
+
+fn line_of(source: &str) -> String {
+    source
+        .rsplit(':')
+        .next()
+        .map_or(String::new(), |l| format!("line {l}"))
+}
+
+/// Refuses a power fit the energy points cannot identify: powers at the machine's other
+/// frequencies from one frequency alone, or as many points as parameters (no residual left to
+/// judge the fit, and standard errors that cannot be computed).
+fn identifiable(file: &Path, pts: &[PowerSample], machine: &Machine) -> InputResult<()> {
+    let distinct = |v: Vec<f64>| {
+        let mut v = v;
+        v.sort_by(f64::total_cmp);
+        v.dedup_by(|a, b| (*a - *b).abs() < 1e-6);
+        v
+    };
+    let freqs = distinct(pts.iter().map(|p| p.ghz).collect());
+    let cores = distinct(pts.iter().map(|p| p.cores).collect());
+    let machine_ghz: Vec<f64> = machine.frequencies.iter().map(|f| f.ghz()).collect();
+    let params = 2 * freqs.len().min(2) + usize::from(freqs.len() >= 3);
+    let why = if freqs.len() == 1 && machine_ghz.len() > 1 {
+        Some(format!(
+            "energy at {:.2} GHz only: P_idle(f) and P_core(f) at the machine's other \
+             frequencies ({}) cannot be read from one frequency. Measure at two or more \
+             frequencies, or fit against a machine file that lists only {:.2} GHz",
+            freqs[0],
+            machine_ghz
+                .iter()
+                .map(|g| format!("{g:.2}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            freqs[0]
+        ))
+    } else if cores.len() < 2 {
+        Some(
+            "energy at one core count only: it cannot separate P_idle from P_core; measure \
+              two or more core counts"
+                .into(),
+        )
+    } else if pts.len() <= params {
+        Some(format!(
+            "{} configurations with energy for {params} power parameters: no residual is left \
+             to judge the fit; measure at least {} configurations",
+            pts.len(),
+            params + 1
+        ))
+    } else {
+        None
+    };
+    match why {
+        None => Ok(()),
+        Some(got) => Err(InputError::Key {
+            file: file.to_path_buf(),
+            key: "energy_j".into(),
+            expected: "energy that identifies the power laws (two or more core counts, more \
+                       configurations than parameters, each machine frequency covered)"
+                .into(),
+            got,
+        }),
+    }
 }
 
 /// The machine's `[power]` with the fitted laws at its frequencies.

@@ -30,23 +30,39 @@ pub fn fit(rows: &[Vec<f64>], y: &[f64], w: &[f64]) -> Option<LinearFit> {
     }
     let x = DMatrix::from_fn(n, p, |i, j| rows[i][j] * w[i]);
     let b = DVector::from_fn(n, |i, _| y[i] * w[i]);
-    let svd = x.clone().svd(true, true);
-    let smax = svd.singular_values.max();
-    if smax.is_nan() || smax <= 0.0 || svd.singular_values.min() <= smax * 1e-10 {
+    // The decomposition sees only finite numbers of order one: each column and the right-hand
+    // side are divided by their largest magnitude (extreme inputs such as 1e-308 s times 1e7
+    // bytes overflow here and are refused, instead of reaching the SVD as inf or NaN).
+    let col: Vec<f64> = (0..p).map(|j| x.column(j).amax()).collect();
+    let sb = b.amax();
+    let usable = |v: f64| v.is_finite() && v > 0.0;
+    if !(col.iter().all(|&c| usable(c)) && usable(sb) && x.iter().all(|v| v.is_finite())) {
         return None;
     }
-    let beta = svd.solve(&b, smax * 1e-12).ok()?;
-    let wres = &b - &x * &beta;
+    let xs = DMatrix::from_fn(n, p, |i, j| x[(i, j)] / col[j]);
+    let bs = &b / sb;
+    let svd = xs.clone().svd(true, true);
+    let smax = svd.singular_values.max();
+    if !smax.is_finite() || smax <= 0.0 || svd.singular_values.min() <= smax * 1e-10 {
+        return None;
+    }
+    let beta_s = svd.solve(&bs, smax * 1e-12).ok()?;
+    let wres = &bs - &xs * &beta_s;
     let dof = n - p;
     let s2 = if dof > 0 {
         wres.norm_squared() / dof as f64
     } else {
         f64::NAN
     };
-    let cov = (x.transpose() * &x).try_inverse()?;
-    let params: Vec<f64> = beta.iter().copied().collect();
+    let cov = (xs.transpose() * &xs).try_inverse()?;
+    let params: Vec<f64> = (0..p).map(|j| beta_s[j] * sb / col[j]).collect();
+    if !params.iter().all(|v| v.is_finite()) {
+        return None;
+    }
     Some(LinearFit {
-        std_err: (0..p).map(|j| (s2 * cov[(j, j)]).sqrt()).collect(),
+        std_err: (0..p)
+            .map(|j| (s2 * cov[(j, j)]).sqrt() * sb / col[j])
+            .collect(),
         residuals: rows
             .iter()
             .zip(y)
@@ -74,5 +90,24 @@ mod tests {
         assert!(fit(&same, &y, &[1.0; 3]).is_none());
         assert!(fit(&rows[..1], &y[..1], &[1.0]).is_none());
         assert!(fit(&rows, &y, &[1.0, f64::INFINITY, 1.0]).is_none());
+    }
+
+    #[test]
+    fn extreme_finite_numbers_end_in_a_fit_or_none_never_a_panic() {
+        // The ping-pong times that made nalgebra's SVD panic ("Singular value was NaN").
+        let bytes = [1.0, 1024.0, 1.6e7];
+        for t in [6.49e147, 1e308, 1.32e-308] {
+            let rows: Vec<Vec<f64>> = bytes.iter().map(|&m| vec![1.0, m]).collect();
+            let y = [t, 2.0 * t, 3.0 * t];
+            let w: Vec<f64> = y.iter().map(|v| 1.0 / v).collect();
+            if let Some(f) = fit(&rows, &y, &w) {
+                assert!(f.params.iter().all(|v| v.is_finite()));
+            }
+        }
+        // Scaling changes nothing for ordinary numbers.
+        let rows: Vec<Vec<f64>> = bytes.iter().map(|&m| vec![1.0, m]).collect();
+        let y: Vec<f64> = bytes.iter().map(|m| 2e-6 + m / 1e10).collect();
+        let f = fit(&rows, &y, &[1.0; 3]).unwrap();
+        assert!((f.params[0] - 2e-6).abs() < 1e-15 && (f.params[1] - 1e-10).abs() < 1e-20);
     }
 }

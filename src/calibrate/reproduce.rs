@@ -8,6 +8,10 @@ use crate::model::{Eval, Model};
 
 /// The floor of the reproduction bound: 2% (MODEL.md 6b a).
 pub const BOUND_FLOOR: f64 = 0.02;
+/// The most a power fit's largest residual may widen the energy reproduction bound: a fit
+/// worse than this does not describe the machine (MODEL.md 6b a), and is reported as such
+/// instead of excusing an energy error of its size.
+pub const MAX_POWER_FIT_BOUND: f64 = 0.10;
 /// A point whose time is more than this share waiting on nothing measured is refused.
 pub const UNEXPLAINED_MAX: f64 = 0.5;
 
@@ -44,6 +48,14 @@ impl EnergyScope {
             EnergyScope::Gpu => ev.e.gpu,
             EnergyScope::Cpu => ev.e.cpu + ev.e.mem + ev.e.idle,
             EnergyScope::Node => ev.energy,
+        }
+    }
+
+    /// The measured-CSV column that holds this scope's energy.
+    pub fn column(self) -> &'static str {
+        match self {
+            EnergyScope::Gpu => "gpu_energy_j",
+            EnergyScope::Cpu | EnergyScope::Node => "energy_j",
         }
     }
 
@@ -163,7 +175,14 @@ fn point_check(model: &Model<'_>, p: &BaselinePoint) -> Option<PointCheck> {
         .get(&(p.cores, freq_key(p.freq), p.gpus));
     let bound = bound_of(model.profile, p);
     let scope = EnergyScope::of(spread.map_or(&[][..], |s| &s.energy_domains[..]));
-    let energy_bound = bound.max(model.machine.power.fit_residual_rel.unwrap_or(0.0));
+    let energy_bound = bound.max(
+        model
+            .machine
+            .power
+            .fit_residual_rel
+            .unwrap_or(0.0)
+            .min(MAX_POWER_FIT_BOUND),
+    );
     Some(PointCheck {
         cores: p.cores,
         ghz: p.freq.ghz(),

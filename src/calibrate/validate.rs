@@ -21,6 +21,9 @@ pub struct Measured {
     pub energy: Option<(f64, EnergyScope)>,
     /// Where it came from (`file:line`, or `profile point`).
     pub source: String,
+    /// Each run's measured time and energy, where `time_s` and `energy` are their means over
+    /// repeats of the configuration: the error statistics count every run.
+    pub runs: Vec<(f64, Option<f64>)>,
 }
 
 /// One measured configuration against its prediction.
@@ -137,57 +140,162 @@ pub fn compare(model: &Model<'_>, measured: &[Measured]) -> InputResult<Vec<Comp
         .collect()
 }
 
-/// Time and energy statistics of compared points (saturated predictions left out).
+/// Time and energy statistics of compared points, every measured run counted (points not
+/// predicted are left out, and counted by the caller).
 pub fn summary(rows: &[Compared]) -> (ErrorStats, ErrorStats) {
     let t: Vec<(f64, f64)> = rows
         .iter()
-        .filter_map(|r| r.time_s.map(|p| (p, r.measured.time_s)))
+        .filter_map(|r| r.time_s.map(|p| (p, &r.measured.runs)))
+        .flat_map(|(p, runs)| runs.iter().map(move |m| (p, m.0)))
         .collect();
     let e: Vec<(f64, f64)> = rows
         .iter()
-        .filter_map(|r| r.energy_j.zip(r.measured.energy.map(|e| e.0)))
+        .filter_map(|r| r.energy_j.map(|p| (p, &r.measured.runs)))
+        .flat_map(|(p, runs)| runs.iter().filter_map(move |m| m.1.map(|e| (p, e))))
         .collect();
     (stats(&t), stats(&e))
 }
 
 /// Reads measured runs: a CSV with a header naming `nodes, cores, freq_hz, gpus, time_s` and
-/// optionally `energy_j` (the whole node) or `gpu_energy_j` (GPUs only).
+/// optionally `energy_j` (the whole node) or `gpu_energy_j` (GPUs only). Every row is kept.
 pub fn read_csv(path: &Path, text: &str) -> InputResult<Vec<Measured>> {
-    let mut lines = text
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty());
+    let mut out = Vec::new();
+    read_rows(path, std::io::Cursor::new(text), |m| {
+        out.push(m);
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// Reads a measured CSV file as a stream and keeps one row per configuration and energy scope:
+/// repeats are averaged (time and energy), so memory grows with the configurations measured,
+/// not with the rows. The source names the first line and the number of repeats.
+pub fn read_csv_file(path: &Path) -> InputResult<Vec<Measured>> {
+    let (file, _) = crate::input::open_regular(path)?;
+    let mut groups: Vec<(Measured, usize)> = Vec::new();
+    let mut index: std::collections::HashMap<(u32, u32, u64, u32, Option<&'static str>), usize> =
+        std::collections::HashMap::new();
+    read_rows(path, std::io::BufReader::new(file), |m| {
+        let key = (
+            m.config.nodes,
+            m.config.cores,
+            m.config.freq.0.to_bits(),
+            m.config.gpus,
+            m.energy.map(|e| e.1.name()),
+        );
+        match index.get(&key) {
+            Some(&i) => {
+                let (g, n) = &mut groups[i];
+                g.time_s += m.time_s;
+                if let (Some(a), Some(b)) = (&mut g.energy, m.energy) {
+                    a.0 += b.0;
+                }
+                g.runs.extend(m.runs);
+                *n += 1;
+            }
+            None => {
+                index.insert(key, groups.len());
+                groups.push((m, 1));
+            }
+        }
+        Ok(())
+    })?;
+    Ok(groups
+        .into_iter()
+        .map(|(mut m, n)| {
+            m.time_s /= n as f64;
+            if let Some(e) = &mut m.energy {
+                e.0 /= n as f64;
+            }
+            if n > 1 {
+                m.source = format!("{} (mean of {n} runs)", m.source);
+            }
+            m
+        })
+        .collect())
+}
+
+/// The largest energy a measured row may hold, J (a megawatt for eleven days).
+const MAX_ENERGY_J: f64 = 1e12;
+
+/// Reads measured rows one line at a time, handing each to `f`.
+fn read_rows(
+    path: &Path,
+    reader: impl std::io::BufRead,
+    mut f: impl FnMut(Measured) -> InputResult<()>,
+) -> InputResult<()> {
     let bad = |line: usize, col: &str, expected: &str, got: &str| InputError::Key {
         file: path.to_path_buf(),
         key: format!("line {line}, column {col}"),
         expected: expected.into(),
         got: got.into(),
     };
-    let Some((_, head)) = lines.next() else {
-        return Err(bad(1, "header", "a header line", "an empty file"));
+    let mut lines = reader.lines().enumerate();
+    let (cols, head) = loop {
+        match lines.next() {
+            None => return Err(bad(1, "header", "a header line", "an empty file")),
+            Some((i, l)) => {
+                let l = l.map_err(|e| read_error(path, i + 1, e))?;
+                if !l.trim().is_empty() {
+                    let cols: Vec<String> = l
+                        .split(',')
+                        .map(|c| c.trim().to_ascii_lowercase())
+                        .collect();
+                    break (cols, l);
+                }
+            }
+        }
     };
-    let cols: Vec<String> = head
-        .split(',')
-        .map(|c| c.trim().to_ascii_lowercase())
-        .collect();
-    let find = |name: &str| cols.iter().position(|c| c == name);
-    let mut idx = Vec::new();
-    for name in ["nodes", "cores", "freq_hz", "gpus", "time_s"] {
-        idx.push(find(name).ok_or_else(|| {
-            bad(
-                1,
-                name,
-                "columns nodes,cores,freq_hz,gpus,time_s[,energy_j|gpu_energy_j]",
-                head,
-            )
-        })?);
-    }
-    let energy_col = find("energy_j")
-        .map(|i| (i, EnergyScope::Node))
-        .or_else(|| find("gpu_energy_j").map(|i| (i, EnergyScope::Gpu)));
-    let mut out = Vec::new();
+    let layout = Layout::of(&cols).ok_or_else(|| {
+        bad(
+            1,
+            "header",
+            "columns nodes,cores,freq_hz,gpus,time_s[,energy_j|gpu_energy_j]",
+            &head,
+        )
+    })?;
     for (i, line) in lines {
-        let n = i + 1;
+        let line = line.map_err(|e| read_error(path, i + 1, e))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        f(layout.row(path, i + 1, &line, &bad)?)?;
+    }
+    Ok(())
+}
+
+fn read_error(path: &Path, line: usize, e: std::io::Error) -> InputError {
+    InputError::Read {
+        file: path.to_path_buf(),
+        reason: std::io::Error::new(e.kind(), format!("line {line}: {e}")),
+    }
+}
+
+/// Where each column of a measured CSV is.
+struct Layout {
+    idx: [usize; 5],
+    energy: Option<(usize, EnergyScope)>,
+}
+
+type Bad<'a> = dyn Fn(usize, &str, &str, &str) -> InputError + 'a;
+
+impl Layout {
+    fn of(cols: &[String]) -> Option<Self> {
+        let find = |name: &str| cols.iter().position(|c| c == name);
+        let mut idx = [0; 5];
+        for (k, name) in ["nodes", "cores", "freq_hz", "gpus", "time_s"]
+            .iter()
+            .enumerate()
+        {
+            idx[k] = find(name)?;
+        }
+        let energy = find("energy_j")
+            .map(|i| (i, EnergyScope::Node))
+            .or_else(|| find("gpu_energy_j").map(|i| (i, EnergyScope::Gpu)));
+        Some(Self { idx, energy })
+    }
+
+    fn row(&self, path: &Path, n: usize, line: &str, bad: &Bad<'_>) -> InputResult<Measured> {
         let cells: Vec<&str> = line.split(',').map(str::trim).collect();
         let num = |col: usize, name: &str| -> InputResult<f64> {
             let raw = cells.get(col).copied().unwrap_or("");
@@ -202,8 +310,8 @@ pub fn read_csv(path: &Path, text: &str) -> InputResult<Vec<Measured>> {
                 .then_some(v as u32)
                 .ok_or_else(|| bad(n, name, "a whole number", &v.to_string()))
         };
-        let freq = num(idx[2], "freq_hz")?;
-        if freq < 1e7 {
+        let freq = num(self.idx[2], "freq_hz")?;
+        if !(1e7..=1e11).contains(&freq) {
             return Err(bad(
                 n,
                 "freq_hz",
@@ -211,27 +319,41 @@ pub fn read_csv(path: &Path, text: &str) -> InputResult<Vec<Measured>> {
                 &freq.to_string(),
             ));
         }
-        let time_s = num(idx[4], "time_s")?;
-        if time_s <= 0.0 {
-            return Err(bad(n, "time_s", "a positive time in seconds", "0"));
+        let time_s = num(self.idx[4], "time_s")?;
+        if !(time_s > 0.0 && time_s <= crate::units::MAX_RUN_SECONDS) {
+            return Err(bad(
+                n,
+                "time_s",
+                "a positive time in seconds, up to a year",
+                &time_s.to_string(),
+            ));
         }
-        let energy = match energy_col {
+        let energy = match self.energy {
             Some((c, scope)) if cells.get(c).is_some_and(|v| !v.is_empty()) => {
-                Some((num(c, "energy_j")?, scope))
+                let e = num(c, scope.column())?;
+                if !(e > 0.0 && e <= MAX_ENERGY_J) {
+                    return Err(bad(
+                        n,
+                        scope.column(),
+                        "a positive energy in joules (a run that took time used energy), up to 1e12",
+                        &e.to_string(),
+                    ));
+                }
+                Some((e, scope))
             }
             _ => None,
         };
-        out.push(Measured {
+        Ok(Measured {
             config: Config {
-                nodes: whole(idx[0], "nodes")?,
-                cores: whole(idx[1], "cores")?,
+                nodes: whole(self.idx[0], "nodes")?,
+                cores: whole(self.idx[1], "cores")?,
                 freq: Hertz(freq),
-                gpus: whole(idx[3], "gpus")?,
+                gpus: whole(self.idx[3], "gpus")?,
             },
             time_s,
             energy,
             source: format!("{}:{n}", path.display()),
-        });
+            runs: vec![(time_s, energy.map(|e| e.0))],
+        })
     }
-    Ok(out)
 }

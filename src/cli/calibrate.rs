@@ -2,8 +2,7 @@
 //! -> fitted parameters -> the machine file's `[network]` or `[power]` section, rewritten with
 //! its comments kept and a `[sources]` line saying how and when.
 
-use super::values;
-use crate::atomic_write::write_atomic;
+use super::{outputs, values};
 use crate::calibrate::machine_edit::{self, Number};
 use crate::calibrate::network_fit::{self, NetworkFit};
 use crate::error::InputError;
@@ -84,6 +83,15 @@ fn run_network(a: &NetworkArgs, out: &mut dyn Write) -> anyhow::Result<i32> {
         p.push(".pingpong.json");
         PathBuf::from(p)
     });
+    let mut outputs = vec![("--output", output.as_path())];
+    if a.from.is_none() {
+        outputs.push(("--record", record_path.as_path()));
+    }
+    let from: Vec<(&str, &Path)> = a.from.iter().map(|p| ("--from", p.as_path())).collect();
+    outputs::check_distinct(&from, &outputs)?;
+    if a.from.is_none() {
+        outputs::check_distinct(&[("--machine", &a.machine)], &[("--record", &record_path)])?;
+    }
     let (record, source_file) = match &a.from {
         Some(p) => (Record::read(p)?, p.clone()),
         None => match measure(a, max_bytes, &record_path)? {
@@ -114,7 +122,7 @@ fn run_network(a: &NetworkArgs, out: &mut dyn Write) -> anyhow::Result<i32> {
         true,
     )?;
     Machine::from_toml(&output, &new)?;
-    write_atomic(&output, new.as_bytes(), false)?;
+    outputs::write_machine(&a.machine, &output, new.as_bytes())?;
     writeln!(out, "wrote [network] to {}", output.display())?;
     Ok(0)
 }

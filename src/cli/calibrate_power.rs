@@ -6,7 +6,6 @@
 //! exits non-zero.
 
 use super::values;
-use crate::atomic_write::write_atomic;
 use crate::calibrate::kernels::{self, Kernel};
 use crate::calibrate::machine_edit::{self, Number};
 use crate::calibrate::power_fit::{self, Kind, Law, PowerLaws, PowerSample};
@@ -116,7 +115,12 @@ pub fn run_power(a: &PowerArgs, out: &mut dyn Write) -> anyhow::Result<i32> {
     })?;
     report(&fit, &samples, &machine, out)?;
     let new = write_power(&output, &text, &machine, &fit, &sources)?;
-    write_atomic(&output, new.as_bytes(), false)?;
+    let inputs: Vec<(&str, &Path)> = sources
+        .iter()
+        .map(|(_, p)| ("--from", p.as_path()))
+        .collect();
+    super::outputs::check_distinct(&inputs, &[("--output", &output)])?;
+    super::outputs::write_machine(&a.machine, &output, new.as_bytes())?;
     writeln!(out, "wrote [power] to {}", output.display())?;
     Ok(0)
 }

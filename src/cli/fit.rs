@@ -40,11 +40,25 @@ pub struct FitArgs {
     pub loo: bool,
 }
 
+/// Refuses outputs onto the inputs (the measured CSV; the machine file except as the
+/// `--machine-out` that rewrites it in place) and two outputs that are one file.
+fn check_outputs(args: &FitArgs, machine_file: &Path) -> anyhow::Result<()> {
+    let mut outputs = vec![("--profile-out", args.profile_out.as_path())];
+    outputs.extend(args.machine_out.as_deref().map(|p| ("--machine-out", p)));
+    super::outputs::check_distinct(&[("--measured", &args.measured)], &outputs)?;
+    super::outputs::check_distinct(
+        &[("--machine", machine_file)],
+        &[("--profile-out", &args.profile_out)],
+    )?;
+    Ok(())
+}
+
 /// Runs `fit`.
 pub fn run_fit(args: &FitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let (machine_file, machine_text) = super::sources::machine_text(args.machine.as_deref())?;
     let machine = Machine::from_toml(&machine_file, &machine_text)?;
-    let text = crate::input::read_file(&args.measured)?;
+    check_outputs(args, &machine_file)?;
+    let text = crate::input::read_table(&args.measured)?;
     let rows = cv::read_csv(&args.measured, &text)?;
     let program = args.program.clone().unwrap_or_else(|| {
         args.measured
@@ -72,7 +86,7 @@ pub fn run_fit(args: &FitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     write_atomic(&args.profile_out, profile_json.as_bytes(), false)?;
     writeln!(out, "wrote {}", args.profile_out.display())?;
     if let Some((path, text)) = machine_new {
-        write_atomic(path, text.as_bytes(), false)?;
+        super::outputs::write_machine(&machine_file, path, text.as_bytes())?;
         writeln!(out, "wrote {}", path.display())?;
     }
     if args.loo {

@@ -102,7 +102,7 @@ pub fn run_metrics(args: &MetricsArgs, out: &mut dyn Write) -> anyhow::Result<()
             }
             .into());
         }
-        let text = crate::input::read_file(f)?;
+        let text = crate::input::read_table(f)?;
         if text.starts_with("@ mpiP") || name.ends_with(".mpiP") {
             runs.push(run::from_mpip(&mpip::parse(f, &text)?));
         } else if name.ends_with(".csv") || text.trim_start().starts_with('{') {

@@ -8,6 +8,7 @@ pub mod fit;
 pub mod job;
 pub mod machine;
 pub mod metrics;
+pub mod outputs;
 pub mod plan;
 pub mod predict;
 pub mod profile;
@@ -91,6 +92,53 @@ pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
     })
 }
 
+/// Standard output where a closed reader (`jouleplan plan --sbatch job.sh | true`) only stops
+/// the printing: a write after the pipe closed succeeds and prints nothing, so the command goes
+/// on to write every file it was asked for and returns the exit code it would with an open
+/// stdout (STYLE.md item 1). Other write errors (a full disk) are still errors.
+pub struct ClosedStdoutStopsPrinting<W: Write> {
+    inner: W,
+    closed: bool,
+}
+
+impl<W: Write> ClosedStdoutStopsPrinting<W> {
+    /// Wraps a writer.
+    pub fn new(inner: W) -> Self {
+        Self {
+            inner,
+            closed: false,
+        }
+    }
+
+    fn absorb(&mut self, r: std::io::Result<usize>, len: usize) -> std::io::Result<usize> {
+        match r {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+                self.closed = true;
+                Ok(len)
+            }
+            other => other,
+        }
+    }
+}
+
+impl<W: Write> Write for ClosedStdoutStopsPrinting<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.closed {
+            return Ok(buf.len());
+        }
+        let r = self.inner.write(buf);
+        self.absorb(r, buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        if self.closed {
+            return Ok(());
+        }
+        let r = self.inner.flush().map(|()| 0);
+        self.absorb(r, 0).map(|_| ())
+    }
+}
+
 /// The whole program: parse, run, and return the exit code.
 pub fn main_with(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32 {
     let cli = match Cli::try_parse_from(args) {
@@ -101,7 +149,7 @@ pub fn main_with(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32 {
         }
     };
     let stdout = std::io::stdout();
-    let mut out = stdout.lock();
+    let mut out = ClosedStdoutStopsPrinting::new(stdout.lock());
     let result = match cli.command.unwrap_or(Command::Plan(PlanArgs::default())) {
         Command::Plan(a) => run_plan(&a, &mut out).map(|p| {
             if p.answer.feasible {

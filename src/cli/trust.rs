@@ -36,13 +36,7 @@ pub struct Accept {
 pub fn machine_matches(machine: &Machine, profile: &Profile, accept: Accept) -> InputResult<Trust> {
     let mut t = Trust::default();
     let Some(on) = profile.facts.measured_on.as_ref() else {
-        t.notes.push(format!(
-            "{} does not record the machine it was measured on (it was not written by `jouleplan \
-             profile`): that it describes machine `{}` was not checked",
-            profile.file.display(),
-            machine.name
-        ));
-        return Ok(t);
+        return unrecorded_machine(machine, profile, accept);
     };
     let mut differences = Vec::new();
     if let Some(pc) = on.physical_cores
@@ -111,6 +105,66 @@ pub fn machine_matches(machine: &Machine, profile: &Profile, accept: Accept) -> 
     Ok(t)
 }
 
+/// A profile that does not record its machine, checked against what it does hold: the core
+/// counts and frequencies it measured must lie within the machine's (no silent
+/// extrapolation to frequencies or core counts it never saw).
+fn unrecorded_machine(machine: &Machine, profile: &Profile, accept: Accept) -> InputResult<Trust> {
+    let mut t = Trust::default();
+    t.notes.push(format!(
+        "{} does not record the machine it was measured on: it was checked against machine `{}` \
+         by its core counts and frequencies only",
+        profile.file.display(),
+        machine.name
+    ));
+    let measured: Vec<_> = profile.baseline.iter().filter(|p| p.measured).collect();
+    let mut differences = Vec::new();
+    if let Some(c) = measured.iter().map(|p| p.cores).max()
+        && c > machine.cores_per_node
+    {
+        differences.push(format!(
+            "measured on up to {c} cores where the machine file has {}",
+            machine.cores_per_node
+        ));
+    }
+    let (lo, hi) = measured
+        .iter()
+        .fold((f64::INFINITY, 0.0_f64), |(lo, hi), p| {
+            (lo.min(p.freq.ghz()), hi.max(p.freq.ghz()))
+        });
+    let outside: Vec<String> = machine
+        .frequencies
+        .iter()
+        .map(|f| f.ghz())
+        .filter(|g| !measured.is_empty() && (*g < lo - 1e-6 || *g > hi + 1e-6))
+        .map(|g| format!("{g:.2}"))
+        .collect();
+    if !outside.is_empty() {
+        differences.push(format!(
+            "the machine's frequencies {} GHz lie outside the measured {lo:.2}-{hi:.2} GHz",
+            outside.join(", ")
+        ));
+    }
+    if differences.is_empty() {
+        return Ok(t);
+    }
+    let what = format!(
+        "{} (no machine recorded) does not fit machine `{}` ({}): {}",
+        profile.file.display(),
+        machine.name,
+        machine.file.display(),
+        differences.join("; ")
+    );
+    if !accept.other_machine {
+        return Err(InputError::Mismatch(format!(
+            "{what}. Plan it against the machine file of the node it was measured on, or pass              --other-machine to extrapolate anyway"
+        )));
+    }
+    t.warnings.push(format!(
+        "extrapolated beyond what was measured (--other-machine): {what}"
+    ));
+    Ok(t)
+}
+
 /// The model against the profile's own measured points, and the multi-node warning.
 pub fn check_model(model: &Model<'_>, accept: Accept, t: &mut Trust) -> InputResult<()> {
     let r = reproduce::check(model);
@@ -118,7 +172,19 @@ pub fn check_model(model: &Model<'_>, accept: Accept, t: &mut Trust) -> InputRes
     if let Some(n) = model.gpu_gap.note(model.machine) {
         t.notes.push(n);
     }
-    let problems = r.problems();
+    let mut problems = r.problems();
+    if let Some(res) = model.machine.power.fit_residual_rel
+        && res > reproduce::MAX_POWER_FIT_BOUND
+    {
+        problems.push(format!(
+            "{}: the power fit's largest residual is {:.1}% (power.fit_residual_rel), more than \
+             the {:.0}% a fit that describes the machine may leave: energy predictions from it \
+             are not trustworthy; measure power again (`jouleplan calibrate power`)",
+            model.machine.file.display(),
+            100.0 * res,
+            100.0 * reproduce::MAX_POWER_FIT_BOUND
+        ));
+    }
     if !problems.is_empty() {
         if !accept.model_error {
             return Err(InputError::Mismatch(format!(

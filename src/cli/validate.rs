@@ -66,10 +66,7 @@ pub fn run_validate(args: &ValidateArgs, out: &mut dyn Write) -> anyhow::Result<
     let mut notes = Vec::new();
     let held_out = args.use_cores.is_some() || args.use_freqs.is_some();
     let measured = match &args.measured {
-        Some(path) => {
-            let text = crate::input::read_file(path)?;
-            validate::read_csv(path, &text)?
-        }
+        Some(path) => validate::read_csv_file(path)?,
         None if held_out => hold_out(&mut profile, args)?,
         None => profile
             .baseline
@@ -95,6 +92,9 @@ pub fn run_validate(args: &ValidateArgs, out: &mut dyn Write) -> anyhow::Result<
         ),
         rows: validate::compare(&model, &measured)?,
     });
+    if let Some(path) = &args.measured {
+        refuse_if_nothing_predicted(path, &blocks[0].rows)?;
+    }
     if args.loo {
         blocks.push(leave_one_out(&machine, &loo_source, &args.source)?);
     }
@@ -114,6 +114,39 @@ pub fn run_validate(args: &ValidateArgs, out: &mut dyn Write) -> anyhow::Result<
         }
     }
     Ok(())
+}
+
+/// Rows not predicted, grouped by why, most frequent first.
+fn not_predicted_reasons(rows: &[Compared]) -> Vec<(String, usize)> {
+    let mut by: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+    for r in rows {
+        if let Some(why) = r.not_predicted.as_deref() {
+            *by.entry(why).or_default() += 1;
+        }
+    }
+    let mut v: Vec<(String, usize)> = by.into_iter().map(|(k, n)| (k.to_string(), n)).collect();
+    v.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    v
+}
+
+/// A measured CSV none of whose rows the model can predict validates nothing: bad input.
+fn refuse_if_nothing_predicted(path: &std::path::Path, rows: &[Compared]) -> anyhow::Result<()> {
+    if rows.iter().any(|r| r.not_predicted.is_none()) {
+        return Ok(());
+    }
+    let why: Vec<String> = not_predicted_reasons(rows)
+        .iter()
+        .take(3)
+        .map(|(w, n)| format!("{n} x {w}"))
+        .collect();
+    Err(InputError::Mismatch(format!(
+        "{}: none of its {} configurations can be predicted with this profile and machine ({}): \
+         measure inside the profile's range, or fit a profile on these runs with `jouleplan fit`",
+        path.display(),
+        rows.len(),
+        why.join("; ")
+    ))
+    .into())
 }
 
 /// Draws the compared points of one block.
@@ -213,6 +246,7 @@ fn as_measured(profile: &Profile, p: &BaselinePoint) -> Measured {
         time_s: p.wall_time.0,
         energy: p.energy.map(|e| (e.0, scope)),
         source: "profile point".into(),
+        runs: vec![(p.wall_time.0, p.energy.map(|e| e.0))],
     }
 }
 
@@ -280,18 +314,17 @@ pub(crate) fn write_block(b: &Block, out: &mut dyn Write) -> std::io::Result<()>
             pct(r.energy_error()),
         )?;
     }
-    let skipped: Vec<&Compared> = b
-        .rows
-        .iter()
-        .filter(|r| r.not_predicted.is_some())
-        .collect();
-    if let Some(first) = skipped.first() {
+    let skipped = not_predicted_reasons(&b.rows);
+    let total: usize = skipped.iter().map(|s| s.1).sum();
+    if total > 0 {
         writeln!(
             out,
-            "  {} points not predicted (left out of the figures), for example: {}",
-            skipped.len(),
-            first.not_predicted.as_deref().unwrap_or("")
+            "  {total} of {} points not predicted, so not in the figures below:",
+            b.rows.len()
         )?;
+        for (why, n) in &skipped {
+            writeln!(out, "    {n} x {why}")?;
+        }
     }
     let (t, e) = validate::summary(&b.rows);
     write_stats("time", &t, out)?;
@@ -337,11 +370,18 @@ fn to_json(blocks: &[Block], notes: &[String]) -> Value {
                         "predicted_energy_j": r.energy_j,
                         "energy_error": r.energy_error(),
                         "source": r.measured.source,
+                        "runs": r.measured.runs.len(),
                         "not_predicted": r.not_predicted,
                     })
                 })
                 .collect();
-            json!({"title": b.title, "points": rows, "time": stats_json(&t), "energy": stats_json(&e)})
+            let reasons: Vec<Value> = not_predicted_reasons(&b.rows)
+                .into_iter()
+                .map(|(why, n)| json!({"reason": why, "points": n}))
+                .collect();
+            let skipped: usize = b.rows.iter().filter(|r| r.not_predicted.is_some()).count();
+            json!({"title": b.title, "points": rows, "time": stats_json(&t), "energy": stats_json(&e),
+                   "not_predicted": {"points": skipped, "reasons": reasons}})
         })
         .collect();
     json!({"notes": notes, "validations": blocks})

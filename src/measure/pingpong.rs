@@ -52,10 +52,14 @@ impl Record {
             return Err(bad("format", RECORD_FORMAT, r.format));
         }
         for (i, s) in r.sizes.iter().enumerate() {
-            if s.one_way_s.is_empty() || s.one_way_s.iter().any(|t| !(t.is_finite() && *t > 0.0)) {
+            if s.one_way_s.is_empty()
+                || s.one_way_s
+                    .iter()
+                    .any(|t| !(ONE_WAY_RANGE_S.0..=ONE_WAY_RANGE_S.1).contains(t))
+            {
                 return Err(bad(
                     &format!("sizes[{i}].one_way_s"),
-                    "one or more positive times in seconds",
+                    "one or more one-way times from 1e-9 s (a nanosecond) to 3600 s",
                     format!("{:?}", s.one_way_s),
                 ));
             }
@@ -69,6 +73,10 @@ impl Record {
         write_atomic(path, text.as_bytes(), false)
     }
 }
+
+/// The one-way times a real message can take, s: a nanosecond (below any network's latency)
+/// to an hour.
+pub const ONE_WAY_RANGE_S: (f64, f64) = (1e-9, 3600.0);
 
 /// What to measure.
 #[derive(Debug, Clone, PartialEq)]

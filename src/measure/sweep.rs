@@ -263,8 +263,7 @@ fn load_existing(o: &Options) -> anyhow::Result<Option<SweepRecord>> {
         ))
         .into());
     }
-    let text = std::fs::read_to_string(&o.output)
-        .map_err(|e| anyhow::anyhow!("{}: cannot read: {e}", o.output.display()))?;
+    let text = crate::input::read_file(&o.output)?;
     let bad =
         |e: String| crate::error::InputError::Mismatch(format!("{}: {e}", o.output.display()));
     let doc: serde_json::Value =
@@ -846,14 +845,14 @@ pub fn import_perf_stat(
     capture: &Path,
     wall_s: Option<f64>,
 ) -> anyhow::Result<RunRecord> {
-    let text = crate::input::read_file(capture)?;
+    let text = crate::input::read_table(capture)?;
     let lines = perfstat::parse(capture, &text)?;
     let imp = perfstat::readings(&lines, o.stall_override);
     let wall = imp.wall_s.or(wall_s).ok_or_else(|| {
-        anyhow::anyhow!(
+        crate::error::InputError::Mismatch(format!(
             "{}: no duration_time line; give the run's wall time with --wall-time",
             capture.display()
-        )
+        ))
     })?;
     let (&[cores], Some([f])) = (o.cores.as_slice(), o.freqs.as_deref()) else {
         return Err(crate::error::InputError::Mismatch(

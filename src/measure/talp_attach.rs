@@ -56,10 +56,10 @@ pub fn trace_attachment(spec: &TalpSpec) -> anyhow::Result<TalpAttachment> {
     let run =
         crate::metrics::paraver::analyse(&spec.file, &crate::metrics::paraver::Options::default())?;
     let pop = run.pop.as_ref().ok_or_else(|| {
-        anyhow::anyhow!(
+        anyhow::Error::from(InputError::Mismatch(format!(
             "{}: the trace gives no POP metrics (no useful time per rank)",
             spec.file.display()
-        )
+        )))
     })?;
     let mut printed: std::collections::BTreeMap<String, f64> = [
         ("parallelEfficiency", pop.parallel_efficiency),
@@ -97,11 +97,11 @@ pub fn read_attachment(spec: &TalpSpec) -> anyhow::Result<(TalpAttachment, u32)>
     let text = crate::input::read_file(&spec.file)?;
     let a = attachment_of(&spec.file, &text, spec.cores)?;
     if a.gpus == 0 {
-        anyhow::bail!(
+        return Err(anyhow::Error::from(InputError::Mismatch(format!(
             "{}: the Global region has no device times (numGpus 0, no gpuUsefulTime): run DLB \
              with its GPU plugin (CUPTI) to measure them",
             spec.file.display()
-        );
+        ))));
     }
     let gpus = a.gpus;
     Ok((a, gpus))
@@ -116,7 +116,12 @@ pub fn attachment_of(file: &Path, text: &str, cores: u32) -> anyhow::Result<Talp
         .iter()
         .find(|r| r.name == "Global")
         .or(parsed.regions.first())
-        .ok_or_else(|| anyhow::anyhow!("{}: no TALP region", file.display()))?;
+        .ok_or_else(|| {
+            anyhow::Error::from(InputError::Mismatch(format!(
+                "{}: no TALP region",
+                file.display()
+            )))
+        })?;
     let runtime = match &region.host {
         talp::HostSource::Modern(h) => h.gpu_runtime,
         talp::HostSource::Legacy(_) => 0.0,
@@ -136,10 +141,49 @@ pub fn attachment_of(file: &Path, text: &str, cores: u32) -> anyhow::Result<Talp
     })
 }
 
+/// Largest efficiency accepted from a measuring tool (its printed two decimals round up).
+const MAX_EFFICIENCY: f64 = 1.005;
+
+/// Refuses an attachment whose efficiencies are not efficiencies (outside 0 to 1, or not
+/// finite), naming the key, or whose times are negative or beyond a physical range.
+fn check_printed(file: &Path, a: &TalpAttachment) -> Result<(), InputError> {
+    let bad = |key: &str, v: f64, expected: &str| InputError::Key {
+        file: file.to_path_buf(),
+        key: key.into(),
+        expected: expected.into(),
+        got: v.to_string(),
+    };
+    for (k, &v) in &a.printed {
+        if !(v.is_finite() && (0.0..=MAX_EFFICIENCY).contains(&v)) {
+            return Err(bad(
+                k,
+                v,
+                "an efficiency from 0 to 1 (above 1 the tool's times disagree with each other: \
+                 re-measure, or leave this file out)",
+            ));
+        }
+    }
+    for (k, v) in [
+        ("elapsedTime", a.elapsed_s),
+        ("gpuUsefulTime", a.gpu_useful_s),
+        ("maxGpuActiveTime", a.max_gpu_active_s),
+        ("gpuRuntimeTime", a.gpu_runtime_s),
+    ] {
+        if !(v.is_finite() && (0.0..=crate::units::MAX_RUN_SECONDS).contains(&v)) {
+            return Err(bad(k, v, "seconds from 0 to a year"));
+        }
+    }
+    Ok(())
+}
+
 /// The header a profile file was written with, read back from it.
 fn header_of(path: &Path, doc: &Value) -> anyhow::Result<Header> {
-    let missing =
-        |k: &str| anyhow::anyhow!("{}: no `{k}`: not a jouleplan profile", path.display());
+    let missing = |k: &str| {
+        anyhow::Error::from(InputError::Mismatch(format!(
+            "{}: no `{k}`: not a jouleplan profile",
+            path.display()
+        )))
+    };
     let text = |k: &str| doc.get(k).and_then(Value::as_str).map(str::to_string);
     let it = doc.get("iterations").ok_or_else(|| missing("iterations"))?;
     let num = |k: &str| it.get(k).and_then(Value::as_f64).ok_or_else(|| missing(k));
@@ -179,14 +223,20 @@ fn header_of(path: &Path, doc: &Value) -> anyhow::Result<Header> {
 /// per attachment for the user.
 pub fn attach(output: &Path, specs: &[TalpSpec]) -> anyhow::Result<Vec<String>> {
     let text = crate::input::read_file(output)?;
-    let doc: Value = serde_json::from_str(&text)
-        .map_err(|e| anyhow::anyhow!("{}: not valid JSON: {e}", output.display()))?;
-    let mut rec: SweepRecord =
-        record::read_sweep(&doc).map_err(|e| anyhow::anyhow!("{}: {e}", output.display()))?;
+    let doc: Value = serde_json::from_str(&text).map_err(|e| {
+        anyhow::Error::from(InputError::Mismatch(format!(
+            "{}: not valid JSON: {e}",
+            output.display()
+        )))
+    })?;
+    let mut rec: SweepRecord = record::read_sweep(&doc).map_err(|e| {
+        anyhow::Error::from(InputError::Mismatch(format!("{}: {e}", output.display())))
+    })?;
     let header = header_of(output, &doc)?;
     let mut lines = Vec::new();
     for spec in specs {
         let (mut a, gpus) = read_attachment(spec)?;
+        check_printed(&spec.file, &a)?;
         let points: Vec<(u32, f64, u32)> = rec
             .runs
             .iter()
@@ -197,7 +247,7 @@ pub fn attach(output: &Path, specs: &[TalpSpec]) -> anyhow::Result<Vec<String>> 
         freqs.sort_unstable();
         freqs.dedup();
         let [fk] = freqs[..] else {
-            anyhow::bail!(
+            return Err(anyhow::Error::from(InputError::Mismatch(format!(
                 "{}: {} (TALP saw {gpus} GPUs) matches {} measured points of {}: it needs \
                  exactly one point with {} cores and {gpus} GPUs",
                 spec.file.display(),
@@ -205,7 +255,7 @@ pub fn attach(output: &Path, specs: &[TalpSpec]) -> anyhow::Result<Vec<String>> 
                 freqs.len(),
                 output.display(),
                 spec.cores
-            );
+            ))));
         };
         a.freq_hz = fk as f64 * 1e3;
         rec.talp.retain(|t| {
@@ -236,7 +286,14 @@ pub fn attach(output: &Path, specs: &[TalpSpec]) -> anyhow::Result<Vec<String>> 
     }
     let doc = record::profile_json(&header, &rec);
     let text = serde_json::to_string_pretty(&doc)?;
-    crate::atomic_write::write_atomic(output, text.as_bytes(), false)
+    // The profile must stay plannable: read it back as plan reads it before replacing it.
+    crate::model::workload::Profile::from_json(output, &text).map_err(|e| {
+        InputError::Mismatch(format!(
+            "{} was left unchanged: with the attachments it would not read back ({e})",
+            output.display()
+        ))
+    })?;
+    crate::atomic_write::rewrite_atomic(output, text.as_bytes())
         .map_err(|e| anyhow::anyhow!("{}: cannot write: {e}", output.display()))?;
     Ok(lines)
 }

@@ -105,10 +105,23 @@ pub fn parse(file: &Path, text: &str) -> InputResult<MpipReport> {
                 .first()
                 .and_then(|s| s.parse::<u32>().ok())
                 .ok_or_else(|| bad(file, n, "`Task AppTime MPITime MPI%`", line))?;
+            let seconds = |k: usize, what: &str| -> InputResult<f64> {
+                num(k, what).and_then(|v| {
+                    if v <= crate::units::MAX_RUN_SECONDS {
+                        Ok(v)
+                    } else {
+                        Err(bad(file, n, &format!("{what} up to a year"), line))
+                    }
+                })
+            };
+            let app = seconds(1, "AppTime as a number")?;
+            if app <= 0.0 {
+                return Err(bad(file, n, "an AppTime above 0 seconds", line));
+            }
             ranks.push(RankTime {
                 rank,
-                app: num(1, "AppTime as a number")?,
-                mpi: num(2, "MPITime as a number")?,
+                app,
+                mpi: seconds(2, "MPITime as a number")?,
             });
         } else if section.starts_with("Callsite Message Sent statistics") {
             if cols.first() == Some(&"Name") || cols.get(2) == Some(&"*") {

@@ -116,6 +116,9 @@ impl Obj<'_> {
                 // Times and counts are never negative; TALP's own printed efficiencies can be
                 // slightly (a real oversubscribed run printed mpiLoadBalanceIn -0.02): those
                 // are kept and flagged as implausible by the metrics, not refused.
+                Some(x) if is_time(key) && x > crate::units::MAX_RUN_SECONDS * 1e9 => {
+                    Err(self.err(key, "nanoseconds up to a year (3.2e16)", v.to_string()))
+                }
                 Some(x) if x.is_finite() && (x >= 0.0 || PRINTED.contains(&key)) => Ok(Some(x)),
                 Some(x) if x.is_finite() => Err(self.err(key, "a number >= 0", v.to_string())),
                 _ => Err(self.err(key, "a number", v.to_string())),
@@ -131,6 +134,11 @@ impl Obj<'_> {
     fn ns(&self, key: &str) -> InputResult<f64> {
         Ok(self.opt(key)?.unwrap_or(0.0) / 1e9)
     }
+}
+
+/// Whether a TALP key holds a time in nanoseconds.
+fn is_time(key: &str) -> bool {
+    key.to_ascii_lowercase().ends_with("time")
 }
 
 fn region(
@@ -300,7 +308,11 @@ pub fn from_csv(file: &Path, text: &str) -> InputResult<TalpFile> {
         .map(|h| h.trim().to_string())
         .collect::<Vec<_>>();
     let pop = headers.first().is_some_and(|h| h == "name");
-    let proc_table = headers.first().is_some_and(|h| h == "Region");
+    // DLB writes `Region,Rank,...,ElapsedTime,MPITime` up to 3.6 and camelCase
+    // (`region,rank,...,elapsedTime,mpiTime`) in 3.7: process tables are read by lower-case name.
+    let proc_table = headers
+        .first()
+        .is_some_and(|h| h.eq_ignore_ascii_case("region"));
     if !pop && !proc_table {
         return Err(InputError::Key {
             file: file.to_path_buf(),
@@ -322,14 +334,19 @@ pub fn from_csv(file: &Path, text: &str) -> InputResult<TalpFile> {
         let line = i + 2;
         let mut map = Map::new();
         for (h, v) in headers.iter().zip(rec.iter()) {
-            map.insert(h.clone(), Value::String(v.trim().to_string()));
+            let key = if proc_table {
+                h.to_ascii_lowercase()
+            } else {
+                h.clone()
+            };
+            map.insert(key, Value::String(v.trim().to_string()));
         }
         let name = rec.get(0).unwrap_or("").to_string();
         if pop {
             out.regions
                 .push(region(file, format!("line {line}"), &name, &map)?);
         } else {
-            let keys = ["Rank", "NodeId", "ElapsedTime", "UsefulTime", "MPITime"];
+            let keys = ["rank", "nodeid", "elapsedtime", "usefultime", "mpitime"];
             out.processes
                 .push(process(file, format!("line {line}"), &name, &map, keys)?);
         }

@@ -276,7 +276,12 @@ impl Profile {
         // energy domains and host from it.
         let sweep = root.opt_any("sweep");
         let has_sweep = sweep.is_some();
-        let facts = sweep_facts::read(sweep).unwrap_or_default();
+        let mut facts = sweep_facts::read(sweep).unwrap_or_default();
+        if let Some(on) = read_measured_on(&mut root)?
+            && facts.measured_on.is_none()
+        {
+            facts.measured_on = Some(on);
+        }
         root.finish()?;
         let splits = explain(&mut baseline);
         Ok(Profile {
@@ -492,6 +497,8 @@ impl Profile {
     }
 
     /// The profile as the JSON document that [`Profile::from_json`] reads.
+    /// The profile as JSON (without a sweep record): what `fit` and importers write. A machine
+    /// the profile was fitted for is kept under `measured_on`.
     pub fn to_json(&self) -> Value {
         let comm = &self.communication;
         let mut c = json!({
@@ -522,6 +529,19 @@ impl Profile {
         }
         if let Some(m) = self.memory_footprint_gib {
             doc["memory_footprint_gib"] = json!(m);
+        }
+        if let (Some(on), false) = (&self.facts.measured_on, self.has_sweep) {
+            let mut m = serde_json::Map::new();
+            for (k, v) in [
+                ("machine", on.hostname.as_ref().map(|h| json!(h))),
+                ("cpu", on.cpu.as_ref().map(|c| json!(c))),
+                ("physical_cores", on.physical_cores.map(|c| json!(c))),
+            ] {
+                if let Some(v) = v {
+                    m.insert(k.into(), v);
+                }
+            }
+            doc["measured_on"] = Value::Object(m);
         }
         doc
     }
@@ -742,4 +762,20 @@ fn explain(points: &mut [BaselinePoint]) -> Vec<IdleSplit> {
         splits.push(split);
     }
     splits
+}
+
+/// The optional `measured_on` table of a profile without a sweep record (written by `fit`):
+/// which machine the runs were measured on.
+fn read_measured_on(root: &mut Fields<'_>) -> InputResult<Option<sweep_facts::MeasuredOn>> {
+    let Some(mut t) = root.opt_table("measured_on")? else {
+        return Ok(None);
+    };
+    let on = sweep_facts::MeasuredOn {
+        hostname: t.opt_str("machine")?.map(String::from),
+        cpu: t.opt_str("cpu")?.map(String::from),
+        physical_cores: t.opt_u64("physical_cores", 1, 1 << 20)?.map(|c| c as u32),
+        gpus: None,
+    };
+    t.finish()?;
+    Ok(Some(on))
 }

@@ -1,0 +1,93 @@
+//! Output paths checked against the inputs before anything is written: an output that is one of
+//! the command's inputs, or two outputs that are one file, are refused (the same device and
+//! inode, not the same string: `./a`, `a` and a link to `a` are one file).
+
+use crate::error::{InputError, InputResult};
+use std::path::{Path, PathBuf};
+
+/// A file's identity: device and inode where it exists, else its folder's real path and its name.
+#[derive(Debug, PartialEq, Eq)]
+enum Identity {
+    Inode(u64, u64),
+    Named(PathBuf),
+}
+
+fn identity(path: &Path) -> Option<Identity> {
+    use std::os::unix::fs::MetadataExt;
+    if let Ok(meta) = std::fs::metadata(path) {
+        return Some(Identity::Inode(meta.dev(), meta.ino()));
+    }
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let dir = std::fs::canonicalize(parent).ok()?;
+    Some(Identity::Named(dir.join(path.file_name()?)))
+}
+
+/// Whether two paths name one file (both must exist, or name one place).
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    match (identity(a), identity(b)) {
+        (Some(x), Some(y)) => x == y,
+        _ => false,
+    }
+}
+
+/// Refuses, before anything is written, an output that is one of `inputs`, or two `outputs`
+/// that are one file. Each path comes with the flag that named it.
+pub fn check_distinct(inputs: &[(&str, &Path)], outputs: &[(&str, &Path)]) -> InputResult<()> {
+    for (i, (oflag, out)) in outputs.iter().enumerate() {
+        for (iflag, input) in inputs {
+            if same_file(out, input) {
+                return Err(clash(oflag, out, &format!("the input of {iflag}"), input));
+            }
+        }
+        for (flag2, out2) in &outputs[i + 1..] {
+            if same_file(out, out2) {
+                return Err(clash(oflag, out, &format!("the output of {flag2}"), out2));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn clash(flag: &str, out: &Path, what: &str, other: &Path) -> InputError {
+    InputError::Argument {
+        flag: flag.into(),
+        expected: format!(
+            "a file that is not {what} ({}): writing it would destroy that file; nothing was \
+             written",
+            other.display()
+        ),
+        got: out.display().to_string(),
+    }
+}
+
+/// Writes a machine file: in place (through a link, keeping its mode) when `output` is the
+/// machine file that was read, else as a new output.
+pub fn write_machine(machine: &Path, output: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    if same_file(machine, output) {
+        crate::atomic_write::rewrite_atomic(output, bytes)
+    } else {
+        crate::atomic_write::write_atomic(output, bytes, false)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_file_under_two_spellings_is_caught() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a.csv");
+        std::fs::write(&a, "x").unwrap();
+        let spelled = dir.path().join(".").join("a.csv");
+        let err = check_distinct(&[("--measured", &a)], &[("--profile-out", &spelled)]);
+        assert!(err.unwrap_err().to_string().contains("--measured"));
+        let new = dir.path().join("new.json");
+        let err = check_distinct(&[], &[("--profile-out", &new), ("--machine-out", &new)]);
+        assert!(err.unwrap_err().to_string().contains("--machine-out"));
+        assert!(check_distinct(&[("--measured", &a)], &[("--profile-out", &new)]).is_ok());
+    }
+}
