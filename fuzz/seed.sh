@@ -30,3 +30,4 @@ for t in ../tests/data/fixtures/paraver/legacy/*.prv; do
   [ -f "$t" ] && { printf '\000'; head -300 "$t"; } > "corpus/paraver/l$(basename "$t")"
 done
 cp ../examples/measured/*.csv ../tests/data/pingpong/*.json corpus/calibrate_inputs/
+mkdir -p corpus/machine_rewrite && cp ../models/*.toml corpus/machine_rewrite/

@@ -1,9 +1,12 @@
 //! The calibration stage's inputs: measured CSVs fitted by `jouleplan fit` (time split and
 //! power laws: least squares and Gauss-Newton on arbitrary numbers must end, and give finite
-//! values or an error), and ping-pong records fitted by `calibrate network`.
+//! values or an error), the same CSVs validated against the bundled model (finite statistics),
+//! and ping-pong records fitted by `calibrate network`.
 #![no_main]
-use jouleplan::calibrate::{from_measured, network_fit, validate::read_csv};
-use jouleplan::cli::load_machine;
+use jouleplan::calibrate::validate::{compare, read_csv, summary};
+use jouleplan::calibrate::{from_measured, network_fit};
+use jouleplan::cli::{fit_to_machine, load_machine, load_profile};
+use jouleplan::model::Model;
 use jouleplan::measure::pingpong::Record;
 use libfuzzer_sys::fuzz_target;
 use std::path::Path;
@@ -12,6 +15,15 @@ fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
     if let Ok(rows) = read_csv(Path::new("m.csv"), &text) {
         let machine = load_machine(Some("xeon-phi-57c")).expect("bundled machine");
+        // validate: every row predicted or named, statistics finite.
+        let mut profile = load_profile(None).expect("bundled profile");
+        fit_to_machine(&mut profile, &machine);
+        if let Ok(model) = Model::new(&machine, &profile)
+            && let Ok(c) = compare(&model, &rows)
+        {
+            let (t, e) = summary(&c);
+            assert!([t.mape, t.max, e.mape, e.max].iter().all(|v| v.is_finite()));
+        }
         if let Ok(f) = from_measured::fit(Path::new("m.csv"), &rows, &machine, "fuzz") {
             assert!(
                 f.profile

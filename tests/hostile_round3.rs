@@ -1,0 +1,505 @@
+//! Hostile input, round 3 (each test named after the failure it pins): no write through a
+//! planted link, in-place rewrites that keep the file's mode and its link, no output onto an
+//! input, a closed stdout that only stops the printing, memory bounded by what is kept, and
+//! impossible values refused (exit 2, naming the file, key or line).
+
+mod common;
+
+use common::{MACHINE, fixture, jouleplan, profile_json, write};
+use serde_json::Value;
+use std::os::unix::fs::{PermissionsExt, symlink};
+use std::path::{Path, PathBuf};
+
+fn repo(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn refused(args: &[&str], needles: &[&str]) -> String {
+    let (code, out, err) = jouleplan(args);
+    assert_eq!(code, 2, "{args:?}: {out}{err}");
+    for n in needles {
+        assert!(err.contains(n), "{args:?}: {n:?} not in {err}");
+    }
+    err
+}
+
+/// `calibrate network --machine M --from REC`.
+fn network<'a>(m: &'a Path, rec: &'a Path) -> Vec<&'a str> {
+    vec!["calibrate", "network", "--machine", s(m), "--from", s(rec)]
+}
+
+/// A machine file and a recorded real ping-pong sweep in a fresh folder.
+fn machine_and_record(dir: &Path) -> (PathBuf, PathBuf) {
+    let m = dir.join("m.toml");
+    std::fs::copy(repo("models/xeon-e5-2603-cluster.toml"), &m).unwrap();
+    let rec = dir.join("rec.json");
+    std::fs::copy(repo("tests/data/pingpong/vm-shm-2ranks.json"), &rec).unwrap();
+    (m, rec)
+}
+
+#[test]
+fn a_link_planted_at_the_old_temporary_name_does_not_redirect_the_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let (m, rec) = machine_and_record(dir.path());
+    let victim = dir.path().join("bashrc");
+    std::fs::write(&victim, "precious\n").unwrap();
+    symlink(&victim, dir.path().join(".m.toml.jouleplan-tmp")).unwrap();
+    let (code, _, err) = jouleplan(&network(&m, &rec));
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
+    assert!(std::fs::read_to_string(&m).unwrap().contains("[network]"));
+    // The same for a job script and a new machine file.
+    let job = dir.path().join("job.sh");
+    symlink(&victim, dir.path().join(".job.sh.jouleplan-tmp")).unwrap();
+    let (code, _, err) = jouleplan(&["plan", "--sbatch", s(&job), "--", "./app"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(std::fs::read_to_string(&job).unwrap().starts_with("#!"));
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
+}
+
+#[test]
+fn an_output_that_is_a_link_is_refused_not_written_through() {
+    let dir = tempfile::tempdir().unwrap();
+    let victim = dir.path().join("bashrc");
+    std::fs::write(&victim, "precious\n").unwrap();
+    let job = dir.path().join("job.sh");
+    symlink(&victim, &job).unwrap();
+    let (code, _, err) = jouleplan(&["plan", "--sbatch", s(&job), "--", "./app"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("job.sh") && err.contains("symbolic link"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
+}
+
+#[test]
+fn an_in_place_rewrite_keeps_mode_0600_and_updates_a_links_target() {
+    let dir = tempfile::tempdir().unwrap();
+    let (real, rec) = machine_and_record(dir.path());
+    std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let link = dir.path().join("current.toml");
+    symlink(&real, &link).unwrap();
+    let (code, _, err) = jouleplan(&network(&link, &rec));
+    assert_eq!(code, 0, "{err}");
+    let meta = std::fs::symlink_metadata(&link).unwrap();
+    assert!(meta.file_type().is_symlink(), "the link stays a link");
+    let mode = std::fs::metadata(&real).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600, "0600 stays 0600");
+    assert!(
+        std::fs::read_to_string(&real)
+            .unwrap()
+            .contains("latency_s")
+    );
+}
+
+#[test]
+fn outputs_onto_inputs_are_refused_before_anything_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let csv = d.join("runs.csv");
+    std::fs::copy(repo("examples/measured/xeon-phi-spmv-sparse.csv"), &csv).unwrap();
+    let before = std::fs::read(&csv).unwrap();
+    let dotted = d.join(".").join("runs.csv");
+    refused(
+        &["fit", "--measured", s(&csv), "--profile-out", s(&dotted)],
+        &["--profile-out", "--measured", "nothing was written"],
+    );
+    assert_eq!(std::fs::read(&csv).unwrap(), before);
+    let x = d.join("x");
+    refused(
+        &[
+            "fit",
+            "--measured",
+            s(&csv),
+            "--profile-out",
+            s(&x),
+            "--machine-out",
+            s(&x),
+        ],
+        &["--machine-out", "--profile-out"],
+    );
+    assert!(!x.exists());
+    let (m, rec) = machine_and_record(d);
+    let rec_before = std::fs::read(&rec).unwrap();
+    refused(
+        &[network(&m, &rec).as_slice(), &["--output", s(&rec)]].concat(),
+        &["--output", "--from"],
+    );
+    assert_eq!(std::fs::read(&rec).unwrap(), rec_before);
+}
+
+/// Runs `jouleplan ARGS | true` (a reader that closes at once); returns the exit code.
+fn with_closed_stdout(args: &[&str]) -> i32 {
+    let bin = assert_cmd::cargo::cargo_bin("jouleplan");
+    let quoted: Vec<String> = args.iter().map(|a| format!("'{a}'")).collect();
+    let script = format!(
+        "'{}' {} | true; exit ${{PIPESTATUS[0]}}",
+        bin.display(),
+        quoted.join(" ")
+    );
+    std::process::Command::new("bash")
+        .args(["-c", &script])
+        .status()
+        .unwrap()
+        .code()
+        .unwrap_or(-1)
+}
+
+#[test]
+fn a_closed_stdout_still_writes_every_requested_file_with_the_same_exit_code() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = dir.path().join("job.sh");
+    assert_eq!(
+        with_closed_stdout(&["plan", "--sbatch", s(&job), "--", "./app"]),
+        0
+    );
+    assert!(job.exists(), "job.sh written with a closed stdout");
+    let job3 = dir.path().join("late.sh");
+    let code = with_closed_stdout(&[
+        "plan",
+        "--deadline",
+        "1ms",
+        "--sbatch",
+        s(&job3),
+        "--",
+        "./app",
+    ]);
+    let (open_code, _, _) = jouleplan(&[
+        "plan",
+        "--deadline",
+        "1ms",
+        "--sbatch",
+        s(&job3),
+        "--",
+        "./app",
+    ]);
+    assert_eq!(
+        code, open_code,
+        "the exit code does not depend on the reader"
+    );
+    let plot = dir.path().join("front.svg");
+    assert_eq!(with_closed_stdout(&["plan", "--plot", s(&plot)]), 0);
+    assert!(plot.exists());
+    let (m, rec) = machine_and_record(dir.path());
+    let code = with_closed_stdout(&network(&m, &rec));
+    assert_eq!(code, 0);
+    assert!(std::fs::read_to_string(&m).unwrap().contains("latency_s"));
+    let report = dir.path().join("report");
+    assert_eq!(with_closed_stdout(&["report", "--out", s(&report)]), 0);
+    assert!(report.join("index.html").exists());
+    assert_eq!(with_closed_stdout(&["completions", "bash"]), 0, "no panic");
+    assert_eq!(with_closed_stdout(&["man"]), 0, "no panic");
+}
+
+#[test]
+fn a_fifo_input_is_refused_at_once_and_a_huge_document_is_refused_by_its_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("m.toml");
+    let c = std::ffi::CString::new(s(&fifo)).unwrap();
+    // SAFETY: a plain mkfifo on a path in a fresh temporary folder.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    refused(
+        &["machine", "check", s(&fifo)],
+        &["m.toml", "not a regular file"],
+    );
+    let big = dir.path().join("big.toml");
+    let f = std::fs::File::create(&big).unwrap();
+    f.set_len(500 << 20).unwrap(); // sparse: 500 MB that take no disk
+    refused(
+        &["plan", "--machine", s(&big)],
+        &["big.toml", "524288000 bytes", "16 MiB"],
+    );
+}
+
+#[test]
+fn validate_with_a_million_rows_keeps_one_row_per_configuration() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = write(dir.path(), "m.toml", MACHINE);
+    let p = write(dir.path(), "p.json", &profile_json());
+    let mut csv = String::from("nodes,cores,freq_hz,gpus,time_s,energy_j\n");
+    for i in 0..1_000_000u32 {
+        let c = 1 + i % 8;
+        csv.push_str(&format!(
+            "1,{c},2e9,0,{},{}\n",
+            12.0 + f64::from(i % 3),
+            900.0
+        ));
+    }
+    let rows = write(dir.path(), "rows.csv", &csv);
+    let (code, out, err) = jouleplan(&[
+        "validate",
+        "--machine",
+        s(&m),
+        "--profile",
+        s(&p),
+        "--measured",
+        s(&rows),
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let b = &v["validations"][0];
+    assert_eq!(
+        b["points"].as_array().unwrap().len(),
+        8,
+        "one row per configuration"
+    );
+    assert_eq!(
+        b["time"]["points"], 1_000_000,
+        "every run counts in the statistics"
+    );
+    assert_eq!(b["points"][0]["runs"], 125_000);
+}
+
+#[test]
+fn zero_energy_and_nothing_predicted_are_refused_not_printed_as_inf_or_zero() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = write(dir.path(), "m.toml", MACHINE);
+    let p = write(dir.path(), "p.json", &profile_json());
+    let zero = write(
+        dir.path(),
+        "z.csv",
+        "nodes,cores,freq_hz,gpus,time_s,energy_j\n1,4,2e9,0,12,0\n",
+    );
+    let base = [
+        "validate",
+        "--machine",
+        s(&m),
+        "--profile",
+        s(&p),
+        "--measured",
+    ];
+    let mut args = base.to_vec();
+    args.push(s(&zero));
+    refused(
+        &args,
+        &["z.csv", "line 2, column energy_j", "positive energy"],
+    );
+    let outside = write(
+        dir.path(),
+        "o.csv",
+        "nodes,cores,freq_hz,gpus,time_s\n1,64,2e9,0,12\n1,32,2e9,0,12\n",
+    );
+    let mut args = base.to_vec();
+    args.push(s(&outside));
+    refused(&args, &["o.csv", "none of its 2 configurations", "1 x"]);
+    // One row out of range beside predicted ones: counted and named, in text and JSON.
+    let mixed = write(
+        dir.path(),
+        "x.csv",
+        "nodes,cores,freq_hz,gpus,time_s\n1,4,2e9,0,12\n1,64,2e9,0,12\n",
+    );
+    let mut args = base.to_vec();
+    args.push(s(&mixed));
+    let (code, out, err) = jouleplan(&args);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("1 of 2 points not predicted"), "{out}");
+    args.push("--json");
+    let (_, out, _) = jouleplan(&args);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["validations"][0]["not_predicted"]["points"], 1);
+    assert!(!out.contains("NaN") && !out.contains("inf"));
+}
+
+#[test]
+fn fit_refuses_what_its_points_cannot_identify_and_cores_the_machine_lacks() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let out = d.join("p.json");
+    let two = write(
+        d,
+        "two.csv",
+        "nodes,cores,freq_hz,gpus,time_s,energy_j\n1,1,6e8,0,100,10000\n1,8,6e8,0,14,2000\n",
+    );
+    let fit = |csv: &Path| {
+        vec![
+            "fit".to_string(),
+            "--measured".into(),
+            s(csv).into(),
+            "--machine".into(),
+            "xeon-phi-57c".into(),
+            "--profile-out".into(),
+            s(&out).into(),
+        ]
+    };
+    let args = fit(&two);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    refused(&args, &["two.csv", "energy_j", "0.60 GHz only"]);
+    let many = write(
+        d,
+        "many.csv",
+        "nodes,cores,freq_hz,gpus,time_s\n1,1,6e8,0,100\n1,99,6e8,0,2\n",
+    );
+    let args = fit(&many);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    refused(
+        &args,
+        &["many.csv", "line 3, column cores", "57 cores per node"],
+    );
+    assert!(!out.exists());
+}
+
+#[test]
+fn a_profile_fitted_for_one_machine_is_not_planned_silently_on_another() {
+    let dir = tempfile::tempdir().unwrap();
+    let prof = dir.path().join("fit.json");
+    let (code, _, err) = jouleplan(&[
+        "fit",
+        "--measured",
+        s(&repo("examples/measured/xeon-phi-spmv-sparse.csv")),
+        "--machine",
+        "xeon-phi-57c",
+        "--profile-out",
+        s(&prof),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&prof).unwrap()).unwrap();
+    assert_eq!(doc["measured_on"]["physical_cores"], 57);
+    let err = refused(
+        &[
+            "plan",
+            "--profile",
+            s(&prof),
+            "--machine",
+            s(&repo("models/h100-node.toml")),
+        ],
+        &["fit.json", "--other-machine"],
+    );
+    assert!(err.contains("57") || err.contains("GHz"), "{err}");
+    // A profile that records nothing is checked by its frequencies.
+    let m = write(
+        dir.path(),
+        "fast.toml",
+        &MACHINE.replace("[1.0, 2.0]", "[1.0, 2.0, 3.0]").replace(
+            "core_active_w = [5.0, 10.0]\ncore_stall_w = [2.0, 4.0]",
+            "core_active_w = [5.0, 10.0, 15.0]\ncore_stall_w = [2.0, 4.0, 6.0]",
+        ),
+    );
+    let p = write(dir.path(), "p.json", &profile_json());
+    refused(
+        &["plan", "--machine", s(&m), "--profile", s(&p)],
+        &["3.00", "outside the measured 1.00-2.00 GHz"],
+    );
+}
+
+#[test]
+fn a_power_fit_worse_than_ten_percent_is_refused_by_plan() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(repo("models/xeon-phi-57c.toml")).unwrap();
+    let bad = text.replace("fit_residual_rel = 0.02893", "fit_residual_rel = 0.5");
+    assert_ne!(bad, text);
+    let m = write(dir.path(), "m.toml", &bad);
+    refused(
+        &["plan", "--machine", s(&m)],
+        &["fit_residual_rel", "50.0%", "--accept-model-error"],
+    );
+    let (code, out, err) = jouleplan(&["plan", "--machine", s(&m), "--accept-model-error"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("power fit") || err.contains("power fit"),
+        "{out}{err}"
+    );
+}
+
+#[test]
+fn extreme_ping_pong_times_are_refused_not_a_panic_in_the_svd() {
+    let dir = tempfile::tempdir().unwrap();
+    let (m, _) = machine_and_record(dir.path());
+    for t in ["6.49e147", "1e308", "1.32e-308"] {
+        let rec = write(
+            dir.path(),
+            "r.json",
+            &format!(
+                r#"{{"format":"jouleplan-pingpong/1","hosts":["a","b"],"date":"x","target_s":0.02,"sizes":[{{"bytes":1,"one_way_s":[{t}]}},{{"bytes":1024,"one_way_s":[{t}]}},{{"bytes":16777216,"one_way_s":[{t}]}}]}}"#
+            ),
+        );
+        refused(&network(&m, &rec), &["r.json", "one_way_s", "a nanosecond"]);
+    }
+}
+
+#[test]
+fn impossible_mpip_and_talp_times_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let real = std::fs::read_to_string(fixture("mpip/mpi_imbalance_2ranks.mpiP")).unwrap();
+    let line = real
+        .lines()
+        .skip_while(|l| !l.contains("MPI Time (seconds)"))
+        .find(|l| l.trim_start().starts_with("0 "))
+        .unwrap()
+        .to_string();
+    let app = line.split_whitespace().nth(1).unwrap().to_string();
+    for v in ["0", "-0", "1e308"] {
+        let bad = real.replacen(&line, &line.replacen(&app, v, 1), 1);
+        let f = write(dir.path(), "x.mpiP", &bad);
+        refused(&["metrics", s(&f)], &["x.mpiP", "AppTime"]);
+    }
+    let talp = std::fs::read_to_string(fixture("talp/test_mpi_sendrecv_profile_1_0.json")).unwrap();
+    let mut v: Value = serde_json::from_str(&talp).unwrap();
+    let app = v["Application"].as_object_mut().unwrap();
+    let region = app.values_mut().next().unwrap();
+    region["elapsedTime"] = serde_json::json!(1e308);
+    let f = write(dir.path(), "t.json", &v.to_string());
+    refused(
+        &["metrics", s(&f)],
+        &["t.json", "elapsedTime", "up to a year"],
+    );
+}
+
+#[test]
+fn a_dlb_3_7_process_csv_with_a_camel_case_header_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    // The header and one row in DLB 3.7's camelCase spelling of the process table.
+    let f = write(
+        dir.path(),
+        "talp-process.csv",
+        "region,rank,pid,nodeId,hostname,numCpus,elapsedTime,usefulTime,mpiTime\n\
+         Global,0,100,0,n0,1,2000000000,1500000000,500000000\n\
+         Global,1,101,0,n0,1,2000000000,1000000000,1000000000\n",
+    );
+    let (code, out, err) = jouleplan(&["metrics", s(&f), "--json"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("Global"), "{out}");
+}
+
+#[test]
+fn a_resume_file_with_bad_utf8_and_a_capture_without_duration_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("p.json");
+    std::fs::write(&out, b"{\"format\": \"\xff\xfe\"}").unwrap();
+    refused(
+        &[
+            "profile",
+            "--cores",
+            "1",
+            "--output",
+            s(&out),
+            "--resume",
+            "--",
+            "true",
+        ],
+        &["p.json", "UTF-8"],
+    );
+    let cap = write(dir.path(), "perf.csv", "1000,,cycles,1000,100.00,,\n");
+    let out2 = dir.path().join("q.json");
+    refused(
+        &[
+            "profile",
+            "--cores",
+            "4",
+            "--freqs",
+            "2.0",
+            "--perf-stat",
+            s(&cap),
+            "--output",
+            s(&out2),
+            "--",
+            "x",
+        ],
+        &["perf.csv", "duration_time"],
+    );
+}
