@@ -47,10 +47,7 @@ pub fn write_with(path: &Path, bytes: &[u8], executable: bool, links: Links) -> 
         Err(e) if e.kind() == io::ErrorKind::NotFound => None,
         Err(e) => return Err(e),
     };
-    let dir = match target.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
+    let dir = folder_of(&target);
     let name = target
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -59,13 +56,21 @@ pub fn write_with(path: &Path, bytes: &[u8], executable: bool, links: Links) -> 
         .prefix(&format!(".{name}."))
         .suffix(".jouleplan-tmp")
         .permissions(new_file_mode(executable))
-        .tempfile_in(&dir)?;
+        .tempfile_in(dir)?;
     tmp.write_all(bytes)?;
     tmp.as_file().sync_all()?;
     if let Some(perm) = existing {
         tmp.as_file().set_permissions(kept_mode(perm, executable))?;
     }
     tmp.persist(&target).map(|_| ()).map_err(|e| e.error)
+}
+
+/// The folder a file path lies in (`.` for a bare name).
+pub fn folder_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    }
 }
 
 /// The file to write: `path` itself, or what the link at `path` points to (`Links::Follow`).

@@ -33,13 +33,7 @@ pub fn samples(file: &Path, rows: &[Measured]) -> InputResult<Vec<Sample>> {
     for r in rows {
         let bad = |col: &str, expected: &str, got: String| InputError::Key {
             file: file.to_path_buf(),
-            key: format!(
-                "{}, column {col}",
-                r.source
-                    .rsplit(':')
-                    .next()
-                    .map_or(String::new(), |l| format!("line {l}"))
-            ),
+            key: format!("{}, column {col}", line_of(&r.source)),
             expected: expected.into(),
             got,
         };
@@ -177,6 +171,7 @@ fn check_cores(file: &Path, rows: &[Measured], machine: &Machine) -> InputResult
     }
 }
 
+/// `line N` of a row's source (`file:N`).
 fn line_of(source: &str) -> String {
     source
         .rsplit(':')
@@ -188,8 +183,7 @@ fn line_of(source: &str) -> String {
 /// frequencies from one frequency alone, or as many points as parameters (no residual left to
 /// judge the fit, and standard errors that cannot be computed).
 fn identifiable(file: &Path, pts: &[PowerSample], machine: &Machine) -> InputResult<()> {
-    let distinct = |v: Vec<f64>| {
-        let mut v = v;
+    let distinct = |mut v: Vec<f64>| {
         v.sort_by(f64::total_cmp);
         v.dedup_by(|a, b| (*a - *b).abs() < 1e-6);
         v

@@ -34,7 +34,8 @@ pub fn fit(rows: &[Vec<f64>], y: &[f64], w: &[f64]) -> Option<LinearFit> {
     // side are divided by their largest magnitude (extreme inputs such as 1e-308 s times 1e7
     // bytes overflow here and are refused, instead of reaching the SVD as inf or NaN).
     let col: Vec<f64> = (0..p).map(|j| x.column(j).amax()).collect();
-    let sb = b.amax();
+    // An all-zero right-hand side is fitted as it is (every parameter 0).
+    let sb = Some(b.amax()).filter(|&v| v != 0.0).unwrap_or(1.0);
     let usable = |v: f64| v.is_finite() && v > 0.0;
     if !(col.iter().all(|&c| usable(c)) && usable(sb) && x.iter().all(|v| v.is_finite())) {
         return None;

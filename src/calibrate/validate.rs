@@ -167,12 +167,13 @@ pub fn read_csv(path: &Path, text: &str) -> InputResult<Vec<Measured>> {
     Ok(out)
 }
 
-/// Reads a measured CSV file as a stream and keeps one row per configuration and energy scope:
-/// repeats are averaged (time and energy), so memory grows with the configurations measured,
-/// not with the rows. The source names the first line and the number of repeats.
+/// Reads a measured CSV file as a stream and keeps one row per configuration and energy scope,
+/// its time and energy the means of its repeats: memory is one row per configuration plus 16
+/// bytes a run (each run's time and energy, which the error statistics count), never the text.
+/// The source names the first line and the number of repeats.
 pub fn read_csv_file(path: &Path) -> InputResult<Vec<Measured>> {
     let (file, _) = crate::input::open_regular(path)?;
-    let mut groups: Vec<(Measured, usize)> = Vec::new();
+    let mut groups: Vec<Measured> = Vec::new();
     let mut index: std::collections::HashMap<(u32, u32, u64, u32, Option<&'static str>), usize> =
         std::collections::HashMap::new();
     read_rows(path, std::io::BufReader::new(file), |m| {
@@ -184,28 +185,21 @@ pub fn read_csv_file(path: &Path) -> InputResult<Vec<Measured>> {
             m.energy.map(|e| e.1.name()),
         );
         match index.get(&key) {
-            Some(&i) => {
-                let (g, n) = &mut groups[i];
-                g.time_s += m.time_s;
-                if let (Some(a), Some(b)) = (&mut g.energy, m.energy) {
-                    a.0 += b.0;
-                }
-                g.runs.extend(m.runs);
-                *n += 1;
-            }
+            Some(&i) => groups[i].runs.extend(m.runs),
             None => {
                 index.insert(key, groups.len());
-                groups.push((m, 1));
+                groups.push(m);
             }
         }
         Ok(())
     })?;
     Ok(groups
         .into_iter()
-        .map(|(mut m, n)| {
-            m.time_s /= n as f64;
+        .map(|mut m| {
+            let n = m.runs.len();
+            m.time_s = m.runs.iter().map(|r| r.0).sum::<f64>() / n as f64;
             if let Some(e) = &mut m.energy {
-                e.0 /= n as f64;
+                e.0 = m.runs.iter().filter_map(|r| r.1).sum::<f64>() / n as f64;
             }
             if n > 1 {
                 m.source = format!("{} (mean of {n} runs)", m.source);

@@ -17,11 +17,7 @@ fn identity(path: &Path) -> Option<Identity> {
     if let Ok(meta) = std::fs::metadata(path) {
         return Some(Identity::Inode(meta.dev(), meta.ino()));
     }
-    let parent = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let dir = std::fs::canonicalize(parent).ok()?;
+    let dir = std::fs::canonicalize(crate::atomic_write::folder_of(path)).ok()?;
     Some(Identity::Named(dir.join(path.file_name()?)))
 }
 

@@ -156,7 +156,8 @@ fn unrecorded_machine(machine: &Machine, profile: &Profile, accept: Accept) -> I
     );
     if !accept.other_machine {
         return Err(InputError::Mismatch(format!(
-            "{what}. Plan it against the machine file of the node it was measured on, or pass              --other-machine to extrapolate anyway"
+            "{what}. Plan it against the machine file of the node it was measured on, or pass \
+             --other-machine to extrapolate anyway"
         )));
     }
     t.warnings.push(format!(

@@ -375,11 +375,12 @@ fn to_json(blocks: &[Block], notes: &[String]) -> Value {
                     })
                 })
                 .collect();
-            let reasons: Vec<Value> = not_predicted_reasons(&b.rows)
+            let why = not_predicted_reasons(&b.rows);
+            let skipped: usize = why.iter().map(|w| w.1).sum();
+            let reasons: Vec<Value> = why
                 .into_iter()
                 .map(|(why, n)| json!({"reason": why, "points": n}))
                 .collect();
-            let skipped: usize = b.rows.iter().filter(|r| r.not_predicted.is_some()).count();
             json!({"title": b.title, "points": rows, "time": stats_json(&t), "energy": stats_json(&e),
                    "not_predicted": {"points": skipped, "reasons": reasons}})
         })

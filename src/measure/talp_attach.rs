@@ -56,10 +56,10 @@ pub fn trace_attachment(spec: &TalpSpec) -> anyhow::Result<TalpAttachment> {
     let run =
         crate::metrics::paraver::analyse(&spec.file, &crate::metrics::paraver::Options::default())?;
     let pop = run.pop.as_ref().ok_or_else(|| {
-        anyhow::Error::from(InputError::Mismatch(format!(
+        InputError::Mismatch(format!(
             "{}: the trace gives no POP metrics (no useful time per rank)",
             spec.file.display()
-        )))
+        ))
     })?;
     let mut printed: std::collections::BTreeMap<String, f64> = [
         ("parallelEfficiency", pop.parallel_efficiency),
@@ -97,11 +97,12 @@ pub fn read_attachment(spec: &TalpSpec) -> anyhow::Result<(TalpAttachment, u32)>
     let text = crate::input::read_file(&spec.file)?;
     let a = attachment_of(&spec.file, &text, spec.cores)?;
     if a.gpus == 0 {
-        return Err(anyhow::Error::from(InputError::Mismatch(format!(
+        return Err(InputError::Mismatch(format!(
             "{}: the Global region has no device times (numGpus 0, no gpuUsefulTime): run DLB \
              with its GPU plugin (CUPTI) to measure them",
             spec.file.display()
-        ))));
+        ))
+        .into());
     }
     let gpus = a.gpus;
     Ok((a, gpus))
@@ -116,12 +117,7 @@ pub fn attachment_of(file: &Path, text: &str, cores: u32) -> anyhow::Result<Talp
         .iter()
         .find(|r| r.name == "Global")
         .or(parsed.regions.first())
-        .ok_or_else(|| {
-            anyhow::Error::from(InputError::Mismatch(format!(
-                "{}: no TALP region",
-                file.display()
-            )))
-        })?;
+        .ok_or_else(|| InputError::Mismatch(format!("{}: no TALP region", file.display())))?;
     let runtime = match &region.host {
         talp::HostSource::Modern(h) => h.gpu_runtime,
         talp::HostSource::Legacy(_) => 0.0,
@@ -179,10 +175,10 @@ fn check_printed(file: &Path, a: &TalpAttachment) -> Result<(), InputError> {
 /// The header a profile file was written with, read back from it.
 fn header_of(path: &Path, doc: &Value) -> anyhow::Result<Header> {
     let missing = |k: &str| {
-        anyhow::Error::from(InputError::Mismatch(format!(
+        InputError::Mismatch(format!(
             "{}: no `{k}`: not a jouleplan profile",
             path.display()
-        )))
+        ))
     };
     let text = |k: &str| doc.get(k).and_then(Value::as_str).map(str::to_string);
     let it = doc.get("iterations").ok_or_else(|| missing("iterations"))?;
@@ -223,15 +219,10 @@ fn header_of(path: &Path, doc: &Value) -> anyhow::Result<Header> {
 /// per attachment for the user.
 pub fn attach(output: &Path, specs: &[TalpSpec]) -> anyhow::Result<Vec<String>> {
     let text = crate::input::read_file(output)?;
-    let doc: Value = serde_json::from_str(&text).map_err(|e| {
-        anyhow::Error::from(InputError::Mismatch(format!(
-            "{}: not valid JSON: {e}",
-            output.display()
-        )))
-    })?;
-    let mut rec: SweepRecord = record::read_sweep(&doc).map_err(|e| {
-        anyhow::Error::from(InputError::Mismatch(format!("{}: {e}", output.display())))
-    })?;
+    let doc: Value = serde_json::from_str(&text)
+        .map_err(|e| InputError::Mismatch(format!("{}: not valid JSON: {e}", output.display())))?;
+    let mut rec: SweepRecord = record::read_sweep(&doc)
+        .map_err(|e| InputError::Mismatch(format!("{}: {e}", output.display())))?;
     let header = header_of(output, &doc)?;
     let mut lines = Vec::new();
     for spec in specs {
@@ -247,7 +238,7 @@ pub fn attach(output: &Path, specs: &[TalpSpec]) -> anyhow::Result<Vec<String>> 
         freqs.sort_unstable();
         freqs.dedup();
         let [fk] = freqs[..] else {
-            return Err(anyhow::Error::from(InputError::Mismatch(format!(
+            return Err(InputError::Mismatch(format!(
                 "{}: {} (TALP saw {gpus} GPUs) matches {} measured points of {}: it needs \
                  exactly one point with {} cores and {gpus} GPUs",
                 spec.file.display(),
@@ -255,7 +246,8 @@ pub fn attach(output: &Path, specs: &[TalpSpec]) -> anyhow::Result<Vec<String>> 
                 freqs.len(),
                 output.display(),
                 spec.cores
-            ))));
+            ))
+            .into());
         };
         a.freq_hz = fk as f64 * 1e3;
         rec.talp.retain(|t| {

@@ -496,9 +496,9 @@ impl Profile {
         )
     }
 
-    /// The profile as the JSON document that [`Profile::from_json`] reads.
-    /// The profile as JSON (without a sweep record): what `fit` and importers write. A machine
-    /// the profile was fitted for is kept under `measured_on`.
+    /// The profile as the JSON document that [`Profile::from_json`] reads (without a sweep
+    /// record: what `fit` and importers write); a machine it was fitted for is kept under
+    /// `measured_on`.
     pub fn to_json(&self) -> Value {
         let comm = &self.communication;
         let mut c = json!({
