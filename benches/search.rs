@@ -216,7 +216,11 @@ fn bench(c: &mut Criterion) {
             black_box(acc)
         })
     });
-    let tab = NodeTable::new(&space.nodes, |n| model.growth_factor(n));
+    let tab = NodeTable::new(
+        &space.nodes,
+        |n| model.growth_factor(n),
+        |n| model.node_wait(n),
+    );
     let (mut t, mut e) = (vec![0.0; space.nodes.len()], vec![0.0; space.nodes.len()]);
     g.bench_function("model_eval_range_one_thread", |b| {
         b.iter(|| {

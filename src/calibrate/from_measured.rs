@@ -22,12 +22,19 @@ pub struct FitOutcome {
     pub splits: Vec<CoreSplit>,
     /// The profile.
     pub profile: Profile,
-    /// The power laws and the machine's power at its frequencies, when energy was measured.
+    /// The power laws and the machine's power at its frequencies, when energy was measured
+    /// on one node only.
     pub power: Option<(PowerLaws, Power)>,
+    /// Why the measured energy could not give the power laws, when it could not.
+    pub power_unidentified: Option<String>,
+    /// Node power fitted on runs over several nodes, when they measured energy.
+    pub node_power: Option<super::multi_node::NodePowerFit>,
+    /// The per-node core counts derived for the multi-node layouts, said to the user.
+    pub derived: Vec<String>,
 }
 
-/// Averages repeats of each `(cores, freq)`; refuses rows that are not one node without GPUs
-/// or whose energy is not the whole node's.
+/// Averages repeats of each `(cores, freq)` of single-node rows; refuses rows with GPUs or
+/// whose energy is GPU energy.
 pub fn samples(file: &Path, rows: &[Measured]) -> InputResult<Vec<Sample>> {
     let mut groups: BTreeMap<(u32, u64), Vec<&Measured>> = BTreeMap::new();
     for r in rows {
@@ -37,13 +44,6 @@ pub fn samples(file: &Path, rows: &[Measured]) -> InputResult<Vec<Sample>> {
             expected: expected.into(),
             got,
         };
-        if r.config.nodes != 1 {
-            return Err(bad(
-                "nodes",
-                "1 (fit reads single-node runs)",
-                r.config.nodes.to_string(),
-            ));
-        }
         if r.config.gpus != 0 {
             return Err(bad(
                 "gpus",
@@ -88,9 +88,16 @@ pub fn fit(
     program: &str,
 ) -> InputResult<FitOutcome> {
     check_cores(file, rows, machine)?;
-    let samples = samples(file, rows)?;
+    let (mut single, multi): (Vec<Measured>, Vec<Measured>) =
+        rows.iter().cloned().partition(|r| r.config.nodes == 1);
+    let from_smallest = single.is_empty();
+    if from_smallest {
+        single = super::multi_node::one_node_from_smallest(&multi);
+    }
+    let samples = samples(file, &single)?;
     let splits = time_split::split(&samples);
-    let points = time_split::points(&samples, &splits);
+    let mut points = time_split::points(&samples, &splits);
+    let derived = super::multi_node::derive_points(&mut points, &multi);
     let mut profile = Profile::from_parts(
         program,
         &format!(
@@ -110,6 +117,25 @@ pub fn fit(
         physical_cores: Some(machine.cores_per_node),
         gpus: None,
     });
+    profile.node_law = super::multi_node::fit_law(file, &profile, machine, &multi, !from_smallest)?;
+    note_nodes(&mut profile, &derived, file);
+    if from_smallest {
+        profile
+            .assumptions
+            .push(super::multi_node::FROM_SMALLEST.into());
+    }
+    if multi.iter().any(|m| m.energy.is_some()) {
+        let node_power = super::multi_node::fit_power(file, &profile, machine, rows)?;
+        return Ok(FitOutcome {
+            samples,
+            splits,
+            profile,
+            power: None,
+            power_unidentified: None,
+            node_power,
+            derived,
+        });
+    }
     let with_energy: Vec<PowerSample> = samples
         .iter()
         .filter_map(|s| {
@@ -121,29 +147,22 @@ pub fn fit(
             })
         })
         .collect();
-    let power = if with_energy.is_empty() {
-        None
-    } else {
-        identifiable(file, &with_energy, machine)?;
-        let ghz: Vec<f64> = machine.frequencies.iter().map(|f| f.ghz()).collect();
-        let laws =
-            power_fit::fit(&with_energy, PROGRAM_LAWS, &ghz).map_err(|e| InputError::Key {
-                file: file.to_path_buf(),
-                key: "energy_j".into(),
-                expected: "points from which P_idle(f) and P_core(f) can be fitted: two or more \
-                       core counts at two or more frequencies (three for the exponent), at \
-                       least 5 points"
-                    .into(),
-                got: e.to_string(),
-            })?;
-        let power = power_at(&laws, machine);
-        Some((laws, power))
+    // Energy that cannot identify the power laws leaves them unfitted, with the reason: the
+    // profile (time) is still fitted.
+    let fitted_power = (!with_energy.is_empty()).then(|| power_laws(file, &with_energy, machine));
+    let (power, power_unidentified) = match fitted_power {
+        None => (None, None),
+        Some(Ok(p)) => (Some(p), None),
+        Some(Err(e)) => (None, Some(e.to_string())),
     };
     Ok(FitOutcome {
         samples,
         splits,
         profile,
         power,
+        power_unidentified,
+        node_power: None,
+        derived,
     })
 }
 
@@ -177,6 +196,26 @@ fn line_of(source: &str) -> String {
         .rsplit(':')
         .next()
         .map_or(String::new(), |l| format!("line {l}"))
+}
+
+/// The single-node power laws at the machine's frequencies, or why the energy cannot give them.
+fn power_laws(
+    file: &Path,
+    with_energy: &[PowerSample],
+    machine: &Machine,
+) -> InputResult<(PowerLaws, Power)> {
+    identifiable(file, with_energy, machine)?;
+    let ghz: Vec<f64> = machine.frequencies.iter().map(|f| f.ghz()).collect();
+    let laws = power_fit::fit(with_energy, PROGRAM_LAWS, &ghz).map_err(|e| InputError::Key {
+        file: file.to_path_buf(),
+        key: "energy_j".into(),
+        expected: "points from which P_idle(f) and P_core(f) can be fitted: two or more core \
+                   counts at two or more frequencies (three for the exponent), at least 5 points"
+            .into(),
+        got: e.to_string(),
+    })?;
+    let power = power_at(&laws, machine);
+    Ok((laws, power))
 }
 
 /// Refuses a power fit the energy points cannot identify: powers at the machine's other
@@ -263,6 +302,30 @@ fn provenance(file: &Path) -> Vec<(String, String)> {
         ("iterations".into(), "1 and 1: the measured runs are the target problem".into()),
         ("communication".into(), "not measured: the CSV holds single-node runs".into()),
     ]
+}
+
+/// What the profile says of its multi-node part: the derived core counts and the law.
+fn note_nodes(profile: &mut Profile, derived: &[String], file: &Path) {
+    for d in derived {
+        profile.assumptions.push(format!("multi-node layout {d}"));
+    }
+    if let Some(law) = &profile.node_law {
+        profile.provenance.push((
+            "node_law".into(),
+            format!(
+                "fitted by `jouleplan fit` on the runs over {} nodes in {} ({}), chosen by \
+                 leave-one-node-count-out cross-validation among {} laws",
+                law.measured_nodes
+                    .iter()
+                    .map(u32::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                file.display(),
+                law.law().describe(),
+                law.compared
+            ),
+        ));
+    }
 }
 
 fn assumptions() -> Vec<String> {

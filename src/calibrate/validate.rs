@@ -19,6 +19,9 @@ pub struct Measured {
     pub time_s: f64,
     /// Measured energy, J, and what it covers.
     pub energy: Option<(f64, EnergyScope)>,
+    /// Total MPI ranks, when the CSV gives them (an uneven layout: 126 ranks on 2 nodes of 72
+    /// cores); `None`: `nodes x cores`.
+    pub ranks: Option<u32>,
     /// Where it came from (`file:line`, or `profile point`).
     pub source: String,
     /// Each run's measured time and energy, where `time_s` and `energy` are their means over
@@ -37,6 +40,41 @@ pub struct Compared {
     pub energy_j: Option<f64>,
     /// Why nothing was predicted there (outside what the profile covers), when so.
     pub not_predicted: Option<String>,
+    /// The prediction's interval beyond the measured node counts: time, and energy of the
+    /// measured scope where it has one.
+    pub interval: Option<(Range, Option<Range>)>,
+}
+
+/// A `(low, high)` range.
+pub type Range = (f64, f64);
+
+/// How often the intervals held the measurements.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Coverage {
+    /// Points with a time interval.
+    pub time_points: usize,
+    /// Of which the interval held the measured time.
+    pub time_covered: usize,
+    /// Points with an energy interval and measured energy.
+    pub energy_points: usize,
+    /// Of which the interval held the measured energy.
+    pub energy_covered: usize,
+}
+
+/// The intervals' coverage of the measured (mean) values.
+pub fn coverage(rows: &[Compared]) -> Coverage {
+    let inside = |v: f64, (lo, hi): (f64, f64)| lo <= v && v <= hi;
+    let mut c = Coverage::default();
+    for r in rows {
+        let Some((t, e)) = r.interval else { continue };
+        c.time_points += 1;
+        c.time_covered += usize::from(inside(r.measured.time_s, t));
+        if let (Some(e), Some((m, _))) = (e, r.measured.energy) {
+            c.energy_points += 1;
+            c.energy_covered += usize::from(inside(m, e));
+        }
+    }
+    c
 }
 
 impl Compared {
@@ -102,7 +140,7 @@ pub fn compare(model: &Model<'_>, measured: &[Measured]) -> InputResult<Vec<Comp
     measured
         .iter()
         .map(|m| {
-            let outcome = match model.predict(m.config) {
+            let outcome = match model.predict_ranks(m.config, m.ranks) {
                 Ok(o) => o,
                 Err(e) => {
                     return Ok(Compared {
@@ -110,6 +148,7 @@ pub fn compare(model: &Model<'_>, measured: &[Measured]) -> InputResult<Vec<Comp
                         time_s: None,
                         energy_j: None,
                         not_predicted: Some(e.to_string()),
+                        interval: None,
                     });
                 }
             };
@@ -122,11 +161,22 @@ pub fn compare(model: &Model<'_>, measured: &[Measured]) -> InputResult<Vec<Comp
                         t: p.t,
                         e: p.e,
                     };
+                    let scope = m.energy.map(|(_, s)| s);
+                    let energy_j = scope.map(|s| s.model_energy(&ev));
+                    let interval = p.interval.map(|i| {
+                        let e = match (scope, energy_j) {
+                            (Some(EnergyScope::Node), _) => Some(i.energy_j),
+                            (Some(EnergyScope::Cpu), Some(e)) => Some(i.cpu_energy(p.time.0, e)),
+                            _ => None,
+                        };
+                        (i.time_s, e)
+                    });
                     Compared {
                         measured: m.clone(),
                         time_s: Some(p.time.0),
-                        energy_j: m.energy.map(|(_, s)| s.model_energy(&ev)),
+                        energy_j,
                         not_predicted: None,
+                        interval,
                     }
                 }
                 Outcome::Saturated { .. } => Compared {
@@ -134,6 +184,7 @@ pub fn compare(model: &Model<'_>, measured: &[Measured]) -> InputResult<Vec<Comp
                     time_s: None,
                     energy_j: None,
                     not_predicted: Some("network-saturated (rho >= 1)".into()),
+                    interval: None,
                 },
             })
         })
@@ -174,8 +225,8 @@ pub fn read_csv(path: &Path, text: &str) -> InputResult<Vec<Measured>> {
 pub fn read_csv_file(path: &Path) -> InputResult<Vec<Measured>> {
     let (file, _) = crate::input::open_regular(path)?;
     let mut groups: Vec<Measured> = Vec::new();
-    let mut index: std::collections::HashMap<(u32, u32, u64, u32, Option<&'static str>), usize> =
-        std::collections::HashMap::new();
+    type Key = (u32, u32, u64, u32, Option<&'static str>, Option<u32>);
+    let mut index: std::collections::HashMap<Key, usize> = std::collections::HashMap::new();
     read_rows(path, std::io::BufReader::new(file), |m| {
         let key = (
             m.config.nodes,
@@ -183,6 +234,7 @@ pub fn read_csv_file(path: &Path) -> InputResult<Vec<Measured>> {
             m.config.freq.0.to_bits(),
             m.config.gpus,
             m.energy.map(|e| e.1.name()),
+            m.ranks,
         );
         match index.get(&key) {
             Some(&i) => groups[i].runs.extend(m.runs),
@@ -244,7 +296,8 @@ fn read_rows(
         bad(
             1,
             "header",
-            "columns nodes,cores,freq_hz,gpus,time_s[,energy_j|gpu_energy_j]",
+            "columns nodes,cores,freq_hz,gpus,time_s[,energy_j|gpu_energy_j][,ranks]\
+             [,energy_scope]",
             &head,
         )
     })?;
@@ -269,6 +322,10 @@ fn read_error(path: &Path, line: usize, e: std::io::Error) -> InputError {
 struct Layout {
     idx: [usize; 5],
     energy: Option<(usize, EnergyScope)>,
+    /// The optional `ranks` column.
+    ranks: Option<usize>,
+    /// The optional `energy_scope` column (`node`, `cpu` or `gpu`: what `energy_j` covers).
+    scope: Option<usize>,
 }
 
 type Bad<'a> = dyn Fn(usize, &str, &str, &str) -> InputError + 'a;
@@ -286,7 +343,40 @@ impl Layout {
         let energy = find("energy_j")
             .map(|i| (i, EnergyScope::Node))
             .or_else(|| find("gpu_energy_j").map(|i| (i, EnergyScope::Gpu)));
-        Some(Self { idx, energy })
+        Some(Self {
+            idx,
+            energy,
+            ranks: find("ranks"),
+            scope: find("energy_scope"),
+        })
+    }
+
+    /// The scope of row `n`'s energy: its `energy_scope` cell, else the column's.
+    fn scope_of(
+        &self,
+        cells: &[&str],
+        n: usize,
+        bad: &Bad<'_>,
+    ) -> InputResult<Option<EnergyScope>> {
+        let Some((_, column_scope)) = self.energy else {
+            return Ok(None);
+        };
+        let Some(c) = self.scope else {
+            return Ok(Some(column_scope));
+        };
+        match cells.get(c).copied().unwrap_or("") {
+            "" => Ok(Some(column_scope)),
+            "node" => Ok(Some(EnergyScope::Node)),
+            "cpu" => Ok(Some(EnergyScope::Cpu)),
+            "gpu" => Ok(Some(EnergyScope::Gpu)),
+            other => Err(bad(
+                n,
+                "energy_scope",
+                "node (the whole node), cpu (RAPL packages and DRAM of the sockets hosting ranks) \
+                 or gpu",
+                other,
+            )),
+        }
     }
 
     fn row(&self, path: &Path, n: usize, line: &str, bad: &Bad<'_>) -> InputResult<Measured> {
@@ -322,8 +412,9 @@ impl Layout {
                 &time_s.to_string(),
             ));
         }
-        let energy = match self.energy {
-            Some((c, scope)) if cells.get(c).is_some_and(|v| !v.is_empty()) => {
+        let scope = self.scope_of(&cells, n, bad)?;
+        let energy = match (self.energy, scope) {
+            (Some((c, _)), Some(scope)) if cells.get(c).is_some_and(|v| !v.is_empty()) => {
                 let e = num(c, scope.column())?;
                 if !(e > 0.0 && e <= MAX_ENERGY_J) {
                     return Err(bad(
@@ -337,15 +428,37 @@ impl Layout {
             }
             _ => None,
         };
+        let config = Config {
+            nodes: whole(self.idx[0], "nodes")?,
+            cores: whole(self.idx[1], "cores")?,
+            freq: Hertz(freq),
+            gpus: whole(self.idx[3], "gpus")?,
+        };
+        let ranks = match self.ranks {
+            Some(c) if cells.get(c).is_some_and(|v| !v.is_empty()) => {
+                let r = whole(c, "ranks")?;
+                let most = u64::from(config.nodes) * u64::from(config.cores);
+                if r < config.nodes || u64::from(r) > most {
+                    return Err(bad(
+                        n,
+                        "ranks",
+                        &format!(
+                            "total MPI ranks from {} (one a node) to {most} (nodes x cores, one \
+                             a core; cores is the most ranks on one node)",
+                            config.nodes
+                        ),
+                        &r.to_string(),
+                    ));
+                }
+                Some(r)
+            }
+            _ => None,
+        };
         Ok(Measured {
-            config: Config {
-                nodes: whole(self.idx[0], "nodes")?,
-                cores: whole(self.idx[1], "cores")?,
-                freq: Hertz(freq),
-                gpus: whole(self.idx[3], "gpus")?,
-            },
+            config,
             time_s,
             energy,
+            ranks,
             source: format!("{}:{n}", path.display()),
             runs: vec![(time_s, energy.map(|e| e.0))],
         })

@@ -17,8 +17,10 @@ use std::path::{Path, PathBuf};
 /// `jouleplan fit`.
 #[derive(Debug, Args)]
 pub struct FitArgs {
-    /// Measured single-node runs: CSV with columns nodes,cores,freq_hz,gpus,time_s and
-    /// optionally energy_j (the whole node); repeats of a configuration are averaged.
+    /// Measured runs: CSV with columns nodes,cores,freq_hz,gpus,time_s and optionally
+    /// energy_j, ranks (total MPI ranks; cores is then the most on one node) and energy_scope
+    /// (node or cpu); repeats of a configuration are averaged. Runs on one node give the
+    /// profile; runs on more nodes, the node law and node power.
     #[arg(long, value_name = "CSV")]
     pub measured: PathBuf,
     /// The machine whose `[power]` section the fit replaces (file or bundled name)
@@ -56,7 +58,7 @@ fn check_outputs(args: &FitArgs, machine_file: &Path) -> anyhow::Result<()> {
 /// Runs `fit`.
 pub fn run_fit(args: &FitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let (machine_file, machine_text) = super::sources::machine_text(args.machine.as_deref())?;
-    let machine = Machine::from_toml(&machine_file, &machine_text)?;
+    let (machine, unpowered) = Machine::from_toml_for_fit(&machine_file, &machine_text)?;
     check_outputs(args, &machine_file)?;
     let text = crate::input::read_table(&args.measured)?;
     let rows = cv::read_csv(&args.measured, &text)?;
@@ -66,20 +68,55 @@ pub fn run_fit(args: &FitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
             .map_or("program".into(), |s| s.to_string_lossy().into_owned())
     });
     let fitted = from_measured::fit(&args.measured, &rows, &machine, &program)?;
-    if args.machine_out.is_some() && fitted.power.is_none() {
+    let no_power = fitted.power.is_none() && fitted.node_power.is_none();
+    let why = fitted
+        .power_unidentified
+        .clone()
+        .unwrap_or_else(|| format!("no energy_j column in {}", args.measured.display()));
+    if unpowered && no_power {
+        return Err(InputError::Mismatch(format!(
+            "{}: the machine file has no [power] section and the measured energy cannot give \
+             one ({why}); measure energy at two or more core counts or over several nodes, or \
+             give a machine file with {}",
+            machine_file.display(),
+            crate::model::machine::POWER_HINT
+        ))
+        .into());
+    }
+    if args.machine_out.is_some() && no_power {
         return Err(InputError::Argument {
             flag: "--machine-out".into(),
-            expected: format!("an energy_j column in {}", args.measured.display()),
-            got: "no measured energy: the power cannot be fitted".into(),
+            expected: "measured energy that identifies the power laws".into(),
+            got: why,
         }
         .into());
     }
     report(&fitted, &machine, out)?;
+    // A file without `[power]` gets one; the network's own power is not separable from time
+    // and energy, so it is 0 and said so (its idle draw is in idle_w).
+    let machine_text = if unpowered {
+        format!(
+            "{machine_text}\n[power]\n# not measured: time and energy alone cannot separate the \
+             network's power; its idle draw is in idle_w\nnetwork_w = 0.0\n"
+        )
+    } else {
+        machine_text
+    };
     let profile_json = serde_json::to_string_pretty(&fitted.profile.to_json())? + "\n";
-    let machine_new = match (&args.machine_out, &fitted.power) {
-        (Some(path), Some((laws, power))) => Some((
+    let machine_new = match (&args.machine_out, &fitted.power, &fitted.node_power) {
+        (Some(path), Some((laws, power)), _) => Some((
             path,
             machine_with_power(path, &machine_text, &machine, laws, power, &args.measured)?,
+        )),
+        (Some(path), None, Some(np)) => Some((
+            path,
+            super::fit_nodes::machine_with_node_power(
+                path,
+                &machine_text,
+                &machine,
+                np,
+                &args.measured,
+            )?,
         )),
         _ => None,
     };
@@ -107,7 +144,6 @@ fn machine_with_power(
     power: &crate::model::machine::Power,
     csv: &Path,
 ) -> anyhow::Result<String> {
-    let w = |v: &[crate::units::Watts]| Number::PerFrequency(v.iter().map(|x| x.0).collect());
     let source = format!(
         "measured: `jouleplan fit` on {} ({} points, {}): P = P_idle(f) + c P_core(f), {}; \
          largest energy residual {:.2}%; core_stall_w = core_active_w and memory_w = 0 (time and \
@@ -118,14 +154,29 @@ fn machine_with_power(
         crate::calibrate::power_fit::describe(laws),
         100.0 * laws.max_residual()
     );
+    write_power(path, text, machine, power, laws.residual_bound(), &source)
+}
+
+/// The machine file's text with `[power]` keys from `power` (core_stall_w = core_active_w,
+/// memory_w = 0: time and energy alone cannot separate them) and `residual` as its
+/// fit_residual_rel, each key's source `source`; checked by reading it back.
+pub(super) fn write_power(
+    path: &Path,
+    text: &str,
+    machine: &Machine,
+    power: &crate::model::machine::Power,
+    residual: f64,
+    source: &str,
+) -> anyhow::Result<String> {
+    let w = |v: &[crate::units::Watts]| Number::PerFrequency(v.iter().map(|x| x.0).collect());
     let keys = [
         ("idle_w", w(&power.idle)),
         ("core_active_w", w(&power.core_active)),
         ("core_stall_w", w(&power.core_stall)),
         ("memory_w", Number::One(0.0)),
-        ("fit_residual_rel", Number::One(laws.residual_bound())),
+        ("fit_residual_rel", Number::One(residual.min(1.0))),
     ];
-    let new = machine_edit::update(path, text, "power", &keys, &source, false)?;
+    let new = machine_edit::update(path, text, "power", &keys, source, false)?;
     let back = Machine::from_toml(path, &new)?;
     if back.frequencies != machine.frequencies {
         anyhow::bail!(
@@ -162,8 +213,15 @@ fn report(f: &FitOutcome, machine: &Machine, out: &mut dyn Write) -> std::io::Re
             s.how
         )?;
     }
+    super::fit_nodes::report(f, out)?;
+    if f.node_power.is_some() {
+        return Ok(());
+    }
     let Some((laws, power)) = &f.power else {
-        return writeln!(out, "power: not fitted (no energy_j column)");
+        return match &f.power_unidentified {
+            Some(why) => writeln!(out, "power: not fitted: {why}"),
+            None => writeln!(out, "power: not fitted (no energy_j column)"),
+        };
     };
     writeln!(
         out,

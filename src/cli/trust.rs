@@ -201,7 +201,8 @@ pub fn check_model(model: &Model<'_>, accept: Accept, t: &mut Trust) -> InputRes
             problems.join("; ")
         ));
     }
-    if !messages_measured(model.profile) {
+    // A node law fitted on measured multi-node runs holds what the messages cost there.
+    if !messages_measured(model.profile) && model.profile.node_law.is_none() {
         t.multi_node_warnings.push(
             if model.profile.communication.messages_per_iteration > 0.0 {
                 "multi-node: the profile's MPI messages were not measured (its provenance says how \

@@ -243,6 +243,7 @@ fn as_measured(profile: &Profile, p: &BaselinePoint) -> Measured {
             freq: p.freq,
             gpus: p.gpus,
         },
+        ranks: None,
         time_s: p.wall_time.0,
         energy: p.energy.map(|e| (e.0, scope)),
         source: "profile point".into(),
@@ -336,6 +337,15 @@ pub(crate) fn write_block(b: &Block, out: &mut dyn Write) -> std::io::Result<()>
             .unwrap_or("energy");
         write_stats(scope, &e, out)?;
     }
+    let c = validate::coverage(&b.rows);
+    if c.time_points > 0 {
+        writeln!(
+            out,
+            "  intervals beyond the measured node counts held {} of {} measured times and {} of \
+             {} measured energies",
+            c.time_covered, c.time_points, c.energy_covered, c.energy_points
+        )?;
+    }
     Ok(())
 }
 
@@ -372,6 +382,8 @@ fn to_json(blocks: &[Block], notes: &[String]) -> Value {
                         "source": r.measured.source,
                         "runs": r.measured.runs.len(),
                         "not_predicted": r.not_predicted,
+                        "time_interval_s": r.interval.map(|i| [i.0.0, i.0.1]),
+                        "energy_interval_j": r.interval.and_then(|i| i.1).map(|e| [e.0, e.1]),
                     })
                 })
                 .collect();
@@ -381,8 +393,12 @@ fn to_json(blocks: &[Block], notes: &[String]) -> Value {
                 .into_iter()
                 .map(|(why, n)| json!({"reason": why, "points": n}))
                 .collect();
+            let c = validate::coverage(&b.rows);
             json!({"title": b.title, "points": rows, "time": stats_json(&t), "energy": stats_json(&e),
-                   "not_predicted": {"points": skipped, "reasons": reasons}})
+                   "not_predicted": {"points": skipped, "reasons": reasons},
+                   "interval_coverage": {
+                       "time_points": c.time_points, "time_covered": c.time_covered,
+                       "energy_points": c.energy_points, "energy_covered": c.energy_covered}})
         })
         .collect();
     json!({"notes": notes, "validations": blocks})

@@ -45,7 +45,7 @@ pub struct HostTree {
     pub parallel_efficiency: f64,
     /// MPI communication efficiency (x load balance when measured).
     pub mpi_parallel_efficiency: f64,
-    /// `1 - (T_w,net + T_s,net) / T` with messages between nodes (1 on one node).
+    /// `1 - (T_w,net + T_s,net + X(n)) / T` with messages between nodes (1 on one node).
     pub mpi_communication_efficiency: f64,
     /// MPI load balance, when the profile measured it (carried).
     pub mpi_load_balance: Option<f64>,
@@ -72,7 +72,10 @@ impl HostTree {
     /// uses this without packaging a prediction); `carried`: what was measured beside the
     /// baseline.
     pub fn from_terms(nodes: u32, t: f64, terms: &super::TimeTerms, carried: Carried) -> HostTree {
-        let mpi = terms.wait_net + if nodes > 1 { terms.serv_net } else { 0.0 };
+        // The node law's waiting time is communication (MODEL.md 6c b); a negative one is a
+        // gain over perfect scaling, not communication.
+        let mpi =
+            terms.wait_net + if nodes > 1 { terms.serv_net } else { 0.0 } + terms.nodes.max(0.0);
         let ratio = |a: f64, b: f64| {
             if b > 0.0 {
                 (a / b).clamp(0.0, 1.0)

@@ -19,18 +19,27 @@ pub struct NodeTable {
     nf: Vec<f64>,
     inv: Vec<f64>,
     factor: Vec<f64>,
+    /// `X(n)`: the node law's waiting time (MODEL.md 6c b), the same for every group.
+    x: Vec<f64>,
 }
 
 impl NodeTable {
-    /// The table of `nodes`, whose message growth factor is `factor(n)`.
-    pub fn new(nodes: &[u32], factor: impl Fn(u32) -> f64) -> Self {
+    /// The table of `nodes`, whose message growth factor is `factor(n)` and whose node-law
+    /// waiting time is `x(n)` ([`super::Model::node_wait`]).
+    pub fn new(nodes: &[u32], factor: impl Fn(u32) -> f64, x: impl Fn(u32) -> f64) -> Self {
         let nf: Vec<f64> = nodes.iter().map(|&n| f64::from(n)).collect();
         let factor: Vec<f64> = nodes.iter().map(|&n| factor(n)).collect();
         NodeTable {
             inv: nf.iter().map(|&x| 1.0 / x).collect(),
+            x: nodes.iter().map(|&n| x(n)).collect(),
             factor,
             nf,
         }
+    }
+
+    /// The node law's waiting time at index `i`.
+    pub fn node_wait(&self, i: usize) -> f64 {
+        self.x[i]
     }
 
     /// The growth factor at index `i`.
@@ -53,14 +62,16 @@ pub(super) struct Core {
     pub t_gpu: f64,
     pub t_serv: f64,
     pub t_wait: f64,
+    pub t_nodes: f64,
     pub time: f64,
     pub energy: f64,
     pub rho: f64,
 }
 
-/// The model at one node count (`nf`, its inverse, growth factor and `factor n^2`).
+/// The model at one node count (`nf`, its inverse, growth factor, `factor n^2` and the node
+/// law's waiting time `x`).
 #[inline(always)]
-pub(super) fn core(g: &Group, nf: f64, inv: f64, factor: f64, q: f64) -> Core {
+pub(super) fn core(g: &Group, nf: f64, inv: f64, factor: f64, q: f64, x: f64) -> Core {
     let t_cpu = g.a * inv;
     let t_mem = g.bm * inv;
     let t_gpu = g.gh * inv;
@@ -73,7 +84,8 @@ pub(super) fn core(g: &Group, nf: f64, inv: f64, factor: f64, q: f64) -> Core {
     // messages: kw or the growth factor is 0).
     let t_wait = g.kw * factor * rho / (1.0 - rho);
     let net = t_wait + t_serv;
-    let time = (g.t_num * inv + g.ex_total) + net;
+    // The node law's time is waiting: charged at the node's power over time, no core busy.
+    let time = (g.t_num * inv + g.ex_total) + net + x;
     // The n-independent energy (CPU, memory, GPU kernels) plus n x power x time.
     let energy = g.e_fixed + nf * (g.p_net * net + g.p_time * time);
     Core {
@@ -82,6 +94,7 @@ pub(super) fn core(g: &Group, nf: f64, inv: f64, factor: f64, q: f64) -> Core {
         t_gpu,
         t_serv,
         t_wait,
+        t_nodes: x,
         time,
         energy,
         rho,
@@ -98,9 +111,10 @@ fn range(g: &Group, tab: &NodeTable, lo: usize, out: Out<'_>, min_of: impl Fn(&[
     let Out { t, e, least } = out;
     let hi = lo + t.len();
     let (nf, inv, factor) = (&tab.nf[lo..hi], &tab.inv[lo..hi], &tab.factor[lo..hi]);
+    let x = &tab.x[lo..hi];
     let e = &mut e[..t.len()];
     for i in 0..t.len() {
-        let c = core(g, nf[i], inv[i], factor[i], sq(factor[i], nf[i]));
+        let c = core(g, nf[i], inv[i], factor[i], sq(factor[i], nf[i]), x[i]);
         let ok = c.rho < 1.0;
         t[i] = if ok { c.time } else { f64::INFINITY };
         e[i] = if ok { c.energy } else { f64::INFINITY };

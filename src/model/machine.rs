@@ -194,6 +194,19 @@ impl Machine {
         })
     }
 
+    /// As [`Machine::from_toml`] for a file that `fit` is about to write a `[power]` section
+    /// into: a file without one is read with every power 0 (time does not depend on power),
+    /// and the second value says so.
+    pub fn from_toml_for_fit(path: &Path, text: &str) -> InputResult<(Self, bool)> {
+        let doc = input::parse_toml(path, text)?;
+        if doc.get("power").is_some() {
+            return Ok((Self::from_toml(path, text)?, false));
+        }
+        let zero = "\n[power]\nidle_w = 0.0\ncore_active_w = 0.0\ncore_stall_w = 0.0\n\
+                    memory_w = 0.0\nnetwork_w = 0.0\ngpu_active_w = 0.0\ngpu_idle_w = 0.0\n";
+        Ok((Self::from_toml(path, &format!("{text}{zero}"))?, true))
+    }
+
     /// Index of `f` in the frequency set, matching to within 1 kHz.
     pub fn frequency_index(&self, f: Hertz) -> Option<usize> {
         self.frequencies

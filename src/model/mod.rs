@@ -6,10 +6,12 @@
 //! [`Group::eval`] is the only implementation of the equations: `predict`, the search and the
 //! tests all go through it, so a number is the same wherever it is printed.
 
+pub mod evidence;
 pub mod gpu_power;
 pub mod host_tree;
 pub mod kernel;
 pub mod machine;
+pub mod node_law;
 pub mod overhead;
 pub mod sweep_facts;
 pub mod workload;
@@ -49,6 +51,9 @@ pub struct TimeTerms {
     pub serial: f64,
     /// `T_wait`: no thread busy (MODEL.md 6b); not divided over cores or nodes.
     pub wait: f64,
+    /// `X(n)`: the node law's time (MODEL.md 6c b), waiting with no core busy; 0 at one node
+    /// and without a node law.
+    pub nodes: f64,
     /// The part of `T_CPU + T_ser` the host spent spin-waiting in the GPU runtime (blocked
     /// time that the busy cycles already hold): inside those terms, not added to `T`; used by
     /// the efficiency trees (MODEL.md, "The predicted host tree").
@@ -108,6 +113,8 @@ pub struct Prediction {
     /// Efficiencies measured beside the baseline and carried into the host tree (see
     /// [`host_tree::HostTree::of`]).
     pub carried: host_tree::Carried,
+    /// The interval beyond the largest measured node count (MODEL.md 6c d), `None` within.
+    pub interval: Option<evidence::Interval>,
 }
 
 /// The result of evaluating one configuration.
@@ -188,6 +195,24 @@ pub struct Group {
     /// `g P_gap + (g_max - g) P_gpu_off`: the node's GPU power over the whole run (`P_gap` the
     /// power of a used GPU between its kernels, MODEL.md 6b; `P_gpu_off` of an unused one).
     p_gpu_time: f64,
+    /// The node law, and the iteration ratio `k` its time scales by.
+    law: node_law::Law,
+    law_k: f64,
+    /// The node-axis evidence the intervals come from.
+    evidence: evidence::Evidence,
+    /// The machine's power-fit residual (0 where its file does not state one).
+    power_rel: f64,
+}
+
+/// The node law's waiting time at `n` nodes: `k X(n)`. The one expression both the search's
+/// table and [`Group::eval`] use, so that they give the same bits.
+#[inline(always)]
+pub fn node_wait(law: &node_law::Law, k: f64, n: u32) -> f64 {
+    if n == 1 {
+        0.0
+    } else {
+        k * law.at(f64::from(n))
+    }
 }
 
 /// The terms of one configuration before they are packaged (the hot path of the search).
@@ -219,8 +244,18 @@ impl Group {
     /// Returns `None` when the network is saturated (`rho >= 1`).
     #[inline(always)]
     pub fn eval(&self, n: u32, factor: f64) -> Option<Eval> {
+        self.eval_spread(n, factor, 1.0 / f64::from(n))
+    }
+
+    /// As [`Group::eval`] with the divided work spread as `inv` says: `1/n` for `c` ranks on
+    /// each node; `c / R` for `R` ranks spread unevenly over `n` nodes of at most `c` each
+    /// (every rank's share of the work is `1/R`; the node energy of busy cores is unchanged).
+    #[inline(always)]
+    pub fn eval_spread(&self, n: u32, factor: f64, inv: f64) -> Option<Eval> {
         let nf = f64::from(n);
-        let c = kernel::core(self, nf, 1.0 / nf, factor, kernel::sq(factor, nf));
+        let x = node_wait(&self.law, self.law_k, n);
+        let spread = if inv == 1.0 / nf { 1.0 } else { inv * nf };
+        let c = kernel::core(self, nf, inv, factor, kernel::sq(factor, nf), x);
         if c.rho >= 1.0 || c.rho.is_nan() {
             return None;
         }
@@ -244,11 +279,17 @@ impl Group {
                 gpu: c.t_gpu,
                 serial: self.ex_serial,
                 wait: self.ex_wait,
-                gpu_spin: self.gspin / nf,
+                nodes: c.t_nodes,
+                gpu_spin: if inv == 1.0 / nf {
+                    self.gspin / nf
+                } else {
+                    self.gspin * inv
+                },
             },
             e: EnergyTerms {
-                cpu: nf * e_cpu,
-                mem: nf * e_mem,
+                // Busy core-seconds are the work's, however the ranks are spread.
+                cpu: nf * e_cpu / spread,
+                mem: nf * e_mem / spread,
                 net: nf * e_net,
                 idle: nf * e_idle,
                 gpu: nf * e_gpu,
@@ -287,11 +328,21 @@ impl Group {
         // As the hot path computes the message part of `T_s,net`.
         let serv_msg = self.msg_serv * factor1;
         let t_extra = self.ex_total;
-        let t_lb = f64::max(t_num / f64::from(n2), serv_msg) + t_extra;
+        // Each term of the node law is monotone in n: its least over [n1, n2] is at an end.
+        let x_lb: f64 = self
+            .law
+            .terms()
+            .map(|&(b, c)| {
+                let at = |n: u32| if n == 1 { 0.0 } else { c * b.at(f64::from(n)) };
+                self.law_k * at(n1).min(at(n2))
+            })
+            .sum();
+        let t_lb = f64::max(t_num / f64::from(n2), serv_msg) + t_extra + x_lb;
         let (e_fixed, p_time) = (self.e_fixed, self.p_time);
         let n1f = f64::from(n1);
+        let nx = if x_lb < 0.0 { f64::from(n2) } else { n1f } * x_lb;
         let e_lb = e_fixed
-            + p_time * (f64::max(t_num, n1f * serv_msg) + n1f * t_extra)
+            + p_time * (f64::max(t_num, n1f * serv_msg) + n1f * t_extra + nx)
             + self.p_net * n1f * serv_msg;
         (t_lb * (1.0 - BOUND_MARGIN), e_lb * (1.0 - BOUND_MARGIN))
     }
@@ -340,7 +391,27 @@ impl Group {
             e: ev.e,
             device,
             carried: self.carried,
+            interval: self.interval(n, ev),
         }
+    }
+
+    /// The interval of an evaluation at `n` nodes ([`evidence::Evidence::interval`]).
+    pub fn interval(&self, n: u32, ev: &Eval) -> Option<evidence::Interval> {
+        let nf = f64::from(n);
+        let largest = f64::from(self.evidence.largest.max(1));
+        let undivided = self.t_num * (1.0 / largest - 1.0 / nf);
+        self.evidence.interval(
+            n,
+            (ev.time, ev.energy),
+            self.law_k,
+            undivided,
+            (nf * self.p_time, nf * self.p_idle, self.power_rel),
+        )
+    }
+
+    /// The largest node count the profile measured (1 without multi-node runs).
+    pub fn largest_measured(&self) -> u32 {
+        self.evidence.largest
     }
 
     /// The predicted host tree at `n` nodes (the OpenMP efficiency carried from TALP where
@@ -408,6 +479,20 @@ impl<'a> Model<'a> {
             gpu_gap,
             trees,
         })
+    }
+
+    /// The largest node count the profile measured (1 without multi-node runs).
+    pub fn largest_measured(&self) -> u32 {
+        self.profile.node_law.as_ref().map_or(1, |f| f.largest())
+    }
+
+    /// The node law's waiting time at `n` nodes (0 without a law): see [`node_wait`].
+    pub fn node_wait(&self, n: u32) -> f64 {
+        let k = self.profile.target_iterations / self.profile.baseline_iterations;
+        match &self.profile.node_law {
+            Some(f) => node_wait(&f.law(), k, n),
+            None => 0.0,
+        }
     }
 
     /// `eta(n) / eta`: the growth factor of the message count at `n` nodes.
@@ -493,6 +578,13 @@ impl<'a> Model<'a> {
             p_gpu_time: f64::from(gpus) * gap
                 + f64::from(m.gpus_per_node.saturating_sub(gpus))
                     * m.power.gpu_nocontext.map_or(0.0, |w| w.0),
+            law: prof
+                .node_law
+                .as_ref()
+                .map_or(node_law::Law::default(), |f| f.law()),
+            law_k: k,
+            evidence: evidence::Evidence::of(prof),
+            power_rel: m.power.fit_residual_rel.unwrap_or(0.0),
         };
         g.folded(y * y * (1.0 + net.cv2) / 2.0)
     }
@@ -515,6 +607,12 @@ impl<'a> Model<'a> {
 
     /// Predicts one configuration, checking it against the machine's limits.
     pub fn predict(&self, config: Config) -> InputResult<Outcome> {
+        self.predict_ranks(config, None)
+    }
+
+    /// As [`Model::predict`] for `ranks` MPI ranks spread over the configuration's nodes, at
+    /// most `cores` on one (`None`: `cores` on every node).
+    pub fn predict_ranks(&self, config: Config, ranks: Option<u32>) -> InputResult<Outcome> {
         let m = self.machine;
         let fi = m
             .frequency_index(config.freq)
@@ -541,9 +639,23 @@ impl<'a> Model<'a> {
                 });
             }
         }
+        if config.nodes > 1 && self.profile.facts.single_process {
+            return Err(InputError::Argument {
+                flag: "--config".into(),
+                expected: format!(
+                    "1 node: {} was profiled as one process without MPI (1 rank, no launcher)",
+                    self.profile.file.display()
+                ),
+                got: format!("{} nodes", config.nodes),
+            });
+        }
         let g = self.group(config.cores, fi, config.gpus)?;
         let factor = self.growth_factor(config.nodes);
-        Ok(match g.eval(config.nodes, factor) {
+        let inv = match ranks {
+            Some(r) if r > 0 => f64::from(config.cores) / f64::from(r),
+            _ => 1.0 / f64::from(config.nodes),
+        };
+        Ok(match g.eval_spread(config.nodes, factor, inv) {
             Some(ev) if !(ev.time.is_finite() && ev.energy.is_finite()) => {
                 return Err(InputError::Mismatch(format!(
                     "the model gives {} s and {} J at ({}, {}, {} GHz, {}): the inputs hold \

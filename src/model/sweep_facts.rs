@@ -42,6 +42,9 @@ pub struct SweepFacts {
     pub measured_on: Option<MeasuredOn>,
     /// Whether an MPI profiler measured messages in the sweep.
     pub messages_measured: bool,
+    /// Whether the sweep ran one process without an MPI launcher: such a program cannot use
+    /// a second node (MODEL.md 6c d).
+    pub single_process: bool,
 }
 
 /// Reads the facts from a profile's `sweep` value; `None` when it has no readable record.
@@ -93,5 +96,6 @@ pub fn read(sweep: Option<&Value>) -> Option<SweepFacts> {
         spread,
         measured_on: Some(measured_on),
         messages_measured,
+        single_process: rec.ranks <= 1 && rec.launcher.is_empty(),
     })
 }

@@ -173,6 +173,8 @@ pub struct Profile {
     pub facts: SweepFacts,
     /// Whether the file has a sweep record at all (written by `jouleplan profile`).
     pub has_sweep: bool,
+    /// The node law fitted on measured multi-node runs (MODEL.md 6c b), when there were any.
+    pub node_law: Option<super::node_law::NodeFit>,
     index: rustc_hash::FxHashMap<(u32, u64, u32), usize>,
 }
 
@@ -282,6 +284,19 @@ impl Profile {
         {
             facts.measured_on = Some(on);
         }
+        let node_law = match root.opt_any("node_law") {
+            None => None,
+            Some(v) => {
+                Some(
+                    super::node_law::NodeFit::from_json(v).map_err(|why| InputError::Key {
+                        file: path.to_path_buf(),
+                        key: "node_law".into(),
+                        expected: "the node law `jouleplan fit` writes".into(),
+                        got: why,
+                    })?,
+                )
+            }
+        };
         root.finish()?;
         let splits = explain(&mut baseline);
         Ok(Profile {
@@ -299,6 +314,7 @@ impl Profile {
             splits,
             facts,
             has_sweep,
+            node_law,
             index,
         })
     }
@@ -527,6 +543,9 @@ impl Profile {
         if !self.assumptions.is_empty() {
             doc["assumptions"] = json!(self.assumptions);
         }
+        if let Some(law) = &self.node_law {
+            doc["node_law"] = law.to_json();
+        }
         if let Some(m) = self.memory_footprint_gib {
             doc["memory_footprint_gib"] = json!(m);
         }
@@ -570,6 +589,7 @@ impl Profile {
             splits: Vec::new(),
             facts: SweepFacts::default(),
             has_sweep: false,
+            node_law: None,
             index: rustc_hash::FxHashMap::default(),
         };
         let text = p.to_json().to_string();

@@ -26,6 +26,8 @@ pub fn config_json(p: &Prediction) -> Value {
         "headroom": 1.0 - p.rho,
         "node_hours": f64::from(c.nodes) * p.time.0 / 3600.0,
         "energy_delay_js": p.energy.0 * p.time.0,
+        "time_interval_s": p.interval.map(|i| [i.time_s.0, i.time_s.1]),
+        "energy_interval_j": p.interval.map(|i| [i.energy_j.0, i.energy_j.1]),
         "breakdown": {
             "t_cpu_s": p.t.cpu,
             "t_mem_s": p.t.mem,
@@ -34,6 +36,7 @@ pub fn config_json(p: &Prediction) -> Value {
             "t_gpu_s": p.t.gpu,
             "t_serial_s": p.t.serial,
             "t_idle_wait_s": p.t.wait,
+            "t_nodes_s": p.t.nodes,
             "e_cpu_j": p.e.cpu,
             "e_mem_j": p.e.mem,
             "e_net_j": p.e.net,
@@ -117,6 +120,13 @@ pub fn plan_json(plan: &Plan) -> Value {
         "recommendation": plan.recommendation().map(|f| {
             let mut v = config_json(&f.prediction);
             v["warnings"] = json!(plan.warnings);
+            v["measure_next"] = json!(plan.measure_next.iter().map(|m| json!({
+                "nodes": m.config.nodes,
+                "cores": m.config.cores,
+                "freq_hz": m.config.freq.0,
+                "gpus": m.config.gpus,
+                "node_hours": m.node_hours,
+            })).collect::<Vec<_>>());
             v
         }),
         "query": {

@@ -161,7 +161,10 @@ pub fn job_script(p: &Prediction, prov: &Provenance, opts: &JobOptions) -> Input
     opts.validate()?;
     let c = &p.config;
     let khz = (c.freq.0 / 1e3).round() as u64;
-    let minutes = time_limit_minutes(p.time, opts.time_margin);
+    // Beyond the measured node counts the limit also covers the interval's high end.
+    let high = p.interval.map_or(0.0, |i| i.time_s.1);
+    let minutes =
+        time_limit_minutes(p.time, opts.time_margin).max(time_limit_minutes(Seconds(high), 0.0));
     let command: Vec<String> = opts.app.iter().map(|w| shell_quote(w)).collect();
     let mut s = String::new();
     let w = &mut s;
@@ -193,11 +196,23 @@ pub fn job_script(p: &Prediction, prov: &Provenance, opts: &JobOptions) -> Input
         p.ucr,
         1.0 - p.rho
     );
+    let node_law = if p.t.nodes != 0.0 {
+        format!(" + X(n) {:.6}", p.t.nodes)
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         w,
-        "#   time = T_CPU {:.6} + T_mem {:.6} + T_w,net {:.6} + T_s,net {:.6} + T_gpu {:.6} + T_ser {:.6} + T_idle {:.6} s",
+        "#   time = T_CPU {:.6} + T_mem {:.6} + T_w,net {:.6} + T_s,net {:.6} + T_gpu {:.6} + T_ser {:.6} + T_idle {:.6}{node_law} s",
         p.t.cpu, p.t.mem, p.t.wait_net, p.t.serv_net, p.t.gpu, p.t.serial, p.t.wait
     );
+    if let Some(i) = &p.interval {
+        let _ = writeln!(
+            w,
+            "# Beyond the measured node counts (up to {}): time {:.3} to {:.3} s, energy {:.0} to {:.0} J.",
+            i.largest_measured, i.time_s.0, i.time_s.1, i.energy_j.0, i.energy_j.1
+        );
+    }
     let _ = writeln!(
         w,
         "#   energy = CPU {:.3} + memory {:.3} + network {:.3} + idle {:.3} + GPU {:.3} J",
@@ -247,8 +262,13 @@ pub fn job_script(p: &Prediction, prov: &Provenance, opts: &JobOptions) -> Input
     );
     let _ = writeln!(
         w,
-        "# Time limit: predicted time x {:.2}, rounded up to a minute.",
-        1.0 + opts.time_margin
+        "# Time limit: predicted time x {:.2}{}, rounded up to a minute.",
+        1.0 + opts.time_margin,
+        if high > 0.0 {
+            ", or the interval's high end where longer"
+        } else {
+            ""
+        }
     );
     let _ = writeln!(w, "#SBATCH --job-name={}", opts.job_name);
     let _ = writeln!(w, "#SBATCH --nodes={}", c.nodes);

@@ -36,7 +36,7 @@ pub fn breakdown(p: &Prediction, out: &mut dyn Write) -> io::Result<()> {
     };
     writeln!(
         out,
-        "  time    {:>10} = T_CPU {} + T_mem {} + T_w,net {} + T_s,net {}{}{}{}",
+        "  time    {:>10} = T_CPU {} + T_mem {} + T_w,net {} + T_s,net {}{}{}{}{}",
         d(p.time.0),
         d(p.t.cpu),
         d(p.t.mem),
@@ -45,7 +45,19 @@ pub fn breakdown(p: &Prediction, out: &mut dyn Write) -> io::Result<()> {
         extra("T_gpu", p.t.gpu),
         extra("T_ser", p.t.serial),
         extra("T_idle", p.t.wait),
+        node_law_term(p.t.nodes),
     )?;
+    if let Some(i) = &p.interval {
+        writeln!(
+            out,
+            "  beyond the measured node counts (up to {}): time {} to {}, energy {} to {}",
+            i.largest_measured,
+            d(i.time_s.0),
+            d(i.time_s.1),
+            e(i.energy_j.0),
+            e(i.energy_j.1)
+        )?;
+    }
     writeln!(
         out,
         "  energy  {:>10} = CPU {} + memory {} + network {} + idle {}{}",
@@ -81,6 +93,37 @@ pub fn breakdown(p: &Prediction, out: &mut dyn Write) -> io::Result<()> {
         )?;
     }
     Ok(())
+}
+
+/// The node counts to measure before trusting a recommendation far beyond the evidence.
+fn measure_next(plan: &Plan, out: &mut dyn Write) -> io::Result<()> {
+    if plan.measure_next.is_empty() {
+        return Ok(());
+    }
+    let list: Vec<String> = plan
+        .measure_next
+        .iter()
+        .map(|m| format!("{} nodes ({:.2} node-hours)", m.config.nodes, m.node_hours))
+        .collect();
+    writeln!(
+        out,
+        "  measure next: {} (this recommendation lies beyond twice the largest node count \
+         measured; its interval is above)",
+        list.join(", ")
+    )
+}
+
+/// The node law's term in the time line: `+ X(n) 12 s` (waiting beyond the single-node
+/// terms), `- X(n) 3 s` where the law gains time, nothing where it is 0.
+fn node_law_term(x: f64) -> String {
+    let d = |s: f64| fmt_duration(Seconds(s));
+    if x > 0.0 {
+        format!(" + X(n) {}", d(x))
+    } else if x < 0.0 {
+        format!(" - X(n) {}", d(-x))
+    } else {
+        String::new()
+    }
 }
 
 /// The predicted host tree, in TALP's layout (indented, two decimals).
@@ -228,6 +271,7 @@ impl Exporter for Text {
                     writeln!(out, "  WARNING: {w}")?;
                 }
                 breakdown(p, out)?;
+                measure_next(plan, out)?;
             }
             None => writeln!(out, "No recommendation: {}", plan.answer.reason)?,
         }

@@ -47,6 +47,53 @@ pub struct Plan {
     pub notes: Vec<String>,
     /// What the recommendation must warn of (filled by the caller, which knows the inputs).
     pub warnings: Vec<String>,
+    /// Node counts to measure before trusting a recommendation beyond twice the largest
+    /// measured count, with their cost (MODEL.md 6c d); empty otherwise.
+    pub measure_next: Vec<MeasureNext>,
+}
+
+/// A node count to measure next and what it costs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MeasureNext {
+    /// The configuration to run (the recommendation's cores, frequency and GPUs).
+    pub config: Config,
+    /// Its cost, node-hours: `n` times the high end of its time interval (the prediction
+    /// where it has none).
+    pub node_hours: f64,
+}
+
+/// The node counts to measure when the recommendation lies beyond twice the largest measured
+/// count: doublings of the largest measured count below the recommendation (at most two: the
+/// first and the last), then the recommended count itself.
+pub fn measure_next(model: &Model<'_>, rec: &Prediction) -> InputResult<Vec<MeasureNext>> {
+    let largest = model.largest_measured();
+    let n = rec.config.nodes;
+    if u64::from(n) <= 2 * u64::from(largest) {
+        return Ok(Vec::new());
+    }
+    let mut counts: Vec<u32> =
+        std::iter::successors(Some(largest.saturating_mul(2)), |&c| c.checked_mul(2))
+            .take_while(|&c| c < n)
+            .collect();
+    if counts.len() > 2 {
+        counts = vec![counts[0], counts[counts.len() - 1]];
+    }
+    counts.push(n);
+    let mut out = Vec::new();
+    for c in counts {
+        let config = Config {
+            nodes: c,
+            ..rec.config
+        };
+        if let Outcome::Finite(p) = model.predict(config)? {
+            let t = p.interval.map_or(p.time.0, |i| i.time_s.1);
+            out.push(MeasureNext {
+                config,
+                node_hours: f64::from(c) * t / 3600.0,
+            });
+        }
+    }
+    Ok(out)
 }
 
 impl Plan {
@@ -78,8 +125,9 @@ pub fn plan(
     space.validate(model.machine)?;
     let mut space = space.clone();
     let notes: Vec<String> = space
-        .filter_memory(model.machine, model.profile)?
+        .filter_single_process(model.profile)?
         .into_iter()
+        .chain(space.filter_memory(model.machine, model.profile)?)
         .collect();
     let space = &space;
     let outcome = search_filtered(model, space, query.min_efficiency)?;
@@ -125,7 +173,12 @@ pub fn plan(
     } else if let (Some(m), true) = (query.min_efficiency, answer.feasible) {
         answer.reason += &format!(", among configurations of predicted parallel efficiency >= {m}");
     }
+    let measure_next = match answer.pick.and_then(|i| front.get(i)) {
+        Some(rec) => measure_next(model, &rec.prediction)?,
+        None => Vec::new(),
+    };
     Ok(Plan {
+        measure_next,
         machine: model.machine.name.clone(),
         machine_file: model.machine.file.clone(),
         program: model.profile.program.clone(),

@@ -78,6 +78,28 @@ impl Space {
         }))
     }
 
+    /// Keeps one node for a profile of one process without MPI (MODEL.md 6c d). Returns a
+    /// note saying so when other node counts were asked for.
+    pub fn filter_single_process(&mut self, profile: &Profile) -> InputResult<Option<String>> {
+        if !profile.facts.single_process || self.nodes.iter().all(|&n| n == 1) {
+            return Ok(None);
+        }
+        if !self.nodes.contains(&1) {
+            return Err(InputError::Mismatch(format!(
+                "{}: the program was profiled as one process without MPI (its sweep ran 1 rank \
+                 and no launcher), so it cannot use more than one node; plan with --nodes 1, or \
+                 profile it with --ranks under MPI",
+                profile.file.display()
+            )));
+        }
+        self.nodes = vec![1];
+        Ok(Some(
+            "one node only: the program was profiled as one process without MPI (1 rank, no \
+             launcher), and a second node would only add idle power"
+                .into(),
+        ))
+    }
+
     /// Number of configurations.
     pub fn size(&self) -> u64 {
         (self.nodes.len() * self.cores.len() * self.freqs.len() * self.gpus.len()) as u64

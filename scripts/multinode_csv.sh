@@ -1,0 +1,17 @@
+#!/bin/sh
+# Converts the PMBS'23 SPEChpc fixture (Afzal, Hager, Wellein; RRZE-HPC/PMBS23-AD, GPL-3.0) to
+# jouleplan's measured-run CSV, one file per code of the `small` (strong-scaling) workload:
+#   scripts/multinode_csv.sh ../shared/fixtures/multinode/pmbs23-icelake.csv tests/data/multinode
+# cores = the most ranks on one node (max_ranks_per_host), ranks = total MPI ranks,
+# energy_j = pkg_energy_j + dram_energy_j (RAPL of the sockets with ranks: energy_scope cpu).
+set -eu
+src=$1
+out=$2
+mkdir -p "$out"
+for b in $(awk -F, 'NR > 1 && $2 == "small" { print $1 }' "$src" | sort -u); do
+  awk -F, -v b="$b" 'BEGIN { OFS = "," }
+    NR == 1 { print "nodes,cores,freq_hz,gpus,time_s,energy_j,ranks,energy_scope"; next }
+    $1 == b && $2 == "small" {
+      printf "%d,%d,%s,0,%s,%.7g,%d,cpu\n", $3, $5, $6, $7, $8 + $9, $4
+    }' "$src" > "$out/$b.csv"
+done

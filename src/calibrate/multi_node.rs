@@ -1,0 +1,247 @@
+//! `jouleplan fit` on runs over several nodes (MODEL.md 6c a-c): the single-node profile is
+//! completed with the per-node core counts the multi-node runs used, the time its terms do
+//! not explain is carried by a node law ([`super::node_fit::fit_law`]), and node power is
+//! fitted on every run with energy ([`super::node_fit::node_power`]).
+
+use super::node_fit::{self, LawPoint, NodePower, PowerPoint};
+use super::reproduce::EnergyScope;
+use super::validate::Measured;
+use crate::error::{InputError, InputResult};
+use crate::model::machine::{Machine, Power};
+use crate::model::node_law::NodeFit;
+use crate::model::workload::{BaselinePoint, Profile, freq_key};
+use crate::model::{Model, Outcome, Prediction};
+use crate::units::{Hertz, Seconds, Watts};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// Derived points for each per-node core count of `multi` at a frequency the single-node
+/// points have but not at that count: the nearest measured count's work divided evenly over
+/// the cores (the same total cycles, `U = 1`; no energy), so that the model can evaluate the
+/// multi-node layouts. What the law then finds is measured against that even division.
+pub fn derive_points(points: &mut Vec<BaselinePoint>, multi: &[Measured]) -> Vec<String> {
+    let mut said = Vec::new();
+    let mut range: BTreeMap<u64, (u32, u32)> = BTreeMap::new();
+    let counts = multi
+        .iter()
+        .map(|m| (m.config.cores, m.config.freq))
+        .chain(points.iter().map(|p| (p.cores, p.freq)));
+    for (c, f) in counts {
+        let r = range.entry(freq_key(f)).or_insert((c, c));
+        *r = (r.0.min(c), r.1.max(c));
+    }
+    if multi.is_empty() {
+        return said;
+    }
+    // Every count between the fewest and the most cores used: the search and `validate` ask
+    // for any of them.
+    let wanted: Vec<(u32, u64)> = range
+        .iter()
+        .flat_map(|(&fk, &(lo, hi))| (lo..=hi).map(move |c| (c, fk)))
+        .collect();
+    let mut by_source: BTreeMap<(u32, u64), Vec<u32>> = BTreeMap::new();
+    for (c, fk) in wanted {
+        if points
+            .iter()
+            .any(|p| p.cores == c && freq_key(p.freq) == fk)
+        {
+            continue;
+        }
+        let Some(near) = points
+            .iter()
+            .filter(|p| freq_key(p.freq) == fk && p.measured)
+            .min_by_key(|p| (p.cores.abs_diff(c), p.cores))
+            .cloned()
+        else {
+            continue;
+        };
+        let mut d = near.clone();
+        d.cores = c;
+        d.wall_time = Seconds(near.wall_time.0 * f64::from(near.cores) / f64::from(c));
+        d.energy = None;
+        d.measured = false;
+        by_source.entry((near.cores, fk)).or_default().push(c);
+        points.push(d);
+    }
+    for ((from, fk), cs) in by_source {
+        let list: Vec<u64> = cs.iter().map(|&c| u64::from(c)).collect();
+        said.push(format!(
+            "cores {{{}}} at {:.2} GHz derived from the measured {from} cores, work divided \
+             evenly",
+            crate::model::workload::compact_list(&list),
+            fk as f64 / 1e6
+        ));
+    }
+    said
+}
+
+/// What a profile fitted without single-node runs assumes.
+pub const FROM_SMALLEST: &str = "no run on one node: the one-node points are the runs on the \
+     fewest nodes with their ranks' core-seconds on one node (perfect scaling between one node \
+     and that count); one-node predictions are optimistic by whatever that scaling lost";
+
+/// Single-node rows derived from the runs on the fewest nodes, when none was measured on one:
+/// each run's core-seconds `R T` on its per-node core count (time `R T / c`, no energy).
+pub fn one_node_from_smallest(multi: &[Measured]) -> Vec<Measured> {
+    let Some(n0) = multi.iter().map(|m| m.config.nodes).min() else {
+        return Vec::new();
+    };
+    multi
+        .iter()
+        .filter(|m| m.config.nodes == n0)
+        .map(|m| {
+            let ranks = f64::from(m.ranks.unwrap_or(m.config.nodes * m.config.cores));
+            let mut one = m.clone();
+            one.time_s = m.time_s * ranks / f64::from(m.config.cores);
+            one.runs = vec![(one.time_s, None)];
+            one.energy = None;
+            one.ranks = None;
+            one.config.nodes = 1;
+            one.source = format!("{} on one node (derived)", m.source);
+            one
+        })
+        .collect()
+}
+
+/// The model's prediction of a measured row, without a node law when the profile has none.
+fn predicted(file: &Path, model: &Model<'_>, m: &Measured) -> InputResult<Prediction> {
+    match model.predict_ranks(m.config, m.ranks)? {
+        Outcome::Finite(p) => Ok(p),
+        Outcome::Saturated { rho, .. } => Err(InputError::Mismatch(format!(
+            "{}: {} is network-saturated in the model (rho {rho:.2}); the node law cannot be \
+             fitted against it",
+            file.display(),
+            m.source
+        ))),
+    }
+}
+
+/// Fits the node law on the multi-node rows (`multi`, repeats averaged by configuration);
+/// `one_node`: whether runs on one node were measured too.
+pub fn fit_law(
+    file: &Path,
+    profile: &Profile,
+    machine: &Machine,
+    multi: &[Measured],
+    one_node: bool,
+) -> InputResult<Option<NodeFit>> {
+    if multi.is_empty() {
+        return Ok(None);
+    }
+    let model = Model::new(machine, profile)?;
+    let mut pts = Vec::new();
+    for m in averaged(multi) {
+        let p = predicted(file, &model, &m)?;
+        pts.push(LawPoint {
+            nodes: m.config.nodes,
+            measured: m.time_s,
+            model: p.time.0,
+        });
+    }
+    Ok(node_fit::fit_law(&pts, one_node))
+}
+
+/// Rows averaged per configuration (nodes, cores, frequency, ranks).
+fn averaged(rows: &[Measured]) -> Vec<Measured> {
+    let mut groups: BTreeMap<(u32, u32, u64, Option<u32>), Vec<&Measured>> = BTreeMap::new();
+    for r in rows {
+        groups
+            .entry((
+                r.config.nodes,
+                r.config.cores,
+                freq_key(r.config.freq),
+                r.ranks,
+            ))
+            .or_default()
+            .push(r);
+    }
+    groups
+        .into_values()
+        .map(|g| {
+            let mut m = g[0].clone();
+            m.time_s = g.iter().map(|r| r.time_s).sum::<f64>() / g.len() as f64;
+            m
+        })
+        .collect()
+}
+
+/// Node power fitted at each measured frequency, and the machine's power with it.
+#[derive(Debug, Clone)]
+pub struct NodePowerFit {
+    /// `(frequency, fit, runs)` for each frequency with enough energy.
+    pub fitted: Vec<(Hertz, NodePower, usize)>,
+    /// The machine's frequencies kept from its file (no energy measured there).
+    pub kept: Vec<Hertz>,
+    /// The energy scope fitted (every row's must agree).
+    pub scope: EnergyScope,
+    /// The machine's `[power]` with the fitted values.
+    pub power: Power,
+}
+
+/// Fits node power on every row with energy: `E = P_idle n T + P_core (busy core-seconds)`,
+/// busy core-seconds as the model (with its node law) gives each run.
+pub fn fit_power(
+    file: &Path,
+    profile: &Profile,
+    machine: &Machine,
+    rows: &[Measured],
+) -> InputResult<Option<NodePowerFit>> {
+    let model = Model::new(machine, profile)?;
+    let mut by_freq: BTreeMap<u64, (Hertz, Vec<PowerPoint>)> = BTreeMap::new();
+    let mut scope = None;
+    for m in rows {
+        let Some((e, s)) = m.energy else { continue };
+        if scope.is_some_and(|x| x != s) || s == EnergyScope::Gpu {
+            return Err(InputError::Key {
+                file: file.to_path_buf(),
+                key: format!("{}, column energy_scope", m.source),
+                expected: "one energy scope for every row, node or cpu (fit reads CPU runs)".into(),
+                got: s.name().into(),
+            });
+        }
+        scope = Some(s);
+        let p = predicted(file, &model, m)?;
+        let ranks = f64::from(m.ranks.unwrap_or(m.config.nodes * m.config.cores));
+        let busy = ranks * (p.t.cpu + p.t.mem);
+        let entry = by_freq
+            .entry(freq_key(m.config.freq))
+            .or_insert((m.config.freq, Vec::new()));
+        entry.1.push(PowerPoint {
+            energy: e,
+            node_s: f64::from(m.config.nodes) * m.time_s,
+            busy_core_s: busy,
+        });
+    }
+    let Some(scope) = scope else { return Ok(None) };
+    let mut power = machine.power.clone();
+    let mut fitted = Vec::new();
+    for (f, pts) in by_freq.values() {
+        let (Some(i), Some(np)) = (machine.frequency_index(*f), node_fit::node_power(pts)) else {
+            continue;
+        };
+        power.idle[i] = Watts(np.idle);
+        power.core_active[i] = Watts(np.core);
+        power.core_stall[i] = Watts(np.core);
+        fitted.push((*f, np, pts.len()));
+    }
+    if fitted.is_empty() {
+        return Ok(None);
+    }
+    power.memory = Watts(0.0);
+    // Runs over several node counts and layouts carry their run-to-run noise into the
+    // residuals: the figure the machine keeps is the root-mean-square one (the largest is
+    // printed by `fit`).
+    power.fit_residual_rel = Some(fitted.iter().map(|x| x.1.residual_rms).fold(0.0, f64::max));
+    let kept = machine
+        .frequencies
+        .iter()
+        .copied()
+        .filter(|f| !fitted.iter().any(|x| freq_key(x.0) == freq_key(*f)))
+        .collect();
+    Ok(Some(NodePowerFit {
+        fitted,
+        kept,
+        scope,
+        power,
+    }))
+}

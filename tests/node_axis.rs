@@ -1,0 +1,389 @@
+//! The node axis on real multi-node runs (issue 26, MODEL.md 6c): SPEChpc 2021 codes on 1-32
+//! Ice Lake nodes with RAPL energy (`tests/data/multinode/`, measured by Afzal, Hager and
+//! Wellein, PMBS'23, GPL-3.0). Each code is fitted on a few node counts and every other count
+//! up to 16 is predicted: the figures are the held-out error of `validate`.
+
+mod common;
+
+use common::jouleplan;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+fn repo(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+const MACHINE: &str = "tests/data/multinode/icelake-8360y.toml";
+
+/// The code's rows whose node count `keep` accepts, as a CSV in `dir`.
+fn subset(dir: &Path, code: &str, name: &str, keep: impl Fn(u32) -> bool) -> PathBuf {
+    let text = std::fs::read_to_string(repo(&format!("tests/data/multinode/{code}.csv"))).unwrap();
+    let mut lines = text.lines();
+    let mut out = format!("{}\n", lines.next().unwrap());
+    for l in lines {
+        let n: u32 = l.split(',').next().unwrap().parse().unwrap();
+        if keep(n) {
+            out += &format!("{l}\n");
+        }
+    }
+    let p = dir.join(name);
+    std::fs::write(&p, out).unwrap();
+    p
+}
+
+/// Fits `csv` against the Ice Lake machine (no `[power]`: fit writes it); returns (profile,
+/// machine, stdout).
+fn fit(dir: &Path, csv: &Path, tag: &str) -> (PathBuf, PathBuf, String) {
+    let prof = dir.join(format!("{tag}.json"));
+    let mach = dir.join(format!("{tag}.toml"));
+    let (code, out, err) = jouleplan(&[
+        "fit",
+        "--measured",
+        s(csv),
+        "--machine",
+        s(&repo(MACHINE)),
+        "--profile-out",
+        s(&prof),
+        "--machine-out",
+        s(&mach),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    (prof, mach, out)
+}
+
+/// Fits the code's one-node runs alone on `mach`; returns (profile, stdout).
+fn fit_one_node(dir: &Path, code: &str, mach: &Path) -> (PathBuf, String) {
+    let one = subset(dir, code, "one.csv", |n| n == 1);
+    let p1 = dir.join("one.json");
+    let (rc, said, err) = jouleplan(&[
+        "fit",
+        "--measured",
+        s(&one),
+        "--machine",
+        s(mach),
+        "--profile-out",
+        s(&p1),
+    ]);
+    assert_eq!(rc, 0, "{err}");
+    (p1, said)
+}
+
+fn validate(mach: &Path, prof: &Path, csv: &Path) -> Value {
+    let (code, out, err) = jouleplan(&[
+        "validate",
+        "--machine",
+        s(mach),
+        "--profile",
+        s(prof),
+        "--measured",
+        s(csv),
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    v["validations"][0].clone()
+}
+
+#[test]
+fn fitted_on_1_2_4_8_nodes_the_other_counts_up_to_16_are_predicted_within_6_percent() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for code in ["hpgmgfv", "soma", "weather"] {
+        let fit_csv = subset(d, code, "fit.csv", |n| [1, 2, 4, 8].contains(&n));
+        let held = subset(d, code, "held.csv", |n| {
+            ![1, 2, 4, 8].contains(&n) && n <= 16
+        });
+        let (prof, mach, said) = fit(d, &fit_csv, code);
+        assert!(said.contains("node law over nodes 1, 2, 4, 8"), "{said}");
+        assert!(said.contains("leave-one-out error"), "{said}");
+        assert!(
+            said.contains("P_idle") && said.contains("per busy core"),
+            "{said}"
+        );
+        let v = validate(&mach, &prof, &held);
+        let (t, e) = (&v["time"], &v["energy"]);
+        assert!(t["points"].as_u64().unwrap() >= 15, "{code}: {v}");
+        assert_eq!(v["not_predicted"]["points"], 0, "{code}: {v}");
+        assert!(t["mape_pct"].as_f64().unwrap() <= 6.0, "{code} time: {t}");
+        assert!(e["mape_pct"].as_f64().unwrap() <= 6.0, "{code} energy: {e}");
+        // Beyond 8 nodes every prediction carries an interval; most hold the measurement.
+        let c = &v["interval_coverage"];
+        let (n, held_t) = (
+            c["time_points"].as_u64().unwrap(),
+            c["time_covered"].as_u64().unwrap(),
+        );
+        assert!(n >= 9 && held_t * 10 >= n * 7, "{code}: {c}");
+    }
+}
+
+#[test]
+fn a_node_law_beats_perfect_scaling_from_one_node() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let code = "soma";
+    let fit_csv = subset(d, code, "fit.csv", |n| [1, 2, 4, 8].contains(&n));
+    let held = subset(d, code, "held.csv", |n| {
+        ![1, 2, 4, 8].contains(&n) && n <= 16
+    });
+    let (prof, mach, _) = fit(d, &fit_csv, "law");
+    // One node alone: the time is fitted, the power cannot be (one core count) and is said so.
+    let (p1, said) = fit_one_node(d, code, &mach);
+    assert!(said.contains("power: not fitted"), "{said}");
+    let with_law = validate(&mach, &prof, &held)["time"]["mape_pct"]
+        .as_f64()
+        .unwrap();
+    let perfect = validate(&mach, &p1, &held)["time"]["mape_pct"]
+        .as_f64()
+        .unwrap();
+    assert!(
+        perfect > 30.0 && with_law * 5.0 < perfect,
+        "{with_law} vs {perfect}"
+    );
+}
+
+/// `plan --nodes 1-16 --json` on a fitted pair.
+fn plan(mach: &Path, prof: &Path) -> Value {
+    let (code, out, err) = jouleplan(&[
+        "plan",
+        "--machine",
+        s(mach),
+        "--profile",
+        s(prof),
+        "--nodes",
+        "1-16",
+        "--cores",
+        "72",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    serde_json::from_str(&out).unwrap()
+}
+
+#[test]
+fn the_recommended_node_count_wastes_little_energy_against_what_was_measured() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for code in ["hpgmgfv", "soma", "weather"] {
+        let fit_csv = subset(d, code, "fit.csv", |n| [1, 2, 4, 8].contains(&n));
+        let (prof, mach, _) = fit(d, &fit_csv, code);
+        let rec = plan(&mach, &prof)["recommendation"].clone();
+        let n = rec["nodes"].as_u64().unwrap() as u32;
+        // Measured full-node runs (72 ranks a node), repeats averaged.
+        let text =
+            std::fs::read_to_string(repo(&format!("tests/data/multinode/{code}.csv"))).unwrap();
+        let mut runs: std::collections::BTreeMap<u32, Vec<(f64, f64)>> = Default::default();
+        for l in text.lines().skip(1) {
+            let c: Vec<&str> = l.split(',').collect();
+            if c[1] == "72" {
+                let node: u32 = c[0].parse().unwrap();
+                runs.entry(node)
+                    .or_default()
+                    .push((c[4].parse().unwrap(), c[5].parse().unwrap()));
+            }
+        }
+        let mean = |v: &Vec<(f64, f64)>| {
+            let k = v.len() as f64;
+            (
+                v.iter().map(|r| r.0).sum::<f64>() / k,
+                v.iter().map(|r| r.1).sum::<f64>() / k,
+            )
+        };
+        let (t_rec, e_rec) = mean(&runs[&n]);
+        let cheapest = runs
+            .iter()
+            .filter(|(m, _)| **m <= 16)
+            .map(|(_, v)| mean(v))
+            .filter(|&(t, _)| t <= 1.05 * t_rec)
+            .map(|(_, e)| e)
+            .fold(f64::INFINITY, f64::min);
+        assert!(
+            e_rec <= 1.10 * cheapest,
+            "{code}: {n} nodes use {e_rec} J, {cheapest} J would do"
+        );
+    }
+}
+
+#[test]
+fn from_one_node_no_recommendation_goes_beyond_two_nodes_without_its_interval() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let fit_csv = subset(d, "hpgmgfv", "fit.csv", |n| [1, 2, 4, 8].contains(&n));
+    let (_, mach, _) = fit(d, &fit_csv, "m");
+    let (p1, _) = fit_one_node(d, "hpgmgfv", &mach);
+    let p = plan(&mach, &p1);
+    for f in p["front"].as_array().unwrap() {
+        let beyond = f["nodes"].as_u64().unwrap() > 1;
+        assert_eq!(f["time_interval_s"].is_array(), beyond, "{f}");
+        assert_eq!(f["energy_interval_j"].is_array(), beyond, "{f}");
+        if beyond {
+            let (t, i) = (f["time_s"].as_f64().unwrap(), &f["time_interval_s"]);
+            assert!(
+                i[0].as_f64().unwrap() <= t && t < i[1].as_f64().unwrap(),
+                "{f}"
+            );
+        }
+    }
+    let rec = &p["recommendation"];
+    if rec["nodes"].as_u64().unwrap() > 2 {
+        assert!(rec["time_interval_s"].is_array(), "{rec}");
+        let next = rec["measure_next"].as_array().unwrap();
+        assert!(!next.is_empty(), "{rec}");
+        assert_eq!(next[0]["nodes"], 2, "{rec}");
+        assert!(next.iter().all(|m| m["node_hours"].as_f64().unwrap() > 0.0));
+    }
+    // The text and the job script show it too.
+    let script = d.join("job.sh");
+    let (rc, out, err) = jouleplan(&[
+        "plan",
+        "--machine",
+        s(&mach),
+        "--profile",
+        s(&p1),
+        "--nodes",
+        "4",
+        "--cores",
+        "72",
+        "--sbatch",
+        s(&script),
+        "--app",
+        "./hpgmgfv",
+    ]);
+    assert_eq!(rc, 0, "{err}");
+    assert!(
+        out.contains("beyond the measured node counts (up to 1)"),
+        "{out}"
+    );
+    assert!(out.contains("measure next: 2 nodes"), "{out}");
+    let job = std::fs::read_to_string(&script).unwrap();
+    assert!(
+        job.contains("# Beyond the measured node counts (up to 1)"),
+        "{job}"
+    );
+}
+
+#[test]
+fn uneven_layouts_and_energy_scopes_are_read_and_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // Fits `csv` and returns the refusal's stderr.
+    let refused = |csv: &str| {
+        let bad = d.join("bad.csv");
+        std::fs::write(&bad, csv).unwrap();
+        let (rc, _, err) = jouleplan(&[
+            "fit",
+            "--measured",
+            s(&bad),
+            "--machine",
+            s(&repo(MACHINE)),
+            "--profile-out",
+            s(&d.join("p.json")),
+        ]);
+        assert_eq!(rc, 2, "{err}");
+        err
+    };
+    let err = refused(
+        "nodes,cores,freq_hz,gpus,time_s,energy_j,ranks,energy_scope\n\
+         1,72,2.4e9,0,100,1e5,72,cpu\n2,63,2.4e9,0,60,1e5,200,cpu\n",
+    );
+    assert!(
+        err.contains("line 3, column ranks") && err.contains("126"),
+        "{err}"
+    );
+    let err = refused(
+        "nodes,cores,freq_hz,gpus,time_s,energy_j,energy_scope\n1,72,2.4e9,0,100,1e5,rack\n",
+    );
+    assert!(err.contains("line 2, column energy_scope"), "{err}");
+    assert!(!d.join("p.json").exists());
+}
+
+#[test]
+fn the_profile_keeps_its_law_and_the_machine_gets_its_power() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let fit_csv = subset(d, "weather", "fit.csv", |n| [1, 2, 4, 8].contains(&n));
+    let (prof, mach, _) = fit(d, &fit_csv, "w");
+    let p: Value = serde_json::from_str(&std::fs::read_to_string(&prof).unwrap()).unwrap();
+    let law = &p["node_law"];
+    assert_eq!(law["measured_nodes"], serde_json::json!([1, 2, 4, 8]));
+    assert!(law["laws_compared"].as_u64().unwrap() > 50, "{law}");
+    assert!(
+        law["candidates"][0]["loo_rel"].as_f64().unwrap() < 0.05,
+        "{law}"
+    );
+    let m = std::fs::read_to_string(&mach).unwrap();
+    assert!(m.contains("[power]") && m.contains("idle_w"), "{m}");
+    assert!(m.contains("bounded at 0"), "{m}");
+    // The power is physical: no negative watts.
+    let doc: toml::Value = toml::from_str(&m).unwrap();
+    let idle = doc["power"]["idle_w"].as_array().unwrap()[0]
+        .as_float()
+        .unwrap();
+    let core = doc["power"]["core_active_w"].as_array().unwrap()[0]
+        .as_float()
+        .unwrap();
+    assert!(idle > 0.0 && core > 0.0, "{idle} {core}");
+    // At one node the law adds nothing: the single-node run is reproduced as before.
+    let (rc, out, err) = jouleplan(&[
+        "predict",
+        "--machine",
+        s(&mach),
+        "--profile",
+        s(&prof),
+        "--config",
+        "1,72,2.4,0",
+        "--json",
+    ]);
+    assert_eq!(rc, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["breakdown"]["t_nodes_s"], 0.0, "{v}");
+    assert!(v["time_interval_s"].is_null(), "{v}");
+}
+
+#[test]
+fn a_program_profiled_as_one_process_is_never_planned_on_two_nodes() {
+    let prof = repo("tests/data/fixtures/cpu-16core/heat_8192.json");
+    // The node it was measured on, as a 64-node cluster.
+    let dir = tempfile::tempdir().unwrap();
+    let m = dir.path().join("cluster.toml");
+    let text = std::fs::read_to_string(repo("models/h100-node.toml")).unwrap();
+    std::fs::write(&m, text.replacen("\nnodes = 1\n", "\nnodes = 64\n", 1)).unwrap();
+    let (rc, out, err) = jouleplan(&[
+        "plan",
+        "--machine",
+        s(&m),
+        "--profile",
+        s(&prof),
+        "--nodes",
+        "1-64",
+        "--json",
+    ]);
+    assert_eq!(rc, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert!(
+        v["front"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|f| f["nodes"] == 1),
+        "{v}"
+    );
+    assert!(
+        v["notes"].to_string().contains("one process without MPI"),
+        "{v}"
+    );
+    let (rc, _, err) = jouleplan(&[
+        "plan",
+        "--machine",
+        s(&m),
+        "--profile",
+        s(&prof),
+        "--nodes",
+        "2-4",
+    ]);
+    assert_eq!(rc, 2, "{err}");
+    assert!(err.contains("one process without MPI"), "{err}");
+}
