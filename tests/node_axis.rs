@@ -387,3 +387,69 @@ fn a_program_profiled_as_one_process_is_never_planned_on_two_nodes() {
     assert_eq!(rc, 2, "{err}");
     assert!(err.contains("one process without MPI"), "{err}");
 }
+
+#[test]
+fn past_slurm_jobs_are_a_validation_set() {
+    // Real sacct output of two jobs on a localhost Slurm (tests/data/sacct/README.md), against
+    // the real profile of `sleep 1` recorded on the same VM (2 cores at 2.445 GHz).
+    let dir = tempfile::tempdir().unwrap();
+    let m = dir.path().join("vm.toml");
+    std::fs::write(
+        &m,
+        "[machine]\nname = \"vm\"\nnodes = 64\ncores_per_node = 2\nfrequencies_ghz = [2.445]\n\
+         [network]\nlatency_s = 1e-6\nbandwidth_bytes_per_s = 1e9\n\
+         [power]\nidle_w = 50.0\ncore_active_w = 5.0\ncore_stall_w = 2.0\nmemory_w = 1.0\nnetwork_w = 1.0\n",
+    )
+    .unwrap();
+    let prof = repo("tests/data/sleep/sleep_1.json");
+    let sacct = repo("tests/data/sacct/localhost-sleep.txt");
+    let (rc, out, err) = jouleplan(&[
+        "validate",
+        "--machine",
+        s(&m),
+        "--profile",
+        s(&prof),
+        "--sacct",
+        s(&sacct),
+        "--accept-model-error",
+        "--json",
+    ]);
+    assert_eq!(rc, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let pts = v["validations"][0]["points"].as_array().unwrap().clone();
+    let got: Vec<(u64, u64, f64)> = pts
+        .iter()
+        .map(|p| {
+            (
+                p["nodes"].as_u64().unwrap(),
+                p["cores"].as_u64().unwrap(),
+                p["time_s"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(got, vec![(1, 2, 2.0), (1, 1, 1.0)]);
+    // The `sleep 1` job is the profiled program: predicted within sacct's one-second rounding.
+    assert!(
+        pts[1]["time_error"].as_f64().unwrap().abs() < 0.05,
+        "{pts:?}"
+    );
+    // The `sleep 2` job is not: validation says so (-50%).
+    assert!(pts[0]["time_error"].as_f64().unwrap() < -0.4, "{pts:?}");
+    // A file without the needed fields is refused, naming the field.
+    let bad = dir.path().join("bad.txt");
+    std::fs::write(&bad, "JobID|Elapsed\n1|00:00:01\n").unwrap();
+    let (rc, _, err) = jouleplan(&[
+        "validate",
+        "--machine",
+        s(&m),
+        "--profile",
+        s(&prof),
+        "--sacct",
+        s(&bad),
+    ]);
+    assert_eq!(rc, 2, "{err}");
+    assert!(
+        err.contains("field nnodes") && err.contains("NNodes"),
+        "{err}"
+    );
+}

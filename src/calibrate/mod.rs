@@ -18,5 +18,6 @@ pub mod nonlinear;
 pub mod power;
 pub mod power_fit;
 pub mod reproduce;
+pub mod sacct_runs;
 pub mod time_split;
 pub mod validate;

@@ -22,6 +22,15 @@ pub struct ValidateArgs {
     /// points, held out with --use-cores].
     #[arg(long, value_name = "CSV")]
     pub measured: Option<PathBuf>,
+    /// Past Slurm jobs to predict: `sacct -P` output with the fields JobID, NNodes, NCPUS,
+    /// Elapsed and ConsumedEnergyRaw (NTasks, State and ReqCPUFreq where known), one row per
+    /// completed job step.
+    #[arg(long, value_name = "FILE", conflicts_with = "measured")]
+    pub sacct: Option<PathBuf>,
+    /// What sacct's ConsumedEnergyRaw covers on this cluster: node (IPMI, a node's whole
+    /// draw) or cpu (RAPL: packages and DRAM).
+    #[arg(long, value_name = "SCOPE", default_value = "node", value_parser = ["node", "cpu"])]
+    pub energy_scope: String,
     /// Fit on the profile's measured points at these core counts only (1,4,16); its other
     /// measured points are predicted as held-out measurements.
     #[arg(long, value_name = "SPEC")]
@@ -58,17 +67,27 @@ pub fn run_validate(args: &ValidateArgs, out: &mut dyn Write) -> anyhow::Result<
     let mut profile = load_profile(args.source.profile.as_deref())?;
     trust::machine_matches(&machine, &profile, accept(&args.source))?;
     // Held-out profile points describe the baseline run itself: predict them with S = S_s.
-    let own = args.measured.is_none();
+    let given = args.measured.as_ref().or(args.sacct.as_ref());
+    let own = given.is_none();
     if own {
         profile.target_iterations = profile.baseline_iterations;
     }
     let mut blocks = Vec::new();
     let mut notes = Vec::new();
     let held_out = args.use_cores.is_some() || args.use_freqs.is_some();
-    let measured = match &args.measured {
-        Some(path) => validate::read_csv_file(path)?,
-        None if held_out => hold_out(&mut profile, args)?,
-        None => profile
+    let measured = match (&args.measured, &args.sacct) {
+        (Some(path), _) => validate::read_csv_file(path)?,
+        (None, Some(path)) => {
+            let scope = if args.energy_scope == "cpu" {
+                EnergyScope::Cpu
+            } else {
+                EnergyScope::Node
+            };
+            let text = crate::input::read_table(path)?;
+            crate::calibrate::sacct_runs::read(path, &text, &machine, scope)?
+        }
+        (None, None) if held_out => hold_out(&mut profile, args)?,
+        (None, None) => profile
             .baseline
             .iter()
             .filter(|p| p.measured)
@@ -84,15 +103,13 @@ pub fn run_validate(args: &ValidateArgs, out: &mut dyn Write) -> anyhow::Result<
             "fitted on {} ({}); predicted: {}",
             profile.file.display(),
             fitted_cores(&loo_source),
-            args.measured
-                .as_ref()
-                .map_or("the profile's own measured points".to_string(), |p| p
-                    .display()
-                    .to_string())
+            given.map_or("the profile's own measured points".to_string(), |p| p
+                .display()
+                .to_string())
         ),
         rows: validate::compare(&model, &measured)?,
     });
-    if let Some(path) = &args.measured {
+    if let Some(path) = given {
         refuse_if_nothing_predicted(path, &blocks[0].rows)?;
     }
     if args.loo {

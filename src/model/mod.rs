@@ -60,6 +60,23 @@ pub struct TimeTerms {
     pub gpu_spin: f64,
 }
 
+impl TimeTerms {
+    /// What `T_s,net` is at `nodes` nodes: the network's service time between nodes, or on one
+    /// node (no traffic between nodes) the time the cores are not busy, `(1 - U) T_CPU`.
+    pub fn serv_net_name(nodes: u32) -> &'static str {
+        if nodes == 1 { "T_unbusy" } else { "T_s,net" }
+    }
+
+    /// What `E_net` is at `nodes` nodes (its name in the energy line).
+    pub fn net_energy_name(nodes: u32) -> &'static str {
+        if nodes == 1 {
+            "unbusy at P_net"
+        } else {
+            "network"
+        }
+    }
+}
+
 /// The energy terms of MODEL.md section 4, each already multiplied by the node count, so that
 /// they add up to the total.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -351,8 +368,6 @@ impl Group {
     pub fn prediction(&self, n: u32, ev: &Eval) -> Prediction {
         let nf = f64::from(n);
         let device = (self.gpus > 0 && self.has_device_work).then(|| {
-            let host = (ev.t.cpu + ev.t.mem + ev.t.serial - ev.t.gpu_spin).max(0.0);
-            let blocked = ev.t.gpu + ev.t.gpu_spin;
             let active_max = self.dev_active_max / nf;
             let comm = if self.dev_active_max > 0.0 {
                 self.dev_kernel_max / self.dev_active_max
@@ -369,11 +384,8 @@ impl Group {
                 load_balance: self.dev_load_balance,
                 communication_efficiency: comm,
                 orchestration_efficiency: orch,
-                offload_efficiency: if host + blocked > 0.0 {
-                    host / (host + blocked)
-                } else {
-                    0.0
-                },
+                // One value per prediction: the host tree's (issue 26).
+                offload_efficiency: self.host_tree(n, ev).device_offload_efficiency,
             }
         });
         Prediction {

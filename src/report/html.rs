@@ -91,7 +91,10 @@ pub fn index_html(
                 ("T_CPU", fmt_duration(crate::units::Seconds(p.t.cpu))),
                 ("T_mem", fmt_duration(crate::units::Seconds(p.t.mem))),
                 ("T_w,net", fmt_duration(crate::units::Seconds(p.t.wait_net))),
-                ("T_s,net", fmt_duration(crate::units::Seconds(p.t.serv_net))),
+                (
+                    crate::model::TimeTerms::serv_net_name(p.config.nodes),
+                    fmt_duration(crate::units::Seconds(p.t.serv_net)),
+                ),
                 ("T_gpu", fmt_duration(crate::units::Seconds(p.t.gpu))),
                 ("T_ser", fmt_duration(crate::units::Seconds(p.t.serial))),
                 ("T_idle", fmt_duration(crate::units::Seconds(p.t.wait))),

@@ -33,6 +33,11 @@ pub fn config_json(p: &Prediction) -> Value {
             "t_mem_s": p.t.mem,
             "t_wait_net_s": p.t.wait_net,
             "t_serv_net_s": p.t.serv_net,
+            "t_serv_net_is": if c.nodes == 1 {
+                "unbusy: (1 - U) T_CPU, the time cores are not busy (no network at one node)"
+            } else {
+                "network service time"
+            },
             "t_gpu_s": p.t.gpu,
             "t_serial_s": p.t.serial,
             "t_idle_wait_s": p.t.wait,

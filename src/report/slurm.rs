@@ -203,8 +203,15 @@ pub fn job_script(p: &Prediction, prov: &Provenance, opts: &JobOptions) -> Input
     };
     let _ = writeln!(
         w,
-        "#   time = T_CPU {:.6} + T_mem {:.6} + T_w,net {:.6} + T_s,net {:.6} + T_gpu {:.6} + T_ser {:.6} + T_idle {:.6}{node_law} s",
-        p.t.cpu, p.t.mem, p.t.wait_net, p.t.serv_net, p.t.gpu, p.t.serial, p.t.wait
+        "#   time = T_CPU {:.6} + T_mem {:.6} + T_w,net {:.6} + {} {:.6} + T_gpu {:.6} + T_ser {:.6} + T_idle {:.6}{node_law} s",
+        p.t.cpu,
+        p.t.mem,
+        p.t.wait_net,
+        crate::model::TimeTerms::serv_net_name(c.nodes),
+        p.t.serv_net,
+        p.t.gpu,
+        p.t.serial,
+        p.t.wait
     );
     if let Some(i) = &p.interval {
         let _ = writeln!(
@@ -215,8 +222,13 @@ pub fn job_script(p: &Prediction, prov: &Provenance, opts: &JobOptions) -> Input
     }
     let _ = writeln!(
         w,
-        "#   energy = CPU {:.3} + memory {:.3} + network {:.3} + idle {:.3} + GPU {:.3} J",
-        p.e.cpu, p.e.mem, p.e.net, p.e.idle, p.e.gpu
+        "#   energy = CPU {:.3} + memory {:.3} + {} {:.3} + idle {:.3} + GPU {:.3} J",
+        p.e.cpu,
+        p.e.mem,
+        crate::model::TimeTerms::net_energy_name(c.nodes),
+        p.e.net,
+        p.e.idle,
+        p.e.gpu
     );
     let h = crate::model::host_tree::HostTree::of(p);
     let _ = writeln!(

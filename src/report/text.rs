@@ -1,7 +1,7 @@
 //! Human output: the front as a table and the recommendation with its breakdown.
 
 use super::{Exporter, PredictionView};
-use crate::model::Prediction;
+use crate::model::{Prediction, TimeTerms};
 use crate::search::plan::{Plan, label};
 use crate::units::{Joules, Seconds, fmt_duration, fmt_energy};
 use std::io::{self, Write};
@@ -36,11 +36,12 @@ pub fn breakdown(p: &Prediction, out: &mut dyn Write) -> io::Result<()> {
     };
     writeln!(
         out,
-        "  time    {:>10} = T_CPU {} + T_mem {} + T_w,net {} + T_s,net {}{}{}{}{}",
+        "  time    {:>10} = T_CPU {} + T_mem {} + T_w,net {} + {} {}{}{}{}{}",
         d(p.time.0),
         d(p.t.cpu),
         d(p.t.mem),
         d(p.t.wait_net),
+        TimeTerms::serv_net_name(p.config.nodes),
         d(p.t.serv_net),
         extra("T_gpu", p.t.gpu),
         extra("T_ser", p.t.serial),
@@ -60,10 +61,11 @@ pub fn breakdown(p: &Prediction, out: &mut dyn Write) -> io::Result<()> {
     }
     writeln!(
         out,
-        "  energy  {:>10} = CPU {} + memory {} + network {} + idle {}{}",
+        "  energy  {:>10} = CPU {} + memory {} + {} {} + idle {}{}",
         e(p.energy.0),
         e(p.e.cpu),
         e(p.e.mem),
+        TimeTerms::net_energy_name(p.config.nodes),
         e(p.e.net),
         e(p.e.idle),
         if p.config.gpus > 0 {

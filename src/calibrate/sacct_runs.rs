@@ -1,0 +1,266 @@
+//! `validate --sacct FILE`: past Slurm jobs as measured runs. Reads `sacct -P` output (a header
+//! line naming the fields, `|` between them), for example
+//! `sacct -P -j JOBS -o JobID,State,NNodes,NCPUS,NTasks,Elapsed,ConsumedEnergyRaw,ReqCPUFreq`:
+//! each completed job step with its node count, CPUs, elapsed time and energy becomes one
+//! measured row (steps `batch` and `extern` are the job script and its extern step, not the
+//! program, and are left out; a job without steps counts as one).
+
+use super::reproduce::EnergyScope;
+use super::validate::Measured;
+use crate::error::{InputError, InputResult};
+use crate::model::Config;
+use crate::model::machine::Machine;
+use crate::units::Hertz;
+use std::path::Path;
+
+/// The fields a row must have, as `sacct` names them.
+const NEEDED: [&str; 4] = ["jobid", "nnodes", "ncpus", "elapsed"];
+
+/// Reads `sacct -P` text into measured rows on `machine` (its only frequency where a row does
+/// not say one), their energy of `scope`.
+pub fn read<'a>(
+    path: &Path,
+    text: &'a str,
+    machine: &Machine,
+    scope: EnergyScope,
+) -> InputResult<Vec<Measured>> {
+    let bad = |line: usize, key: &str, expected: &str, got: &str| InputError::Key {
+        file: path.to_path_buf(),
+        key: format!("line {line}, field {key}"),
+        expected: expected.into(),
+        got: got.into(),
+    };
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty());
+    let (_, head) = lines.next().ok_or_else(|| {
+        bad(
+            1,
+            "header",
+            "a header line (sacct -P without -n)",
+            "nothing",
+        )
+    })?;
+    let cols: Vec<String> = head
+        .split('|')
+        .map(|c| c.trim().to_ascii_lowercase())
+        .collect();
+    let at = |name: &str| cols.iter().position(|c| c == name);
+    if let Some(missing) = NEEDED.iter().find(|n| at(n).is_none()) {
+        return Err(bad(
+            1,
+            missing,
+            "sacct -P fields JobID, NNodes, NCPUS, Elapsed (and ConsumedEnergyRaw, NTasks, \
+             State, ReqCPUFreq where known)",
+            head,
+        ));
+    }
+    let rows: Vec<(usize, Vec<&str>)> = lines
+        .map(|(i, l)| (i + 1, l.split('|').map(str::trim).collect()))
+        .collect();
+    fn get<'t>(cols: &[String], r: &[&'t str], name: &str) -> &'t str {
+        cols.iter()
+            .position(|c| c == name)
+            .and_then(|i| r.get(i).copied())
+            .unwrap_or("")
+    }
+    let cell = |r: &[&'a str], name: &str| -> &'a str { get(&cols, r, name) };
+    let has_steps = rows.iter().any(|(_, r)| cell(r, "jobid").contains('.'));
+    let mut out = Vec::new();
+    for (line, r) in &rows {
+        let id = cell(r, "jobid");
+        let step = id.split('.').nth(1);
+        if (has_steps && step.is_none()) || matches!(step, Some("batch" | "extern")) {
+            continue;
+        }
+        let state = cell(r, "state");
+        if !state.is_empty() && !state.starts_with("COMPLETED") {
+            continue;
+        }
+        let f = Fields {
+            line: *line,
+            nodes: cell(r, "nnodes"),
+            cpus: cell(r, "ncpus"),
+            tasks: cell(r, "ntasks"),
+            elapsed: cell(r, "elapsed"),
+            energy: cell(r, "consumedenergyraw"),
+            freq: cell(r, "reqcpufreq"),
+            id,
+        };
+        out.push(row(path, &f, machine, scope, &bad)?);
+    }
+    if out.is_empty() {
+        return Err(bad(
+            2,
+            "State",
+            "at least one completed job step",
+            "none (steps batch and extern are left out, and steps not COMPLETED)",
+        ));
+    }
+    Ok(out)
+}
+
+type Bad<'a> = dyn Fn(usize, &str, &str, &str) -> InputError + 'a;
+
+/// The cells of one job step.
+struct Fields<'a> {
+    line: usize,
+    id: &'a str,
+    nodes: &'a str,
+    cpus: &'a str,
+    tasks: &'a str,
+    elapsed: &'a str,
+    energy: &'a str,
+    freq: &'a str,
+}
+
+fn row(
+    path: &Path,
+    f: &Fields<'_>,
+    machine: &Machine,
+    scope: EnergyScope,
+    bad: &Bad<'_>,
+) -> InputResult<Measured> {
+    let whole = |key: &str, v: &str| -> InputResult<u32> {
+        v.parse::<u32>()
+            .ok()
+            .filter(|&x| x > 0)
+            .ok_or_else(|| bad(f.line, key, "a positive whole number", v))
+    };
+    let nodes = whole("NNodes", f.nodes)?;
+    let cpus = whole("NCPUS", f.cpus)?;
+    let ranks = if f.tasks.is_empty() {
+        None
+    } else {
+        Some(whole("NTasks", f.tasks)?)
+    };
+    let time_s = elapsed(f.elapsed)
+        .filter(|&t| t > 0.0 && t <= crate::units::MAX_RUN_SECONDS)
+        .ok_or_else(|| {
+            bad(
+                f.line,
+                "Elapsed",
+                "[D-]HH:MM:SS or MM:SS.mmm, above 0",
+                f.elapsed,
+            )
+        })?;
+    // sacct prints an empty or 0 energy where accounting did not gather it.
+    let energy = match f.energy.parse::<f64>() {
+        Ok(e) if e > 0.0 && e.is_finite() => Some((e, scope)),
+        Ok(_) => None,
+        Err(_) if f.energy.is_empty() => None,
+        Err(_) => {
+            return Err(bad(
+                f.line,
+                "ConsumedEnergyRaw",
+                "joules (a number)",
+                f.energy,
+            ));
+        }
+    };
+    let freq = frequency(f.freq, machine).ok_or_else(|| {
+        bad(
+            f.line,
+            "ReqCPUFreq",
+            &format!(
+                "the step's frequency (srun --cpu-freq; kHz, or 2.4G): machine `{}` has several \
+                 ({} GHz), so an unknown one cannot be taken for any",
+                machine.name,
+                machine.frequency_list_ghz()
+            ),
+            if f.freq.is_empty() { "nothing" } else { f.freq },
+        )
+    })?;
+    let cores = cpus.div_ceil(nodes);
+    let ranks = ranks.map(|r| r.min(nodes * cores));
+    Ok(Measured {
+        config: Config {
+            nodes,
+            cores,
+            freq,
+            gpus: 0,
+        },
+        time_s,
+        energy,
+        ranks,
+        source: format!("{}:{} (step {})", path.display(), f.line, f.id),
+        runs: vec![(time_s, energy.map(|e| e.0))],
+    })
+}
+
+/// Seconds of a Slurm elapsed time: `[D-]HH:MM:SS`, `MM:SS` or `MM:SS.mmm`.
+fn elapsed(s: &str) -> Option<f64> {
+    let (days, rest) = match s.split_once('-') {
+        Some((d, r)) => (d.parse::<f64>().ok()?, r),
+        None => (0.0, s),
+    };
+    let parts: Vec<f64> = rest
+        .split(':')
+        .map(|p| p.parse::<f64>().ok().filter(|v| v.is_finite() && *v >= 0.0))
+        .collect::<Option<_>>()?;
+    let secs = match parts.as_slice() {
+        [h, m, s] => h * 3600.0 + m * 60.0 + s,
+        [m, s] => m * 60.0 + s,
+        _ => return None,
+    };
+    Some(days * 86400.0 + secs)
+}
+
+/// A requested frequency: kHz as a number, or with a G/M/K suffix; unknown: the machine's
+/// only frequency. `None` when it is not one of the machine's.
+fn frequency(s: &str, machine: &Machine) -> Option<Hertz> {
+    let hz = match s.to_ascii_uppercase().as_str() {
+        "" | "UNKNOWN" => {
+            return (machine.frequencies.len() == 1).then(|| machine.frequencies[0]);
+        }
+        v => {
+            let (num, scale) = match v.chars().last()? {
+                'G' => (&v[..v.len() - 1], 1e9),
+                'M' => (&v[..v.len() - 1], 1e6),
+                'K' => (&v[..v.len() - 1], 1e3),
+                _ => (v, 1e3),
+            };
+            num.parse::<f64>().ok()? * scale
+        }
+    };
+    let i = machine.frequency_index(Hertz(hz))?;
+    Some(machine.frequencies[i])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn elapsed_times_as_sacct_prints_them() {
+        assert_eq!(elapsed("00:01:05"), Some(65.0));
+        assert_eq!(elapsed("1-02:00:00"), Some(93600.0));
+        assert_eq!(elapsed("05:02.500"), Some(302.5));
+        assert_eq!(elapsed("soon"), None);
+    }
+
+    #[test]
+    fn job_steps_are_kept_and_the_batch_and_extern_steps_left_out() {
+        // The layout of `sacct -P` with steps (the figures are illustrative).
+        let m = crate::model::machine::Machine::from_toml(
+            Path::new("m.toml"),
+            "[machine]\nname = \"m\"\nnodes = 8\ncores_per_node = 4\nfrequencies_ghz = [2.0]\n\
+             [network]\nlatency_s = 1e-6\nbandwidth_bytes_per_s = 1e9\n\
+             [power]\nidle_w = 50.0\ncore_active_w = 5.0\ncore_stall_w = 2.0\nmemory_w = 1.0\n\
+             network_w = 1.0\n",
+        )
+        .unwrap();
+        let text = "JobID|State|NNodes|NCPUS|NTasks|Elapsed|ConsumedEnergyRaw|ReqCPUFreq\n\
+                    7|COMPLETED|2|8|||0|Unknown\n\
+                    7.batch|COMPLETED|1|4|1|00:01:00|100|Unknown\n\
+                    7.extern|COMPLETED|2|8|2|00:01:00|0|Unknown\n\
+                    7.0|COMPLETED|2|8|6|00:00:50|9000|2000000\n\
+                    7.1|FAILED|2|8|8|00:00:05|10|2.0G\n";
+        let rows = read(Path::new("s.txt"), text, &m, EnergyScope::Node).unwrap();
+        assert_eq!(rows.len(), 1);
+        let r = &rows[0];
+        assert_eq!((r.config.nodes, r.config.cores, r.ranks), (2, 4, Some(6)));
+        assert_eq!((r.time_s, r.energy.map(|e| e.0)), (50.0, Some(9000.0)));
+    }
+}
