@@ -220,6 +220,7 @@ fn bench(c: &mut Criterion) {
         &space.nodes,
         |n| model.growth_factor(n),
         |n| model.node_wait(n),
+        model.is_weak(),
     );
     let (mut t, mut e) = (vec![0.0; space.nodes.len()], vec![0.0; space.nodes.len()]);
     g.bench_function("model_eval_range_one_thread", |b| {

@@ -15,3 +15,16 @@ for b in $(awk -F, 'NR > 1 && $2 == "small" { print $1 }' "$src" | sort -u); do
       printf "%d,%d,%s,0,%s,%.7g,%d,cpu\n", $3, $5, $6, $7, $8 + $9, $4
     }' "$src" > "$out/$b.csv"
 done
+# LULESH weak scaling (RRZE-HPC/LULESH-AD, GPL-3.0): the cluster runs (n^3 ranks on up to 31
+# nodes) of each size per rank, as lulesh-SIZE.csv; time is LIKWID's runtime (slowest rank).
+lulesh=$(dirname "$src")/lulesh-icelake.csv
+if [ -f "$lulesh" ]; then
+  for size in $(awk -F, 'NR > 1 && $1 == "5-MPI-ICL-cluster" { print $6 }' "$lulesh" | sort -un); do
+    awk -F, -v s="$size" 'BEGIN { OFS = "," }
+      NR == 1 { print "nodes,cores,freq_hz,gpus,time_s,energy_j,ranks,energy_scope"; next }
+      $1 == "5-MPI-ICL-cluster" && $6 == s {
+        cores = int(($4 + $3 - 1) / $3)
+        printf "%d,%d,%s,0,%s,%.7g,%d,cpu\n", $3, cores, $2 * 1000, $10, $11 + $12, $4
+      }' "$lulesh" > "$out/lulesh-$size.csv"
+  done
+fi

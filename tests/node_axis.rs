@@ -341,6 +341,19 @@ fn the_profile_keeps_its_law_and_the_machine_gets_its_power() {
     let v: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["breakdown"]["t_nodes_s"], 0.0, "{v}");
     assert!(v["time_interval_s"].is_null(), "{v}");
+    // Its law was fitted on strong scaling: a weak-scaling question is refused.
+    let (rc, _, err) = jouleplan(&[
+        "predict",
+        "--weak",
+        "--machine",
+        s(&mach),
+        "--profile",
+        s(&prof),
+        "--config",
+        "4,72,2.4,0",
+    ]);
+    assert_eq!(rc, 2, "{err}");
+    assert!(err.contains("strong-scaling runs"), "{err}");
 }
 
 #[test]
@@ -452,4 +465,86 @@ fn past_slurm_jobs_are_a_validation_set() {
         err.contains("field nnodes") && err.contains("NNodes"),
         "{err}"
     );
+}
+
+#[test]
+fn weak_scaling_follows_lulesh_from_eight_nodes_to_thirty_one() {
+    // LULESH with a fixed work per rank (tests/data/multinode/lulesh-SIZE.csv): fitted on the
+    // two-socket runs up to 8 nodes (one-node runs of 1-27 ranks use one socket, which RAPL's
+    // CPU scope measures alone), predicted on 11-31 nodes (729-2,197 ranks).
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for size in ["150", "120"] {
+        let code = format!("lulesh-{size}");
+        let text =
+            std::fs::read_to_string(repo(&format!("tests/data/multinode/{code}.csv"))).unwrap();
+        let keep = |pick: &dyn Fn(u32, u32) -> bool, name: &str| {
+            let mut out = String::new();
+            for (i, l) in text.lines().enumerate() {
+                let c: Vec<u32> = l
+                    .split(',')
+                    .take(2)
+                    .filter_map(|v| v.parse().ok())
+                    .collect();
+                if i == 0 || (c.len() == 2 && pick(c[0], c[1])) {
+                    out += &format!("{l}\n");
+                }
+            }
+            let p = d.join(name);
+            std::fs::write(&p, out).unwrap();
+            p
+        };
+        let fit_csv = keep(&|n, c| n <= 8 && c > 36, "fit.csv");
+        let held = keep(&|n, _| n > 8, "held.csv");
+        let (prof, mach) = (d.join("w.json"), d.join("w.toml"));
+        let (rc, said, err) = jouleplan(&[
+            "fit",
+            "--weak",
+            "--measured",
+            s(&fit_csv),
+            "--machine",
+            s(&repo(MACHINE)),
+            "--profile-out",
+            s(&prof),
+            "--machine-out",
+            s(&mach),
+        ]);
+        assert_eq!(rc, 0, "{err}");
+        assert!(
+            said.contains("the same work per core (weak scaling)"),
+            "{said}"
+        );
+        let v = validate(&mach, &prof, &held);
+        let t = v["time"]["mape_pct"].as_f64().unwrap();
+        assert!(t <= 7.0, "{code}: {v}");
+        assert!(
+            v["energy"]["mape_pct"].as_f64().unwrap() <= 7.0,
+            "{code}: {v}"
+        );
+        // The profile knows it is weak: 16 nodes take longer than one, not a sixteenth.
+        let (rc, out, err) = jouleplan(&[
+            "predict",
+            "--machine",
+            s(&mach),
+            "--profile",
+            s(&prof),
+            "--config",
+            "16,72,2.4,0",
+            "--json",
+        ]);
+        assert_eq!(rc, 0, "{err}");
+        let at16: Value = serde_json::from_str(&out).unwrap();
+        let at16 = at16["time_s"].as_f64().unwrap();
+        // Without a law, weak scaling is flat: every count as fast as one node. Worse.
+        let rows: Vec<Vec<f64>> = text
+            .lines()
+            .skip(1)
+            .map(|l| l.split(',').map(|v| v.parse().unwrap_or(0.0)).collect())
+            .collect();
+        let t1 = rows.iter().find(|r| r[0] == 1.0 && r[1] > 36.0).unwrap()[4];
+        let far: Vec<f64> = rows.iter().filter(|r| r[0] > 8.0).map(|r| r[4]).collect();
+        let flat = 100.0 * far.iter().map(|t| (t1 / t - 1.0).abs()).sum::<f64>() / far.len() as f64;
+        assert!(t < flat, "{code}: law {t}% against flat {flat}%");
+        assert!(at16 > t1, "{code}: {at16} s at 16 nodes, {t1} s on one");
+    }
 }

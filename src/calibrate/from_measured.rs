@@ -87,17 +87,29 @@ pub fn fit(
     machine: &Machine,
     program: &str,
 ) -> InputResult<FitOutcome> {
+    fit_scaled(file, rows, machine, program, false)
+}
+
+/// As [`fit`], the multi-node runs taken as weak scaling when `weak` (each rank keeps the
+/// work per core of the one-node runs at its core count; MODEL.md 6c e).
+pub fn fit_scaled(
+    file: &Path,
+    rows: &[Measured],
+    machine: &Machine,
+    program: &str,
+    weak: bool,
+) -> InputResult<FitOutcome> {
     check_cores(file, rows, machine)?;
     let (mut single, multi): (Vec<Measured>, Vec<Measured>) =
         rows.iter().cloned().partition(|r| r.config.nodes == 1);
     let from_smallest = single.is_empty();
     if from_smallest {
-        single = super::multi_node::one_node_from_smallest(&multi);
+        single = super::multi_node::one_node_from_smallest(&multi, weak);
     }
     let samples = samples(file, &single)?;
     let splits = time_split::split(&samples);
     let mut points = time_split::points(&samples, &splits);
-    let derived = super::multi_node::derive_points(&mut points, &multi);
+    let derived = super::multi_node::derive_points(&mut points, &multi, weak);
     let mut profile = Profile::from_parts(
         program,
         &format!(
@@ -117,7 +129,8 @@ pub fn fit(
         physical_cores: Some(machine.cores_per_node),
         gpus: None,
     });
-    profile.node_law = super::multi_node::fit_law(file, &profile, machine, &multi, !from_smallest)?;
+    profile.node_law =
+        super::multi_node::fit_law(file, &profile, machine, &multi, (!from_smallest, weak))?;
     note_nodes(&mut profile, &derived, file);
     if from_smallest {
         profile

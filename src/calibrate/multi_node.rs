@@ -19,7 +19,11 @@ use std::path::Path;
 /// points have but not at that count: the nearest measured count's work divided evenly over
 /// the cores (the same total cycles, `U = 1`; no energy), so that the model can evaluate the
 /// multi-node layouts. What the law then finds is measured against that even division.
-pub fn derive_points(points: &mut Vec<BaselinePoint>, multi: &[Measured]) -> Vec<String> {
+pub fn derive_points(
+    points: &mut Vec<BaselinePoint>,
+    multi: &[Measured],
+    weak: bool,
+) -> Vec<String> {
     let mut said = Vec::new();
     let mut range: BTreeMap<u64, (u32, u32)> = BTreeMap::new();
     let counts = multi
@@ -57,7 +61,15 @@ pub fn derive_points(points: &mut Vec<BaselinePoint>, multi: &[Measured]) -> Vec
         };
         let mut d = near.clone();
         d.cores = c;
-        d.wall_time = Seconds(near.wall_time.0 * f64::from(near.cores) / f64::from(c));
+        let ratio = f64::from(c) / f64::from(near.cores);
+        if weak {
+            // Each core keeps its work: the cycles grow with the cores, the time does not.
+            d.cycles *= ratio;
+            d.stall_cycles *= ratio;
+            d.mem_stall_cycles *= ratio;
+        } else {
+            d.wall_time = Seconds(near.wall_time.0 / ratio);
+        }
         d.energy = None;
         d.measured = false;
         by_source.entry((near.cores, fk)).or_default().push(c);
@@ -66,10 +78,14 @@ pub fn derive_points(points: &mut Vec<BaselinePoint>, multi: &[Measured]) -> Vec
     for ((from, fk), cs) in by_source {
         let list: Vec<u64> = cs.iter().map(|&c| u64::from(c)).collect();
         said.push(format!(
-            "cores {{{}}} at {:.2} GHz derived from the measured {from} cores, work divided \
-             evenly",
+            "cores {{{}}} at {:.2} GHz derived from the measured {from} cores, {}",
             crate::model::workload::compact_list(&list),
-            fk as f64 / 1e6
+            fk as f64 / 1e6,
+            if weak {
+                "the same work per core (weak scaling)"
+            } else {
+                "work divided evenly"
+            }
         ));
     }
     said
@@ -82,7 +98,7 @@ pub const FROM_SMALLEST: &str = "no run on one node: the one-node points are the
 
 /// Single-node rows derived from the runs on the fewest nodes, when none was measured on one:
 /// each run's core-seconds `R T` on its per-node core count (time `R T / c`, no energy).
-pub fn one_node_from_smallest(multi: &[Measured]) -> Vec<Measured> {
+pub fn one_node_from_smallest(multi: &[Measured], weak: bool) -> Vec<Measured> {
     let Some(n0) = multi.iter().map(|m| m.config.nodes).min() else {
         return Vec::new();
     };
@@ -92,7 +108,10 @@ pub fn one_node_from_smallest(multi: &[Measured]) -> Vec<Measured> {
         .map(|m| {
             let ranks = f64::from(m.ranks.unwrap_or(m.config.nodes * m.config.cores));
             let mut one = m.clone();
-            one.time_s = m.time_s * ranks / f64::from(m.config.cores);
+            // Weak scaling: one node of the same ranks a node runs as long.
+            if !weak {
+                one.time_s = m.time_s * ranks / f64::from(m.config.cores);
+            }
             one.runs = vec![(one.time_s, None)];
             one.energy = None;
             one.ranks = None;
@@ -117,18 +136,19 @@ fn predicted(file: &Path, model: &Model<'_>, m: &Measured) -> InputResult<Predic
 }
 
 /// Fits the node law on the multi-node rows (`multi`, repeats averaged by configuration);
-/// `one_node`: whether runs on one node were measured too.
+/// `one_node`: whether runs on one node were measured too; `weak`: weak scaling.
 pub fn fit_law(
     file: &Path,
     profile: &Profile,
     machine: &Machine,
     multi: &[Measured],
-    one_node: bool,
+    (one_node, weak): (bool, bool),
 ) -> InputResult<Option<NodeFit>> {
     if multi.is_empty() {
         return Ok(None);
     }
-    let model = Model::new(machine, profile)?;
+    let mut model = Model::new(machine, profile)?;
+    model.set_weak(weak)?;
     let mut pts = Vec::new();
     for m in averaged(multi) {
         let p = predicted(file, &model, &m)?;
@@ -138,7 +158,8 @@ pub fn fit_law(
             model: p.time.0,
         });
     }
-    Ok(node_fit::fit_law(&pts, one_node))
+    let horizon = (machine.max_nodes, weak);
+    Ok(node_fit::fit_law_within(&pts, one_node, horizon).map(|f| NodeFit { weak, ..f }))
 }
 
 /// Rows averaged per configuration (nodes, cores, frequency, ranks).

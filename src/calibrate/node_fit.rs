@@ -71,6 +71,17 @@ const KEPT: usize = 4;
 /// one node count above one no law can be chosen by cross-validation: the single-term law
 /// `c log2(n)` is fitted and the choice said by `loo_rel` being that of the fit itself.
 pub fn fit_law(points: &[LawPoint], one_node: bool) -> Option<NodeFit> {
+    fit_law_within(points, one_node, (u32::MAX, false))
+}
+
+/// As [`fit_law`], keeping only laws that leave time at every node count up to `horizon.0`
+/// (the machine's nodes), the time without the law carried from the largest measured count
+/// as `1/n` (strong) or flat (weak: `horizon.1`).
+pub fn fit_law_within(
+    points: &[LawPoint],
+    one_node: bool,
+    horizon: (u32, bool),
+) -> Option<NodeFit> {
     let multi: Vec<LawPoint> = points.iter().copied().filter(|p| p.nodes > 1).collect();
     let mut counts: Vec<u32> = multi.iter().map(|p| p.nodes).collect();
     counts.sort_unstable();
@@ -98,7 +109,7 @@ pub fn fit_law(points: &[LawPoint], one_node: bool) -> Option<NodeFit> {
             } else {
                 (mean_rel(&law, &multi), None)
             };
-            Some(Candidate {
+            positive_up_to(&law, &multi, horizon).then_some(Candidate {
                 law,
                 loo_rel,
                 extrapolation_rel,
@@ -126,7 +137,34 @@ pub fn fit_law(points: &[LawPoint], one_node: bool) -> Option<NodeFit> {
         measured_nodes,
         residuals,
         compared,
+        weak: false,
     })
+}
+
+/// Whether `law` leaves time at every doubling of the largest measured count up to the
+/// horizon, and at the horizon.
+fn positive_up_to(law: &Law, pts: &[LawPoint], (horizon, weak): (u32, bool)) -> bool {
+    let Some(last) = pts.iter().max_by_key(|p| p.nodes) else {
+        return true;
+    };
+    let n0 = f64::from(last.nodes);
+    let top = f64::from(horizon.min(1 << 24));
+    let mut n = n0;
+    loop {
+        let n_at = n.min(top);
+        let base = if weak {
+            last.model
+        } else {
+            last.model * n0 / n_at
+        };
+        if base + law.at(n_at) <= 0.0 {
+            return false;
+        }
+        if n_at >= top {
+            return true;
+        }
+        n *= 2.0;
+    }
 }
 
 /// Weighted least squares of `X` on the terms, residuals relative to the measured time.

@@ -40,6 +40,10 @@ pub struct FitArgs {
     /// Also leave each measured configuration out in turn, refit on the others and predict it.
     #[arg(long)]
     pub loo: bool,
+    /// The runs are weak scaling: each rank keeps its work (the problem grows with the ranks);
+    /// the node law then carries weak-scaling growth, and plans from the profile are weak.
+    #[arg(long)]
+    pub weak: bool,
 }
 
 /// Refuses outputs onto the inputs (the measured CSV; the machine file except as the
@@ -67,7 +71,7 @@ pub fn run_fit(args: &FitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
             .file_stem()
             .map_or("program".into(), |s| s.to_string_lossy().into_owned())
     });
-    let fitted = from_measured::fit(&args.measured, &rows, &machine, &program)?;
+    let fitted = from_measured::fit_scaled(&args.measured, &rows, &machine, &program, args.weak)?;
     let no_power = fitted.power.is_none() && fitted.node_power.is_none();
     let why = fitted
         .power_unidentified

@@ -52,6 +52,10 @@ pub struct SourceArgs {
     /// a point's time is unexplained (the recommendation then says so).
     #[arg(long)]
     pub accept_model_error: bool,
+    /// Weak scaling: each rank keeps the profile's work per core, so the problem grows with
+    /// the nodes (a profile whose node law was fitted with `fit --weak` is weak without it).
+    #[arg(long)]
+    pub weak: bool,
 }
 
 impl SourceArgs {
@@ -181,7 +185,17 @@ pub fn bind<'a>(
     trust: &mut trust::Trust,
     notes: &mut Vec<String>,
 ) -> InputResult<Model<'a>> {
-    let model = Model::new(machine, profile)?;
+    let mut model = Model::new(machine, profile)?;
+    if src.weak {
+        model.set_weak(true)?;
+    }
+    if model.is_weak() {
+        notes.push(
+            "weak scaling: each rank keeps the profile's work per core, so the problem grows \
+             with the nodes"
+                .into(),
+        );
+    }
     trust::check_model(&model, src.accept(), trust)?;
     notes.append(&mut trust.notes);
     Ok(model)

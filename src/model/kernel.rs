@@ -18,6 +18,10 @@ use super::Group;
 pub struct NodeTable {
     nf: Vec<f64>,
     inv: Vec<f64>,
+    /// The problem's work in units of the baseline's (1; `n` in weak scaling).
+    work: Vec<f64>,
+    /// `rho / kr` ([`super::Group::queue_factor`]).
+    q: Vec<f64>,
     factor: Vec<f64>,
     /// `X(n)`: the node law's waiting time (MODEL.md 6c b), the same for every group.
     x: Vec<f64>,
@@ -25,12 +29,32 @@ pub struct NodeTable {
 
 impl NodeTable {
     /// The table of `nodes`, whose message growth factor is `factor(n)` and whose node-law
-    /// waiting time is `x(n)` ([`super::Model::node_wait`]).
-    pub fn new(nodes: &[u32], factor: impl Fn(u32) -> f64, x: impl Fn(u32) -> f64) -> Self {
+    /// waiting time is `x(n)` ([`super::Model::node_wait`]), in weak scaling when `weak`.
+    pub fn new(
+        nodes: &[u32],
+        factor: impl Fn(u32) -> f64,
+        x: impl Fn(u32) -> f64,
+        weak: bool,
+    ) -> Self {
         let nf: Vec<f64> = nodes.iter().map(|&n| f64::from(n)).collect();
         let factor: Vec<f64> = nodes.iter().map(|&n| factor(n)).collect();
+        let (inv, work, q) = if weak {
+            (
+                vec![1.0; nf.len()],
+                nf.clone(),
+                factor.iter().zip(&nf).map(|(f, n)| f * n).collect(),
+            )
+        } else {
+            (
+                nf.iter().map(|&x| 1.0 / x).collect(),
+                vec![1.0; nf.len()],
+                factor.iter().zip(&nf).map(|(&f, &n)| sq(f, n)).collect(),
+            )
+        };
         NodeTable {
-            inv: nf.iter().map(|&x| 1.0 / x).collect(),
+            inv,
+            work,
+            q,
             x: nodes.iter().map(|&n| x(n)).collect(),
             factor,
             nf,
@@ -68,10 +92,17 @@ pub(super) struct Core {
     pub rho: f64,
 }
 
-/// The model at one node count (`nf`, its inverse, growth factor, `factor n^2` and the node
-/// law's waiting time `x`).
+/// The model at one node count (`nf`; the divided terms' factor and the work, see
+/// [`super::Layout`]; growth factor; `rho / kr`; the node law's waiting time `x`).
 #[inline(always)]
-pub(super) fn core(g: &Group, nf: f64, inv: f64, factor: f64, q: f64, x: f64) -> Core {
+pub(super) fn core(
+    g: &Group,
+    nf: f64,
+    (inv, work): (f64, f64),
+    factor: f64,
+    q: f64,
+    x: f64,
+) -> Core {
     let t_cpu = g.a * inv;
     let t_mem = g.bm * inv;
     let t_gpu = g.gh * inv;
@@ -87,7 +118,7 @@ pub(super) fn core(g: &Group, nf: f64, inv: f64, factor: f64, q: f64, x: f64) ->
     // The node law's time is waiting: charged at the node's power over time, no core busy.
     let time = (g.t_num * inv + g.ex_total) + net + x;
     // The n-independent energy (CPU, memory, GPU kernels) plus n x power x time.
-    let energy = g.e_fixed + nf * (g.p_net * net + g.p_time * time);
+    let energy = g.e_fixed * work + nf * (g.p_net * net + g.p_time * time);
     Core {
         t_cpu,
         t_mem,
@@ -111,10 +142,10 @@ fn range(g: &Group, tab: &NodeTable, lo: usize, out: Out<'_>, min_of: impl Fn(&[
     let Out { t, e, least } = out;
     let hi = lo + t.len();
     let (nf, inv, factor) = (&tab.nf[lo..hi], &tab.inv[lo..hi], &tab.factor[lo..hi]);
-    let x = &tab.x[lo..hi];
+    let (x, q, work) = (&tab.x[lo..hi], &tab.q[lo..hi], &tab.work[lo..hi]);
     let e = &mut e[..t.len()];
     for i in 0..t.len() {
-        let c = core(g, nf[i], inv[i], factor[i], sq(factor[i], nf[i]), x[i]);
+        let c = core(g, nf[i], (inv[i], work[i]), factor[i], q[i], x[i]);
         let ok = c.rho < 1.0;
         t[i] = if ok { c.time } else { f64::INFINITY };
         e[i] = if ok { c.energy } else { f64::INFINITY };

@@ -217,6 +217,8 @@ pub struct Group {
     law_k: f64,
     /// The node-axis evidence the intervals come from.
     evidence: evidence::Evidence,
+    /// Weak scaling: each rank keeps the baseline's work per core (MODEL.md 6c e).
+    weak: bool,
     /// The machine's power-fit residual (0 where its file does not state one).
     power_rel: f64,
 }
@@ -247,6 +249,16 @@ pub struct Eval {
     pub e: EnergyTerms,
 }
 
+/// How a configuration's work is laid out over its nodes ([`Group::layout`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Layout {
+    /// The divided terms' factor: `1/n` (strong scaling, `c` ranks a node), `c/R` (strong, `R`
+    /// ranks), 1 (weak: each rank keeps its work).
+    pub inv: f64,
+    /// The problem's work in units of the baseline's: 1 (strong), `n` or `R/c` (weak).
+    pub work: f64,
+}
+
 /// Relative safety margin on the pruning bounds, far above floating-point rounding.
 const BOUND_MARGIN: f64 = 1e-9;
 
@@ -254,25 +266,62 @@ impl Group {
     /// Network utilisation at `n` nodes with growth factor `factor` (`eta(n) / eta`).
     #[inline(always)]
     pub fn rho(&self, n: u32, factor: f64) -> f64 {
-        self.kr * kernel::sq(factor, f64::from(n))
+        self.kr * self.queue_factor(factor, f64::from(n))
+    }
+
+    /// `rho / kr`: `factor n^2` in strong scaling (the messages of `n` nodes arrive in a time
+    /// divided by `n`), `factor n` in weak scaling (the time does not shrink).
+    #[inline(always)]
+    pub fn queue_factor(&self, factor: f64, nf: f64) -> f64 {
+        if self.weak {
+            factor * nf
+        } else {
+            kernel::sq(factor, nf)
+        }
+    }
+
+    /// How the work is laid out at `n` nodes with `ranks` ranks (`None`: `c` on every node).
+    pub fn layout(&self, n: u32, ranks: Option<u32>) -> Layout {
+        let (nf, c) = (f64::from(n), f64::from(self.cores));
+        match (self.weak, ranks.filter(|&r| r > 0)) {
+            (false, None) => Layout {
+                inv: 1.0 / nf,
+                work: 1.0,
+            },
+            (false, Some(r)) => Layout {
+                inv: c / f64::from(r),
+                work: 1.0,
+            },
+            (true, None) => Layout { inv: 1.0, work: nf },
+            (true, Some(r)) => Layout {
+                inv: 1.0,
+                work: f64::from(r) / c,
+            },
+        }
     }
 
     /// Evaluates the model at `n` nodes; `factor` is the message growth factor at `n`.
     /// Returns `None` when the network is saturated (`rho >= 1`).
     #[inline(always)]
     pub fn eval(&self, n: u32, factor: f64) -> Option<Eval> {
-        self.eval_spread(n, factor, 1.0 / f64::from(n))
+        self.eval_spread(n, factor, self.layout(n, None))
     }
 
-    /// As [`Group::eval`] with the divided work spread as `inv` says: `1/n` for `c` ranks on
-    /// each node; `c / R` for `R` ranks spread unevenly over `n` nodes of at most `c` each
-    /// (every rank's share of the work is `1/R`; the node energy of busy cores is unchanged).
+    /// As [`Group::eval`] with the work laid out as `at` says ([`Group::layout`]): in strong
+    /// scaling each of `R` ranks holds `1/R` of the work (the node energy of busy cores is the
+    /// work's, however spread); in weak scaling each rank holds the baseline's share per core.
     #[inline(always)]
-    pub fn eval_spread(&self, n: u32, factor: f64, inv: f64) -> Option<Eval> {
+    pub fn eval_spread(&self, n: u32, factor: f64, at: Layout) -> Option<Eval> {
         let nf = f64::from(n);
+        let (inv, work) = (at.inv, at.work);
         let x = node_wait(&self.law, self.law_k, n);
-        let spread = if inv == 1.0 / nf { 1.0 } else { inv * nf };
-        let c = kernel::core(self, nf, inv, factor, kernel::sq(factor, nf), x);
+        let spread = if inv == 1.0 / nf && work == 1.0 {
+            1.0
+        } else {
+            inv * nf / work
+        };
+        let q = self.queue_factor(factor, nf);
+        let c = kernel::core(self, nf, (inv, work), factor, q, x);
         if c.rho >= 1.0 || c.rho.is_nan() {
             return None;
         }
@@ -354,12 +403,19 @@ impl Group {
                 self.law_k * at(n1).min(at(n2))
             })
             .sum();
-        let t_lb = f64::max(t_num / f64::from(n2), serv_msg) + t_extra + x_lb;
-        let (e_fixed, p_time) = (self.e_fixed, self.p_time);
         let n1f = f64::from(n1);
+        // Strong scaling: the divided terms at least their value at n2, `n T` at least
+        // `t_num`; weak: they do not shrink, and the busy energy grows with n.
+        let (t_div, nt_div, work1) = if self.weak {
+            (t_num, n1f * t_num, n1f)
+        } else {
+            (t_num / f64::from(n2), t_num, 1.0)
+        };
+        let t_lb = f64::max(t_div, serv_msg) + t_extra + x_lb;
+        let (e_fixed, p_time) = (self.e_fixed, self.p_time);
         let nx = if x_lb < 0.0 { f64::from(n2) } else { n1f } * x_lb;
-        let e_lb = e_fixed
-            + p_time * (f64::max(t_num, n1f * serv_msg) + n1f * t_extra + nx)
+        let e_lb = e_fixed * work1
+            + p_time * (f64::max(nt_div, n1f * serv_msg) + n1f * t_extra + nx)
             + self.p_net * n1f * serv_msg;
         (t_lb * (1.0 - BOUND_MARGIN), e_lb * (1.0 - BOUND_MARGIN))
     }
@@ -447,6 +503,9 @@ pub struct Model<'a> {
     /// The baseline points holding a measured tree: (cores, GPUs, OpenMP efficiency, MPI load
     /// balance), gathered once (a group looks up the nearest; most profiles have none).
     trees: Vec<TreePoint>,
+    /// Weak scaling (MODEL.md 6c e): each rank keeps the baseline's work per core, so the
+    /// problem grows with the ranks; set by the profile's node law, or [`Model::set_weak`].
+    weak: bool,
 }
 
 /// A baseline point's measured tree as the model carries it: (cores, GPUs, OpenMP
@@ -490,7 +549,34 @@ impl<'a> Model<'a> {
             profile,
             gpu_gap,
             trees,
+            weak: profile.node_law.as_ref().is_some_and(|f| f.weak),
         })
+    }
+
+    /// Whether the model answers weak-scaling questions.
+    pub fn is_weak(&self) -> bool {
+        self.weak
+    }
+
+    /// Answers weak-scaling questions (`true`) or strong (`false`). Refused where the
+    /// profile's node law was fitted under the other: its waiting time means something else.
+    pub fn set_weak(&mut self, weak: bool) -> InputResult<()> {
+        if let Some(f) = &self.profile.node_law
+            && f.weak != weak
+        {
+            let name = |w: bool| if w { "weak" } else { "strong" };
+            return Err(InputError::Mismatch(format!(
+                "{}: its node law was fitted on {}-scaling runs, so it cannot answer {}-scaling \
+                 questions; fit the {} runs (`jouleplan fit{}`)",
+                self.profile.file.display(),
+                name(f.weak),
+                name(weak),
+                name(weak),
+                if weak { " --weak" } else { "" }
+            )));
+        }
+        self.weak = weak;
+        Ok(())
     }
 
     /// The largest node count the profile measured (1 without multi-node runs).
@@ -596,6 +682,7 @@ impl<'a> Model<'a> {
                 .map_or(node_law::Law::default(), |f| f.law()),
             law_k: k,
             evidence: evidence::Evidence::of(prof),
+            weak: self.weak,
             power_rel: m.power.fit_residual_rel.unwrap_or(0.0),
         };
         g.folded(y * y * (1.0 + net.cv2) / 2.0)
@@ -663,11 +750,8 @@ impl<'a> Model<'a> {
         }
         let g = self.group(config.cores, fi, config.gpus)?;
         let factor = self.growth_factor(config.nodes);
-        let inv = match ranks {
-            Some(r) if r > 0 => f64::from(config.cores) / f64::from(r),
-            _ => 1.0 / f64::from(config.nodes),
-        };
-        Ok(match g.eval_spread(config.nodes, factor, inv) {
+        let at = g.layout(config.nodes, ranks);
+        Ok(match g.eval_spread(config.nodes, factor, at) {
             Some(ev) if !(ev.time.is_finite() && ev.energy.is_finite()) => {
                 return Err(InputError::Mismatch(format!(
                     "the model gives {} s and {} J at ({}, {}, {} GHz, {}): the inputs hold \

@@ -155,6 +155,8 @@ pub struct NodeFit {
     pub residuals: Vec<(u32, f64)>,
     /// How many candidate laws the cross-validation compared.
     pub compared: usize,
+    /// Whether the runs were weak scaling (work per rank fixed) rather than strong.
+    pub weak: bool,
 }
 
 impl NodeFit {
@@ -174,6 +176,7 @@ impl NodeFit {
             "law": self.law().describe(),
             "measured_nodes": self.measured_nodes,
             "laws_compared": self.compared,
+            "scaling": if self.weak { "weak" } else { "strong" },
             "candidates": self.candidates.iter().map(|c| json!({
                 "terms": c.law.to_json(),
                 "loo_rel": c.loo_rel,
@@ -223,11 +226,17 @@ impl NodeFit {
             .get("laws_compared")
             .and_then(Value::as_u64)
             .unwrap_or(candidates.len() as u64) as usize;
+        let weak = match v.get("scaling").and_then(Value::as_str) {
+            None | Some("strong") => false,
+            Some("weak") => true,
+            Some(_) => return Err("node_law.scaling: expected \"strong\" or \"weak\"".into()),
+        };
         Ok(NodeFit {
             candidates,
             measured_nodes,
             residuals,
             compared,
+            weak,
         })
     }
 }
@@ -310,6 +319,7 @@ mod tests {
             measured_nodes: vec![1, 2, 4],
             residuals: vec![(2, 0.01)],
             compared: 40,
+            weak: true,
         };
         assert_eq!(NodeFit::from_json(&f.to_json()).unwrap(), f);
         assert!(f.law().describe().contains("n^0.5 log2(n)"));

@@ -117,7 +117,12 @@ fn sweep_space(
 ) -> InputResult<SearchOutcome> {
     let groups = space.groups(model)?;
     let nodes = &space.nodes;
-    let tab = NodeTable::new(nodes, |n| model.growth_factor(n), |n| model.node_wait(n));
+    let tab = NodeTable::new(
+        nodes,
+        |n| model.growth_factor(n),
+        |n| model.node_wait(n),
+        model.is_weak(),
+    );
     // rho grows with n: the saturated node counts of a group are a suffix.
     let stable: Vec<usize> = groups
         .par_iter()
