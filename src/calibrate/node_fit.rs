@@ -68,8 +68,9 @@ fn hypotheses() -> Vec<Vec<Basis>> {
 const KEPT: usize = 4;
 
 /// Fits the law on `points` (every node count above one). `None` without such points. With
-/// one node count above one no law can be chosen by cross-validation: the single-term law
-/// `c log2(n)` is fitted and the choice said by `loo_rel` being that of the fit itself.
+/// one node count to leave out (above one, or above the fewest without one-node runs) no law
+/// can be chosen by cross-validation: the single-term law `c log2(n)` is fitted, its `loo_rel`
+/// that of the fit itself and no extrapolation error.
 pub fn fit_law(points: &[LawPoint], one_node: bool) -> Option<NodeFit> {
     fit_law_within(points, one_node, (u32::MAX, false))
 }
@@ -93,18 +94,21 @@ pub fn fit_law_within(
     if one_node {
         measured_nodes.insert(0, 1);
     }
+    // Without runs on one node the fewest nodes are the one-node terms' anchor (their `X` is 0
+    // by construction): they are fitted on, never left out.
+    let folds: &[u32] = if one_node { &counts } else { &counts[1..] };
     let hyps = hypotheses();
     let usable: Vec<&Vec<Basis>> = hyps
         .iter()
-        .filter(|h| h.len() < counts.len() || (counts.len() == 1 && h.len() <= 1))
+        .filter(|h| h.len() < folds.len() || (folds.len() <= 1 && h.len() <= 1))
         .collect();
     let mut cands: Vec<Candidate> = usable
         .iter()
-        .filter(|h| counts.len() > 1 || h.len() == 1 && h[0] == Basis { i: 0.0, j: 1 })
+        .filter(|h| folds.len() > 1 || h.len() == 1 && h[0] == Basis { i: 0.0, j: 1 })
         .filter_map(|h| {
             let law = fit_terms(h, &multi)?;
-            let (loo_rel, extrapolation_rel) = if counts.len() > 1 {
-                let e = loo(h, &multi, &counts)?;
+            let (loo_rel, extrapolation_rel) = if folds.len() > 1 {
+                let e = loo(h, &multi, folds)?;
                 (e.iter().sum::<f64>() / e.len() as f64, e.last().copied())
             } else {
                 (mean_rel(&law, &multi), None)

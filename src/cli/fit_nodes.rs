@@ -44,10 +44,10 @@ pub fn report(f: &FitOutcome, out: &mut dyn Write) -> std::io::Result<()> {
             .map(|(n, r)| format!("{n}: {:.2}%", 100.0 * r))
             .collect();
         writeln!(out, "  mean residual by node count: {}", res.join(", "))?;
-        if law.measured_nodes.len() <= 2 {
+        if law.candidates.len() == 1 && law.candidates[0].extrapolation_rel.is_none() {
             writeln!(
                 out,
-                "  one node count beyond one: the law's form could not be chosen by \
+                "  one node count to leave out: the law's form could not be chosen by \
                  cross-validation (c log2(n) fitted); measure another node count"
             )?;
         }

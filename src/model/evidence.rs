@@ -75,6 +75,14 @@ impl Evidence {
         for (slot, c) in alternatives.iter_mut().zip(f.candidates.iter().skip(1)) {
             *slot = Some(c.law);
         }
+        // A law no cross-validation chose (one node count to leave out) is as good a guess as
+        // none at all: the single-node terms alone are its alternative.
+        if f.candidates
+            .first()
+            .is_some_and(|c| c.extrapolation_rel.is_none())
+        {
+            alternatives[ALTERNATIVES - 1] = Some(Law::default());
+        }
         Evidence {
             largest: f.largest(),
             loo_rel: f
