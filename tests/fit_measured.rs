@@ -191,3 +191,46 @@ fn input_that_cannot_be_fitted_is_refused_with_its_line_and_column() {
         "nothing written on refusal"
     );
 }
+
+#[test]
+fn power_that_falls_with_cores_is_fitted_within_bounds_and_its_residual_said() {
+    // Illustrative numbers (not a measurement): node power falls by 2 W a core at 1 GHz and
+    // rises by 3 W a core at 2 GHz. Laws across frequencies would go negative; the fit keeps
+    // every power >= 0 at each frequency and reports what that leaves.
+    let tmp = tempfile::tempdir().unwrap();
+    let p = tmp.path();
+    let m = write(
+        p,
+        "m.toml",
+        "[machine]\nname = \"two-freq\"\nnodes = 4\ncores_per_node = 8\nfrequencies_ghz = [1.0, 2.0]\n\
+         [network]\nlatency_s = 1e-6\nbandwidth_bytes_per_s = 1e9\n",
+    );
+    let mut csv = String::from("nodes,cores,freq_hz,gpus,time_s,energy_j\n");
+    for (f, slope) in [(1e9, -2.0), (2e9, 3.0)] {
+        for c in [1.0, 2.0, 4.0, 8.0] {
+            let t = 100.0 / c * (1e9 / f) + 1.0;
+            csv += &format!("1,{c},{f},0,{t},{}\n", (100.0 + slope * c) * t);
+        }
+    }
+    let csv = write(p, "n.csv", &csv);
+    let (prof, mach) = (p.join("p.json"), p.join("m2.toml"));
+    let (code, out, err) = jouleplan(&[
+        "fit",
+        "--measured",
+        s(&csv),
+        "--machine",
+        s(&m),
+        "--profile-out",
+        s(&prof),
+        "--machine-out",
+        s(&mach),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("fitted within bounds"), "{out}");
+    assert!(out.contains("P_core = 0 (bound)"), "{out}");
+    let doc: toml::Value = toml::from_str(&std::fs::read_to_string(&mach).unwrap()).unwrap();
+    let core = doc["power"]["core_active_w"].as_array().unwrap();
+    assert!(core.iter().all(|w| w.as_float().unwrap() >= 0.0), "{doc}");
+    let r = doc["power"]["fit_residual_rel"].as_float().unwrap();
+    assert!(r > 0.01, "the falling power is a residual, not hidden: {r}");
+}

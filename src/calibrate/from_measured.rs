@@ -168,13 +168,21 @@ pub fn fit_scaled(
         Some(Ok(p)) => (Some(p), None),
         Some(Err(e)) => (None, Some(e.to_string())),
     };
+    // Laws across frequencies that would go negative: node power within bounds at each
+    // measured frequency instead, where every machine frequency was measured (issue 26).
+    let node_power = match (&power_unidentified, &with_energy) {
+        (Some(why), pts) if why.contains("negative power") && covers(pts, machine) => {
+            super::multi_node::fit_power(file, &profile, machine, rows)?
+        }
+        _ => None,
+    };
     Ok(FitOutcome {
         samples,
         splits,
         profile,
         power,
         power_unidentified,
-        node_power: None,
+        node_power,
         derived,
     })
 }
@@ -229,6 +237,20 @@ fn power_laws(
     })?;
     let power = power_at(&laws, machine);
     Ok((laws, power))
+}
+
+/// Whether energy was measured at every machine frequency, at two or more core counts each.
+fn covers(pts: &[PowerSample], machine: &Machine) -> bool {
+    machine.frequencies.iter().all(|f| {
+        let mut cores: Vec<u64> = pts
+            .iter()
+            .filter(|p| (p.ghz - f.ghz()).abs() < 1e-6)
+            .map(|p| p.cores.to_bits())
+            .collect();
+        cores.sort_unstable();
+        cores.dedup();
+        cores.len() >= 2
+    })
 }
 
 /// Refuses a power fit the energy points cannot identify: powers at the machine's other

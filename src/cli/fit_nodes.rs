@@ -55,6 +55,13 @@ pub fn report(f: &FitOutcome, out: &mut dyn Write) -> std::io::Result<()> {
     let Some(np) = &f.node_power else {
         return Ok(());
     };
+    if let Some(why) = &f.power_unidentified {
+        writeln!(
+            out,
+            "power laws across frequencies not fitted ({why}): node power fitted within bounds \
+             at each frequency instead"
+        )?;
+    }
     writeln!(
         out,
         "node power, E = P_idle n T + P_core x busy core-seconds, bounded at 0 ({}):",
