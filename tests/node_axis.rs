@@ -72,6 +72,22 @@ fn fit_one_node(dir: &Path, code: &str, mach: &Path) -> (PathBuf, String) {
     (p1, said)
 }
 
+/// `predict --json` of one configuration.
+fn predict_json(mach: &Path, prof: &Path, config: &str) -> Value {
+    let (rc, out, err) = jouleplan(&[
+        "predict",
+        "--machine",
+        s(mach),
+        "--profile",
+        s(prof),
+        "--config",
+        config,
+        "--json",
+    ]);
+    assert_eq!(rc, 0, "{err}");
+    serde_json::from_str(&out).unwrap()
+}
+
 fn validate(mach: &Path, prof: &Path, csv: &Path) -> Value {
     let (code, out, err) = jouleplan(&[
         "validate",
@@ -327,18 +343,7 @@ fn the_profile_keeps_its_law_and_the_machine_gets_its_power() {
         .unwrap();
     assert!(idle > 0.0 && core > 0.0, "{idle} {core}");
     // At one node the law adds nothing: the single-node run is reproduced as before.
-    let (rc, out, err) = jouleplan(&[
-        "predict",
-        "--machine",
-        s(&mach),
-        "--profile",
-        s(&prof),
-        "--config",
-        "1,72,2.4,0",
-        "--json",
-    ]);
-    assert_eq!(rc, 0, "{err}");
-    let v: Value = serde_json::from_str(&out).unwrap();
+    let v = predict_json(&mach, &prof, "1,72,2.4,0");
     assert_eq!(v["breakdown"]["t_nodes_s"], 0.0, "{v}");
     assert!(v["time_interval_s"].is_null(), "{v}");
     // Its law was fitted on strong scaling: a weak-scaling question is refused.
@@ -522,19 +527,9 @@ fn weak_scaling_follows_lulesh_from_eight_nodes_to_thirty_one() {
             "{code}: {v}"
         );
         // The profile knows it is weak: 16 nodes take longer than one, not a sixteenth.
-        let (rc, out, err) = jouleplan(&[
-            "predict",
-            "--machine",
-            s(&mach),
-            "--profile",
-            s(&prof),
-            "--config",
-            "16,72,2.4,0",
-            "--json",
-        ]);
-        assert_eq!(rc, 0, "{err}");
-        let at16: Value = serde_json::from_str(&out).unwrap();
-        let at16 = at16["time_s"].as_f64().unwrap();
+        let at16 = predict_json(&mach, &prof, "16,72,2.4,0")["time_s"]
+            .as_f64()
+            .unwrap();
         // Without a law, weak scaling is flat: every count as fast as one node. Worse.
         let rows: Vec<Vec<f64>> = text
             .lines()
