@@ -215,8 +215,9 @@ pub struct Group {
     /// The node law, and the iteration ratio `k` its time scales by.
     law: node_law::Law,
     law_k: f64,
-    /// The node-axis evidence the intervals come from.
-    evidence: evidence::Evidence,
+    /// The node-axis evidence the intervals come from (shared: it is the profile's, and
+    /// large beside the hot path's coefficients).
+    evidence: std::sync::Arc<evidence::Evidence>,
     /// Weak scaling: each rank keeps the baseline's work per core (MODEL.md 6c e).
     weak: bool,
     /// The machine's power-fit residual (0 where its file does not state one).
@@ -257,6 +258,9 @@ pub struct Layout {
     pub inv: f64,
     /// The problem's work in units of the baseline's: 1 (strong), `n` or `R/c` (weak).
     pub work: f64,
+    /// Strong scaling with `c` ranks on every node: the paper's layout, whose terms the
+    /// search's table computes in the same order.
+    pub even: bool,
 }
 
 /// Relative safety margin on the pruning bounds, far above floating-point rounding.
@@ -283,20 +287,16 @@ impl Group {
     /// How the work is laid out at `n` nodes with `ranks` ranks (`None`: `c` on every node).
     pub fn layout(&self, n: u32, ranks: Option<u32>) -> Layout {
         let (nf, c) = (f64::from(n), f64::from(self.cores));
-        match (self.weak, ranks.filter(|&r| r > 0)) {
-            (false, None) => Layout {
-                inv: 1.0 / nf,
-                work: 1.0,
-            },
-            (false, Some(r)) => Layout {
-                inv: c / f64::from(r),
-                work: 1.0,
-            },
-            (true, None) => Layout { inv: 1.0, work: nf },
-            (true, Some(r)) => Layout {
-                inv: 1.0,
-                work: f64::from(r) / c,
-            },
+        let (inv, work) = match (self.weak, ranks.filter(|&r| r > 0)) {
+            (false, None) => (1.0 / nf, 1.0),
+            (false, Some(r)) => (c / f64::from(r), 1.0),
+            (true, None) => (1.0, nf),
+            (true, Some(r)) => (1.0, f64::from(r) / c),
+        };
+        Layout {
+            inv,
+            work,
+            even: !self.weak && ranks.is_none_or(|r| r == 0),
         }
     }
 
@@ -315,11 +315,7 @@ impl Group {
         let nf = f64::from(n);
         let (inv, work) = (at.inv, at.work);
         let x = node_wait(&self.law, self.law_k, n);
-        let spread = if inv == 1.0 / nf && work == 1.0 {
-            1.0
-        } else {
-            inv * nf / work
-        };
+        let spread = if at.even { 1.0 } else { inv * nf / work };
         let q = self.queue_factor(factor, nf);
         let c = kernel::core(self, nf, (inv, work), factor, q, x);
         if c.rho >= 1.0 || c.rho.is_nan() {
@@ -346,7 +342,7 @@ impl Group {
                 serial: self.ex_serial,
                 wait: self.ex_wait,
                 nodes: c.t_nodes,
-                gpu_spin: if inv == 1.0 / nf {
+                gpu_spin: if at.even {
                     self.gspin / nf
                 } else {
                     self.gspin * inv
@@ -506,6 +502,8 @@ pub struct Model<'a> {
     /// Weak scaling (MODEL.md 6c e): each rank keeps the baseline's work per core, so the
     /// problem grows with the ranks; set by the profile's node law, or [`Model::set_weak`].
     weak: bool,
+    /// The profile's node-axis evidence, shared by its groups.
+    evidence: std::sync::Arc<evidence::Evidence>,
 }
 
 /// A baseline point's measured tree as the model carries it: (cores, GPUs, OpenMP
@@ -550,6 +548,7 @@ impl<'a> Model<'a> {
             gpu_gap,
             trees,
             weak: profile.node_law.as_ref().is_some_and(|f| f.weak),
+            evidence: std::sync::Arc::new(evidence::Evidence::of(profile)),
         })
     }
 
@@ -681,7 +680,7 @@ impl<'a> Model<'a> {
                 .as_ref()
                 .map_or(node_law::Law::default(), |f| f.law()),
             law_k: k,
-            evidence: evidence::Evidence::of(prof),
+            evidence: self.evidence.clone(),
             weak: self.weak,
             power_rel: m.power.fit_residual_rel.unwrap_or(0.0),
         };
