@@ -304,7 +304,16 @@ impl Group {
     /// Returns `None` when the network is saturated (`rho >= 1`).
     #[inline(always)]
     pub fn eval(&self, n: u32, factor: f64) -> Option<Eval> {
-        self.eval_spread(n, factor, self.layout(n, None))
+        if self.weak {
+            return self.eval_spread(n, factor, self.layout(n, None));
+        }
+        // The paper's layout without a branch on the scaling (the search's seeds run here).
+        let at = Layout {
+            inv: 1.0 / f64::from(n),
+            work: 1.0,
+            even: true,
+        };
+        self.eval_spread(n, factor, at)
     }
 
     /// As [`Group::eval`] with the work laid out as `at` says ([`Group::layout`]): in strong

@@ -90,6 +90,10 @@ impl Law {
     /// `X(n)`, seconds (0 without terms, and at `n = 1`).
     #[inline(always)]
     pub fn at(&self, n: f64) -> f64 {
+        // Most profiles have no law: no powers, logarithms or loop for them.
+        if self.terms[0].is_none() {
+            return 0.0;
+        }
         let mut x = 0.0;
         for (b, c) in self.terms.iter().flatten() {
             x += c * b.at(n);
