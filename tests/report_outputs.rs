@@ -139,6 +139,11 @@ fn csv_and_json_share_keys_and_order() {
             "mpi_load_balance",
             "openmp_parallel_efficiency",
             "device_offload_efficiency",
+            "t_nodes_s",
+            "time_low_s",
+            "time_high_s",
+            "energy_low_j",
+            "energy_high_j",
             "front_index",
             "ties",
             "recommended"
@@ -148,6 +153,19 @@ fn csv_and_json_share_keys_and_order() {
     let front = v["front"].as_array().unwrap();
     assert_eq!(rows.len(), front.len());
     for (row, obj) in rows.iter().zip(front) {
+        // The interval's ends are the JSON arrays' (issue 26).
+        for (k, key, i) in [
+            ("time_low_s", "time_interval_s", 0),
+            ("time_high_s", "time_interval_s", 1),
+            ("energy_low_j", "energy_interval_j", 0),
+            ("energy_high_j", "energy_interval_j", 1),
+        ] {
+            let at = header.iter().position(|h| *h == k).unwrap();
+            match obj[key].as_array() {
+                Some(a) => assert_eq!(row[at].parse::<f64>().unwrap(), a[i].as_f64().unwrap()),
+                None => assert_eq!(row[at], ""),
+            }
+        }
         for (k, cell) in header.iter().zip(row) {
             let want = obj
                 .get(*k)
@@ -159,7 +177,7 @@ fn csv_and_json_share_keys_and_order() {
             }
         }
     }
-    let picked: Vec<&Vec<&str>> = rows.iter().filter(|r| r[31] == "true").collect();
+    let picked: Vec<&Vec<&str>> = rows.iter().filter(|r| r[36] == "true").collect();
     assert_eq!(picked.len(), 1);
     assert_eq!(
         picked[0][4].parse::<f64>().unwrap(),

@@ -41,11 +41,31 @@ pub const COLUMNS: &[&str] = &[
     "host_tree.mpi_load_balance",
     "host_tree.openmp_parallel_efficiency",
     "host_tree.device_offload_efficiency",
+    "breakdown.t_nodes_s",
+    "time_interval_s.0",
+    "time_interval_s.1",
+    "energy_interval_j.0",
+    "energy_interval_j.1",
 ];
+
+/// A column's name in the header: its last key, or `time_low_s` for `time_interval_s.0`.
+fn name(column: &str) -> String {
+    match column.split_once('.') {
+        Some((a, i @ ("0" | "1"))) => {
+            let (what, unit) = a.split_once("_interval").unwrap_or((a, ""));
+            let end = if i == "0" { "low" } else { "high" };
+            format!("{what}_{end}{unit}")
+        }
+        _ => column.rsplit('.').next().unwrap_or(column).to_string(),
+    }
+}
 
 fn cell(v: &Value, key: &str) -> String {
     let v = match key.split_once('.') {
-        Some((a, b)) => &v[a][b],
+        Some((a, b)) => match b.parse::<usize>() {
+            Ok(i) => &v[a][i],
+            Err(_) => &v[a][b],
+        },
         None => &v[key],
     };
     match v {
@@ -58,8 +78,8 @@ fn cell(v: &Value, key: &str) -> String {
 fn header(extra: &[&str]) -> String {
     COLUMNS
         .iter()
-        .map(|c| c.rsplit('.').next().unwrap_or(c))
-        .chain(extra.iter().copied())
+        .map(|c| name(c))
+        .chain(extra.iter().map(|e| e.to_string()))
         .collect::<Vec<_>>()
         .join(",")
 }
