@@ -189,6 +189,21 @@ pub fn bind<'a>(
     if src.weak {
         model.set_weak(true)?;
     }
+    if let Some(law) = &profile.node_law {
+        let best = law.candidates.first();
+        notes.push(format!(
+            "node law fitted over nodes {}: {} (leave-one-out error {}); predictions beyond {} \
+             nodes carry an interval",
+            law.measured_nodes
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(", "),
+            law.law().describe(),
+            best.map_or("-".to_string(), |c| format!("{:.2}%", 100.0 * c.loo_rel)),
+            law.largest()
+        ));
+    }
     if model.is_weak() {
         notes.push(
             "weak scaling: each rank keeps the profile's work per core, so the problem grows \
