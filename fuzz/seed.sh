@@ -30,4 +30,7 @@ for t in ../tests/data/fixtures/paraver/legacy/*.prv; do
   [ -f "$t" ] && { printf '\000'; head -300 "$t"; } > "corpus/paraver/l$(basename "$t")"
 done
 cp ../examples/measured/*.csv ../tests/data/pingpong/*.json corpus/calibrate_inputs/
+# Multi-node runs (ranks, energy_scope columns) and past Slurm jobs (issue 26).
+cp ../tests/data/multinode/soma.csv ../tests/data/multinode/lulesh-150.csv \
+  ../tests/data/sacct/localhost-sleep.txt corpus/calibrate_inputs/
 mkdir -p corpus/machine_rewrite && cp ../models/*.toml corpus/machine_rewrite/
