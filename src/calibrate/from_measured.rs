@@ -163,19 +163,20 @@ pub fn fit_scaled(
     // Energy that cannot identify the power laws leaves them unfitted, with the reason: the
     // profile (time) is still fitted.
     let fitted_power = (!with_energy.is_empty()).then(|| power_laws(file, &with_energy, machine));
-    let (power, power_unidentified) = match fitted_power {
+    let (power, gap) = match fitted_power {
         None => (None, None),
         Some(Ok(p)) => (Some(p), None),
-        Some(Err(e)) => (None, Some(e.to_string())),
+        Some(Err(g)) => (None, Some(g)),
     };
     // Laws across frequencies that would go negative: node power within bounds at each
     // measured frequency instead, where every machine frequency was measured (issue 26).
-    let node_power = match (&power_unidentified, &with_energy) {
-        (Some(why), pts) if why.contains("negative power") && covers(pts, machine) => {
+    let node_power = match &gap {
+        Some(g) if g.out_of_bounds && covers(&with_energy, machine) => {
             super::multi_node::fit_power(file, &profile, machine, rows)?
         }
         _ => None,
     };
+    let power_unidentified = gap.map(|g| g.why.to_string());
     Ok(FitOutcome {
         samples,
         splits,
@@ -219,21 +220,36 @@ fn line_of(source: &str) -> String {
         .map_or(String::new(), |l| format!("line {l}"))
 }
 
+/// Why measured energy gave no power laws.
+struct PowerGap {
+    /// What it cannot give, and what would.
+    why: InputError,
+    /// Whether the best laws leave a power below 0 (rather than leaving powers undetermined).
+    out_of_bounds: bool,
+}
+
 /// The single-node power laws at the machine's frequencies, or why the energy cannot give them.
 fn power_laws(
     file: &Path,
     with_energy: &[PowerSample],
     machine: &Machine,
-) -> InputResult<(PowerLaws, Power)> {
-    identifiable(file, with_energy, machine)?;
+) -> Result<(PowerLaws, Power), PowerGap> {
+    identifiable(file, with_energy, machine).map_err(|why| PowerGap {
+        why,
+        out_of_bounds: false,
+    })?;
     let ghz: Vec<f64> = machine.frequencies.iter().map(|f| f.ghz()).collect();
-    let laws = power_fit::fit(with_energy, PROGRAM_LAWS, &ghz).map_err(|e| InputError::Key {
-        file: file.to_path_buf(),
-        key: "energy_j".into(),
-        expected: "points from which P_idle(f) and P_core(f) can be fitted: two or more core \
-                   counts at two or more frequencies (three for the exponent), at least 5 points"
-            .into(),
-        got: e.to_string(),
+    let laws = power_fit::fit(with_energy, PROGRAM_LAWS, &ghz).map_err(|e| PowerGap {
+        out_of_bounds: matches!(e, crate::calibrate::nonlinear::FitError::OutOfBounds(_)),
+        why: InputError::Key {
+            file: file.to_path_buf(),
+            key: "energy_j".into(),
+            expected: "points from which P_idle(f) and P_core(f) can be fitted: two or more \
+                       core counts at two or more frequencies (three for the exponent), at \
+                       least 5 points"
+                .into(),
+            got: e.to_string(),
+        },
     })?;
     let power = power_at(&laws, machine);
     Ok((laws, power))

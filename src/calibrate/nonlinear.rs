@@ -66,6 +66,8 @@ pub enum FitError {
     /// The samples do not determine these parameters (a near-singular `J^T J`), named by the
     /// combination they cannot separate.
     NotIdentifiable(Vec<String>),
+    /// The best fit leaves a parameter outside its physical bounds (a negative power): what.
+    OutOfBounds(String),
 }
 
 impl std::fmt::Display for FitError {
@@ -78,6 +80,7 @@ impl std::fmt::Display for FitError {
             FitError::NotIdentifiable(names) => {
                 write!(f, "these points cannot separate {}", names.join(", "))
             }
+            FitError::OutOfBounds(what) => write!(f, "these points cannot separate {what}"),
         }
     }
 }

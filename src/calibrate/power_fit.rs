@@ -289,11 +289,11 @@ pub fn fit(samples: &[PowerSample], laws: &[Law], check_at: &[f64]) -> Result<Po
     let Some((start, _)) = best else {
         // Let the non-linear core say what cannot be identified (or how many are needed).
         nonlinear::fit(&model, with_g(vec![1.0; k], 1.0), "probe")?;
-        return Err(FitError::NotIdentifiable(vec![
+        return Err(FitError::OutOfBounds(
             "positive powers at every machine frequency (the best fit gives a negative power \
              somewhere)"
                 .into(),
-        ]));
+        ));
     };
     let method = match fixed_gamma {
         Some(_) if freqs.len() < 2 => "linear least squares (one frequency: constant powers)",

@@ -42,6 +42,17 @@ impl EnergyScope {
         }
     }
 
+    /// The scope a measured CSV's `energy_scope` cell (or `validate --energy-scope`) names:
+    /// `node`, `cpu` or `gpu`.
+    pub fn from_name(name: &str) -> Option<EnergyScope> {
+        match name {
+            "node" => Some(EnergyScope::Node),
+            "cpu" => Some(EnergyScope::Cpu),
+            "gpu" => Some(EnergyScope::Gpu),
+            _ => None,
+        }
+    }
+
     /// The model's energy for this scope.
     pub fn model_energy(self, ev: &Eval) -> f64 {
         match self {

@@ -364,19 +364,19 @@ impl Layout {
         let Some(c) = self.scope else {
             return Ok(Some(column_scope));
         };
-        match cells.get(c).copied().unwrap_or("") {
-            "" => Ok(Some(column_scope)),
-            "node" => Ok(Some(EnergyScope::Node)),
-            "cpu" => Ok(Some(EnergyScope::Cpu)),
-            "gpu" => Ok(Some(EnergyScope::Gpu)),
-            other => Err(bad(
+        let name = cells.get(c).copied().unwrap_or("");
+        if name.is_empty() {
+            return Ok(Some(column_scope));
+        }
+        EnergyScope::from_name(name).map(Some).ok_or_else(|| {
+            bad(
                 n,
                 "energy_scope",
                 "node (the whole node), cpu (RAPL packages and DRAM of the sockets hosting ranks) \
                  or gpu",
-                other,
-            )),
-        }
+                name,
+            )
+        })
     }
 
     fn row(&self, path: &Path, n: usize, line: &str, bad: &Bad<'_>) -> InputResult<Measured> {

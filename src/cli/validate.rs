@@ -78,11 +78,8 @@ pub fn run_validate(args: &ValidateArgs, out: &mut dyn Write) -> anyhow::Result<
     let measured = match (&args.measured, &args.sacct) {
         (Some(path), _) => validate::read_csv_file(path)?,
         (None, Some(path)) => {
-            let scope = if args.energy_scope == "cpu" {
-                EnergyScope::Cpu
-            } else {
-                EnergyScope::Node
-            };
+            // clap allows node and cpu only.
+            let scope = EnergyScope::from_name(&args.energy_scope).unwrap_or(EnergyScope::Node);
             let text = crate::input::read_table(path)?;
             crate::calibrate::sacct_runs::read(path, &text, &machine, scope)?
         }
