@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
-# A one-node Slurm on localhost, for the tests (Debian's slurm-wlm and munge).
+# A Slurm on localhost, for the tests (Debian's slurm-wlm and munge).
 #
-#   scripts/slurm-local.sh start DIR   installs the packages when missing, writes DIR/slurm.conf
+#   scripts/slurm-local.sh start DIR [NODES]
+#                                      installs the packages when missing, writes DIR/slurm.conf
 #                                      from this machine's real CPUs and memory, starts munged,
-#                                      slurmctld and slurmd, and waits until the node is idle;
-#                                      prints the SLURM_CONF path on its last line.
+#                                      slurmctld and slurmd, and waits until the nodes are idle;
+#                                      prints the SLURM_CONF path on its last line. NODES > 1
+#                                      (default 1) starts one slurmd per node (`slurmd -N`), all
+#                                      on this machine, named HOST-1 ... HOST-N: jobs over
+#                                      several nodes then run for real, sharing its cores.
 #   scripts/slurm-local.sh stop DIR    stops the daemons it started, by their pid files.
 #
 # Exit 77: the packages are missing and cannot be installed (tests skip on it, saying so).
@@ -12,15 +16,16 @@
 # Everything (state, spool, logs, pids, munge key and socket) lives under DIR. Jobs are read back
 # with `sacct -c` from the job-completion log (no accounting database is needed).
 set -euo pipefail
-cmd=${1:?usage: slurm-local.sh start|stop DIR}
-dir=${2:?usage: slurm-local.sh start|stop DIR}
+cmd=${1:?usage: slurm-local.sh start|stop DIR [NODES]}
+dir=${2:?usage: slurm-local.sh start|stop DIR [NODES]}
+nodes=${3:-1}
 
 install_packages() {
   "$(dirname "$0")/ensure-packages.sh" slurmctld=slurm-wlm slurmd=slurm-wlm munged=munge
 }
 
 stop() {
-  for f in "$dir"/run/slurmd.pid "$dir"/run/slurmctld.pid "$dir"/munge/munged.pid; do
+  for f in "$dir"/run/slurmd*.pid "$dir"/run/slurmctld.pid "$dir"/munge/munged.pid; do
     if [ -s "$f" ]; then
       kill "$(cat "$f")" 2>/dev/null || true
     fi
@@ -43,6 +48,19 @@ start)
   mem=$(echo "$node" | sed -E 's/.*RealMemory=([0-9]+).*/\1/')
   node=$(echo "$node" | sed -E "s/RealMemory=[0-9]+/RealMemory=$((mem * 9 / 10))/")
   base=$(( 20000 + ($$ % 20000) ))
+  if [ "$nodes" -gt 1 ]; then
+    spool="$dir/spool/%n" pidfile="$dir/run/slurmd-%n.pid" slurmdlog="$dir/log/slurmd-%n.log"
+    lines=""
+    for i in $(seq 1 "$nodes"); do
+      mkdir -p "$dir/spool/$host-$i"
+      lines="$lines$(echo "$node" | sed -E "s/^NodeName=[^ ]+/NodeName=$host-$i NodeHostname=$host Port=$((base + 1 + i))/") State=UNKNOWN
+"
+    done
+    node=$lines
+  else
+    spool="$dir/spool" pidfile="$dir/run/slurmd.pid" slurmdlog="$dir/log/slurmd.log"
+    node="$node State=UNKNOWN"
+  fi
   cat > "$dir/slurm.conf" <<CONF
 ClusterName=jouleplan-test
 SlurmctldHost=$host
@@ -54,11 +72,11 @@ AuthType=auth/munge
 CredType=cred/munge
 AuthInfo=socket=$dir/munge/munge.sock
 StateSaveLocation=$dir/state
-SlurmdSpoolDir=$dir/spool
+SlurmdSpoolDir=$spool
 SlurmctldPidFile=$dir/run/slurmctld.pid
-SlurmdPidFile=$dir/run/slurmd.pid
+SlurmdPidFile=$pidfile
 SlurmctldLogFile=$dir/log/slurmctld.log
-SlurmdLogFile=$dir/log/slurmd.log
+SlurmdLogFile=$slurmdlog
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 ProctrackType=proctrack/linuxproc
@@ -70,14 +88,18 @@ AccountingStorageType=accounting_storage/none
 MpiDefault=none
 ReturnToService=2
 SchedulerType=sched/builtin
-$node State=UNKNOWN
+$node
 PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 CONF
   export SLURM_CONF="$dir/slurm.conf"
   slurmctld
-  slurmd
+  if [ "$nodes" -gt 1 ]; then
+    for i in $(seq 1 "$nodes"); do slurmd -N "$host-$i"; done
+  else
+    slurmd
+  fi
   for _ in $(seq 1 60); do
-    if sinfo -h -o %T 2>/dev/null | grep -qE '^idle'; then
+    if [ "$(sinfo -h -N -o %T 2>/dev/null | grep -c '^idle')" -ge "$nodes" ]; then
       echo "$SLURM_CONF"
       exit 0
     fi

@@ -9,51 +9,10 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command as Proc;
 
-struct Cluster {
-    dir: tempfile::TempDir,
-    conf: PathBuf,
-}
+type Cluster = common::SlurmCluster;
 
-impl Drop for Cluster {
-    fn drop(&mut self) {
-        let _ = Proc::new(script())
-            .arg("stop")
-            .arg(self.dir.path())
-            .status();
-    }
-}
-
-fn script() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/slurm-local.sh")
-}
-
-/// Starts the local cluster; `Err` says why Slurm cannot be had here.
 fn start() -> Result<Cluster, String> {
-    let dir = tempfile::tempdir().unwrap();
-    let out = Proc::new(script())
-        .arg("start")
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    match out.status.code() {
-        Some(0) => {
-            let conf = String::from_utf8_lossy(&out.stdout)
-                .lines()
-                .last()
-                .unwrap_or("")
-                .to_string();
-            Ok(Cluster {
-                dir,
-                conf: PathBuf::from(conf),
-            })
-        }
-        Some(77) => Err(format!(
-            "Slurm is not installable here: {}",
-            err.lines().last().unwrap_or("")
-        )),
-        _ => panic!("the local Slurm did not start: {err}"),
-    }
+    common::start_slurm(1)
 }
 
 fn slurm(c: &Cluster, cmd: &str, args: &[&str]) -> (bool, String) {

@@ -45,11 +45,17 @@ impl EnergyScope {
     /// The scope a measured CSV's `energy_scope` cell (or `validate --energy-scope`) names:
     /// `node`, `cpu` or `gpu`.
     pub fn from_name(name: &str) -> Option<EnergyScope> {
-        match name {
-            "node" => Some(EnergyScope::Node),
-            "cpu" => Some(EnergyScope::Cpu),
-            "gpu" => Some(EnergyScope::Gpu),
-            _ => None,
+        [EnergyScope::Node, EnergyScope::Cpu, EnergyScope::Gpu]
+            .into_iter()
+            .find(|s| s.csv_name() == name)
+    }
+
+    /// The name [`EnergyScope::from_name`] reads: `node`, `cpu` or `gpu`.
+    pub fn csv_name(self) -> &'static str {
+        match self {
+            EnergyScope::Node => "node",
+            EnergyScope::Cpu => "cpu",
+            EnergyScope::Gpu => "gpu",
         }
     }
 

@@ -314,6 +314,8 @@ fn measure_kernels(
             },
             freqs: freqs.clone(),
             gpus: vec![0],
+            nodes: vec![1],
+            hostfile: None,
             ranks: 1,
             launcher: None,
             repeat: a.repeat,

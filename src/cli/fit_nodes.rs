@@ -5,7 +5,7 @@ use crate::calibrate::from_measured::FitOutcome;
 use crate::calibrate::machine_edit;
 use crate::calibrate::multi_node::NodePowerFit;
 use crate::model::machine::Machine;
-use crate::model::node_law::sig;
+use crate::model::node_law::{NodeFit, sig};
 use std::io::Write;
 use std::path::Path;
 
@@ -15,43 +15,54 @@ pub fn report(f: &FitOutcome, out: &mut dyn Write) -> std::io::Result<()> {
         writeln!(out, "derived for the multi-node layouts: {d}")?;
     }
     if let Some(law) = &f.profile.node_law {
+        report_law(law, out)?;
+    }
+    report_power(f, out)
+}
+
+/// Prints the node law: its terms and parameters, the runners-up, the leave-one-out error and
+/// the residuals.
+pub fn report_law(law: &NodeFit, out: &mut dyn Write) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "node law over nodes {} (X(n) = T(n) - T_model(n): waiting, 0 at one node), chosen \
+             by leave-one-node-count-out cross-validation among {} laws:",
+        law.measured_nodes
+            .iter()
+            .map(u32::to_string)
+            .collect::<Vec<_>>()
+            .join(", "),
+        law.compared
+    )?;
+    for (i, c) in law.candidates.iter().enumerate() {
+        let mark = if i == 0 { "chosen  " } else { "        " };
+        let extra = c.extrapolation_rel.map_or(String::new(), |e| {
+            format!(", {:.2}% at the largest count from the others", 100.0 * e)
+        });
         writeln!(
             out,
-            "node law over nodes {} (X(n) = T(n) - T_model(n): waiting, 0 at one node), chosen \
-             by leave-one-node-count-out cross-validation among {} laws:",
-            law.measured_nodes
-                .iter()
-                .map(u32::to_string)
-                .collect::<Vec<_>>()
-                .join(", "),
-            law.compared
+            "  {mark}{}   leave-one-out error {:.2}%{extra}",
+            c.law.describe(),
+            100.0 * c.loo_rel
         )?;
-        for (i, c) in law.candidates.iter().enumerate() {
-            let mark = if i == 0 { "chosen  " } else { "        " };
-            let extra = c.extrapolation_rel.map_or(String::new(), |e| {
-                format!(", {:.2}% at the largest count from the others", 100.0 * e)
-            });
-            writeln!(
-                out,
-                "  {mark}{}   leave-one-out error {:.2}%{extra}",
-                c.law.describe(),
-                100.0 * c.loo_rel
-            )?;
-        }
-        let res: Vec<String> = law
-            .residuals
-            .iter()
-            .map(|(n, r)| format!("{n}: {:.2}%", 100.0 * r))
-            .collect();
-        writeln!(out, "  mean residual by node count: {}", res.join(", "))?;
-        if law.candidates.len() == 1 && law.candidates[0].extrapolation_rel.is_none() {
-            writeln!(
-                out,
-                "  one node count to leave out: the law's form could not be chosen by \
-                 cross-validation (c log2(n) fitted); measure another node count"
-            )?;
-        }
     }
+    let res: Vec<String> = law
+        .residuals
+        .iter()
+        .map(|(n, r)| format!("{n}: {:.2}%", 100.0 * r))
+        .collect();
+    writeln!(out, "  mean residual by node count: {}", res.join(", "))?;
+    if law.candidates.len() == 1 && law.candidates[0].extrapolation_rel.is_none() {
+        writeln!(
+            out,
+            "  one node count to leave out: the law's form could not be chosen by \
+                 cross-validation (c log2(n) fitted); measure another node count"
+        )?;
+    }
+    Ok(())
+}
+
+fn report_power(f: &FitOutcome, out: &mut dyn Write) -> std::io::Result<()> {
     let Some(np) = &f.node_power else {
         return Ok(());
     };

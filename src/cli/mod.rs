@@ -13,6 +13,7 @@ pub mod outputs;
 pub mod plan;
 pub mod predict;
 pub mod profile;
+pub mod profile_nodes;
 pub mod report;
 pub mod sources;
 pub mod trust;

@@ -24,13 +24,35 @@ pub struct ProfileArgs {
     /// GPU counts (0,1,2): the first g GPUs are made visible [default: 0].
     #[arg(long, value_name = "SPEC")]
     pub gpus: Option<String>,
-    /// MPI ranks per run, through mpirun (srun inside a Slurm job) or --launcher.
+    /// Node counts to measure (1,2,4; must include 1, the baseline): runs on more nodes are
+    /// srun steps of the Slurm allocation jouleplan runs in, or mpirun over the first hosts of
+    /// --hostfile; --cores and --ranks are then per node.
+    #[arg(long, value_name = "SPEC", default_value = "1")]
+    pub nodes: String,
+    /// Hostfile (one host a line, Open MPI or MPICH style) whose first N hosts the runs on N
+    /// nodes use, through mpirun.
+    #[arg(long, value_name = "FILE")]
+    pub hostfile: Option<PathBuf>,
+    /// MPI ranks per node, through mpirun (srun inside a Slurm job) or --launcher.
     #[arg(long, value_name = "N", default_value = "1")]
     pub ranks: u32,
-    /// Launcher before the command, one shell-quoted string with {ranks}, {threads} and {khz}
-    /// placeholders ('mpiexec -n {ranks}').
+    /// Launcher before the command, one shell-quoted string with {ranks} (all ranks),
+    /// {ranks_per_node}, {nodes}, {threads}, {khz} and {hostfile} placeholders
+    /// ('mpiexec -n {ranks}').
     #[arg(long, value_name = "CMD")]
     pub launcher: Option<String>,
+    /// The machine (file or bundled name) against which the runs on several nodes fit the
+    /// node law into the profile (MODEL.md 6c); without it they are recorded only.
+    #[arg(long, value_name = "FILE")]
+    pub machine: Option<String>,
+    /// Also write every run as a measured CSV (nodes, cores, freq_hz, gpus, time_s, energy_j,
+    /// ranks, energy_scope) for `fit --measured` and `validate --measured`.
+    #[arg(long, value_name = "CSV")]
+    pub measured_out: Option<PathBuf>,
+    /// The runs on several nodes are weak scaling (each rank keeps its work): the node law
+    /// carries weak-scaling growth.
+    #[arg(long)]
+    pub weak: bool,
     /// Runs per point.
     #[arg(long, value_name = "K", default_value = "1")]
     pub repeat: u32,
@@ -116,6 +138,22 @@ fn parse_growth(s: &str) -> Result<Growth, InputError> {
     })
 }
 
+/// The node counts of `--nodes`, sorted; 1 must be among them.
+fn nodes_spec(spec: &str) -> Result<Vec<u32>, InputError> {
+    let mut v = values::parse_int_spec("--nodes", spec)?;
+    v.sort_unstable();
+    v.dedup();
+    if v.first() != Some(&1) {
+        return Err(values::bad(
+            "--nodes",
+            "node counts that include 1 (1,2,4): the runs on one node are the profile's \
+             baseline, those on more the node law's",
+            spec,
+        ));
+    }
+    Ok(v)
+}
+
 fn options(a: &ProfileArgs) -> anyhow::Result<Options> {
     let import = a.perf_stat.is_some();
     if a.command.is_empty() && !import {
@@ -161,6 +199,7 @@ fn options(a: &ProfileArgs) -> anyhow::Result<Options> {
         .as_deref()
         .map(|s| values::parse_ghz_values("--freqs", s))
         .transpose()?;
+    let nodes = nodes_spec(&a.nodes)?;
     let gpus = match &a.gpus {
         Some(s) => {
             let mut v = values::parse_int_spec("--gpus", s)?;
@@ -225,6 +264,8 @@ fn options(a: &ProfileArgs) -> anyhow::Result<Options> {
         cores,
         freqs,
         gpus,
+        nodes,
+        hostfile: a.hostfile.clone(),
         ranks: a.ranks,
         launcher,
         repeat: a.repeat,
@@ -264,6 +305,23 @@ fn options(a: &ProfileArgs) -> anyhow::Result<Options> {
             std::time::Duration::from_secs_f64(d)
         },
     })
+}
+
+/// Refuses a measured CSV onto the profile or the hostfile.
+fn check_outputs(a: &ProfileArgs) -> anyhow::Result<()> {
+    let Some(csv) = &a.measured_out else {
+        return Ok(());
+    };
+    let inputs: Vec<(&str, &std::path::Path)> = a
+        .hostfile
+        .iter()
+        .map(|h| ("--hostfile", h.as_path()))
+        .collect();
+    super::outputs::check_distinct(
+        &inputs,
+        &[("--output", a.output.as_path()), ("--measured-out", csv)],
+    )?;
+    Ok(())
 }
 
 /// Exit code when Ctrl-C stopped the sweep (what was measured is saved).
@@ -325,6 +383,7 @@ pub fn run_profile(a: &ProfileArgs, out: &mut dyn Write) -> anyhow::Result<i32> 
         )?;
         return Ok(0);
     }
+    check_outputs(a)?;
     let mut log = |l: &str| eprintln!("{l}");
     let res = sweep::run(&o, &mut log)?;
     writeln!(
@@ -352,6 +411,20 @@ pub fn run_profile(a: &ProfileArgs, out: &mut dyn Write) -> anyhow::Result<i32> 
     }
     for f in &res.failed {
         writeln!(out, "failed: {f}")?;
+    }
+    if res.runs_made + res.runs_skipped > 0 {
+        if let Some(csv) = &a.measured_out {
+            let rows = super::profile_nodes::write_measured_csv(&o.output, csv)?;
+            writeln!(out, "wrote {rows} runs to {}", csv.display())?;
+        }
+        super::profile_nodes::fit_into_profile(&o.output, a.machine.as_deref(), a.weak, out)
+            .map_err(|e| {
+                e.context(format!(
+                    "every run is saved in {}, but the node law was not fitted (fix the cause \
+                     and add --resume: nothing is run again)",
+                    o.output.display()
+                ))
+            })?;
     }
     if res.interrupted {
         writeln!(

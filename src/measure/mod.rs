@@ -16,6 +16,7 @@ pub mod node;
 pub mod nvml;
 pub mod perfstat;
 pub mod pingpong;
+pub mod placement;
 pub mod record;
 pub mod slurm;
 pub mod sweep;
@@ -173,7 +174,7 @@ pub struct RunContext<'a> {
     pub run_dir: &'a Path,
     /// Cores in use.
     pub cores: u32,
-    /// MPI ranks (1 without a launcher).
+    /// MPI ranks of the whole run, over every node (1 without a launcher).
     pub ranks: u32,
 }
 
@@ -192,6 +193,11 @@ pub trait Backend {
     /// Details for the profile's provenance (which events, which domains).
     fn describe(&self) -> Vec<(String, String)> {
         Vec::new()
+    }
+    /// Whether its readings cover every node of a run over several (Slurm's step energy, an
+    /// MPI profiler's report) rather than only the node jouleplan runs on.
+    fn every_node(&self) -> bool {
+        false
     }
     /// Adds environment variables the child needs (profiler output folders).
     fn prepare(&mut self, _env: &mut Vec<(String, String)>, _run_dir: &Path) {}

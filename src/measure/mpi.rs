@@ -86,6 +86,10 @@ impl Backend for MpiProfiler {
         }
     }
 
+    fn every_node(&self) -> bool {
+        true
+    }
+
     fn discover(&mut self) -> Result<String, Unsupported> {
         Ok(match self.profiler {
             Profiler::Mpip => "MPI messages and bytes per rank from mpiP reports".into(),

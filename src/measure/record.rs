@@ -13,7 +13,10 @@ use std::collections::BTreeMap;
 /// One run of the program at one point.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunRecord {
-    /// Cores in use.
+    /// Nodes the run spread over (1 in files written before the node axis).
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub nodes: u32,
+    /// Cores in use on each node.
     pub cores: u32,
     /// Core frequency the point asked for (or ran at), Hz.
     pub freq_hz: f64,
@@ -35,12 +38,119 @@ pub struct RunRecord {
     pub stderr_tail: String,
     /// When it finished (seconds since the Unix epoch).
     pub finished_unix: u64,
+    /// MPI ranks on each node, and threads per rank (absent in files written before the node
+    /// axis: the sweep's `ranks`, and `cores / ranks`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layout: Option<RankLayout>,
+    /// The hosts the run was given (a `--hostfile` run's first `nodes` hosts; a Slurm step's
+    /// node list where sacct gave it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<String>,
+}
+
+/// How one run's ranks and threads were laid out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RankLayout {
+    /// MPI ranks on each node.
+    pub ranks_per_node: u32,
+    /// OpenMP threads per rank.
+    pub threads_per_rank: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's skip_serializing_if passes a reference
+fn is_one(n: &u32) -> bool {
+    *n == 1
 }
 
 impl RunRecord {
-    /// `(cores, kHz, gpus)`: the point it belongs to.
+    /// `(cores, kHz, gpus)`: the single-node point it belongs to (see [`RunRecord::planned`]
+    /// for the node count too).
     pub fn key(&self) -> PointKey {
         key(self.cores, self.freq_hz, self.gpus)
+    }
+
+    /// The planned point it belongs to, node count included.
+    pub fn planned(&self) -> Planned {
+        Planned {
+            nodes: self.nodes,
+            cores: self.cores,
+            freq_hz: self.freq_hz,
+            gpus: self.gpus,
+        }
+    }
+}
+
+/// A point of the sweep: nodes, cores per node, frequency (Hz) and GPUs. Written as
+/// `[cores, freq_hz, gpus]` on one node (as before the node axis) and
+/// `[nodes, cores, freq_hz, gpus]` on more.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(from = "PlannedRepr", into = "PlannedRepr")]
+pub struct Planned {
+    /// Nodes.
+    pub nodes: u32,
+    /// Cores per node.
+    pub cores: u32,
+    /// Frequency, Hz.
+    pub freq_hz: f64,
+    /// GPUs per node.
+    pub gpus: u32,
+}
+
+impl Planned {
+    /// The key that tells two points apart (the frequency to the kHz).
+    pub fn key(&self) -> (u32, PointKey) {
+        (self.nodes, key(self.cores, self.freq_hz, self.gpus))
+    }
+
+    /// `2 nodes x 64 cores, 2.400 GHz, 0 GPUs` (`64 cores, ...` on one node).
+    pub fn describe(&self) -> String {
+        let nodes = if self.nodes == 1 {
+            String::new()
+        } else {
+            format!("{} nodes x ", self.nodes)
+        };
+        format!(
+            "{nodes}{} cores, {:.3} GHz, {} GPUs",
+            self.cores,
+            self.freq_hz / 1e9,
+            self.gpus
+        )
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(untagged)]
+enum PlannedRepr {
+    One(u32, f64, u32),
+    Many(u32, u32, f64, u32),
+}
+
+impl From<PlannedRepr> for Planned {
+    fn from(r: PlannedRepr) -> Self {
+        let (nodes, cores, freq_hz, gpus) = match r {
+            PlannedRepr::One(c, f, g) => (1, c, f, g),
+            PlannedRepr::Many(n, c, f, g) => (n, c, f, g),
+        };
+        Planned {
+            nodes,
+            cores,
+            freq_hz,
+            gpus,
+        }
+    }
+}
+
+impl From<Planned> for PlannedRepr {
+    fn from(p: Planned) -> Self {
+        if p.nodes == 1 {
+            PlannedRepr::One(p.cores, p.freq_hz, p.gpus)
+        } else {
+            PlannedRepr::Many(p.nodes, p.cores, p.freq_hz, p.gpus)
+        }
     }
 }
 
@@ -67,10 +177,14 @@ pub struct Missing {
 pub struct SweepRecord {
     /// The command measured, word by word.
     pub command: Vec<String>,
-    /// MPI ranks per run.
+    /// MPI ranks per node.
     pub ranks: u32,
-    /// The launcher words before the command (empty: none).
+    /// The launcher words before the command (empty: none); on more than one node, see
+    /// `launcher_nodes`.
     pub launcher: Vec<String>,
+    /// The launcher words of the runs on more than one node (empty: the sweep has none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub launcher_nodes: Vec<String>,
     /// Runs per point.
     pub repeat: u32,
     /// Where it ran: hostname, kernel, CPU, cores.
@@ -81,8 +195,8 @@ pub struct SweepRecord {
     pub unsupported: Vec<Missing>,
     /// How the frequency was set, or why it was not.
     pub frequency: String,
-    /// Points asked for: `[cores, freq_hz, gpus]`.
-    pub planned: Vec<(u32, f64, u32)>,
+    /// Points asked for.
+    pub planned: Vec<Planned>,
     /// Every run so far, in the order they finished.
     pub runs: Vec<RunRecord>,
     /// Whether every planned run has been made.
@@ -202,8 +316,9 @@ fn during_sweep(runs: &[&RunRecord]) -> Option<TalpAttachment> {
 /// Builds the profile document from the header and the sweep so far. Returns it with the
 /// assumptions `plan` must show for what was not measured.
 pub fn profile_json(h: &Header, s: &SweepRecord) -> Value {
+    // The baseline is the runs on one node; runs on more are the node law's (MODEL.md 6c).
     let mut groups: BTreeMap<PointKey, Vec<&RunRecord>> = BTreeMap::new();
-    for r in s.runs.iter().filter(|r| r.ok) {
+    for r in s.runs.iter().filter(|r| r.ok && r.nodes == 1) {
         groups.entry(r.key()).or_default().push(r);
     }
     let mut points = Vec::new();
@@ -341,13 +456,13 @@ pub fn profile_json(h: &Header, s: &SweepRecord) -> Value {
     let msgs: Vec<f64> = s
         .runs
         .iter()
-        .filter(|r| r.ok)
+        .filter(|r| r.ok && r.nodes == 1)
         .filter_map(|r| r.readings.mpi_messages_per_rank)
         .collect();
     let bytes: Vec<f64> = s
         .runs
         .iter()
-        .filter(|r| r.ok)
+        .filter(|r| r.ok && r.nodes == 1)
         .filter_map(|r| r.readings.mpi_bytes_per_rank)
         .collect();
     let mut comm =
@@ -418,6 +533,21 @@ impl SweepRecord {
             };
             if r.cores == 0 || r.cores > 100_000 {
                 return Err(bad("cores", f64::from(r.cores)));
+            }
+            if r.nodes == 0 || r.nodes > 1_000_000 {
+                return Err(bad("nodes", f64::from(r.nodes)));
+            }
+            if let Some(l) = r.layout
+                && (l.ranks_per_node == 0
+                    || l.threads_per_rank == 0
+                    || u64::from(l.ranks_per_node) * u64::from(l.threads_per_rank)
+                        > u64::from(r.cores))
+            {
+                return Err(format!(
+                    "sweep.record.runs[{i}]: layout of {} ranks x {} threads on {} cores, which \
+                     no run can have",
+                    l.ranks_per_node, l.threads_per_rank, r.cores
+                ));
             }
             if r.gpus > 1024 {
                 return Err(bad("gpus", f64::from(r.gpus)));

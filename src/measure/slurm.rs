@@ -50,6 +50,10 @@ impl Backend for SlurmEnergy {
         "slurm-energy"
     }
 
+    fn every_node(&self) -> bool {
+        true
+    }
+
     fn discover(&mut self) -> Result<String, Unsupported> {
         let what = "node energy (Slurm ConsumedEnergyRaw)";
         let job = std::env::var("SLURM_JOB_ID").map_err(|_| {

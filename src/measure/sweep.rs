@@ -9,7 +9,8 @@ use super::launch::{self, Spec};
 use super::mpi::{MpiProfiler, Profiler};
 use super::nvml::NvmlGpus;
 use super::perfstat;
-use super::record::{self, Header, Missing, RunRecord, SweepRecord};
+use super::placement::{self, Placement};
+use super::record::{self, Header, Missing, Planned, RankLayout, RunRecord, SweepRecord};
 use super::slurm::SlurmEnergy;
 use super::{Backend, Readings, RunContext};
 use std::collections::{BTreeMap, BTreeSet};
@@ -52,10 +53,14 @@ pub struct Options {
     pub freqs: Option<Vec<f64>>,
     /// GPU counts.
     pub gpus: Vec<u32>,
-    /// MPI ranks per run.
+    /// Node counts (1 for the baseline; more under Slurm or with a hostfile).
+    pub nodes: Vec<u32>,
+    /// The hostfile whose first hosts runs on several nodes use (mpirun).
+    pub hostfile: Option<PathBuf>,
+    /// MPI ranks per node.
     pub ranks: u32,
-    /// Launcher words with `{ranks}`, `{threads}`, `{khz}` placeholders; `None`: `mpirun` (or
-    /// `srun` inside a Slurm job) when `ranks > 1`, nothing otherwise.
+    /// Launcher words with the placeholders of [`placement::fill`]; `None`: see
+    /// [`placement::default_words`].
     pub launcher: Option<Vec<String>>,
     /// Runs per point.
     pub repeat: u32,
@@ -186,8 +191,7 @@ pub fn resolve_program(name: &str) -> Option<std::path::PathBuf> {
 
 /// Checks, before anything runs, that the launcher (mpirun, srun, --launcher) and the
 /// program can be found, naming what is missing.
-fn check_programs(o: &Options) -> anyhow::Result<()> {
-    let launcher = launcher_words(o);
+fn check_programs(o: &Options, launcher: &[String]) -> anyhow::Result<()> {
     if let Some(l) = launcher.first()
         && resolve_program(l).is_none()
     {
@@ -215,40 +219,40 @@ fn check_programs(o: &Options) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn in_slurm_job() -> bool {
-    std::env::var_os("SLURM_JOB_ID").is_some()
+/// The largest node count asked for.
+fn max_nodes(o: &Options) -> u32 {
+    o.nodes.iter().copied().max().unwrap_or(1)
 }
 
-fn launcher_words(o: &Options) -> Vec<String> {
-    match &o.launcher {
-        Some(w) => w.clone(),
-        None if o.ranks <= 1 => Vec::new(),
-        None if in_slurm_job() => [
-            "srun",
-            "--ntasks={ranks}",
-            "--cpus-per-task={threads}",
-            "--cpu-bind=cores",
-            "--export=ALL",
-        ]
-        .map(String::from)
-        .to_vec(),
-        None => [
-            "mpirun",
-            "-np",
-            "{ranks}",
-            "--oversubscribe",
-            "--bind-to",
-            "none",
-            "-x",
-            "OMP_NUM_THREADS",
-            "-x",
-            "OMP_PLACES",
-            "-x",
-            "OMP_PROC_BIND",
-        ]
-        .map(String::from)
-        .to_vec(),
+/// The launchers of a sweep: of the runs on one node, and of those on more.
+struct Launchers {
+    place: Placement,
+    /// Runs on one node (the baseline, measured where jouleplan runs).
+    local: Vec<String>,
+    /// Runs on more nodes (empty when the sweep has none).
+    nodes: Vec<String>,
+}
+
+/// Where the runs go and the launchers' words, checked: enough nodes, a way to spread.
+fn launchers(o: &Options) -> anyhow::Result<Launchers> {
+    let place = placement::here(o.hostfile.as_deref())?;
+    let (local, nodes) = match &o.launcher {
+        Some(w) => (w.clone(), w.clone()),
+        None => (
+            placement::local_words(o.ranks),
+            placement::default_words(&place),
+        ),
+    };
+    placement::check(&place, &nodes, max_nodes(o), o.launcher.is_some())?;
+    if o.launcher.is_some() {
+        placement::check(&place, &local, 1, true)?;
     }
+    let nodes = if max_nodes(o) > 1 { nodes } else { Vec::new() };
+    Ok(Launchers {
+        place,
+        local,
+        nodes,
+    })
 }
 
 /// Loads the file to resume, or checks that a fresh sweep overwrites nothing.
@@ -293,8 +297,8 @@ fn install_interrupt_handler() {
     });
 }
 
-/// A point to run: cores, frequency (Hz), GPUs, repeat index.
-type Todo = (u32, f64, u32, u32);
+/// A point to run and its repeat index.
+type Todo = (Planned, u32);
 
 /// The backends that work here, each with what it measures.
 type Working = Vec<(Box<dyn Backend>, String)>;
@@ -306,15 +310,26 @@ struct Setup {
     unsupported: Vec<Missing>,
     control: Control,
     words: Vec<String>,
+    /// The launcher of the runs on more than one node.
+    node_words: Vec<String>,
     cpus: Vec<usize>,
-    planned: Vec<(u32, f64, u32)>,
+    planned: Vec<Planned>,
+    /// The hostfile of each node count, when the sweep places runs by a hostfile.
+    hostfiles: BTreeMap<u32, PathBuf>,
+    /// The hosts of that hostfile.
+    hosts: Vec<String>,
     /// The GPUs a run with `g` GPUs is given: the first `g` of these.
     gpu_ids: Vec<u32>,
 }
 
 /// Checks the options against this machine and the file to resume; returns the GPUs the runs
 /// are given (see [`super::nvml::sweep_gpus`]).
-fn check(o: &Options, existing: Option<&SweepRecord>, cpus: &[usize]) -> anyhow::Result<Vec<u32>> {
+fn check(
+    o: &Options,
+    existing: Option<&SweepRecord>,
+    cpus: &[usize],
+    words: &[String],
+) -> anyhow::Result<Vec<u32>> {
     if let Some(rec) = existing
         && (rec.command != o.command || rec.ranks != o.ranks)
     {
@@ -326,7 +341,7 @@ fn check(o: &Options, existing: Option<&SweepRecord>, cpus: &[usize]) -> anyhow:
         ))
         .into());
     }
-    check_programs(o)?;
+    check_programs(o, words)?;
     let max_cores = o.cores.iter().copied().max().unwrap_or(1) as usize;
     if max_cores > cpus.len() {
         return Err(crate::error::InputError::Mismatch(format!(
@@ -469,8 +484,19 @@ fn setup(o: &Options, log: &mut dyn FnMut(&str)) -> anyhow::Result<Setup> {
     let existing = load_existing(o)?;
     let cpu_id = cpu::this_cpu();
     let cpus = core_cpus(&o.roots.cpu);
-    let gpu_ids = check(o, existing.as_ref(), &cpus)?;
-    let (working, unsupported) = discover_backends(o, log);
+    let Launchers {
+        place,
+        local: words,
+        nodes: node_words,
+    } = launchers(o)?;
+    check_programs(o, &node_words)?;
+    let gpu_ids = check(o, existing.as_ref(), &cpus, &words)?;
+    let (working, mut unsupported) = discover_backends(o, log);
+    if max_nodes(o) > 1 {
+        let m = one_node_only(&working);
+        log(&format!("[{}] {}", m.backend, m.reason));
+        unsupported.push(m);
+    }
     let mut backend_notes: BTreeMap<String, String> = working
         .iter()
         .map(|(b, w)| (b.name().to_string(), w.clone()))
@@ -480,12 +506,12 @@ fn setup(o: &Options, log: &mut dyn FnMut(&str)) -> anyhow::Result<Setup> {
             backend_notes.insert(format!("{}.{k}", b.name()), v);
         }
     }
-    let words = launcher_words(o);
     let (control, freqs, freq_note) = frequency_control(o, &words, &cpu_id.mhz, log)?;
     let mut rec = existing.unwrap_or_else(|| SweepRecord {
         command: o.command.clone(),
         ranks: o.ranks,
         launcher: words.clone(),
+        launcher_nodes: Vec::new(),
         repeat: o.repeat,
         host: host_info(&cpu_id, cpus.len()),
         backends: BTreeMap::new(),
@@ -499,66 +525,137 @@ fn setup(o: &Options, log: &mut dyn FnMut(&str)) -> anyhow::Result<Setup> {
     rec.backends = backend_notes;
     rec.unsupported = unsupported.clone();
     rec.frequency = freq_note;
-    rec.repeat = rec.repeat.max(o.repeat);
-    let mut planned = Vec::new();
-    for &c in &o.cores {
-        for &f in &freqs {
-            for &g in &o.gpus {
-                planned.push((c, f, g));
-            }
-        }
+    if !node_words.is_empty() {
+        rec.launcher_nodes = node_words.clone();
     }
+    rec.repeat = rec.repeat.max(o.repeat);
+    let planned = points(o, &freqs);
     for p in &planned {
-        if !rec
-            .planned
-            .iter()
-            .any(|q| record::key(q.0, q.1, q.2) == record::key(p.0, p.1, p.2))
-        {
+        if !rec.planned.iter().any(|q| q.key() == p.key()) {
             rec.planned.push(*p);
         }
     }
+    let (hostfiles, hosts) = hostfiles(o, &place)?;
     Ok(Setup {
         rec,
         working,
         unsupported,
         control,
         words,
+        node_words,
         cpus,
         planned,
         gpu_ids,
+        hostfiles,
+        hosts,
     })
+}
+
+/// Every point of the sweep: node counts, then cores, frequencies and GPUs.
+fn points(o: &Options, freqs: &[f64]) -> Vec<Planned> {
+    let mut planned = Vec::new();
+    for &nodes in &o.nodes {
+        for &cores in &o.cores {
+            for &freq_hz in freqs {
+                for &gpus in &o.gpus {
+                    planned.push(Planned {
+                        nodes,
+                        cores,
+                        freq_hz,
+                        gpus,
+                    });
+                }
+            }
+        }
+    }
+    planned
+}
+
+/// What the node-local backends cannot give on runs over several nodes.
+fn one_node_only(working: &Working) -> Missing {
+    let every: Vec<&str> = working
+        .iter()
+        .filter(|(b, _)| b.every_node())
+        .map(|(b, _)| b.name())
+        .collect();
+    Missing {
+        backend: "nodes".into(),
+        reason: super::Unsupported::new(
+            "counters, RAPL energy and GPU activity of runs on more than one node",
+            format!(
+                "perf, RAPL and NVML see only the node jouleplan runs on; runs on more nodes \
+                 record their wall time{}",
+                if every.is_empty() {
+                    String::new()
+                } else {
+                    format!(" and what {} measure over every node", every.join(", "))
+                }
+            ),
+            "node energy of multi-node runs comes from Slurm (a cluster with \
+             AcctGatherEnergyType, runs as srun steps); the one-node runs give the baseline",
+        ),
+    }
+}
+
+/// The hostfile of each node count above one (the first `n` hosts), written beside the
+/// profile, and the hosts; empty without a hostfile.
+fn hostfiles(
+    o: &Options,
+    place: &Placement,
+) -> anyhow::Result<(BTreeMap<u32, PathBuf>, Vec<String>)> {
+    let Placement::Hosts { hosts, .. } = place else {
+        return Ok((BTreeMap::new(), Vec::new()));
+    };
+    let dir = o.output.with_extension("runs");
+    std::fs::create_dir_all(&dir).map_err(|e| anyhow::anyhow!("{}: {e}", dir.display()))?;
+    // Absolute: the launcher may start the ranks elsewhere.
+    let dir = dir.canonicalize().unwrap_or(dir);
+    let mut files = BTreeMap::new();
+    for &n in &o.nodes {
+        let sub = dir.join(format!("{n}-nodes"));
+        std::fs::create_dir_all(&sub).map_err(|e| anyhow::anyhow!("{}: {e}", sub.display()))?;
+        let f = placement::write_point_hostfile(&sub, hosts, n, o.ranks)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", sub.display()))?;
+        files.insert(n, f);
+    }
+    Ok((files, hosts.clone()))
 }
 
 /// The runs still to make (resume skips those the file has).
 fn todo_list(o: &Options, s: &Setup) -> Vec<Todo> {
-    let done: BTreeSet<(record::PointKey, u32)> = s
+    let done: BTreeSet<((u32, record::PointKey), u32)> = s
         .rec
         .runs
         .iter()
         .filter(|r| r.ok)
-        .map(|r| (r.key(), r.repeat))
+        .map(|r| (r.planned().key(), r.repeat))
         .collect();
     s.planned
         .iter()
-        .flat_map(|&(c, f, g)| (1..=o.repeat).map(move |k| (c, f, g, k)))
-        .filter(|&(c, f, g, k)| !done.contains(&(record::key(c, f, g), k)))
+        .flat_map(|&p| (1..=o.repeat).map(move |k| (p, k)))
+        .filter(|&(p, k)| !done.contains(&(p.key(), k)))
         .collect()
 }
 
 /// The command line and environment of one run.
-fn spec_for(o: &Options, s: &Setup, (c, f, g, _): Todo) -> Spec {
+fn spec_for(o: &Options, s: &Setup, (p, _): Todo) -> Spec {
+    let (c, g) = (p.cores, p.gpus);
     let threads = c / o.ranks;
-    let khz = format!("{}", (f / 1e3).round() as u64);
-    let mut argv: Vec<String> = s
-        .words
-        .iter()
-        .map(|w| {
-            w.replace("{ranks}", &o.ranks.to_string())
-                .replace("{threads}", &threads.to_string())
-                .replace("{khz}", &khz)
-        })
-        .collect();
-    if matches!(s.control, Control::Srun) {
+    let khz = (p.freq_hz / 1e3).round() as u64;
+    let words = if p.nodes > 1 { &s.node_words } else { &s.words };
+    let mut argv = placement::fill(
+        words,
+        placement::Fill {
+            nodes: p.nodes,
+            ranks_per_node: o.ranks,
+            threads,
+            khz,
+            hostfile: s.hostfiles.get(&p.nodes).map(PathBuf::as_path),
+        },
+    );
+    // srun sets the frequency on every node of a step (cpufreq here sets only this one).
+    let srun_steps = p.nodes > 1 && o.launcher.is_none() && matches!(s.control, Control::Sysfs(_));
+    if matches!(s.control, Control::Srun) || (srun_steps && argv[0] == "srun") {
         argv.insert(1, format!("--cpu-freq={khz}"));
     }
     argv.extend(o.command.iter().cloned());
@@ -598,20 +695,27 @@ fn measure_once(
     todo: Todo,
     run_dir: &Path,
 ) -> anyhow::Result<RunRecord> {
-    let (c, f, g, k) = todo;
+    let (p, k) = todo;
     let mut spec = spec_for(o, s, todo);
-    for (b, _) in s.working.iter_mut() {
+    // On several nodes, only what covers every node is read (see `one_node_only`).
+    let mut backends: Vec<&mut Box<dyn Backend>> = s
+        .working
+        .iter_mut()
+        .map(|(b, _)| b)
+        .filter(|b| p.nodes == 1 || b.every_node())
+        .collect();
+    for b in backends.iter_mut() {
         b.prepare(&mut spec.env, run_dir);
     }
     let mut readings = Readings::default();
     let paused = launch::spawn_paused(&spec)
         .map_err(|e| anyhow::anyhow!("starting {:?}: {e}", spec.argv.join(" ")))?;
-    for (b, _) in s.working.iter_mut() {
+    for b in backends.iter_mut() {
         if let Err(e) = b.attach(paused.pid) {
             readings.warnings.push(format!("{}: {e}", b.name()));
         }
     }
-    for (b, _) in s.working.iter_mut() {
+    for b in backends.iter_mut() {
         if let Err(e) = b.begin() {
             readings.warnings.push(format!("{}: {e}", b.name()));
         }
@@ -620,24 +724,25 @@ fn measure_once(
     let ctx = RunContext {
         wall_s: exit.wall_s,
         run_dir,
-        cores: c,
-        ranks: o.ranks,
+        cores: p.cores,
+        ranks: p.nodes * o.ranks,
     };
-    for (b, _) in s.working.iter_mut() {
+    for b in backends.iter_mut() {
         if let Err(e) = b.end(&ctx, &mut readings) {
             readings.warnings.push(format!("{}: {e}", b.name()));
         }
     }
-    if readings.cpu_time_s.is_none() {
+    if readings.cpu_time_s.is_none() && p.nodes == 1 {
         readings.cpu_time_s = Some(exit.rusage_cpu_s);
         readings.cpu_time_source = Some("rusage (user + system) of the process tree".into());
     }
     let interrupted = INTERRUPTED.load(Ordering::SeqCst);
     let ok = exit.ok() && !interrupted;
     Ok(RunRecord {
-        cores: c,
-        freq_hz: f,
-        gpus: g,
+        nodes: p.nodes,
+        cores: p.cores,
+        freq_hz: p.freq_hz,
+        gpus: p.gpus,
         repeat: k,
         ok,
         failure: (!ok).then(|| {
@@ -651,6 +756,15 @@ fn measure_once(
         readings,
         stderr_tail: if ok { String::new() } else { exit.stderr_tail },
         finished_unix: now_unix(),
+        layout: Some(RankLayout {
+            ranks_per_node: o.ranks,
+            threads_per_rank: p.cores / o.ranks,
+        }),
+        hosts: if p.nodes > 1 {
+            s.hosts.iter().take(p.nodes as usize).cloned().collect()
+        } else {
+            Vec::new()
+        },
     })
 }
 
@@ -664,11 +778,9 @@ fn warm_up(o: &Options, s: &Setup, todo: Todo, log: &mut dyn FnMut(&str)) -> any
             .release_and_wait(o.timeout)?;
         if !o.quiet {
             log(&format!(
-                "warm-up {w}/{} at {} cores, {:.3} GHz, {} GPUs: {:.3} s (not recorded)",
+                "warm-up {w}/{} at {}: {:.3} s (not recorded)",
                 o.warmup,
-                todo.0,
-                todo.1 / 1e9,
-                todo.2,
+                todo.0.describe(),
                 exit.wall_s
             ));
         }
@@ -688,6 +800,106 @@ fn eta(done_s: f64, made: usize, left: usize) -> String {
     )
 }
 
+/// The state of a sweep in progress.
+struct Progress {
+    failed: Vec<String>,
+    made: usize,
+    done_s: f64,
+    last_freq: Option<f64>,
+    warmed: BTreeSet<(u32, record::PointKey)>,
+    bar: Option<indicatif::ProgressBar>,
+}
+
+fn progress_bar(o: &Options, runs: usize) -> Option<indicatif::ProgressBar> {
+    o.progress_bar.then(|| {
+        let b = indicatif::ProgressBar::new(runs as u64);
+        if let Ok(st) = indicatif::ProgressStyle::with_template(
+            "{bar:30} {pos}/{len} runs, {elapsed} elapsed, eta {eta} {msg}",
+        ) {
+            b.set_style(st);
+        }
+        b
+    })
+}
+
+/// Makes run `i` of `total` (`t`): frequency, warm-up, the measured run, the saved record.
+fn run_one(
+    o: &Options,
+    s: &mut Setup,
+    (i, total): (usize, usize),
+    t: Todo,
+    p: &mut Progress,
+    log: &mut dyn FnMut(&str),
+) -> anyhow::Result<()> {
+    let (pt, k) = t;
+    let f = pt.freq_hz;
+    if let Control::Sysfs(guard) = &s.control
+        && p.last_freq != Some(f)
+    {
+        guard
+            .set(f)
+            .map_err(|e| anyhow::anyhow!("setting {:.3} GHz: {e}", f / 1e9))?;
+        p.last_freq = Some(f);
+    }
+    if p.warmed.insert(pt.key()) {
+        warm_up(o, s, t, log)?;
+    }
+    let khz = (f / 1e3).round() as u64;
+    let run_dir = o.output.with_extension("runs").join(format!(
+        "{}n-{}c-{khz}khz-{}g-r{k}",
+        pt.nodes, pt.cores, pt.gpus
+    ));
+    std::fs::create_dir_all(&run_dir).map_err(|e| anyhow::anyhow!("{}: {e}", run_dir.display()))?;
+    if o.verbose {
+        let spec = spec_for(o, s, t);
+        let env: Vec<String> = spec.env.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        log(&format!(
+            "run: {} (env {})",
+            spec.argv.join(" "),
+            env.join(" ")
+        ));
+    }
+    let r = measure_once(o, s, t, &run_dir)?;
+    let _ = std::fs::remove_dir(&run_dir); // kept when a profiler wrote into it
+    p.made += 1;
+    p.done_s += r.wall_s;
+    let line = format!(
+        "[{}/{total}] {}, run {k}/{}: {:.3} s {}, {}",
+        i + 1,
+        pt.describe(),
+        o.repeat,
+        r.wall_s,
+        r.failure.as_deref().unwrap_or("ok"),
+        eta(p.done_s, p.made, total - i - 1)
+    );
+    if !r.ok && !INTERRUPTED.load(Ordering::SeqCst) {
+        p.failed.push(format!("{line}\n{}", r.stderr_tail));
+    }
+    let wall = r.wall_s;
+    s.rec.runs.push(r);
+    save(o, &s.rec)?;
+    match &p.bar {
+        Some(b) => {
+            b.set_message(format!("last: {} {wall:.2} s", pt.describe()));
+            b.inc(1);
+        }
+        None if !o.quiet => log(&line),
+        None => {}
+    }
+    Ok(())
+}
+
+/// Removes the sweep's working folder when nothing a profiler wrote is left in it.
+fn clean_up(o: &Options, s: &Setup) {
+    for f in s.hostfiles.values() {
+        let _ = std::fs::remove_file(f);
+        if let Some(d) = f.parent() {
+            let _ = std::fs::remove_dir(d);
+        }
+    }
+    let _ = std::fs::remove_dir(o.output.with_extension("runs"));
+}
+
 /// Runs the sweep. `log` receives one line per event (discovery, each run) when no bar is drawn.
 pub fn run(o: &Options, log: &mut dyn FnMut(&str)) -> anyhow::Result<Outcome> {
     let mut s = setup(o, log)?;
@@ -702,100 +914,44 @@ pub fn run(o: &Options, log: &mut dyn FnMut(&str)) -> anyhow::Result<Outcome> {
     save(o, &s.rec)?;
     install_interrupt_handler();
     INTERRUPTED.store(false, Ordering::SeqCst);
-    let bar = o.progress_bar.then(|| {
-        let b = indicatif::ProgressBar::new(todo.len() as u64);
-        if let Ok(st) = indicatif::ProgressStyle::with_template(
-            "{bar:30} {pos}/{len} runs, {elapsed} elapsed, eta {eta} {msg}",
-        ) {
-            b.set_style(st);
-        }
-        b
-    });
-    let runs_root = o.output.with_extension("runs");
-    let (mut failed, mut made, mut done_s) = (Vec::new(), 0, 0.0);
-    let mut last_freq = None;
-    let mut warmed = BTreeSet::new();
+    let mut p = Progress {
+        failed: Vec::new(),
+        made: 0,
+        done_s: 0.0,
+        last_freq: None,
+        warmed: BTreeSet::new(),
+        bar: progress_bar(o, todo.len()),
+    };
     for (i, &t) in todo.iter().enumerate() {
-        let (c, f, g, k) = t;
         if INTERRUPTED.load(Ordering::SeqCst) {
             break;
         }
-        if let Control::Sysfs(guard) = &s.control
-            && last_freq != Some(f)
-        {
-            guard
-                .set(f)
-                .map_err(|e| anyhow::anyhow!("setting {:.3} GHz: {e}", f / 1e9))?;
-            last_freq = Some(f);
-        }
-        if warmed.insert(record::key(c, f, g)) {
-            warm_up(o, &s, t, log)?;
-        }
-        let khz = (f / 1e3).round() as u64;
-        let run_dir = runs_root.join(format!("{c}c-{khz}khz-{g}g-r{k}"));
-        std::fs::create_dir_all(&run_dir)
-            .map_err(|e| anyhow::anyhow!("{}: {e}", run_dir.display()))?;
-        if o.verbose {
-            let spec = spec_for(o, &s, t);
-            log(&format!(
-                "run: {} (env {})",
-                spec.argv.join(" "),
-                spec.env
-                    .iter()
-                    .map(|(k, v)| format!("{k}={v}"))
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            ));
-        }
-        let r = measure_once(o, &mut s, t, &run_dir)?;
-        let _ = std::fs::remove_dir(&run_dir); // kept when a profiler wrote into it
-        made += 1;
-        done_s += r.wall_s;
-        let line = format!(
-            "[{}/{}] {c} cores, {:.3} GHz, {g} GPUs, run {k}/{}: {:.3} s {}, {}",
-            i + 1,
-            todo.len(),
-            f / 1e9,
-            o.repeat,
-            r.wall_s,
-            r.failure.as_deref().unwrap_or("ok"),
-            eta(done_s, made, todo.len() - i - 1)
-        );
-        if !r.ok && !INTERRUPTED.load(Ordering::SeqCst) {
-            failed.push(format!("{line}\n{}", r.stderr_tail));
-        }
-        let wall = r.wall_s;
-        s.rec.runs.push(r);
-        save(o, &s.rec)?;
-        match &bar {
-            Some(b) => {
-                b.set_message(format!("last: {c} cores {:.2} GHz {wall:.2} s", f / 1e9));
-                b.inc(1);
-            }
-            None if !o.quiet => log(&line),
-            None => {}
-        }
+        run_one(o, &mut s, (i, todo.len()), t, &mut p, log)?;
     }
-    if let Some(b) = bar {
+    if let Some(b) = p.bar.take() {
         b.finish_and_clear();
     }
-    let _ = std::fs::remove_dir(&runs_root);
+    clean_up(o, &s);
     let interrupted = INTERRUPTED.load(Ordering::SeqCst);
-    let have: BTreeSet<(record::PointKey, u32)> =
-        s.rec.runs.iter().map(|r| (r.key(), r.repeat)).collect();
+    let have: BTreeSet<((u32, record::PointKey), u32)> = s
+        .rec
+        .runs
+        .iter()
+        .map(|r| (r.planned().key(), r.repeat))
+        .collect();
     s.rec.complete = s
         .planned
         .iter()
-        .all(|&(c, f, g)| (1..=o.repeat).all(|k| have.contains(&(record::key(c, f, g), k))));
+        .all(|q| (1..=o.repeat).all(|k| have.contains(&(q.key(), k))));
     save(o, &s.rec)?;
     let complete = s.rec.complete && !interrupted;
     let summary = summarise(&s.rec);
     let unsupported = std::mem::take(&mut s.unsupported);
     drop(s); // restores the frequency
     Ok(Outcome {
-        runs_made: made,
+        runs_made: p.made,
         runs_skipped: skipped,
-        failed,
+        failed: p.failed,
         interrupted,
         complete,
         unsupported,
@@ -806,21 +962,27 @@ pub fn run(o: &Options, log: &mut dyn FnMut(&str)) -> anyhow::Result<Outcome> {
 /// Mean, standard deviation and range of each point's wall time, hyperfine style, with a
 /// warning where the spread exceeds 10%.
 pub fn summarise(rec: &SweepRecord) -> Vec<String> {
-    let mut groups: BTreeMap<record::PointKey, Vec<f64>> = BTreeMap::new();
+    let mut groups: BTreeMap<(u32, record::PointKey), Vec<f64>> = BTreeMap::new();
     for r in rec.runs.iter().filter(|r| r.ok) {
-        groups.entry(r.key()).or_default().push(r.wall_s);
+        groups.entry(r.planned().key()).or_default().push(r.wall_s);
     }
     let mut lines = Vec::new();
-    for ((c, khz, g), w) in groups {
+    for ((nodes, (c, khz, g)), w) in groups {
         let n = w.len() as f64;
         let mean = w.iter().sum::<f64>() / n;
         let rel = record::rel_spread(&w);
         let (lo, hi) = w
             .iter()
             .fold((f64::INFINITY, 0.0f64), |(a, b), &x| (a.min(x), b.max(x)));
+        let point = Planned {
+            nodes,
+            cores: c,
+            freq_hz: khz as f64 * 1e3,
+            gpus: g,
+        };
         lines.push(format!(
-            "{c} cores, {:.3} GHz, {g} GPUs: {mean:.3} s ± {:.3} s (min {lo:.3} … max {hi:.3}, {} runs){}",
-            khz as f64 / 1e6,
+            "{}: {mean:.3} s ± {:.3} s (min {lo:.3} … max {hi:.3}, {} runs){}",
+            point.describe(),
             rel * mean,
             w.len(),
             if rel > 0.10 {
@@ -865,6 +1027,7 @@ pub fn import_perf_stat(
         command: o.command.clone(),
         ranks: o.ranks,
         launcher: Vec::new(),
+        launcher_nodes: Vec::new(),
         repeat: 1,
         host: BTreeMap::from([(
             "imported".to_string(),
@@ -906,6 +1069,7 @@ pub fn import_perf_stat(
         .count() as u32
         + 1;
     let r = RunRecord {
+        nodes: 1,
         cores,
         freq_hz: *f,
         gpus: 0,
@@ -916,9 +1080,16 @@ pub fn import_perf_stat(
         readings,
         stderr_tail: String::new(),
         finished_unix: now_unix(),
+        layout: None,
+        hosts: Vec::new(),
     };
     rec.runs.push(r.clone());
-    rec.planned.push((cores, *f, 0));
+    rec.planned.push(Planned {
+        nodes: 1,
+        cores,
+        freq_hz: *f,
+        gpus: 0,
+    });
     rec.backends.insert(
         "perf-stat".into(),
         "counters imported from perf stat -x, captures".into(),

@@ -51,7 +51,7 @@ pub struct SweepFacts {
 pub fn read(sweep: Option<&Value>) -> Option<SweepFacts> {
     let rec: SweepRecord = serde_json::from_value(sweep?.get("record")?.clone()).ok()?;
     let mut groups: BTreeMap<PointKey, Vec<&crate::measure::record::RunRecord>> = BTreeMap::new();
-    for r in rec.runs.iter().filter(|r| r.ok) {
+    for r in rec.runs.iter().filter(|r| r.ok && r.nodes == 1) {
         groups
             .entry(key(r.cores, r.freq_hz, r.gpus))
             .or_default()
@@ -96,6 +96,6 @@ pub fn read(sweep: Option<&Value>) -> Option<SweepFacts> {
         spread,
         measured_on: Some(measured_on),
         messages_measured,
-        single_process: rec.ranks <= 1 && rec.launcher.is_empty(),
+        single_process: rec.ranks <= 1 && rec.launcher.is_empty() && rec.launcher_nodes.is_empty(),
     })
 }

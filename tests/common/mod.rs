@@ -186,22 +186,32 @@ pub fn real_trial<T: Send + 'static>(
     setup: impl FnOnce() -> Result<T, String>,
     test: impl FnOnce(T) + Send + 'static,
 ) {
-    use libtest_mimic::{Arguments, Trial};
-    let args = Arguments::from_args();
-    let wanted = !args.list && args.filter.as_deref().is_none_or(|f| name.contains(f));
-    let trial = if !wanted {
-        Trial::test(name, || Ok(()))
-    } else {
-        match setup() {
-            Ok(it) => Trial::test(name, move || {
-                test(it);
-                Ok(())
-            }),
-            Err(why) => Trial::test(format!("{name} (ignored: {why})"), move || Err(why.into()))
-                .with_ignored_flag(true),
-        }
-    };
+    let args = libtest_mimic::Arguments::from_args();
+    let trial = real_trial_in(&args, name, setup, test);
     libtest_mimic::run(&args, vec![trial]).exit();
+}
+
+/// One such trial among several of a libtest-mimic `main`: `setup` runs only when the trial
+/// is wanted.
+pub fn real_trial_in<T: Send + 'static>(
+    args: &libtest_mimic::Arguments,
+    name: &'static str,
+    setup: impl FnOnce() -> Result<T, String>,
+    test: impl FnOnce(T) + Send + 'static,
+) -> libtest_mimic::Trial {
+    use libtest_mimic::Trial;
+    let wanted = !args.list && args.filter.as_deref().is_none_or(|f| name.contains(f));
+    if !wanted {
+        return Trial::test(name, || Ok(()));
+    }
+    match setup() {
+        Ok(it) => Trial::test(name, move || {
+            test(it);
+            Ok(())
+        }),
+        Err(why) => Trial::test(format!("{name} (ignored: {why})"), move || Err(why.into()))
+            .with_ignored_flag(true),
+    }
 }
 
 /// Exit status and stdout followed by stderr of a finished command.
@@ -231,4 +241,55 @@ pub fn predict_json(machine: &str, profile: &Path, config: &str) -> serde_json::
     let (code, out, err) = jouleplan(&args);
     assert_eq!(code, 0, "{err}");
     serde_json::from_str(&out).unwrap()
+}
+
+/// A Slurm on this machine started by `scripts/slurm-local.sh`, stopped when dropped.
+pub struct SlurmCluster {
+    dir: tempfile::TempDir,
+    /// Its `slurm.conf`, for `SLURM_CONF`.
+    pub conf: PathBuf,
+}
+
+impl Drop for SlurmCluster {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new(slurm_script())
+            .arg("stop")
+            .arg(self.dir.path())
+            .status();
+    }
+}
+
+fn slurm_script() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/slurm-local.sh")
+}
+
+/// Starts a Slurm of `nodes` nodes on this machine; `Err` says why Slurm cannot be had here
+/// (the packages cannot be installed), a panic that it did not start.
+pub fn start_slurm(nodes: u32) -> Result<SlurmCluster, String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let out = std::process::Command::new(slurm_script())
+        .arg("start")
+        .arg(dir.path())
+        .arg(nodes.to_string())
+        .output()
+        .map_err(|e| e.to_string())?;
+    let err = String::from_utf8_lossy(&out.stderr);
+    match out.status.code() {
+        Some(0) => {
+            let conf = String::from_utf8_lossy(&out.stdout)
+                .lines()
+                .last()
+                .unwrap_or("")
+                .to_string();
+            Ok(SlurmCluster {
+                dir,
+                conf: PathBuf::from(conf),
+            })
+        }
+        Some(77) => Err(format!(
+            "Slurm is not installable here: {}",
+            err.lines().last().unwrap_or("")
+        )),
+        _ => panic!("the local Slurm ({nodes} nodes) did not start: {err}"),
+    }
 }

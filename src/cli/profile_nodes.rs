@@ -1,0 +1,144 @@
+//! After a `profile --nodes` sweep: the node law fitted on its runs over several nodes into
+//! the profile (MODEL.md 6c b, with `--machine`), and every run as a measured CSV
+//! (`--measured-out`) for `fit` and `validate`.
+
+use crate::atomic_write::write_atomic;
+use crate::calibrate::multi_node;
+use crate::calibrate::reproduce::EnergyScope;
+use crate::calibrate::validate::Measured;
+use crate::measure::record::{self, RunRecord, SweepRecord};
+use crate::model::Config;
+use crate::model::machine::Machine;
+use crate::model::workload::Profile;
+use crate::units::Hertz;
+use std::io::Write;
+use std::path::Path;
+
+/// The energy of a run and the scope it covers (Slurm: the node; RAPL: CPU packages and DRAM).
+fn energy(r: &RunRecord) -> Option<(f64, EnergyScope)> {
+    let (e, domains) = r.readings.total_energy()?;
+    Some((e, EnergyScope::of(&domains)))
+}
+
+/// The record's successful runs on more than one node, as measured rows.
+fn multi_node_rows(output: &Path, rec: &SweepRecord) -> Vec<Measured> {
+    rec.runs
+        .iter()
+        .filter(|r| r.ok && r.nodes > 1)
+        .map(|r| Measured {
+            config: Config {
+                nodes: r.nodes,
+                cores: r.cores,
+                freq: Hertz(r.freq_hz),
+                gpus: r.gpus,
+            },
+            time_s: r.wall_s,
+            energy: energy(r),
+            ranks: None,
+            source: format!(
+                "{}: run {} of {}",
+                output.display(),
+                r.repeat,
+                r.planned().describe()
+            ),
+            runs: vec![(r.wall_s, energy(r).map(|e| e.0))],
+        })
+        .collect()
+}
+
+/// Reads the sweep record of the profile just written.
+fn read_record(output: &Path) -> anyhow::Result<(serde_json::Value, SweepRecord)> {
+    let text = crate::input::read_file(output)?;
+    let doc: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| anyhow::anyhow!("{}: not valid JSON: {e}", output.display()))?;
+    let rec = record::read_sweep(&doc).map_err(|e| anyhow::anyhow!("{}: {e}", output.display()))?;
+    Ok((doc, rec))
+}
+
+/// Fits the node law on the profile's runs over several nodes against `machine` and writes it
+/// into the profile; says what it did, or why there is no law.
+pub fn fit_into_profile(
+    output: &Path,
+    machine: Option<&str>,
+    weak: bool,
+    out: &mut dyn Write,
+) -> anyhow::Result<()> {
+    let (mut doc, rec) = read_record(output)?;
+    let multi = multi_node_rows(output, &rec);
+    if multi.is_empty() {
+        return Ok(());
+    }
+    let counts: std::collections::BTreeSet<u32> = multi.iter().map(|m| m.config.nodes).collect();
+    let list = counts
+        .iter()
+        .map(u32::to_string)
+        .collect::<Vec<_>>()
+        .join(", ");
+    let Some(machine) = machine else {
+        let why = format!(
+            "runs on {list} nodes are recorded but no node law was fitted (no --machine): \
+             predictions beyond one node use the model's terms alone; add --resume --machine M \
+             to fit it without running anything"
+        );
+        writeln!(out, "{why}")?;
+        push_assumption(&mut doc, why);
+        return write_doc(output, &doc);
+    };
+    let (file, text) = super::sources::machine_text(Some(machine))?;
+    let (machine, _) = Machine::from_toml_for_fit(&file, &text)?;
+    let profile = Profile::from_json(output, &serde_json::to_string(&doc)?)?;
+    let law = multi_node::fit_law(output, &profile, &machine, &multi, (true, weak))?;
+    match law {
+        Some(law) => {
+            super::fit_nodes::report_law(&law, out)?;
+            doc["node_law"] = law.to_json();
+        }
+        None => {
+            let why = format!(
+                "the node law could not be fitted on the runs on {list} nodes against {}: \
+                 predictions beyond one node use the model's terms alone",
+                file.display()
+            );
+            writeln!(out, "{why}")?;
+            push_assumption(&mut doc, why);
+        }
+    }
+    write_doc(output, &doc)
+}
+
+fn push_assumption(doc: &mut serde_json::Value, what: String) {
+    if let Some(a) = doc
+        .get_mut("assumptions")
+        .and_then(serde_json::Value::as_array_mut)
+    {
+        a.push(serde_json::Value::String(what));
+    }
+}
+
+fn write_doc(output: &Path, doc: &serde_json::Value) -> anyhow::Result<()> {
+    let text = serde_json::to_string_pretty(doc)?;
+    write_atomic(output, text.as_bytes(), false)
+        .map_err(|e| anyhow::anyhow!("{}: cannot write: {e}", output.display()))
+}
+
+/// Writes every successful run of the profile at `output` as a measured CSV at `csv`, in the
+/// columns `fit --measured` and `validate --measured` read; returns the rows written.
+pub fn write_measured_csv(output: &Path, csv: &Path) -> anyhow::Result<usize> {
+    let (_, rec) = read_record(output)?;
+    let mut text = String::from("nodes,cores,freq_hz,gpus,time_s,energy_j,energy_scope\n");
+    let mut rows = 0;
+    for r in rec.runs.iter().filter(|r| r.ok) {
+        let (e, scope) = match energy(r) {
+            Some((e, s)) => (e.to_string(), s.csv_name()),
+            None => (String::new(), ""),
+        };
+        text += &format!(
+            "{},{},{},{},{},{e},{scope}\n",
+            r.nodes, r.cores, r.freq_hz, r.gpus, r.wall_s
+        );
+        rows += 1;
+    }
+    write_atomic(csv, text.as_bytes(), false)
+        .map_err(|e| anyhow::anyhow!("{}: cannot write: {e}", csv.display()))?;
+    Ok(rows)
+}
