@@ -150,6 +150,32 @@ fn srun_steps(c: &Cluster) {
     );
     let csv = std::fs::read_to_string(d.join("m.csv")).unwrap();
     assert_eq!(csv.lines().count(), 5, "{csv}");
+    // ... which validate reads: the runs against the profile they were fitted into.
+    let out = Command::cargo_bin("jouleplan")
+        .unwrap()
+        .current_dir(d)
+        .args([
+            "validate",
+            "--machine",
+            "local.toml",
+            "--profile",
+            "p.json",
+            "--measured",
+            "m.csv",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    let (ok, text) = common::outcome(out.clone());
+    assert!(ok, "{text}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let time = &v["validations"][0]["time"];
+    assert_eq!(time["points"], 4, "{v}");
+    // The means are what the profile and the law were fitted on (each run's own error is
+    // this VM's run-to-run noise).
+    for p in v["validations"][0]["points"].as_array().unwrap() {
+        assert!(p["time_error"].as_f64().unwrap().abs() < 0.01, "{v}");
+    }
 
     // predict on two nodes gives the measured two-node time back (one count: the law fits it).
     let measured = two
