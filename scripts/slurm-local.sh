@@ -12,6 +12,8 @@
 #   scripts/slurm-local.sh stop DIR    stops the daemons it started, by their pid files.
 #
 # Exit 77: the packages are missing and cannot be installed (tests skip on it, saying so).
+# The daemons run as the calling user (SlurmUser, SlurmdUser): no root is needed once the
+# packages are there.
 #
 # Everything (state, spool, logs, pids, munge key and socket) lives under DIR. Jobs are read back
 # with `sacct -c` from the job-completion log (no accounting database is needed).
@@ -66,8 +68,8 @@ ClusterName=jouleplan-test
 SlurmctldHost=$host
 SlurmctldPort=$base
 SlurmdPort=$((base + 1))
-SlurmUser=root
-SlurmdUser=root
+SlurmUser=$(id -un)
+SlurmdUser=$(id -un)
 AuthType=auth/munge
 CredType=cred/munge
 AuthInfo=socket=$dir/munge/munge.sock

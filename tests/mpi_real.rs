@@ -1,7 +1,8 @@
-//! `jouleplan calibrate network` for real: the binary built with the `mpi` feature (into
-//! `target/mpi`), run under `mpirun -n 2` (OpenMPI from Debian, installed by
-//! `scripts/ensure-packages.sh` when missing). When the packages cannot be had, the test is
-//! reported as ignored with the reason in its name (a libtest-mimic harness), never as `ok`.
+//! `jouleplan calibrate network` for real: the binary built with the `mpi` feature (into `mpi/`
+//! of the target folder this test was built in, `CARGO_TARGET_DIR` honoured), run under `mpirun
+//! -n 2` (OpenMPI from Debian, installed by `scripts/ensure-packages.sh` when missing). When
+//! the packages cannot be had, the test is reported as ignored with the reason in its name (a
+//! libtest-mimic harness), never as `ok`.
 
 mod common;
 
@@ -33,7 +34,7 @@ fn mpi_binary() -> Result<PathBuf, String> {
                 .unwrap_or("")
         ));
     }
-    let target = repo("target/mpi");
+    let target = target_dir().join("mpi");
     let built = Command::new(env!("CARGO"))
         .args([
             "build",
@@ -65,6 +66,15 @@ fn mpi_binary() -> Result<PathBuf, String> {
     }
     assert!(built.status.success(), "the mpi build failed: {err}");
     Ok(target.join("release/jouleplan"))
+}
+
+/// The target folder this test was built into (`CARGO_TARGET_DIR`, `build.target-dir` or
+/// `<repo>/target`): the test binary is `<target>/<profile>/deps/<name>`.
+fn target_dir() -> PathBuf {
+    std::env::current_exe()
+        .ok()
+        .and_then(|exe| Some(exe.parent()?.parent()?.parent()?.to_path_buf()))
+        .unwrap_or_else(|| repo("target"))
 }
 
 fn main() {
