@@ -68,10 +68,10 @@ pub fn breakdown(p: &Prediction, out: &mut dyn Write) -> io::Result<()> {
         TimeTerms::net_energy_name(p.config.nodes),
         e(p.e.net),
         e(p.e.idle),
-        if p.config.gpus > 0 {
-            format!(" + GPU {}", e(p.e.gpu))
-        } else {
-            String::new()
+        match (p.config.gpus, p.e.gpu) {
+            (0, g) if g > 0.0 => format!(" + GPUs idle {}", e(g)),
+            (0, _) => String::new(),
+            (_, g) => format!(" + GPU {}", e(g)),
         }
     )?;
     writeln!(
