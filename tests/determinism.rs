@@ -10,7 +10,8 @@ fn property_tests_draw_from_a_set_seed() {
         seed.trim().parse::<u64>().is_ok(),
         "PROPTEST_RNG_SEED must be a whole number, got {seed:?}"
     );
-    let config = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/.cargo/config.toml"))
-        .unwrap();
+    let config =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/.cargo/config.toml"))
+            .unwrap();
     assert!(config.contains("PROPTEST_RNG_SEED"), "{config}");
 }

@@ -304,9 +304,9 @@ fn talp_outputs_attach_to_the_h100_profile_and_confirm_the_estimated_blocked_tim
     let tmp = tempfile::tempdir().unwrap();
     let prof = sync_copy(tmp.path());
     // Without TALP the blocked time is estimated from the core-count series.
-    let (code, out, err) = jouleplan(&["plan", "--machine", H100, "--profile", s(&prof)]);
+    let (code, _, err) = jouleplan(&["plan", "--machine", H100, "--profile", s(&prof)]);
     assert_eq!(code, 0, "{err}");
-    let est = out
+    let est = err
         .split("estimated from the core-count series at ")
         .nth(1)
         .and_then(|r| r.split(" s per run").next())
@@ -331,13 +331,13 @@ fn talp_outputs_attach_to_the_h100_profile_and_confirm_the_estimated_blocked_tim
     for (m, e) in [(measured[0], lo), (measured[4], hi)] {
         assert!((m - e).abs() / m < 0.04, "measured {m}, estimated {e}");
     }
-    let (code, out, err) = jouleplan(&["plan", "--machine", H100, "--profile", s(&prof)]);
+    let (code, _, err) = jouleplan(&["plan", "--machine", H100, "--profile", s(&prof)]);
     assert_eq!(code, 0, "{err}");
     assert!(
-        !out.contains("estimated from the core-count series"),
-        "{out}"
+        !err.contains("estimated from the core-count series"),
+        "{err}"
     );
-    assert!(out.contains("time +0.0%"), "{out}");
+    assert!(err.contains("time +0.0%"), "{err}");
 }
 
 #[test]

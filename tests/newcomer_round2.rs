@@ -69,3 +69,187 @@ fn every_text_energy_breakdown_sums_to_its_total() {
         );
     }
 }
+
+#[test]
+fn notes_go_to_stderr_and_quiet_leaves_the_result_alone() {
+    let (code, out, err) = jouleplan(&["plan"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("note: "), "{err}");
+    assert!(
+        !out.contains("note:") && out.contains("Recommendation"),
+        "{out}"
+    );
+    let heat = fixture("cpu-16core/heat_8192.json");
+    let (h, m) = (heat.to_str().unwrap(), repo("models/h100-node.toml"));
+    let runs: [Vec<&str>; 4] = [
+        vec!["plan", "-q"],
+        vec![
+            "predict",
+            "--quiet",
+            "--config",
+            "1,16,2.1",
+            "--profile",
+            h,
+            "--machine",
+            &m,
+        ],
+        vec![
+            "validate",
+            "-q",
+            "--profile",
+            h,
+            "--machine",
+            &m,
+            "--use-cores",
+            "1,4,16",
+        ],
+        vec!["plan", "--deadline", "1ms", "-q"],
+    ];
+    for args in runs {
+        let (code, out, err) = jouleplan(&args);
+        assert!(code == 0 || code == 3, "{args:?}: {err}");
+        assert_eq!(err, "", "{args:?} printed on stderr under --quiet");
+        assert!(!out.is_empty(), "{args:?}: the result is still printed");
+    }
+}
+
+#[test]
+fn frequencies_take_their_units_and_ranges_name_what_was_typed() {
+    let heat = fixture("cpu-16core/heat_8192.json");
+    let (h, m) = (heat.to_str().unwrap(), repo("models/h100-node.toml"));
+    let mut times = Vec::new();
+    for f in ["2.1", "2.1GHz", "2100MHz", "2100 mhz"] {
+        let config = format!("1,16,{f}");
+        let (code, out, err) = jouleplan(&[
+            "predict",
+            "--json",
+            "--config",
+            &config,
+            "--profile",
+            h,
+            "--machine",
+            &m,
+        ]);
+        assert_eq!(code, 0, "{config}: {err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        times.push(v["time_s"].as_f64().unwrap());
+    }
+    assert!(times.windows(2).all(|w| w[0] == w[1]), "{times:?}");
+    let (code, _, err) = jouleplan(&["plan", "--freqs", "1100MHz,1.1GHz", "-q"]);
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = jouleplan(&["plan", "--freqs", "1100"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("1100MHz"), "{err}");
+    let (code, _, err) = jouleplan(&["plan", "--nodes", "1-1000"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("1-1000") && err.contains("65-1000") && err.contains("from 1 to 64"),
+        "{err}"
+    );
+}
+
+#[test]
+fn machine_check_refuses_implausible_numbers_and_points_to_calibrate() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(repo("models/xeon-phi-57c.toml")).unwrap();
+    let odd = dir.path().join("odd.toml");
+    let mut lines: Vec<String> = text.lines().map(String::from).collect();
+    for l in lines.iter_mut() {
+        if l.trim_start().starts_with("idle_w") {
+            *l = "idle_w = 90000".into();
+        }
+    }
+    std::fs::write(&odd, lines.join("\n")).unwrap();
+    let (code, out, err) = jouleplan(&["machine", "check", odd.to_str().unwrap()]);
+    assert_eq!(code, 2, "{out}");
+    assert!(err.contains("idle_w = 90000 is implausible"), "{err}");
+    assert!(!out.contains("complete"), "{out}");
+    let bare = dir.path().join("bare.toml");
+    std::fs::write(
+        &bare,
+        "[machine]\nname = \"n\"\nnodes = 1\ncores_per_node = 4\nfrequencies_ghz = [2.0]\n",
+    )
+    .unwrap();
+    let (code, _, err) = jouleplan(&["machine", "check", bare.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("jouleplan calibrate power") && err.contains("jouleplan calibrate network"),
+        "{err}"
+    );
+}
+
+/// `profile --freqs` where no frequency can be set (a cpufreq tree with nothing in it).
+#[test]
+fn frequencies_that_cannot_be_set_stop_the_sweep_unless_asked_to_run_at_the_nodes() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("cpu");
+    std::fs::create_dir_all(&root).unwrap();
+    let out = dir.path().join("p.json");
+    let base = [
+        "profile",
+        "--cores",
+        "1",
+        "--freqs",
+        "2.0",
+        "--cpu-root",
+        root.to_str().unwrap(),
+        "--output",
+        out.to_str().unwrap(),
+    ];
+    let mut args = base.to_vec();
+    args.extend(["--", "true"]);
+    let (code, _, err) = jouleplan(&args);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--at-node-frequency"), "{err}");
+    assert!(!out.exists());
+    let mut args = base.to_vec();
+    args.extend(["--at-node-frequency", "--", "true"]);
+    let (code, stdout, err) = jouleplan(&args);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("last run") && !err.contains("eta 0.0"),
+        "{err}"
+    );
+    assert!(stdout.contains("sweep complete"), "{stdout}");
+    // --quiet: errors only.
+    let mut args = base.to_vec();
+    args[8] = "q.json";
+    args.extend(["--at-node-frequency", "-q", "--", "true"]);
+    let q = assert_cmd::Command::cargo_bin("jouleplan")
+        .unwrap()
+        .current_dir(dir.path())
+        .args(&args)
+        .output()
+        .unwrap();
+    assert!(q.status.success());
+    assert!(q.stdout.is_empty() && q.stderr.is_empty(), "{q:?}");
+}
+
+#[test]
+fn no_command_runs_the_demo_and_says_so_first() {
+    let (code, out, _) = jouleplan(&[]);
+    assert_eq!(code, 0);
+    let first = out.lines().next().unwrap();
+    assert!(
+        first.contains("demo") && first.contains("jouleplan --help"),
+        "{first}"
+    );
+}
+
+#[test]
+fn an_infeasible_query_exits_3_with_sbatch_too_and_writes_no_script() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = dir.path().join("x.sh");
+    let (code, _, err) = jouleplan(&[
+        "plan",
+        "--deadline",
+        "1ms",
+        "--sbatch",
+        job.to_str().unwrap(),
+        "--app",
+        "./app",
+    ]);
+    assert_eq!(code, 3, "{err}");
+    assert!(err.contains("no job script written"), "{err}");
+    assert!(!job.exists());
+}

@@ -42,7 +42,7 @@ pub struct NetworkArgs {
     #[arg(long, value_name = "FILE")]
     pub machine: PathBuf,
     /// Write the updated machine file here [default: update --machine in place].
-    #[arg(long, value_name = "FILE")]
+    #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// Largest message of the sweep (from 1 byte, doubling).
     #[arg(long, value_name = "SIZE", default_value = "16MiB")]

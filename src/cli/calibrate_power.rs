@@ -27,7 +27,7 @@ pub struct PowerArgs {
     #[arg(long, value_name = "FILE")]
     pub machine: PathBuf,
     /// Write the updated machine file here [default: update --machine in place].
-    #[arg(long, value_name = "FILE")]
+    #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// Core counts to run the busy kernels on [default: 1, half and all of the machine's].
     #[arg(long, value_name = "SPEC")]
@@ -316,6 +316,7 @@ fn measure_kernels(
             gpus: vec![0],
             nodes: vec![1],
             hostfile: None,
+            at_node_frequency: false,
             ranks: 1,
             launcher: None,
             repeat: a.repeat,

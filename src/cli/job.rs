@@ -144,7 +144,7 @@ pub fn run_slurm(args: &SlurmArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         let script = slurm::job_script(&p, &prov, &opts)?;
         if let Some(path) = &args.sbatch {
             save(path, script.as_bytes(), true)?;
-            eprintln!("wrote job script {}", path.display());
+            super::say::progress(&format!("wrote job script {}", path.display()));
         }
         if args.inputs.json {
             let minutes = slurm::time_limit_minutes(p.time, opts.time_margin);

@@ -22,7 +22,7 @@ pub enum MachineAction {
     /// models, with where each came from; network and power are left to be measured.
     Init {
         /// Write here (refused if it exists) instead of standard output.
-        #[arg(long, value_name = "FILE")]
+        #[arg(short, long, value_name = "FILE")]
         output: Option<PathBuf>,
         /// Root of the cpufreq/topology tree (tests, containers).
         #[arg(
@@ -95,6 +95,15 @@ pub fn run_machine(a: &MachineArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         MachineAction::Check { file } => {
             missing_sections(file)?;
             let m = super::load_machine(Some(file))?;
+            let odd = crate::model::plausible::implausible(&m);
+            if !odd.is_empty() {
+                return Err(crate::error::InputError::Mismatch(format!(
+                    "{}: implausible, not complete (a unit slip?):\n  - {}",
+                    m.file.display(),
+                    odd.join("\n  - ")
+                ))
+                .into());
+            }
             describe(&m, out)?;
             Ok(())
         }

@@ -150,7 +150,7 @@ pub fn run_metrics(args: &MetricsArgs, out: &mut dyn Write) -> anyhow::Result<()
     }
     if let Some(p) = &args.plot {
         crate::report::metrics::write_plot(p, &report).map_err(anyhow::Error::msg)?;
-        eprintln!("wrote {}", p.display());
+        super::say::progress(&format!("wrote {}", p.display()));
     }
     Ok(())
 }

@@ -15,6 +15,7 @@ pub mod predict;
 pub mod profile;
 pub mod profile_nodes;
 pub mod report;
+pub mod say;
 pub mod sources;
 pub mod trust;
 pub mod validate;
@@ -32,6 +33,10 @@ use crate::error::InputError;
 use clap::{Parser, Subcommand};
 use std::io::Write;
 
+/// The first line of `jouleplan` without a command.
+pub const DEMO: &str = "jouleplan with no command: planning the bundled demo (SpMV on a Xeon Phi \
+                        cluster); `jouleplan --help` lists the commands";
+
 /// Exit code for bad input (files, flags).
 pub const EXIT_BAD_INPUT: i32 = 2;
 /// Exit code for a query that no configuration satisfies.
@@ -44,6 +49,9 @@ pub struct Cli {
     /// What to do; with none, `plan` runs on the bundled default machine and workload.
     #[command(subcommand)]
     pub command: Option<Command>,
+    /// The result and errors only: no notes, warnings or progress on standard error.
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
 }
 
 /// Subcommands.
@@ -150,9 +158,17 @@ pub fn main_with(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32 {
             return if e.use_stderr() { EXIT_BAD_INPUT } else { 0 };
         }
     };
+    say::set_quiet(cli.quiet);
     let stdout = std::io::stdout();
     let mut out = ClosedStdoutStopsPrinting::new(stdout.lock());
-    let result = match cli.command.unwrap_or(Command::Plan(PlanArgs::default())) {
+    let command = match cli.command {
+        Some(c) => c,
+        None => {
+            let _ = writeln!(out, "{DEMO}");
+            Command::Plan(PlanArgs::default())
+        }
+    };
+    let result = match command {
         Command::Plan(a) => run_plan(&a, &mut out).map(|p| {
             if p.answer.feasible {
                 0
@@ -163,7 +179,10 @@ pub fn main_with(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32 {
         Command::Predict(a) => run_predict(&a, &mut out).map(|()| 0),
         Command::Slurm(a) => run_slurm(&a, &mut out).map(|()| 0),
         Command::Metrics(a) => run_metrics(&a, &mut out).map(|()| 0),
-        Command::Profile(a) => profile::run_profile(&a, &mut out),
+        Command::Profile(mut a) => {
+            a.quiet = cli.quiet;
+            profile::run_profile(&a, &mut out)
+        }
         Command::Validate(a) => validate::run_validate(&a, &mut out).map(|()| 0),
         Command::Calibrate(a) => calibrate::run_calibrate(&a, &mut out),
         Command::Fit(a) => fit::run_fit(&a, &mut out).map(|()| 0),

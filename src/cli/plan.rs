@@ -232,11 +232,17 @@ pub fn run_plan(args: &PlanArgs, out: &mut dyn Write) -> anyhow::Result<Plan> {
     } else {
         exporter(args.inputs.json, (!args.full).then_some(40))
     };
+    for n in &plan.notes {
+        say::note(n);
+    }
+    for w in &plan.warnings {
+        say::warning(w);
+    }
     exp.plan(&plan, out)?;
     if let Some(path) = &args.plot {
         let sample = sample(&model, &plan.space, SAMPLE_MAX)?;
         plot::write_pareto(path, &plan, &sample).map_err(anyhow::Error::msg)?;
-        eprintln!("wrote {}", path.display());
+        super::say::progress(&format!("wrote {}", path.display()));
     }
     if let (Some(path), Some(opts)) = (&args.sbatch, job) {
         let (entry, reason) = match args.pick {
@@ -259,6 +265,14 @@ pub fn run_plan(args: &PlanArgs, out: &mut dyn Write) -> anyhow::Result<Plan> {
             }
             None => match plan.recommendation() {
                 Some(e) => (e, plan.answer.reason.clone()),
+                // No configuration meets the query: exit 3 as for the plan, saying why.
+                None if !plan.answer.feasible => {
+                    eprintln!(
+                        "no job script written: {}; choose a front point with --pick INDEX",
+                        plan.answer.reason
+                    );
+                    return Ok(plan);
+                }
                 None => {
                     return Err(InputError::Mismatch(format!(
                         "no job script written: {}; choose a front point with --pick INDEX",
@@ -276,11 +290,11 @@ pub fn run_plan(args: &PlanArgs, out: &mut dyn Write) -> anyhow::Result<Plan> {
             .map(|m| m / f64::from(entry.prediction.config.nodes));
         let script = slurm::job_script(&entry.prediction, &prov, &opts)?;
         save(path, script.as_bytes(), true)?;
-        eprintln!(
+        say::progress(&format!(
             "wrote job script {} for {}",
             path.display(),
             crate::search::plan::label(&entry.prediction.config)
-        );
+        ));
     }
     Ok(plan)
 }

@@ -21,7 +21,7 @@ pub fn run_predict(args: &PredictArgs, out: &mut dyn Write) -> anyhow::Result<()
     let config = values::parse_config("--config", &args.config)?;
     with_model(&args.inputs.source, |model, trust| {
         for w in warnings_for(trust, config.nodes) {
-            eprintln!("warning: {w}");
+            super::say::warning(&w);
         }
         let exp = exporter(args.inputs.json, None);
         match &model.predict(config)? {

@@ -21,6 +21,10 @@ pub struct ProfileArgs {
     /// the machine runs at].
     #[arg(long, value_name = "GHZ,...")]
     pub freqs: Option<String>,
+    /// Where --freqs cannot be set (no cpufreq, no srun), measure every point at the node's
+    /// own frequency instead of refusing (exit 2).
+    #[arg(long)]
+    pub at_node_frequency: bool,
     /// GPU counts (0,1,2): the first g GPUs are made visible [default: 0].
     #[arg(long, value_name = "SPEC")]
     pub gpus: Option<String>,
@@ -63,8 +67,8 @@ pub struct ProfileArgs {
     /// Show the program's output (its stdout; its stderr is echoed and still kept).
     #[arg(long)]
     pub show_output: bool,
-    /// No line per run: the summary, what could not be measured, and errors only.
-    #[arg(long, conflicts_with = "verbose")]
+    /// Set from the global `--quiet` (`-q`): errors only.
+    #[arg(skip)]
     pub quiet: bool,
     /// Also print each run's command line and environment.
     #[arg(long)]
@@ -86,7 +90,7 @@ pub struct ProfileArgs {
     #[arg(long, value_name = "NAME")]
     pub program: Option<String>,
     /// The profile to write.
-    #[arg(long, value_name = "FILE", default_value = "profile.json")]
+    #[arg(short, long, value_name = "FILE", default_value = "profile.json")]
     pub output: PathBuf,
     /// Continue the sweep in --output: runs already there are skipped.
     #[arg(long)]
@@ -292,6 +296,7 @@ fn options(a: &ProfileArgs) -> anyhow::Result<Options> {
         show_output: a.show_output,
         quiet: a.quiet,
         verbose: a.verbose,
+        at_node_frequency: a.at_node_frequency,
         gpu_sample: {
             let d = values::parse_duration("--gpu-sample", &a.gpu_sample)?.0;
             if !(0.01..=10.0).contains(&d) {
@@ -384,8 +389,16 @@ pub fn run_profile(a: &ProfileArgs, out: &mut dyn Write) -> anyhow::Result<i32> 
         return Ok(0);
     }
     check_outputs(a)?;
-    let mut log = |l: &str| eprintln!("{l}");
+    let quiet = a.quiet;
+    let mut log = |l: &str| {
+        if !quiet {
+            eprintln!("{l}");
+        }
+    };
     let res = sweep::run(&o, &mut log)?;
+    // --quiet: errors only (what could not be measured was said once, as the sweep began).
+    let mut sink = std::io::sink();
+    let out: &mut dyn Write = if quiet { &mut sink } else { out };
     writeln!(
         out,
         "{}: {} runs made, {} already there, {} failed{}",
@@ -406,11 +419,8 @@ pub fn run_profile(a: &ProfileArgs, out: &mut dyn Write) -> anyhow::Result<i32> 
     for line in &res.summary {
         writeln!(out, "{line}")?;
     }
-    for m in &res.unsupported {
-        writeln!(out, "{}", m.reason)?;
-    }
     for f in &res.failed {
-        writeln!(out, "failed: {f}")?;
+        eprintln!("failed: {f}");
     }
     if res.runs_made + res.runs_skipped > 0 {
         if let Some(csv) = &a.measured_out {
@@ -427,10 +437,7 @@ pub fn run_profile(a: &ProfileArgs, out: &mut dyn Write) -> anyhow::Result<i32> 
             })?;
     }
     if res.interrupted {
-        writeln!(
-            out,
-            "interrupted: every finished run is saved; continue with --resume"
-        )?;
+        eprintln!("interrupted: every finished run is saved; continue with --resume");
         return Ok(EXIT_INTERRUPTED);
     }
     Ok(if res.failed.is_empty() {

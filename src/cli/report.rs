@@ -21,7 +21,7 @@ pub struct ReportArgs {
     #[command(flatten)]
     pub query: QueryArgs,
     /// Folder for index.html, pareto.svg, pareto.png, breakdown.svg, front.json, front.csv.
-    #[arg(long, value_name = "DIR")]
+    #[arg(short, long, visible_alias = "output", value_name = "DIR")]
     pub out: PathBuf,
 }
 

@@ -267,7 +267,7 @@ pub(crate) fn with_model<T>(
     } = load_sources(src)?;
     let model = bind(&machine, &profile, src, &mut trust, &mut notes)?;
     for n in &notes {
-        eprintln!("note: {n}");
+        say::note(n);
     }
     f(&model, &trust)
 }

@@ -114,7 +114,7 @@ pub fn run_validate(args: &ValidateArgs, out: &mut dyn Write) -> anyhow::Result<
     }
     if let Some(path) = &args.plot {
         plot(path, &blocks[0].rows)?;
-        eprintln!("wrote {}", path.display());
+        super::say::progress(&format!("wrote {}", path.display()));
     }
     if args.json {
         serde_json::to_writer_pretty(&mut *out, &to_json(&blocks, &notes))?;

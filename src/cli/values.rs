@@ -63,16 +63,7 @@ pub fn parse_freq_spec(spec: &str, machine: &Machine) -> InputResult<Vec<usize>>
         machine.frequency_list_ghz()
     );
     let num = |s: &str| -> InputResult<f64> {
-        match s.trim().parse::<f64>() {
-            Ok(v) if v.is_finite() && v > 0.0 => {
-                if v > 50.0 {
-                    Err(bad(flag, format!("GHz, not MHz or Hz: {set}"), s.trim()))
-                } else {
-                    Ok(v)
-                }
-            }
-            _ => Err(bad(flag, &set, s.trim())),
-        }
+        parse_ghz(s).map_err(|why| bad(flag, format!("{why}: {set}"), s.trim()))
     };
     let mut out = Vec::new();
     for part in spec.split(',') {
@@ -105,6 +96,42 @@ pub fn parse_freq_spec(spec: &str, machine: &Machine) -> InputResult<Vec<usize>>
     out.sort_unstable();
     out.dedup();
     Ok(out)
+}
+
+/// A core frequency in GHz as people type it: `2.4`, `2.4GHz`, `2.4 ghz`, `2400MHz`,
+/// `2400000kHz`. A bare number above 50 is refused with the unit it probably had.
+pub fn parse_ghz(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let end = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(end);
+    let v: f64 = num
+        .parse()
+        .map_err(|_| "a frequency like 2.4, 2.4GHz or 2400MHz".to_string())?;
+    let ghz = match unit.trim().to_ascii_lowercase().as_str() {
+        "" if v > 50.0 => {
+            return Err(format!(
+                "GHz, or a unit: {v} GHz is no core frequency; write {v}MHz or {}",
+                v / 1e3
+            ));
+        }
+        "" | "ghz" | "g" => v,
+        "mhz" => v / 1e3,
+        "khz" => v / 1e6,
+        "hz" => v / 1e9,
+        _ => {
+            return Err(format!(
+                "a frequency in GHz, MHz or kHz (2.4, 2.4GHz, 2400MHz), not `{}`",
+                unit.trim()
+            ));
+        }
+    };
+    if ghz.is_finite() && ghz > 0.0 && ghz <= 50.0 {
+        Ok(ghz)
+    } else {
+        Err("a core frequency above 0 and at most 50 GHz".into())
+    }
 }
 
 /// Splits `12.5kJ` into (`12.5`, `kJ`).
@@ -223,24 +250,18 @@ pub fn parse_energy(flag: &str, s: &str) -> InputResult<Joules> {
     }
 }
 
-/// Parses a size in bytes: `4096`, `64KiB`, `16MiB`, `1GiB` (also `kB`, `MB`, `GB`, powers of
-/// ten), at most 1 GiB (the ping-pong holds one buffer of it).
+/// Parses a size in bytes with `bytesize`: `4096`, `64KiB`, `16MiB`, `1GiB` (also `kB`, `MB`,
+/// `GB`, powers of ten; units in any case), at most 1 GiB (the ping-pong holds one buffer of
+/// it).
 pub fn parse_bytes(flag: &str, s: &str) -> InputResult<u64> {
     const EXPECTED: &str = "a size in bytes, like 4096, 64KiB or 16MiB (at most 1GiB)";
-    let (v, unit) = number_and_unit(s).ok_or_else(|| bad(flag, EXPECTED, s))?;
-    let scale = match unit {
-        "" | "B" => 1.0,
-        "KiB" => 1024.0,
-        "MiB" => 1024.0 * 1024.0,
-        "GiB" => 1024.0 * 1024.0 * 1024.0,
-        "kB" | "KB" => 1e3,
-        "MB" => 1e6,
-        "GB" => 1e9,
-        _ => return Err(bad(flag, EXPECTED, s)),
-    };
-    let b = v * scale;
-    if (1.0..=1024.0 * 1024.0 * 1024.0).contains(&b) && b.fract() == 0.0 {
-        Ok(b as u64)
+    let b = s
+        .trim()
+        .parse::<bytesize::ByteSize>()
+        .map_err(|_| bad(flag, EXPECTED, s))?
+        .as_u64();
+    if (1..=1 << 30).contains(&b) {
+        Ok(b)
     } else {
         Err(bad(flag, EXPECTED, s))
     }
@@ -290,14 +311,13 @@ pub fn parse_config(flag: &str, s: &str) -> InputResult<Config> {
         return Err(bad(flag, EXPECTED, s));
     }
     let int = |x: &str| x.parse::<u32>().map_err(|_| bad(flag, EXPECTED, s));
-    let ghz: f64 = parts[2].parse().map_err(|_| bad(flag, EXPECTED, s))?;
-    if !(ghz.is_finite() && ghz > 0.0 && ghz <= 50.0) {
-        return Err(bad(
+    let ghz = parse_ghz(parts[2]).map_err(|why| {
+        bad(
             flag,
-            "a frequency in GHz (like 2.4), as the third value",
+            format!("{EXPECTED}; the third value is the frequency: {why}"),
             s,
-        ));
-    }
+        )
+    })?;
     Ok(Config {
         nodes: int(parts[0])?,
         cores: int(parts[1])?,
@@ -308,22 +328,14 @@ pub fn parse_config(flag: &str, s: &str) -> InputResult<Config> {
 
 /// Parses a list of frequencies in GHz (`2.4,1.8`) for `profile`, in Hz.
 pub fn parse_ghz_values(flag: &str, spec: &str) -> InputResult<Vec<f64>> {
-    let expected = "frequencies in GHz separated by commas (2.4,1.8)";
-    let mut out = Vec::new();
-    for part in spec.split(',') {
-        match part.trim().parse::<f64>() {
-            Ok(v) if v.is_finite() && v > 0.0 && v <= 50.0 => out.push(v * 1e9),
-            Ok(v) if v > 50.0 => {
-                return Err(bad(
-                    flag,
-                    format!("GHz, not MHz or Hz: {expected}"),
-                    part.trim(),
-                ));
-            }
-            _ => return Err(bad(flag, expected, part.trim())),
-        }
-    }
-    Ok(out)
+    let expected = "frequencies separated by commas (2.4,1.8 or 2400MHz,1.8GHz)";
+    spec.split(',')
+        .map(|part| {
+            parse_ghz(part)
+                .map(|g| g * 1e9)
+                .map_err(|why| bad(flag, format!("{why}: {expected}"), part.trim()))
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -407,6 +419,21 @@ mod tests {
         assert!((c.freq.0 - 2.4e9).abs() < 1.0);
         assert!(parse_config("--config", "4,16").is_err());
         assert!(parse_config("--config", "4,16,2400").is_err());
+        for (text, ghz) in [
+            ("4,32,0.8GHz", 0.8),
+            ("4,32,800MHz", 0.8),
+            ("4,32,0.8 ghz", 0.8),
+        ] {
+            let c = parse_config("--config", text).unwrap();
+            assert!((c.freq.0 - ghz * 1e9).abs() < 1.0, "{text}");
+        }
+        assert_eq!(
+            parse_ghz_values("--freqs", "1.1GHz,2400MHz,1.8").unwrap(),
+            vec![1.1e9, 2.4e9, 1.8e9]
+        );
+        let e = parse_ghz_values("--freqs", "2400").unwrap_err().to_string();
+        assert!(e.contains("2400MHz"), "{e}");
+        assert!(parse_ghz_values("--freqs", "2.4THz").is_err());
         assert_eq!(parse_fraction("--slowdown", "10%").unwrap(), 0.1);
         assert!(parse_fraction("--slowdown", "-0.1").is_err());
         let e = parse_slowdown("--slowdown", "10").unwrap_err().to_string();

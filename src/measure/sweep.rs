@@ -90,6 +90,8 @@ pub struct Options {
     pub verbose: bool,
     /// NVML utilisation sampling interval.
     pub gpu_sample: Duration,
+    /// Run at the node's own frequency when `freqs` cannot be set (instead of refusing).
+    pub at_node_frequency: bool,
 }
 
 /// How a sweep ended.
@@ -439,9 +441,29 @@ fn frequency_control(
     };
     let (freqs, note) = match (&control, &o.freqs) {
         (Control::Fixed { hz, why }, asked) => {
+            if asked.is_some() && !o.at_node_frequency {
+                return Err(crate::error::InputError::Argument {
+                    flag: "--freqs".into(),
+                    expected: format!(
+                        "frequencies this node can set, but it cannot set any ({why}): run where \
+                         cpufreq or srun --cpu-freq works, drop --freqs, or add \
+                         --at-node-frequency to measure every point at the node's {:.3} GHz",
+                        hz / 1e9
+                    ),
+                    got: o
+                        .freqs
+                        .iter()
+                        .flatten()
+                        .map(|f| format!("{:.3} GHz", f / 1e9))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                }
+                .into());
+            }
             if asked.is_some() {
                 log(&format!(
-                    "frequency sweep not done: {why}; every run goes at the machine's {:.3} GHz",
+                    "frequency sweep not done (--at-node-frequency): {why}; every run goes at \
+                     the machine's {:.3} GHz",
                     hz / 1e9
                 ));
             }
@@ -790,6 +812,9 @@ fn warm_up(o: &Options, s: &Setup, todo: Todo, log: &mut dyn FnMut(&str)) -> any
 
 /// `1m20s`-style time left, from the mean wall time of the runs made so far.
 fn eta(done_s: f64, made: usize, left: usize) -> String {
+    if left == 0 {
+        return "last run".into();
+    }
     if made == 0 {
         return "eta unknown".into();
     }

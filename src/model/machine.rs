@@ -81,11 +81,15 @@ pub struct Machine {
 
 /// What a missing `[network]` section should hold and where it comes from.
 pub const NETWORK_HINT: &str = "a [network] section: latency_s and bandwidth_bytes_per_s from \
-     an MPI ping-pong between two nodes (NetPIPE, or OSU osu_latency and osu_bw)";
+     an MPI ping-pong between two nodes: `jouleplan calibrate network` (built with --features \
+     mpi, run under mpirun -n 2 on two nodes) writes it; NetPIPE or OSU's osu_latency and \
+     osu_bw give the same figures";
 /// What a missing `[power]` section should hold and where it comes from.
 pub const POWER_HINT: &str = "a [power] section: idle_w, core_active_w, core_stall_w, memory_w, \
      network_w (and gpu_active_w, gpu_idle_w with GPUs) from RAPL or Slurm energy measured at \
-     several core counts, or the vendor's figures labelled as such in [sources]";
+     several core counts: `jouleplan calibrate power` measures and writes it on a node with \
+     RAPL, `jouleplan fit --machine-out` fits it from measured runs; or the vendor's figures \
+     labelled as such in [sources]";
 
 impl Machine {
     /// Reads and validates a machine TOML file.

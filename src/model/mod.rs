@@ -13,6 +13,7 @@ pub mod kernel;
 pub mod machine;
 pub mod node_law;
 pub mod overhead;
+pub mod plausible;
 pub mod sweep_facts;
 pub mod workload;
 

@@ -210,9 +210,6 @@ impl Exporter for Text {
             plan.saturated,
             plan.front.len()
         )?;
-        for n in &plan.notes {
-            writeln!(out, "note: {n}")?;
-        }
         writeln!(out)?;
         let shown = rows_to_show(plan.front.len(), self.max_rows);
         if shown.len() < plan.front.len() {
@@ -269,9 +266,6 @@ impl Exporter for Text {
                     }
                 )?;
                 writeln!(out, "  why: {}", plan.answer.reason)?;
-                for w in &plan.warnings {
-                    writeln!(out, "  WARNING: {w}")?;
-                }
                 breakdown(p, out)?;
                 measure_next(plan, out)?;
             }

@@ -115,14 +115,29 @@ impl Space {
                     got: "an empty set".into(),
                 });
             }
-            match vals.iter().find(|v| !(lo..=hi).contains(*v)) {
-                Some(v) => Err(InputError::Argument {
-                    flag: flag.into(),
-                    expected: format!("values from {lo} to {hi} (machine `{}`)", machine.name),
-                    got: v.to_string(),
-                }),
-                None => Ok(()),
+            let outside: Vec<u64> = vals
+                .iter()
+                .filter(|v| !(lo..=hi).contains(*v))
+                .map(|&v| u64::from(v))
+                .collect();
+            if outside.is_empty() {
+                return Ok(());
             }
+            let all: Vec<u64> = vals.iter().map(|&v| u64::from(v)).collect();
+            let list = crate::model::workload::compact_list;
+            Err(InputError::Argument {
+                flag: flag.into(),
+                expected: format!(
+                    "values from {lo} to {hi}, the most machine `{}` has",
+                    machine.name
+                ),
+                got: format!(
+                    "{} ({} of them outside {lo}-{hi}: {})",
+                    list(&all),
+                    outside.len(),
+                    list(&outside)
+                ),
+            })
         };
         check("--nodes", &self.nodes, 1, machine.max_nodes)?;
         check("--cores", &self.cores, 1, machine.cores_per_node)?;

@@ -1,0 +1,38 @@
+//! Where notes and warnings go: standard error, one prefixed line each, unless `--quiet`
+//! (`-q`) asked for the result and errors only. Standard output holds the result alone.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+static QUIET: AtomicBool = AtomicBool::new(false);
+
+/// Sets `--quiet` for the rest of the process.
+pub fn set_quiet(quiet: bool) {
+    QUIET.store(quiet, Ordering::Relaxed);
+}
+
+/// Whether `--quiet` was given.
+pub fn quiet() -> bool {
+    QUIET.load(Ordering::Relaxed)
+}
+
+/// A note (what was derived, assumed or left out) on standard error, unless quiet.
+pub fn note(what: &str) {
+    if !quiet() {
+        eprintln!("note: {what}");
+    }
+}
+
+/// A warning (what the result rests on that the user should know) on standard error, unless
+/// quiet.
+pub fn warning(what: &str) {
+    if !quiet() {
+        eprintln!("warning: {what}");
+    }
+}
+
+/// A line of progress (a file written, a run made) on standard error, unless quiet.
+pub fn progress(what: &str) {
+    if !quiet() {
+        eprintln!("{what}");
+    }
+}
