@@ -253,3 +253,84 @@ fn an_infeasible_query_exits_3_with_sbatch_too_and_writes_no_script() {
     assert!(err.contains("no job script written"), "{err}");
     assert!(!job.exists());
 }
+
+#[test]
+fn the_job_script_says_what_is_unmeasured_and_takes_a_task_split() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = dir.path().join("j.sh");
+    let j = job.to_str().unwrap();
+    // The bundled demo: a warning with an apostrophe, an illustrative network.
+    let (code, _, err) = jouleplan(&[
+        "plan",
+        "--sbatch",
+        j,
+        "--app",
+        "./app",
+        "--ntasks-per-node",
+        "3",
+        "--cpus-per-task",
+        "19",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let script = std::fs::read_to_string(&job).unwrap();
+    assert!(!script.contains("\\'"), "{script}");
+    assert!(script.contains("the profile's MPI messages"), "{script}");
+    assert!(
+        script.contains("# Rests on numbers that were not measured:")
+            && script.contains("#   - machine network: illustrative"),
+        "{script}"
+    );
+    for line in [
+        "#SBATCH --ntasks-per-node=3",
+        "#SBATCH --cpus-per-task=19",
+        "export OMP_NUM_THREADS=19",
+    ] {
+        assert!(script.contains(line), "{line}:\n{script}");
+    }
+    // A split that does not fill the node's cores is refused, naming the flag.
+    let other = dir.path().join("k.sh");
+    let (code, _, err) = jouleplan(&[
+        "plan",
+        "-q",
+        "--sbatch",
+        other.to_str().unwrap(),
+        "--app",
+        "./app",
+        "--ntasks-per-node",
+        "4",
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("--ntasks-per-node") && err.contains("57"),
+        "{err}"
+    );
+    assert!(!other.exists());
+}
+
+#[test]
+fn gpus_per_task_replace_gpus_per_node() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = dir.path().join("g.sh");
+    let sync = fixture("gpu-h100/sync.json");
+    let (code, _, err) = jouleplan(&[
+        "slurm",
+        "--config",
+        "1,2,2.1,1",
+        "--profile",
+        sync.to_str().unwrap(),
+        "--machine",
+        &repo("models/h100-node.toml"),
+        "--sbatch",
+        job.to_str().unwrap(),
+        "--ntasks-per-node",
+        "1",
+        "--gpus-per-task",
+        "1",
+        "--",
+        "./app",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let script = std::fs::read_to_string(&job).unwrap();
+    assert!(script.contains("#SBATCH --gpus-per-task=1"), "{script}");
+    assert!(!script.contains("--gpus-per-node"), "{script}");
+}

@@ -35,6 +35,16 @@ pub struct JobArgs {
     /// Slurm node features the job needs (`--constraint` in the script: h100, 'skylake&ib').
     #[arg(long, value_name = "FEATURES")]
     pub constraint: Option<String>,
+    /// MPI ranks per node in the job [default: 1, or the node's cores / --cpus-per-task].
+    #[arg(long, value_name = "N")]
+    pub ntasks_per_node: Option<u32>,
+    /// Cores (OpenMP threads) per rank [default: the node's cores / --ntasks-per-node].
+    #[arg(long, value_name = "N")]
+    pub cpus_per_task: Option<u32>,
+    /// GPUs per rank (`--gpus-per-task`) instead of the node's GPUs shared by its ranks
+    /// (`--gpus-per-node`).
+    #[arg(long, value_name = "N")]
+    pub gpus_per_task: Option<u32>,
     /// The program and its arguments, word by word (instead of --app).
     #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<String>,
@@ -94,6 +104,11 @@ impl JobArgs {
             },
             job_name,
             constraint: self.constraint.clone(),
+            tasks: slurm::TaskSplit {
+                ntasks_per_node: self.ntasks_per_node,
+                cpus_per_task: self.cpus_per_task,
+                gpus_per_task: self.gpus_per_task,
+            },
         };
         opts.validate()?;
         Ok(opts)

@@ -244,7 +244,26 @@ pub(crate) fn provenance(
         reason,
         warnings: Vec::new(),
         mem_per_node_gib: None,
+        unmeasured: unmeasured(machine, profile),
     }
+}
+
+/// What a prediction rests on that was not measured: the machine file's values its
+/// `[sources]` call illustrative or assumed, and the profile's assumptions.
+fn unmeasured(machine: &Machine, profile: &Profile) -> Vec<String> {
+    let mut v: Vec<String> = machine
+        .sources
+        .iter()
+        .filter(|(_, s)| s.starts_with("illustrative") || s.starts_with("assumed"))
+        .map(|(k, s)| format!("machine {k}: {s}"))
+        .collect();
+    v.extend(
+        profile
+            .assumptions
+            .iter()
+            .map(|a| format!("profile assumption: {a}")),
+    );
+    v
 }
 
 /// Writes a file atomically, naming it when that fails.

@@ -22,6 +22,9 @@ pub struct Provenance {
     pub warnings: Vec<String>,
     /// Memory one node needs, GiB, when the profile states the footprint (`--mem`).
     pub mem_per_node_gib: Option<f64>,
+    /// What the prediction rests on that was not measured: the machine file's illustrative or
+    /// assumed values, the profile's assumptions.
+    pub unmeasured: Vec<String>,
 }
 
 /// Options of the job, validated.
@@ -39,6 +42,82 @@ pub struct JobOptions {
     pub job_name: String,
     /// `--constraint`: node features the job needs (`h100&ib`).
     pub constraint: Option<String>,
+    /// How the node's cores and GPUs are split into tasks (MPI ranks).
+    pub tasks: TaskSplit,
+}
+
+/// `--ntasks-per-node`, `--cpus-per-task`, `--gpus-per-task` as asked; what is not asked
+/// follows from the configuration (one task per node by default, every core to it).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TaskSplit {
+    /// MPI ranks per node.
+    pub ntasks_per_node: Option<u32>,
+    /// Cores (OpenMP threads) per rank.
+    pub cpus_per_task: Option<u32>,
+    /// GPUs per rank.
+    pub gpus_per_task: Option<u32>,
+}
+
+/// The split of one configuration: ranks per node, cores per rank, GPUs per rank (`None`:
+/// the node's GPUs are shared, `--gpus-per-node`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tasks {
+    /// MPI ranks per node.
+    pub per_node: u32,
+    /// Cores per rank.
+    pub cpus: u32,
+    /// GPUs per rank.
+    pub gpus: Option<u32>,
+}
+
+impl TaskSplit {
+    /// The split of `cores` cores and `gpus` GPUs per node, checked: ranks x cores per rank
+    /// must be the node's cores, ranks x GPUs per rank its GPUs.
+    pub fn of(&self, cores: u32, gpus: u32) -> InputResult<Tasks> {
+        let bad = |flag: &str, expected: String, got: u32| InputError::Argument {
+            flag: flag.into(),
+            expected,
+            got: got.to_string(),
+        };
+        let (per_node, cpus) = match (self.ntasks_per_node, self.cpus_per_task) {
+            (None, None) => (1, cores),
+            (Some(n), None) => (n, if n > 0 { cores / n } else { 0 }),
+            (None, Some(c)) => (if c > 0 { cores / c } else { 0 }, c),
+            (Some(n), Some(c)) => (n, c),
+        };
+        if per_node == 0 || cpus == 0 || per_node * cpus != cores {
+            let (flag, got) = match self.ntasks_per_node {
+                Some(n) => ("--ntasks-per-node", n),
+                None => ("--cpus-per-task", self.cpus_per_task.unwrap_or(0)),
+            };
+            return Err(bad(
+                flag,
+                format!(
+                    "tasks per node x cores per task = the configuration's {cores} cores per \
+                     node (a divisor of {cores})"
+                ),
+                got,
+            ));
+        }
+        let gpus_per_task = match self.gpus_per_task {
+            Some(g) if g == 0 || per_node * g != gpus => {
+                return Err(bad(
+                    "--gpus-per-task",
+                    format!(
+                        "tasks per node ({per_node}) x GPUs per task = the configuration's \
+                         {gpus} GPUs per node"
+                    ),
+                    g,
+                ));
+            }
+            other => other,
+        };
+        Ok(Tasks {
+            per_node,
+            cpus,
+            gpus: gpus_per_task,
+        })
+    }
 }
 
 fn plain_word(w: &str) -> bool {
@@ -156,18 +235,44 @@ pub fn time_limit_minutes(t: Seconds, margin: f64) -> u64 {
     ((t.0 * (1.0 + margin)) / 60.0).ceil().max(1.0) as u64
 }
 
+/// A text for a `#` comment line: control characters (a newline would end the comment)
+/// escaped, everything else as it is.
+fn comment(s: &str) -> String {
+    s.chars()
+        .flat_map(|c| {
+            let v: Vec<char> = if c.is_control() {
+                c.escape_default().collect()
+            } else {
+                vec![c]
+            };
+            v
+        })
+        .collect()
+}
+
 /// Writes the job script for `p`.
 pub fn job_script(p: &Prediction, prov: &Provenance, opts: &JobOptions) -> InputResult<String> {
     opts.validate()?;
+    let tasks = opts.tasks.of(p.config.cores, p.config.gpus)?;
+    let mut s = String::new();
+    header(&mut s, p, prov);
+    inputs(&mut s, p, prov, opts);
+    sbatch(&mut s, p, prov, opts, tasks);
+    body(&mut s, p, opts, tasks);
+    Ok(s)
+}
+
+/// The time limit in minutes: the prediction with its margin, and beyond the measured node
+/// counts also the interval's high end.
+fn limit_minutes(p: &Prediction, opts: &JobOptions) -> u64 {
+    let high = p.interval.map_or(0.0, |i| i.time_s.1);
+    time_limit_minutes(p.time, opts.time_margin).max(time_limit_minutes(Seconds(high), 0.0))
+}
+
+/// The configuration, why, warnings, what was not measured, and the prediction's terms.
+fn header(w: &mut String, p: &Prediction, prov: &Provenance) {
     let c = &p.config;
     let khz = (c.freq.0 / 1e3).round() as u64;
-    // Beyond the measured node counts the limit also covers the interval's high end.
-    let high = p.interval.map_or(0.0, |i| i.time_s.1);
-    let minutes =
-        time_limit_minutes(p.time, opts.time_margin).max(time_limit_minutes(Seconds(high), 0.0));
-    let command: Vec<String> = opts.app.iter().map(|w| shell_quote(w)).collect();
-    let mut s = String::new();
-    let w = &mut s;
     let _ = writeln!(w, "#!/bin/bash");
     let _ = writeln!(w, "# Generated by jouleplan {}.", env!("CARGO_PKG_VERSION"));
     let _ = writeln!(
@@ -182,9 +287,15 @@ pub fn job_script(p: &Prediction, prov: &Provenance, opts: &JobOptions) -> Input
         khz,
         c.gpus
     );
-    let _ = writeln!(w, "# Why: {}", prov.reason.escape_debug());
+    let _ = writeln!(w, "# Why: {}", comment(&prov.reason));
     for warning in &prov.warnings {
-        let _ = writeln!(w, "# WARNING: {}", warning.escape_debug());
+        let _ = writeln!(w, "# WARNING: {}", comment(warning));
+    }
+    if !prov.unmeasured.is_empty() {
+        let _ = writeln!(w, "# Rests on numbers that were not measured:");
+        for u in &prov.unmeasured {
+            let _ = writeln!(w, "#   - {}", comment(u));
+        }
     }
     let _ = writeln!(
         w,
@@ -230,6 +341,11 @@ pub fn job_script(p: &Prediction, prov: &Provenance, opts: &JobOptions) -> Input
         p.e.idle,
         p.e.gpu
     );
+    terms(w, p);
+}
+
+/// The efficiency trees of the prediction.
+fn terms(w: &mut String, p: &Prediction) {
     let h = crate::model::host_tree::HostTree::of(p);
     let _ = writeln!(
         w,
@@ -257,37 +373,52 @@ pub fn job_script(p: &Prediction, prov: &Provenance, opts: &JobOptions) -> Input
             d.offload_efficiency
         );
     }
+}
+
+/// The model's inputs (with their digests) and how the time limit was set.
+fn inputs(w: &mut String, p: &Prediction, prov: &Provenance, opts: &JobOptions) {
     let _ = writeln!(w, "# Model inputs:");
     let _ = writeln!(
         w,
         "#   machine {} ({}), sha256 {}",
-        prov.machine.0.escape_debug(),
-        prov.machine.1.escape_debug(),
+        comment(&prov.machine.0),
+        comment(&prov.machine.1),
         prov.machine.2
     );
     let _ = writeln!(
         w,
         "#   profile {} ({}), sha256 {}",
-        prov.profile.0.escape_debug(),
-        prov.profile.1.escape_debug(),
+        comment(&prov.profile.0),
+        comment(&prov.profile.1),
         prov.profile.2
     );
     let _ = writeln!(
         w,
         "# Time limit: predicted time x {:.2}{}, rounded up to a minute.",
         1.0 + opts.time_margin,
-        if high > 0.0 {
+        if p.interval.is_some() {
             ", or the interval's high end where longer"
         } else {
             ""
         }
     );
+}
+
+/// The `#SBATCH` lines.
+fn sbatch(w: &mut String, p: &Prediction, prov: &Provenance, opts: &JobOptions, t: Tasks) {
+    let c = &p.config;
     let _ = writeln!(w, "#SBATCH --job-name={}", opts.job_name);
     let _ = writeln!(w, "#SBATCH --nodes={}", c.nodes);
-    let _ = writeln!(w, "#SBATCH --ntasks-per-node=1");
-    let _ = writeln!(w, "#SBATCH --cpus-per-task={}", c.cores);
-    if c.gpus > 0 {
-        let _ = writeln!(w, "#SBATCH --gpus-per-node={}", c.gpus);
+    let _ = writeln!(w, "#SBATCH --ntasks-per-node={}", t.per_node);
+    let _ = writeln!(w, "#SBATCH --cpus-per-task={}", t.cpus);
+    match t.gpus {
+        Some(g) => {
+            let _ = writeln!(w, "#SBATCH --gpus-per-task={g}");
+        }
+        None if c.gpus > 0 => {
+            let _ = writeln!(w, "#SBATCH --gpus-per-node={}", c.gpus);
+        }
+        None => {}
     }
     let _ = writeln!(w, "#SBATCH --exclusive");
     if let Some(g) = prov.mem_per_node_gib {
@@ -297,15 +428,21 @@ pub fn job_script(p: &Prediction, prov: &Provenance, opts: &JobOptions) -> Input
     if let Some(c) = &opts.constraint {
         let _ = writeln!(w, "#SBATCH --constraint={c}");
     }
-    let _ = writeln!(w, "#SBATCH --time={}", slurm_time(minutes));
+    let _ = writeln!(w, "#SBATCH --time={}", slurm_time(limit_minutes(p, opts)));
     if let Some(a) = &opts.account {
         let _ = writeln!(w, "#SBATCH --account={a}");
     }
     if let Some(pt) = &opts.partition {
         let _ = writeln!(w, "#SBATCH --partition={pt}");
     }
+}
+
+/// The environment, the run, and the prediction printed next to what Slurm measured.
+fn body(w: &mut String, p: &Prediction, opts: &JobOptions, t: Tasks) {
+    let khz = (p.config.freq.0 / 1e3).round() as u64;
+    let command: Vec<String> = opts.app.iter().map(|w| shell_quote(w)).collect();
     let _ = writeln!(w);
-    let _ = writeln!(w, "export OMP_NUM_THREADS={}", c.cores);
+    let _ = writeln!(w, "export OMP_NUM_THREADS={}", t.cpus);
     let _ = writeln!(w, "export OMP_PLACES=cores");
     let _ = writeln!(w, "export OMP_PROC_BIND=close");
     let _ = writeln!(w);
@@ -329,7 +466,6 @@ pub fn job_script(p: &Prediction, prov: &Provenance, opts: &JobOptions) -> Input
         "sacct -j \"$SLURM_JOB_ID\" -o JobID,Elapsed,ConsumedEnergyRaw || echo \"sacct: job accounting is not available here\""
     );
     let _ = writeln!(w, "exit $status");
-    Ok(s)
 }
 
 fn slurm_elapsed(t: Seconds) -> String {
