@@ -81,8 +81,8 @@ impl TaskSplit {
         };
         let (per_node, cpus) = match (self.ntasks_per_node, self.cpus_per_task) {
             (None, None) => (1, cores),
-            (Some(n), None) => (n, if n > 0 { cores / n } else { 0 }),
-            (None, Some(c)) => (if c > 0 { cores / c } else { 0 }, c),
+            (Some(n), None) => (n, cores.checked_div(n).unwrap_or(0)),
+            (None, Some(c)) => (cores.checked_div(c).unwrap_or(0), c),
             (Some(n), Some(c)) => (n, c),
         };
         if per_node == 0 || cpus == 0 || per_node * cpus != cores {
