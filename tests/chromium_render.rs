@@ -86,7 +86,7 @@ fn index_html_renders_in_headless_chromium() {
     );
     let dom = String::from_utf8_lossy(&chromium(&["--dump-dom"]).stdout).into_owned();
     assert!(
-        dom.contains("<div id=\"pareto-plot\"><svg"),
+        dom.contains("<div id=\"pareto-plot\"><a href=\"pareto.svg\"><img src=\"pareto.png\""),
         "plot missing from the rendered page"
     );
     assert!(

@@ -334,3 +334,33 @@ fn gpus_per_task_replace_gpus_per_node() {
     assert!(script.contains("#SBATCH --gpus-per-task=1"), "{script}");
     assert!(!script.contains("--gpus-per-node"), "{script}");
 }
+
+#[test]
+fn exit_codes_are_in_every_help_and_the_man_page() {
+    for args in [
+        vec!["--help"],
+        vec!["plan", "--help"],
+        vec!["profile", "--help"],
+        vec!["man"],
+    ] {
+        let (code, out, _) = jouleplan(&args);
+        assert_eq!(code, 0, "{args:?}");
+        assert!(out.contains("Exit codes"), "{args:?}: {out}");
+        assert!(out.contains("130"), "{args:?}");
+    }
+}
+
+#[test]
+fn the_report_page_links_the_big_chart_instead_of_inlining_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    let (code, _, err) = jouleplan(&["report", "-q", "-o", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let html = std::fs::metadata(out.join("index.html")).unwrap().len();
+    let svg = std::fs::metadata(out.join("pareto.svg")).unwrap().len();
+    assert!(html < 300_000, "index.html is {html} bytes");
+    assert!(svg > html, "the chart ({svg} bytes) is a file of its own");
+    let page = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(page.contains("<img src=\"pareto.png\""), "{page}");
+    assert!(out.join("pareto.png").exists());
+}

@@ -42,9 +42,20 @@ pub const EXIT_BAD_INPUT: i32 = 2;
 /// Exit code for a query that no configuration satisfies.
 pub const EXIT_INFEASIBLE: i32 = 3;
 
+/// The exit codes, in every `--help` and the man page.
+pub const EXIT_CODES: &str = "Exit codes (the same in every subcommand):
+  0    success
+  1    a runtime failure: a file that cannot be written, a run that cannot be started
+  2    bad input: the message names the file and key (or line), or the flag, and what was
+       expected; also a profile the model cannot explain, one from another machine, a
+       command or launcher that cannot be found
+  3    a query that no configuration meets: the message names the nearest front points
+  4    profile: some runs failed (the others are saved)
+  130  profile interrupted by Ctrl-C (every finished run is saved; --resume continues)";
+
 /// jouleplan: energy-aware configuration planner for MPI+OpenMP (and GPU) jobs.
 #[derive(Debug, Parser)]
-#[command(name = "jouleplan", version, about, long_about = None)]
+#[command(name = "jouleplan", version, about, long_about = None, after_help = EXIT_CODES)]
 pub struct Cli {
     /// What to do; with none, `plan` runs on the bundled default machine and workload.
     #[command(subcommand)]
@@ -58,30 +69,42 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Search every configuration for the exact time-energy Pareto front and recommend one.
+    #[command(after_help = EXIT_CODES)]
     Plan(PlanArgs),
     /// Predict one configuration with its full time and energy breakdown.
+    #[command(after_help = EXIT_CODES)]
     Predict(PredictArgs),
     /// Write a Slurm job script for any configuration.
+    #[command(after_help = EXIT_CODES)]
     Slurm(SlurmArgs),
     /// Write a self-contained report: charts (SVG, PNG), the front (JSON, CSV) and index.html.
+    #[command(after_help = EXIT_CODES)]
     Report(ReportArgs),
     /// Efficiency metrics from TALP outputs, Paraver traces and mpiP reports.
+    #[command(after_help = EXIT_CODES)]
     Metrics(MetricsArgs),
     /// Measure the program on this node at each (cores, frequency, GPUs) point and write the
     /// workload profile that `plan` reads.
+    #[command(after_help = EXIT_CODES)]
     Profile(profile::ProfileArgs),
     /// Predictions against measurements the model did not see: held-out profile points,
     /// leave-one-out over core counts, or a CSV of measured runs.
+    #[command(after_help = EXIT_CODES)]
     Validate(validate::ValidateArgs),
     /// Measure this machine and write its [network] (MPI ping-pong) or [power] section.
+    #[command(after_help = EXIT_CODES)]
     Calibrate(calibrate::CalibrateArgs),
     /// Fit a profile and the machine's power from measured time and energy alone (no counters).
+    #[command(after_help = EXIT_CODES)]
     Fit(fit::FitArgs),
     /// Write a machine file from this node (`init`), or check one (`check`).
+    #[command(after_help = EXIT_CODES)]
     Machine(machine::MachineArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    #[command(after_help = EXIT_CODES)]
     Completions(completions::CompletionsArgs),
     /// Print the man page (roff; `jouleplan man | man -l -`).
+    #[command(after_help = EXIT_CODES)]
     Man,
 }
 

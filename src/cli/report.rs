@@ -39,14 +39,7 @@ pub fn run_report(args: &ReportArgs, out: &mut dyn Write) -> anyhow::Result<Plan
     Json.plan(&plan, &mut json)?;
     let mut csv = Vec::new();
     Csv.plan(&plan, &mut csv)?;
-    let html = html::index_html(
-        &plan,
-        &inp.machine,
-        &inp.profile,
-        &sample,
-        &pareto,
-        &breakdown,
-    );
+    let html = html::index_html(&plan, &inp.machine, &inp.profile, &sample, &breakdown);
     let files: [(&str, &[u8]); 5] = [
         ("pareto.svg", pareto.as_bytes()),
         ("breakdown.svg", breakdown.as_bytes()),

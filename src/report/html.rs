@@ -1,5 +1,7 @@
-//! `index.html`: one self-contained page (inline SVG, inline style, no network) with the charts,
-//! the front table, the recommendation and the model inputs.
+//! `index.html`: the report folder's page (inline style, no network) with the charts, the front
+//! table, the recommendation and the model inputs. The Pareto chart, whose scatter of up to
+//! 10^5 configurations makes a 2 MB SVG, is the folder's `pareto.png` linked to `pareto.svg`,
+//! so that the page loads at once; the small charts are inline SVG.
 
 use crate::model::machine::Machine;
 use crate::model::workload::Profile;
@@ -30,7 +32,6 @@ pub fn index_html(
     machine: &Machine,
     profile: &Profile,
     sample: &Sample,
-    pareto: &str,
     breakdown: &str,
 ) -> String {
     let mut h = String::new();
@@ -134,7 +135,12 @@ pub fn index_html(
             sample.taken, plan.evaluated
         );
     }
-    let _ = writeln!(w, "<div id=\"pareto-plot\">{}</div>", inline_svg(pareto));
+    let _ = writeln!(
+        w,
+        "<div id=\"pareto-plot\"><a href=\"pareto.svg\"><img src=\"pareto.png\" width=\"1000\" \
+         alt=\"Time against energy of every configuration, the Pareto front and the \
+         recommendation (pareto.svg: the same chart as a vector)\"></a></div>"
+    );
     let _ = writeln!(w, "<h2>Time and energy terms along the front</h2>");
     let _ = writeln!(
         w,
