@@ -491,7 +491,11 @@ fn validate_plots_predicted_against_measured_with_the_identity_and_a_ten_percent
     let text = std::fs::read_to_string(&svg).unwrap();
     let has = |t: &str| text.lines().any(|l| l.trim() == t);
     assert!(has("y = x") && has("±10%"), "legend");
-    assert!(has("time: predicted against measured") && has("energy: predicted against measured"));
+    // The energy panel names the scope measured; the points carry their configuration.
+    assert!(
+        has("time: predicted against measured") && has("GPU energy: predicted against measured")
+    );
+    assert!(has("1 x 2 @ 2.1 GHz + 1 GPU"), "point labels");
     assert!(
         text.matches("<circle").count() >= 4,
         "2 points in each panel"

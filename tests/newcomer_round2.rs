@@ -364,3 +364,28 @@ fn the_report_page_links_the_big_chart_instead_of_inlining_it() {
     assert!(page.contains("<img src=\"pareto.png\""), "{page}");
     assert!(out.join("pareto.png").exists());
 }
+
+#[test]
+fn the_pareto_chart_explains_its_labels_colours_and_zoom() {
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("n.svg");
+    let (code, _, err) = jouleplan(&[
+        "plan",
+        "-q",
+        "--nodes",
+        "1-4",
+        "--plot",
+        svg.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(&svg).unwrap();
+    let has = |t: &str| text.contains(t);
+    assert!(has("UCR 0"), "a colour bar");
+    assert!(has("labels: nodes x cores @ GHz"), "the tuple is explained");
+    assert!(has("recommended: 4 nodes x 57 cores @ 1.1 GHz"), "{text}");
+    assert!(has("x 57 @ 1.1 GHz"), "points labelled nodes x cores @ GHz");
+    assert!(
+        has("energy spans only"),
+        "a zoomed axis over a sliver says so"
+    );
+}

@@ -42,7 +42,7 @@ fn report_writes_every_file_and_the_png_has_content() {
         "legend missing"
     );
     assert!(
-        svg.contains("recommended ("),
+        svg.contains("recommended: "),
         "recommended point not labelled"
     );
     let html = std::fs::read_to_string(dir.join("index.html")).unwrap();
@@ -53,6 +53,7 @@ fn report_writes_every_file_and_the_png_has_content() {
         );
     }
     assert!(html.contains("<svg") && html.contains("<table id=\"front\">"));
+    assert!(html.contains("<img src=\"pareto.png\""));
 }
 
 #[test]
@@ -268,7 +269,7 @@ fn charts_have_round_ticks_a_zoom_on_a_thin_front_and_bars_named_by_configuratio
     for odd in ["3.16 kJ", "316.2 ms", "1m40.0s", "631.0 J"] {
         assert!(!svg.contains(odd), "unround tick {odd}");
     }
-    assert!(svg.contains("recommended (28, 57, 1.1 GHz, 0)"));
+    assert!(svg.contains("recommended: 28 nodes x 57 cores @ 1.1 GHz"));
     let bars = std::fs::read_to_string(out.join("breakdown.svg")).unwrap();
     assert!(
         bars.contains("29x57@1.1") && bars.contains("1x57@1.1"),

@@ -163,30 +163,36 @@ fn refuse_if_nothing_predicted(path: &std::path::Path, rows: &[Compared]) -> any
     .into())
 }
 
-/// Draws the compared points of one block.
+/// Draws the compared points of one block: time, and energy in its measured scope.
 fn plot(path: &std::path::Path, rows: &[Compared]) -> anyhow::Result<()> {
+    use crate::report::plot::chart_label;
     use crate::report::plot::validation::{Panel, write_validation};
-    let time: Vec<(f64, f64)> = rows
-        .iter()
-        .filter_map(|r| r.time_s.map(|p| (r.measured.time_s, p)))
-        .collect();
-    let energy: Vec<(f64, f64)> = rows
-        .iter()
-        .filter_map(|r| {
-            r.energy_j
-                .zip(r.measured.energy.map(|e| e.0))
-                .map(|(p, m)| (m, p))
-        })
-        .collect();
+    let (mut time, mut time_labels) = (Vec::new(), Vec::new());
+    let (mut energy, mut energy_labels) = (Vec::new(), Vec::new());
+    let mut scope = None;
+    for r in rows {
+        let name = chart_label(&r.measured.config);
+        if let Some(p) = r.time_s {
+            time.push((r.measured.time_s, p));
+            time_labels.push(name.clone());
+        }
+        if let (Some(p), Some((m, s))) = (r.energy_j, r.measured.energy) {
+            energy.push((m, p));
+            energy_labels.push(name);
+            scope = Some(s);
+        }
+    }
     let mut panels = vec![Panel {
         name: "time",
         pairs: time,
+        labels: time_labels,
         label: crate::report::plot::time_label,
     }];
-    if !energy.is_empty() {
+    if let Some(s) = scope {
         panels.push(Panel {
-            name: "energy",
+            name: s.name(),
             pairs: energy,
+            labels: energy_labels,
             label: crate::report::plot::energy_label,
         });
     }

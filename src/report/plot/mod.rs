@@ -9,7 +9,7 @@ pub mod validation;
 pub use ticks::{energy_label, time_label};
 pub use trees::{TreePoint, trees_svg};
 
-use crate::search::plan::{FrontEntry, Plan, label};
+use crate::search::plan::{FrontEntry, Plan};
 use crate::search::sample::Sample;
 use crate::units::{fmt_duration, fmt_energy};
 use plotters::coord::Shift;
@@ -91,14 +91,50 @@ fn draw_labels<DB: DrawingBackend>(
         placer.block_point(p, 5);
     }
     for &i in order {
-        let text = label(&front[i].prediction.config);
+        let text = chart_label(&front[i].prediction.config);
         let (w, h) = root.estimate_text_size(&text, &style).map_err(err)?;
-        if let Some((x, y)) = placer.place(px[i], (w as i32, h as i32)) {
+        // A viewer's own sans-serif may run wider than the embedded font measured here.
+        let size = ((w as f64 * 1.2).ceil() as i32 + 4, h as i32 + 4);
+        if let Some((x, y)) = placer.place(px[i], size) {
             root.draw(&Text::new(text, (x, y), style.clone()))
                 .map_err(err)?;
         }
     }
     Ok(())
+}
+
+/// A configuration as a chart labels it: `6 x 57 @ 1.1 GHz` (`+ 2 GPUs`), explained in the
+/// legend as nodes x cores per node @ frequency.
+pub fn chart_label(c: &crate::model::Config) -> String {
+    let g = match c.gpus {
+        0 => String::new(),
+        1 => " + 1 GPU".into(),
+        g => format!(" + {g} GPUs"),
+    };
+    format!("{} x {} @ {} GHz{g}", c.nodes, c.cores, c.freq.ghz())
+}
+
+/// How much of its values a zoomed axis spans: `(max - min) / max`.
+fn span(values: impl Iterator<Item = f64>) -> f64 {
+    let (lo, hi) = values.fold((f64::INFINITY, 0.0f64), |(a, b), v| (a.min(v), b.max(v)));
+    if hi > 0.0 { (hi - lo) / hi } else { 0.0 }
+}
+
+/// The zoomed panel's title, saying when an axis spans only a few percent of its values (a
+/// zoom makes small differences look large).
+fn zoom_title(plan: &Plan) -> String {
+    let t = span(plan.front.iter().map(|f| f.prediction.time.0));
+    let e = span(plan.front.iter().map(|f| f.prediction.energy.0));
+    let narrow: Vec<String> = [("time", t), ("energy", e)]
+        .iter()
+        .filter(|(_, v)| *v < 0.05)
+        .map(|(n, v)| format!("{n} spans only {}%", crate::model::node_law::sig(100.0 * v)))
+        .collect();
+    if narrow.is_empty() {
+        "the front, zoomed (the box at left)".into()
+    } else {
+        format!("the front, zoomed (box at left): {}", narrow.join(", "))
+    }
 }
 
 /// The rectangle of a chart's plotting area, in backend pixels.
@@ -332,7 +368,7 @@ pub fn draw_pareto<DB: DrawingBackend>(
             &right,
             plan,
             &Panel {
-                title: "the front, zoomed (the box at left)".into(),
+                title: zoom_title(plan),
                 tx: Axis::with_max_ticks(times(), None, 6),
                 ey: Axis::new(energies(), None),
                 cloud: None,
@@ -353,14 +389,24 @@ fn draw_legend<DB: DrawingBackend>(
 ) -> DrawResult {
     let font = ("sans-serif", 13).into_font().color(&BLACK);
     let mut items: Vec<(String, u8)> = vec![
-        (
-            "configuration, coloured by UCR (purple 0 … yellow 1)".into(),
-            0,
-        ),
-        ("Pareto front".into(), 1),
+        ("configuration, by its UCR".into(), 0),
+        ("Pareto front; labels: nodes x cores @ GHz".into(), 1),
     ];
     if let Some(f) = plan.recommendation() {
-        items.push((format!("recommended {}", label(&f.prediction.config)), 2));
+        let c = &f.prediction.config;
+        items.push((
+            format!(
+                "recommended: {} nodes x {} cores @ {} GHz{}",
+                c.nodes,
+                c.cores,
+                c.freq.ghz(),
+                match c.gpus {
+                    0 => String::new(),
+                    g => format!(", {g} GPUs per node"),
+                }
+            ),
+            2,
+        ));
     }
     if let Some(d) = plan.answer.time_limit {
         items.push((format!("time limit {}", fmt_duration(d)), 3));
@@ -372,6 +418,7 @@ fn draw_legend<DB: DrawingBackend>(
         items.push(("region of the front".into(), 5));
     }
     let (mut x, mut y) = (90i32, 12i32);
+    x = colour_bar(area, (x, y))?;
     for (text, kind) in items {
         let (w, _) = area.estimate_text_size(&text, &font).map_err(err)?;
         if x + 30 + w as i32 > SIZE.0 as i32 - 10 {
@@ -379,7 +426,7 @@ fn draw_legend<DB: DrawingBackend>(
         }
         let c = (x + 10, y + 7);
         match kind {
-            0 => area.draw(&Circle::new(c, 5, ucr_colour(0.5).filled())),
+            0 => area.draw(&Circle::new(c, 5, ucr_colour(0.5).mix(0.6).filled())),
             1 => area.draw(&PathElement::new(
                 [(x, c.1), (x + 20, c.1)],
                 BLACK.stroke_width(2),
@@ -404,6 +451,34 @@ fn draw_legend<DB: DrawingBackend>(
         x += 26 + w as i32 + 28;
     }
     Ok(())
+}
+
+/// The UCR colour bar at `(x, y)`: `UCR 0 [bar] 1`; returns where the next item starts.
+fn colour_bar<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    (x, y): (i32, i32),
+) -> Result<i32, String> {
+    let font = ("sans-serif", 13).into_font().color(&BLACK);
+    area.draw(&Text::new("UCR 0", (x, y), font.clone()))
+        .map_err(err)?;
+    let x0 = x + 44;
+    for i in 0..20 {
+        let u = (f64::from(i) + 0.5) / 20.0;
+        let xi = x0 + i * 6;
+        area.draw(&Rectangle::new(
+            [(xi, y + 1), (xi + 6, y + 13)],
+            ucr_colour(u).filled(),
+        ))
+        .map_err(err)?;
+    }
+    area.draw(&Rectangle::new(
+        [(x0, y + 1), (x0 + 120, y + 13)],
+        BLACK.stroke_width(1),
+    ))
+    .map_err(err)?;
+    area.draw(&Text::new("1", (x0 + 124, y), font))
+        .map_err(err)?;
+    Ok(x0 + 150)
 }
 
 /// At most `max` indices spread evenly over `0..len`, both ends included.

@@ -1,5 +1,7 @@
 //! `validate --plot`: predicted against measured, on logarithmic axes when the values span
-//! more than a decade, with the y = x line and a ±10% band; time and, when measured, energy.
+//! more than a decade, with the y = x line and a ±10% band; time and, when measured, energy
+//! in the scope that was measured (node, CPU or GPU energy). The points farthest from y = x
+//! are labelled with their configuration, where a label finds a free place.
 
 use super::ticks::{self, Axis};
 use super::{DrawResult, ensure_font, err};
@@ -9,10 +11,12 @@ use std::path::Path;
 
 /// `(measured, predicted)` pairs of one quantity, with its name and tick labels.
 pub struct Panel<'a> {
-    /// `time` or `energy`.
+    /// `time`, or the energy measured (`node energy`, `GPU energy`).
     pub name: &'a str,
     /// The pairs.
     pub pairs: Vec<(f64, f64)>,
+    /// Each pair's configuration, as the chart labels it.
+    pub labels: Vec<String>,
     /// Tick label of a value.
     pub label: fn(f64) -> String,
 }
@@ -75,6 +79,7 @@ fn draw_panel<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, p: &Panel<'_>) 
         .map_err(err)?
         .label("a measured configuration")
         .legend(|(x, y)| Circle::new((x + 8, y), 3, RED.filled()));
+    label_points(area, &chart, p, &ax)?;
     chart
         .configure_series_labels()
         .background_style(WHITE.mix(0.9))
@@ -83,6 +88,53 @@ fn draw_panel<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, p: &Panel<'_>) 
         .position(SeriesLabelPosition::UpperLeft)
         .draw()
         .map_err(err)
+}
+
+/// Most points labelled in a panel.
+const MAX_LABELS: usize = 12;
+
+/// Labels the points farthest from y = x first, each where it overlaps nothing.
+fn label_points<DB: DrawingBackend, X, Y>(
+    area: &DrawingArea<DB, Shift>,
+    chart: &ChartContext<'_, DB, Cartesian2d<X, Y>>,
+    p: &Panel<'_>,
+    ax: &Axis,
+) -> DrawResult
+where
+    X: plotters::coord::ranged1d::Ranged<ValueType = f64>,
+    Y: plotters::coord::ranged1d::Ranged<ValueType = f64>,
+{
+    let style = ("sans-serif", 10).into_font().color(&BLACK);
+    let px: Vec<(i32, i32)> = p
+        .pairs
+        .iter()
+        .map(|&(m, q)| chart.backend_coord(&(ax.map(m), ax.map(q))))
+        .collect();
+    let (x, y) = chart.plotting_area().get_base_pixel();
+    let (w, h) = chart.plotting_area().dim_in_pixel();
+    let mut placer = super::labels::Placer::new((x, y, x + w as i32, y + h as i32));
+    for &q in &px {
+        placer.block_point(q, 4);
+    }
+    let mut order: Vec<usize> = (0..p.pairs.len()).collect();
+    let off = |i: usize| (p.pairs[i].1 / p.pairs[i].0 - 1.0).abs();
+    order.sort_by(|&a, &b| off(b).total_cmp(&off(a)));
+    for &i in order.iter().take(MAX_LABELS) {
+        let Some(text) = p.labels.get(i) else {
+            continue;
+        };
+        let (tw, th) = area.estimate_text_size(text, &style).map_err(err)?;
+        let size = ((tw as f64 * 1.2).ceil() as i32 + 4, th as i32 + 4);
+        if let Some(at) = placer.place(px[i], size) {
+            let at = (
+                at.0 - area.get_base_pixel().0,
+                at.1 - area.get_base_pixel().1,
+            );
+            area.draw(&Text::new(text.clone(), at, style.clone()))
+                .map_err(err)?;
+        }
+    }
+    Ok(())
 }
 
 fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, panels: &[Panel<'_>]) -> DrawResult {
