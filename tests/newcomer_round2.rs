@@ -389,3 +389,52 @@ fn the_pareto_chart_explains_its_labels_colours_and_zoom() {
         "a zoomed axis over a sliver says so"
     );
 }
+
+/// The README's walkthrough ("Measure your own program"), run as written in a scratch folder
+/// that sees the repository's `target`, `models` and `tests` (the example binary is built by
+/// `cargo test` itself, so the `cargo build` line is skipped).
+#[test]
+fn the_readme_walkthrough_runs_verbatim() {
+    let readme = std::fs::read_to_string(repo("README.md")).unwrap();
+    let section = readme
+        .split("## Measure your own program")
+        .nth(1)
+        .expect("the walkthrough section");
+    let block = section
+        .split("```sh\n")
+        .nth(1)
+        .and_then(|b| b.split("```").next())
+        .expect("its sh block");
+    let dir = tempfile::tempdir().unwrap();
+    for link in ["target", "models", "tests", "examples"] {
+        std::os::unix::fs::symlink(repo(link), dir.path().join(link)).unwrap();
+    }
+    let joined = block.replace("\\\n", " ");
+    let mut ran = 0;
+    for line in joined.lines() {
+        let command = line.split(" # ").next().unwrap().trim();
+        if command.is_empty() || command.starts_with("cargo build") {
+            continue;
+        }
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(command)
+            .current_dir(dir.path())
+            .env_remove("SLURM_JOB_ID")
+            .output()
+            .unwrap();
+        let code = out.status.code();
+        // The README says `machine check` exits 2 until [network] and [power] are filled.
+        let want = if line.contains("exit 2") { Some(2) } else { Some(0) };
+        assert_eq!(
+            code,
+            want,
+            "{command}\n{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        ran += 1;
+    }
+    assert!(ran >= 4, "{ran} commands run");
+    assert!(dir.path().join("heat.json").exists());
+}
