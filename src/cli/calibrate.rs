@@ -182,11 +182,10 @@ fn write_fit(f: &NetworkFit, r: &Record, out: &mut dyn Write) -> std::io::Result
         f.saturated.1
     )?;
     if f.latency_s < 0.0 {
-        writeln!(
-            out,
-            "note: the fitted latency is negative (small messages are faster than the line \
-             through the large ones): latency_s is the smallest message's measured time"
-        )?;
+        super::say::note(
+            "the fitted latency is negative (small messages are faster than the line through \
+             the large ones): latency_s is the smallest message's measured time",
+        );
     }
     Ok(())
 }

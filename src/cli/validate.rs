@@ -121,7 +121,7 @@ pub fn run_validate(args: &ValidateArgs, out: &mut dyn Write) -> anyhow::Result<
         writeln!(out)?;
     } else {
         for n in &notes {
-            writeln!(out, "note: {n}")?;
+            super::say::note(n);
         }
         for b in &blocks {
             write_block(b, out)?;
