@@ -4,6 +4,8 @@
 # packages without a program, e.g. /usr/lib/llvm-*/lib/libclang.so=libclang-dev). Exit 77 when a package is missing and
 # cannot be installed (not root, or apt-get fails): tests skip on it and say why.
 set -euo pipefail
+# Daemons and admin tools live in sbin, which an unprivileged user's PATH often lacks.
+export PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin"
 missing=()
 for pair in "$@"; do
   probe="${pair%%=*}"

@@ -18,6 +18,8 @@
 # Everything (state, spool, logs, pids, munge key and socket) lives under DIR. Jobs are read back
 # with `sacct -c` from the job-completion log (no accounting database is needed).
 set -euo pipefail
+# Daemons and admin tools live in sbin, which an unprivileged user's PATH often lacks.
+export PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin"
 cmd=${1:?usage: slurm-local.sh start|stop DIR [NODES]}
 dir=${2:?usage: slurm-local.sh start|stop DIR [NODES]}
 nodes=${3:-1}

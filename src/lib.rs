@@ -5,6 +5,7 @@
 //! ([`model`]), the exact Pareto search and recommendation queries ([`search`]) and the outputs
 //! ([`report`]); [`cli`] turns command-line flags into validated inputs for them.
 
+pub mod artefact;
 pub mod atomic_write;
 pub mod calibrate;
 pub mod cli;
@@ -14,6 +15,7 @@ pub mod limits;
 pub mod measure;
 pub mod metrics;
 pub mod model;
+pub mod numeric;
 pub mod report;
 pub mod search;
 pub mod units;

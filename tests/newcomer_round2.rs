@@ -425,7 +425,11 @@ fn the_readme_walkthrough_runs_verbatim() {
             .unwrap();
         let code = out.status.code();
         // The README says `machine check` exits 2 until [network] and [power] are filled.
-        let want = if line.contains("exit 2") { Some(2) } else { Some(0) };
+        let want = if line.contains("exit 2") {
+            Some(2)
+        } else {
+            Some(0)
+        };
         assert_eq!(
             code,
             want,

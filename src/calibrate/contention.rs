@@ -9,8 +9,8 @@
 //! take the curve corrected by its ratio to the measured neighbours, interpolated linearly in
 //! `c`, so derived points join the measured ones.
 
-use super::lsq;
 use crate::model::workload::BaselinePoint;
+use crate::numeric::lsq;
 
 /// A fitted contention curve.
 #[derive(Debug, Clone, PartialEq)]

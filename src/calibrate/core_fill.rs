@@ -15,10 +15,10 @@
 //!   leaves the smaller largest residual, among those whose overhead `h` is not negative.
 
 use super::contention::{self, Contention};
-use super::lsq;
 use super::reproduce::bound_of;
 use crate::model::overhead::{self, Extra};
 use crate::model::workload::{BaselinePoint, DeviceBaseline, Profile, freq_key, measured_groups};
+use crate::numeric::lsq;
 use crate::units::Seconds;
 
 /// A wall-time law over core counts.

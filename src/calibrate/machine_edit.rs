@@ -119,22 +119,36 @@ pub fn update(
     Ok(doc.to_string())
 }
 
-/// Today's date (UTC), `YYYY-MM-DD`, for the `[sources]` lines.
-pub fn today_utc() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    // Days to a civil date (H. Hinnant's algorithm).
-    let z = (secs / 86_400) as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!("{y:04}-{m:02}-{d:02}")
+pub use crate::units::today_utc;
+
+/// The machine file's text with `[power]` keys from `power` (core_stall_w = core_active_w,
+/// memory_w = 0: time and energy alone cannot separate them) and `residual` as its
+/// fit_residual_rel, each key's source `source`; checked by reading it back.
+pub fn write_power(
+    path: &Path,
+    text: &str,
+    machine: &crate::model::machine::Machine,
+    power: &crate::model::machine::Power,
+    residual: f64,
+    source: &str,
+) -> InputResult<String> {
+    let w = |v: &[crate::units::Watts]| Number::PerFrequency(v.iter().map(|x| x.0).collect());
+    let keys = [
+        ("idle_w", w(&power.idle)),
+        ("core_active_w", w(&power.core_active)),
+        ("core_stall_w", w(&power.core_stall)),
+        ("memory_w", Number::One(0.0)),
+        ("fit_residual_rel", Number::One(residual.min(1.0))),
+    ];
+    let new = update(path, text, "power", &keys, source, false)?;
+    let back = crate::model::machine::Machine::from_toml(path, &new)?;
+    if back.frequencies != machine.frequencies {
+        return Err(InputError::Mismatch(format!(
+            "{}: the rewritten machine file lost its frequencies",
+            path.display()
+        )));
+    }
+    Ok(new)
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! Calibration: fits that turn measurements into model inputs, and the checks of the model
 //! against them. Power per core state from measured node power ([`power`]), the wall-time law
 //! over core counts that fills unmeasured core counts ([`core_fill`]), the model against its
-//! own baseline ([`reproduce`]), on a weighted least-squares core ([`lsq`]).
+//! own baseline ([`reproduce`]), on a weighted least-squares core (`crate::numeric::lsq`).
 //! (Network ping-pong and memory-contention fits belong here too; see the README's status.)
 
 pub mod contention;
@@ -9,7 +9,7 @@ pub mod core_fill;
 pub mod from_measured;
 #[path = "../../calibration/kernels.rs"]
 pub mod kernels;
-pub mod lsq;
+
 pub mod machine_edit;
 pub mod multi_node;
 pub mod network_fit;

@@ -3,8 +3,8 @@
 //! (Calotoiu et al., SC'13) is the reference for the family; its selection by cross-validation
 //! over measurement points is kept, with the error relative to the measured time.
 
-use super::lsq;
 use crate::model::node_law::{Basis, Candidate, Law, NodeFit};
+use crate::numeric::lsq;
 
 /// One measured multi-node configuration for the law: node count, measured time (repeats
 /// averaged), and the time the single-node terms give it.

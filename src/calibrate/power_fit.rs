@@ -15,8 +15,8 @@
 //! relative to the measured power. With two frequencies `g = 1`; with one, every law is a
 //! constant.
 
-use super::lsq;
 use super::nonlinear::{self, FitError, Fitted, Residuals};
+use crate::numeric::lsq;
 use nalgebra::{DMatrix, DVector};
 
 /// Admissible exponents of the frequency laws.

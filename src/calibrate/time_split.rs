@@ -5,8 +5,8 @@
 //! fitted neighbours at that frequency (interpolated in `c`). The split becomes profile points:
 //! `C_s = c f T_s` (every core busy, `U_s = 1`), `m_s = st_s = c f m`.
 
-use super::lsq;
 use crate::model::workload::BaselinePoint;
+use crate::numeric::lsq;
 use crate::units::{Hertz, Joules, Seconds};
 use std::collections::BTreeMap;
 

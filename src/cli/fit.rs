@@ -6,7 +6,7 @@ use super::validate::{Block, write_block};
 use super::{SourceArgs, bind, fit_to_machine, trust};
 use crate::atomic_write::write_atomic;
 use crate::calibrate::from_measured::{self, FitOutcome};
-use crate::calibrate::machine_edit::{self, Number};
+use crate::calibrate::machine_edit;
 use crate::calibrate::validate::{self as cv, Measured};
 use crate::error::InputError;
 use crate::model::machine::Machine;
@@ -158,37 +158,14 @@ fn machine_with_power(
         crate::calibrate::power_fit::describe(laws),
         100.0 * laws.max_residual()
     );
-    write_power(path, text, machine, power, laws.residual_bound(), &source)
-}
-
-/// The machine file's text with `[power]` keys from `power` (core_stall_w = core_active_w,
-/// memory_w = 0: time and energy alone cannot separate them) and `residual` as its
-/// fit_residual_rel, each key's source `source`; checked by reading it back.
-pub(super) fn write_power(
-    path: &Path,
-    text: &str,
-    machine: &Machine,
-    power: &crate::model::machine::Power,
-    residual: f64,
-    source: &str,
-) -> anyhow::Result<String> {
-    let w = |v: &[crate::units::Watts]| Number::PerFrequency(v.iter().map(|x| x.0).collect());
-    let keys = [
-        ("idle_w", w(&power.idle)),
-        ("core_active_w", w(&power.core_active)),
-        ("core_stall_w", w(&power.core_stall)),
-        ("memory_w", Number::One(0.0)),
-        ("fit_residual_rel", Number::One(residual.min(1.0))),
-    ];
-    let new = machine_edit::update(path, text, "power", &keys, source, false)?;
-    let back = Machine::from_toml(path, &new)?;
-    if back.frequencies != machine.frequencies {
-        anyhow::bail!(
-            "{}: the rewritten machine file lost its frequencies",
-            path.display()
-        );
-    }
-    Ok(new)
+    Ok(machine_edit::write_power(
+        path,
+        text,
+        machine,
+        power,
+        laws.residual_bound(),
+        &source,
+    )?)
 }
 
 /// Prints the splits, the power laws and the power per frequency.

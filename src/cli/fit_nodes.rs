@@ -138,12 +138,12 @@ pub fn machine_with_node_power(
             .join(", "),
         100.0 * power.fit_residual_rel.unwrap_or(0.0)
     );
-    super::fit::write_power(
+    Ok(machine_edit::write_power(
         path,
         text,
         machine,
         power,
         power.fit_residual_rel.unwrap_or(0.0),
         &source,
-    )
+    )?)
 }

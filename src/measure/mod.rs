@@ -22,8 +22,6 @@ pub mod slurm;
 pub mod sweep;
 pub mod talp_attach;
 
-use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -76,94 +74,7 @@ impl<T: Send + 'static> Sampler<T> {
     }
 }
 
-/// A quantity that cannot be measured here: what, why, and what the user can do about it.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
-#[error("{what}: not measured: {why}. {hint}")]
-pub struct Unsupported {
-    /// The quantity (`hardware counters (cycles, instructions, stalls)`).
-    pub what: String,
-    /// Why it cannot be measured here.
-    pub why: String,
-    /// What the user can do.
-    pub hint: String,
-}
-
-impl Unsupported {
-    /// Builds one from three texts.
-    pub fn new(what: impl Into<String>, why: impl Into<String>, hint: impl Into<String>) -> Self {
-        Unsupported {
-            what: what.into(),
-            why: why.into(),
-            hint: hint.into(),
-        }
-    }
-}
-
-/// What one run yielded. Every field is a measurement, or absent.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Readings {
-    /// Core cycles summed over the process tree.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub cycles: Option<f64>,
-    /// Instructions retired.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub instructions: Option<f64>,
-    /// Total stall cycles.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub stall_cycles: Option<f64>,
-    /// Memory-related stall cycles.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub mem_stall_cycles: Option<f64>,
-    /// Busy CPU time of the process tree (task-clock or rusage), seconds.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub cpu_time_s: Option<f64>,
-    /// Where `cpu_time_s` came from (`perf task-clock`, `rusage`).
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub cpu_time_source: Option<String>,
-    /// Energy per domain (`package-0`, `dram-0`, `gpu-0`, `slurm-node`), joules.
-    #[serde(skip_serializing_if = "BTreeMap::is_empty", default)]
-    pub energy_j: BTreeMap<String, f64>,
-    /// Kernel-busy time per GPU (NVML utilisation x wall time), seconds.
-    #[serde(skip_serializing_if = "Vec::is_empty", default)]
-    pub gpu_busy_s: Vec<f64>,
-    /// Sampling error bound of `gpu_busy_s` per GPU, seconds (NVML sampling).
-    #[serde(skip_serializing_if = "Vec::is_empty", default)]
-    pub gpu_busy_err_s: Vec<f64>,
-    /// Mean SM clock per GPU over the samples in which it was busy, MHz.
-    #[serde(skip_serializing_if = "Vec::is_empty", default)]
-    pub gpu_sm_mhz: Vec<f64>,
-    /// Mean memory clock per GPU over the samples in which it was busy, MHz.
-    #[serde(skip_serializing_if = "Vec::is_empty", default)]
-    pub gpu_mem_mhz: Vec<f64>,
-    /// MPI messages sent per rank over the run.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub mpi_messages_per_rank: Option<f64>,
-    /// MPI bytes sent per rank over the run.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub mpi_bytes_per_rank: Option<f64>,
-    /// What TALP measured of this run when it was preloaded during the sweep
-    /// (`--mpi-profiler talp`): its printed trees, and device times with DLB's GPU plugin.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub talp: Option<record::TalpAttachment>,
-    /// Problems met while reading (a counter that did not run, a wrap that could not be told).
-    #[serde(skip_serializing_if = "Vec::is_empty", default)]
-    pub warnings: Vec<String>,
-}
-
-impl Readings {
-    /// Sum of the energy domains that do not overlap, and the names summed.
-    pub fn total_energy(&self) -> Option<(f64, Vec<String>)> {
-        // A node-level Slurm figure already holds the package, DRAM and GPU domains.
-        if let Some(&e) = self.energy_j.get(slurm::DOMAIN) {
-            return Some((e, vec![slurm::DOMAIN.to_string()]));
-        }
-        if self.energy_j.is_empty() {
-            return None;
-        }
-        let names = self.energy_j.keys().cloned().collect();
-        Some((self.energy_j.values().sum(), names))
-    }
-}
+pub use crate::artefact::readings::{Readings, Unsupported};
 
 /// What a backend knows about the run being measured.
 #[derive(Debug, Clone)]

@@ -3,8 +3,8 @@
 //! record as soon as it is measured, so an interrupted sweep keeps what it measured
 //! (`--resume` measures only the sizes missing from the record).
 
+use crate::artefact::pingpong::SizeSample;
 use crate::atomic_write::write_atomic;
-use crate::calibrate::network_fit::SizeSample;
 use crate::error::{InputError, InputResult};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -133,7 +133,7 @@ mod run {
             _ => Record {
                 format: RECORD_FORMAT.into(),
                 hosts,
-                date: crate::calibrate::machine_edit::today_utc(),
+                date: crate::units::today_utc(),
                 target_s: o.target_s,
                 sizes: Vec::new(),
             },

@@ -10,7 +10,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 /// Domain name of Slurm's node-level energy in [`Readings::energy_j`].
-pub const DOMAIN: &str = "slurm-node";
+pub const DOMAIN: &str = crate::artefact::readings::SLURM_DOMAIN;
 
 /// `(step id, ConsumedEnergyRaw)` rows of `sacct -n -P -o JobID,ConsumedEnergyRaw`; an empty or
 /// non-numeric energy is `None`.

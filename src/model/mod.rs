@@ -6,6 +6,7 @@
 //! [`Group::eval`] is the only implementation of the equations: `predict`, the search and the
 //! tests all go through it, so a number is the same wherever it is printed.
 
+pub mod baseline;
 pub mod evidence;
 pub mod gpu_power;
 pub mod host_tree;

@@ -3,21 +3,11 @@
 //! thread management) and a waiting term (no thread busy, and no measurement says on what).
 //! `docs/MODEL.md` section 6b writes the equations; this file is their only implementation.
 
-use super::workload::BaselinePoint;
-use crate::calibrate::lsq;
+use super::baseline::BaselinePoint;
+use crate::numeric::lsq;
 use crate::units::Hertz;
 
-/// The two terms beyond the paper at one baseline point, at `n = 1` and `S = S_s`, in seconds.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct Extra {
-    /// `X_ser`: one thread busy; scales as `1/f`, is not divided over cores or nodes.
-    pub serial: f64,
-    /// `X_wait`: no thread busy; does not change with `f`, `c` or `n`.
-    pub wait: f64,
-    /// How much the paper's terms alone exceed the measured wall time (>= 0): time the model
-    /// over-explains, which no extra term can take back.
-    pub excess: f64,
-}
+pub use super::baseline::Extra;
 
 impl Extra {
     /// `X_ser + X_wait`.

@@ -3,7 +3,7 @@
 //! machine the profile was measured on. Profiles from elsewhere have no record: then the
 //! spread is unknown (the 2% floor of MODEL.md 6b applies) and the machine is not checked.
 
-use crate::measure::record::{PointKey, SweepRecord, key, rel_spread};
+use crate::artefact::sweep::{PointKey, RunRecord, SweepRecord, key, rel_spread};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 
@@ -50,7 +50,7 @@ pub struct SweepFacts {
 /// Reads the facts from a profile's `sweep` value; `None` when it has no readable record.
 pub fn read(sweep: Option<&Value>) -> Option<SweepFacts> {
     let rec: SweepRecord = serde_json::from_value(sweep?.get("record")?.clone()).ok()?;
-    let mut groups: BTreeMap<PointKey, Vec<&crate::measure::record::RunRecord>> = BTreeMap::new();
+    let mut groups: BTreeMap<PointKey, Vec<&RunRecord>> = BTreeMap::new();
     for r in rec.runs.iter().filter(|r| r.ok && r.nodes == 1) {
         groups
             .entry(key(r.cores, r.freq_hz, r.gpus))

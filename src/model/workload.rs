@@ -11,46 +11,7 @@ use crate::units::{Hertz, Joules, Seconds};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
-/// Format tag written in and expected from profile files.
-pub const PROFILE_FORMAT: &str = "jouleplan-profile/1";
-
-/// How the messages a process sends per iteration grow with the node count `n`.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Growth {
-    /// `eta` messages whatever `n` (> 1).
-    Constant,
-    /// `eta` messages to each of `min(n - 1, k)` neighbours.
-    Neighbours(u32),
-    /// `eta * ceil(log2 n)`: tree collectives.
-    Log2,
-    /// `eta * (n - 1)`: all-to-all.
-    AllToAll,
-}
-
-impl Growth {
-    /// The factor on `eta` at `n` nodes; 0 when `n = 1` (no inter-node messages).
-    pub fn factor(self, n: u32) -> f64 {
-        if n <= 1 {
-            return 0.0;
-        }
-        match self {
-            Growth::Constant => 1.0,
-            Growth::Neighbours(k) => f64::from((n - 1).min(k)),
-            Growth::Log2 => f64::from(32 - (n - 1).leading_zeros()),
-            Growth::AllToAll => f64::from(n - 1),
-        }
-    }
-
-    /// The name used in profile files.
-    pub fn name(self) -> &'static str {
-        match self {
-            Growth::Constant => "constant",
-            Growth::Neighbours(_) => "neighbours",
-            Growth::Log2 => "log2",
-            Growth::AllToAll => "all_to_all",
-        }
-    }
-}
+pub use crate::artefact::profile::{Growth, PROFILE_FORMAT, freq_key};
 
 /// Messages per process and iteration.
 #[derive(Debug, Clone, PartialEq)]
@@ -74,72 +35,7 @@ impl Communication {
     }
 }
 
-/// Device activity of a baseline point with GPUs (MODEL.md section 6), over the whole baseline run.
-#[derive(Debug, Clone, PartialEq)]
-pub struct DeviceBaseline {
-    /// Kernel (useful) time of each GPU: the union of its kernel intervals.
-    pub kernel: Vec<Seconds>,
-    /// Memory-transfer time of each GPU not overlapped by a kernel.
-    pub transfer: Vec<Seconds>,
-    /// Time the host process was blocked in the GPU runtime as the model holds it (`T_gpu` at
-    /// the baseline): the part of the blocked time the busy time does not already hold
-    /// (MODEL.md 6b).
-    pub host_runtime: Seconds,
-    /// Time the host process was blocked in the GPU runtime, as measured (or estimated).
-    pub host_runtime_raw: Seconds,
-    /// Where the device times came from (`TALP (file)`, `NVML utilisation sampling`).
-    pub source: Option<String>,
-    /// Whether `host_runtime` was estimated from the core-count series (MODEL.md 6b) rather
-    /// than measured.
-    pub host_runtime_estimated: bool,
-}
-
-/// One measured (or derived) single-node point. Cycle counts are summed over the `c` cores.
-#[derive(Debug, Clone, PartialEq)]
-pub struct BaselinePoint {
-    /// Cores `c` in use.
-    pub cores: u32,
-    /// Core clock frequency `f`.
-    pub freq: Hertz,
-    /// GPUs `g_0` in use.
-    pub gpus: u32,
-    /// `C_s`: total cycles.
-    pub cycles: f64,
-    /// `st_s`: total stall cycles.
-    pub stall_cycles: f64,
-    /// `m_s`: memory-related stall cycles.
-    pub mem_stall_cycles: f64,
-    /// `I_s`: instructions, when counted.
-    pub instructions: Option<f64>,
-    /// `U_s`: busy core-time / (c x wall time).
-    pub utilisation: f64,
-    /// `T_s`: wall time.
-    pub wall_time: Seconds,
-    /// `E_s`: measured energy, when the machine can measure it.
-    pub energy: Option<Joules>,
-    /// Device activity, when GPUs were used.
-    pub device: Option<DeviceBaseline>,
-    /// Whether this point was measured (`true`) or derived from others.
-    pub measured: bool,
-    /// The time its wall time holds beyond the paper's terms (MODEL.md 6b), derived when the
-    /// profile is read; never stored in the file.
-    pub extra: Extra,
-    /// The efficiency trees measured beside this point (TALP), when attached: where from, and
-    /// the efficiencies by TALP's JSON names.
-    pub measured_tree: Option<(String, Vec<(String, f64)>)>,
-}
-
-impl BaselinePoint {
-    /// Work cycles `w_s = C_s - st_s`.
-    pub fn work_cycles(&self) -> f64 {
-        self.cycles - self.stall_cycles
-    }
-
-    /// Non-memory stall cycles `b_s = st_s - m_s`.
-    pub fn other_stall_cycles(&self) -> f64 {
-        self.stall_cycles - self.mem_stall_cycles
-    }
-}
+pub use super::baseline::{BaselinePoint, DeviceBaseline};
 
 /// A workload profile.
 #[derive(Debug, Clone, PartialEq)]
@@ -176,11 +72,6 @@ pub struct Profile {
     /// The node law fitted on measured multi-node runs (MODEL.md 6c b), when there were any.
     pub node_law: Option<super::node_law::NodeFit>,
     index: rustc_hash::FxHashMap<(u32, u64, u32), usize>,
-}
-
-/// A frequency as whole kHz: the key that tells two measured frequencies apart.
-pub fn freq_key(f: Hertz) -> u64 {
-    (f.0 / 1e3).round() as u64
 }
 
 impl Profile {

@@ -1,0 +1,8 @@
+//! The artefacts: the files and records the stages hand each other, one type each, below every
+//! stage. `measure` writes them, `calibrate` reads and writes them, `model` reads them; none of
+//! them imports a stage (docs/ARCHITECTURE.md).
+
+pub mod pingpong;
+pub mod profile;
+pub mod readings;
+pub mod sweep;

@@ -1,0 +1,302 @@
+//! The sweep record (`sweep.record` of a profile written by `jouleplan profile`): every run as
+//! measured, where and how, with what each run's backends read. `measure` writes it, `model`
+//! reads the facts it holds (spread, energy domains, the machine), and `--resume` reads it back.
+
+use super::profile::freq_key;
+pub use super::readings::TalpAttachment;
+use super::readings::{Readings, Unsupported};
+use crate::units::Hertz;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// One run of the program at one point.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    /// Nodes the run spread over (1 in files written before the node axis).
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub nodes: u32,
+    /// Cores in use on each node.
+    pub cores: u32,
+    /// Core frequency the point asked for (or ran at), Hz.
+    pub freq_hz: f64,
+    /// GPUs in use.
+    pub gpus: u32,
+    /// Repeat index, from 1.
+    pub repeat: u32,
+    /// Whether it exited with status 0 within the time limit.
+    pub ok: bool,
+    /// How it failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
+    /// Wall time, seconds.
+    pub wall_s: f64,
+    /// What the backends measured.
+    pub readings: Readings,
+    /// The last lines of its stderr.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub stderr_tail: String,
+    /// When it finished (seconds since the Unix epoch).
+    pub finished_unix: u64,
+    /// MPI ranks on each node, and threads per rank (absent in files written before the node
+    /// axis: the sweep's `ranks`, and `cores / ranks`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layout: Option<RankLayout>,
+    /// The hosts the run was given (a `--hostfile` run's first `nodes` hosts; a Slurm step's
+    /// node list where sacct gave it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<String>,
+}
+
+/// How one run's ranks and threads were laid out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RankLayout {
+    /// MPI ranks on each node.
+    pub ranks_per_node: u32,
+    /// OpenMP threads per rank.
+    pub threads_per_rank: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's skip_serializing_if passes a reference
+fn is_one(n: &u32) -> bool {
+    *n == 1
+}
+
+impl RunRecord {
+    /// `(cores, kHz, gpus)`: the single-node point it belongs to (see [`RunRecord::planned`]
+    /// for the node count too).
+    pub fn key(&self) -> PointKey {
+        key(self.cores, self.freq_hz, self.gpus)
+    }
+
+    /// The planned point it belongs to, node count included.
+    pub fn planned(&self) -> Planned {
+        Planned {
+            nodes: self.nodes,
+            cores: self.cores,
+            freq_hz: self.freq_hz,
+            gpus: self.gpus,
+        }
+    }
+}
+
+/// A point of the sweep: nodes, cores per node, frequency (Hz) and GPUs. Written as
+/// `[cores, freq_hz, gpus]` on one node (as before the node axis) and
+/// `[nodes, cores, freq_hz, gpus]` on more.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(from = "PlannedRepr", into = "PlannedRepr")]
+pub struct Planned {
+    /// Nodes.
+    pub nodes: u32,
+    /// Cores per node.
+    pub cores: u32,
+    /// Frequency, Hz.
+    pub freq_hz: f64,
+    /// GPUs per node.
+    pub gpus: u32,
+}
+
+impl Planned {
+    /// The key that tells two points apart (the frequency to the kHz).
+    pub fn key(&self) -> (u32, PointKey) {
+        (self.nodes, key(self.cores, self.freq_hz, self.gpus))
+    }
+
+    /// `2 nodes x 64 cores, 2.400 GHz, 0 GPUs` (`64 cores, ...` on one node).
+    pub fn describe(&self) -> String {
+        let nodes = if self.nodes == 1 {
+            String::new()
+        } else {
+            format!("{} nodes x ", self.nodes)
+        };
+        format!(
+            "{nodes}{} cores, {:.3} GHz, {} GPUs",
+            self.cores,
+            self.freq_hz / 1e9,
+            self.gpus
+        )
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(untagged)]
+enum PlannedRepr {
+    One(u32, f64, u32),
+    Many(u32, u32, f64, u32),
+}
+
+impl From<PlannedRepr> for Planned {
+    fn from(r: PlannedRepr) -> Self {
+        let (nodes, cores, freq_hz, gpus) = match r {
+            PlannedRepr::One(c, f, g) => (1, c, f, g),
+            PlannedRepr::Many(n, c, f, g) => (n, c, f, g),
+        };
+        Planned {
+            nodes,
+            cores,
+            freq_hz,
+            gpus,
+        }
+    }
+}
+
+impl From<Planned> for PlannedRepr {
+    fn from(p: Planned) -> Self {
+        if p.nodes == 1 {
+            PlannedRepr::One(p.cores, p.freq_hz, p.gpus)
+        } else {
+            PlannedRepr::Many(p.nodes, p.cores, p.freq_hz, p.gpus)
+        }
+    }
+}
+
+/// A point: cores, frequency in kHz, GPUs.
+pub type PointKey = (u32, u64, u32);
+
+/// The key of a point.
+pub fn key(cores: u32, freq_hz: f64, gpus: u32) -> PointKey {
+    (cores, freq_key(Hertz(freq_hz)), gpus)
+}
+
+/// A backend that could not measure, as recorded.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Missing {
+    /// The backend.
+    pub backend: String,
+    /// What, why and what to do.
+    #[serde(flatten)]
+    pub reason: Unsupported,
+}
+
+/// The `sweep` section.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SweepRecord {
+    /// The command measured, word by word.
+    pub command: Vec<String>,
+    /// MPI ranks per node.
+    pub ranks: u32,
+    /// The launcher words before the command (empty: none); on more than one node, see
+    /// `launcher_nodes`.
+    pub launcher: Vec<String>,
+    /// The launcher words of the runs on more than one node (empty: the sweep has none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub launcher_nodes: Vec<String>,
+    /// Runs per point.
+    pub repeat: u32,
+    /// Where it ran: hostname, kernel, CPU, cores.
+    pub host: BTreeMap<String, String>,
+    /// Working backends and what each measured.
+    pub backends: BTreeMap<String, String>,
+    /// What could not be measured, and why.
+    pub unsupported: Vec<Missing>,
+    /// How the frequency was set, or why it was not.
+    pub frequency: String,
+    /// Points asked for.
+    pub planned: Vec<Planned>,
+    /// Every run so far, in the order they finished.
+    pub runs: Vec<RunRecord>,
+    /// Whether every planned run has been made.
+    pub complete: bool,
+    /// TALP outputs (DLB's GPU plugin) attached to points with `profile --talp`: their device
+    /// and host-runtime times replace NVML's sampled ones in the baseline.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub talp: Vec<TalpAttachment>,
+}
+
+/// The mean of some values (0 for none).
+pub fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len().max(1) as f64
+}
+
+/// Relative sample standard deviation (0 for one value).
+pub fn rel_spread(v: &[f64]) -> f64 {
+    if v.len() < 2 {
+        return 0.0;
+    }
+    let m = mean(v);
+    let var = v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (v.len() - 1) as f64;
+    if m == 0.0 { 0.0 } else { var.sqrt() / m }
+}
+
+impl SweepRecord {
+    /// Checks every recorded run: its point within bounds (cores, GPUs, frequency) and its
+    /// readings finite and non-negative, so that a damaged `--resume` file is refused, not
+    /// carried into the profile. Names the run.
+    pub fn validate(&self) -> Result<(), String> {
+        for (i, r) in self.runs.iter().enumerate() {
+            let bad = |what: &str, v: f64| {
+                format!("sweep.record.runs[{i}]: {what} is {v}, which no run can have")
+            };
+            if r.cores == 0 || r.cores > 100_000 {
+                return Err(bad("cores", f64::from(r.cores)));
+            }
+            if r.nodes == 0 || r.nodes > 1_000_000 {
+                return Err(bad("nodes", f64::from(r.nodes)));
+            }
+            if let Some(l) = r.layout
+                && (l.ranks_per_node == 0
+                    || l.threads_per_rank == 0
+                    || u64::from(l.ranks_per_node) * u64::from(l.threads_per_rank)
+                        > u64::from(r.cores))
+            {
+                return Err(format!(
+                    "sweep.record.runs[{i}]: layout of {} ranks x {} threads on {} cores, which \
+                     no run can have",
+                    l.ranks_per_node, l.threads_per_rank, r.cores
+                ));
+            }
+            if r.gpus > 1024 {
+                return Err(bad("gpus", f64::from(r.gpus)));
+            }
+            if !(1e7..=2e10).contains(&r.freq_hz) {
+                return Err(bad("freq_hz", r.freq_hz));
+            }
+            let x = &r.readings;
+            let values = [
+                ("wall_s", Some(r.wall_s)),
+                ("readings.cycles", x.cycles),
+                ("readings.instructions", x.instructions),
+                ("readings.stall_cycles", x.stall_cycles),
+                ("readings.mem_stall_cycles", x.mem_stall_cycles),
+                ("readings.cpu_time_s", x.cpu_time_s),
+                ("readings.mpi_messages_per_rank", x.mpi_messages_per_rank),
+                ("readings.mpi_bytes_per_rank", x.mpi_bytes_per_rank),
+            ];
+            let extra = x
+                .energy_j
+                .values()
+                .chain(x.gpu_busy_s.iter())
+                .map(|&v| ("readings.energy_j / gpu_busy_s", Some(v)));
+            for (what, v) in values.into_iter().chain(extra) {
+                if let Some(v) = v
+                    && !(v.is_finite() && (0.0..=1e21).contains(&v))
+                {
+                    return Err(bad(what, v));
+                }
+            }
+            if x.gpu_busy_s.len() > r.gpus as usize {
+                return Err(bad(
+                    "readings.gpu_busy_s (entries)",
+                    x.gpu_busy_s.len() as f64,
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Reads the sweep record back from a file written by [`profile_json`].
+pub fn read_sweep(doc: &Value) -> Result<SweepRecord, String> {
+    let rec = doc
+        .get("sweep")
+        .and_then(|s| s.get("record"))
+        .ok_or("no `sweep.record` section: the file was not written by `jouleplan profile`")?;
+    let rec: SweepRecord =
+        serde_json::from_value(rec.clone()).map_err(|e| format!("`sweep.record`: {e}"))?;
+    rec.validate()?;
+    Ok(rec)
+}

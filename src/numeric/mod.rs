@@ -1,0 +1,4 @@
+//! Numerical tools below every stage: weighted least squares with standard errors (nalgebra's
+//! SVD), used by the fits of `calibrate` and the idle split of `model`.
+
+pub mod lsq;
