@@ -14,7 +14,8 @@ for f in ../tests/data/fixtures/cpu-16core/heat_8192.json ../tests/data/fixtures
 done
 cp ../tests/data/fixtures/talp/*.json ../tests/data/fixtures/mpip/*.mpiP ../tests/data/perfstat/*.csv corpus/metrics_text/
 i=0
-for s in 90s "500 ms" 00:10:00 1-02:00:00 12kJ 0.5kwh 10% 0.25 1-8,16,32 4,16,2.4,2; do
+for s in 90s "500 ms" 00:10:00 1-02:00:00 12kJ 0.5kwh 10% 0.25 1-8,16,32 4,16,2.4,2 \
+  4,32,0.8GHz 2400MHz,1.1GHz 64KiB 16MB; do
   printf '%s' "$s" > "corpus/flag_values/s$i"; i=$((i + 1))
 done
 # Paraver: the first byte picks the options (see fuzz_targets/paraver.rs), then the head of

@@ -2,7 +2,8 @@
 //! positive, bounded values or errors; never a panic.
 #![no_main]
 use jouleplan::cli::values::{
-    parse_config, parse_duration, parse_energy, parse_int_spec, parse_slowdown,
+    parse_bytes, parse_config, parse_duration, parse_energy, parse_ghz_values, parse_int_spec,
+    parse_slowdown,
 };
 use libfuzzer_sys::fuzz_target;
 
@@ -21,6 +22,12 @@ fuzz_target!(|data: &[u8]| {
         assert!(v.len() <= 10_000_000);
     }
     if let Ok(c) = parse_config("--config", &s) {
-        assert!(c.freq.0.is_finite());
+        assert!(c.freq.0.is_finite() && c.freq.0 > 0.0 && c.freq.0 <= 5e10);
+    }
+    if let Ok(v) = parse_ghz_values("--freqs", &s) {
+        assert!(v.iter().all(|f| f.is_finite() && *f > 0.0 && *f <= 5e10));
+    }
+    if let Ok(b) = parse_bytes("--max-bytes", &s) {
+        assert!((1..=1 << 30).contains(&b));
     }
 });

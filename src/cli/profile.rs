@@ -158,36 +158,15 @@ fn nodes_spec(spec: &str) -> Result<Vec<u32>, InputError> {
     Ok(v)
 }
 
-fn options(a: &ProfileArgs) -> anyhow::Result<Options> {
-    let import = a.perf_stat.is_some();
-    if a.command.is_empty() && !import {
-        return Err(values::bad(
-            "COMMAND",
-            "the program to measure after `--` (jouleplan profile --cores 1,2 -- ./app)",
-            "nothing",
-        )
-        .into());
-    }
-    let positive = |flag: &str, v: f64| -> Result<f64, InputError> {
-        if v.is_finite() && v > 0.0 {
-            Ok(v)
-        } else {
-            Err(values::bad(flag, "a positive number", v.to_string()))
-        }
-    };
-    let baseline_iterations = positive("--iterations", a.iterations)?;
-    let target_iterations = positive(
-        "--target-iterations",
-        a.target_iterations.unwrap_or(baseline_iterations),
-    )?;
-    if a.ranks == 0 || a.repeat == 0 {
-        return Err(values::bad(
-            if a.ranks == 0 { "--ranks" } else { "--repeat" },
-            "at least 1",
-            "0",
-        )
-        .into());
-    }
+/// The points of the sweep: core, frequency, node and GPU counts.
+struct Points {
+    cores: Vec<u32>,
+    freqs: Option<Vec<f64>>,
+    nodes: Vec<u32>,
+    gpus: Vec<u32>,
+}
+
+fn points(a: &ProfileArgs) -> Result<Points, InputError> {
     let cores = match &a.cores {
         Some(s) => values::parse_int_spec("--cores", s)?,
         None => {
@@ -196,14 +175,13 @@ fn options(a: &ProfileArgs) -> anyhow::Result<Options> {
         }
     };
     if cores.contains(&0) {
-        return Err(values::bad("--cores", "core counts of at least 1", "0").into());
+        return Err(values::bad("--cores", "core counts of at least 1", "0"));
     }
     let freqs = a
         .freqs
         .as_deref()
         .map(|s| values::parse_ghz_values("--freqs", s))
         .transpose()?;
-    let nodes = nodes_spec(&a.nodes)?;
     let gpus = match &a.gpus {
         Some(s) => {
             let mut v = values::parse_int_spec("--gpus", s)?;
@@ -212,6 +190,40 @@ fn options(a: &ProfileArgs) -> anyhow::Result<Options> {
         }
         None => vec![0],
     };
+    Ok(Points {
+        cores,
+        freqs,
+        nodes: nodes_spec(&a.nodes)?,
+        gpus,
+    })
+}
+
+/// The iteration counts `S_s` and `S`, checked positive.
+fn iterations(a: &ProfileArgs) -> Result<(f64, f64), InputError> {
+    let positive = |flag: &str, v: f64| -> Result<f64, InputError> {
+        if v.is_finite() && v > 0.0 {
+            Ok(v)
+        } else {
+            Err(values::bad(flag, "a positive number", v.to_string()))
+        }
+    };
+    let baseline = positive("--iterations", a.iterations)?;
+    let target = positive(
+        "--target-iterations",
+        a.target_iterations.unwrap_or(baseline),
+    )?;
+    Ok((baseline, target))
+}
+
+/// The launcher words, the time limit, the stall events and the MPI profiler.
+type Running = (
+    Option<Vec<String>>,
+    Option<std::time::Duration>,
+    Option<cpu::StallEvents>,
+    Option<Profiler>,
+);
+
+fn running(a: &ProfileArgs) -> Result<Running, InputError> {
     let launcher = a
         .launcher
         .as_deref()
@@ -234,10 +246,15 @@ fn options(a: &ProfileArgs) -> anyhow::Result<Options> {
         None => None,
         Some("mpip") => Some(Profiler::Mpip),
         Some("talp") => Some(Profiler::Talp),
-        Some(other) => {
-            return Err(values::bad("--mpi-profiler", "mpip or talp", other).into());
-        }
+        Some(other) => return Err(values::bad("--mpi-profiler", "mpip or talp", other)),
     };
+    Ok((launcher, timeout, stall_override, mpi_profiler))
+}
+
+/// The profile's header: program name, description, iterations, growth and where each came
+/// from.
+fn header(a: &ProfileArgs) -> Result<Header, InputError> {
+    let (baseline_iterations, target_iterations) = iterations(a)?;
     let program = a.program.clone().unwrap_or_else(|| {
         a.command
             .first()
@@ -245,19 +262,55 @@ fn options(a: &ProfileArgs) -> anyhow::Result<Options> {
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| "imported".into())
     });
-    let mut notes = vec![(
-        "iterations".to_string(),
-        match a.target_iterations {
-            Some(_) => {
-                "baseline and target iterations from --iterations / --target-iterations".to_string()
-            }
-            None => "target iterations = baseline iterations (no --target-iterations)".to_string(),
-        },
-    )];
-    notes.push((
-        "communication.growth".into(),
-        format!("--growth {} (not measured)", a.growth),
-    ));
+    let iterations_note = match a.target_iterations {
+        Some(_) => "baseline and target iterations from --iterations / --target-iterations",
+        None => "target iterations = baseline iterations (no --target-iterations)",
+    };
+    Ok(Header {
+        program,
+        description: format!("measured by `jouleplan profile` ({})", a.command.join(" ")),
+        baseline_iterations,
+        target_iterations,
+        growth: parse_growth(&a.growth)?,
+        notes: vec![
+            ("iterations".to_string(), iterations_note.to_string()),
+            (
+                "communication.growth".into(),
+                format!("--growth {} (not measured)", a.growth),
+            ),
+        ],
+    })
+}
+
+/// The NVML sampling interval, 10 ms to 10 s.
+fn gpu_sample(a: &ProfileArgs) -> Result<std::time::Duration, InputError> {
+    let d = values::parse_duration("--gpu-sample", &a.gpu_sample)?.0;
+    if !(0.01..=10.0).contains(&d) {
+        return Err(values::bad(
+            "--gpu-sample",
+            "an interval from 10ms to 10s",
+            &a.gpu_sample,
+        ));
+    }
+    Ok(std::time::Duration::from_secs_f64(d))
+}
+
+fn options(a: &ProfileArgs) -> anyhow::Result<Options> {
+    let import = a.perf_stat.is_some();
+    if a.command.is_empty() && !import {
+        return Err(values::bad(
+            "COMMAND",
+            "the program to measure after `--` (jouleplan profile --cores 1,2 -- ./app)",
+            "nothing",
+        )
+        .into());
+    }
+    if a.ranks == 0 || a.repeat == 0 {
+        let flag = if a.ranks == 0 { "--ranks" } else { "--repeat" };
+        return Err(values::bad(flag, "at least 1", "0").into());
+    }
+    let pts = points(a)?;
+    let (launcher, timeout, stall_override, mpi_profiler) = running(a)?;
     let command = if import {
         vec![format!("(perf stat capture) {}", a.command.join(" "))]
     } else {
@@ -265,10 +318,10 @@ fn options(a: &ProfileArgs) -> anyhow::Result<Options> {
     };
     Ok(Options {
         command,
-        cores,
-        freqs,
-        gpus,
-        nodes,
+        cores: pts.cores,
+        freqs: pts.freqs,
+        gpus: pts.gpus,
+        nodes: pts.nodes,
         hostfile: a.hostfile.clone(),
         ranks: a.ranks,
         launcher,
@@ -276,14 +329,7 @@ fn options(a: &ProfileArgs) -> anyhow::Result<Options> {
         timeout,
         output: a.output.clone(),
         resume: a.resume,
-        header: Header {
-            program,
-            description: format!("measured by `jouleplan profile` ({})", a.command.join(" ")),
-            baseline_iterations,
-            target_iterations,
-            growth: parse_growth(&a.growth)?,
-            notes,
-        },
+        header: header(a)?,
         stall_override,
         mpi_profiler,
         roots: Roots {
@@ -297,18 +343,7 @@ fn options(a: &ProfileArgs) -> anyhow::Result<Options> {
         quiet: a.quiet,
         verbose: a.verbose,
         at_node_frequency: a.at_node_frequency,
-        gpu_sample: {
-            let d = values::parse_duration("--gpu-sample", &a.gpu_sample)?.0;
-            if !(0.01..=10.0).contains(&d) {
-                return Err(values::bad(
-                    "--gpu-sample",
-                    "an interval from 10ms to 10s",
-                    &a.gpu_sample,
-                )
-                .into());
-            }
-            std::time::Duration::from_secs_f64(d)
-        },
+        gpu_sample: gpu_sample(a)?,
     })
 }
 
@@ -337,56 +372,11 @@ pub const EXIT_RUNS_FAILED: i32 = 4;
 /// Runs `profile`; returns the exit code.
 pub fn run_profile(a: &ProfileArgs, out: &mut dyn Write) -> anyhow::Result<i32> {
     if !a.talp.is_empty() || !a.trace.is_empty() {
-        if !a.command.is_empty() || a.perf_stat.is_some() {
-            return Err(values::bad(
-                "--talp/--trace",
-                "no command and no --perf-stat: --talp and --trace attach measured trees to an \
-                 existing profile",
-                a.command.join(" "),
-            )
-            .into());
-        }
-        let mut specs = a
-            .talp
-            .iter()
-            .map(|s| crate::measure::talp_attach::parse_spec(s))
-            .collect::<Result<Vec<_>, _>>()?;
-        for t in &a.trace {
-            let spec = crate::measure::talp_attach::parse_spec(t)?;
-            if !crate::measure::talp_attach::is_trace(&spec.file) {
-                return Err(values::bad(
-                    "--trace",
-                    "CORES=FILE.prv or CORES=FILE.prv.gz",
-                    t.clone(),
-                )
-                .into());
-            }
-            specs.push(spec);
-        }
-        for line in crate::measure::talp_attach::attach(&a.output, &specs)? {
-            writeln!(out, "{line}")?;
-        }
-        return Ok(0);
+        return attach_trees(a, out);
     }
     let o = options(a)?;
     if let Some(capture) = &a.perf_stat {
-        let wall = a
-            .wall_time
-            .as_deref()
-            .map(|w| values::parse_duration("--wall-time", w))
-            .transpose()?
-            .map(|s| s.0);
-        let r = sweep::import_perf_stat(&o, capture, wall)?;
-        writeln!(
-            out,
-            "imported {} as {} cores at {:.3} GHz ({:.3} s) into {}",
-            capture.display(),
-            r.cores,
-            r.freq_hz / 1e9,
-            r.wall_s,
-            o.output.display()
-        )?;
-        return Ok(0);
+        return import_capture(a, &o, capture, out);
     }
     check_outputs(a)?;
     let quiet = a.quiet;
@@ -399,6 +389,81 @@ pub fn run_profile(a: &ProfileArgs, out: &mut dyn Write) -> anyhow::Result<i32> 
     // --quiet: errors only (what could not be measured was said once, as the sweep began).
     let mut sink = std::io::sink();
     let out: &mut dyn Write = if quiet { &mut sink } else { out };
+    summarise(&o, &res, out)?;
+    if res.runs_made + res.runs_skipped > 0 {
+        after_sweep(a, &o, out)?;
+    }
+    if res.interrupted {
+        eprintln!("interrupted: every finished run is saved; continue with --resume");
+        return Ok(EXIT_INTERRUPTED);
+    }
+    Ok(if res.failed.is_empty() {
+        0
+    } else {
+        EXIT_RUNS_FAILED
+    })
+}
+
+/// `--talp` and `--trace`: measured trees attached to the points of an existing profile.
+fn attach_trees(a: &ProfileArgs, out: &mut dyn Write) -> anyhow::Result<i32> {
+    use crate::measure::talp_attach;
+    if !a.command.is_empty() || a.perf_stat.is_some() {
+        return Err(values::bad(
+            "--talp/--trace",
+            "no command and no --perf-stat: --talp and --trace attach measured trees to an \
+             existing profile",
+            a.command.join(" "),
+        )
+        .into());
+    }
+    let mut specs = a
+        .talp
+        .iter()
+        .map(|s| talp_attach::parse_spec(s))
+        .collect::<Result<Vec<_>, _>>()?;
+    for t in &a.trace {
+        let spec = talp_attach::parse_spec(t)?;
+        if !talp_attach::is_trace(&spec.file) {
+            return Err(
+                values::bad("--trace", "CORES=FILE.prv or CORES=FILE.prv.gz", t.clone()).into(),
+            );
+        }
+        specs.push(spec);
+    }
+    for line in talp_attach::attach(&a.output, &specs)? {
+        writeln!(out, "{line}")?;
+    }
+    Ok(0)
+}
+
+/// `--perf-stat`: one point imported from a capture made on a cluster node.
+fn import_capture(
+    a: &ProfileArgs,
+    o: &Options,
+    capture: &std::path::Path,
+    out: &mut dyn Write,
+) -> anyhow::Result<i32> {
+    let wall = a
+        .wall_time
+        .as_deref()
+        .map(|w| values::parse_duration("--wall-time", w))
+        .transpose()?
+        .map(|s| s.0);
+    let r = sweep::import_perf_stat(o, capture, wall)?;
+    writeln!(
+        out,
+        "imported {} as {} cores at {:.3} GHz ({:.3} s) into {}",
+        capture.display(),
+        r.cores,
+        r.freq_hz / 1e9,
+        r.wall_s,
+        o.output.display()
+    )?;
+    Ok(0)
+}
+
+/// The sweep's outcome: runs made, each point's spread; failed runs on standard error.
+fn summarise(o: &Options, res: &sweep::Outcome, out: &mut dyn Write) -> std::io::Result<()> {
     writeln!(
         out,
         "{}: {} runs made, {} already there, {} failed{}",
@@ -422,29 +487,24 @@ pub fn run_profile(a: &ProfileArgs, out: &mut dyn Write) -> anyhow::Result<i32> 
     for f in &res.failed {
         eprintln!("failed: {f}");
     }
-    if res.runs_made + res.runs_skipped > 0 {
-        if let Some(csv) = &a.measured_out {
-            let rows = super::profile_nodes::write_measured_csv(&o.output, csv)?;
-            writeln!(out, "wrote {rows} runs to {}", csv.display())?;
-        }
-        super::profile_nodes::fit_into_profile(&o.output, a.machine.as_deref(), a.weak, out)
-            .map_err(|e| {
-                e.context(format!(
-                    "every run is saved in {}, but the node law was not fitted (fix the cause \
-                     and add --resume: nothing is run again)",
-                    o.output.display()
-                ))
-            })?;
+    Ok(())
+}
+
+/// After the runs: the measured CSV and the node law (MODEL.md 6c).
+fn after_sweep(a: &ProfileArgs, o: &Options, out: &mut dyn Write) -> anyhow::Result<()> {
+    if let Some(csv) = &a.measured_out {
+        let rows = super::profile_nodes::write_measured_csv(&o.output, csv)?;
+        writeln!(out, "wrote {rows} runs to {}", csv.display())?;
     }
-    if res.interrupted {
-        eprintln!("interrupted: every finished run is saved; continue with --resume");
-        return Ok(EXIT_INTERRUPTED);
-    }
-    Ok(if res.failed.is_empty() {
-        0
-    } else {
-        EXIT_RUNS_FAILED
-    })
+    super::profile_nodes::fit_into_profile(&o.output, a.machine.as_deref(), a.weak, out).map_err(
+        |e| {
+            e.context(format!(
+                "every run is saved in {}, but the node law was not fitted (fix the cause and \
+                 add --resume: nothing is run again)",
+                o.output.display()
+            ))
+        },
+    )
 }
 
 /// The sysfs roots the measurement reads (hidden: for tests and containers).

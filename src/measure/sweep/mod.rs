@@ -1,0 +1,20 @@
+//! The sweep: run the program at every `(nodes, cores, frequency, GPUs)` point, `repeat`
+//! times, with every working backend, and write each run to the profile as it completes. One
+//! file per concern: the options, the node, the profile file, the frequency, the set-up, one
+//! run, the sweep's loop, the summary, and the import of a `perf stat` capture.
+
+mod file;
+mod frequency;
+mod host;
+mod import;
+mod one_run;
+mod options;
+mod run;
+mod setup;
+mod summary;
+
+pub use host::{core_cpus, resolve_program};
+pub use import::import_perf_stat;
+pub use options::{INTERRUPTED, Options, Outcome, Roots};
+pub use run::run;
+pub use summary::summarise;

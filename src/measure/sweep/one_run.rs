@@ -1,0 +1,168 @@
+//! One run: its command line and environment, the backends around it, its record; warm-up runs.
+
+use super::host::*;
+use super::options::*;
+use super::setup::*;
+use crate::measure::cpufreq::Control;
+use crate::measure::launch::{self, Spec};
+use crate::measure::placement::{self};
+use crate::measure::record::{RankLayout, RunRecord};
+use crate::measure::{Backend, Readings, RunContext};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+
+/// The command line and environment of one run.
+pub(super) fn spec_for(o: &Options, s: &Setup, (p, _): Todo) -> Spec {
+    let (c, g) = (p.cores, p.gpus);
+    let threads = c / o.ranks;
+    let khz = (p.freq_hz / 1e3).round() as u64;
+    let words = if p.nodes > 1 { &s.node_words } else { &s.words };
+    let mut argv = placement::fill(
+        words,
+        placement::Fill {
+            nodes: p.nodes,
+            ranks_per_node: o.ranks,
+            threads,
+            khz,
+            hostfile: s.hostfiles.get(&p.nodes).map(PathBuf::as_path),
+        },
+    );
+    // srun sets the frequency on every node of a step (cpufreq here sets only this one).
+    let srun_steps = p.nodes > 1 && o.launcher.is_none() && matches!(s.control, Control::Sysfs(_));
+    if matches!(s.control, Control::Srun) || (srun_steps && argv[0] == "srun") {
+        argv.insert(1, format!("--cpu-freq={khz}"));
+    }
+    argv.extend(o.command.iter().cloned());
+    let mut env = vec![
+        ("OMP_NUM_THREADS".to_string(), threads.to_string()),
+        ("OMP_PLACES".into(), "cores".into()),
+        ("OMP_PROC_BIND".into(), "close".into()),
+    ];
+    if o.gpus.iter().any(|&g| g > 0) {
+        env.push(("CUDA_DEVICE_ORDER".into(), "PCI_BUS_ID".into()));
+        // The first g of the GPUs chosen and checked before the sweep.
+        let list: Vec<String> = s
+            .gpu_ids
+            .iter()
+            .take(g as usize)
+            .map(u32::to_string)
+            .collect();
+        env.push(("CUDA_VISIBLE_DEVICES".into(), list.join(",")));
+    }
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 && argv.first().is_some_and(|a| a.ends_with("mpirun")) {
+        env.push(("OMPI_ALLOW_RUN_AS_ROOT".into(), "1".into()));
+        env.push(("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM".into(), "1".into()));
+    }
+    Spec {
+        argv,
+        env,
+        cpus: s.cpus[..c as usize].to_vec(),
+        show_output: o.show_output,
+    }
+}
+
+/// One measured run: the backends attached before `exec`, read after the exit.
+pub(super) fn measure_once(
+    o: &Options,
+    s: &mut Setup,
+    todo: Todo,
+    run_dir: &Path,
+) -> anyhow::Result<RunRecord> {
+    let (p, k) = todo;
+    let mut spec = spec_for(o, s, todo);
+    // On several nodes, only what covers every node is read (see `one_node_only`).
+    let mut backends: Vec<&mut Box<dyn Backend>> = s
+        .working
+        .iter_mut()
+        .map(|(b, _)| b)
+        .filter(|b| p.nodes == 1 || b.every_node())
+        .collect();
+    for b in backends.iter_mut() {
+        b.prepare(&mut spec.env, run_dir);
+    }
+    let mut readings = Readings::default();
+    let paused = launch::spawn_paused(&spec)
+        .map_err(|e| anyhow::anyhow!("starting {:?}: {e}", spec.argv.join(" ")))?;
+    for b in backends.iter_mut() {
+        if let Err(e) = b.attach(paused.pid) {
+            readings.warnings.push(format!("{}: {e}", b.name()));
+        }
+    }
+    for b in backends.iter_mut() {
+        if let Err(e) = b.begin() {
+            readings.warnings.push(format!("{}: {e}", b.name()));
+        }
+    }
+    let exit = paused.release_and_wait(o.timeout)?;
+    let ctx = RunContext {
+        wall_s: exit.wall_s,
+        run_dir,
+        cores: p.cores,
+        ranks: p.nodes * o.ranks,
+    };
+    for b in backends.iter_mut() {
+        if let Err(e) = b.end(&ctx, &mut readings) {
+            readings.warnings.push(format!("{}: {e}", b.name()));
+        }
+    }
+    if readings.cpu_time_s.is_none() && p.nodes == 1 {
+        readings.cpu_time_s = Some(exit.rusage_cpu_s);
+        readings.cpu_time_source = Some("rusage (user + system) of the process tree".into());
+    }
+    let interrupted = INTERRUPTED.load(Ordering::SeqCst);
+    let ok = exit.ok() && !interrupted;
+    Ok(RunRecord {
+        nodes: p.nodes,
+        cores: p.cores,
+        freq_hz: p.freq_hz,
+        gpus: p.gpus,
+        repeat: k,
+        ok,
+        failure: (!ok).then(|| {
+            if interrupted {
+                "interrupted (Ctrl-C)".to_string()
+            } else {
+                exit.failure()
+            }
+        }),
+        wall_s: exit.wall_s,
+        readings,
+        stderr_tail: if ok { String::new() } else { exit.stderr_tail },
+        finished_unix: now_unix(),
+        layout: Some(RankLayout {
+            ranks_per_node: o.ranks,
+            threads_per_rank: p.cores / o.ranks,
+        }),
+        hosts: if p.nodes > 1 {
+            s.hosts.iter().take(p.nodes as usize).cloned().collect()
+        } else {
+            Vec::new()
+        },
+    })
+}
+
+/// Warm-up runs of a point: the same command, not measured and not recorded (caches, page
+/// faults, JIT and runtime start-up settle, as hyperfine's `--warmup`).
+pub(super) fn warm_up(
+    o: &Options,
+    s: &Setup,
+    todo: Todo,
+    log: &mut dyn FnMut(&str),
+) -> anyhow::Result<()> {
+    for w in 1..=o.warmup {
+        let spec = spec_for(o, s, todo);
+        let exit = launch::spawn_paused(&spec)
+            .map_err(|e| anyhow::anyhow!("starting {:?}: {e}", spec.argv.join(" ")))?
+            .release_and_wait(o.timeout)?;
+        if !o.quiet {
+            log(&format!(
+                "warm-up {w}/{} at {}: {:.3} s (not recorded)",
+                o.warmup,
+                todo.0.describe(),
+                exit.wall_s
+            ));
+        }
+    }
+    Ok(())
+}

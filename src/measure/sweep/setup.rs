@@ -1,0 +1,367 @@
+//! Everything before the first run: checks, launchers, backends, the points, the runs still to
+//! make.
+
+use super::file::*;
+use super::frequency::*;
+use super::host::*;
+use super::options::*;
+use crate::measure::Backend;
+use crate::measure::counters::PerfCounters;
+use crate::measure::cpu;
+use crate::measure::cpufreq::Control;
+use crate::measure::energy::RaplEnergy;
+use crate::measure::mpi::MpiProfiler;
+use crate::measure::nvml::NvmlGpus;
+use crate::measure::placement::{self, Placement};
+use crate::measure::record::{self, Missing, Planned, SweepRecord};
+use crate::measure::slurm::SlurmEnergy;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+
+pub(super) fn backends(o: &Options) -> Vec<Box<dyn Backend>> {
+    let mut v: Vec<Box<dyn Backend>> = vec![
+        Box::new(PerfCounters::new(o.stall_override)),
+        Box::new(RaplEnergy::new(&o.roots.powercap, &o.roots.event_source)),
+        Box::new(NvmlGpus::with_interval(o.gpu_sample)),
+        Box::new(SlurmEnergy::default()),
+    ];
+    if let Some(p) = o.mpi_profiler {
+        v.push(Box::new(MpiProfiler::new(p)));
+    }
+    v
+}
+
+/// Checks, before anything runs, that the launcher (mpirun, srun, --launcher) and the
+/// program can be found, naming what is missing.
+pub(super) fn check_programs(o: &Options, launcher: &[String]) -> anyhow::Result<()> {
+    if let Some(l) = launcher.first()
+        && resolve_program(l).is_none()
+    {
+        return Err(crate::error::InputError::Mismatch(format!(
+            "`{l}` (the launcher of --ranks {}) was not found on PATH: install an MPI \
+             (Debian: openmpi-bin), run inside a Slurm job for srun, or give --launcher",
+            o.ranks
+        ))
+        .into());
+    }
+    let Some(program) = o.command.first() else {
+        return Ok(());
+    };
+    if resolve_program(program).is_none() {
+        return Err(crate::error::InputError::Mismatch(format!(
+            "the command `{program}` was not found{}: nothing was run",
+            if program.contains('/') {
+                " or is not an executable file"
+            } else {
+                " on PATH"
+            }
+        ))
+        .into());
+    }
+    Ok(())
+}
+
+/// The largest node count asked for.
+pub(super) fn max_nodes(o: &Options) -> u32 {
+    o.nodes.iter().copied().max().unwrap_or(1)
+}
+
+/// The launchers of a sweep: of the runs on one node, and of those on more.
+pub(super) struct Launchers {
+    pub(super) place: Placement,
+    /// Runs on one node (the baseline, measured where jouleplan runs).
+    pub(super) local: Vec<String>,
+    /// Runs on more nodes (empty when the sweep has none).
+    pub(super) nodes: Vec<String>,
+}
+
+/// Where the runs go and the launchers' words, checked: enough nodes, a way to spread.
+pub(super) fn launchers(o: &Options) -> anyhow::Result<Launchers> {
+    let place = placement::here(o.hostfile.as_deref())?;
+    let (local, nodes) = match &o.launcher {
+        Some(w) => (w.clone(), w.clone()),
+        None => (
+            placement::local_words(o.ranks),
+            placement::default_words(&place),
+        ),
+    };
+    placement::check(&place, &nodes, max_nodes(o), o.launcher.is_some())?;
+    if o.launcher.is_some() {
+        placement::check(&place, &local, 1, true)?;
+    }
+    let nodes = if max_nodes(o) > 1 { nodes } else { Vec::new() };
+    Ok(Launchers {
+        place,
+        local,
+        nodes,
+    })
+}
+
+/// A point to run and its repeat index.
+pub(super) type Todo = (Planned, u32);
+
+/// The backends that work here, each with what it measures.
+pub(super) type Working = Vec<(Box<dyn Backend>, String)>;
+
+/// What the sweep set up before its first run.
+pub(super) struct Setup {
+    pub(super) rec: SweepRecord,
+    pub(super) working: Working,
+    pub(super) unsupported: Vec<Missing>,
+    pub(super) control: Control,
+    pub(super) words: Vec<String>,
+    /// The launcher of the runs on more than one node.
+    pub(super) node_words: Vec<String>,
+    pub(super) cpus: Vec<usize>,
+    pub(super) planned: Vec<Planned>,
+    /// The hostfile of each node count, when the sweep places runs by a hostfile.
+    pub(super) hostfiles: BTreeMap<u32, PathBuf>,
+    /// The hosts of that hostfile.
+    pub(super) hosts: Vec<String>,
+    /// The GPUs a run with `g` GPUs is given: the first `g` of these.
+    pub(super) gpu_ids: Vec<u32>,
+}
+
+/// Checks the options against this machine and the file to resume; returns the GPUs the runs
+/// are given (see [`crate::measure::nvml::sweep_gpus`]).
+pub(super) fn check(
+    o: &Options,
+    existing: Option<&SweepRecord>,
+    cpus: &[usize],
+    words: &[String],
+) -> anyhow::Result<Vec<u32>> {
+    if let Some(rec) = existing
+        && (rec.command != o.command || rec.ranks != o.ranks)
+    {
+        return Err(crate::error::InputError::Mismatch(format!(
+            "{}: --resume needs the same command and --ranks as the file ({:?}, {} ranks)",
+            o.output.display(),
+            rec.command.join(" "),
+            rec.ranks
+        ))
+        .into());
+    }
+    check_programs(o, words)?;
+    let max_cores = o.cores.iter().copied().max().unwrap_or(1) as usize;
+    if max_cores > cpus.len() {
+        return Err(crate::error::InputError::Mismatch(format!(
+            "--cores: this machine lets jouleplan use {} physical cores, {max_cores} were asked for",
+            cpus.len()
+        ))
+        .into());
+    }
+    let mut gpu_ids = Vec::new();
+    if let Some(&g) = o.gpus.iter().max().filter(|&&g| g > 0) {
+        let seen = crate::measure::nvml::visible_gpus();
+        if let Ok(n) = seen {
+            let user = crate::measure::nvml::user_visible_devices();
+            gpu_ids = crate::measure::nvml::sweep_gpus(user.as_deref(), n, g).map_err(|why| {
+                crate::error::InputError::Argument {
+                    flag: "--gpus".into(),
+                    expected: why,
+                    got: g.to_string(),
+                }
+            })?;
+        }
+        if seen.as_ref().map_or(true, |&n| n < g) {
+            return Err(crate::error::InputError::Argument {
+                flag: "--gpus".into(),
+                expected: format!(
+                    "GPU counts this node has: {}",
+                    match &seen {
+                        Ok(n) => format!("0 to {n} (NVML sees {n})"),
+                        Err(why) => format!("0 only ({why})"),
+                    }
+                ),
+                got: g.to_string(),
+            }
+            .into());
+        }
+    }
+    if let Some(c) = o.cores.iter().find(|&&c| c % o.ranks != 0) {
+        return Err(crate::error::InputError::Mismatch(format!(
+            "--cores {c} is not a multiple of --ranks {}: each rank gets cores/ranks threads",
+            o.ranks
+        ))
+        .into());
+    }
+    Ok(gpu_ids)
+}
+
+/// Discovers the backends, logging what each can and cannot measure.
+pub(super) fn discover_backends(o: &Options, log: &mut dyn FnMut(&str)) -> (Working, Vec<Missing>) {
+    let found = crate::measure::discover(backends(o));
+    let unsupported: Vec<Missing> = found
+        .unsupported
+        .into_iter()
+        .map(|(b, u)| Missing {
+            backend: b.to_string(),
+            reason: u,
+        })
+        .collect();
+    for (b, what) in &found.working {
+        log(&format!("measuring with {}: {what}", b.name()));
+    }
+    for m in &unsupported {
+        log(&format!("[{}] {}", m.backend, m.reason));
+    }
+    (found.working, unsupported)
+}
+
+/// Everything before the first run: checks, backends, frequency control, the record.
+pub(super) fn setup(o: &Options, log: &mut dyn FnMut(&str)) -> anyhow::Result<Setup> {
+    let existing = load_existing(o)?;
+    let cpu_id = cpu::this_cpu();
+    let cpus = core_cpus(&o.roots.cpu);
+    let Launchers {
+        place,
+        local: words,
+        nodes: node_words,
+    } = launchers(o)?;
+    check_programs(o, &node_words)?;
+    let gpu_ids = check(o, existing.as_ref(), &cpus, &words)?;
+    let (working, mut unsupported) = discover_backends(o, log);
+    if max_nodes(o) > 1 {
+        let m = one_node_only(&working);
+        log(&format!("[{}] {}", m.backend, m.reason));
+        unsupported.push(m);
+    }
+    let mut backend_notes: BTreeMap<String, String> = working
+        .iter()
+        .map(|(b, w)| (b.name().to_string(), w.clone()))
+        .collect();
+    for (b, _) in &working {
+        for (k, v) in b.describe() {
+            backend_notes.insert(format!("{}.{k}", b.name()), v);
+        }
+    }
+    let (control, freqs, freq_note) = frequency_control(o, &words, &cpu_id.mhz, log)?;
+    let mut rec = existing.unwrap_or_else(|| SweepRecord {
+        command: o.command.clone(),
+        ranks: o.ranks,
+        launcher: words.clone(),
+        launcher_nodes: Vec::new(),
+        repeat: o.repeat,
+        host: host_info(&cpu_id, cpus.len()),
+        backends: BTreeMap::new(),
+        unsupported: Vec::new(),
+        frequency: String::new(),
+        planned: Vec::new(),
+        runs: Vec::new(),
+        complete: false,
+        talp: Vec::new(),
+    });
+    rec.backends = backend_notes;
+    rec.unsupported = unsupported.clone();
+    rec.frequency = freq_note;
+    if !node_words.is_empty() {
+        rec.launcher_nodes = node_words.clone();
+    }
+    rec.repeat = rec.repeat.max(o.repeat);
+    let planned = points(o, &freqs);
+    for p in &planned {
+        if !rec.planned.iter().any(|q| q.key() == p.key()) {
+            rec.planned.push(*p);
+        }
+    }
+    let (hostfiles, hosts) = hostfiles(o, &place)?;
+    Ok(Setup {
+        rec,
+        working,
+        unsupported,
+        control,
+        words,
+        node_words,
+        cpus,
+        planned,
+        gpu_ids,
+        hostfiles,
+        hosts,
+    })
+}
+
+/// Every point of the sweep: node counts, then cores, frequencies and GPUs.
+pub(super) fn points(o: &Options, freqs: &[f64]) -> Vec<Planned> {
+    let mut planned = Vec::new();
+    for &nodes in &o.nodes {
+        for &cores in &o.cores {
+            for &freq_hz in freqs {
+                for &gpus in &o.gpus {
+                    planned.push(Planned {
+                        nodes,
+                        cores,
+                        freq_hz,
+                        gpus,
+                    });
+                }
+            }
+        }
+    }
+    planned
+}
+
+/// What the node-local backends cannot give on runs over several nodes.
+pub(super) fn one_node_only(working: &Working) -> Missing {
+    let every: Vec<&str> = working
+        .iter()
+        .filter(|(b, _)| b.every_node())
+        .map(|(b, _)| b.name())
+        .collect();
+    Missing {
+        backend: "nodes".into(),
+        reason: crate::measure::Unsupported::new(
+            "counters, RAPL energy and GPU activity of runs on more than one node",
+            format!(
+                "perf, RAPL and NVML see only the node jouleplan runs on; runs on more nodes \
+                 record their wall time{}",
+                if every.is_empty() {
+                    String::new()
+                } else {
+                    format!(" and what {} measure over every node", every.join(", "))
+                }
+            ),
+            "node energy of multi-node runs comes from Slurm (a cluster with \
+             AcctGatherEnergyType, runs as srun steps); the one-node runs give the baseline",
+        ),
+    }
+}
+
+/// The hostfile of each node count above one (the first `n` hosts), written beside the
+/// profile, and the hosts; empty without a hostfile.
+pub(super) fn hostfiles(
+    o: &Options,
+    place: &Placement,
+) -> anyhow::Result<(BTreeMap<u32, PathBuf>, Vec<String>)> {
+    let Placement::Hosts { hosts, .. } = place else {
+        return Ok((BTreeMap::new(), Vec::new()));
+    };
+    let dir = o.output.with_extension("runs");
+    std::fs::create_dir_all(&dir).map_err(|e| anyhow::anyhow!("{}: {e}", dir.display()))?;
+    // Absolute: the launcher may start the ranks elsewhere.
+    let dir = dir.canonicalize().unwrap_or(dir);
+    let mut files = BTreeMap::new();
+    for &n in &o.nodes {
+        let sub = dir.join(format!("{n}-nodes"));
+        std::fs::create_dir_all(&sub).map_err(|e| anyhow::anyhow!("{}: {e}", sub.display()))?;
+        let f = placement::write_point_hostfile(&sub, hosts, n, o.ranks)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", sub.display()))?;
+        files.insert(n, f);
+    }
+    Ok((files, hosts.clone()))
+}
+
+/// The runs still to make (resume skips those the file has).
+pub(super) fn todo_list(o: &Options, s: &Setup) -> Vec<Todo> {
+    let done: BTreeSet<((u32, record::PointKey), u32)> = s
+        .rec
+        .runs
+        .iter()
+        .filter(|r| r.ok)
+        .map(|r| (r.planned().key(), r.repeat))
+        .collect();
+    s.planned
+        .iter()
+        .flat_map(|&p| (1..=o.repeat).map(move |k| (p, k)))
+        .filter(|&(p, k)| !done.contains(&(p.key(), k)))
+        .collect()
+}
