@@ -52,130 +52,154 @@ pub fn write_text(r: &MetricsReport, out: &mut dyn Write) -> io::Result<()> {
             },
             run.elapsed_s
         )?;
-        if let Some(h) = &run.host {
-            writeln!(out, "  Host")?;
-            line(out, 0, "Parallel efficiency", h.parallel_efficiency)?;
-            line(out, 1, "MPI Parallel efficiency", h.mpi_parallel_efficiency)?;
-            line(
-                out,
-                2,
-                "Communication efficiency",
-                h.mpi_communication_efficiency,
-            )?;
-            line(out, 2, "Load Balance", h.mpi_load_balance)?;
-            line(out, 3, "In", h.mpi_load_balance_in)?;
-            line(out, 3, "Out", h.mpi_load_balance_out)?;
-            line(
-                out,
-                1,
-                "OpenMP Parallel efficiency",
-                h.omp_parallel_efficiency,
-            )?;
-            line(out, 2, "Load Balance", h.omp_load_balance)?;
-            line(out, 2, "Scheduling efficiency", h.omp_scheduling_efficiency)?;
-            line(
-                out,
-                2,
-                "Serialization efficiency",
-                h.omp_serialization_efficiency,
-            )?;
-            line(
-                out,
-                1,
-                "Device Offload efficiency",
-                h.device_offload_efficiency,
-            )?;
-        }
-        if let Some(d) = &run.device {
-            writeln!(out, "  Device")?;
-            line(out, 0, "Parallel efficiency", d.parallel_efficiency)?;
-            line(out, 1, "Load Balance", d.load_balance)?;
-            line(
-                out,
-                1,
-                "Communication efficiency",
-                d.communication_efficiency,
-            )?;
-            line(
-                out,
-                1,
-                "Orchestration efficiency",
-                d.orchestration_efficiency,
-            )?;
-        }
-        if let Some(p) = &run.pop {
-            writeln!(out, "  POP")?;
-            line(out, 0, "Parallel efficiency", p.parallel_efficiency)?;
-            line(out, 1, "Load balance", p.load_balance)?;
-            line(out, 1, "Communication efficiency", p.communication)?;
-            if let (Some(s), Some(t)) = (p.serialisation, p.transfer) {
-                line(out, 2, "Serialisation efficiency", s)?;
-                line(out, 2, "Transfer efficiency", t)?;
-            }
-        }
-        if let Some(c) = &run.counters {
-            writeln!(
-                out,
-                "  Counters: IPC {:.2}, frequency {:.2} GHz, {:.3e} instructions",
-                c.ipc, c.frequency_ghz, c.instructions
-            )?;
-        }
-        if let Some(w) = &run.windows {
-            writeln!(out, "  Windows: {}", w.len())?;
-            for x in w.iter().take(50) {
-                writeln!(
-                    out,
-                    "    [{:>10.6} s, {:>10.6} s)  LB {:.2}  Ser {:.2}  Trf {:.2}  PE {:.2}",
-                    x.start_s,
-                    x.end_s,
-                    x.load_balance,
-                    x.serialisation,
-                    x.transfer,
-                    x.parallel_efficiency
-                )?;
-            }
-            if w.len() > 50 {
-                writeln!(out, "    ... {} more (--json for all)", w.len() - 50)?;
-            }
-        }
-        for d in &run.talp_disagreements {
-            writeln!(
-                out,
-                "  note: TALP printed {} = {:.2}; the raw times give {:.4}",
-                d.metric, d.printed, d.recomputed
-            )?;
-        }
-        for n in &run.notes {
-            writeln!(out, "  note: {n}")?;
-        }
+        host_tree(run, out)?;
+        device_and_pop(run, out)?;
+        extras(run, out)?;
         writeln!(out)?;
     }
     if let Some(s) = &r.scaling {
+        scaling(s, out)?;
+    }
+    Ok(())
+}
+
+/// The host tree of one run (TALP's layout).
+fn host_tree(run: &Run, out: &mut dyn Write) -> io::Result<()> {
+    if let Some(h) = &run.host {
+        writeln!(out, "  Host")?;
+        line(out, 0, "Parallel efficiency", h.parallel_efficiency)?;
+        line(out, 1, "MPI Parallel efficiency", h.mpi_parallel_efficiency)?;
+        line(
+            out,
+            2,
+            "Communication efficiency",
+            h.mpi_communication_efficiency,
+        )?;
+        line(out, 2, "Load Balance", h.mpi_load_balance)?;
+        line(out, 3, "In", h.mpi_load_balance_in)?;
+        line(out, 3, "Out", h.mpi_load_balance_out)?;
+        line(
+            out,
+            1,
+            "OpenMP Parallel efficiency",
+            h.omp_parallel_efficiency,
+        )?;
+        line(out, 2, "Load Balance", h.omp_load_balance)?;
+        line(out, 2, "Scheduling efficiency", h.omp_scheduling_efficiency)?;
+        line(
+            out,
+            2,
+            "Serialization efficiency",
+            h.omp_serialization_efficiency,
+        )?;
+        line(
+            out,
+            1,
+            "Device Offload efficiency",
+            h.device_offload_efficiency,
+        )?;
+    }
+    Ok(())
+}
+
+/// The device tree and POP's tree of one run.
+fn device_and_pop(run: &Run, out: &mut dyn Write) -> io::Result<()> {
+    if let Some(d) = &run.device {
+        writeln!(out, "  Device")?;
+        line(out, 0, "Parallel efficiency", d.parallel_efficiency)?;
+        line(out, 1, "Load Balance", d.load_balance)?;
+        line(
+            out,
+            1,
+            "Communication efficiency",
+            d.communication_efficiency,
+        )?;
+        line(
+            out,
+            1,
+            "Orchestration efficiency",
+            d.orchestration_efficiency,
+        )?;
+    }
+    if let Some(p) = &run.pop {
+        writeln!(out, "  POP")?;
+        line(out, 0, "Parallel efficiency", p.parallel_efficiency)?;
+        line(out, 1, "Load balance", p.load_balance)?;
+        line(out, 1, "Communication efficiency", p.communication)?;
+        if let (Some(s), Some(t)) = (p.serialisation, p.transfer) {
+            line(out, 2, "Serialisation efficiency", s)?;
+            line(out, 2, "Transfer efficiency", t)?;
+        }
+    }
+    Ok(())
+}
+
+/// Counters, windows and notes of one run.
+fn extras(run: &Run, out: &mut dyn Write) -> io::Result<()> {
+    if let Some(c) = &run.counters {
         writeln!(
             out,
-            "Scaling ({}), reference: {} processes",
-            s.mode, s.reference_processes
+            "  Counters: IPC {:.2}, frequency {:.2} GHz, {:.3e} instructions",
+            c.ipc, c.frequency_ghz, c.instructions
         )?;
-        writeln!(
-            out,
-            "  {:>9} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}",
-            "processes", "PE", "comp", "instr", "IPC", "freq", "global", "speedup"
-        )?;
-        for p in &s.points {
-            let f = |v: Option<f64>| v.map(|x| format!("{x:.2}")).unwrap_or_else(|| "-".into());
+    }
+    if let Some(w) = &run.windows {
+        writeln!(out, "  Windows: {}", w.len())?;
+        for x in w.iter().take(50) {
             writeln!(
                 out,
-                "  {:>9} {:>8.2} {:>8.2} {:>8} {:>8} {:>8} {:>8.2} {:>8.2}",
-                p.processes,
-                p.parallel_efficiency,
-                p.computation_scaling,
-                f(p.instruction_scaling),
-                f(p.ipc_scaling),
-                f(p.frequency_scaling),
-                p.global_efficiency,
-                p.speedup
+                "    [{:>10.6} s, {:>10.6} s)  LB {:.2}  Ser {:.2}  Trf {:.2}  PE {:.2}",
+                x.start_s,
+                x.end_s,
+                x.load_balance,
+                x.serialisation,
+                x.transfer,
+                x.parallel_efficiency
             )?;
         }
+        if w.len() > 50 {
+            writeln!(out, "    ... {} more (--json for all)", w.len() - 50)?;
+        }
+    }
+    for d in &run.talp_disagreements {
+        writeln!(
+            out,
+            "  note: TALP printed {} = {:.2}; the raw times give {:.4}",
+            d.metric, d.printed, d.recomputed
+        )?;
+    }
+    for n in &run.notes {
+        writeln!(out, "  note: {n}")?;
+    }
+    Ok(())
+}
+
+/// The scaling table across runs.
+fn scaling(s: &Scaling, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(
+        out,
+        "Scaling ({}), reference: {} processes",
+        s.mode, s.reference_processes
+    )?;
+    writeln!(
+        out,
+        "  {:>9} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}",
+        "processes", "PE", "comp", "instr", "IPC", "freq", "global", "speedup"
+    )?;
+    for p in &s.points {
+        let f = |v: Option<f64>| v.map(|x| format!("{x:.2}")).unwrap_or_else(|| "-".into());
+        writeln!(
+            out,
+            "  {:>9} {:>8.2} {:>8.2} {:>8} {:>8} {:>8} {:>8.2} {:>8.2}",
+            p.processes,
+            p.parallel_efficiency,
+            p.computation_scaling,
+            f(p.instruction_scaling),
+            f(p.ipc_scaling),
+            f(p.frequency_scaling),
+            p.global_efficiency,
+            p.speedup
+        )?;
     }
     Ok(())
 }
