@@ -88,78 +88,97 @@ pub fn answer(
         ),
         _ => fmt_duration(l),
     };
-    match (time_limit, energy_limit) {
-        (None, None) => {
-            let best = (0..front.len())
-                .min_by(|&a, &b| {
-                    (front[a].time * front[a].energy).total_cmp(&(front[b].time * front[b].energy))
-                })
-                .unwrap_or(0);
-            done(
-                Some(best),
-                "no deadline, budget or slowdown given: the front point with the least energy-delay product (E x T)"
-                    .into(),
-            )
+    let (pick, reason) = match (time_limit, energy_limit) {
+        (None, None) => least_edp(front),
+        (Some(l), e) => within_time(front, &time_text(l), l, e, &at),
+        (None, Some(b)) => within_budget(front, b, &at),
+    };
+    done(pick, reason)
+}
+
+/// No limit: the front point with the least energy-delay product.
+fn least_edp(front: &[FrontPoint]) -> (Option<usize>, String) {
+    let best = (0..front.len())
+        .min_by(|&a, &b| {
+            (front[a].time * front[a].energy).total_cmp(&(front[b].time * front[b].energy))
+        })
+        .unwrap_or(0);
+    (
+        Some(best),
+        "no deadline, budget or slowdown given: the front point with the least energy-delay \
+         product (E x T)"
+            .into(),
+    )
+}
+
+/// A time limit `l` (said as `limit`), perhaps with a budget `e`: the least energy within it.
+fn within_time(
+    front: &[FrontPoint],
+    limit: &str,
+    l: Seconds,
+    e: Option<Joules>,
+    at: &dyn Fn(&FrontPoint) -> String,
+) -> (Option<usize>, String) {
+    // Energy falls along the front: the last point within the time limit uses the least.
+    let i = front.partition_point(|p| p.time <= l.0);
+    if i == 0 {
+        let mut msg = format!(
+            "infeasible: no configuration finishes within {limit}; the nearest front point is \
+             the fastest, {}",
+            at(&front[0])
+        );
+        if let Some(b) = e {
+            msg.push_str(&format!(" (budget {})", fmt_energy(b)));
         }
-        (Some(l), e) => {
-            // Energy falls along the front: the last point within the time limit uses the least.
-            let i = front.partition_point(|p| p.time <= l.0);
-            if i == 0 {
-                let mut msg = format!(
-                    "infeasible: no configuration finishes within {}; the nearest front point is the fastest, {}",
-                    time_text(l),
-                    at(&front[0])
-                );
-                if let Some(b) = e {
-                    msg.push_str(&format!(" (budget {})", fmt_energy(b)));
-                }
-                return done(None, msg);
-            }
-            let p = &front[i - 1];
-            match e {
-                Some(b) if p.energy > b.0 => {
-                    let j = front.partition_point(|p| p.energy > b.0);
-                    let other = if j < front.len() {
-                        format!("; the fastest within the budget is {}", at(&front[j]))
-                    } else {
-                        "; no configuration at all is within the budget".into()
-                    };
-                    done(
-                        None,
-                        format!(
-                            "infeasible: nothing meets both {} and {}: the least energy within the time is {}{}",
-                            time_text(l),
-                            fmt_energy(b),
-                            at(p),
-                            other
-                        ),
-                    )
-                }
-                _ => done(
-                    Some(i - 1),
-                    format!("least energy that finishes within {}", time_text(l))
-                        + &e.map(|b| format!(" and within {}", fmt_energy(b)))
-                            .unwrap_or_default(),
-                ),
-            }
-        }
-        (None, Some(b)) => {
-            let j = front.partition_point(|p| p.energy > b.0);
-            if j == front.len() {
-                let last = &front[front.len() - 1];
-                return done(
-                    None,
-                    format!(
-                        "infeasible: no configuration uses at most {}; the nearest front point is the least-energy one, {}",
-                        fmt_energy(b),
-                        at(last)
-                    ),
-                );
-            }
-            done(
-                Some(j),
-                format!("fastest within the energy budget of {}", fmt_energy(b)),
-            )
-        }
+        return (None, msg);
     }
+    let p = &front[i - 1];
+    match e {
+        Some(b) if p.energy > b.0 => {
+            let j = front.partition_point(|p| p.energy > b.0);
+            let other = if j < front.len() {
+                format!("; the fastest within the budget is {}", at(&front[j]))
+            } else {
+                "; no configuration at all is within the budget".into()
+            };
+            let msg = format!(
+                "infeasible: nothing meets both {limit} and {}: the least energy within the time \
+                 is {}{other}",
+                fmt_energy(b),
+                at(p)
+            );
+            (None, msg)
+        }
+        _ => (
+            Some(i - 1),
+            format!("least energy that finishes within {limit}")
+                + &e.map(|b| format!(" and within {}", fmt_energy(b)))
+                    .unwrap_or_default(),
+        ),
+    }
+}
+
+/// An energy budget alone: the fastest within it.
+fn within_budget(
+    front: &[FrontPoint],
+    b: Joules,
+    at: &dyn Fn(&FrontPoint) -> String,
+) -> (Option<usize>, String) {
+    let j = front.partition_point(|p| p.energy > b.0);
+    if j == front.len() {
+        let last = &front[front.len() - 1];
+        return (
+            None,
+            format!(
+                "infeasible: no configuration uses at most {}; the nearest front point is the \
+                 least-energy one, {}",
+                fmt_energy(b),
+                at(last)
+            ),
+        );
+    }
+    (
+        Some(j),
+        format!("fastest within the energy budget of {}", fmt_energy(b)),
+    )
 }
