@@ -43,7 +43,7 @@ pub struct MetricsArgs {
 
 /// Runs `metrics`.
 pub fn run_metrics(args: &MetricsArgs, out: &mut dyn Write) -> anyhow::Result<()> {
-    use crate::metrics::{mpip, run, scaling, talp};
+    use crate::metrics::scaling;
     let forced = match args.scaling.as_deref() {
         None => None,
         Some("strong") => Some(scaling::Mode::Strong),
@@ -57,85 +57,15 @@ pub fn run_metrics(args: &MetricsArgs, out: &mut dyn Write) -> anyhow::Result<()
             .into());
         }
     };
-    if let Some(p) = &args.plot {
-        if args.window.is_none() && args.adaptive.is_none() {
-            return Err(InputError::Argument {
-                flag: "--plot".into(),
-                expected: "windows to draw: add --window DURATION or --adaptive N".into(),
-                got: p.display().to_string(),
-            }
-            .into());
-        }
-        if p.extension().and_then(|e| e.to_str()) != Some("svg") {
-            return Err(InputError::Argument {
-                flag: "--plot".into(),
-                expected: "a file ending in .svg".into(),
-                got: p.display().to_string(),
-            }
-            .into());
-        }
-    }
+    check_plot(args)?;
     let mut runs = Vec::new();
     for f in &args.files {
-        let name = f.to_string_lossy();
-        if name.ends_with(".prv") || name.ends_with(".prv.gz") {
-            let opts = crate::metrics::paraver::Options {
-                eager_limit: args.eager_limit,
-                window: args
-                    .window
-                    .as_deref()
-                    .map(|w| values::parse_duration("--window", w))
-                    .transpose()?,
-                adaptive: args.adaptive,
-                no_critical_path: args.no_critical_path,
-            };
-            runs.push(crate::metrics::paraver::analyse(f, &opts)?);
-            continue;
-        }
-        if name.ends_with(".pcf") || name.ends_with(".row") {
-            return Err(InputError::Argument {
-                flag: "FILE".into(),
-                expected:
-                    "the trace itself (.prv or .prv.gz): its .pcf and .row are read beside it"
-                        .into(),
-                got: name.into_owned(),
-            }
-            .into());
-        }
-        let text = crate::input::read_table(f)?;
-        if text.starts_with("@ mpiP") || name.ends_with(".mpiP") {
-            runs.push(run::from_mpip(&mpip::parse(f, &text)?));
-        } else if name.ends_with(".csv") || text.trim_start().starts_with('{') {
-            runs.extend(run::from_talp(&talp::read(f, &text)?));
-        } else {
-            return Err(InputError::Argument {
-                flag: "FILE".into(),
-                expected: "a TALP output (.json, -pop.csv, -process.csv), a Paraver trace (.prv, \
-                           .prv.gz) or an mpiP report (.mpiP)"
-                    .into(),
-                got: format!("{name}, which is none of these"),
-            }
-            .into());
-        }
+        runs.extend(read_file(args, f)?);
     }
     for r in &mut runs {
         r.flag_implausible_pop();
     }
-    if !args.region.is_empty() {
-        let names: Vec<String> = runs.iter().filter_map(|r| r.region.clone()).collect();
-        runs.retain(|r| r.region.as_ref().is_some_and(|g| args.region.contains(g)));
-        if runs.is_empty() {
-            let mut names = names;
-            names.sort();
-            names.dedup();
-            return Err(InputError::Argument {
-                flag: "--region".into(),
-                expected: format!("a region the files hold: {}", names.join(", ")),
-                got: args.region.join(", "),
-            }
-            .into());
-        }
-    }
+    keep_regions(args, &mut runs)?;
     let report = crate::report::metrics::MetricsReport {
         scaling: scaling::scaling(&runs, forced),
         runs,
@@ -151,6 +81,98 @@ pub fn run_metrics(args: &MetricsArgs, out: &mut dyn Write) -> anyhow::Result<()
     if let Some(p) = &args.plot {
         crate::report::metrics::write_plot(p, &report).map_err(anyhow::Error::msg)?;
         super::say::progress(&format!("wrote {}", p.display()));
+    }
+    Ok(())
+}
+
+/// `--plot` needs windows to draw and an SVG file.
+fn check_plot(args: &MetricsArgs) -> Result<(), InputError> {
+    let Some(p) = &args.plot else {
+        return Ok(());
+    };
+    if args.window.is_none() && args.adaptive.is_none() {
+        return Err(InputError::Argument {
+            flag: "--plot".into(),
+            expected: "windows to draw: add --window DURATION or --adaptive N".into(),
+            got: p.display().to_string(),
+        });
+    }
+    if p.extension().and_then(|e| e.to_str()) != Some("svg") {
+        return Err(InputError::Argument {
+            flag: "--plot".into(),
+            expected: "a file ending in .svg".into(),
+            got: p.display().to_string(),
+        });
+    }
+    Ok(())
+}
+
+/// The runs of one file: a Paraver trace, an mpiP report or a TALP output, told by name and
+/// content.
+fn read_file(
+    args: &MetricsArgs,
+    f: &std::path::Path,
+) -> anyhow::Result<Vec<crate::metrics::run::Run>> {
+    use crate::metrics::{mpip, run, talp};
+    let name = f.to_string_lossy();
+    if name.ends_with(".prv") || name.ends_with(".prv.gz") {
+        let opts = crate::metrics::paraver::Options {
+            eager_limit: args.eager_limit,
+            window: args
+                .window
+                .as_deref()
+                .map(|w| values::parse_duration("--window", w))
+                .transpose()?,
+            adaptive: args.adaptive,
+            no_critical_path: args.no_critical_path,
+        };
+        return Ok(vec![crate::metrics::paraver::analyse(f, &opts)?]);
+    }
+    if name.ends_with(".pcf") || name.ends_with(".row") {
+        return Err(InputError::Argument {
+            flag: "FILE".into(),
+            expected: "the trace itself (.prv or .prv.gz): its .pcf and .row are read beside it"
+                .into(),
+            got: name.into_owned(),
+        }
+        .into());
+    }
+    let text = crate::input::read_table(f)?;
+    if text.starts_with("@ mpiP") || name.ends_with(".mpiP") {
+        Ok(vec![run::from_mpip(&mpip::parse(f, &text)?)])
+    } else if name.ends_with(".csv") || text.trim_start().starts_with('{') {
+        Ok(run::from_talp(&talp::read(f, &text)?))
+    } else {
+        Err(InputError::Argument {
+            flag: "FILE".into(),
+            expected: "a TALP output (.json, -pop.csv, -process.csv), a Paraver trace (.prv, \
+                       .prv.gz) or an mpiP report (.mpiP)"
+                .into(),
+            got: format!("{name}, which is none of these"),
+        }
+        .into())
+    }
+}
+
+/// `--region`: keeps the runs of the named regions, refusing names no file holds.
+fn keep_regions(
+    args: &MetricsArgs,
+    runs: &mut Vec<crate::metrics::run::Run>,
+) -> Result<(), InputError> {
+    if args.region.is_empty() {
+        return Ok(());
+    }
+    let names: Vec<String> = runs.iter().filter_map(|r| r.region.clone()).collect();
+    runs.retain(|r| r.region.as_ref().is_some_and(|g| args.region.contains(g)));
+    if runs.is_empty() {
+        let mut names = names;
+        names.sort();
+        names.dedup();
+        return Err(InputError::Argument {
+            flag: "--region".into(),
+            expected: format!("a region the files hold: {}", names.join(", ")),
+            got: args.region.join(", "),
+        });
     }
     Ok(())
 }

@@ -245,58 +245,71 @@ pub fn run_plan(args: &PlanArgs, out: &mut dyn Write) -> anyhow::Result<Plan> {
         super::say::progress(&format!("wrote {}", path.display()));
     }
     if let (Some(path), Some(opts)) = (&args.sbatch, job) {
-        let (entry, reason) = match args.pick {
-            Some(i) => {
-                let e = plan.front.get(i).ok_or_else(|| InputError::Argument {
-                    flag: "--pick".into(),
-                    expected: format!(
-                        "a front index from 0 to {}",
-                        plan.front.len().saturating_sub(1)
-                    ),
-                    got: i.to_string(),
-                })?;
-                (
-                    e,
-                    format!(
-                        "front point {i} of {} (picked with --pick)",
-                        plan.front.len()
-                    ),
-                )
-            }
-            None => match plan.recommendation() {
-                Some(e) => (e, plan.answer.reason.clone()),
-                // No configuration meets the query: exit 3 as for the plan, saying why.
-                None if !plan.answer.feasible => {
-                    eprintln!(
-                        "no job script written: {}; choose a front point with --pick INDEX",
-                        plan.answer.reason
-                    );
-                    return Ok(plan);
-                }
-                None => {
-                    return Err(InputError::Mismatch(format!(
-                        "no job script written: {}; choose a front point with --pick INDEX",
-                        plan.answer.reason
-                    ))
-                    .into());
-                }
-            },
-        };
-        let mut prov = provenance(&inp.machine, &inp.profile, reason);
-        prov.warnings = warnings_for(&trust, entry.prediction.config.nodes);
-        prov.mem_per_node_gib = inp
-            .profile
-            .memory_footprint_gib
-            .map(|m| m / f64::from(entry.prediction.config.nodes));
-        let script = slurm::job_script(&entry.prediction, &prov, &opts)?;
-        save(path, script.as_bytes(), true)?;
-        say::progress(&format!(
-            "wrote job script {} for {}",
-            path.display(),
-            crate::search::plan::label(&entry.prediction.config)
-        ));
+        write_job(args, &inp, &plan, &trust, (path, &opts))?;
     }
     Ok(plan)
+}
+
+/// `--sbatch`: the job script of the recommendation (or of `--pick`); none, said on standard
+/// error, when no configuration meets the query.
+fn write_job(
+    args: &PlanArgs,
+    inp: &PlanInputs,
+    plan: &Plan,
+    trust: &trust::Trust,
+    (path, opts): (&Path, &slurm::JobOptions),
+) -> anyhow::Result<()> {
+    let (entry, reason) = match args.pick {
+        Some(i) => {
+            let e = plan.front.get(i).ok_or_else(|| InputError::Argument {
+                flag: "--pick".into(),
+                expected: format!(
+                    "a front index from 0 to {}",
+                    plan.front.len().saturating_sub(1)
+                ),
+                got: i.to_string(),
+            })?;
+            (
+                e,
+                format!(
+                    "front point {i} of {} (picked with --pick)",
+                    plan.front.len()
+                ),
+            )
+        }
+        None => match plan.recommendation() {
+            Some(e) => (e, plan.answer.reason.clone()),
+            // No configuration meets the query: exit 3 as for the plan, saying why.
+            None if !plan.answer.feasible => {
+                eprintln!(
+                    "no job script written: {}; choose a front point with --pick INDEX",
+                    plan.answer.reason
+                );
+                return Ok(());
+            }
+            None => {
+                return Err(InputError::Mismatch(format!(
+                    "no job script written: {}; choose a front point with --pick INDEX",
+                    plan.answer.reason
+                ))
+                .into());
+            }
+        },
+    };
+    let mut prov = provenance(&inp.machine, &inp.profile, reason);
+    prov.warnings = warnings_for(&trust, entry.prediction.config.nodes);
+    prov.mem_per_node_gib = inp
+        .profile
+        .memory_footprint_gib
+        .map(|m| m / f64::from(entry.prediction.config.nodes));
+    let script = slurm::job_script(&entry.prediction, &prov, &opts)?;
+    save(path, script.as_bytes(), true)?;
+    say::progress(&format!(
+        "wrote job script {} for {}",
+        path.display(),
+        crate::search::plan::label(&entry.prediction.config)
+    ));
+    Ok(())
 }
 
 /// Most configurations drawn in a scatter.
