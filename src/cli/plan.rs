@@ -297,12 +297,12 @@ fn write_job(
         },
     };
     let mut prov = provenance(&inp.machine, &inp.profile, reason);
-    prov.warnings = warnings_for(&trust, entry.prediction.config.nodes);
+    prov.warnings = warnings_for(trust, entry.prediction.config.nodes);
     prov.mem_per_node_gib = inp
         .profile
         .memory_footprint_gib
         .map(|m| m / f64::from(entry.prediction.config.nodes));
-    let script = slurm::job_script(&entry.prediction, &prov, &opts)?;
+    let script = slurm::job_script(&entry.prediction, &prov, opts)?;
     save(path, script.as_bytes(), true)?;
     say::progress(&format!(
         "wrote job script {} for {}",
