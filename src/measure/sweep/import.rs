@@ -32,24 +32,7 @@ pub fn import_perf_stat(
         )
         .into());
     };
-    let mut rec = load_existing(o)?.unwrap_or_else(|| SweepRecord {
-        command: o.command.clone(),
-        ranks: o.ranks,
-        launcher: Vec::new(),
-        launcher_nodes: Vec::new(),
-        repeat: 1,
-        host: BTreeMap::from([(
-            "imported".to_string(),
-            "perf stat -x, captures from another machine".to_string(),
-        )]),
-        backends: BTreeMap::new(),
-        unsupported: Vec::new(),
-        frequency: "as captured".into(),
-        planned: Vec::new(),
-        runs: Vec::new(),
-        complete: true,
-        talp: Vec::new(),
-    });
+    let mut rec = load_existing(o)?.unwrap_or_else(|| imported_record(o));
     let mut readings = imp.readings;
     if readings.stall_cycles.is_none() {
         rec.unsupported.retain(|m| m.backend != "perf-stat");
@@ -105,4 +88,26 @@ pub fn import_perf_stat(
     );
     save(o, &rec)?;
     Ok(r)
+}
+
+/// The record of a profile made of imported captures alone.
+fn imported_record(o: &Options) -> SweepRecord {
+    SweepRecord {
+        command: o.command.clone(),
+        ranks: o.ranks,
+        launcher: Vec::new(),
+        launcher_nodes: Vec::new(),
+        repeat: 1,
+        host: BTreeMap::from([(
+            "imported".to_string(),
+            "perf stat -x, captures from another machine".to_string(),
+        )]),
+        backends: BTreeMap::new(),
+        unsupported: Vec::new(),
+        frequency: "as captured".into(),
+        planned: Vec::new(),
+        runs: Vec::new(),
+        complete: true,
+        talp: Vec::new(),
+    }
 }
