@@ -147,7 +147,26 @@ pub fn resolve(src: &SourceArgs, sa: &SpaceArgs, qa: &QueryArgs) -> InputResult<
         space.gpus = values::parse_int_spec("--gpus", s)?;
     }
     space.validate(&machine)?;
-    let query = Query {
+    let query = query(qa)?;
+    let reference = qa
+        .reference
+        .as_deref()
+        .map(|r| values::parse_config("--reference", r))
+        .transpose()?;
+    Ok(PlanInputs {
+        machine,
+        profile,
+        space,
+        query,
+        reference,
+        notes,
+        trust,
+    })
+}
+
+/// The query: deadline, budget, slowdown and least efficiency, each parsed and checked.
+fn query(qa: &QueryArgs) -> InputResult<Query> {
+    Ok(Query {
         deadline: qa
             .deadline
             .as_deref()
@@ -180,20 +199,6 @@ pub fn resolve(src: &SourceArgs, sa: &SpaceArgs, qa: &QueryArgs) -> InputResult<
                 })
             })
             .transpose()?,
-    };
-    let reference = qa
-        .reference
-        .as_deref()
-        .map(|r| values::parse_config("--reference", r))
-        .transpose()?;
-    Ok(PlanInputs {
-        machine,
-        profile,
-        space,
-        query,
-        reference,
-        notes,
-        trust,
     })
 }
 

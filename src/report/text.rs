@@ -187,6 +187,49 @@ fn host_tree(p: &Prediction, out: &mut dyn Write) -> io::Result<()> {
     Ok(())
 }
 
+/// The front, fastest first (the first and last rows when it is long), the pick marked.
+fn front_table(plan: &Plan, max_rows: Option<usize>, out: &mut dyn Write) -> io::Result<()> {
+    let shown = rows_to_show(plan.front.len(), max_rows);
+    if shown.len() < plan.front.len() {
+        writeln!(
+            out,
+            "Pareto front, fastest first ({} of {} points; --full or --json for all):",
+            shown.len(),
+            plan.front.len()
+        )?;
+    } else {
+        writeln!(out, "Pareto front, fastest first:")?;
+    }
+    writeln!(
+        out,
+        "  {:>6} {:>6} {:>6} {:>5} {:>11} {:>11} {:>6}  ties",
+        "nodes", "cores", "GHz", "GPUs", "time", "energy", "UCR"
+    )?;
+    let pick = plan.answer.pick;
+    for i in shown {
+        let f = &plan.front[i];
+        let p = &f.prediction;
+        writeln!(
+            out,
+            "{} {:>6} {:>6} {:>6.2} {:>5} {:>11} {:>11} {:>6.3}  {}",
+            if Some(i) == pick { "*" } else { " " },
+            p.config.nodes,
+            p.config.cores,
+            p.config.freq.ghz(),
+            p.config.gpus,
+            fmt_duration(p.time),
+            fmt_energy(p.energy),
+            p.ucr,
+            if f.ties > 1 {
+                format!("{}", f.ties)
+            } else {
+                String::new()
+            }
+        )?;
+    }
+    Ok(())
+}
+
 impl Exporter for Text {
     fn plan(&self, plan: &Plan, out: &mut dyn Write) -> io::Result<()> {
         let s = &plan.space;
@@ -211,44 +254,7 @@ impl Exporter for Text {
             plan.front.len()
         )?;
         writeln!(out)?;
-        let shown = rows_to_show(plan.front.len(), self.max_rows);
-        if shown.len() < plan.front.len() {
-            writeln!(
-                out,
-                "Pareto front, fastest first ({} of {} points; --full or --json for all):",
-                shown.len(),
-                plan.front.len()
-            )?;
-        } else {
-            writeln!(out, "Pareto front, fastest first:")?;
-        }
-        writeln!(
-            out,
-            "  {:>6} {:>6} {:>6} {:>5} {:>11} {:>11} {:>6}  ties",
-            "nodes", "cores", "GHz", "GPUs", "time", "energy", "UCR"
-        )?;
-        let pick = plan.answer.pick;
-        for i in shown {
-            let f = &plan.front[i];
-            let p = &f.prediction;
-            writeln!(
-                out,
-                "{} {:>6} {:>6} {:>6.2} {:>5} {:>11} {:>11} {:>6.3}  {}",
-                if Some(i) == pick { "*" } else { " " },
-                p.config.nodes,
-                p.config.cores,
-                p.config.freq.ghz(),
-                p.config.gpus,
-                fmt_duration(p.time),
-                fmt_energy(p.energy),
-                p.ucr,
-                if f.ties > 1 {
-                    format!("{}", f.ties)
-                } else {
-                    String::new()
-                }
-            )?;
-        }
+        front_table(plan, self.max_rows, out)?;
         writeln!(out)?;
         match plan.recommendation() {
             Some(f) => {
