@@ -62,6 +62,15 @@ fn during_sweep(runs: &[&RunRecord]) -> Option<TalpAttachment> {
     })
 }
 
+/// What the sweep could not measure, found while building the points.
+#[derive(Default)]
+struct Gaps {
+    no_cycles: bool,
+    no_stalls: bool,
+    no_energy: bool,
+    gpu_guess: bool,
+}
+
 /// Builds the profile document from the header and the sweep so far. Returns it with the
 /// assumptions `plan` must show for what was not measured.
 pub fn profile_json(h: &Header, s: &SweepRecord) -> Value {
@@ -70,101 +79,156 @@ pub fn profile_json(h: &Header, s: &SweepRecord) -> Value {
     for r in s.runs.iter().filter(|r| r.ok && r.nodes == 1) {
         groups.entry(r.key()).or_default().push(r);
     }
-    let mut points = Vec::new();
-    let mut spread = Vec::new();
-    let (mut no_cycles, mut no_stalls, mut no_energy, mut gpu_guess) = (false, false, false, false);
+    let mut gaps = Gaps::default();
+    let (mut points, mut spread) = (Vec::new(), Vec::new());
     for (&(cores, _, gpus), runs) in &groups {
-        let f = runs[0].freq_hz;
-        let walls: Vec<f64> = runs.iter().map(|r| r.wall_s).collect();
-        let wall = mean(&walls);
-        let cpu = all(runs, |r| r.readings.cpu_time_s).map(|v| mean(&v));
-        let busy = cpu.unwrap_or(wall * f64::from(cores));
-        let util = (busy / (f64::from(cores) * wall)).clamp(1e-9, 1.0);
-        let cycles = match all(runs, |r| r.readings.cycles) {
-            Some(v) => mean(&v),
-            None => {
-                no_cycles = true;
-                busy * f
-            }
-        };
-        let (stall, mem) = match (
-            all(runs, |r| r.readings.stall_cycles),
-            all(runs, |r| r.readings.mem_stall_cycles),
-        ) {
-            (Some(a), Some(b)) => {
-                let st = mean(&a).min(cycles * (1.0 - 1e-9));
-                (st, mean(&b).min(st))
-            }
-            _ => {
-                no_stalls = true;
-                (0.0, 0.0)
-            }
-        };
-        let mut p = json!({
-            "cores": cores,
-            "freq_hz": f,
-            "gpus": gpus,
-            "cycles": cycles,
-            "stall_cycles": stall,
-            "mem_stall_cycles": mem,
-            "utilisation": util,
-            "wall_time_s": wall,
-            "measured": true,
-        });
-        if let Some(v) = all(runs, |r| r.readings.instructions) {
-            p["instructions"] = json!(mean(&v));
-        }
-        match all(runs, |r| r.readings.total_energy().map(|e| e.0)) {
-            Some(v) => p["energy_j"] = json!(mean(&v)),
-            None => no_energy = true,
-        }
-        let attached = s
-            .talp
-            .iter()
-            .find(|t| key(t.cores, t.freq_hz, t.gpus) == (cores, freq_key(Hertz(f)), gpus))
-            .cloned();
-        let talp = attached.or_else(|| during_sweep(runs));
-        if let Some(t) = talp.as_ref().filter(|t| !t.printed.is_empty()) {
-            p["measured_tree"] = json!({
-                "source": format!("TALP ({})", t.file),
-                "efficiencies": t.printed,
-            });
-        }
-        if let Some(t) = talp.filter(|t| t.gpus > 0 && gpus > 0) {
-            let (kernel, transfer) = t.per_gpu();
-            p["device"] = json!({
-                "kernel_s": kernel,
-                "transfer_s": transfer,
-                "host_runtime_s": t.gpu_runtime_s,
-                "source": format!("TALP ({})", t.file),
-            });
-        } else if gpus > 0 {
-            gpu_guess = true;
-            let busy: Vec<f64> = (0..gpus as usize)
-                .map(|i| {
-                    mean(
-                        &runs
-                            .iter()
-                            .map(|r| r.readings.gpu_busy_s.get(i).copied().unwrap_or(0.0))
-                            .collect::<Vec<_>>(),
-                    )
-                })
-                .collect();
-            p["device"] = json!({
-                "kernel_s": busy,
-                "transfer_s": vec![0.0; gpus as usize],
-                "host_runtime_s": 0.0,
-                "source": nvml_source(runs),
-            });
-        }
-        points.push(p);
-        spread.push(json!({
-            "cores": cores, "freq_hz": f, "gpus": gpus, "runs": runs.len(),
-            "wall_s_min": walls.iter().cloned().fold(f64::INFINITY, f64::min),
-            "wall_s_max": walls.iter().cloned().fold(0.0, f64::max),
-            "wall_rel_std": rel_spread(&walls),
-        }));
+        points.push(point_json(s, (cores, gpus), runs, &mut gaps));
+        spread.push(spread_json((cores, gpus), runs));
     }
+    let mut assumptions = gap_assumptions(s, &gaps);
+    let comm = communication(h, s, &mut assumptions);
+    json!({
+        "format": PROFILE_FORMAT,
+        "program": h.program,
+        "description": h.description,
+        "iterations": {"baseline": h.baseline_iterations, "target": h.target_iterations},
+        "communication": comm,
+        "baseline": points,
+        "assumptions": assumptions,
+        "provenance": provenance(h, s),
+        "sweep": {
+            "record": s,
+            "spread": spread,
+        },
+    })
+}
+
+/// One baseline point: the means of its runs, what is derived where a counter is missing,
+/// and its device times.
+fn point_json(
+    s: &SweepRecord,
+    (cores, gpus): (u32, u32),
+    runs: &[&RunRecord],
+    gaps: &mut Gaps,
+) -> Value {
+    let f = runs[0].freq_hz;
+    let walls: Vec<f64> = runs.iter().map(|r| r.wall_s).collect();
+    let wall = mean(&walls);
+    let cpu = all(runs, |r| r.readings.cpu_time_s).map(|v| mean(&v));
+    let busy = cpu.unwrap_or(wall * f64::from(cores));
+    let util = (busy / (f64::from(cores) * wall)).clamp(1e-9, 1.0);
+    let (cycles, stall, mem) = cycle_counts(runs, busy * f, gaps);
+    let mut p = json!({
+        "cores": cores,
+        "freq_hz": f,
+        "gpus": gpus,
+        "cycles": cycles,
+        "stall_cycles": stall,
+        "mem_stall_cycles": mem,
+        "utilisation": util,
+        "wall_time_s": wall,
+        "measured": true,
+    });
+    if let Some(v) = all(runs, |r| r.readings.instructions) {
+        p["instructions"] = json!(mean(&v));
+    }
+    match all(runs, |r| r.readings.total_energy().map(|e| e.0)) {
+        Some(v) => p["energy_j"] = json!(mean(&v)),
+        None => gaps.no_energy = true,
+    }
+    device(&mut p, s, (cores, gpus, f), runs, gaps);
+    p
+}
+
+/// Cycles, stall cycles and memory stall cycles: the counters' means, or `busy x f` cycles
+/// and no stalls where they were not counted.
+fn cycle_counts(runs: &[&RunRecord], busy_cycles: f64, gaps: &mut Gaps) -> (f64, f64, f64) {
+    let cycles = match all(runs, |r| r.readings.cycles) {
+        Some(v) => mean(&v),
+        None => {
+            gaps.no_cycles = true;
+            busy_cycles
+        }
+    };
+    let (stall, mem) = match (
+        all(runs, |r| r.readings.stall_cycles),
+        all(runs, |r| r.readings.mem_stall_cycles),
+    ) {
+        (Some(a), Some(b)) => {
+            let st = mean(&a).min(cycles * (1.0 - 1e-9));
+            (st, mean(&b).min(st))
+        }
+        _ => {
+            gaps.no_stalls = true;
+            (0.0, 0.0)
+        }
+    };
+    (cycles, stall, mem)
+}
+
+/// The point's measured tree and device times: TALP's where attached or preloaded, else
+/// NVML's sampled busy time.
+fn device(
+    p: &mut Value,
+    s: &SweepRecord,
+    (cores, gpus, f): (u32, u32, f64),
+    runs: &[&RunRecord],
+    gaps: &mut Gaps,
+) {
+    let attached = s
+        .talp
+        .iter()
+        .find(|t| key(t.cores, t.freq_hz, t.gpus) == (cores, freq_key(Hertz(f)), gpus))
+        .cloned();
+    let talp = attached.or_else(|| during_sweep(runs));
+    if let Some(t) = talp.as_ref().filter(|t| !t.printed.is_empty()) {
+        p["measured_tree"] = json!({
+            "source": format!("TALP ({})", t.file),
+            "efficiencies": t.printed,
+        });
+    }
+    if let Some(t) = talp.filter(|t| t.gpus > 0 && gpus > 0) {
+        let (kernel, transfer) = t.per_gpu();
+        p["device"] = json!({
+            "kernel_s": kernel,
+            "transfer_s": transfer,
+            "host_runtime_s": t.gpu_runtime_s,
+            "source": format!("TALP ({})", t.file),
+        });
+    } else if gpus > 0 {
+        gaps.gpu_guess = true;
+        let busy: Vec<f64> = (0..gpus as usize)
+            .map(|i| {
+                mean(
+                    &runs
+                        .iter()
+                        .map(|r| r.readings.gpu_busy_s.get(i).copied().unwrap_or(0.0))
+                        .collect::<Vec<_>>(),
+                )
+            })
+            .collect();
+        p["device"] = json!({
+            "kernel_s": busy,
+            "transfer_s": vec![0.0; gpus as usize],
+            "host_runtime_s": 0.0,
+            "source": nvml_source(runs),
+        });
+    }
+}
+
+/// The run-to-run spread of a point's wall time.
+fn spread_json((cores, gpus): (u32, u32), runs: &[&RunRecord]) -> Value {
+    let walls: Vec<f64> = runs.iter().map(|r| r.wall_s).collect();
+    json!({
+        "cores": cores, "freq_hz": runs[0].freq_hz, "gpus": gpus, "runs": runs.len(),
+        "wall_s_min": walls.iter().cloned().fold(f64::INFINITY, f64::min),
+        "wall_s_max": walls.iter().cloned().fold(0.0, f64::max),
+        "wall_rel_std": rel_spread(&walls),
+    })
+}
+
+/// The assumptions that stand in for what was not measured.
+fn gap_assumptions(s: &SweepRecord, gaps: &Gaps) -> Vec<String> {
     let mut assumptions = Vec::new();
     let why = |needle: &str| {
         s.unsupported
@@ -173,26 +237,26 @@ pub fn profile_json(h: &Header, s: &SweepRecord) -> Value {
             .map(|m| format!(" ({})", m.reason.why))
             .unwrap_or_default()
     };
-    if no_cycles {
+    if gaps.no_cycles {
         assumptions.push(format!(
             "cycles were not counted{}: C_s = busy CPU time x f, so predicted CPU time scales as 1/f",
             why("hardware counters")
         ));
     }
-    if no_stalls {
+    if gaps.no_stalls {
         assumptions.push(format!(
             "stall cycles were not counted{}: all cycles are taken as work (st_s = m_s = 0), so \
              memory-bound slowdowns are not predicted",
             why("stall")
         ));
     }
-    if no_energy {
+    if gaps.no_energy {
         assumptions.push(
             "no energy was measured on the baseline: predictions use the machine model's power only"
                 .into(),
         );
     }
-    if gpu_guess {
+    if gaps.gpu_guess {
         assumptions.push(
             "GPU kernel time is NVML utilisation x wall time; transfer time was not measured (0) \
              and host time blocked in the GPU runtime is estimated from the core-count series \
@@ -201,6 +265,12 @@ pub fn profile_json(h: &Header, s: &SweepRecord) -> Value {
                 .into(),
         );
     }
+    assumptions
+}
+
+/// The communication section: messages per rank per iteration from the profiler, or the
+/// assumption of none.
+fn communication(h: &Header, s: &SweepRecord, assumptions: &mut Vec<String>) -> Value {
     // Communication: messages per rank per iteration from the profiler, when there was one.
     let msgs: Vec<f64> = s
         .runs
@@ -237,6 +307,12 @@ pub fn profile_json(h: &Header, s: &SweepRecord) -> Value {
             comm["bytes_per_message"] = json!(mean(&bytes) / mean(&msgs));
         }
     }
+    comm
+}
+
+/// Where each value came from: the header's notes, the host, the backends, what was not
+/// measured and how the frequency was set.
+fn provenance(h: &Header, s: &SweepRecord) -> serde_json::Map<String, Value> {
     let mut prov: serde_json::Map<String, Value> = h
         .notes
         .iter()
@@ -255,20 +331,7 @@ pub fn profile_json(h: &Header, s: &SweepRecord) -> Value {
         );
     }
     prov.insert("frequency".into(), Value::String(s.frequency.clone()));
-    json!({
-        "format": PROFILE_FORMAT,
-        "program": h.program,
-        "description": h.description,
-        "iterations": {"baseline": h.baseline_iterations, "target": h.target_iterations},
-        "communication": comm,
-        "baseline": points,
-        "assumptions": assumptions,
-        "provenance": prov,
-        "sweep": {
-            "record": s,
-            "spread": spread,
-        },
-    })
+    prov
 }
 
 /// The device table's source for NVML-sampled points: the busy time's sampling error and the
