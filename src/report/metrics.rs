@@ -63,69 +63,70 @@ pub fn write_text(r: &MetricsReport, out: &mut dyn Write) -> io::Result<()> {
     Ok(())
 }
 
-/// The host tree of one run (TALP's layout).
-fn host_tree(run: &Run, out: &mut dyn Write) -> io::Result<()> {
-    if let Some(h) = &run.host {
-        writeln!(out, "  Host")?;
-        line(out, 0, "Parallel efficiency", h.parallel_efficiency)?;
-        line(out, 1, "MPI Parallel efficiency", h.mpi_parallel_efficiency)?;
-        line(
-            out,
-            2,
-            "Communication efficiency",
-            h.mpi_communication_efficiency,
-        )?;
-        line(out, 2, "Load Balance", h.mpi_load_balance)?;
-        line(out, 3, "In", h.mpi_load_balance_in)?;
-        line(out, 3, "Out", h.mpi_load_balance_out)?;
-        line(
-            out,
-            1,
-            "OpenMP Parallel efficiency",
-            h.omp_parallel_efficiency,
-        )?;
-        line(out, 2, "Load Balance", h.omp_load_balance)?;
-        line(out, 2, "Scheduling efficiency", h.omp_scheduling_efficiency)?;
-        line(
-            out,
-            2,
-            "Serialization efficiency",
-            h.omp_serialization_efficiency,
-        )?;
-        line(
-            out,
-            1,
-            "Device Offload efficiency",
-            h.device_offload_efficiency,
-        )?;
+/// Rows of a tree: depth, name, value.
+fn lines(out: &mut dyn Write, rows: &[(usize, &str, f64)]) -> io::Result<()> {
+    for &(depth, name, v) in rows {
+        line(out, depth, name, v)?;
     }
     Ok(())
+}
+
+/// The host tree of one run (TALP's layout).
+fn host_tree(run: &Run, out: &mut dyn Write) -> io::Result<()> {
+    let Some(h) = &run.host else {
+        return Ok(());
+    };
+    writeln!(out, "  Host")?;
+    lines(
+        out,
+        &[
+            (0, "Parallel efficiency", h.parallel_efficiency),
+            (1, "MPI Parallel efficiency", h.mpi_parallel_efficiency),
+            (
+                2,
+                "Communication efficiency",
+                h.mpi_communication_efficiency,
+            ),
+            (2, "Load Balance", h.mpi_load_balance),
+            (3, "In", h.mpi_load_balance_in),
+            (3, "Out", h.mpi_load_balance_out),
+            (1, "OpenMP Parallel efficiency", h.omp_parallel_efficiency),
+            (2, "Load Balance", h.omp_load_balance),
+            (2, "Scheduling efficiency", h.omp_scheduling_efficiency),
+            (
+                2,
+                "Serialization efficiency",
+                h.omp_serialization_efficiency,
+            ),
+            (1, "Device Offload efficiency", h.device_offload_efficiency),
+        ],
+    )
 }
 
 /// The device tree and POP's tree of one run.
 fn device_and_pop(run: &Run, out: &mut dyn Write) -> io::Result<()> {
     if let Some(d) = &run.device {
         writeln!(out, "  Device")?;
-        line(out, 0, "Parallel efficiency", d.parallel_efficiency)?;
-        line(out, 1, "Load Balance", d.load_balance)?;
-        line(
+        lines(
             out,
-            1,
-            "Communication efficiency",
-            d.communication_efficiency,
-        )?;
-        line(
-            out,
-            1,
-            "Orchestration efficiency",
-            d.orchestration_efficiency,
+            &[
+                (0, "Parallel efficiency", d.parallel_efficiency),
+                (1, "Load Balance", d.load_balance),
+                (1, "Communication efficiency", d.communication_efficiency),
+                (1, "Orchestration efficiency", d.orchestration_efficiency),
+            ],
         )?;
     }
     if let Some(p) = &run.pop {
         writeln!(out, "  POP")?;
-        line(out, 0, "Parallel efficiency", p.parallel_efficiency)?;
-        line(out, 1, "Load balance", p.load_balance)?;
-        line(out, 1, "Communication efficiency", p.communication)?;
+        lines(
+            out,
+            &[
+                (0, "Parallel efficiency", p.parallel_efficiency),
+                (1, "Load balance", p.load_balance),
+                (1, "Communication efficiency", p.communication),
+            ],
+        )?;
         if let (Some(s), Some(t)) = (p.serialisation, p.transfer) {
             line(out, 2, "Serialisation efficiency", s)?;
             line(out, 2, "Transfer efficiency", t)?;
