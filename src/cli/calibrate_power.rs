@@ -298,55 +298,12 @@ fn measure_kernels(
         (Kind::Memory, "memory"),
     ] {
         let path = dir.join(format!("{name}.json"));
-        let o = Options {
-            command: vec![
-                exe.display().to_string(),
-                "calibrate".into(),
-                "kernel".into(),
-                name.into(),
-                "--seconds".into(),
-                a.seconds.to_string(),
-            ],
-            cores: if kind == Kind::Idle {
-                vec![1]
-            } else {
-                cores.clone()
-            },
-            freqs: freqs.clone(),
-            gpus: vec![0],
-            nodes: vec![1],
-            hostfile: None,
-            at_node_frequency: false,
-            ranks: 1,
-            launcher: None,
-            repeat: a.repeat,
-            timeout: Some(Duration::from_secs_f64(a.seconds * 3.0 + 60.0)),
-            output: path.clone(),
-            resume: a.resume,
-            header: Header {
-                program: format!("calibration-{name}"),
-                description: format!(
-                    "jouleplan calibrate power: the {name} kernel of calibration/kernels.rs"
-                ),
-                baseline_iterations: 1.0,
-                target_iterations: 1.0,
-                growth: Growth::Constant,
-                notes: Vec::new(),
-            },
-            stall_override: None,
-            mpi_profiler: None,
-            roots: Roots {
-                powercap: a.roots.powercap_root.clone(),
-                event_source: a.roots.event_source_root.clone(),
-                cpu: a.roots.cpu_root.clone(),
-            },
-            progress_bar: false,
-            warmup: 1,
-            show_output: false,
-            quiet: false,
-            verbose: false,
-            gpu_sample: Duration::from_millis(100),
+        let kernel_cores = if kind == Kind::Idle {
+            vec![1]
+        } else {
+            cores.clone()
         };
+        let o = kernel_options(a, (name, &exe, &path), kernel_cores, freqs.clone());
         let done = sweep::run(&o, &mut |l| eprintln!("{l}"))?;
         if !done.complete {
             anyhow::bail!(
@@ -359,6 +316,61 @@ fn measure_kernels(
         out.push((kind, path));
     }
     Ok(out)
+}
+
+/// The sweep of one calibration kernel (`jouleplan calibrate kernel NAME`), its profile at
+/// `path`.
+fn kernel_options(
+    a: &PowerArgs,
+    (name, exe, path): (&str, &Path, &Path),
+    cores: Vec<u32>,
+    freqs: Option<Vec<f64>>,
+) -> Options {
+    Options {
+        command: vec![
+            exe.display().to_string(),
+            "calibrate".into(),
+            "kernel".into(),
+            name.into(),
+            "--seconds".into(),
+            a.seconds.to_string(),
+        ],
+        cores,
+        freqs,
+        gpus: vec![0],
+        nodes: vec![1],
+        hostfile: None,
+        at_node_frequency: false,
+        ranks: 1,
+        launcher: None,
+        repeat: a.repeat,
+        timeout: Some(Duration::from_secs_f64(a.seconds * 3.0 + 60.0)),
+        output: path.to_path_buf(),
+        resume: a.resume,
+        header: Header {
+            program: format!("calibration-{name}"),
+            description: format!(
+                "jouleplan calibrate power: the {name} kernel of calibration/kernels.rs"
+            ),
+            baseline_iterations: 1.0,
+            target_iterations: 1.0,
+            growth: Growth::Constant,
+            notes: Vec::new(),
+        },
+        stall_override: None,
+        mpi_profiler: None,
+        roots: Roots {
+            powercap: a.roots.powercap_root.clone(),
+            event_source: a.roots.event_source_root.clone(),
+            cpu: a.roots.cpu_root.clone(),
+        },
+        progress_bar: false,
+        warmup: 1,
+        show_output: false,
+        quiet: false,
+        verbose: false,
+        gpu_sample: Duration::from_millis(100),
+    }
 }
 
 /// Prints the laws, the residuals and the power per machine frequency.

@@ -274,22 +274,7 @@ impl Profile {
                 else {
                     continue;
                 };
-                let ratio = f.0 / src.freq.0;
-                let mem = src.mem_stall_cycles * ratio;
-                let wb = src.cycles - src.mem_stall_cycles;
-                let mut p = BaselinePoint {
-                    freq: f,
-                    cycles: wb + mem,
-                    stall_cycles: src.stall_cycles - src.mem_stall_cycles + mem,
-                    mem_stall_cycles: mem,
-                    energy: None,
-                    measured: false,
-                    extra: src.extra.at_frequency(src.freq, f),
-                    measured_tree: None,
-                    ..(*src).clone()
-                };
-                p.wall_time = Seconds(overhead::paper_time(&p) + p.extra.total());
-                derived.push(p);
+                derived.push(at_frequency(src, f));
             }
         }
         let mut notes = Vec::new();
@@ -490,6 +475,27 @@ impl Profile {
 }
 
 /// `1-8,16` style rendering of a sorted list.
+/// The point `src` derived at frequency `f` (MODEL.md section 5): work and non-memory stall
+/// cycles fixed, memory-stall time fixed (its cycles scale with `f`).
+fn at_frequency(src: &BaselinePoint, f: Hertz) -> BaselinePoint {
+    let ratio = f.0 / src.freq.0;
+    let mem = src.mem_stall_cycles * ratio;
+    let wb = src.cycles - src.mem_stall_cycles;
+    let mut p = BaselinePoint {
+        freq: f,
+        cycles: wb + mem,
+        stall_cycles: src.stall_cycles - src.mem_stall_cycles + mem,
+        mem_stall_cycles: mem,
+        energy: None,
+        measured: false,
+        extra: src.extra.at_frequency(src.freq, f),
+        measured_tree: None,
+        ..src.clone()
+    };
+    p.wall_time = Seconds(overhead::paper_time(&p) + p.extra.total());
+    p
+}
+
 pub fn compact_list(v: &[u64]) -> String {
     let mut out: Vec<String> = Vec::new();
     let mut i = 0;
