@@ -16,6 +16,27 @@ use std::path::Path;
 /// The fields a row must have, as `sacct` names them.
 const NEEDED: [&str; 4] = ["jobid", "nnodes", "ncpus", "elapsed"];
 
+/// The header's field names, lowercased, with the ones this reader needs checked.
+fn columns(
+    head: &str,
+    bad: &dyn Fn(usize, &str, &str, &str) -> InputError,
+) -> InputResult<Vec<String>> {
+    let cols: Vec<String> = head
+        .split('|')
+        .map(|c| c.trim().to_ascii_lowercase())
+        .collect();
+    if let Some(missing) = NEEDED.iter().find(|n| !cols.iter().any(|c| c == *n)) {
+        return Err(bad(
+            1,
+            missing,
+            "sacct -P fields JobID, NNodes, NCPUS, Elapsed (and ConsumedEnergyRaw, NTasks, \
+             State, ReqCPUFreq where known)",
+            head,
+        ));
+    }
+    Ok(cols)
+}
+
 /// Reads `sacct -P` text into measured rows on `machine` (its only frequency where a row does
 /// not say one), their energy of `scope`.
 pub fn read<'a>(
@@ -42,20 +63,7 @@ pub fn read<'a>(
             "nothing",
         )
     })?;
-    let cols: Vec<String> = head
-        .split('|')
-        .map(|c| c.trim().to_ascii_lowercase())
-        .collect();
-    let at = |name: &str| cols.iter().position(|c| c == name);
-    if let Some(missing) = NEEDED.iter().find(|n| at(n).is_none()) {
-        return Err(bad(
-            1,
-            missing,
-            "sacct -P fields JobID, NNodes, NCPUS, Elapsed (and ConsumedEnergyRaw, NTasks, \
-             State, ReqCPUFreq where known)",
-            head,
-        ));
-    }
+    let cols = columns(head, &bad)?;
     let rows: Vec<(usize, Vec<&str>)> = lines
         .map(|(i, l)| (i + 1, l.split('|').map(str::trim).collect()))
         .collect();

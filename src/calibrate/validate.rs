@@ -318,6 +318,24 @@ fn read_error(path: &Path, line: usize, e: std::io::Error) -> InputError {
     }
 }
 
+/// A row's total ranks, checked: at least one a node, at most one a core.
+fn ranks_within(r: u32, config: &Config, n: usize, bad: &Bad<'_>) -> InputResult<u32> {
+    let most = u64::from(config.nodes) * u64::from(config.cores);
+    if r < config.nodes || u64::from(r) > most {
+        return Err(bad(
+            n,
+            "ranks",
+            &format!(
+                "total MPI ranks from {} (one a node) to {most} (nodes x cores, one a core; \
+                 cores is the most ranks on one node)",
+                config.nodes
+            ),
+            &r.to_string(),
+        ));
+    }
+    Ok(r)
+}
+
 /// Where each column of a measured CSV is.
 struct Layout {
     idx: [usize; 5],
@@ -436,21 +454,7 @@ impl Layout {
         };
         let ranks = match self.ranks {
             Some(c) if cells.get(c).is_some_and(|v| !v.is_empty()) => {
-                let r = whole(c, "ranks")?;
-                let most = u64::from(config.nodes) * u64::from(config.cores);
-                if r < config.nodes || u64::from(r) > most {
-                    return Err(bad(
-                        n,
-                        "ranks",
-                        &format!(
-                            "total MPI ranks from {} (one a node) to {most} (nodes x cores, one \
-                             a core; cores is the most ranks on one node)",
-                            config.nodes
-                        ),
-                        &r.to_string(),
-                    ));
-                }
-                Some(r)
+                Some(ranks_within(whole(c, "ranks")?, &config, n, bad)?)
             }
             _ => None,
         };
