@@ -288,6 +288,31 @@ fn front_is_sliver(plan: &Plan, tx: &Axis, ey: &Axis) -> bool {
     t.min(e) < 0.12
 }
 
+/// The whole chart's axes: every sampled configuration, the front and the limits.
+fn axes(plan: &Plan, sample: &Sample) -> (Axis, Axis) {
+    let front = &plan.front;
+    let tx = Axis::with_max_ticks(
+        sample
+            .points
+            .iter()
+            .map(|p| p.time)
+            .chain(front.iter().map(|f| f.prediction.time.0))
+            .chain(plan.answer.time_limit.map(|t| t.0)),
+        None,
+        7,
+    );
+    let ey = Axis::new(
+        sample
+            .points
+            .iter()
+            .map(|p| p.energy)
+            .chain(front.iter().map(|f| f.prediction.energy.0))
+            .chain(plan.answer.energy_limit.map(|e| e.0)),
+        None,
+    );
+    (tx, ey)
+}
+
 /// Draws the time-energy chart of a plan on any backend: the whole space with its front, a
 /// second panel zoomed on the front when the front is a thin sliver of the space, and a legend
 /// strip below the charts.
@@ -301,25 +326,7 @@ pub fn draw_pareto<DB: DrawingBackend>(
     let front = &plan.front;
     let times = || front.iter().map(|f| f.prediction.time.0);
     let energies = || front.iter().map(|f| f.prediction.energy.0);
-    let tx = Axis::with_max_ticks(
-        sample
-            .points
-            .iter()
-            .map(|p| p.time)
-            .chain(times())
-            .chain(plan.answer.time_limit.map(|t| t.0)),
-        None,
-        7,
-    );
-    let ey = Axis::new(
-        sample
-            .points
-            .iter()
-            .map(|p| p.energy)
-            .chain(energies())
-            .chain(plan.answer.energy_limit.map(|e| e.0)),
-        None,
-    );
+    let (tx, ey) = axes(plan, sample);
     let what = if sample.complete {
         format!("all {} configurations", sample.taken)
     } else {
