@@ -47,6 +47,8 @@ start)
   chmod 400 "$dir/munge/munge.key"
   munged --force --key-file="$dir/munge/munge.key" --socket="$dir/munge/munge.sock" \
     --pid-file="$dir/munge/munged.pid" --log-file="$dir/munge/munged.log" --seed-file="$dir/munge/seed"
+  # A daemon that fails to start leaves none behind.
+  trap 'stop; exit 1' ERR
   host=$(hostname -s)
   node=$(slurmd -C | head -n 1 | sed -E 's/RealMemory=([0-9]+)/RealMemory=\1/')
   mem=$(echo "$node" | sed -E 's/.*RealMemory=([0-9]+).*/\1/')
