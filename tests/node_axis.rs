@@ -38,19 +38,27 @@ fn subset(dir: &Path, code: &str, name: &str, keep: impl Fn(u32) -> bool) -> Pat
 /// Fits `csv` against the Ice Lake machine (no `[power]`: fit writes it); returns (profile,
 /// machine, stdout).
 fn fit(dir: &Path, csv: &Path, tag: &str) -> (PathBuf, PathBuf, String) {
+    fit_with(dir, csv, tag, &[])
+}
+
+/// [`fit`] with more flags (`--weak`).
+fn fit_with(dir: &Path, csv: &Path, tag: &str, extra: &[&str]) -> (PathBuf, PathBuf, String) {
     let prof = dir.join(format!("{tag}.json"));
     let mach = dir.join(format!("{tag}.toml"));
-    let (code, out, err) = jouleplan(&[
-        "fit",
+    let machine = repo(MACHINE);
+    let mut args = vec!["fit"];
+    args.extend_from_slice(extra);
+    args.extend([
         "--measured",
         s(csv),
         "--machine",
-        s(&repo(MACHINE)),
+        s(&machine),
         "--profile-out",
         s(&prof),
         "--machine-out",
         s(&mach),
     ]);
+    let (code, out, err) = jouleplan(&args);
     assert_eq!(code, 0, "{err}");
     (prof, mach, out)
 }
@@ -501,20 +509,7 @@ fn weak_scaling_follows_lulesh_from_eight_nodes_to_thirty_one() {
         };
         let fit_csv = keep(&|n, c| n <= 8 && c > 36, "fit.csv");
         let held = keep(&|n, _| n > 8, "held.csv");
-        let (prof, mach) = (d.join("w.json"), d.join("w.toml"));
-        let (rc, said, err) = jouleplan(&[
-            "fit",
-            "--weak",
-            "--measured",
-            s(&fit_csv),
-            "--machine",
-            s(&repo(MACHINE)),
-            "--profile-out",
-            s(&prof),
-            "--machine-out",
-            s(&mach),
-        ]);
-        assert_eq!(rc, 0, "{err}");
+        let (prof, mach, said) = fit_with(d, &fit_csv, "w", &["--weak"]);
         assert!(
             said.contains("the same work per core (weak scaling)"),
             "{said}"

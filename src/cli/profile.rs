@@ -492,19 +492,19 @@ fn summarise(o: &Options, res: &sweep::Outcome, out: &mut dyn Write) -> std::io:
 
 /// After the runs: the measured CSV and the node law (MODEL.md 6c).
 fn after_sweep(a: &ProfileArgs, o: &Options, out: &mut dyn Write) -> anyhow::Result<()> {
+    let written = super::profile_nodes::read_written(&o.output)?;
     if let Some(csv) = &a.measured_out {
-        let rows = super::profile_nodes::write_measured_csv(&o.output, csv)?;
+        let rows = super::profile_nodes::write_measured_csv(&written, csv)?;
         writeln!(out, "wrote {rows} runs to {}", csv.display())?;
     }
-    super::profile_nodes::fit_into_profile(&o.output, a.machine.as_deref(), a.weak, out).map_err(
-        |e| {
+    super::profile_nodes::fit_into_profile(&o.output, written, a.machine.as_deref(), a.weak, out)
+        .map_err(|e| {
             e.context(format!(
                 "every run is saved in {}, but the node law was not fitted (fix the cause and \
                  add --resume: nothing is run again)",
                 o.output.display()
             ))
-        },
-    )
+        })
 }
 
 /// The sysfs roots the measurement reads (hidden: for tests and containers).

@@ -25,45 +25,57 @@ fn multi_node_rows(output: &Path, rec: &SweepRecord) -> Vec<Measured> {
     rec.runs
         .iter()
         .filter(|r| r.ok && r.nodes > 1)
-        .map(|r| Measured {
-            config: Config {
-                nodes: r.nodes,
-                cores: r.cores,
-                freq: Hertz(r.freq_hz),
-                gpus: r.gpus,
-            },
-            time_s: r.wall_s,
-            energy: energy(r),
-            ranks: None,
-            source: format!(
-                "{}: run {} of {}",
-                output.display(),
-                r.repeat,
-                r.planned().describe()
-            ),
-            runs: vec![(r.wall_s, energy(r).map(|e| e.0))],
+        .map(|r| {
+            let energy = energy(r);
+            Measured {
+                config: Config {
+                    nodes: r.nodes,
+                    cores: r.cores,
+                    freq: Hertz(r.freq_hz),
+                    gpus: r.gpus,
+                },
+                time_s: r.wall_s,
+                energy,
+                ranks: None,
+                source: format!(
+                    "{}: run {} of {}",
+                    output.display(),
+                    r.repeat,
+                    r.planned().describe()
+                ),
+                runs: vec![(r.wall_s, energy.map(|e| e.0))],
+            }
         })
         .collect()
 }
 
-/// Reads the sweep record of the profile just written.
-fn read_record(output: &Path) -> anyhow::Result<(serde_json::Value, SweepRecord)> {
+/// The profile a sweep just wrote: its text, its document and its sweep record, read once
+/// for the measured CSV and the node law.
+pub struct Written {
+    text: String,
+    doc: serde_json::Value,
+    rec: SweepRecord,
+}
+
+/// Reads the profile just written.
+pub fn read_written(output: &Path) -> anyhow::Result<Written> {
     let text = crate::input::read_file(output)?;
     let doc: serde_json::Value = serde_json::from_str(&text)
         .map_err(|e| anyhow::anyhow!("{}: not valid JSON: {e}", output.display()))?;
     let rec = record::read_sweep(&doc).map_err(|e| anyhow::anyhow!("{}: {e}", output.display()))?;
-    Ok((doc, rec))
+    Ok(Written { text, doc, rec })
 }
 
 /// Fits the node law on the profile's runs over several nodes against `machine` and writes it
 /// into the profile; says what it did, or why there is no law.
 pub fn fit_into_profile(
     output: &Path,
+    written: Written,
     machine: Option<&str>,
     weak: bool,
     out: &mut dyn Write,
 ) -> anyhow::Result<()> {
-    let (mut doc, rec) = read_record(output)?;
+    let Written { text, mut doc, rec } = written;
     let multi = multi_node_rows(output, &rec);
     if multi.is_empty() {
         return Ok(());
@@ -84,9 +96,9 @@ pub fn fit_into_profile(
         push_assumption(&mut doc, why);
         return write_doc(output, &doc);
     };
-    let (file, text) = super::sources::machine_text(Some(machine))?;
-    let (machine, _) = Machine::from_toml_for_fit(&file, &text)?;
-    let profile = Profile::from_json(output, &serde_json::to_string(&doc)?)?;
+    let (file, machine_text) = super::sources::machine_text(Some(machine))?;
+    let (machine, _) = Machine::from_toml_for_fit(&file, &machine_text)?;
+    let profile = Profile::from_json(output, &text)?;
     let law = multi_node::fit_law(output, &profile, &machine, &multi, (true, weak))?;
     match law {
         Some(law) => {
@@ -123,8 +135,8 @@ fn write_doc(output: &Path, doc: &serde_json::Value) -> anyhow::Result<()> {
 
 /// Writes every successful run of the profile at `output` as a measured CSV at `csv`, in the
 /// columns `fit --measured` and `validate --measured` read; returns the rows written.
-pub fn write_measured_csv(output: &Path, csv: &Path) -> anyhow::Result<usize> {
-    let (_, rec) = read_record(output)?;
+pub fn write_measured_csv(written: &Written, csv: &Path) -> anyhow::Result<usize> {
+    let rec = &written.rec;
     let mut text = String::from("nodes,cores,freq_hz,gpus,time_s,energy_j,energy_scope\n");
     let mut rows = 0;
     for r in rec.runs.iter().filter(|r| r.ok) {

@@ -33,9 +33,11 @@ pub(super) fn backends(o: &Options) -> Vec<Box<dyn Backend>> {
 
 /// Checks, before anything runs, that the launcher (mpirun, srun, --launcher) and the
 /// program can be found, naming what is missing.
-pub(super) fn check_programs(o: &Options, launcher: &[String]) -> anyhow::Result<()> {
-    if let Some(l) = launcher.first()
-        && resolve_program(l).is_none()
+pub(super) fn check_programs(o: &Options, launchers: &[&[String]]) -> anyhow::Result<()> {
+    if let Some(l) = launchers
+        .iter()
+        .filter_map(|w| w.first())
+        .find(|l| resolve_program(l).is_none())
     {
         return Err(crate::error::InputError::Mismatch(format!(
             "`{l}` (the launcher of --ranks {}) was not found on PATH: install an MPI \
@@ -85,10 +87,8 @@ pub(super) fn launchers(o: &Options) -> anyhow::Result<Launchers> {
             placement::default_words(&place),
         ),
     };
+    // A launcher of the user's is both lists: one check covers it.
     placement::check(&place, &nodes, max_nodes(o), o.launcher.is_some())?;
-    if o.launcher.is_some() {
-        placement::check(&place, &local, 1, true)?;
-    }
     let nodes = if max_nodes(o) > 1 { nodes } else { Vec::new() };
     Ok(Launchers {
         place,
@@ -128,7 +128,7 @@ pub(super) fn check(
     o: &Options,
     existing: Option<&SweepRecord>,
     cpus: &[usize],
-    words: &[String],
+    launchers: &[&[String]],
 ) -> anyhow::Result<Vec<u32>> {
     if let Some(rec) = existing
         && (rec.command != o.command || rec.ranks != o.ranks)
@@ -141,7 +141,7 @@ pub(super) fn check(
         ))
         .into());
     }
-    check_programs(o, words)?;
+    check_programs(o, launchers)?;
     let max_cores = o.cores.iter().copied().max().unwrap_or(1) as usize;
     if max_cores > cpus.len() {
         return Err(crate::error::InputError::Mismatch(format!(
@@ -218,8 +218,7 @@ pub(super) fn setup(o: &Options, log: &mut dyn FnMut(&str)) -> anyhow::Result<Se
         local: words,
         nodes: node_words,
     } = launchers(o)?;
-    check_programs(o, &node_words)?;
-    let gpu_ids = check(o, existing.as_ref(), &cpus, &words)?;
+    let gpu_ids = check(o, existing.as_ref(), &cpus, &[&words, &node_words])?;
     let (working, mut unsupported) = discover_backends(o, log);
     if max_nodes(o) > 1 {
         let m = one_node_only(&working);

@@ -5,6 +5,12 @@
 /// A rectangle in backend pixels: `(x0, y0, x1, y1)`.
 pub type Rect = (i32, i32, i32, i32);
 
+/// The room a label of measured size `(w, h)` is given: a viewer's own sans-serif may run
+/// wider than the embedded font it was measured with.
+pub fn room((w, h): (u32, u32)) -> (i32, i32) {
+    ((f64::from(w) * 1.2).ceil() as i32 + 4, h as i32 + 4)
+}
+
 /// Places labels greedily.
 #[derive(Debug, Clone)]
 pub struct Placer {

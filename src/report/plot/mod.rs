@@ -92,9 +92,7 @@ fn draw_labels<DB: DrawingBackend>(
     }
     for &i in order {
         let text = chart_label(&front[i].prediction.config);
-        let (w, h) = root.estimate_text_size(&text, &style).map_err(err)?;
-        // A viewer's own sans-serif may run wider than the embedded font measured here.
-        let size = ((w as f64 * 1.2).ceil() as i32 + 4, h as i32 + 4);
+        let size = labels::room(root.estimate_text_size(&text, &style).map_err(err)?);
         if let Some((x, y)) = placer.place(px[i], size) {
             root.draw(&Text::new(text, (x, y), style.clone()))
                 .map_err(err)?;

@@ -123,8 +123,7 @@ where
         let Some(text) = p.labels.get(i) else {
             continue;
         };
-        let (tw, th) = area.estimate_text_size(text, &style).map_err(err)?;
-        let size = ((tw as f64 * 1.2).ceil() as i32 + 4, th as i32 + 4);
+        let size = super::labels::room(area.estimate_text_size(text, &style).map_err(err)?);
         if let Some(at) = placer.place(px[i], size) {
             let at = (
                 at.0 - area.get_base_pixel().0,
