@@ -204,7 +204,7 @@ pub fn write_point_hostfile(
         .take(nodes as usize)
         .map(|h| format!("{h} slots={ranks_per_node}\n"))
         .collect();
-    std::fs::write(&path, text)?;
+    crate::atomic_write::write_atomic(&path, text.as_bytes(), false)?;
     Ok(path)
 }
 
