@@ -179,10 +179,7 @@ fn main() -> anyhow::Result<()> {
         provenance,
     )?;
     std::fs::create_dir_all(out.parent().unwrap_or(std::path::Path::new(".")))?;
-    std::fs::write(
-        &out,
-        serde_json::to_string_pretty(&profile.to_json())? + "\n",
-    )?;
+    std::fs::write(&out, profile.to_file().to_text()? + "\n")?;
     eprintln!("wrote {}", out.display());
     Ok(())
 }

@@ -129,7 +129,8 @@ pub enum Bound {
 }
 
 impl Bound {
-    fn check(self, v: f64) -> bool {
+    /// Whether `v` satisfies the bound.
+    pub fn check(self, v: f64) -> bool {
         v.is_finite()
             && match self {
                 Bound::Positive => v > 0.0,
@@ -138,7 +139,8 @@ impl Bound {
             }
     }
 
-    fn describe(self) -> String {
+    /// The bound in words, for messages.
+    pub fn describe(self) -> String {
         match self {
             Bound::Positive => "a finite number > 0".into(),
             Bound::NonNegative => "a finite number >= 0".into(),
@@ -206,12 +208,7 @@ impl<'a> Fields<'a> {
         expected: impl Into<String>,
         got: impl Into<String>,
     ) -> InputError {
-        InputError::Key {
-            file: self.file.to_path_buf(),
-            key: self.key_path(key),
-            expected: expected.into(),
-            got: got.into(),
-        }
+        Check::new(self.file).fail(&self.key_path(key), expected, got)
     }
 
     fn get(&mut self, key: &'a str) -> Option<&'a Value> {
@@ -467,5 +464,247 @@ impl<'a> Fields<'a> {
                 ))
             }
         }
+    }
+}
+
+/// The `validate()` pass of a typed document: checks values against their bounds and names
+/// the file and key path of the first that is out of range.
+pub struct Check<'a> {
+    file: &'a Path,
+}
+
+impl<'a> Check<'a> {
+    /// Checks values of `file`.
+    pub fn new(file: &'a Path) -> Self {
+        Check { file }
+    }
+
+    /// An error about the value at `key` (a dotted path).
+    pub fn fail(
+        &self,
+        key: &str,
+        expected: impl Into<String>,
+        got: impl Into<String>,
+    ) -> InputError {
+        InputError::Key {
+            file: self.file.to_path_buf(),
+            key: key.to_string(),
+            expected: expected.into(),
+            got: got.into(),
+        }
+    }
+
+    /// `v` at `key` must satisfy `bound`.
+    pub fn num(&self, key: &str, v: f64, bound: Bound) -> InputResult<()> {
+        if bound.check(v) {
+            return Ok(());
+        }
+        Err(self.fail(key, bound.describe(), number(v)))
+    }
+
+    /// As [`Check::num`] when the value is present.
+    pub fn opt(&self, key: &str, v: Option<f64>, bound: Bound) -> InputResult<()> {
+        v.map_or(Ok(()), |v| self.num(key, v, bound))
+    }
+
+    /// A whole number at `key` must be within `[lo, hi]`.
+    pub fn whole(&self, key: &str, v: u64, lo: u64, hi: u64) -> InputResult<()> {
+        if (lo..=hi).contains(&v) {
+            return Ok(());
+        }
+        Err(self.fail(
+            key,
+            format!("a whole number from {lo} to {hi}"),
+            v.to_string(),
+        ))
+    }
+}
+
+/// A number as JSON prints it (`1e300`, `0.5`).
+pub fn number(v: f64) -> String {
+    serde_json::Number::from_f64(v).map_or_else(|| v.to_string(), |n| n.to_string())
+}
+
+/// Reads a parsed document as the typed artefact `T`. A value of the wrong type, a missing key
+/// and an unknown key are named by their dotted path (`baseline[2].cycles`), with what was
+/// expected and what was found; `expects` describes a key from its path with list indices
+/// dropped (`baseline[].cycles`). An unknown key that looks like a missing known one is named
+/// as its likely misspelling.
+pub fn typed<T: serde::de::DeserializeOwned>(
+    file: &Path,
+    doc: Value,
+    expects: fn(&str) -> Option<String>,
+) -> InputResult<T> {
+    serde_path_to_error::deserialize(&doc).map_err(|e| {
+        let msg = e.inner().to_string();
+        let mut segments: Vec<&serde_path_to_error::Segment> = e.path().iter().collect();
+        // An unknown key's path ends in the key itself: name it from its table.
+        if msg.starts_with("unknown field ") {
+            segments.pop();
+        }
+        let obj = object_at(&doc, &segments);
+        let (key, expected, got) = explain(&dotted(&segments), &msg, obj, expects);
+        InputError::Key {
+            file: file.to_path_buf(),
+            key,
+            expected,
+            got,
+        }
+    })
+}
+
+/// A path as the messages write it: `baseline[2].device`.
+fn dotted(segments: &[&serde_path_to_error::Segment]) -> String {
+    use serde_path_to_error::Segment;
+    let mut out = String::new();
+    for seg in segments {
+        match seg {
+            Segment::Seq { index } => out += &format!("[{index}]"),
+            Segment::Map { key } if out.is_empty() => out += key,
+            Segment::Map { key } => out += &format!(".{key}"),
+            _ => out += ".?",
+        }
+    }
+    out
+}
+
+/// The table at `segments` in `doc`, when there is one.
+fn object_at<'a>(
+    doc: &'a Value,
+    segments: &[&serde_path_to_error::Segment],
+) -> Option<&'a Map<String, Value>> {
+    use serde_path_to_error::Segment;
+    let mut v = doc;
+    for seg in segments {
+        v = match seg {
+            Segment::Seq { index } => v.get(*index)?,
+            Segment::Map { key } => v.get(key.as_str())?,
+            _ => return None,
+        };
+    }
+    v.as_object()
+}
+
+/// `(key path, expected, got)` from serde's message at path `at`, in the table `obj`.
+fn explain(
+    at: &str,
+    msg: &str,
+    obj: Option<&Map<String, Value>>,
+    expects: fn(&str) -> Option<String>,
+) -> (String, String, String) {
+    let join = |k: &str| {
+        if at.is_empty() {
+            k.to_string()
+        } else {
+            format!("{at}.{k}")
+        }
+    };
+    let here = if at.is_empty() { "(top level)" } else { at };
+    let quoted = |m: &str| m.split('`').nth(1).unwrap_or("").to_string();
+    let expect = |key: &str, fallback: String| expects(&generic(key)).unwrap_or(fallback);
+    if let Some(rest) = msg.strip_prefix("missing field ") {
+        let key = join(&quoted(rest));
+        let expected = expect(&key, "a value".into());
+        return (key, expected, "nothing (the key is missing)".into());
+    }
+    if let Some(rest) = msg.strip_prefix("unknown field ") {
+        let unknown = quoted(rest);
+        let known: Vec<&str> = rest.split('`').skip(3).step_by(2).collect();
+        if let Some((k, u)) = obj.and_then(|o| misspelt(o, &known)) {
+            let key = join(k);
+            let got = format!(
+                "nothing (the key is missing; is the unknown key `{u}` a misspelling of it?)"
+            );
+            return (key.clone(), expect(&key, "a value".into()), got);
+        }
+        let expected = if known.is_empty() {
+            "no keys here".to_string()
+        } else {
+            format!("one of the known keys ({})", known.join(", "))
+        };
+        return (join(&unknown), expected, "an unknown key".into());
+    }
+    for prefix in ["invalid type: ", "invalid value: ", "invalid length "] {
+        if let Some(rest) = msg.strip_prefix(prefix)
+            && let Some((got, expected)) = rest.split_once(", expected ")
+        {
+            return (here.into(), expect(here, plain(expected)), found(got));
+        }
+    }
+    (
+        here.into(),
+        expect(here, "a valid value".into()),
+        msg.to_string(),
+    )
+}
+
+/// The first known key (in the type's order) missing from `obj` with an unknown key there
+/// that looks like it (the same first four characters): most likely its misspelling.
+fn misspelt<'a>(obj: &'a Map<String, Value>, known: &[&'a str]) -> Option<(&'a str, &'a str)> {
+    let stem = |k: &str| k.chars().take(4).collect::<String>();
+    known
+        .iter()
+        .filter(|k| !obj.contains_key(**k))
+        .find_map(|k| {
+            obj.keys()
+                .find(|u| !known.contains(&u.as_str()) && stem(u) == stem(k))
+                .map(|u| (*k, u.as_str()))
+        })
+}
+
+/// A path with its list indices dropped: `baseline[3].cycles` -> `baseline[].cycles`.
+fn generic(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    let mut in_index = false;
+    for ch in path.chars() {
+        match ch {
+            '[' => {
+                in_index = true;
+                out.push('[');
+            }
+            ']' => {
+                in_index = false;
+                out.push(']');
+            }
+            _ if in_index => {}
+            _ => out.push(ch),
+        }
+    }
+    out
+}
+
+/// Serde's name of an expected type in words a user reads.
+fn plain(s: &str) -> String {
+    let s = s.trim();
+    match s {
+        "u8" | "u16" | "u32" | "u64" | "usize" => "a whole number >= 0".into(),
+        "f64" | "f32" => "a number".into(),
+        "a string" | "string" => "a string".into(),
+        "a boolean" | "boolean" => "true or false".into(),
+        "a sequence" | "sequence" => "a list".into(),
+        "a map" | "map" => "a table".into(),
+        _ if s.starts_with("struct ") => "a table".into(),
+        _ => s.replace("map", "table").replace("sequence", "list"),
+    }
+}
+
+/// Serde's description of a found value as the other readers print it: `-1`, `the string
+/// "x"`, `a table`.
+fn found(s: &str) -> String {
+    let s = s.trim();
+    if let Some(v) = s.strip_prefix("boolean ") {
+        return format!("the boolean {}", v.trim_matches('`'));
+    }
+    if let Some(v) = s.strip_prefix("string ") {
+        return format!("the string {v}");
+    }
+    if s.contains('`') {
+        return s.split('`').nth(1).unwrap_or(s).to_string();
+    }
+    match s {
+        "map" => "a table".into(),
+        "sequence" => "a list".into(),
+        "unit value" | "null" => "null".into(),
+        _ => s.to_string(),
     }
 }

@@ -1,7 +1,15 @@
 //! The names and keys a profile file is written in (`jouleplan-profile/1`): its format tag,
 //! the communication growth laws, and the key that tells measured frequencies apart.
 
+use super::node_law::NodeLawFile;
+use super::sweep::SweepRecord;
+use crate::error::{InputError, InputResult};
+use crate::input::{self, Bound, Check};
+use crate::limits;
 use crate::units::Hertz;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
 
 /// Format tag written in and expected from profile files.
 pub const PROFILE_FORMAT: &str = "jouleplan-profile/1";
@@ -47,4 +55,483 @@ impl Growth {
 /// A frequency as whole kHz: the key that tells two measured frequencies apart.
 pub fn freq_key(f: Hertz) -> u64 {
     (f.0 / 1e3).round() as u64
+}
+
+/// The profile file (`jouleplan-profile/1`): the one type that `profile`, `fit` and the
+/// importers write and that `plan` reads. Keys are written sorted (through a JSON value), so a
+/// file written before this type existed is written again byte for byte.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProfileFile {
+    /// [`PROFILE_FORMAT`].
+    pub format: String,
+    /// Program name.
+    pub program: String,
+    /// What was run, where and how.
+    #[serde(default)]
+    pub description: String,
+    /// `S_s` and `S`.
+    pub iterations: Iterations,
+    /// Memory the target run needs over all nodes, GiB.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_footprint_gib: Option<f64>,
+    /// Messages per process and iteration; none when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub communication: Option<CommunicationFile>,
+    /// The single-node baseline points.
+    pub baseline: Vec<PointFile>,
+    /// What was not measured and is assumed instead (`profile` writes the list even empty).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub assumptions: Option<Vec<String>>,
+    /// Where each value came from.
+    #[serde(default)]
+    pub provenance: BTreeMap<String, String>,
+    /// The raw runs of `jouleplan profile` and their spread (kept for `--resume`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sweep: Option<SweepSection>,
+    /// The node law fitted on multi-node runs (MODEL.md 6c b).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_law: Option<NodeLawFile>,
+    /// The machine a profile without a sweep record was measured on (written by `fit`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_on: Option<MeasuredOnFile>,
+}
+
+/// Iteration counts of the baseline and the target run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Iterations {
+    /// `S_s`: iterations of each baseline run.
+    pub baseline: f64,
+    /// `S`: iterations of the target run.
+    pub target: f64,
+}
+
+/// The communication section.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CommunicationFile {
+    /// `eta`: messages per process and iteration.
+    pub messages_per_iteration: f64,
+    /// `nu`: bytes per message.
+    pub bytes_per_message: f64,
+    /// [`Growth::name`]; `constant` when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub growth: Option<String>,
+    /// Neighbours `k` of [`Growth::Neighbours`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub neighbours: Option<u32>,
+}
+
+/// One baseline point `(c, f, g)` (MODEL.md section 2).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PointFile {
+    /// Cores `c`.
+    pub cores: u32,
+    /// Frequency `f`, Hz.
+    pub freq_hz: f64,
+    /// GPUs `g`.
+    #[serde(default)]
+    pub gpus: u32,
+    /// `C_s`: cycles over all cores.
+    pub cycles: f64,
+    /// `st_s`: stall cycles.
+    pub stall_cycles: f64,
+    /// `m_s`: memory stall cycles.
+    pub mem_stall_cycles: f64,
+    /// Instructions, when counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<f64>,
+    /// `U`: busy fraction of the cores.
+    pub utilisation: f64,
+    /// Measured wall time, s.
+    pub wall_time_s: f64,
+    /// Measured energy, J.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub energy_j: Option<f64>,
+    /// Whether the point was measured (else derived).
+    #[serde(default = "yes")]
+    pub measured: bool,
+    /// The efficiency tree a tool measured at this point.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_tree: Option<TreeFile>,
+    /// The device times of a point with GPUs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<DeviceFile>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// A measured efficiency tree: its source and its values by name.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TreeFile {
+    /// The tool and file it came from.
+    pub source: String,
+    /// Efficiencies by the tool's names.
+    #[serde(default)]
+    pub efficiencies: BTreeMap<String, f64>,
+}
+
+/// A point's device times, one entry per GPU.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeviceFile {
+    /// Kernel time per GPU, s.
+    pub kernel_s: Vec<f64>,
+    /// Transfer time per GPU, s.
+    pub transfer_s: Vec<f64>,
+    /// Host time blocked in the GPU runtime, s (0: estimated from the core-count series).
+    pub host_runtime_s: f64,
+    /// Where the times came from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+}
+
+/// The sweep section: every run as measured, and each point's spread.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SweepSection {
+    /// The record `--resume` continues.
+    pub record: SweepRecord,
+    /// Run-to-run spread of each baseline point's wall time.
+    #[serde(default)]
+    pub spread: Vec<SpreadFile>,
+}
+
+/// The run-to-run spread of one point's wall time.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SpreadFile {
+    /// Cores.
+    pub cores: u32,
+    /// Frequency, Hz.
+    pub freq_hz: f64,
+    /// GPUs.
+    pub gpus: u32,
+    /// Successful runs.
+    pub runs: usize,
+    /// Shortest wall time, s.
+    pub wall_s_min: f64,
+    /// Longest wall time, s.
+    pub wall_s_max: f64,
+    /// Relative sample standard deviation of the wall time.
+    pub wall_rel_std: f64,
+}
+
+/// The machine a profile was measured on, for profiles without a sweep record.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MeasuredOnFile {
+    /// Host name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine: Option<String>,
+    /// CPU model name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<String>,
+    /// Physical cores available.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub physical_cores: Option<u32>,
+}
+
+impl ProfileFile {
+    /// Reads and validates a profile from its JSON text; `path` names it in messages.
+    pub fn read(path: &Path, text: &str) -> InputResult<Self> {
+        let file = Self::parse(path, text)?;
+        file.validate(path)?;
+        Ok(file)
+    }
+
+    /// Reads a profile's keys and types without the [`Self::validate`] pass (for a sweep
+    /// that `--resume` continues, whose baseline may still be empty).
+    pub fn parse(path: &Path, text: &str) -> InputResult<Self> {
+        let doc = input::parse_json(path, text)?;
+        check_format(path, &doc)?;
+        input::typed(path, doc, expects)
+    }
+
+    /// The file's text: keys sorted, two-space indents.
+    pub fn to_text(&self) -> serde_json::Result<String> {
+        serde_json::to_string_pretty(&serde_json::to_value(self)?)
+    }
+
+    /// Checks every value's range and how the values fit together (today's limits).
+    pub fn validate(&self, path: &Path) -> InputResult<()> {
+        let c = Check::new(path);
+        c.num(
+            "iterations.baseline",
+            self.iterations.baseline,
+            limits::ITERATIONS,
+        )?;
+        c.num(
+            "iterations.target",
+            self.iterations.target,
+            limits::ITERATIONS,
+        )?;
+        c.opt(
+            "memory_footprint_gib",
+            self.memory_footprint_gib,
+            limits::MEMORY_GIB,
+        )?;
+        if let Some(comm) = &self.communication {
+            comm.validate(&c)?;
+        }
+        if self.baseline.is_empty() {
+            return Err(self.no_baseline(path, &c));
+        }
+        let mut seen = BTreeSet::new();
+        for (i, p) in self.baseline.iter().enumerate() {
+            let at = format!("baseline[{i}]");
+            p.validate(&c, &at)?;
+            if !seen.insert((p.cores, freq_key(Hertz(p.freq_hz)), p.gpus)) {
+                return Err(c.fail(
+                    &format!("{at}.cores"),
+                    "each (cores, freq_hz, gpus) point once",
+                    format!(
+                        "a second point ({}, {} GHz, {})",
+                        p.cores,
+                        Hertz(p.freq_hz).ghz(),
+                        p.gpus
+                    ),
+                ));
+            }
+        }
+        if let Some(cores) = self.measured_on.as_ref().and_then(|m| m.physical_cores) {
+            c.whole("measured_on.physical_cores", cores.into(), 1, 1 << 20)?;
+        }
+        if let Some(law) = &self.node_law {
+            law.validate(&c, "node_law")?;
+        }
+        if let Some(s) = &self.sweep {
+            s.record
+                .validate()
+                .map_err(|e| InputError::Mismatch(format!("{}: {e}", path.display())))?;
+        }
+        Ok(())
+    }
+
+    fn no_baseline(&self, path: &Path, c: &Check) -> InputError {
+        if self.sweep.is_some() {
+            return InputError::Mismatch(format!(
+                "{}: no run of the sweep succeeded, so the profile has no baseline point; each \
+                 failed run's reason and stderr are in sweep.record.runs (fix the command and \
+                 run `jouleplan profile ... --resume`)",
+                path.display()
+            ));
+        }
+        c.fail("baseline", "a non-empty list of tables", "an empty list")
+    }
+}
+
+/// A profile names its format first: any other JSON file (a TALP output, a plan) is refused
+/// for that, before its keys are read.
+fn check_format(path: &Path, doc: &serde_json::Value) -> InputResult<()> {
+    let c = Check::new(path);
+    let Some(obj) = doc.as_object() else {
+        return Err(c.fail("(top level)", "a table of keys", "something else"));
+    };
+    match obj.get("format") {
+        Some(serde_json::Value::String(f)) if f == PROFILE_FORMAT => Ok(()),
+        Some(serde_json::Value::String(f)) => {
+            Err(c.fail("format", format!("\"{PROFILE_FORMAT}\""), format!("{f:?}")))
+        }
+        Some(other) => Err(c.fail("format", "a string", other.to_string())),
+        None => Err(c.fail("format", "a string", "nothing (the key is missing)")),
+    }
+}
+
+/// What a missing key of a profile should hold.
+fn expects(key: &str) -> Option<String> {
+    let b = |b: Bound| Some(b.describe());
+    match key {
+        "program" | "baseline[].measured_tree.source" => Some("a string".into()),
+        "iterations" => Some("a table".into()),
+        "iterations.baseline" | "iterations.target" => b(limits::ITERATIONS),
+        "baseline" => Some("a non-empty list of tables".into()),
+        "communication.messages_per_iteration" => b(limits::MESSAGES),
+        "communication.bytes_per_message" => b(limits::BYTES),
+        "baseline[].cores" => Some("a whole number from 1 to 100000".into()),
+        "baseline[].gpus" => Some("a whole number from 0 to 1024".into()),
+        "baseline[].measured" => Some("true or false".into()),
+        "baseline[].instructions" => b(limits::CYCLES),
+        "baseline[].energy_j" => b(limits::ENERGY_J),
+        "baseline[].measured_tree.efficiencies" => Some("a table of numbers".into()),
+        "memory_footprint_gib" => b(limits::MEMORY_GIB),
+        "communication.neighbours" => Some("a whole number from 1 to 1048576".into()),
+        "description" | "format" | "communication.growth" => Some("a string".into()),
+        "assumptions" => Some("a list of strings".into()),
+        "provenance" => Some("a table of strings".into()),
+        "baseline[].freq_hz" => b(FREQ_HZ),
+        "baseline[].cycles" | "baseline[].stall_cycles" | "baseline[].mem_stall_cycles" => {
+            b(limits::CYCLES)
+        }
+        "baseline[].utilisation" => b(UTILISATION),
+        "baseline[].wall_time_s" | "baseline[].device.host_runtime_s" => b(limits::TIME_S),
+        "baseline[].device.kernel_s" | "baseline[].device.transfer_s" => Some(format!(
+            "a non-empty list of numbers, each {}",
+            limits::TIME_S.describe()
+        )),
+        _ => None,
+    }
+}
+
+/// A baseline point's frequency, Hz.
+const FREQ_HZ: Bound = Bound::Within(1e7, 2e10);
+/// A busy fraction.
+const UTILISATION: Bound = Bound::Within(f64::MIN_POSITIVE, 1.0);
+/// A measured efficiency, with room for a tool's rounding.
+const EFFICIENCY: Bound = Bound::Within(-1.0, 2.0);
+
+impl CommunicationFile {
+    /// The growth law; [`Growth::Constant`] when absent (call after [`Self::validate`]).
+    pub fn growth(&self) -> Growth {
+        match (self.growth.as_deref(), self.neighbours) {
+            (Some("log2"), _) => Growth::Log2,
+            (Some("all_to_all"), _) => Growth::AllToAll,
+            (Some("neighbours"), Some(k)) => Growth::Neighbours(k),
+            _ => Growth::Constant,
+        }
+    }
+
+    fn validate(&self, c: &Check) -> InputResult<()> {
+        c.num(
+            "communication.messages_per_iteration",
+            self.messages_per_iteration,
+            limits::MESSAGES,
+        )?;
+        c.num(
+            "communication.bytes_per_message",
+            self.bytes_per_message,
+            limits::BYTES,
+        )?;
+        match (self.growth.as_deref(), self.neighbours) {
+            (Some("neighbours"), Some(k)) => {
+                c.whole("communication.neighbours", k.into(), 1, 1 << 20)
+            }
+            (Some("neighbours"), None) => Err(c.fail(
+                "communication.neighbours",
+                "a whole number from 1 to 1048576",
+                "nothing (the key is missing)",
+            )),
+            (_, Some(_)) => Err(c.fail(
+                "communication.neighbours",
+                "no neighbours unless growth is \"neighbours\"",
+                "a neighbour count",
+            )),
+            (None | Some("constant" | "log2" | "all_to_all"), None) => Ok(()),
+            (Some(other), None) => Err(c.fail(
+                "communication.growth",
+                "one of \"constant\", \"neighbours\", \"log2\", \"all_to_all\"",
+                format!("{other:?}"),
+            )),
+        }
+    }
+}
+
+impl PointFile {
+    fn validate(&self, c: &Check, at: &str) -> InputResult<()> {
+        let k = |key: &str| format!("{at}.{key}");
+        c.whole(&k("cores"), self.cores.into(), 1, 100_000)?;
+        c.num(&k("freq_hz"), self.freq_hz, FREQ_HZ)?;
+        c.whole(&k("gpus"), self.gpus.into(), 0, 1024)?;
+        self.validate_cycles(c, at)?;
+        c.opt(&k("instructions"), self.instructions, limits::CYCLES)?;
+        c.num(&k("utilisation"), self.utilisation, UTILISATION)?;
+        c.num(&k("wall_time_s"), self.wall_time_s, limits::TIME_S)?;
+        if self.wall_time_s <= 0.0 {
+            return Err(c.fail(&k("wall_time_s"), "a positive time", "0"));
+        }
+        c.opt(&k("energy_j"), self.energy_j, limits::ENERGY_J)?;
+        if let Some(t) = &self.measured_tree {
+            for (name, &v) in &t.efficiencies {
+                let key = k(&format!("measured_tree.efficiencies.{name}"));
+                if !EFFICIENCY.check(v) {
+                    return Err(c.fail(
+                        &key,
+                        "an efficiency (a number from -1 to 2)",
+                        input::number(v),
+                    ));
+                }
+            }
+        }
+        match &self.device {
+            Some(d) => d.validate(c, &k("device"), self.gpus),
+            None if self.gpus > 0 => Err(c.fail(
+                &k("device"),
+                "a device table for a point with gpus > 0",
+                "nothing",
+            )),
+            None => Ok(()),
+        }
+    }
+
+    /// `0 < cycles`, `mem_stall_cycles <= stall_cycles <= cycles`, `mem_stall_cycles < cycles`.
+    fn validate_cycles(&self, c: &Check, at: &str) -> InputResult<()> {
+        let k = |key: &str| format!("{at}.{key}");
+        let (cy, st, mem) = (self.cycles, self.stall_cycles, self.mem_stall_cycles);
+        c.num(&k("cycles"), cy, limits::CYCLES)?;
+        if cy <= 0.0 {
+            return Err(c.fail(&k("cycles"), "a positive count", "0"));
+        }
+        c.num(&k("stall_cycles"), st, limits::CYCLES)?;
+        c.num(&k("mem_stall_cycles"), mem, limits::CYCLES)?;
+        if st > cy {
+            return Err(c.fail(
+                &k("stall_cycles"),
+                format!("at most cycles ({cy})"),
+                format!("{st}"),
+            ));
+        }
+        if mem > st {
+            let expected = format!("at most stall_cycles ({st})");
+            return Err(c.fail(&k("mem_stall_cycles"), expected, format!("{mem}")));
+        }
+        if mem >= cy {
+            return Err(c.fail(
+                &k("mem_stall_cycles"),
+                format!("fewer than cycles ({cy}): some cycles must be work or non-memory stalls"),
+                format!("{mem}"),
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl DeviceFile {
+    fn validate(&self, c: &Check, at: &str, gpus: u32) -> InputResult<()> {
+        for (name, list) in [
+            ("kernel_s", &self.kernel_s),
+            ("transfer_s", &self.transfer_s),
+        ] {
+            if list.is_empty() {
+                let expected = format!(
+                    "a non-empty list of numbers, each {}",
+                    limits::TIME_S.describe()
+                );
+                return Err(c.fail(&format!("{at}.{name}"), expected, "an empty list"));
+            }
+            for (i, &v) in list.iter().enumerate() {
+                c.num(&format!("{at}.{name}[{i}]"), v, limits::TIME_S)?;
+            }
+        }
+        if self.kernel_s.len() != gpus as usize || self.transfer_s.len() != gpus as usize {
+            return Err(c.fail(
+                &format!("{at}.kernel_s"),
+                format!("kernel_s and transfer_s with one entry per GPU ({gpus})"),
+                format!(
+                    "{} and {} entries",
+                    self.kernel_s.len(),
+                    self.transfer_s.len()
+                ),
+            ));
+        }
+        c.num(
+            &format!("{at}.host_runtime_s"),
+            self.host_runtime_s,
+            limits::TIME_S,
+        )
+    }
 }

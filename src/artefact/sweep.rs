@@ -7,7 +7,6 @@ pub use super::readings::TalpAttachment;
 use super::readings::{Readings, Unsupported};
 use crate::units::Hertz;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use std::collections::BTreeMap;
 
 /// One run of the program at one point.
@@ -287,16 +286,4 @@ impl SweepRecord {
         }
         Ok(())
     }
-}
-
-/// Reads the sweep record back from a file written by [`profile_json`].
-pub fn read_sweep(doc: &Value) -> Result<SweepRecord, String> {
-    let rec = doc
-        .get("sweep")
-        .and_then(|s| s.get("record"))
-        .ok_or("no `sweep.record` section: the file was not written by `jouleplan profile`")?;
-    let rec: SweepRecord =
-        serde_json::from_value(rec.clone()).map_err(|e| format!("`sweep.record`: {e}"))?;
-    rec.validate()?;
-    Ok(rec)
 }

@@ -110,25 +110,7 @@ pub fn fit_scaled(
     let splits = time_split::split(&samples);
     let mut points = time_split::points(&samples, &splits);
     let derived = super::multi_node::derive_points(&mut points, &multi, weak);
-    let mut profile = Profile::from_parts(
-        program,
-        &format!(
-            "fitted by `jouleplan fit` from measured time and energy ({})",
-            file.display()
-        ),
-        (1.0, 1.0),
-        Communication::none(),
-        points,
-        provenance(file),
-    )?;
-    profile.assumptions = assumptions();
-    // `fit` knows the machine it fitted for: recorded, so plan checks a later machine against it.
-    profile.facts.measured_on = Some(crate::model::sweep_facts::MeasuredOn {
-        hostname: Some(format!("the node of machine `{}`", machine.name)),
-        cpu: machine.cpu_model.clone(),
-        physical_cores: Some(machine.cores_per_node),
-        gpus: None,
-    });
+    let mut profile = fitted_profile(file, program, points, machine)?;
     profile.node_law =
         super::multi_node::fit_law(file, &profile, machine, &multi, (!from_smallest, weak))?;
     note_nodes(&mut profile, &derived, file);
@@ -149,6 +131,63 @@ pub fn fit_scaled(
             derived,
         });
     }
+    let (power, power_unidentified, node_power) =
+        single_node_power(file, &samples, &profile, machine, rows)?;
+    Ok(FitOutcome {
+        samples,
+        splits,
+        profile,
+        power,
+        power_unidentified,
+        node_power,
+        derived,
+    })
+}
+
+/// The profile of fitted points, with the machine it was fitted for recorded so that plan
+/// checks a later machine against it.
+fn fitted_profile(
+    file: &Path,
+    program: &str,
+    points: Vec<crate::model::workload::BaselinePoint>,
+    machine: &Machine,
+) -> InputResult<Profile> {
+    let mut profile = Profile::from_parts(
+        program,
+        &format!(
+            "fitted by `jouleplan fit` from measured time and energy ({})",
+            file.display()
+        ),
+        (1.0, 1.0),
+        Communication::none(),
+        points,
+        provenance(file),
+    )?;
+    profile.assumptions = assumptions();
+    profile.facts.measured_on = Some(crate::model::sweep_facts::MeasuredOn {
+        hostname: Some(format!("the node of machine `{}`", machine.name)),
+        cpu: machine.cpu_model.clone(),
+        physical_cores: Some(machine.cores_per_node),
+        gpus: None,
+    });
+    Ok(profile)
+}
+
+/// The power laws fitted on one-node runs with energy; where energy cannot identify them,
+/// why (the time is still fitted), and node power within bounds at each measured frequency
+/// where the laws would go negative and every machine frequency was measured (issue 26).
+#[allow(clippy::type_complexity)]
+fn single_node_power(
+    file: &Path,
+    samples: &[Sample],
+    profile: &Profile,
+    machine: &Machine,
+    rows: &[Measured],
+) -> InputResult<(
+    Option<(PowerLaws, Power)>,
+    Option<String>,
+    Option<super::multi_node::NodePowerFit>,
+)> {
     let with_energy: Vec<PowerSample> = samples
         .iter()
         .filter_map(|s| {
@@ -160,32 +199,19 @@ pub fn fit_scaled(
             })
         })
         .collect();
-    // Energy that cannot identify the power laws leaves them unfitted, with the reason: the
-    // profile (time) is still fitted.
     let fitted_power = (!with_energy.is_empty()).then(|| power_laws(file, &with_energy, machine));
     let (power, gap) = match fitted_power {
         None => (None, None),
         Some(Ok(p)) => (Some(p), None),
         Some(Err(g)) => (None, Some(g)),
     };
-    // Laws across frequencies that would go negative: node power within bounds at each
-    // measured frequency instead, where every machine frequency was measured (issue 26).
     let node_power = match &gap {
         Some(g) if g.out_of_bounds && covers(&with_energy, machine) => {
-            super::multi_node::fit_power(file, &profile, machine, rows)?
+            super::multi_node::fit_power(file, profile, machine, rows)?
         }
         _ => None,
     };
-    let power_unidentified = gap.map(|g| g.why.to_string());
-    Ok(FitOutcome {
-        samples,
-        splits,
-        profile,
-        power,
-        power_unidentified,
-        node_power,
-        derived,
-    })
+    Ok((power, gap.map(|g| g.why.to_string()), node_power))
 }
 
 /// Refuses a row with more cores than the machine has (the core law would be fitted over

@@ -239,18 +239,13 @@ fn linear_at(m: &PowerModel<'_>, g: f64) -> Option<(Vec<f64>, f64)> {
     Some((f.params, rss))
 }
 
-/// Fits `laws` to `samples`; `check_at` are the frequencies (GHz) the result will be used at
-/// (every law must stay non-negative there).
-pub fn fit(samples: &[PowerSample], laws: &[Law], check_at: &[f64]) -> Result<PowerLaws, FitError> {
-    let mut freqs: Vec<f64> = samples.iter().map(|s| s.ghz).collect();
-    freqs.sort_by(f64::total_cmp);
-    freqs.dedup();
-    let fixed_gamma = (freqs.len() < 3).then_some(1.0);
-    let terms: Vec<Term> = laws
-        .iter()
+/// The fitted terms: each law's constant, and its slope in the frequency where it depends on
+/// it and two or more frequencies were measured.
+fn terms_of(laws: &[Law], n_freqs: usize) -> Vec<Term> {
+    laws.iter()
         .enumerate()
         .flat_map(|(i, l)| {
-            let slope = l.by_frequency && freqs.len() >= 2;
+            let slope = l.by_frequency && n_freqs >= 2;
             std::iter::once(Term {
                 law: i,
                 slope: false,
@@ -260,7 +255,30 @@ pub fn fit(samples: &[PowerSample], laws: &[Law], check_at: &[f64]) -> Result<Po
                 slope: true,
             }))
         })
-        .collect();
+        .collect()
+}
+
+/// Each law's `(constant, slope)` standard errors from the parameters' ones.
+fn coef_errors(model: &PowerModel<'_>, std_err: &[f64]) -> Vec<(f64, f64)> {
+    let mut coef_err = vec![(0.0, 0.0); model.laws.len()];
+    for (i, t) in model.terms.iter().enumerate() {
+        if t.slope {
+            coef_err[t.law].1 = std_err[i];
+        } else {
+            coef_err[t.law].0 = std_err[i];
+        }
+    }
+    coef_err
+}
+
+/// Fits `laws` to `samples`; `check_at` are the frequencies (GHz) the result will be used at
+/// (every law must stay non-negative there).
+pub fn fit(samples: &[PowerSample], laws: &[Law], check_at: &[f64]) -> Result<PowerLaws, FitError> {
+    let mut freqs: Vec<f64> = samples.iter().map(|s| s.ghz).collect();
+    freqs.sort_by(f64::total_cmp);
+    freqs.dedup();
+    let fixed_gamma = (freqs.len() < 3).then_some(1.0);
+    let terms = terms_of(laws, freqs.len());
     let k = terms.len();
     let model = PowerModel {
         samples,
@@ -307,14 +325,7 @@ pub fn fit(samples: &[PowerSample], laws: &[Law], check_at: &[f64]) -> Result<Po
         method,
         ..
     } = nonlinear::fit(&model, start, method)?;
-    let mut coef_err = vec![(0.0, 0.0); laws.len()];
-    for (i, t) in model.terms.iter().enumerate() {
-        if t.slope {
-            coef_err[t.law].1 = std_err[i];
-        } else {
-            coef_err[t.law].0 = std_err[i];
-        }
-    }
+    let coef_err = coef_errors(&model, &std_err);
     Ok(PowerLaws {
         laws: laws.to_vec(),
         coef: model.coef(&params),

@@ -106,7 +106,7 @@ pub fn run_fit(args: &FitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     } else {
         machine_text
     };
-    let profile_json = serde_json::to_string_pretty(&fitted.profile.to_json())? + "\n";
+    let profile_json = fitted.profile.to_file().to_text()? + "\n";
     let machine_new = match (&args.machine_out, &fitted.power, &fitted.node_power) {
         (Some(path), Some((laws, power)), _) => Some((
             path,

@@ -2,11 +2,12 @@
 //! the profile (MODEL.md 6c b, with `--machine`), and every run as a measured CSV
 //! (`--measured-out`) for `fit` and `validate`.
 
+use crate::artefact::profile::ProfileFile;
 use crate::atomic_write::write_atomic;
 use crate::calibrate::multi_node;
 use crate::calibrate::reproduce::EnergyScope;
 use crate::calibrate::validate::Measured;
-use crate::measure::record::{self, RunRecord, SweepRecord};
+use crate::measure::record::{RunRecord, SweepRecord};
 use crate::model::Config;
 use crate::model::machine::Machine;
 use crate::model::workload::Profile;
@@ -49,20 +50,18 @@ fn multi_node_rows(output: &Path, rec: &SweepRecord) -> Vec<Measured> {
         .collect()
 }
 
-/// The profile a sweep just wrote: its text, its document and its sweep record, read once
-/// for the measured CSV and the node law.
+/// The profile a sweep just wrote: its text and its file, read once for the measured CSV
+/// and the node law.
 pub struct Written {
     text: String,
-    doc: serde_json::Value,
+    doc: ProfileFile,
     rec: SweepRecord,
 }
 
-/// Reads the profile just written.
+/// Reads the profile just written (its baseline may be empty: every run may have failed).
 pub fn read_written(output: &Path) -> anyhow::Result<Written> {
     let text = crate::input::read_file(output)?;
-    let doc: serde_json::Value = serde_json::from_str(&text)
-        .map_err(|e| anyhow::anyhow!("{}: not valid JSON: {e}", output.display()))?;
-    let rec = record::read_sweep(&doc).map_err(|e| anyhow::anyhow!("{}: {e}", output.display()))?;
+    let (doc, rec) = crate::measure::record::read_written(output, &text)?;
     Ok(Written { text, doc, rec })
 }
 
@@ -103,7 +102,7 @@ pub fn fit_into_profile(
     match law {
         Some(law) => {
             super::fit_nodes::report_law(&law, out)?;
-            doc["node_law"] = law.to_json();
+            doc.node_law = Some(law.to_file());
         }
         None => {
             let why = format!(
@@ -118,17 +117,12 @@ pub fn fit_into_profile(
     write_doc(output, &doc)
 }
 
-fn push_assumption(doc: &mut serde_json::Value, what: String) {
-    if let Some(a) = doc
-        .get_mut("assumptions")
-        .and_then(serde_json::Value::as_array_mut)
-    {
-        a.push(serde_json::Value::String(what));
-    }
+fn push_assumption(doc: &mut ProfileFile, what: String) {
+    doc.assumptions.get_or_insert_default().push(what);
 }
 
-fn write_doc(output: &Path, doc: &serde_json::Value) -> anyhow::Result<()> {
-    let text = serde_json::to_string_pretty(doc)?;
+fn write_doc(output: &Path, doc: &ProfileFile) -> anyhow::Result<()> {
+    let text = doc.to_text()?;
     write_atomic(output, text.as_bytes(), false)
         .map_err(|e| anyhow::anyhow!("{}: cannot write: {e}", output.display()))
 }

@@ -4,15 +4,18 @@
 //! most the run in progress, and `--resume` continues from it.
 
 use super::Readings;
-use crate::artefact::profile::{Growth, PROFILE_FORMAT, freq_key};
+use crate::artefact::profile::{
+    CommunicationFile, DeviceFile, Growth, Iterations, PROFILE_FORMAT, PointFile, ProfileFile,
+    SpreadFile, SweepSection, TreeFile, freq_key,
+};
 use crate::artefact::sweep::mean;
 pub use crate::artefact::sweep::{
-    Missing, Planned, PointKey, RankLayout, RunRecord, SweepRecord, TalpAttachment, key,
-    read_sweep, rel_spread,
+    Missing, Planned, PointKey, RankLayout, RunRecord, SweepRecord, TalpAttachment, key, rel_spread,
 };
+use crate::error::{InputError, InputResult};
 use crate::units::Hertz;
-use serde_json::{Value, json};
 use std::collections::BTreeMap;
+use std::path::Path;
 
 /// What the profile says besides the measurements.
 #[derive(Debug, Clone, PartialEq)]
@@ -29,6 +32,49 @@ pub struct Header {
     pub growth: Growth,
     /// Where the header values came from (for provenance).
     pub notes: Vec<(String, String)>,
+}
+
+impl Header {
+    /// The header a profile file was written with: its names, iterations and growth, and the
+    /// provenance notes that the sweep did not derive.
+    pub fn of(doc: &ProfileFile) -> Header {
+        let derived = ["host.", "measured.", "not measured.", "frequency"];
+        let notes = doc
+            .provenance
+            .iter()
+            .filter(|(k, _)| !derived.iter().any(|d| k.starts_with(d)))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        Header {
+            program: doc.program.clone(),
+            description: doc.description.clone(),
+            baseline_iterations: doc.iterations.baseline,
+            target_iterations: doc.iterations.target,
+            growth: doc
+                .communication
+                .as_ref()
+                .map_or(Growth::Constant, CommunicationFile::growth),
+            notes,
+        }
+    }
+}
+
+/// Reads a profile that `jouleplan profile` wrote, for `--resume`, `--talp` and the node law:
+/// the file (its baseline may still be empty) and its checked sweep record.
+pub fn read_written(path: &Path, text: &str) -> InputResult<(ProfileFile, SweepRecord)> {
+    let doc = ProfileFile::parse(path, text)?;
+    let rec = match &doc.sweep {
+        None => {
+            return Err(InputError::Mismatch(format!(
+                "{}: no `sweep.record` section: the file was not written by `jouleplan profile`",
+                path.display()
+            )));
+        }
+        Some(s) => s.record.clone(),
+    };
+    rec.validate()
+        .map_err(|e| InputError::Mismatch(format!("{}: {e}", path.display())))?;
+    Ok((doc, rec))
 }
 
 /// All values of one field, when every run has it.
@@ -71,9 +117,9 @@ struct Gaps {
     gpu_guess: bool,
 }
 
-/// Builds the profile document from the header and the sweep so far. Returns it with the
-/// assumptions `plan` must show for what was not measured.
-pub fn profile_json(h: &Header, s: &SweepRecord) -> Value {
+/// Builds the profile file from the header and the sweep so far, with the assumptions
+/// `plan` must show for what was not measured.
+pub fn profile_file(h: &Header, s: &SweepRecord) -> ProfileFile {
     // The baseline is the runs on one node; runs on more are the node law's (MODEL.md 6c).
     let mut groups: BTreeMap<PointKey, Vec<&RunRecord>> = BTreeMap::new();
     for r in s.runs.iter().filter(|r| r.ok && r.nodes == 1) {
@@ -82,35 +128,41 @@ pub fn profile_json(h: &Header, s: &SweepRecord) -> Value {
     let mut gaps = Gaps::default();
     let (mut points, mut spread) = (Vec::new(), Vec::new());
     for (&(cores, _, gpus), runs) in &groups {
-        points.push(point_json(s, (cores, gpus), runs, &mut gaps));
-        spread.push(spread_json((cores, gpus), runs));
+        points.push(point_file(s, (cores, gpus), runs, &mut gaps));
+        spread.push(spread_file((cores, gpus), runs));
     }
     let mut assumptions = gap_assumptions(s, &gaps);
     let comm = communication(h, s, &mut assumptions);
-    json!({
-        "format": PROFILE_FORMAT,
-        "program": h.program,
-        "description": h.description,
-        "iterations": {"baseline": h.baseline_iterations, "target": h.target_iterations},
-        "communication": comm,
-        "baseline": points,
-        "assumptions": assumptions,
-        "provenance": provenance(h, s),
-        "sweep": {
-            "record": s,
-            "spread": spread,
+    ProfileFile {
+        format: PROFILE_FORMAT.into(),
+        program: h.program.clone(),
+        description: h.description.clone(),
+        iterations: Iterations {
+            baseline: h.baseline_iterations,
+            target: h.target_iterations,
         },
-    })
+        memory_footprint_gib: None,
+        communication: Some(comm),
+        baseline: points,
+        assumptions: Some(assumptions),
+        provenance: provenance(h, s),
+        sweep: Some(SweepSection {
+            record: s.clone(),
+            spread,
+        }),
+        node_law: None,
+        measured_on: None,
+    }
 }
 
 /// One baseline point: the means of its runs, what is derived where a counter is missing,
 /// and its device times.
-fn point_json(
+fn point_file(
     s: &SweepRecord,
     (cores, gpus): (u32, u32),
     runs: &[&RunRecord],
     gaps: &mut Gaps,
-) -> Value {
+) -> PointFile {
     let f = runs[0].freq_hz;
     let walls: Vec<f64> = runs.iter().map(|r| r.wall_s).collect();
     let wall = mean(&walls);
@@ -118,24 +170,23 @@ fn point_json(
     let busy = cpu.unwrap_or(wall * f64::from(cores));
     let util = (busy / (f64::from(cores) * wall)).clamp(1e-9, 1.0);
     let (cycles, stall, mem) = cycle_counts(runs, busy * f, gaps);
-    let mut p = json!({
-        "cores": cores,
-        "freq_hz": f,
-        "gpus": gpus,
-        "cycles": cycles,
-        "stall_cycles": stall,
-        "mem_stall_cycles": mem,
-        "utilisation": util,
-        "wall_time_s": wall,
-        "measured": true,
-    });
-    if let Some(v) = all(runs, |r| r.readings.instructions) {
-        p["instructions"] = json!(mean(&v));
-    }
-    match all(runs, |r| r.readings.total_energy().map(|e| e.0)) {
-        Some(v) => p["energy_j"] = json!(mean(&v)),
-        None => gaps.no_energy = true,
-    }
+    let energy = all(runs, |r| r.readings.total_energy().map(|e| e.0)).map(|v| mean(&v));
+    gaps.no_energy |= energy.is_none();
+    let mut p = PointFile {
+        cores,
+        freq_hz: f,
+        gpus,
+        cycles,
+        stall_cycles: stall,
+        mem_stall_cycles: mem,
+        instructions: all(runs, |r| r.readings.instructions).map(|v| mean(&v)),
+        utilisation: util,
+        wall_time_s: wall,
+        energy_j: energy,
+        measured: true,
+        measured_tree: None,
+        device: None,
+    };
     device(&mut p, s, (cores, gpus, f), runs, gaps);
     p
 }
@@ -169,7 +220,7 @@ fn cycle_counts(runs: &[&RunRecord], busy_cycles: f64, gaps: &mut Gaps) -> (f64,
 /// The point's measured tree and device times: TALP's where attached or preloaded, else
 /// NVML's sampled busy time.
 fn device(
-    p: &mut Value,
+    p: &mut PointFile,
     s: &SweepRecord,
     (cores, gpus, f): (u32, u32, f64),
     runs: &[&RunRecord],
@@ -182,18 +233,18 @@ fn device(
         .cloned();
     let talp = attached.or_else(|| during_sweep(runs));
     if let Some(t) = talp.as_ref().filter(|t| !t.printed.is_empty()) {
-        p["measured_tree"] = json!({
-            "source": format!("TALP ({})", t.file),
-            "efficiencies": t.printed,
+        p.measured_tree = Some(TreeFile {
+            source: format!("TALP ({})", t.file),
+            efficiencies: t.printed.clone(),
         });
     }
     if let Some(t) = talp.filter(|t| t.gpus > 0 && gpus > 0) {
         let (kernel, transfer) = t.per_gpu();
-        p["device"] = json!({
-            "kernel_s": kernel,
-            "transfer_s": transfer,
-            "host_runtime_s": t.gpu_runtime_s,
-            "source": format!("TALP ({})", t.file),
+        p.device = Some(DeviceFile {
+            kernel_s: kernel,
+            transfer_s: transfer,
+            host_runtime_s: t.gpu_runtime_s,
+            source: Some(format!("TALP ({})", t.file)),
         });
     } else if gpus > 0 {
         gaps.gpu_guess = true;
@@ -207,24 +258,27 @@ fn device(
                 )
             })
             .collect();
-        p["device"] = json!({
-            "kernel_s": busy,
-            "transfer_s": vec![0.0; gpus as usize],
-            "host_runtime_s": 0.0,
-            "source": nvml_source(runs),
+        p.device = Some(DeviceFile {
+            kernel_s: busy,
+            transfer_s: vec![0.0; gpus as usize],
+            host_runtime_s: 0.0,
+            source: Some(nvml_source(runs)),
         });
     }
 }
 
 /// The run-to-run spread of a point's wall time.
-fn spread_json((cores, gpus): (u32, u32), runs: &[&RunRecord]) -> Value {
+fn spread_file((cores, gpus): (u32, u32), runs: &[&RunRecord]) -> SpreadFile {
     let walls: Vec<f64> = runs.iter().map(|r| r.wall_s).collect();
-    json!({
-        "cores": cores, "freq_hz": runs[0].freq_hz, "gpus": gpus, "runs": runs.len(),
-        "wall_s_min": walls.iter().cloned().fold(f64::INFINITY, f64::min),
-        "wall_s_max": walls.iter().cloned().fold(0.0, f64::max),
-        "wall_rel_std": rel_spread(&walls),
-    })
+    SpreadFile {
+        cores,
+        freq_hz: runs[0].freq_hz,
+        gpus,
+        runs: runs.len(),
+        wall_s_min: walls.iter().cloned().fold(f64::INFINITY, f64::min),
+        wall_s_max: walls.iter().cloned().fold(0.0, f64::max),
+        wall_rel_std: rel_spread(&walls),
+    }
 }
 
 /// The assumptions that stand in for what was not measured.
@@ -270,25 +324,23 @@ fn gap_assumptions(s: &SweepRecord, gaps: &Gaps) -> Vec<String> {
 
 /// The communication section: messages per rank per iteration from the profiler, or the
 /// assumption of none.
-fn communication(h: &Header, s: &SweepRecord, assumptions: &mut Vec<String>) -> Value {
-    // Communication: messages per rank per iteration from the profiler, when there was one.
-    let msgs: Vec<f64> = s
-        .runs
-        .iter()
-        .filter(|r| r.ok && r.nodes == 1)
+fn communication(h: &Header, s: &SweepRecord, assumptions: &mut Vec<String>) -> CommunicationFile {
+    let one_node = || s.runs.iter().filter(|r| r.ok && r.nodes == 1);
+    let msgs: Vec<f64> = one_node()
         .filter_map(|r| r.readings.mpi_messages_per_rank)
         .collect();
-    let bytes: Vec<f64> = s
-        .runs
-        .iter()
-        .filter(|r| r.ok && r.nodes == 1)
+    let bytes: Vec<f64> = one_node()
         .filter_map(|r| r.readings.mpi_bytes_per_rank)
         .collect();
-    let mut comm =
-        json!({"messages_per_iteration": 0.0, "bytes_per_message": 0.0, "growth": h.growth.name()});
-    if let Growth::Neighbours(k) = h.growth {
-        comm["neighbours"] = json!(k);
-    }
+    let mut comm = CommunicationFile {
+        messages_per_iteration: 0.0,
+        bytes_per_message: 0.0,
+        growth: Some(h.growth.name().into()),
+        neighbours: match h.growth {
+            Growth::Neighbours(k) => Some(k),
+            _ => None,
+        },
+    };
     if msgs.is_empty() {
         assumptions.push(
             "MPI messages were not measured (no --mpi-profiler): the profile assumes no \
@@ -297,14 +349,13 @@ fn communication(h: &Header, s: &SweepRecord, assumptions: &mut Vec<String>) -> 
                 .into(),
         );
     } else {
-        let eta = mean(&msgs) / h.baseline_iterations;
-        comm["messages_per_iteration"] = json!(eta);
+        comm.messages_per_iteration = mean(&msgs) / h.baseline_iterations;
         if bytes.is_empty() {
             assumptions.push(
                 "bytes per message were not measured (TALP counts calls only): nu = 0".into(),
             );
         } else if mean(&msgs) > 0.0 {
-            comm["bytes_per_message"] = json!(mean(&bytes) / mean(&msgs));
+            comm.bytes_per_message = mean(&bytes) / mean(&msgs);
         }
     }
     comm
@@ -312,25 +363,19 @@ fn communication(h: &Header, s: &SweepRecord, assumptions: &mut Vec<String>) -> 
 
 /// Where each value came from: the header's notes, the host, the backends, what was not
 /// measured and how the frequency was set.
-fn provenance(h: &Header, s: &SweepRecord) -> serde_json::Map<String, Value> {
-    let mut prov: serde_json::Map<String, Value> = h
-        .notes
-        .iter()
-        .map(|(k, v)| (k.clone(), Value::String(v.clone())))
-        .collect();
+fn provenance(h: &Header, s: &SweepRecord) -> BTreeMap<String, String> {
+    let mut prov: BTreeMap<String, String> = h.notes.iter().cloned().collect();
     for (k, v) in &s.host {
-        prov.insert(format!("host.{k}"), Value::String(v.clone()));
+        prov.insert(format!("host.{k}"), v.clone());
     }
     for (k, v) in &s.backends {
-        prov.insert(format!("measured.{k}"), Value::String(v.clone()));
+        prov.insert(format!("measured.{k}"), v.clone());
     }
     for m in &s.unsupported {
-        prov.insert(
-            format!("not measured.{}", m.reason.what),
-            Value::String(format!("{}. {}", m.reason.why, m.reason.hint)),
-        );
+        let why = format!("{}. {}", m.reason.why, m.reason.hint);
+        prov.insert(format!("not measured.{}", m.reason.what), why);
     }
-    prov.insert("frequency".into(), Value::String(s.frequency.clone()));
+    prov.insert("frequency".into(), s.frequency.clone());
     prov
 }
 

@@ -4,12 +4,11 @@
 //! blocked in the GPU runtime) then replace NVML's sampled ones, marked as coming from TALP.
 //! They are kept in the sweep record, so a later `--resume` keeps them.
 
-use super::record::{self, Header, SweepRecord, TalpAttachment};
+use super::record::{self, Header, TalpAttachment};
 use crate::error::InputError;
 use crate::metrics::talp;
-use crate::model::workload::{Growth, freq_key};
+use crate::model::workload::freq_key;
 use crate::units::Hertz;
-use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 /// One `--talp` value: the core count it belongs to and the file.
@@ -172,58 +171,12 @@ fn check_printed(file: &Path, a: &TalpAttachment) -> Result<(), InputError> {
     Ok(())
 }
 
-/// The header a profile file was written with, read back from it.
-fn header_of(path: &Path, doc: &Value) -> anyhow::Result<Header> {
-    let missing = |k: &str| {
-        InputError::Mismatch(format!(
-            "{}: no `{k}`: not a jouleplan profile",
-            path.display()
-        ))
-    };
-    let text = |k: &str| doc.get(k).and_then(Value::as_str).map(str::to_string);
-    let it = doc.get("iterations").ok_or_else(|| missing("iterations"))?;
-    let num = |k: &str| it.get(k).and_then(Value::as_f64).ok_or_else(|| missing(k));
-    let comm = doc.get("communication");
-    let growth = match comm.and_then(|c| c.get("growth")).and_then(Value::as_str) {
-        Some("log2") => Growth::Log2,
-        Some("all_to_all") => Growth::AllToAll,
-        Some("neighbours") => Growth::Neighbours(
-            comm.and_then(|c| c.get("neighbours"))
-                .and_then(Value::as_u64)
-                .unwrap_or(1) as u32,
-        ),
-        _ => Growth::Constant,
-    };
-    let derived = ["host.", "measured.", "not measured.", "frequency"];
-    let notes = doc
-        .get("provenance")
-        .and_then(Value::as_object)
-        .map(|m| {
-            m.iter()
-                .filter(|(k, _)| !derived.iter().any(|d| k.starts_with(d)))
-                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
-                .collect()
-        })
-        .unwrap_or_default();
-    Ok(Header {
-        program: text("program").ok_or_else(|| missing("program"))?,
-        description: text("description").unwrap_or_default(),
-        baseline_iterations: num("baseline")?,
-        target_iterations: num("target")?,
-        growth,
-        notes,
-    })
-}
-
 /// Attaches every spec to the profile at `output` and rewrites it atomically. Returns one line
 /// per attachment for the user.
 pub fn attach(output: &Path, specs: &[TalpSpec]) -> anyhow::Result<Vec<String>> {
     let text = crate::input::read_file(output)?;
-    let doc: Value = serde_json::from_str(&text)
-        .map_err(|e| InputError::Mismatch(format!("{}: not valid JSON: {e}", output.display())))?;
-    let mut rec: SweepRecord = record::read_sweep(&doc)
-        .map_err(|e| InputError::Mismatch(format!("{}: {e}", output.display())))?;
-    let header = header_of(output, &doc)?;
+    let (doc, mut rec) = record::read_written(output, &text)?;
+    let header = Header::of(&doc);
     let mut lines = Vec::new();
     for spec in specs {
         let (mut a, gpus) = read_attachment(spec)?;
@@ -276,8 +229,7 @@ pub fn attach(output: &Path, specs: &[TalpSpec]) -> anyhow::Result<Vec<String>> 
         ));
         rec.talp.push(a);
     }
-    let doc = record::profile_json(&header, &rec);
-    let text = serde_json::to_string_pretty(&doc)?;
+    let text = record::profile_file(&header, &rec).to_text()?;
     // The profile must stay plannable: read it back as plan reads it before replacing it.
     crate::model::workload::Profile::from_json(output, &text).map_err(|e| {
         InputError::Mismatch(format!(

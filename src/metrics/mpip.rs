@@ -79,7 +79,6 @@ pub fn parse(file: &Path, text: &str) -> InputResult<MpipReport> {
     let mut ranks = Vec::new();
     let mut sent = Vec::new();
     for (i, line) in text.lines().enumerate() {
-        let n = i + 1;
         if let Some(title) = line.strip_prefix("@---") {
             section = title
                 .trim_matches(|c: char| c == '-' || c.is_whitespace())
@@ -90,63 +89,16 @@ pub fn parse(file: &Path, text: &str) -> InputResult<MpipReport> {
         if t.is_empty() || t.starts_with('-') || t.starts_with('@') {
             continue;
         }
-        let cols: Vec<&str> = t.split_whitespace().collect();
-        let num = |k: usize, what: &str| -> InputResult<f64> {
-            cols.get(k)
-                .and_then(|s| s.parse::<f64>().ok())
-                .filter(|v| v.is_finite() && *v >= 0.0)
-                .ok_or_else(|| bad(file, n, &format!("{what} (>= 0)"), line))
+        let row = Row {
+            file,
+            n: i + 1,
+            line,
+            cols: t.split_whitespace().collect(),
         };
         if section.starts_with("MPI Time (seconds)") {
-            if cols.first() == Some(&"Task") || cols.first() == Some(&"*") {
-                continue;
-            }
-            let rank = cols
-                .first()
-                .and_then(|s| s.parse::<u32>().ok())
-                .ok_or_else(|| bad(file, n, "`Task AppTime MPITime MPI%`", line))?;
-            let seconds = |k: usize, what: &str| -> InputResult<f64> {
-                num(k, what).and_then(|v| {
-                    if v <= crate::units::MAX_RUN_SECONDS {
-                        Ok(v)
-                    } else {
-                        Err(bad(file, n, &format!("{what} up to a year"), line))
-                    }
-                })
-            };
-            let app = seconds(1, "AppTime as a number")?;
-            if app <= 0.0 {
-                return Err(bad(file, n, "an AppTime above 0 seconds", line));
-            }
-            ranks.push(RankTime {
-                rank,
-                app,
-                mpi: seconds(2, "MPITime as a number")?,
-            });
+            ranks.extend(row.rank_time()?);
         } else if section.starts_with("Callsite Message Sent statistics") {
-            if cols.first() == Some(&"Name") || cols.get(2) == Some(&"*") {
-                continue;
-            }
-            if cols.len() < 8 {
-                return Err(bad(
-                    file,
-                    n,
-                    "`Name Site Rank Count Max Mean Min Sum`",
-                    line,
-                ));
-            }
-            // `Sum` is printed with 4 significant digits (32768 as 3.277e+04); where every
-            // message had one size (Max = Min) the exact sum is Count x Max.
-            let count = num(3, "Count as a number")?;
-            let (max, min) = (num(4, "Max as a number")?, num(6, "Min as a number")?);
-            let sum = num(7, "Sum as a number")?;
-            sent.push(Sent {
-                call: cols[0].to_string(),
-                site: num(1, "a call site id")? as u32,
-                rank: num(2, "a rank")? as u32,
-                count,
-                bytes: if max == min { count * max } else { sum },
-            });
+            sent.extend(row.sent()?);
         }
     }
     if ranks.is_empty() {
@@ -162,6 +114,83 @@ pub fn parse(file: &Path, text: &str) -> InputResult<MpipReport> {
         ranks,
         sent,
     })
+}
+
+/// One row of a report's table: line `n` split into columns.
+struct Row<'a> {
+    file: &'a Path,
+    n: usize,
+    line: &'a str,
+    cols: Vec<&'a str>,
+}
+
+impl Row<'_> {
+    fn bad(&self, expected: &str) -> InputError {
+        bad(self.file, self.n, expected, self.line)
+    }
+
+    /// Column `k` as a number >= 0.
+    fn num(&self, k: usize, what: &str) -> InputResult<f64> {
+        self.cols
+            .get(k)
+            .and_then(|s| s.parse::<f64>().ok())
+            .filter(|v| v.is_finite() && *v >= 0.0)
+            .ok_or_else(|| self.bad(&format!("{what} (>= 0)")))
+    }
+
+    /// Column `k` as seconds of one run (up to a year).
+    fn seconds(&self, k: usize, what: &str) -> InputResult<f64> {
+        let v = self.num(k, what)?;
+        if v <= crate::units::MAX_RUN_SECONDS {
+            Ok(v)
+        } else {
+            Err(self.bad(&format!("{what} up to a year")))
+        }
+    }
+
+    /// A row of `MPI Time (seconds)`: `Task AppTime MPITime MPI%` (`None` for the header and
+    /// the `*` total).
+    fn rank_time(&self) -> InputResult<Option<RankTime>> {
+        if matches!(self.cols.first(), Some(&"Task" | &"*")) {
+            return Ok(None);
+        }
+        let rank = self
+            .cols
+            .first()
+            .and_then(|s| s.parse::<u32>().ok())
+            .ok_or_else(|| self.bad("`Task AppTime MPITime MPI%`"))?;
+        let app = self.seconds(1, "AppTime as a number")?;
+        if app <= 0.0 {
+            return Err(self.bad("an AppTime above 0 seconds"));
+        }
+        let mpi = self.seconds(2, "MPITime as a number")?;
+        Ok(Some(RankTime { rank, app, mpi }))
+    }
+
+    /// A row of `Callsite Message Sent statistics` (`None` for the header and totals).
+    fn sent(&self) -> InputResult<Option<Sent>> {
+        if self.cols.first() == Some(&"Name") || self.cols.get(2) == Some(&"*") {
+            return Ok(None);
+        }
+        if self.cols.len() < 8 {
+            return Err(self.bad("`Name Site Rank Count Max Mean Min Sum`"));
+        }
+        // `Sum` is printed with 4 significant digits (32768 as 3.277e+04); where every
+        // message had one size (Max = Min) the exact sum is Count x Max.
+        let count = self.num(3, "Count as a number")?;
+        let (max, min) = (
+            self.num(4, "Max as a number")?,
+            self.num(6, "Min as a number")?,
+        );
+        let sum = self.num(7, "Sum as a number")?;
+        Ok(Some(Sent {
+            call: self.cols[0].to_string(),
+            site: self.num(1, "a call site id")? as u32,
+            rank: self.num(2, "a rank")? as u32,
+            count,
+            bytes: if max == min { count * max } else { sum },
+        }))
+    }
 }
 
 #[cfg(test)]

@@ -1052,49 +1052,12 @@ fn finish(
     let runtime = end as f64 * u;
     let instr: f64 = rp.ranks.iter().map(|r| r.instr as f64).sum();
     let cycles: f64 = rp.ranks.iter().map(|r| r.cycles as f64).sum();
-    let mut notes = Vec::new();
-    if skipped > 0 {
-        notes.push(format!(
-            "{skipped} records of unknown or unused types skipped"
-        ));
-    }
-    if rp.mismatched > 0 {
-        notes.push(format!(
-            "{} messages mismatched or violating causality, treated as local operations",
-            rp.mismatched
-        ));
-    }
-    if unmatched > 0 {
-        notes.push(format!(
-            "{unmatched} receives or collectives never matched, treated as local operations"
-        ));
-    }
-    if out_of_order > 0 {
-        notes.push(format!("{out_of_order} records out of time order"));
-    }
-    if comm_lines != ncomms {
-        notes.push(format!(
-            "the header announces {ncomms} communicators, {comm_lines} follow"
-        ));
-    }
-    if let Some(g) = rp.grid.as_mut() {
-        // Tasks no record named count in every window, idle.
-        g.grow_to(n)
-            .map_err(|why| bad(path, 1, "tasks that fit the window grid", &why))?;
-    }
-    let windows = rp.grid.as_mut().map(|g| {
-        // Boundaries no op reached keep the rank's final clock (0 for a task never named).
-        for r in 0..n {
-            let last = rp.ranks.get(r).map_or(0.0, |k| k.clock);
-            for v in g.ideal_at[r].iter_mut() {
-                if v.is_nan() {
-                    *v = last;
-                }
-            }
-            g.ideal_at[r][0] = 0.0;
-        }
-        windows(g, end, u, opts.adaptive)
-    });
+    let notes = reader_notes(
+        [skipped, rp.mismatched, unmatched, out_of_order],
+        comm_lines,
+        ncomms,
+    );
+    let windows = window_list(path, rp, end, u, opts)?;
     let total_useful: f64 = useful.iter().sum();
     Ok(Run {
         source: path.display().to_string(),
@@ -1115,6 +1078,65 @@ fn finish(
         talp_disagreements: Vec::new(),
         notes,
     })
+}
+
+/// What the reader left out or found odd: `[skipped, mismatched, unmatched, out of order]`
+/// record counts, and communicators announced against those that follow.
+fn reader_notes(counts: [u64; 4], comm_lines: u32, ncomms: u32) -> Vec<String> {
+    let [skipped, mismatched, unmatched, out_of_order] = counts;
+    let mut notes = Vec::new();
+    if skipped > 0 {
+        notes.push(format!(
+            "{skipped} records of unknown or unused types skipped"
+        ));
+    }
+    if mismatched > 0 {
+        notes.push(format!(
+            "{mismatched} messages mismatched or violating causality, treated as local operations"
+        ));
+    }
+    if unmatched > 0 {
+        notes.push(format!(
+            "{unmatched} receives or collectives never matched, treated as local operations"
+        ));
+    }
+    if out_of_order > 0 {
+        notes.push(format!("{out_of_order} records out of time order"));
+    }
+    if comm_lines != ncomms {
+        notes.push(format!(
+            "the header announces {ncomms} communicators, {comm_lines} follow"
+        ));
+    }
+    notes
+}
+
+/// The time windows of the replay's grid, when windows were asked for.
+fn window_list(
+    path: &Path,
+    rp: &mut Replay,
+    end: u64,
+    u: f64,
+    opts: &Options,
+) -> InputResult<Option<Vec<Window>>> {
+    let n = rp.tasks;
+    let Some(g) = rp.grid.as_mut() else {
+        return Ok(None);
+    };
+    // Tasks no record named count in every window, idle.
+    g.grow_to(n)
+        .map_err(|why| bad(path, 1, "tasks that fit the window grid", &why))?;
+    // Boundaries no op reached keep the rank's final clock (0 for a task never named).
+    for r in 0..n {
+        let last = rp.ranks.get(r).map_or(0.0, |k| k.clock);
+        for v in g.ideal_at[r].iter_mut() {
+            if v.is_nan() {
+                *v = last;
+            }
+        }
+        g.ideal_at[r][0] = 0.0;
+    }
+    Ok(Some(windows(g, end, u, opts.adaptive)))
 }
 
 /// Windows from the base grid: fixed (one per base window) or adaptive (merged until every rank

@@ -3,6 +3,7 @@
 //! the paper's terms (MODEL.md 6b). The profile (`workload.rs`) holds them; `overhead.rs`
 //! derives their extra terms.
 
+use crate::artefact::profile::{DeviceFile, PointFile, TreeFile};
 use crate::units::{Hertz, Joules, Seconds};
 
 /// The two terms beyond the paper at one baseline point, at `n = 1` and `S = S_s`, in seconds.
@@ -81,5 +82,84 @@ impl BaselinePoint {
     /// Non-memory stall cycles `b_s = st_s - m_s`.
     pub fn other_stall_cycles(&self) -> f64 {
         self.stall_cycles - self.mem_stall_cycles
+    }
+}
+
+impl BaselinePoint {
+    /// The point as a profile file holds it (validated by [`PointFile`]'s reader); its extra
+    /// terms are derived after reading.
+    pub fn from_file(p: &PointFile) -> Self {
+        let device = p.device.as_ref().map(|d| {
+            let host = Seconds(d.host_runtime_s);
+            DeviceBaseline {
+                kernel: d.kernel_s.iter().copied().map(Seconds).collect(),
+                transfer: d.transfer_s.iter().copied().map(Seconds).collect(),
+                host_runtime: host,
+                host_runtime_raw: host,
+                source: d.source.clone(),
+                host_runtime_estimated: false,
+            }
+        });
+        let tree = p.measured_tree.as_ref().map(|t| {
+            let values = t
+                .efficiencies
+                .iter()
+                .map(|(k, v)| (k.clone(), *v))
+                .collect();
+            (t.source.clone(), values)
+        });
+        BaselinePoint {
+            cores: p.cores,
+            freq: Hertz(p.freq_hz),
+            gpus: p.gpus,
+            cycles: p.cycles,
+            stall_cycles: p.stall_cycles,
+            mem_stall_cycles: p.mem_stall_cycles,
+            instructions: p.instructions,
+            utilisation: p.utilisation,
+            wall_time: Seconds(p.wall_time_s),
+            energy: p.energy_j.map(Joules),
+            device,
+            measured: p.measured,
+            extra: Extra::default(),
+            measured_tree: tree,
+        }
+    }
+
+    /// The point as a profile file writes it: a host time estimated from the core-count
+    /// series is written as 0 (estimate again on reading).
+    pub fn to_file(&self) -> PointFile {
+        let device = self.device.as_ref().map(|d| DeviceFile {
+            kernel_s: d.kernel.iter().map(|s| s.0).collect(),
+            transfer_s: d.transfer.iter().map(|s| s.0).collect(),
+            host_runtime_s: if d.host_runtime_estimated {
+                0.0
+            } else {
+                d.host_runtime_raw.0
+            },
+            source: d.source.clone(),
+        });
+        let tree = self
+            .measured_tree
+            .as_ref()
+            .map(|(source, values)| TreeFile {
+                source: source.clone(),
+                efficiencies: values.iter().cloned().collect(),
+            });
+        PointFile {
+            cores: self.cores,
+            freq_hz: self.freq.0,
+            gpus: self.gpus,
+            cycles: self.cycles,
+            stall_cycles: self.stall_cycles,
+            mem_stall_cycles: self.mem_stall_cycles,
+            instructions: self.instructions,
+            utilisation: self.utilisation,
+            wall_time_s: self.wall_time.0,
+            energy_j: self.energy.map(|e| e.0),
+            measured: self.measured,
+            measured_tree: tree,
+            device,
+        }
     }
 }

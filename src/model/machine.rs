@@ -1,9 +1,9 @@
 //! The machine: node, core, frequency and GPU limits, the network, and power per component
 //! (MODEL.md section 2). Read from TOML files in `models/`.
 
+use crate::artefact::machine::MachineFile;
 use crate::error::InputResult;
-use crate::input::{self, Bound, Fields};
-use crate::limits;
+use crate::input;
 use crate::units::{Hertz, Seconds, Watts};
 use std::path::{Path, PathBuf};
 
@@ -79,17 +79,7 @@ pub struct Machine {
     pub digest: String,
 }
 
-/// What a missing `[network]` section should hold and where it comes from.
-pub const NETWORK_HINT: &str = "a [network] section: latency_s and bandwidth_bytes_per_s from \
-     an MPI ping-pong between two nodes: `jouleplan calibrate network` (built with --features \
-     mpi, run under mpirun -n 2 on two nodes) writes it; NetPIPE or OSU's osu_latency and \
-     osu_bw give the same figures";
-/// What a missing `[power]` section should hold and where it comes from.
-pub const POWER_HINT: &str = "a [power] section: idle_w, core_active_w, core_stall_w, memory_w, \
-     network_w (and gpu_active_w, gpu_idle_w with GPUs) from RAPL or Slurm energy measured at \
-     several core counts: `jouleplan calibrate power` measures and writes it on a node with \
-     RAPL, `jouleplan fit --machine-out` fits it from measured runs; or the vendor's figures \
-     labelled as such in [sources]";
+pub use crate::artefact::machine::{NETWORK_HINT, POWER_HINT};
 
 impl Machine {
     /// Reads and validates a machine TOML file.
@@ -100,101 +90,54 @@ impl Machine {
 
     /// Validates a machine from TOML text; `path` names it in messages.
     pub fn from_toml(path: &Path, text: &str) -> InputResult<Self> {
-        let doc = input::parse_toml(path, text)?;
-        let mut root = Fields::root(path, &doc)?;
+        let file = MachineFile::read(path, text)?;
+        Self::from_file(&file, path, input::sha256_hex(text))
+    }
 
-        let mut m = root.table("machine")?;
-        let name = m.str("name")?.to_string();
-        let description = m.opt_str("description")?.unwrap_or("").to_string();
-        let max_nodes = m.u64("nodes", 1, 10_000_000)? as u32;
-        let cores_per_node = m.u64("cores_per_node", 1, 100_000)? as u32;
-        let ghz = m.f64_list("frequencies_ghz", Bound::Within(0.01, 20.0))?;
-        let gpus_per_node = m.opt_u64("gpus_per_node", 0, 1024)?.unwrap_or(0) as u32;
-        let memory_per_node_gib = m.opt_f64("memory_per_node_gib", limits::MEMORY_GIB)?;
-        let cpu_model = m.opt_str("cpu_model")?.map(str::to_string);
-        let gpu_model = m.opt_str("gpu_model")?.map(str::to_string);
-        let mut sorted = ghz.clone();
-        sorted.sort_by(f64::total_cmp);
-        if sorted != ghz || sorted.windows(2).any(|w| w[0] == w[1]) {
-            return Err(m.error(
-                "frequencies_ghz",
-                "distinct frequencies in GHz in ascending order",
-                format!("{ghz:?}"),
-            ));
-        }
-        let frequencies: Vec<Hertz> = ghz.iter().map(|g| Hertz(g * 1e9)).collect();
-        m.finish()?;
-
-        if doc.get("network").is_none() {
-            return Err(root.error("network", NETWORK_HINT, "no [network] section"));
-        }
-        let mut net = root.table("network")?;
-        let latency = Seconds(net.f64("latency_s", limits::LATENCY_S)?);
-        let bandwidth = net.f64("bandwidth_bytes_per_s", limits::BANDWIDTH)?;
-        let switch = net
-            .opt_f64("switch_bandwidth_bytes_per_s", limits::BANDWIDTH)?
-            .unwrap_or(bandwidth);
-        let cv2 = net.opt_f64("cv2", limits::CV2)?.unwrap_or(1.0);
-        net.finish()?;
-
-        let nf = frequencies.len();
-        if doc.get("power").is_none() {
-            return Err(root.error("power", POWER_HINT, "no [power] section"));
-        }
-        let mut p = root.table("power")?;
-        let core_active = p.f64_per("core_active_w", nf, "frequency", limits::POWER_W)?;
-        let core_stall = p.f64_per("core_stall_w", nf, "frequency", limits::POWER_W)?;
-        let memory = Watts(p.f64("memory_w", limits::POWER_W)?);
-        let network = Watts(p.f64("network_w", limits::POWER_W)?);
-        let idle = p.f64_per("idle_w", nf, "frequency", limits::POWER_W)?;
-        let (gpu_active, gpu_idle) = if gpus_per_node > 0 {
-            (
-                Watts(p.f64("gpu_active_w", limits::POWER_W)?),
-                Watts(p.f64("gpu_idle_w", limits::POWER_W)?),
-            )
-        } else {
-            (
-                Watts(p.opt_f64("gpu_active_w", limits::POWER_W)?.unwrap_or(0.0)),
-                Watts(p.opt_f64("gpu_idle_w", limits::POWER_W)?.unwrap_or(0.0)),
-            )
+    /// The machine a validated file describes; `digest` names the exact input.
+    pub fn from_file(f: &MachineFile, path: &Path, digest: String) -> InputResult<Self> {
+        let (n, p) = f.sections(path)?;
+        let m = &f.machine;
+        let nf = m.frequencies_ghz.len();
+        let watts = |v: Vec<f64>| v.into_iter().map(Watts).collect();
+        let network = Network {
+            latency: Seconds(n.latency_s),
+            bandwidth_bytes_per_s: n.bandwidth_bytes_per_s,
+            switch_bytes_per_s: n
+                .switch_bandwidth_bytes_per_s
+                .unwrap_or(n.bandwidth_bytes_per_s),
+            cv2: n.cv2.unwrap_or(1.0),
         };
-        let gpu_nocontext = p.opt_f64("gpu_nocontext_w", limits::POWER_W)?.map(Watts);
-        let fit_residual_rel = p.opt_f64("fit_residual_rel", Bound::Within(0.0, 1.0))?;
-        p.finish()?;
-
-        let sources = root.notes("sources")?;
-        root.finish()?;
-
+        let power = Power {
+            core_active: watts(p.core_active_w.values(nf)),
+            core_stall: watts(p.core_stall_w.values(nf)),
+            memory: Watts(p.memory_w),
+            network: Watts(p.network_w),
+            idle: watts(p.idle_w.values(nf)),
+            gpu_active: Watts(p.gpu_active_w.unwrap_or(0.0)),
+            gpu_idle: Watts(p.gpu_idle_w.unwrap_or(0.0)),
+            gpu_nocontext: p.gpu_nocontext_w.map(Watts),
+            fit_residual_rel: p.fit_residual_rel,
+        };
         Ok(Machine {
-            name,
-            description,
-            max_nodes,
-            cores_per_node,
-            frequencies,
-            gpus_per_node,
-            memory_per_node_gib,
-            cpu_model,
-            gpu_model,
-            network: Network {
-                latency,
-                bandwidth_bytes_per_s: bandwidth,
-                switch_bytes_per_s: switch,
-                cv2,
-            },
-            power: Power {
-                core_active: core_active.into_iter().map(Watts).collect(),
-                core_stall: core_stall.into_iter().map(Watts).collect(),
-                memory,
-                network,
-                idle: idle.into_iter().map(Watts).collect(),
-                gpu_active,
-                gpu_idle,
-                gpu_nocontext,
-                fit_residual_rel,
-            },
-            sources,
+            name: m.name.clone(),
+            description: m.description.clone(),
+            max_nodes: m.nodes,
+            cores_per_node: m.cores_per_node,
+            frequencies: m.frequencies_ghz.iter().map(|g| Hertz(g * 1e9)).collect(),
+            gpus_per_node: m.gpus_per_node,
+            memory_per_node_gib: m.memory_per_node_gib,
+            cpu_model: m.cpu_model.clone(),
+            gpu_model: m.gpu_model.clone(),
+            network,
+            power,
+            sources: f
+                .sources
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
             file: path.to_path_buf(),
-            digest: input::sha256_hex(text),
+            digest,
         })
     }
 

@@ -6,7 +6,8 @@
 //! [`crate::calibrate::node_fit`]. The time is waiting (no core busy): it is charged at the
 //! node's idle power and counts as communication in the efficiency trees.
 
-use serde_json::{Value, json};
+pub use crate::artefact::node_law::MAX_TERMS;
+use crate::artefact::node_law::{CandidateFile, NodeLawFile, ResidualFile, TermFile};
 
 /// One basis function `n^i log2(n)^j - [j = 0]` (`i = -1, j = 0`: `1/n - 1`).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -68,9 +69,6 @@ fn trim(x: f64) -> String {
     s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
-/// The most terms a law holds.
-pub const MAX_TERMS: usize = 2;
-
 /// A law: up to [`MAX_TERMS`] basis functions with their coefficients (seconds).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Law {
@@ -124,14 +122,6 @@ impl Law {
             format!("X(n) = {}", parts.join(" + "))
         }
     }
-
-    fn to_json(self) -> Value {
-        let terms: Vec<Value> = self
-            .terms()
-            .map(|(b, c)| json!({"i": b.i, "j": b.j, "coef_s": c, "term": b.name()}))
-            .collect();
-        Value::Array(terms)
-    }
 }
 
 /// One candidate law with its leave-one-node-count-out error.
@@ -174,123 +164,62 @@ impl NodeFit {
         self.measured_nodes.iter().copied().max().unwrap_or(1)
     }
 
-    /// The profile's `node_law` object.
-    pub fn to_json(&self) -> Value {
-        json!({
-            "law": self.law().describe(),
-            "measured_nodes": self.measured_nodes,
-            "laws_compared": self.compared,
-            "scaling": if self.weak { "weak" } else { "strong" },
-            "candidates": self.candidates.iter().map(|c| json!({
-                "terms": c.law.to_json(),
-                "loo_rel": c.loo_rel,
-                "extrapolation_rel": c.extrapolation_rel,
-            })).collect::<Vec<_>>(),
-            "residuals": self.residuals.iter().map(|(n, r)| json!({"nodes": n, "rel": r}))
-                .collect::<Vec<_>>(),
-        })
-    }
-
-    /// Reads a profile's `node_law` object; `Err` names what is wrong.
-    pub fn from_json(v: &Value) -> Result<NodeFit, String> {
-        let nodes = v
-            .get("measured_nodes")
-            .and_then(Value::as_array)
-            .ok_or("node_law.measured_nodes: expected a list of node counts")?;
-        let measured_nodes = nodes
-            .iter()
-            .map(|n| n.as_u64().filter(|&n| (1..=10_000_000).contains(&n)))
-            .collect::<Option<Vec<u64>>>()
-            .ok_or("node_law.measured_nodes: expected node counts from 1 to 10^7")?
-            .into_iter()
-            .map(|n| n as u32)
-            .collect();
-        let cands = v
-            .get("candidates")
-            .and_then(Value::as_array)
-            .filter(|c| !c.is_empty() && c.len() <= 64)
-            .ok_or("node_law.candidates: expected 1 to 64 candidate laws")?;
-        let candidates = cands
-            .iter()
-            .map(candidate_of)
-            .collect::<Result<Vec<_>, _>>()?;
-        let residuals = v
-            .get("residuals")
-            .and_then(Value::as_array)
-            .map(|r| {
-                r.iter()
-                    .filter_map(|x| {
-                        let n = x.get("nodes")?.as_u64()?;
-                        Some((u32::try_from(n).ok()?, x.get("rel")?.as_f64()?))
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        let compared = v
-            .get("laws_compared")
-            .and_then(Value::as_u64)
-            .unwrap_or(candidates.len() as u64) as usize;
-        let weak = match v.get("scaling").and_then(Value::as_str) {
-            None | Some("strong") => false,
-            Some("weak") => true,
-            Some(_) => return Err("node_law.scaling: expected \"strong\" or \"weak\"".into()),
-        };
-        Ok(NodeFit {
-            candidates,
-            measured_nodes,
-            residuals,
-            compared,
-            weak,
-        })
-    }
-}
-
-fn candidate_of(c: &Value) -> Result<Candidate, String> {
-    let loo_rel = c
-        .get("loo_rel")
-        .and_then(Value::as_f64)
-        .filter(|x| x.is_finite() && (0.0..=100.0).contains(x))
-        .ok_or("node_law.candidates[].loo_rel: expected a relative error from 0 to 100")?;
-    let terms = c
-        .get("terms")
-        .and_then(Value::as_array)
-        .filter(|t| t.len() <= MAX_TERMS)
-        .ok_or("node_law.candidates[].terms: expected a list of at most 2 terms")?;
-    let mut out = Vec::new();
-    for t in terms {
-        let i = t
-            .get("i")
-            .and_then(Value::as_f64)
-            .filter(|i| (-1.0..=3.0).contains(i));
-        let j = t.get("j").and_then(Value::as_u64).filter(|&j| j <= 2);
-        let c = t
-            .get("coef_s")
-            .and_then(Value::as_f64)
-            .filter(|c| c.is_finite() && c.abs() <= 1e9);
-        match (i, j, c) {
-            (Some(i), Some(j), Some(c)) => out.push((Basis { i, j: j as u8 }, c)),
-            _ => {
-                return Err(
-                    "node_law.candidates[].terms[]: expected i from -1 to 3, j 0 to 2 \
-                            and coef_s a number of seconds"
-                        .into(),
-                );
-            }
+    /// The profile's `node_law` section.
+    pub fn to_file(&self) -> NodeLawFile {
+        let candidates = self.candidates.iter().map(|c| CandidateFile {
+            terms: c
+                .law
+                .terms()
+                .map(|(b, coef)| TermFile {
+                    i: b.i,
+                    j: b.j,
+                    coef_s: *coef,
+                    term: b.name(),
+                })
+                .collect(),
+            loo_rel: c.loo_rel,
+            extrapolation_rel: c.extrapolation_rel,
+        });
+        NodeLawFile {
+            law: self.law().describe(),
+            measured_nodes: self.measured_nodes.clone(),
+            laws_compared: Some(self.compared),
+            scaling: Some(if self.weak { "weak" } else { "strong" }.into()),
+            candidates: candidates.collect(),
+            residuals: self
+                .residuals
+                .iter()
+                .map(|&(nodes, rel)| ResidualFile { nodes, rel })
+                .collect(),
         }
     }
-    let extrapolation_rel = match c.get("extrapolation_rel") {
-        None | Some(Value::Null) => None,
-        Some(v) => Some(
-            v.as_f64()
-                .filter(|x| x.is_finite() && (0.0..=100.0).contains(x))
-                .ok_or("node_law.candidates[].extrapolation_rel: expected a relative error from 0 to 100")?,
-        ),
-    };
-    Ok(Candidate {
-        law: Law::new(&out),
-        loo_rel,
-        extrapolation_rel,
-    })
+
+    /// The law a validated `node_law` section holds.
+    pub fn from_file(f: &NodeLawFile) -> NodeFit {
+        let candidates: Vec<Candidate> = f
+            .candidates
+            .iter()
+            .map(|c| {
+                let terms: Vec<(Basis, f64)> = c
+                    .terms
+                    .iter()
+                    .map(|t| (Basis { i: t.i, j: t.j }, t.coef_s))
+                    .collect();
+                Candidate {
+                    law: Law::new(&terms),
+                    loo_rel: c.loo_rel,
+                    extrapolation_rel: c.extrapolation_rel,
+                }
+            })
+            .collect();
+        NodeFit {
+            compared: f.laws_compared.unwrap_or(candidates.len()),
+            candidates,
+            measured_nodes: f.measured_nodes.clone(),
+            residuals: f.residuals.iter().map(|r| (r.nodes, r.rel)).collect(),
+            weak: f.scaling.as_deref() == Some("weak"),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -325,7 +254,7 @@ mod tests {
             compared: 40,
             weak: true,
         };
-        assert_eq!(NodeFit::from_json(&f.to_json()).unwrap(), f);
+        assert_eq!(NodeFit::from_file(&f.to_file()), f);
         assert!(f.law().describe().contains("n^0.5 log2(n)"));
     }
 }

@@ -4,7 +4,6 @@
 //! spread is unknown (the 2% floor of MODEL.md 6b applies) and the machine is not checked.
 
 use crate::artefact::sweep::{PointKey, RunRecord, SweepRecord, key, rel_spread};
-use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 
 /// Run-to-run spread of one baseline point.
@@ -47,9 +46,8 @@ pub struct SweepFacts {
     pub single_process: bool,
 }
 
-/// Reads the facts from a profile's `sweep` value; `None` when it has no readable record.
-pub fn read(sweep: Option<&Value>) -> Option<SweepFacts> {
-    let rec: SweepRecord = serde_json::from_value(sweep?.get("record")?.clone()).ok()?;
+/// Reads the facts from a profile's sweep record.
+pub fn read(rec: &SweepRecord) -> SweepFacts {
     let mut groups: BTreeMap<PointKey, Vec<&RunRecord>> = BTreeMap::new();
     for r in rec.runs.iter().filter(|r| r.ok && r.nodes == 1) {
         groups
@@ -92,10 +90,10 @@ pub fn read(sweep: Option<&Value>) -> Option<SweepFacts> {
         .runs
         .iter()
         .any(|r| r.ok && r.readings.mpi_messages_per_rank.is_some());
-    Some(SweepFacts {
+    SweepFacts {
         spread,
         measured_on: Some(measured_on),
         messages_measured,
         single_process: rec.ranks <= 1 && rec.launcher.is_empty() && rec.launcher_nodes.is_empty(),
-    })
+    }
 }

@@ -2,13 +2,12 @@
 //! iteration counts and the communication pattern (MODEL.md section 2). Read from JSON (what
 //! `jouleplan profile` writes).
 
-use super::overhead::{self, Extra, IdleSplit};
+use super::overhead::{self, IdleSplit};
 use super::sweep_facts::{self, SweepFacts};
+use crate::artefact::profile::{CommunicationFile, Iterations, MeasuredOnFile, ProfileFile};
 use crate::error::{InputError, InputResult};
-use crate::input::{self, Bound, Fields};
-use crate::limits;
-use crate::units::{Hertz, Joules, Seconds};
-use serde_json::{Value, json};
+use crate::input;
+use crate::units::{Hertz, Seconds};
 use std::path::{Path, PathBuf};
 
 pub use crate::artefact::profile::{Growth, PROFILE_FORMAT, freq_key};
@@ -83,131 +82,58 @@ impl Profile {
 
     /// Validates a profile from JSON text; `path` names it in messages.
     pub fn from_json(path: &Path, text: &str) -> InputResult<Self> {
-        let doc = input::parse_json(path, text)?;
-        let mut root = Fields::root(path, &doc)?;
-        let format = root.str("format")?;
-        if format != PROFILE_FORMAT {
-            return Err(root.error(
-                "format",
-                format!("\"{PROFILE_FORMAT}\""),
-                format!("{format:?}"),
-            ));
-        }
-        let program = root.str("program")?.to_string();
-        let description = root.opt_str("description")?.unwrap_or("").to_string();
+        let file = ProfileFile::read(path, text)?;
+        Ok(Self::from_file(file, path, input::sha256_hex(text)))
+    }
 
-        let mut it = root.table("iterations")?;
-        let baseline_iterations = it.f64("baseline", limits::ITERATIONS)?;
-        let target_iterations = it.f64("target", limits::ITERATIONS)?;
-        it.finish()?;
-        let memory_footprint_gib = root.opt_f64("memory_footprint_gib", limits::MEMORY_GIB)?;
-
-        let communication = match root.opt_table("communication")? {
-            None => Communication::none(),
-            Some(mut c) => {
-                let eta = c.f64("messages_per_iteration", limits::MESSAGES)?;
-                let nu = c.f64("bytes_per_message", limits::BYTES)?;
-                let growth_name = c.opt_str("growth")?.unwrap_or("constant");
-                let growth = match growth_name {
-                    "constant" => Growth::Constant,
-                    "log2" => Growth::Log2,
-                    "all_to_all" => Growth::AllToAll,
-                    "neighbours" => Growth::Neighbours(c.u64("neighbours", 1, 1 << 20)? as u32),
-                    other => {
-                        return Err(c.error(
-                            "growth",
-                            "one of \"constant\", \"neighbours\", \"log2\", \"all_to_all\"",
-                            format!("{other:?}"),
-                        ));
-                    }
-                };
-                c.finish()?;
-                Communication {
-                    messages_per_iteration: eta,
-                    bytes_per_message: nu,
-                    growth,
-                }
-            }
-        };
-
-        let mut baseline = Vec::new();
-        let mut index = rustc_hash::FxHashMap::default();
-        if doc
-            .get("baseline")
-            .and_then(Value::as_array)
-            .is_some_and(Vec::is_empty)
-            && doc.get("sweep").is_some()
-        {
-            return Err(InputError::Mismatch(format!(
-                "{}: no run of the sweep succeeded, so the profile has no baseline point; each \
-                 failed run's reason and stderr are in sweep.record.runs (fix the command and \
-                 run `jouleplan profile ... --resume`)",
-                path.display()
-            )));
-        }
-        for (i, mut p) in root.tables("baseline")?.into_iter().enumerate() {
-            let point = read_point(&mut p)?;
-            let key = (point.cores, freq_key(point.freq), point.gpus);
-            if index.insert(key, i).is_some() {
-                return Err(p.error(
-                    "cores",
-                    "each (cores, freq_hz, gpus) point once",
-                    format!(
-                        "a second point ({}, {} GHz, {})",
-                        point.cores,
-                        point.freq.ghz(),
-                        point.gpus
-                    ),
-                ));
-            }
-            p.finish()?;
-            baseline.push(point);
-        }
-        let provenance = root.notes("provenance")?;
-        let assumptions = root.opt_str_list("assumptions")?;
-        // The raw runs of `jouleplan profile`: kept for `--resume`; the model reads their spread,
-        // energy domains and host from it.
-        let sweep = root.opt_any("sweep");
-        let has_sweep = sweep.is_some();
-        let mut facts = sweep_facts::read(sweep).unwrap_or_default();
-        if let Some(on) = read_measured_on(&mut root)?
+    /// The profile a validated file holds, with every measured point's extra terms derived
+    /// (MODEL.md 6b); `digest` names the exact input.
+    pub fn from_file(f: ProfileFile, path: &Path, digest: String) -> Self {
+        let mut baseline: Vec<BaselinePoint> =
+            f.baseline.iter().map(BaselinePoint::from_file).collect();
+        let communication = f
+            .communication
+            .as_ref()
+            .map_or_else(Communication::none, |c| Communication {
+                messages_per_iteration: c.messages_per_iteration,
+                bytes_per_message: c.bytes_per_message,
+                growth: c.growth(),
+            });
+        // The raw runs of `jouleplan profile`: kept for `--resume`; the model reads their
+        // spread, energy domains and host from it.
+        let record = f.sweep.as_ref().map(|s| &s.record);
+        let mut facts = record.map(sweep_facts::read).unwrap_or_default();
+        if let Some(on) = &f.measured_on
             && facts.measured_on.is_none()
         {
-            facts.measured_on = Some(on);
+            facts.measured_on = Some(sweep_facts::MeasuredOn {
+                hostname: on.machine.clone(),
+                cpu: on.cpu.clone(),
+                physical_cores: on.physical_cores,
+                gpus: None,
+            });
         }
-        let node_law = match root.opt_any("node_law") {
-            None => None,
-            Some(v) => {
-                Some(
-                    super::node_law::NodeFit::from_json(v).map_err(|why| InputError::Key {
-                        file: path.to_path_buf(),
-                        key: "node_law".into(),
-                        expected: "the node law `jouleplan fit` writes".into(),
-                        got: why,
-                    })?,
-                )
-            }
-        };
-        root.finish()?;
         let splits = explain(&mut baseline);
-        Ok(Profile {
-            program,
-            description,
-            baseline_iterations,
-            target_iterations,
-            memory_footprint_gib,
+        let mut p = Profile {
+            program: f.program,
+            description: f.description,
+            baseline_iterations: f.iterations.baseline,
+            target_iterations: f.iterations.target,
+            memory_footprint_gib: f.memory_footprint_gib,
             communication,
             baseline,
-            provenance,
-            assumptions,
+            provenance: f.provenance.into_iter().collect(),
+            assumptions: f.assumptions.unwrap_or_default(),
             file: path.to_path_buf(),
-            digest: input::sha256_hex(text),
+            digest,
             splits,
             facts,
-            has_sweep,
-            node_law,
-            index,
-        })
+            has_sweep: f.sweep.is_some(),
+            node_law: f.node_law.as_ref().map(super::node_law::NodeFit::from_file),
+            index: rustc_hash::FxHashMap::default(),
+        };
+        p.reindex();
+        p
     }
 
     /// The baseline point for `c` cores at `f` with `g` GPUs.
@@ -388,57 +314,47 @@ impl Profile {
         )
     }
 
-    /// The profile as the JSON document that [`Profile::from_json`] reads (without a sweep
-    /// record: what `fit` and importers write); a machine it was fitted for is kept under
+    /// The profile as the file that [`Profile::from_json`] reads (without a sweep record:
+    /// what `fit` and importers write); a machine it was fitted for is kept under
     /// `measured_on`.
-    pub fn to_json(&self) -> Value {
+    pub fn to_file(&self) -> ProfileFile {
         let comm = &self.communication;
-        let mut c = json!({
-            "messages_per_iteration": comm.messages_per_iteration,
-            "bytes_per_message": comm.bytes_per_message,
-            "growth": comm.growth.name(),
-        });
-        if let Growth::Neighbours(k) = comm.growth {
-            c["neighbours"] = json!(k);
+        let measured_on = match (&self.facts.measured_on, self.has_sweep) {
+            (Some(on), false) => Some(MeasuredOnFile {
+                machine: on.hostname.clone(),
+                cpu: on.cpu.clone(),
+                physical_cores: on.physical_cores,
+            }),
+            _ => None,
+        };
+        ProfileFile {
+            format: PROFILE_FORMAT.into(),
+            program: self.program.clone(),
+            description: self.description.clone(),
+            iterations: Iterations {
+                baseline: self.baseline_iterations,
+                target: self.target_iterations,
+            },
+            memory_footprint_gib: self.memory_footprint_gib,
+            communication: Some(CommunicationFile {
+                messages_per_iteration: comm.messages_per_iteration,
+                bytes_per_message: comm.bytes_per_message,
+                growth: Some(comm.growth.name().into()),
+                neighbours: match comm.growth {
+                    Growth::Neighbours(k) => Some(k),
+                    _ => None,
+                },
+            }),
+            baseline: self.baseline.iter().map(BaselinePoint::to_file).collect(),
+            assumptions: (!self.assumptions.is_empty()).then(|| self.assumptions.clone()),
+            provenance: self.provenance.iter().cloned().collect(),
+            sweep: None,
+            node_law: self
+                .node_law
+                .as_ref()
+                .map(super::node_law::NodeFit::to_file),
+            measured_on,
         }
-        let points: Vec<Value> = self.baseline.iter().map(point_json).collect();
-        let prov: serde_json::Map<String, Value> = self
-            .provenance
-            .iter()
-            .map(|(k, v)| (k.clone(), Value::String(v.clone())))
-            .collect();
-        let mut doc = json!({
-            "format": PROFILE_FORMAT,
-            "program": self.program,
-            "description": self.description,
-            "iterations": { "baseline": self.baseline_iterations, "target": self.target_iterations },
-            "communication": c,
-            "baseline": points,
-            "provenance": prov,
-        });
-        if !self.assumptions.is_empty() {
-            doc["assumptions"] = json!(self.assumptions);
-        }
-        if let Some(law) = &self.node_law {
-            doc["node_law"] = law.to_json();
-        }
-        if let Some(m) = self.memory_footprint_gib {
-            doc["memory_footprint_gib"] = json!(m);
-        }
-        if let (Some(on), false) = (&self.facts.measured_on, self.has_sweep) {
-            let mut m = serde_json::Map::new();
-            for (k, v) in [
-                ("machine", on.hostname.as_ref().map(|h| json!(h))),
-                ("cpu", on.cpu.as_ref().map(|c| json!(c))),
-                ("physical_cores", on.physical_cores.map(|c| json!(c))),
-            ] {
-                if let Some(v) = v {
-                    m.insert(k.into(), v);
-                }
-            }
-            doc["measured_on"] = Value::Object(m);
-        }
-        doc
     }
 
     /// Builds a profile from parts (used by importers and `profile`); validates like a file.
@@ -450,7 +366,7 @@ impl Profile {
         baseline: Vec<BaselinePoint>,
         provenance: Vec<(String, String)>,
     ) -> InputResult<Self> {
-        let mut p = Profile {
+        let p = Profile {
             program: program.into(),
             description: description.into(),
             baseline_iterations: iterations.0,
@@ -468,9 +384,11 @@ impl Profile {
             node_law: None,
             index: rustc_hash::FxHashMap::default(),
         };
-        let text = p.to_json().to_string();
-        p = Profile::from_json(Path::new("(built in memory)"), &text)?;
-        Ok(p)
+        let path = Path::new("(built in memory)");
+        let file = p.to_file();
+        file.validate(path)?;
+        let text = serde_json::to_value(&file).map_or_else(|_| String::new(), |v| v.to_string());
+        Ok(Profile::from_file(file, path, input::sha256_hex(&text)))
     }
 }
 
@@ -516,140 +434,6 @@ pub fn compact_list(v: &[u64]) -> String {
     out.join(",")
 }
 
-fn point_json(p: &BaselinePoint) -> Value {
-    let mut v = json!({
-        "cores": p.cores,
-        "freq_hz": p.freq.0,
-        "gpus": p.gpus,
-        "cycles": p.cycles,
-        "stall_cycles": p.stall_cycles,
-        "mem_stall_cycles": p.mem_stall_cycles,
-        "utilisation": p.utilisation,
-        "wall_time_s": p.wall_time.0,
-        "measured": p.measured,
-    });
-    if let Some(i) = p.instructions {
-        v["instructions"] = json!(i);
-    }
-    if let Some(e) = p.energy {
-        v["energy_j"] = json!(e.0);
-    }
-    if let Some((source, values)) = &p.measured_tree {
-        let m: serde_json::Map<String, Value> =
-            values.iter().map(|(k, x)| (k.clone(), json!(x))).collect();
-        v["measured_tree"] = json!({"source": source, "efficiencies": m});
-    }
-    if let Some(d) = &p.device {
-        v["device"] = json!({
-            "kernel_s": d.kernel.iter().map(|s| s.0).collect::<Vec<_>>(),
-            "transfer_s": d.transfer.iter().map(|s| s.0).collect::<Vec<_>>(),
-            "host_runtime_s": if d.host_runtime_estimated { 0.0 } else { d.host_runtime_raw.0 },
-        });
-        if let Some(s) = &d.source {
-            v["device"]["source"] = json!(s);
-        }
-    }
-    v
-}
-
-fn read_point(p: &mut Fields<'_>) -> InputResult<BaselinePoint> {
-    let cores = p.u64("cores", 1, 100_000)? as u32;
-    let freq = Hertz(p.f64("freq_hz", Bound::Within(1e7, 2e10))?);
-    let gpus = p.opt_u64("gpus", 0, 1024)?.unwrap_or(0) as u32;
-    let cycles = p.f64("cycles", limits::CYCLES)?;
-    if cycles <= 0.0 {
-        return Err(p.error("cycles", "a positive count", "0"));
-    }
-    let stall_cycles = p.f64("stall_cycles", limits::CYCLES)?;
-    let mem_stall_cycles = p.f64("mem_stall_cycles", limits::CYCLES)?;
-    if stall_cycles > cycles {
-        return Err(p.error(
-            "stall_cycles",
-            format!("at most cycles ({cycles})"),
-            format!("{stall_cycles}"),
-        ));
-    }
-    if mem_stall_cycles > stall_cycles {
-        return Err(p.error(
-            "mem_stall_cycles",
-            format!("at most stall_cycles ({stall_cycles})"),
-            format!("{mem_stall_cycles}"),
-        ));
-    }
-    if mem_stall_cycles >= cycles {
-        return Err(p.error(
-            "mem_stall_cycles",
-            format!("fewer than cycles ({cycles}): some cycles must be work or non-memory stalls"),
-            format!("{mem_stall_cycles}"),
-        ));
-    }
-    let instructions = p.opt_f64("instructions", limits::CYCLES)?;
-    let utilisation = p.f64("utilisation", Bound::Within(f64::MIN_POSITIVE, 1.0))?;
-    let wall_time = Seconds(p.f64("wall_time_s", limits::TIME_S)?);
-    if wall_time.0 <= 0.0 {
-        return Err(p.error("wall_time_s", "a positive time", "0"));
-    }
-    let energy = p.opt_f64("energy_j", limits::ENERGY_J)?.map(Joules);
-    let measured = p.opt_bool("measured")?.unwrap_or(true);
-    let device = match p.opt_table("device")? {
-        None => None,
-        Some(mut d) => {
-            let kernel = d.f64_list("kernel_s", limits::TIME_S)?;
-            let transfer = d.f64_list("transfer_s", limits::TIME_S)?;
-            if kernel.len() != gpus as usize || transfer.len() != gpus as usize {
-                return Err(d.error(
-                    "kernel_s",
-                    format!("kernel_s and transfer_s with one entry per GPU ({gpus})"),
-                    format!("{} and {} entries", kernel.len(), transfer.len()),
-                ));
-            }
-            let host_runtime = Seconds(d.f64("host_runtime_s", limits::TIME_S)?);
-            let source = d.opt_str("source")?.map(str::to_string);
-            d.finish()?;
-            Some(DeviceBaseline {
-                kernel: kernel.into_iter().map(Seconds).collect(),
-                transfer: transfer.into_iter().map(Seconds).collect(),
-                host_runtime,
-                host_runtime_raw: host_runtime,
-                source,
-                host_runtime_estimated: false,
-            })
-        }
-    };
-    let measured_tree = match p.opt_table("measured_tree")? {
-        None => None,
-        Some(mut t) => {
-            let source = t.str("source")?.to_string();
-            let values = t.notes_f64("efficiencies")?;
-            t.finish()?;
-            Some((source, values))
-        }
-    };
-    if gpus > 0 && device.is_none() {
-        return Err(p.error(
-            "device",
-            "a device table for a point with gpus > 0",
-            "nothing",
-        ));
-    }
-    Ok(BaselinePoint {
-        cores,
-        freq,
-        gpus,
-        cycles,
-        stall_cycles,
-        mem_stall_cycles,
-        instructions,
-        utilisation,
-        wall_time,
-        energy,
-        device,
-        measured,
-        extra: Extra::default(),
-        measured_tree,
-    })
-}
-
 /// The `(kHz, GPUs)` groups of the measured points, sorted.
 pub fn measured_groups(points: &[BaselinePoint]) -> Vec<(u64, u32)> {
     let mut g: Vec<(u64, u32)> = points
@@ -679,20 +463,4 @@ fn explain(points: &mut [BaselinePoint]) -> Vec<IdleSplit> {
         splits.push(split);
     }
     splits
-}
-
-/// The optional `measured_on` table of a profile without a sweep record (written by `fit`):
-/// which machine the runs were measured on.
-fn read_measured_on(root: &mut Fields<'_>) -> InputResult<Option<sweep_facts::MeasuredOn>> {
-    let Some(mut t) = root.opt_table("measured_on")? else {
-        return Ok(None);
-    };
-    let on = sweep_facts::MeasuredOn {
-        hostname: t.opt_str("machine")?.map(String::from),
-        cpu: t.opt_str("cpu")?.map(String::from),
-        physical_cores: t.opt_u64("physical_cores", 1, 1 << 20)?.map(|c| c as u32),
-        gpus: None,
-    };
-    t.finish()?;
-    Ok(Some(on))
 }

@@ -16,17 +16,12 @@ pub(super) fn load_existing(o: &Options) -> anyhow::Result<Option<SweepRecord>> 
         .into());
     }
     let text = crate::input::read_file(&o.output)?;
-    let bad =
-        |e: String| crate::error::InputError::Mismatch(format!("{}: {e}", o.output.display()));
-    let doc: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| bad(format!("not valid JSON: {e}")))?;
-    let rec = record::read_sweep(&doc).map_err(bad)?;
+    let (_, rec) = record::read_written(&o.output, &text)?;
     Ok(Some(rec))
 }
 
 pub(super) fn save(o: &Options, rec: &SweepRecord) -> anyhow::Result<()> {
-    let doc = record::profile_json(&o.header, rec);
-    let text = serde_json::to_string_pretty(&doc)?;
+    let text = record::profile_file(&o.header, rec).to_text()?;
     crate::atomic_write::write_atomic(&o.output, text.as_bytes(), false)
         .map_err(|e| anyhow::anyhow!("{}: cannot write: {e}", o.output.display()))
 }

@@ -155,12 +155,48 @@ struct Panel<'a> {
     max_labels: usize,
 }
 
+/// The chart of one panel: time across, energy up, on the panel's axes.
+type Chart<'a, DB> = ChartContext<'a, DB, Cartesian2d<ticks::Coord, ticks::Coord>>;
+
 fn draw_panel<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     area: &DrawingArea<DB, Shift>,
     plan: &Plan,
     panel: &Panel<'_>,
 ) -> DrawResult {
+    let mut chart = panel_chart(area, panel)?;
+    let (tx, ey) = (&panel.tx, &panel.ey);
+    if let Some(sample) = panel.cloud {
+        chart
+            .draw_series(sample.points.iter().map(|p| {
+                Circle::new(
+                    (tx.map(p.time), ey.map(p.energy)),
+                    2,
+                    ucr_colour(p.ucr).mix(0.6).filled(),
+                )
+            }))
+            .map_err(err)?;
+    }
+    draw_limits(&mut chart, plan, panel)?;
+    let front = &plan.front;
+    let pts: Vec<(f64, f64)> = front
+        .iter()
+        .map(|f| (tx.map(f.prediction.time.0), ey.map(f.prediction.energy.0)))
+        .collect();
+    draw_front(&mut chart, plan, panel, &pts)?;
+    if panel.max_labels > 0 {
+        let px = pixels(&chart, &pts);
+        let order = labels::priority(front.len(), plan.answer.pick, panel.max_labels);
+        draw_labels(root, plot_rect(&chart), &px, &order, front)?;
+    }
+    Ok(())
+}
+
+/// The panel's chart with its caption, axes and grid.
+fn panel_chart<'a, DB: DrawingBackend>(
+    area: &'a DrawingArea<DB, Shift>,
+    panel: &Panel<'_>,
+) -> Result<Chart<'a, DB>, String> {
     let (tx, ey) = (panel.tx.clone(), panel.ey.clone());
     let mut chart = ChartBuilder::on(area)
         .caption(&panel.title, ("sans-serif", 15))
@@ -186,17 +222,17 @@ fn draw_panel<DB: DrawingBackend>(
         .bold_line_style(BLACK.mix(0.15))
         .draw()
         .map_err(err)?;
-    if let Some(sample) = panel.cloud {
-        chart
-            .draw_series(sample.points.iter().map(|p| {
-                Circle::new(
-                    (tx.map(p.time), ey.map(p.energy)),
-                    2,
-                    ucr_colour(p.ucr).mix(0.6).filled(),
-                )
-            }))
-            .map_err(err)?;
-    }
+    Ok(chart)
+}
+
+/// The deadline (red, vertical) and the energy budget (magenta, horizontal) where they fall
+/// inside the panel.
+fn draw_limits<DB: DrawingBackend>(
+    chart: &mut Chart<'_, DB>,
+    plan: &Plan,
+    panel: &Panel<'_>,
+) -> DrawResult {
+    let (tx, ey) = (&panel.tx, &panel.ey);
     let (x0, x1) = (tx.range().start, tx.range().end);
     let (y0, y1) = (ey.range().start, ey.range().end);
     if let Some(d) = plan
@@ -219,13 +255,18 @@ fn draw_panel<DB: DrawingBackend>(
             .draw_series(LineSeries::new([(x0, y), (x1, y)], MAGENTA.stroke_width(2)))
             .map_err(err)?;
     }
-    let front = &plan.front;
-    let pts: Vec<(f64, f64)> = front
-        .iter()
-        .map(|f| (tx.map(f.prediction.time.0), ey.map(f.prediction.energy.0)))
-        .collect();
+    Ok(())
+}
+
+/// The front as a line through its points, boxed when the panel asks, with the pick ringed.
+fn draw_front<DB: DrawingBackend>(
+    chart: &mut Chart<'_, DB>,
+    plan: &Plan,
+    panel: &Panel<'_>,
+    pts: &[(f64, f64)],
+) -> DrawResult {
     if panel.box_front && !pts.is_empty() {
-        let (a, b) = bounds(&pts);
+        let (a, b) = bounds(pts);
         chart
             .draw_series(std::iter::once(Rectangle::new(
                 [(a.0, a.1), (b.0, b.1)],
@@ -234,7 +275,7 @@ fn draw_panel<DB: DrawingBackend>(
             .map_err(err)?;
     }
     chart
-        .draw_series(LineSeries::new(pts.clone(), BLACK.stroke_width(2)))
+        .draw_series(LineSeries::new(pts.to_vec(), BLACK.stroke_width(2)))
         .map_err(err)?;
     chart
         .draw_series(pts.iter().map(|&p| Circle::new(p, 4, BLACK.filled())))
@@ -243,11 +284,6 @@ fn draw_panel<DB: DrawingBackend>(
         chart
             .draw_series(std::iter::once(Circle::new(pts[i], 9, RED.stroke_width(3))))
             .map_err(err)?;
-    }
-    if panel.max_labels > 0 {
-        let px = pixels(&chart, &pts);
-        let order = labels::priority(front.len(), plan.answer.pick, panel.max_labels);
-        draw_labels(root, plot_rect(&chart), &px, &order, front)?;
     }
     Ok(())
 }

@@ -1,0 +1,293 @@
+//! The machine file (TOML, `models/*.toml`): node, core, frequency and GPU limits, the network
+//! and the power per component (MODEL.md section 2). `calibrate` and `fit` rewrite its sections
+//! in place with `toml_edit`, keeping the user's comments; this type reads it.
+
+use crate::error::InputResult;
+use crate::input::{self, Bound, Check};
+use crate::limits;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// A machine file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MachineFile {
+    /// `[machine]`: the node and its limits.
+    pub machine: NodeSection,
+    /// `[network]`: from an MPI ping-pong (`calibrate network`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<NetworkSection>,
+    /// `[power]`: from RAPL or Slurm energy (`calibrate power`, `fit --machine-out`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub power: Option<PowerSection>,
+    /// `[sources]`: where each number comes from.
+    #[serde(default)]
+    pub sources: BTreeMap<String, String>,
+}
+
+/// The `[machine]` section.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NodeSection {
+    /// Short name.
+    pub name: String,
+    /// What this is and where its numbers come from.
+    #[serde(default)]
+    pub description: String,
+    /// `n_max`.
+    pub nodes: u32,
+    /// `c_max`.
+    pub cores_per_node: u32,
+    /// The frequency set, GHz, ascending.
+    pub frequencies_ghz: Vec<f64>,
+    /// `g_max`.
+    #[serde(default)]
+    pub gpus_per_node: u32,
+    /// Memory per node, GiB.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_per_node_gib: Option<f64>,
+    /// CPU model name (checked against a profile's recorded CPU).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_model: Option<String>,
+    /// GPU model name (checked against a profile's recorded GPUs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_model: Option<String>,
+}
+
+/// The `[network]` section.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NetworkSection {
+    /// Latency `L`, s.
+    pub latency_s: f64,
+    /// Point-to-point throughput `B`, bytes/s.
+    pub bandwidth_bytes_per_s: f64,
+    /// Switch capacity `B_sw`, bytes/s (`B` when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub switch_bandwidth_bytes_per_s: Option<f64>,
+    /// Squared coefficient of variation of the switch's service time (1 when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cv2: Option<f64>,
+}
+
+/// The `[power]` section, W.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PowerSection {
+    /// `P_act(f)` per active core.
+    pub core_active_w: PerFrequency,
+    /// `P_stall(f)` per stalled core.
+    pub core_stall_w: PerFrequency,
+    /// `P_mem` per node.
+    pub memory_w: f64,
+    /// `P_net` per node.
+    pub network_w: f64,
+    /// `P_idle` per node.
+    pub idle_w: PerFrequency,
+    /// `P_gpu_act` per GPU (required with GPUs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_active_w: Option<f64>,
+    /// `P_gpu_idle` per GPU (required with GPUs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_idle_w: Option<f64>,
+    /// `P_gpu_off` per GPU without a CUDA context.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_nocontext_w: Option<f64>,
+    /// The power fit's residual against the node power it came from, relative.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fit_residual_rel: Option<f64>,
+}
+
+/// A power that is one value at every frequency, or one per frequency.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum PerFrequency {
+    /// The same at every frequency.
+    One(f64),
+    /// One per frequency of the machine's set, in its order.
+    List(Vec<f64>),
+}
+
+impl PerFrequency {
+    /// The values at the `n` frequencies (call after validation).
+    pub fn values(&self, n: usize) -> Vec<f64> {
+        match self {
+            PerFrequency::One(v) => vec![*v; n],
+            PerFrequency::List(l) => l.clone(),
+        }
+    }
+
+    fn validate(&self, c: &Check, key: &str, n: usize) -> InputResult<()> {
+        match self {
+            PerFrequency::One(v) => c.num(key, *v, limits::POWER_W),
+            PerFrequency::List(l) => {
+                if l.len() != n {
+                    return Err(c.fail(
+                        key,
+                        format!("one number, or a list of {n} (one per frequency)"),
+                        format!("a list of {}", l.len()),
+                    ));
+                }
+                for (i, &v) in l.iter().enumerate() {
+                    c.num(&format!("{key}[{i}]"), v, limits::POWER_W)?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// What a missing `[network]` section should hold and where it comes from.
+pub const NETWORK_HINT: &str = "a [network] section: latency_s and bandwidth_bytes_per_s from \
+     an MPI ping-pong between two nodes: `jouleplan calibrate network` (built with --features \
+     mpi, run under mpirun -n 2 on two nodes) writes it; NetPIPE or OSU's osu_latency and \
+     osu_bw give the same figures";
+/// What a missing `[power]` section should hold and where it comes from.
+pub const POWER_HINT: &str = "a [power] section: idle_w, core_active_w, core_stall_w, memory_w, \
+     network_w (and gpu_active_w, gpu_idle_w with GPUs) from RAPL or Slurm energy measured at \
+     several core counts: `jouleplan calibrate power` measures and writes it on a node with \
+     RAPL, `jouleplan fit --machine-out` fits it from measured runs; or the vendor's figures \
+     labelled as such in [sources]";
+
+/// A frequency of the set, GHz.
+const FREQ_GHZ: Bound = Bound::Within(0.01, 20.0);
+
+impl MachineFile {
+    /// Reads and validates a machine from its TOML text; `path` names it in messages.
+    pub fn read(path: &Path, text: &str) -> InputResult<Self> {
+        let doc = input::parse_toml(path, text)?;
+        let file: MachineFile = input::typed(path, doc, expects)?;
+        file.validate(path)?;
+        Ok(file)
+    }
+
+    /// Checks every value's range and how the values fit together.
+    pub fn validate(&self, path: &Path) -> InputResult<()> {
+        let c = Check::new(path);
+        let nf = self.machine.validate(&c)?;
+        let (net, p) = self.sections(path)?;
+        c.num("network.latency_s", net.latency_s, limits::LATENCY_S)?;
+        c.num(
+            "network.bandwidth_bytes_per_s",
+            net.bandwidth_bytes_per_s,
+            limits::BANDWIDTH,
+        )?;
+        let switch = net.switch_bandwidth_bytes_per_s;
+        c.opt(
+            "network.switch_bandwidth_bytes_per_s",
+            switch,
+            limits::BANDWIDTH,
+        )?;
+        c.opt("network.cv2", net.cv2, limits::CV2)?;
+        p.validate(&c, nf, self.machine.gpus_per_node > 0)
+    }
+
+    /// The `[network]` and `[power]` sections, which the model needs; a file without one is
+    /// refused with where its numbers come from.
+    pub fn sections(&self, path: &Path) -> InputResult<(&NetworkSection, &PowerSection)> {
+        let c = Check::new(path);
+        let Some(net) = &self.network else {
+            return Err(c.fail("network", NETWORK_HINT, "no [network] section"));
+        };
+        let Some(p) = &self.power else {
+            return Err(c.fail("power", POWER_HINT, "no [power] section"));
+        };
+        Ok((net, p))
+    }
+}
+
+impl NodeSection {
+    /// Checks the limits and the frequency set; returns the number of frequencies.
+    fn validate(&self, c: &Check) -> InputResult<usize> {
+        c.whole("machine.nodes", self.nodes.into(), 1, 10_000_000)?;
+        c.whole(
+            "machine.cores_per_node",
+            self.cores_per_node.into(),
+            1,
+            100_000,
+        )?;
+        c.whole("machine.gpus_per_node", self.gpus_per_node.into(), 0, 1024)?;
+        c.opt(
+            "machine.memory_per_node_gib",
+            self.memory_per_node_gib,
+            limits::MEMORY_GIB,
+        )?;
+        let ghz = &self.frequencies_ghz;
+        if ghz.is_empty() {
+            let expected = format!("a non-empty list of numbers, each {}", FREQ_GHZ.describe());
+            return Err(c.fail("machine.frequencies_ghz", expected, "an empty list"));
+        }
+        for (i, &f) in ghz.iter().enumerate() {
+            c.num(&format!("machine.frequencies_ghz[{i}]"), f, FREQ_GHZ)?;
+        }
+        if ghz.windows(2).any(|w| w[0] >= w[1]) {
+            return Err(c.fail(
+                "machine.frequencies_ghz",
+                "distinct frequencies in GHz in ascending order",
+                format!("{ghz:?}"),
+            ));
+        }
+        Ok(ghz.len())
+    }
+}
+
+impl PowerSection {
+    fn validate(&self, c: &Check, nf: usize, gpus: bool) -> InputResult<()> {
+        self.core_active_w.validate(c, "power.core_active_w", nf)?;
+        self.core_stall_w.validate(c, "power.core_stall_w", nf)?;
+        c.num("power.memory_w", self.memory_w, limits::POWER_W)?;
+        c.num("power.network_w", self.network_w, limits::POWER_W)?;
+        self.idle_w.validate(c, "power.idle_w", nf)?;
+        for (key, v) in [
+            ("power.gpu_active_w", self.gpu_active_w),
+            ("power.gpu_idle_w", self.gpu_idle_w),
+        ] {
+            if gpus && v.is_none() {
+                let expected = limits::POWER_W.describe();
+                return Err(c.fail(key, expected, "nothing (the key is missing)"));
+            }
+            c.opt(key, v, limits::POWER_W)?;
+        }
+        c.opt(
+            "power.gpu_nocontext_w",
+            self.gpu_nocontext_w,
+            limits::POWER_W,
+        )?;
+        c.opt(
+            "power.fit_residual_rel",
+            self.fit_residual_rel,
+            Bound::Within(0.0, 1.0),
+        )
+    }
+}
+
+/// What a missing or mistyped key of a machine file should hold.
+fn expects(key: &str) -> Option<String> {
+    let power = limits::POWER_W.describe();
+    let per = format!("one number, or a list of one per frequency, each {power}");
+    Some(match key {
+        "machine" | "network" | "power" | "sources" => "a table".into(),
+        "machine.name" | "machine.description" | "machine.cpu_model" | "machine.gpu_model" => {
+            "a string".into()
+        }
+        "machine.nodes" => "a whole number from 1 to 10000000".into(),
+        "machine.cores_per_node" => "a whole number from 1 to 100000".into(),
+        "machine.gpus_per_node" => "a whole number from 0 to 1024".into(),
+        "machine.frequencies_ghz" => {
+            format!("a non-empty list of numbers, each {}", FREQ_GHZ.describe())
+        }
+        "machine.frequencies_ghz[]" => FREQ_GHZ.describe(),
+        "machine.memory_per_node_gib" => limits::MEMORY_GIB.describe(),
+        "network.latency_s" => limits::LATENCY_S.describe(),
+        "network.bandwidth_bytes_per_s" | "network.switch_bandwidth_bytes_per_s" => {
+            limits::BANDWIDTH.describe()
+        }
+        "network.cv2" => limits::CV2.describe(),
+        "power.core_active_w" | "power.core_stall_w" | "power.idle_w" => per,
+        "power.fit_residual_rel" => Bound::Within(0.0, 1.0).describe(),
+        "sources[]" => "a string".into(),
+        k if k.starts_with("power.") => power,
+        _ => return None,
+    })
+}

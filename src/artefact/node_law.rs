@@ -1,0 +1,135 @@
+//! The `node_law` section of a profile (MODEL.md 6c b): the chosen law, the runners-up and the
+//! evidence, as `fit` and `profile --nodes --machine` write it and `plan` reads it.
+
+use crate::error::InputResult;
+use crate::input::{Bound, Check};
+use serde::{Deserialize, Serialize};
+
+/// The most basis terms a law has.
+pub const MAX_TERMS: usize = 2;
+
+/// The node law of a profile.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NodeLawFile {
+    /// The chosen law in words (written for the reader; not read back).
+    #[serde(default)]
+    pub law: String,
+    /// The node counts measured.
+    pub measured_nodes: Vec<u32>,
+    /// How many candidate laws the cross-validation compared.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub laws_compared: Option<usize>,
+    /// `strong` (the default) or `weak`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scaling: Option<String>,
+    /// Candidates, the chosen one first.
+    pub candidates: Vec<CandidateFile>,
+    /// The chosen law's mean relative residual at each measured count.
+    #[serde(default)]
+    pub residuals: Vec<ResidualFile>,
+}
+
+/// One candidate law and its cross-validated error.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CandidateFile {
+    /// Its terms.
+    pub terms: Vec<TermFile>,
+    /// Leave-one-node-count-out mean relative error.
+    pub loo_rel: f64,
+    /// The error at the largest measured count predicted from the smaller ones (`null`: none).
+    #[serde(default)]
+    pub extrapolation_rel: Option<f64>,
+}
+
+/// One term `coef_s * n^i log2(n)^j` (less its value at one node).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TermFile {
+    /// Exponent of `n`.
+    pub i: f64,
+    /// Exponent of `log2(n)`.
+    pub j: u8,
+    /// Coefficient, s.
+    pub coef_s: f64,
+    /// The basis in words (written for the reader; not read back).
+    #[serde(default)]
+    pub term: String,
+}
+
+/// The chosen law's residual at one node count.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ResidualFile {
+    /// Node count.
+    pub nodes: u32,
+    /// Mean relative residual.
+    pub rel: f64,
+}
+
+const REL: Bound = Bound::Within(0.0, 100.0);
+
+impl NodeLawFile {
+    /// Checks ranges and meaning, naming the key path under `at` (`node_law`).
+    pub fn validate(&self, c: &Check, at: &str) -> InputResult<()> {
+        for (i, &n) in self.measured_nodes.iter().enumerate() {
+            c.whole(
+                &format!("{at}.measured_nodes[{i}]"),
+                n.into(),
+                1,
+                10_000_000,
+            )?;
+        }
+        if self.candidates.is_empty() || self.candidates.len() > 64 {
+            return Err(c.fail(
+                &format!("{at}.candidates"),
+                "1 to 64 candidate laws",
+                format!("{} entries", self.candidates.len()),
+            ));
+        }
+        for (k, cand) in self.candidates.iter().enumerate() {
+            let at = format!("{at}.candidates[{k}]");
+            cand.validate(c, &at)?;
+        }
+        for (k, r) in self.residuals.iter().enumerate() {
+            c.num(&format!("{at}.residuals[{k}].rel"), r.rel, REL)?;
+        }
+        match self.scaling.as_deref() {
+            None | Some("strong" | "weak") => Ok(()),
+            Some(other) => Err(c.fail(
+                &format!("{at}.scaling"),
+                "\"strong\" or \"weak\"",
+                format!("{other:?}"),
+            )),
+        }
+    }
+}
+
+impl CandidateFile {
+    fn validate(&self, c: &Check, at: &str) -> InputResult<()> {
+        c.num(&format!("{at}.loo_rel"), self.loo_rel, REL)?;
+        c.opt(
+            &format!("{at}.extrapolation_rel"),
+            self.extrapolation_rel,
+            REL,
+        )?;
+        if self.terms.len() > MAX_TERMS {
+            return Err(c.fail(
+                &format!("{at}.terms"),
+                format!("at most {MAX_TERMS} terms"),
+                format!("{} terms", self.terms.len()),
+            ));
+        }
+        for (k, t) in self.terms.iter().enumerate() {
+            c.num(&format!("{at}.terms[{k}].i"), t.i, Bound::Within(-1.0, 3.0))?;
+            c.whole(&format!("{at}.terms[{k}].j"), t.j.into(), 0, 2)?;
+            c.num(
+                &format!("{at}.terms[{k}].coef_s"),
+                t.coef_s,
+                Bound::Within(-1e9, 1e9),
+            )?;
+        }
+        Ok(())
+    }
+}

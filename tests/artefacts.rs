@@ -1,0 +1,190 @@
+//! Each file format is one type (issue 27): every profile and machine file in the repository
+//! reads through it and writes back as read; a file written before the types existed is
+//! written again byte for byte; and a bad value is named by its key path with what was
+//! expected and what was found.
+
+use jouleplan::artefact::machine::MachineFile;
+use jouleplan::artefact::profile::ProfileFile;
+use jouleplan::measure::record::{self, Header};
+use std::path::{Path, PathBuf};
+
+fn files_under(dir: &Path, ext: &str, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            files_under(&p, ext, out);
+        } else if p.extension().is_some_and(|x| x == ext) {
+            out.push(p);
+        }
+    }
+}
+
+/// Every profile in `tests/data` and `examples` (the JSON files that say they are one).
+fn profiles() -> Vec<(PathBuf, String)> {
+    let mut all = Vec::new();
+    for d in ["tests/data", "examples"] {
+        files_under(Path::new(d), "json", &mut all);
+    }
+    let found: Vec<(PathBuf, String)> = all
+        .into_iter()
+        .map(|p| {
+            let text = std::fs::read_to_string(&p).unwrap();
+            (p, text)
+        })
+        .filter(|(_, t)| t.contains("\"format\": \"jouleplan-profile/1\""))
+        .collect();
+    assert!(found.len() >= 10, "{} profiles", found.len());
+    found
+}
+
+#[test]
+fn every_profile_reads_and_writes_back_as_read() {
+    let mut same_text = 0;
+    for (p, text) in profiles() {
+        let f = ProfileFile::read(&p, &text).unwrap_or_else(|e| panic!("{e}"));
+        let again = f.to_text().unwrap();
+        assert_eq!(ProfileFile::read(&p, &again).unwrap(), f, "{}", p.display());
+        same_text += usize::from(again.trim_end() == text.trim_end());
+        // What `profile` writes from the record is what the file holds.
+        if let Some(s) = &f.sweep {
+            let rebuilt = record::profile_file(&Header::of(&f), &s.record);
+            assert_eq!(rebuilt.baseline.len(), f.baseline.len(), "{}", p.display());
+        }
+    }
+    assert!(
+        same_text >= 10,
+        "only {same_text} profiles written back byte for byte"
+    );
+}
+
+#[test]
+fn every_machine_file_reads_and_its_values_survive_a_round_trip() {
+    let mut all = Vec::new();
+    for d in ["models", "tests/data"] {
+        files_under(Path::new(d), "toml", &mut all);
+    }
+    let mut read = 0;
+    for p in all {
+        let text = std::fs::read_to_string(&p).unwrap();
+        if !text.contains("[machine]") {
+            continue;
+        }
+        if !text.lines().any(|l| l.trim() == "[power]") {
+            // A machine `fit --machine-out` is to write power into: refused for planning.
+            let e = MachineFile::read(&p, &text).unwrap_err().to_string();
+            assert!(e.contains("no [power] section"), "{e}");
+            continue;
+        }
+        let f = MachineFile::read(&p, &text).unwrap_or_else(|e| panic!("{e}"));
+        let again = toml::to_string(&f).unwrap();
+        assert_eq!(MachineFile::read(&p, &again).unwrap(), f, "{}", p.display());
+        read += 1;
+    }
+    assert!(read >= 3, "{read} machine files");
+}
+
+fn profile_error(edit: impl Fn(&mut serde_json::Value)) -> String {
+    let (p, text) = profiles()
+        .into_iter()
+        .find(|(p, _)| p.ends_with("sync.json"))
+        .unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    edit(&mut v);
+    let bad = serde_json::to_string_pretty(&v).unwrap();
+    ProfileFile::read(&p, &bad).unwrap_err().to_string()
+}
+
+#[test]
+fn a_bad_profile_value_is_named_by_its_path() {
+    let e = profile_error(|v| v["baseline"][1]["cores"] = "four".into());
+    for want in [
+        "baseline[1].cores",
+        "a whole number from 1 to 100000",
+        "the string \"four\"",
+    ] {
+        assert!(e.contains(want), "{want:?} not in {e}");
+    }
+    let e = profile_error(|v| {
+        v["baseline"][0].as_object_mut().unwrap().remove("cycles");
+    });
+    for want in [
+        "baseline[0].cycles",
+        "a finite number from 0 to",
+        "the key is missing",
+    ] {
+        assert!(e.contains(want), "{want:?} not in {e}");
+    }
+    let e = profile_error(|v| {
+        let d = v["baseline"][0]["device"].as_object_mut().unwrap();
+        let k = d.remove("kernel_s").unwrap();
+        d.insert("kernel_secs".into(), k);
+    });
+    for want in ["baseline[0].device.kernel_s", "misspelling", "kernel_secs"] {
+        assert!(e.contains(want), "{want:?} not in {e}");
+    }
+    let e = profile_error(|v| v["baseline"][2]["utilisation"] = 1.5.into());
+    assert!(
+        e.contains("baseline[2].utilisation") && e.contains("1.5"),
+        "{e}"
+    );
+    let e = profile_error(|v| v["sweep"]["record"]["runs"][0]["cores"] = (-3).into());
+    assert!(
+        e.contains("sweep.record.runs[0].cores") && e.contains("-3"),
+        "{e}"
+    );
+    let e = profile_error(|v| v["colour"] = "blue".into());
+    assert!(e.contains("`colour`") && e.contains("unknown key"), "{e}");
+}
+
+#[test]
+fn a_bad_machine_value_is_named_by_its_path() {
+    let text = std::fs::read_to_string("models/h100-node.toml").unwrap();
+    let p = Path::new("m.toml");
+    let e = MachineFile::read(p, &text.replacen("nodes = ", "nodes = -", 1))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("machine.nodes") && e.contains("from 1 to 10000000"),
+        "{e}"
+    );
+    let e = MachineFile::read(p, &text.replacen("latency_s", "latency_us", 1))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("network.latency_s") && e.contains("latency_us"),
+        "{e}"
+    );
+    let no_power = text.split("\n[power]").next().unwrap().to_string();
+    let e = MachineFile::read(p, &no_power).unwrap_err().to_string();
+    assert!(e.contains("calibrate power"), "{e}");
+}
+
+#[test]
+fn a_bad_node_law_is_named_by_its_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("p.json");
+    let (rc, _, err) = common::jouleplan(&[
+        "fit",
+        "--measured",
+        "tests/data/multinode/weather.csv",
+        "--machine",
+        "tests/data/multinode/icelake-8360y.toml",
+        "--profile-out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(rc, 0, "{err}");
+    let text = std::fs::read_to_string(&out).unwrap();
+    let f = ProfileFile::read(&out, &text).unwrap();
+    assert!(f.node_law.is_some());
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v["node_law"]["candidates"][0]["terms"][0]["j"] = 7.into();
+    let e = ProfileFile::read(&out, &v.to_string())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("node_law.candidates[0].terms[0].j") && e.contains("from 0 to 2"),
+        "{e}"
+    );
+}
+
+mod common;
