@@ -188,3 +188,76 @@ fn a_bad_node_law_is_named_by_its_path() {
 }
 
 mod common;
+
+#[test]
+fn the_plan_validation_and_job_json_read_back_as_their_types() {
+    use jouleplan::artefact::plan::{ConfigOut, JobOut, PlanOut};
+    use jouleplan::artefact::validation::ValidationOut;
+    let m = "models/xeon-phi-57c.toml";
+    let p = "examples/profiles/spmv-xeon-phi.json";
+    let (rc, out, err) = common::jouleplan(&["plan", "--machine", m, "--profile", p, "--json"]);
+    assert_eq!(rc, 0, "{err}");
+    let plan: PlanOut = serde_json::from_str(&out).unwrap();
+    assert!(!plan.front.is_empty() && plan.recommendation.is_some());
+    assert!(out.contains("\"breakdown\"") && out.contains("\"ties\""));
+    let (rc, out, err) = common::jouleplan(&["validate", "--machine", m, "--profile", p, "--json"]);
+    assert_eq!(rc, 0, "{err}");
+    let v: ValidationOut = serde_json::from_str(&out).unwrap();
+    assert!(v.validations.iter().all(|b| b.time.points > 0), "{out}");
+    let cfg = [
+        "--machine",
+        m,
+        "--profile",
+        p,
+        "--config",
+        "2,57,1.1",
+        "--json",
+    ];
+    let (rc, out, err) = common::jouleplan(&[&["predict"][..], &cfg[..]].concat());
+    assert_eq!(rc, 0, "{err}");
+    let c: ConfigOut = serde_json::from_str(&out).unwrap();
+    assert_eq!((c.nodes, c.cores), (2, 57));
+    let (rc, out, err) = common::jouleplan(&[&["slurm"][..], &cfg[..], &["--", "./app"]].concat());
+    assert_eq!(rc, 0, "{err}");
+    let j: JobOut = serde_json::from_str(&out).unwrap();
+    assert!(j.script.contains("#SBATCH") && j.config.nodes == 2);
+}
+
+#[test]
+fn a_measured_csv_written_by_the_type_reads_back_row_for_row() {
+    use jouleplan::artefact::measured::{self, MeasuredRow};
+    let text = std::fs::read_to_string("tests/data/multinode/weather.csv").unwrap();
+    let mut rows = Vec::new();
+    let p = Path::new("tests/data/multinode/weather.csv");
+    measured::read_rows(p, text.as_bytes(), |r, _| {
+        rows.push(r);
+        Ok(())
+    })
+    .unwrap();
+    assert!(rows.len() > 10 && rows.iter().all(|r| r.energy_j.is_some()));
+    let again = measured::to_csv(&rows).unwrap();
+    assert!(
+        again.starts_with("nodes,cores,freq_hz,gpus,time_s,energy_j,"),
+        "{again}"
+    );
+    assert!(
+        again.contains(",2400000000,"),
+        "frequencies written whole: {again}"
+    );
+    let mut back: Vec<MeasuredRow> = Vec::new();
+    measured::read_rows(p, again.as_bytes(), |r, _| {
+        back.push(r);
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(back, rows);
+    // A bad cell is named by its line and column.
+    let bad = text.replacen("\n2,", "\n2.5,", 1);
+    let e = measured::read_rows(p, bad.as_bytes(), |_, _| Ok(()))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("line 2, column nodes") && e.contains("2.5"),
+        "{e}"
+    );
+}

@@ -100,7 +100,12 @@ fn runs_on_n_nodes_get_the_first_n_hosts_and_are_recorded_with_their_layout() {
         "{doc}"
     );
     let csv = std::fs::read_to_string(d.join("m.csv")).unwrap();
-    assert!(csv.starts_with("nodes,cores,freq_hz,gpus,time_s,energy_j,energy_scope\n"));
+    assert!(
+        csv.starts_with(
+            "nodes,cores,freq_hz,gpus,time_s,energy_j,gpu_energy_j,ranks,energy_scope\n"
+        ),
+        "{csv}"
+    );
     assert_eq!(csv.lines().filter(|l| l.starts_with("2,2,")).count(), 1);
 
     // --resume with a third node count runs only the new point.

@@ -1,10 +1,16 @@
-//! One message size of an MPI ping-pong as recorded: what `calibrate network` measures
-//! (`measure::pingpong`) and fits (`calibrate::network_fit`).
+//! The ping-pong record (`jouleplan-pingpong/1`): every message size of an MPI ping-pong as
+//! measured, which `calibrate network` writes (`measure::pingpong`) and fits
+//! (`calibrate::network_fit`).
 
+use crate::atomic_write::write_atomic;
+use crate::error::InputResult;
+use crate::input::{self, Bound, Check};
 use serde::{Deserialize, Serialize};
+use std::path::Path;
 
 /// One message size: every repeat's one-way time (half a round trip), s.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct SizeSample {
     /// Message size, bytes.
     pub bytes: u64,
@@ -27,4 +33,90 @@ impl SizeSample {
             (v[n / 2 - 1] + v[n / 2]) / 2.0
         }
     }
+}
+
+/// Format tag of ping-pong records.
+pub const RECORD_FORMAT: &str = "jouleplan-pingpong/1";
+
+/// A ping-pong record: where it ran and what it measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Record {
+    /// [`RECORD_FORMAT`].
+    pub format: String,
+    /// Host name of each rank (`MPI_Get_processor_name`).
+    pub hosts: Vec<String>,
+    /// When the sweep started (UTC date).
+    pub date: String,
+    /// Round trips per repeat aim at this many seconds.
+    pub target_s: f64,
+    /// Measured sizes, ascending.
+    pub sizes: Vec<SizeSample>,
+}
+
+impl Record {
+    /// Reads a record, checking its format and values.
+    pub fn read(path: &Path) -> InputResult<Record> {
+        Record::from_text(path, &crate::input::read_file(path)?)
+    }
+
+    /// Parses a record's text (`path` names it in errors), checking its format and values.
+    pub fn from_text(path: &Path, text: &str) -> InputResult<Record> {
+        let doc = input::parse_json(path, text)?;
+        let r: Record = input::typed(path, doc, expects)?;
+        r.validate(path)?;
+        Ok(r)
+    }
+
+    /// Checks the format tag and every one-way time.
+    pub fn validate(&self, path: &Path) -> InputResult<()> {
+        let c = Check::new(path);
+        if self.format != RECORD_FORMAT {
+            return Err(c.fail("format", RECORD_FORMAT, format!("{:?}", self.format)));
+        }
+        let (lo, hi) = ONE_WAY_RANGE_S;
+        for (i, s) in self.sizes.iter().enumerate() {
+            if s.one_way_s.is_empty() {
+                return Err(c.fail(
+                    &format!("sizes[{i}].one_way_s"),
+                    "one or more one-way times from 1e-9 s (a nanosecond) to 3600 s",
+                    "an empty list",
+                ));
+            }
+            for (k, &t) in s.one_way_s.iter().enumerate() {
+                if !Bound::Within(lo, hi).check(t) {
+                    return Err(c.fail(
+                        &format!("sizes[{i}].one_way_s[{k}]"),
+                        "a one-way time from 1e-9 s (a nanosecond) to 3600 s",
+                        input::number(t),
+                    ));
+                }
+            }
+        }
+        c.num("target_s", self.target_s, Bound::Within(0.0, 3600.0))
+    }
+
+    /// Writes the record atomically.
+    pub fn write(&self, path: &Path) -> std::io::Result<()> {
+        let text = serde_json::to_string_pretty(self).map_err(std::io::Error::other)? + "\n";
+        write_atomic(path, text.as_bytes(), false)
+    }
+}
+
+/// The one-way times a real message can take, s: a nanosecond (below any network's latency)
+/// to an hour.
+pub const ONE_WAY_RANGE_S: (f64, f64) = (1e-9, 3600.0);
+
+/// What a missing or mistyped key of a ping-pong record should hold.
+fn expects(key: &str) -> Option<String> {
+    Some(match key {
+        "format" => format!("\"{RECORD_FORMAT}\""),
+        "hosts" => "a list of host names".into(),
+        "date" => "a date (YYYY-MM-DD)".into(),
+        "target_s" => "seconds per repeat".into(),
+        "sizes" => "a list of measured sizes".into(),
+        "sizes[].bytes" => "a message size in bytes (a whole number)".into(),
+        "sizes[].one_way_s" => "a list of one-way times in seconds".into(),
+        _ => return None,
+    })
 }

@@ -5,7 +5,8 @@
 //! (`--use-cores`), or each interior measured core count in turn (leave-one-out).
 
 use super::reproduce::EnergyScope;
-use crate::error::{InputError, InputResult};
+use crate::artefact::measured::{self, MeasuredRow};
+use crate::error::InputResult;
 use crate::model::{Config, Model, Outcome};
 use crate::units::Hertz;
 use std::path::Path;
@@ -261,210 +262,47 @@ pub fn read_csv_file(path: &Path) -> InputResult<Vec<Measured>> {
         .collect())
 }
 
-/// The largest energy a measured row may hold, J (a megawatt for eleven days).
-const MAX_ENERGY_J: f64 = 1e12;
-
-/// Reads measured rows one line at a time, handing each to `f`.
+/// Reads the rows of a measured CSV as measurements (one run each).
 fn read_rows(
     path: &Path,
-    reader: impl std::io::BufRead,
+    reader: impl std::io::Read,
     mut f: impl FnMut(Measured) -> InputResult<()>,
 ) -> InputResult<()> {
-    let bad = |line: usize, col: &str, expected: &str, got: &str| InputError::Key {
-        file: path.to_path_buf(),
-        key: format!("line {line}, column {col}"),
-        expected: expected.into(),
-        got: got.into(),
+    measured::read_rows(path, reader, |row, line| f(measurement(path, &row, line)?))
+}
+
+/// A checked row as a measurement: its energy in the scope its `energy_scope` cell names, else
+/// its column's (`energy_j`: the node; `gpu_energy_j`: the GPUs).
+fn measurement(path: &Path, row: &MeasuredRow, line: u64) -> InputResult<Measured> {
+    let column_scope = match row.energy() {
+        Some((_, "gpu_energy_j")) => EnergyScope::Gpu,
+        _ => EnergyScope::Node,
     };
-    let mut lines = reader.lines().enumerate();
-    let (cols, head) = loop {
-        match lines.next() {
-            None => return Err(bad(1, "header", "a header line", "an empty file")),
-            Some((i, l)) => {
-                let l = l.map_err(|e| read_error(path, i + 1, e))?;
-                if !l.trim().is_empty() {
-                    let cols: Vec<String> = l
-                        .split(',')
-                        .map(|c| c.trim().to_ascii_lowercase())
-                        .collect();
-                    break (cols, l);
-                }
-            }
-        }
-    };
-    let layout = Layout::of(&cols).ok_or_else(|| {
-        bad(
-            1,
-            "header",
-            "columns nodes,cores,freq_hz,gpus,time_s[,energy_j|gpu_energy_j][,ranks]\
-             [,energy_scope]",
-            &head,
-        )
-    })?;
-    for (i, line) in lines {
-        let line = line.map_err(|e| read_error(path, i + 1, e))?;
-        if line.trim().is_empty() {
-            continue;
-        }
-        f(layout.row(path, i + 1, &line, &bad)?)?;
-    }
-    Ok(())
-}
-
-fn read_error(path: &Path, line: usize, e: std::io::Error) -> InputError {
-    InputError::Read {
-        file: path.to_path_buf(),
-        reason: std::io::Error::new(e.kind(), format!("line {line}: {e}")),
-    }
-}
-
-/// A row's total ranks, checked: at least one a node, at most one a core.
-fn ranks_within(r: u32, config: &Config, n: usize, bad: &Bad<'_>) -> InputResult<u32> {
-    let most = u64::from(config.nodes) * u64::from(config.cores);
-    if r < config.nodes || u64::from(r) > most {
-        return Err(bad(
-            n,
-            "ranks",
-            &format!(
-                "total MPI ranks from {} (one a node) to {most} (nodes x cores, one a core; \
-                 cores is the most ranks on one node)",
-                config.nodes
-            ),
-            &r.to_string(),
-        ));
-    }
-    Ok(r)
-}
-
-/// Where each column of a measured CSV is.
-struct Layout {
-    idx: [usize; 5],
-    energy: Option<(usize, EnergyScope)>,
-    /// The optional `ranks` column.
-    ranks: Option<usize>,
-    /// The optional `energy_scope` column (`node`, `cpu` or `gpu`: what `energy_j` covers).
-    scope: Option<usize>,
-}
-
-type Bad<'a> = dyn Fn(usize, &str, &str, &str) -> InputError + 'a;
-
-impl Layout {
-    fn of(cols: &[String]) -> Option<Self> {
-        let find = |name: &str| cols.iter().position(|c| c == name);
-        let mut idx = [0; 5];
-        for (k, name) in ["nodes", "cores", "freq_hz", "gpus", "time_s"]
-            .iter()
-            .enumerate()
-        {
-            idx[k] = find(name)?;
-        }
-        let energy = find("energy_j")
-            .map(|i| (i, EnergyScope::Node))
-            .or_else(|| find("gpu_energy_j").map(|i| (i, EnergyScope::Gpu)));
-        Some(Self {
-            idx,
-            energy,
-            ranks: find("ranks"),
-            scope: find("energy_scope"),
-        })
-    }
-
-    /// The scope of row `n`'s energy: its `energy_scope` cell, else the column's.
-    fn scope_of(
-        &self,
-        cells: &[&str],
-        n: usize,
-        bad: &Bad<'_>,
-    ) -> InputResult<Option<EnergyScope>> {
-        let Some((_, column_scope)) = self.energy else {
-            return Ok(None);
-        };
-        let Some(c) = self.scope else {
-            return Ok(Some(column_scope));
-        };
-        let name = cells.get(c).copied().unwrap_or("");
-        if name.is_empty() {
-            return Ok(Some(column_scope));
-        }
-        EnergyScope::from_name(name).map(Some).ok_or_else(|| {
-            bad(
-                n,
+    let scope = match row.energy_scope.as_deref() {
+        None | Some("") => column_scope,
+        Some(name) => EnergyScope::from_name(name).ok_or_else(|| {
+            measured::cell_error(
+                path,
+                line,
                 "energy_scope",
                 "node (the whole node), cpu (RAPL packages and DRAM of the sockets hosting ranks) \
                  or gpu",
                 name,
             )
-        })
-    }
-
-    fn row(&self, path: &Path, n: usize, line: &str, bad: &Bad<'_>) -> InputResult<Measured> {
-        let cells: Vec<&str> = line.split(',').map(str::trim).collect();
-        let num = |col: usize, name: &str| -> InputResult<f64> {
-            let raw = cells.get(col).copied().unwrap_or("");
-            raw.parse::<f64>()
-                .ok()
-                .filter(|v| v.is_finite() && *v >= 0.0)
-                .ok_or_else(|| bad(n, name, "a non-negative number", raw))
-        };
-        let whole = |col: usize, name: &str| -> InputResult<u32> {
-            let v = num(col, name)?;
-            (v.fract() == 0.0 && v <= f64::from(u32::MAX))
-                .then_some(v as u32)
-                .ok_or_else(|| bad(n, name, "a whole number", &v.to_string()))
-        };
-        let freq = num(self.idx[2], "freq_hz")?;
-        if !(1e7..=1e11).contains(&freq) {
-            return Err(bad(
-                n,
-                "freq_hz",
-                "a frequency in Hz (2.1e9, not 2.1 or 2100)",
-                &freq.to_string(),
-            ));
-        }
-        let time_s = num(self.idx[4], "time_s")?;
-        if !(time_s > 0.0 && time_s <= crate::units::MAX_RUN_SECONDS) {
-            return Err(bad(
-                n,
-                "time_s",
-                "a positive time in seconds, up to a year",
-                &time_s.to_string(),
-            ));
-        }
-        let scope = self.scope_of(&cells, n, bad)?;
-        let energy = match (self.energy, scope) {
-            (Some((c, _)), Some(scope)) if cells.get(c).is_some_and(|v| !v.is_empty()) => {
-                let e = num(c, scope.column())?;
-                if !(e > 0.0 && e <= MAX_ENERGY_J) {
-                    return Err(bad(
-                        n,
-                        scope.column(),
-                        "a positive energy in joules (a run that took time used energy), up to 1e12",
-                        &e.to_string(),
-                    ));
-                }
-                Some((e, scope))
-            }
-            _ => None,
-        };
-        let config = Config {
-            nodes: whole(self.idx[0], "nodes")?,
-            cores: whole(self.idx[1], "cores")?,
-            freq: Hertz(freq),
-            gpus: whole(self.idx[3], "gpus")?,
-        };
-        let ranks = match self.ranks {
-            Some(c) if cells.get(c).is_some_and(|v| !v.is_empty()) => {
-                Some(ranks_within(whole(c, "ranks")?, &config, n, bad)?)
-            }
-            _ => None,
-        };
-        Ok(Measured {
-            config,
-            time_s,
-            energy,
-            ranks,
-            source: format!("{}:{n}", path.display()),
-            runs: vec![(time_s, energy.map(|e| e.0))],
-        })
-    }
+        })?,
+    };
+    let energy = row.energy().map(|(e, _)| (e, scope));
+    Ok(Measured {
+        config: Config {
+            nodes: row.nodes,
+            cores: row.cores,
+            freq: Hertz(row.freq_hz),
+            gpus: row.gpus,
+        },
+        time_s: row.time_s,
+        energy,
+        ranks: row.ranks,
+        source: format!("{}:{line}", path.display()),
+        runs: vec![(row.time_s, energy.map(|e| e.0))],
+    })
 }

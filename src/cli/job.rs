@@ -163,16 +163,15 @@ pub fn run_slurm(args: &SlurmArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         }
         if args.inputs.json {
             let minutes = slurm::time_limit_minutes(p.time, opts.time_margin);
-            let v = serde_json::json!({
-                "config": crate::report::json::config_json(&p),
-                "time_limit": slurm::slurm_time(minutes),
-                "time_limit_s": minutes * 60,
-                "warnings": prov.warnings,
-                "sbatch": args.sbatch,
-                "script": script,
-            });
-            serde_json::to_writer_pretty(&mut *out, &v)?;
-            writeln!(out)?;
+            let v = crate::artefact::plan::JobOut {
+                config: crate::report::json::config_json(&p),
+                time_limit: slurm::slurm_time(minutes),
+                time_limit_s: minutes * 60,
+                warnings: prov.warnings.clone(),
+                sbatch: args.sbatch.as_ref().map(|p| p.display().to_string()),
+                script,
+            };
+            crate::artefact::write_sorted(&v, out)?;
         } else if args.sbatch.is_none() {
             out.write_all(script.as_bytes())?;
         }

@@ -71,8 +71,7 @@ pub fn run_metrics(args: &MetricsArgs, out: &mut dyn Write) -> anyhow::Result<()
         runs,
     };
     if args.json {
-        serde_json::to_writer_pretty(&mut *out, &crate::report::metrics::to_json(&report))?;
-        writeln!(out)?;
+        crate::artefact::write_sorted(&report, out)?;
     } else if args.csv {
         crate::report::metrics::write_csv(&report, out)?;
     } else {

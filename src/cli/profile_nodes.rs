@@ -2,6 +2,7 @@
 //! the profile (MODEL.md 6c b, with `--machine`), and every run as a measured CSV
 //! (`--measured-out`) for `fit` and `validate`.
 
+use crate::artefact::measured::{self, MeasuredRow};
 use crate::artefact::profile::ProfileFile;
 use crate::atomic_write::write_atomic;
 use crate::calibrate::multi_node;
@@ -130,21 +131,28 @@ fn write_doc(output: &Path, doc: &ProfileFile) -> anyhow::Result<()> {
 /// Writes every successful run of the profile at `output` as a measured CSV at `csv`, in the
 /// columns `fit --measured` and `validate --measured` read; returns the rows written.
 pub fn write_measured_csv(written: &Written, csv: &Path) -> anyhow::Result<usize> {
-    let rec = &written.rec;
-    let mut text = String::from("nodes,cores,freq_hz,gpus,time_s,energy_j,energy_scope\n");
-    let mut rows = 0;
-    for r in rec.runs.iter().filter(|r| r.ok) {
-        let (e, scope) = match energy(r) {
-            Some((e, s)) => (e.to_string(), s.csv_name()),
-            None => (String::new(), ""),
-        };
-        text += &format!(
-            "{},{},{},{},{},{e},{scope}\n",
-            r.nodes, r.cores, r.freq_hz, r.gpus, r.wall_s
-        );
-        rows += 1;
-    }
+    let rows: Vec<MeasuredRow> = written
+        .rec
+        .runs
+        .iter()
+        .filter(|r| r.ok)
+        .map(|r| {
+            let energy = energy(r);
+            MeasuredRow {
+                nodes: r.nodes,
+                cores: r.cores,
+                freq_hz: r.freq_hz,
+                gpus: r.gpus,
+                time_s: r.wall_s,
+                energy_j: energy.map(|e| e.0),
+                gpu_energy_j: None,
+                ranks: None,
+                energy_scope: energy.map(|e| e.1.csv_name().to_string()),
+            }
+        })
+        .collect();
+    let text = measured::to_csv(&rows)?;
     write_atomic(csv, text.as_bytes(), false)
         .map_err(|e| anyhow::anyhow!("{}: cannot write: {e}", csv.display()))?;
-    Ok(rows)
+    Ok(rows.len())
 }

@@ -1,6 +1,9 @@
 //! `jouleplan validate`: flags -> held-out measurements -> predictions -> the error table.
 
 use super::{SourceArgs, bind, fit_to_machine, load_machine, load_profile, trust, values};
+use crate::artefact::validation::{
+    BlockOut, CoverageOut, NotPredictedOut, PointOut, ReasonOut, StatsOut, ValidationOut,
+};
 use crate::calibrate::reproduce::EnergyScope;
 use crate::calibrate::validate::{self, Compared, ErrorStats, Measured};
 use crate::error::InputError;
@@ -8,7 +11,6 @@ use crate::model::Config;
 use crate::model::machine::Machine;
 use crate::model::workload::{BaselinePoint, Profile, freq_key};
 use clap::Args;
-use serde_json::{Value, json};
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -117,8 +119,7 @@ pub fn run_validate(args: &ValidateArgs, out: &mut dyn Write) -> anyhow::Result<
         super::say::progress(&format!("wrote {}", path.display()));
     }
     if args.json {
-        serde_json::to_writer_pretty(&mut *out, &to_json(&blocks, &notes))?;
-        writeln!(out)?;
+        crate::artefact::write_sorted(&to_json(&blocks, &notes), out)?;
     } else {
         for n in &notes {
             super::say::note(n);
@@ -377,49 +378,68 @@ fn write_stats(what: &str, s: &ErrorStats, out: &mut dyn Write) -> std::io::Resu
     )
 }
 
-fn stats_json(s: &ErrorStats) -> Value {
-    json!({"points": s.n, "mape_pct": s.mape, "sd_pct": s.sd, "max_pct": s.max, "smape_pct": s.smape})
+fn stats_json(s: &ErrorStats) -> StatsOut {
+    StatsOut {
+        points: s.n,
+        mape_pct: s.mape,
+        sd_pct: s.sd,
+        max_pct: s.max,
+        smape_pct: s.smape,
+    }
 }
 
-fn to_json(blocks: &[Block], notes: &[String]) -> Value {
-    let blocks: Vec<Value> = blocks
-        .iter()
-        .map(|b| {
-            let (t, e) = validate::summary(&b.rows);
-            let rows: Vec<Value> = b
-                .rows
-                .iter()
-                .map(|r| {
-                    let c = &r.measured.config;
-                    json!({
-                        "nodes": c.nodes, "cores": c.cores, "freq_hz": c.freq.0, "gpus": c.gpus,
-                        "time_s": r.measured.time_s, "predicted_time_s": r.time_s,
-                        "time_error": r.time_error(),
-                        "energy_j": r.measured.energy.map(|e| e.0),
-                        "energy_scope": r.measured.energy.map(|e| e.1.name()),
-                        "predicted_energy_j": r.energy_j,
-                        "energy_error": r.energy_error(),
-                        "source": r.measured.source,
-                        "runs": r.measured.runs.len(),
-                        "not_predicted": r.not_predicted,
-                        "time_interval_s": r.interval.map(|i| [i.0.0, i.0.1]),
-                        "energy_interval_j": r.interval.and_then(|i| i.1).map(|e| [e.0, e.1]),
-                    })
-                })
-                .collect();
-            let why = not_predicted_reasons(&b.rows);
-            let skipped: usize = why.iter().map(|w| w.1).sum();
-            let reasons: Vec<Value> = why
-                .into_iter()
-                .map(|(why, n)| json!({"reason": why, "points": n}))
-                .collect();
-            let c = validate::coverage(&b.rows);
-            json!({"title": b.title, "points": rows, "time": stats_json(&t), "energy": stats_json(&e),
-                   "not_predicted": {"points": skipped, "reasons": reasons},
-                   "interval_coverage": {
-                       "time_points": c.time_points, "time_covered": c.time_covered,
-                       "energy_points": c.energy_points, "energy_covered": c.energy_covered}})
-        })
+fn to_json(blocks: &[Block], notes: &[String]) -> ValidationOut {
+    ValidationOut {
+        notes: notes.to_vec(),
+        validations: blocks.iter().map(block_json).collect(),
+    }
+}
+
+fn block_json(b: &Block) -> BlockOut {
+    let (t, e) = validate::summary(&b.rows);
+    let why = not_predicted_reasons(&b.rows);
+    let skipped: usize = why.iter().map(|w| w.1).sum();
+    let reasons = why
+        .into_iter()
+        .map(|(reason, points)| ReasonOut { reason, points })
         .collect();
-    json!({"notes": notes, "validations": blocks})
+    let c = validate::coverage(&b.rows);
+    BlockOut {
+        title: b.title.clone(),
+        points: b.rows.iter().map(point_json).collect(),
+        time: stats_json(&t),
+        energy: stats_json(&e),
+        not_predicted: NotPredictedOut {
+            points: skipped,
+            reasons,
+        },
+        interval_coverage: CoverageOut {
+            time_points: c.time_points,
+            time_covered: c.time_covered,
+            energy_points: c.energy_points,
+            energy_covered: c.energy_covered,
+        },
+    }
+}
+
+fn point_json(r: &Compared) -> PointOut {
+    let c = &r.measured.config;
+    PointOut {
+        nodes: c.nodes,
+        cores: c.cores,
+        freq_hz: c.freq.0,
+        gpus: c.gpus,
+        time_s: r.measured.time_s,
+        predicted_time_s: r.time_s,
+        time_error: r.time_error(),
+        energy_j: r.measured.energy.map(|e| e.0),
+        energy_scope: r.measured.energy.map(|e| e.1.name().to_string()),
+        predicted_energy_j: r.energy_j,
+        energy_error: r.energy_error(),
+        source: r.measured.source.clone(),
+        runs: r.measured.runs.len(),
+        not_predicted: r.not_predicted.clone(),
+        time_interval_s: r.interval.map(|i| [i.0.0, i.0.1]),
+        energy_interval_j: r.interval.and_then(|i| i.1).map(|e| [e.0, e.1]),
+    }
 }

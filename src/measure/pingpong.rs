@@ -3,80 +3,9 @@
 //! record as soon as it is measured, so an interrupted sweep keeps what it measured
 //! (`--resume` measures only the sizes missing from the record).
 
-use crate::artefact::pingpong::SizeSample;
-use crate::atomic_write::write_atomic;
-use crate::error::{InputError, InputResult};
-use serde::{Deserialize, Serialize};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-/// Format tag of ping-pong records.
-pub const RECORD_FORMAT: &str = "jouleplan-pingpong/1";
-
-/// A ping-pong record: where it ran and what it measured.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Record {
-    /// [`RECORD_FORMAT`].
-    pub format: String,
-    /// Host name of each rank (`MPI_Get_processor_name`).
-    pub hosts: Vec<String>,
-    /// When the sweep started (UTC date).
-    pub date: String,
-    /// Round trips per repeat aim at this many seconds.
-    pub target_s: f64,
-    /// Measured sizes, ascending.
-    pub sizes: Vec<SizeSample>,
-}
-
-impl Record {
-    /// Reads a record, checking its format and values.
-    pub fn read(path: &Path) -> InputResult<Record> {
-        Record::from_text(path, &crate::input::read_file(path)?)
-    }
-
-    /// Parses a record's text (`path` names it in errors), checking its format and values.
-    pub fn from_text(path: &Path, text: &str) -> InputResult<Record> {
-        let bad = |key: &str, expected: &str, got: String| InputError::Key {
-            file: path.to_path_buf(),
-            key: key.into(),
-            expected: expected.into(),
-            got,
-        };
-        let r: Record = serde_json::from_str(text).map_err(|e| {
-            bad(
-                "(file)",
-                "a jouleplan ping-pong record (JSON)",
-                e.to_string(),
-            )
-        })?;
-        if r.format != RECORD_FORMAT {
-            return Err(bad("format", RECORD_FORMAT, r.format));
-        }
-        for (i, s) in r.sizes.iter().enumerate() {
-            if s.one_way_s.is_empty()
-                || s.one_way_s
-                    .iter()
-                    .any(|t| !(ONE_WAY_RANGE_S.0..=ONE_WAY_RANGE_S.1).contains(t))
-            {
-                return Err(bad(
-                    &format!("sizes[{i}].one_way_s"),
-                    "one or more one-way times from 1e-9 s (a nanosecond) to 3600 s",
-                    format!("{:?}", s.one_way_s),
-                ));
-            }
-        }
-        Ok(r)
-    }
-
-    /// Writes the record atomically.
-    pub fn write(&self, path: &Path) -> std::io::Result<()> {
-        let text = serde_json::to_string_pretty(self).map_err(std::io::Error::other)? + "\n";
-        write_atomic(path, text.as_bytes(), false)
-    }
-}
-
-/// The one-way times a real message can take, s: a nanosecond (below any network's latency)
-/// to an hour.
-pub const ONE_WAY_RANGE_S: (f64, f64) = (1e-9, 3600.0);
+pub use crate::artefact::pingpong::{ONE_WAY_RANGE_S, RECORD_FORMAT, Record};
 
 /// What to measure.
 #[derive(Debug, Clone, PartialEq)]
@@ -108,6 +37,7 @@ pub fn sizes(max: u64) -> Vec<u64> {
 #[cfg(feature = "mpi")]
 mod run {
     use super::*;
+    use crate::artefact::pingpong::SizeSample;
     use mpi::traits::*;
 
     /// Runs the sweep; rank 0 returns the record, rank 1 `None`. Errors are returned on

@@ -88,7 +88,7 @@ impl Exporter for Csv {
     fn plan(&self, plan: &Plan, out: &mut dyn Write) -> io::Result<()> {
         writeln!(out, "{}", header(&["front_index", "ties", "recommended"]))?;
         for (i, f) in plan.front.iter().enumerate() {
-            let v = config_json(&f.prediction);
+            let v = serde_json::to_value(config_json(&f.prediction))?;
             let cells: Vec<String> = COLUMNS.iter().map(|c| cell(&v, c)).collect();
             writeln!(
                 out,
@@ -105,7 +105,7 @@ impl Exporter for Csv {
         writeln!(out, "{}", header(&["saturated"]))?;
         match p {
             PredictionView::Finite(p) => {
-                let v = config_json(p);
+                let v = serde_json::to_value(config_json(p))?;
                 let cells: Vec<String> = COLUMNS.iter().map(|c| cell(&v, c)).collect();
                 writeln!(out, "{},false", cells.join(","))
             }

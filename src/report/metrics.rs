@@ -3,21 +3,15 @@
 
 use crate::metrics::run::Run;
 use crate::metrics::scaling::Scaling;
-use serde_json::json;
 use std::io::{self, Write};
 
-/// Everything `metrics` reports.
-#[derive(Debug, Clone)]
+/// Everything `metrics` reports; its JSON is this type (`{ "runs": [...], "scaling": ... }`).
+#[derive(Debug, Clone, serde::Serialize)]
 pub struct MetricsReport {
     /// One per TALP region, mpiP report or trace.
     pub runs: Vec<Run>,
     /// Across runs, when several runs of one program are given.
     pub scaling: Option<Scaling>,
-}
-
-/// The JSON document.
-pub fn to_json(r: &MetricsReport) -> serde_json::Value {
-    json!({ "runs": r.runs, "scaling": r.scaling })
 }
 
 fn line(out: &mut dyn Write, depth: usize, name: &str, v: f64) -> io::Result<()> {

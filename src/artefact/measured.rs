@@ -1,0 +1,270 @@
+//! The measured CSV: one run (or the mean of repeats) a row, as `fit --measured` and
+//! `validate --measured` read it and `profile --measured-out` writes it. Columns are found by
+//! their header names in any order; `nodes, cores, freq_hz, gpus, time_s` are required,
+//! `energy_j` (or `gpu_energy_j`), `ranks` and `energy_scope` optional.
+
+use crate::error::{InputError, InputResult};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::path::Path;
+
+/// One row.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MeasuredRow {
+    /// Nodes.
+    #[serde(deserialize_with = "whole")]
+    pub nodes: u32,
+    /// Cores per node (the most on one node where ranks are uneven).
+    #[serde(deserialize_with = "whole")]
+    pub cores: u32,
+    /// Core frequency, Hz.
+    #[serde(serialize_with = "plain")]
+    pub freq_hz: f64,
+    /// GPUs per node.
+    #[serde(deserialize_with = "whole")]
+    pub gpus: u32,
+    /// Wall time, s.
+    #[serde(serialize_with = "plain")]
+    pub time_s: f64,
+    /// Energy in the row's scope, J.
+    #[serde(default, serialize_with = "plain_opt")]
+    pub energy_j: Option<f64>,
+    /// GPU energy alone, J (a column read where there is no `energy_j`).
+    #[serde(default, serialize_with = "plain_opt")]
+    pub gpu_energy_j: Option<f64>,
+    /// Total MPI ranks.
+    #[serde(default, deserialize_with = "whole_opt")]
+    pub ranks: Option<u32>,
+    /// What `energy_j` covers: `node`, `cpu` or `gpu`.
+    #[serde(default)]
+    pub energy_scope: Option<String>,
+}
+
+/// The columns a file must have.
+pub const REQUIRED: [&str; 5] = ["nodes", "cores", "freq_hz", "gpus", "time_s"];
+
+/// The header a file must have, in words.
+pub const HEADER: &str =
+    "columns nodes,cores,freq_hz,gpus,time_s[,energy_j|gpu_energy_j][,ranks][,energy_scope]";
+
+/// The largest energy a row may hold, J (a megawatt for eleven days).
+pub const MAX_ENERGY_J: f64 = 1e12;
+
+/// An error about a cell: `line N, column NAME`.
+pub fn cell_error(path: &Path, line: u64, column: &str, expected: &str, got: &str) -> InputError {
+    InputError::Key {
+        file: path.to_path_buf(),
+        key: format!("line {line}, column {column}"),
+        expected: expected.into(),
+        got: got.into(),
+    }
+}
+
+impl MeasuredRow {
+    /// The row's energy and the name of its column (`energy_j` first), when it has one.
+    pub fn energy(&self) -> Option<(f64, &'static str)> {
+        match (self.energy_j, self.gpu_energy_j) {
+            (Some(e), _) => Some((e, "energy_j")),
+            (None, Some(e)) => Some((e, "gpu_energy_j")),
+            _ => None,
+        }
+    }
+
+    /// Checks the row's ranges (line `line` of `path`): a frequency in Hz, a positive time up
+    /// to a year, a positive energy, ranks from one a node to one a core.
+    pub fn validate(&self, path: &Path, line: u64) -> InputResult<()> {
+        let bad = |col: &str, expected: &str, v: f64| {
+            Err(cell_error(path, line, col, expected, &v.to_string()))
+        };
+        if !(1e7..=1e11).contains(&self.freq_hz) {
+            return bad(
+                "freq_hz",
+                "a frequency in Hz (2.1e9, not 2.1 or 2100)",
+                self.freq_hz,
+            );
+        }
+        if !(self.time_s > 0.0 && self.time_s <= crate::units::MAX_RUN_SECONDS) {
+            return bad(
+                "time_s",
+                "a positive time in seconds, up to a year",
+                self.time_s,
+            );
+        }
+        if let Some((e, col)) = self.energy()
+            && !(e > 0.0 && e <= MAX_ENERGY_J)
+        {
+            let expected =
+                "a positive energy in joules (a run that took time used energy), up to 1e12";
+            return bad(col, expected, e);
+        }
+        if let Some(r) = self.ranks {
+            let most = u64::from(self.nodes) * u64::from(self.cores);
+            if r < self.nodes || u64::from(r) > most {
+                let expected = format!(
+                    "total MPI ranks from {} (one a node) to {most} (nodes x cores, one a core; \
+                     cores is the most ranks on one node)",
+                    self.nodes
+                );
+                return bad("ranks", &expected, f64::from(r));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Reads a measured CSV as a stream, one checked row at a time with its line number: the
+/// header is found by name (case and spaces ignored), blank lines are skipped, a bad cell is
+/// named by its line and column with what was expected and what was found.
+pub fn read_rows(
+    path: &Path,
+    reader: impl std::io::Read,
+    mut f: impl FnMut(MeasuredRow, u64) -> InputResult<()>,
+) -> InputResult<()> {
+    let mut rdr = csv::ReaderBuilder::new()
+        .trim(csv::Trim::All)
+        .flexible(true)
+        .from_reader(reader);
+    let headers = header(path, &mut rdr)?;
+    let mut record = csv::StringRecord::new();
+    loop {
+        let line = rdr.position().line();
+        match rdr.read_record(&mut record) {
+            Ok(false) => return Ok(()),
+            Ok(true) => {}
+            Err(e) => return Err(csv_error(path, line, &e)),
+        }
+        let line = record.position().map_or(line, csv::Position::line);
+        let row: MeasuredRow = record
+            .deserialize(Some(&headers))
+            .map_err(|e| row_error(path, line, &headers, &record, &e))?;
+        row.validate(path, line)?;
+        f(row, line)?;
+    }
+}
+
+/// The header, lower-cased; refused without the required columns.
+fn header<R: std::io::Read>(
+    path: &Path,
+    rdr: &mut csv::Reader<R>,
+) -> InputResult<csv::StringRecord> {
+    let raw = rdr.headers().map_err(|e| csv_error(path, 1, &e))?.clone();
+    if raw.iter().all(str::is_empty) {
+        return Err(cell_error(
+            path,
+            1,
+            "header",
+            "a header line",
+            "an empty file",
+        ));
+    }
+    let lower: csv::StringRecord = raw.iter().map(str::to_ascii_lowercase).collect();
+    if REQUIRED.iter().any(|c| !lower.iter().any(|h| h == *c)) {
+        let got = raw.iter().collect::<Vec<_>>().join(",");
+        return Err(cell_error(path, 1, "header", HEADER, &got));
+    }
+    rdr.set_headers(lower.clone());
+    Ok(lower)
+}
+
+fn csv_error(path: &Path, line: u64, e: &csv::Error) -> InputError {
+    match e.kind() {
+        csv::ErrorKind::Io(io) => InputError::Read {
+            file: path.to_path_buf(),
+            reason: std::io::Error::new(io.kind(), format!("line {line}: {io}")),
+        },
+        csv::ErrorKind::Utf8 { .. } => {
+            cell_error(path, line, "(any)", "UTF-8 text", "bytes that are not")
+        }
+        _ => cell_error(path, line, "(any)", "a CSV row", &e.to_string()),
+    }
+}
+
+/// A cell that does not deserialize: its column by name, and what it holds.
+fn row_error(
+    path: &Path,
+    line: u64,
+    headers: &csv::StringRecord,
+    record: &csv::StringRecord,
+    e: &csv::Error,
+) -> InputError {
+    let csv::ErrorKind::Deserialize { err, .. } = e.kind() else {
+        return csv_error(path, line, e);
+    };
+    // csv names the field of its own errors only: else the first cell its column refuses.
+    let field = err
+        .field()
+        .map(|i| i as usize)
+        .or_else(|| first_bad_cell(headers, record));
+    let column = field.and_then(|i| headers.get(i)).unwrap_or("(any)");
+    let raw = field.and_then(|i| record.get(i)).unwrap_or("");
+    let expected = match column {
+        "nodes" | "cores" | "gpus" | "ranks" => "a whole number",
+        "energy_scope" => "node, cpu or gpu",
+        _ => "a non-negative number",
+    };
+    cell_error(path, line, column, expected, raw)
+}
+
+/// The first cell that its column's type refuses: a whole-number column holding a fraction
+/// or a sign, a number column holding text.
+fn first_bad_cell(headers: &csv::StringRecord, record: &csv::StringRecord) -> Option<usize> {
+    headers.iter().enumerate().find_map(|(i, h)| {
+        let cell = record.get(i).unwrap_or("");
+        let number = cell.parse::<f64>().ok().filter(|v| v.is_finite());
+        let ok = match h {
+            "nodes" | "cores" | "gpus" => number.is_some_and(is_whole),
+            "ranks" => cell.is_empty() || number.is_some_and(is_whole),
+            "freq_hz" | "time_s" => number.is_some(),
+            "energy_j" | "gpu_energy_j" => cell.is_empty() || number.is_some(),
+            _ => true,
+        };
+        (!ok).then_some(i)
+    })
+}
+
+fn is_whole(v: f64) -> bool {
+    v.is_finite() && v >= 0.0 && v.fract() == 0.0 && v <= f64::from(u32::MAX)
+}
+
+/// A whole number >= 0, also written as `4.0`.
+fn whole<'de, D: Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
+    let v = f64::deserialize(d)?;
+    if is_whole(v) {
+        Ok(v as u32)
+    } else {
+        Err(serde::de::Error::custom(format!(
+            "{v} is not a whole number"
+        )))
+    }
+}
+
+fn whole_opt<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error> {
+    match Option::<f64>::deserialize(d)? {
+        None => Ok(None),
+        Some(v) if is_whole(v) => Ok(Some(v as u32)),
+        Some(v) => Err(serde::de::Error::custom(format!(
+            "{v} is not a whole number"
+        ))),
+    }
+}
+
+/// A number as Rust prints it (`2400000000`, `0.43`), not `2400000000.0`.
+fn plain<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_str(v)
+}
+
+fn plain_opt<S: Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+    match v {
+        Some(v) => s.collect_str(v),
+        None => s.serialize_none(),
+    }
+}
+
+/// Writes rows with the header, every column named (empty cells where a row has no value).
+pub fn to_csv(rows: &[MeasuredRow]) -> Result<String, csv::Error> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    for r in rows {
+        w.serialize(r)?;
+    }
+    let bytes = w.into_inner().map_err(|e| e.into_error())?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}

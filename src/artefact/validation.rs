@@ -1,0 +1,114 @@
+//! The JSON `validate --json` prints: every measured point beside its prediction, and the
+//! error statistics of each validation. Written through a JSON value, so its keys come out
+//! sorted.
+
+use serde::{Deserialize, Serialize};
+
+/// What `validate --json` prints.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ValidationOut {
+    /// Notes on the inputs.
+    pub notes: Vec<String>,
+    /// One block per validation (each measured set against its profile).
+    pub validations: Vec<BlockOut>,
+}
+
+/// One validation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BlockOut {
+    /// What was fitted on and what predicted.
+    pub title: String,
+    /// Every measured point.
+    pub points: Vec<PointOut>,
+    /// Time error statistics.
+    pub time: StatsOut,
+    /// Energy error statistics.
+    pub energy: StatsOut,
+    /// The points left out of the statistics, and why.
+    pub not_predicted: NotPredictedOut,
+    /// How many measurements beyond the measured node counts fell in their intervals.
+    pub interval_coverage: CoverageOut,
+}
+
+/// A measured point and its prediction.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PointOut {
+    /// Nodes.
+    pub nodes: u32,
+    /// Cores per node.
+    pub cores: u32,
+    /// Frequency, Hz.
+    pub freq_hz: f64,
+    /// GPUs per node.
+    pub gpus: u32,
+    /// Measured time, s (mean of its runs).
+    pub time_s: f64,
+    /// Predicted time, s.
+    pub predicted_time_s: Option<f64>,
+    /// Relative time error.
+    pub time_error: Option<f64>,
+    /// Measured energy, J.
+    pub energy_j: Option<f64>,
+    /// What the measured energy covers.
+    pub energy_scope: Option<String>,
+    /// Predicted energy in that scope, J.
+    pub predicted_energy_j: Option<f64>,
+    /// Relative energy error.
+    pub energy_error: Option<f64>,
+    /// Where the measurement came from.
+    pub source: String,
+    /// Runs averaged.
+    pub runs: usize,
+    /// Why it was not predicted.
+    pub not_predicted: Option<String>,
+    /// `[low, high]` predicted time beyond the measured node counts, s.
+    pub time_interval_s: Option<[f64; 2]>,
+    /// `[low, high]` predicted energy beyond the measured node counts, J.
+    pub energy_interval_j: Option<[f64; 2]>,
+}
+
+/// Error statistics over the measured runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StatsOut {
+    /// Runs compared.
+    pub points: usize,
+    /// Mean absolute percentage error.
+    pub mape_pct: f64,
+    /// Its standard deviation.
+    pub sd_pct: f64,
+    /// Largest absolute percentage error.
+    pub max_pct: f64,
+    /// Symmetric mean absolute percentage error.
+    pub smape_pct: f64,
+}
+
+/// The points left out of the statistics.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NotPredictedOut {
+    /// How many.
+    pub points: usize,
+    /// Each reason and how many points it left out.
+    pub reasons: Vec<ReasonOut>,
+}
+
+/// A reason points were not predicted.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReasonOut {
+    /// The reason.
+    pub reason: String,
+    /// Points it left out.
+    pub points: usize,
+}
+
+/// Interval coverage beyond the measured node counts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CoverageOut {
+    /// Times with an interval.
+    pub time_points: usize,
+    /// Times inside it.
+    pub time_covered: usize,
+    /// Energies with an interval.
+    pub energy_points: usize,
+    /// Energies inside it.
+    pub energy_covered: usize,
+}
