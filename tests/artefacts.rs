@@ -251,6 +251,17 @@ fn a_measured_csv_written_by_the_type_reads_back_row_for_row() {
     })
     .unwrap();
     assert_eq!(back, rows);
+    // Spaces around cells are read as before.
+    let spaced = "Nodes, cores ,freq_hz,gpus,time_s,energy_j\n2, 54, 2.4e9 ,0, 10.5, 900\n";
+    let mut one = Vec::new();
+    measured::read_rows(p, spaced.as_bytes(), |r, line| {
+        one.push((r, line));
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(one.len(), 1);
+    assert_eq!((one[0].0.nodes, one[0].0.cores, one[0].1), (2, 54, 2));
+    assert_eq!(one[0].0.energy_j, Some(900.0));
     // A bad cell is named by its line and column.
     let bad = text.replacen("\n2,", "\n2.5,", 1);
     let e = measured::read_rows(p, bad.as_bytes(), |_, _| Ok(()))

@@ -66,7 +66,7 @@ fn init_writes_what_the_node_says_and_check_names_what_is_missing() {
         "memory_per_node_gib = 251.6",
         "cpu_model = \"Intel(R) Xeon(R) Platinum 8480+\"",
         "\"machine.frequencies_ghz\" = \"measured: ",
-        "\"power\" = \"missing: ",
+        "power = \"missing: ",
     ] {
         assert!(text.contains(want), "{want} not in\n{text}");
     }

@@ -9,10 +9,16 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
 
+/// Format tag a machine file may carry at its top (`format = "jouleplan-machine/1"`).
+pub const MACHINE_FORMAT: &str = "jouleplan-machine/1";
+
 /// A machine file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MachineFile {
+    /// [`MACHINE_FORMAT`]; files without it are read as that version.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<String>,
     /// `[machine]`: the node and its limits.
     pub machine: NodeSection,
     /// `[network]`: from an MPI ping-pong (`calibrate network`).
@@ -42,7 +48,7 @@ pub struct NodeSection {
     /// The frequency set, GHz, ascending.
     pub frequencies_ghz: Vec<f64>,
     /// `g_max`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub gpus_per_node: u32,
     /// Memory per node, GiB.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -53,6 +59,11 @@ pub struct NodeSection {
     /// GPU model name (checked against a profile's recorded GPUs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu_model: Option<String>,
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's skip_serializing_if passes a reference
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// The `[network]` section.
@@ -165,6 +176,9 @@ impl MachineFile {
     /// Checks every value's range and how the values fit together.
     pub fn validate(&self, path: &Path) -> InputResult<()> {
         let c = Check::new(path);
+        if let Some(f) = self.format.as_deref().filter(|f| *f != MACHINE_FORMAT) {
+            return Err(c.fail("format", format!("\"{MACHINE_FORMAT}\""), format!("{f:?}")));
+        }
         let nf = self.machine.validate(&c)?;
         let (net, p) = self.sections(path)?;
         c.num("network.latency_s", net.latency_s, limits::LATENCY_S)?;
@@ -268,6 +282,7 @@ fn expects(key: &str) -> Option<String> {
     let per = format!("one number, or a list of one per frequency, each {power}");
     Some(match key {
         "machine" | "network" | "power" | "sources" => "a table".into(),
+        "format" => format!("\"{MACHINE_FORMAT}\""),
         "machine.name" | "machine.description" | "machine.cpu_model" | "machine.gpu_model" => {
             "a string".into()
         }

@@ -120,7 +120,7 @@ pub fn read_rows(
     mut f: impl FnMut(MeasuredRow, u64) -> InputResult<()>,
 ) -> InputResult<()> {
     let mut rdr = csv::ReaderBuilder::new()
-        .trim(csv::Trim::All)
+        .trim(csv::Trim::Headers)
         .flexible(true)
         .from_reader(reader);
     let headers = header(path, &mut rdr)?;
@@ -133,6 +133,11 @@ pub fn read_rows(
             Err(e) => return Err(csv_error(path, line, &e)),
         }
         let line = record.position().map_or(line, csv::Position::line);
+        // Cells are trimmed only where one needs it (`1, 72, 2.4e9`): trimming every record
+        // costs half the reading time.
+        if record.iter().any(|c| c.trim().len() != c.len()) {
+            record.trim();
+        }
         let row: MeasuredRow = record
             .deserialize(Some(&headers))
             .map_err(|e| row_error(path, line, &headers, &record, &e))?;

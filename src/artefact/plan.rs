@@ -186,9 +186,14 @@ pub struct QueryOut {
     pub reason: String,
 }
 
+/// Format tag of the plan JSON.
+pub const PLAN_FORMAT: &str = "jouleplan-plan/1";
+
 /// The whole plan.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PlanOut {
+    /// [`PLAN_FORMAT`].
+    pub format: String,
     /// Machine name.
     pub machine: String,
     /// Machine file.

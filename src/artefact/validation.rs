@@ -4,9 +4,14 @@
 
 use serde::{Deserialize, Serialize};
 
+/// Format tag of the validation JSON.
+pub const VALIDATION_FORMAT: &str = "jouleplan-validation/1";
+
 /// What `validate --json` prints.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ValidationOut {
+    /// [`VALIDATION_FORMAT`].
+    pub format: String,
     /// Notes on the inputs.
     pub notes: Vec<String>,
     /// One block per validation (each measured set against its profile).

@@ -2,7 +2,8 @@
 
 use super::{SourceArgs, bind, fit_to_machine, load_machine, load_profile, trust, values};
 use crate::artefact::validation::{
-    BlockOut, CoverageOut, NotPredictedOut, PointOut, ReasonOut, StatsOut, ValidationOut,
+    BlockOut, CoverageOut, NotPredictedOut, PointOut, ReasonOut, StatsOut, VALIDATION_FORMAT,
+    ValidationOut,
 };
 use crate::calibrate::reproduce::EnergyScope;
 use crate::calibrate::validate::{self, Compared, ErrorStats, Measured};
@@ -390,6 +391,7 @@ fn stats_json(s: &ErrorStats) -> StatsOut {
 
 fn to_json(blocks: &[Block], notes: &[String]) -> ValidationOut {
     ValidationOut {
+        format: VALIDATION_FORMAT.into(),
         notes: notes.to_vec(),
         validations: blocks.iter().map(block_json).collect(),
     }

@@ -6,6 +6,7 @@
 //! named with how to get it. Roots are injectable for tests.
 
 use super::{cpu, cpufreq, sweep};
+use crate::artefact::machine::{MACHINE_FORMAT, NodeSection};
 use std::path::{Path, PathBuf};
 
 /// A value read from the node, with where it came from.
@@ -186,47 +187,30 @@ fn nodes() -> Sourced<u32> {
     }
 }
 
-fn quote(s: &str) -> String {
-    serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into())
-}
-
 /// The machine file text for the facts: what was read, with `[sources]` for every key, and the
 /// `[network]` and `[power]` sections that could not be measured here left as comments that
-/// say how to get them (`jouleplan machine check` lists them as missing).
+/// say how to get them (`jouleplan machine check` lists them as missing). The sections are
+/// the machine file's own type, written by `toml`.
 pub fn machine_toml(f: &NodeFacts) -> String {
-    let freqs: Vec<String> = f
-        .frequencies_ghz
-        .value
-        .iter()
-        .map(|g| format!("{g}"))
-        .collect();
+    let node = NodeSection {
+        name: f.hostname.clone(),
+        description: format!("{} as `jouleplan machine init` read it", f.hostname),
+        nodes: f.nodes.value,
+        cores_per_node: f.cores.value,
+        frequencies_ghz: f.frequencies_ghz.value.clone(),
+        gpus_per_node: f.gpus.as_ref().map_or(0, |(n, _)| n.value),
+        memory_per_node_gib: f.memory_gib.as_ref().map(|m| m.value),
+        cpu_model: Some(f.cpu_model.value.clone()),
+        gpu_model: f.gpus.as_ref().map(|(_, model)| model.clone()),
+    };
     let mut s = format!(
         "# Written by `jouleplan machine init` on {host}: what this node says about itself.\n\
          # Not measured here: [network] and [power] below; `jouleplan machine check` lists what\n\
          # is missing, and plan/predict refuse the file until they are filled.\n\n\
-         [machine]\nname = {name}\ndescription = {desc}\nnodes = {nodes}\ncores_per_node = {cores}\n\
-         frequencies_ghz = [{freqs}]\ncpu_model = {cpu}\n",
+         format = \"{MACHINE_FORMAT}\"\n\n",
         host = f.hostname,
-        name = quote(&f.hostname),
-        desc = quote(&format!(
-            "{} as `jouleplan machine init` read it",
-            f.hostname
-        )),
-        nodes = f.nodes.value,
-        cores = f.cores.value,
-        freqs = freqs.join(", "),
-        cpu = quote(&f.cpu_model.value),
     );
-    if let Some(m) = &f.memory_gib {
-        s += &format!("memory_per_node_gib = {}\n", m.value);
-    }
-    if let Some((n, model)) = &f.gpus {
-        s += &format!(
-            "gpus_per_node = {}\ngpu_model = {}\n",
-            n.value,
-            quote(model)
-        );
-    }
+    s += &section("machine", &node);
     s += "\n# [network]: an MPI ping-pong between two nodes (NetPIPE, or OSU osu_latency and\n\
           # osu_bw), fitted as latency + bytes / bandwidth:\n\
           # latency_s = ...\n# bandwidth_bytes_per_s = ...\n\n\
@@ -240,7 +224,21 @@ pub fn machine_toml(f: &NodeFacts) -> String {
               # gpu_idle_w = ...     (a CUDA context, no kernel)\n\
               # gpu_nocontext_w = ... (no CUDA context)\n";
     }
-    s += "\n[sources]\n";
+    s += "\n";
+    s += &section("sources", &sources(f));
+    s
+}
+
+/// `[name]` and its keys, as `toml` writes them.
+fn section<T: serde::Serialize>(name: &str, v: &T) -> String {
+    let mut t = std::collections::BTreeMap::new();
+    t.insert(name, v);
+    // Strings, numbers and lists of numbers: nothing `toml` cannot write.
+    toml::to_string(&t).unwrap_or_default()
+}
+
+/// Where each value of the facts came from.
+fn sources(f: &NodeFacts) -> std::collections::BTreeMap<String, String> {
     let mut src = vec![
         ("machine.nodes", f.nodes.source.clone()),
         ("machine.cores_per_node", f.cores.source.clone()),
@@ -262,8 +260,5 @@ pub fn machine_toml(f: &NodeFacts) -> String {
         "power",
         "missing: machine init does not measure power; see the comment above".into(),
     ));
-    for (k, v) in src {
-        s += &format!("{} = {}\n", quote(k), quote(&v));
-    }
-    s
+    src.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
 }

@@ -4,7 +4,7 @@
 use super::{Exporter, PredictionView};
 use crate::artefact::plan::{
     BreakdownOut, ConfigOut, DeviceOut, FrontOut, HostSourcesOut, HostTreeOut, MeasureNextOut,
-    PlanOut, QueryOut, RecommendationOut, SaturatedOut,
+    PLAN_FORMAT, PlanOut, QueryOut, RecommendationOut, SaturatedOut,
 };
 use crate::artefact::write_sorted;
 use crate::model::Prediction;
@@ -135,6 +135,7 @@ pub fn plan_json(plan: &Plan) -> PlanOut {
             .collect(),
     });
     PlanOut {
+        format: PLAN_FORMAT.into(),
         machine: plan.machine.clone(),
         machine_file: plan.machine_file.display().to_string(),
         program: plan.program.clone(),
