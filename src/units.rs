@@ -133,3 +133,8 @@ mod tests {
         assert_eq!(fmt_energy(Joules(1.2e6)), "1.20 MJ");
     }
 }
+
+/// A frequency as whole kHz: the key that tells two measured frequencies apart.
+pub fn freq_key(f: Hertz) -> u64 {
+    (f.0 / 1e3).round() as u64
+}

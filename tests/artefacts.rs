@@ -39,8 +39,10 @@ fn profiles() -> Vec<(PathBuf, String)> {
 
 #[test]
 fn every_profile_reads_and_writes_back_as_read() {
+    let all = profiles();
     let mut same_text = 0;
-    for (p, text) in profiles() {
+    for (p, text) in &all {
+        let (p, text) = (p.clone(), text.clone());
         let f = ProfileFile::read(&p, &text).unwrap_or_else(|e| panic!("{e}"));
         let again = f.to_text().unwrap();
         assert_eq!(ProfileFile::read(&p, &again).unwrap(), f, "{}", p.display());
@@ -154,6 +156,15 @@ fn a_bad_machine_value_is_named_by_its_path() {
         e.contains("network.latency_s") && e.contains("latency_us"),
         "{e}"
     );
+    let tagged = format!("format = \"jouleplan-machine/1\"\n{text}");
+    assert!(MachineFile::read(p, &tagged).is_ok());
+    let e = MachineFile::read(p, &format!("format = \"jouleplan-machine/2\"\n{text}"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("`format`") && e.contains("jouleplan-machine/1"),
+        "{e}"
+    );
     let no_power = text.split("\n[power]").next().unwrap().to_string();
     let e = MachineFile::read(p, &no_power).unwrap_err().to_string();
     assert!(e.contains("calibrate power"), "{e}");
@@ -199,11 +210,13 @@ fn the_plan_validation_and_job_json_read_back_as_their_types() {
     assert_eq!(rc, 0, "{err}");
     let plan: PlanOut = serde_json::from_str(&out).unwrap();
     assert!(!plan.front.is_empty() && plan.recommendation.is_some());
+    assert_eq!(plan.format, "jouleplan-plan/1");
     assert!(out.contains("\"breakdown\"") && out.contains("\"ties\""));
     let (rc, out, err) = common::jouleplan(&["validate", "--machine", m, "--profile", p, "--json"]);
     assert_eq!(rc, 0, "{err}");
     let v: ValidationOut = serde_json::from_str(&out).unwrap();
     assert!(v.validations.iter().all(|b| b.time.points > 0), "{out}");
+    assert_eq!(v.format, "jouleplan-validation/1");
     let cfg = [
         "--machine",
         m,

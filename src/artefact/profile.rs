@@ -1,5 +1,6 @@
-//! The names and keys a profile file is written in (`jouleplan-profile/1`): its format tag,
-//! the communication growth laws, and the key that tells measured frequencies apart.
+//! The profile file (`jouleplan-profile/1`): the type `profile`, `fit` and the importers write
+//! and `plan` reads ([`ProfileFile`]), its `validate()` pass, its format tag and the
+//! communication growth laws.
 
 use super::node_law::NodeLawFile;
 use super::sweep::SweepRecord;
@@ -52,10 +53,7 @@ impl Growth {
     }
 }
 
-/// A frequency as whole kHz: the key that tells two measured frequencies apart.
-pub fn freq_key(f: Hertz) -> u64 {
-    (f.0 / 1e3).round() as u64
-}
+pub use crate::units::freq_key;
 
 /// The profile file (`jouleplan-profile/1`): the one type that `profile`, `fit` and the
 /// importers write and that `plan` reads. Keys are written sorted (through a JSON value), so a

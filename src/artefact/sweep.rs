@@ -2,10 +2,9 @@
 //! measured, where and how, with what each run's backends read. `measure` writes it, `model`
 //! reads the facts it holds (spread, energy domains, the machine), and `--resume` reads it back.
 
-use super::profile::freq_key;
 pub use super::readings::TalpAttachment;
 use super::readings::{Readings, Unsupported};
-use crate::units::Hertz;
+use crate::units::{Hertz, freq_key};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
