@@ -114,6 +114,11 @@ pub fn today_utc() -> String {
     format!("{y:04}-{m:02}-{d:02}")
 }
 
+/// A frequency as whole kHz: the key that tells two measured frequencies apart.
+pub fn freq_key(f: Hertz) -> u64 {
+    (f.0 / 1e3).round() as u64
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -132,9 +137,4 @@ mod tests {
         assert_eq!(fmt_energy(Joules(4520.0)), "4.52 kJ");
         assert_eq!(fmt_energy(Joules(1.2e6)), "1.20 MJ");
     }
-}
-
-/// A frequency as whole kHz: the key that tells two measured frequencies apart.
-pub fn freq_key(f: Hertz) -> u64 {
-    (f.0 / 1e3).round() as u64
 }
