@@ -149,6 +149,22 @@ impl Bound {
     }
 }
 
+/// The range a whole number must be within, `[lo, hi]`.
+#[derive(Debug, Clone, Copy)]
+pub struct Whole(pub u64, pub u64);
+
+impl Whole {
+    /// Whether `v` is within the range.
+    pub fn contains(self, v: u64) -> bool {
+        (self.0..=self.1).contains(&v)
+    }
+
+    /// The range in words, for messages.
+    pub fn describe(self) -> String {
+        format!("a whole number from {} to {}", self.0, self.1)
+    }
+}
+
 /// A view on one object of a document, remembering its key path for messages.
 pub struct Fields<'a> {
     file: &'a Path,
@@ -218,23 +234,12 @@ impl<'a> Fields<'a> {
 
     fn missing(&self, key: &str, expected: &str) -> InputError {
         // A present key that looks like this one is most likely a misspelling of it.
-        let stem = |k: &str| k.chars().take(4).collect::<String>();
-        let similar: Vec<&str> = self
+        let similar = self
             .obj
             .keys()
             .map(String::as_str)
-            .filter(|k| *k != key && stem(k) == stem(key))
-            .collect();
-        match similar.first() {
-            Some(k) => self.error(
-                key,
-                expected,
-                format!(
-                    "nothing (the key is missing; is the unknown key `{k}` a misspelling of it?)"
-                ),
-            ),
-            None => self.error(key, expected, "nothing (the key is missing)"),
-        }
+            .find(|k| *k != key && looks_alike(k, key));
+        self.error(key, expected, missing_got(similar))
     }
 
     /// An optional number; `Ok(None)` when absent.
@@ -262,7 +267,7 @@ impl<'a> Fields<'a> {
 
     /// An optional whole number within `[lo, hi]`.
     pub fn opt_u64(&mut self, key: &'a str, lo: u64, hi: u64) -> InputResult<Option<u64>> {
-        let expected = format!("a whole number from {lo} to {hi}");
+        let expected = Whole(lo, hi).describe();
         match self.get(key) {
             None => Ok(None),
             Some(v) => match v.as_u64() {
@@ -275,7 +280,7 @@ impl<'a> Fields<'a> {
     /// A required whole number within `[lo, hi]`.
     pub fn u64(&mut self, key: &'a str, lo: u64, hi: u64) -> InputResult<u64> {
         self.opt_u64(key, lo, hi)?
-            .ok_or_else(|| self.missing(key, &format!("a whole number from {lo} to {hi}")))
+            .ok_or_else(|| self.missing(key, &Whole(lo, hi).describe()))
     }
 
     /// An optional string.
@@ -494,6 +499,11 @@ impl<'a> Check<'a> {
         }
     }
 
+    /// A required value that is not there.
+    pub fn missing(&self, key: &str, expected: impl Into<String>) -> InputError {
+        self.fail(key, expected, missing_got(None))
+    }
+
     /// `v` at `key` must satisfy `bound`.
     pub fn num(&self, key: &str, v: f64, bound: Bound) -> InputResult<()> {
         if bound.check(v) {
@@ -507,16 +517,12 @@ impl<'a> Check<'a> {
         v.map_or(Ok(()), |v| self.num(key, v, bound))
     }
 
-    /// A whole number at `key` must be within `[lo, hi]`.
-    pub fn whole(&self, key: &str, v: u64, lo: u64, hi: u64) -> InputResult<()> {
-        if (lo..=hi).contains(&v) {
+    /// A whole number at `key` must be within `range`.
+    pub fn whole(&self, key: &str, v: u64, range: Whole) -> InputResult<()> {
+        if range.contains(v) {
             return Ok(());
         }
-        Err(self.fail(
-            key,
-            format!("a whole number from {lo} to {hi}"),
-            v.to_string(),
-        ))
+        Err(self.fail(key, range.describe(), v.to_string()))
     }
 }
 
@@ -605,17 +611,18 @@ fn explain(
     if let Some(rest) = msg.strip_prefix("missing field ") {
         let key = join(&quoted(rest));
         let expected = expect(&key, "a value".into());
-        return (key, expected, "nothing (the key is missing)".into());
+        return (key, expected, missing_got(None));
     }
     if let Some(rest) = msg.strip_prefix("unknown field ") {
         let unknown = quoted(rest);
         let known: Vec<&str> = rest.split('`').skip(3).step_by(2).collect();
         if let Some((k, u)) = obj.and_then(|o| misspelt(o, &known)) {
             let key = join(k);
-            let got = format!(
-                "nothing (the key is missing; is the unknown key `{u}` a misspelling of it?)"
+            return (
+                key.clone(),
+                expect(&key, "a value".into()),
+                missing_got(Some(u)),
             );
-            return (key.clone(), expect(&key, "a value".into()), got);
         }
         let expected = if known.is_empty() {
             "no keys here".to_string()
@@ -638,16 +645,31 @@ fn explain(
     )
 }
 
+/// Whether two keys look alike (the same first four characters): an unknown key that looks
+/// like a missing one is most likely its misspelling.
+fn looks_alike(a: &str, b: &str) -> bool {
+    a.chars().take(4).eq(b.chars().take(4))
+}
+
+/// What was found for a missing key, naming the unknown key that may be its misspelling.
+fn missing_got(misspelt: Option<&str>) -> String {
+    match misspelt {
+        Some(k) => {
+            format!("nothing (the key is missing; is the unknown key `{k}` a misspelling of it?)")
+        }
+        None => "nothing (the key is missing)".into(),
+    }
+}
+
 /// The first known key (in the type's order) missing from `obj` with an unknown key there
 /// that looks like it (the same first four characters): most likely its misspelling.
 fn misspelt<'a>(obj: &'a Map<String, Value>, known: &[&'a str]) -> Option<(&'a str, &'a str)> {
-    let stem = |k: &str| k.chars().take(4).collect::<String>();
     known
         .iter()
         .filter(|k| !obj.contains_key(**k))
         .find_map(|k| {
             obj.keys()
-                .find(|u| !known.contains(&u.as_str()) && stem(u) == stem(k))
+                .find(|u| !known.contains(&u.as_str()) && looks_alike(u, k))
                 .map(|u| (*k, u.as_str()))
         })
 }

@@ -3,7 +3,7 @@
 //! range; the bounds are generous (real machines and runs are far inside them) but finite, so
 //! nothing subnormal, huge or infinite reaches the model.
 
-use crate::input::Bound;
+use crate::input::{Bound, Whole};
 
 /// Network latency, s: up to 1 s.
 pub const LATENCY_S: Bound = Bound::Within(0.0, 1.0);
@@ -30,3 +30,11 @@ pub const TIME_S: Bound = Bound::Within(0.0, 1e8);
 pub const ENERGY_J: Bound = Bound::Within(0.0, 1e15);
 /// The time-limit margin of a job script: up to 10 (11 times the predicted time).
 pub const TIME_MARGIN_MAX: f64 = 10.0;
+/// Nodes of a machine or a run: 1 to 10^7.
+pub const NODES: Whole = Whole(1, 10_000_000);
+/// Cores of a node or a baseline point: 1 to 100,000.
+pub const CORES: Whole = Whole(1, 100_000);
+/// GPUs of a node or a baseline point: 0 to 1024.
+pub const GPUS: Whole = Whole(0, 1024);
+/// Neighbours a process sends to, or physical cores a sweep saw: 1 to 2^20.
+pub const MANY: Whole = Whole(1, 1 << 20);

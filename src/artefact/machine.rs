@@ -110,6 +110,24 @@ pub struct PowerSection {
     pub fit_residual_rel: Option<f64>,
 }
 
+impl PowerSection {
+    /// Every power 0, GPUs' included: what `fit` reads a machine without `[power]` with
+    /// (time does not depend on power).
+    pub fn zero() -> Self {
+        PowerSection {
+            core_active_w: PerFrequency::One(0.0),
+            core_stall_w: PerFrequency::One(0.0),
+            memory_w: 0.0,
+            network_w: 0.0,
+            idle_w: PerFrequency::One(0.0),
+            gpu_active_w: Some(0.0),
+            gpu_idle_w: Some(0.0),
+            gpu_nocontext_w: None,
+            fit_residual_rel: None,
+        }
+    }
+}
+
 /// A power that is one value at every frequency, or one per frequency.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
@@ -167,10 +185,16 @@ const FREQ_GHZ: Bound = Bound::Within(0.01, 20.0);
 impl MachineFile {
     /// Reads and validates a machine from its TOML text; `path` names it in messages.
     pub fn read(path: &Path, text: &str) -> InputResult<Self> {
-        let doc = input::parse_toml(path, text)?;
-        let file: MachineFile = input::typed(path, doc, expects)?;
+        let file = Self::parse(path, text)?;
         file.validate(path)?;
         Ok(file)
+    }
+
+    /// Reads a machine file's keys and types without the [`Self::validate`] pass (for a file
+    /// that `fit` is about to give a `[power]` section).
+    pub fn parse(path: &Path, text: &str) -> InputResult<Self> {
+        let doc = input::parse_toml(path, text)?;
+        input::typed(path, doc, expects)
     }
 
     /// Checks every value's range and how the values fit together.
@@ -214,14 +238,17 @@ impl MachineFile {
 impl NodeSection {
     /// Checks the limits and the frequency set; returns the number of frequencies.
     fn validate(&self, c: &Check) -> InputResult<usize> {
-        c.whole("machine.nodes", self.nodes.into(), 1, 10_000_000)?;
+        c.whole("machine.nodes", self.nodes.into(), limits::NODES)?;
         c.whole(
             "machine.cores_per_node",
             self.cores_per_node.into(),
-            1,
-            100_000,
+            limits::CORES,
         )?;
-        c.whole("machine.gpus_per_node", self.gpus_per_node.into(), 0, 1024)?;
+        c.whole(
+            "machine.gpus_per_node",
+            self.gpus_per_node.into(),
+            limits::GPUS,
+        )?;
         c.opt(
             "machine.memory_per_node_gib",
             self.memory_per_node_gib,
@@ -259,7 +286,7 @@ impl PowerSection {
         ] {
             if gpus && v.is_none() {
                 let expected = limits::POWER_W.describe();
-                return Err(c.fail(key, expected, "nothing (the key is missing)"));
+                return Err(c.missing(key, expected));
             }
             c.opt(key, v, limits::POWER_W)?;
         }
@@ -286,9 +313,9 @@ fn expects(key: &str) -> Option<String> {
         "machine.name" | "machine.description" | "machine.cpu_model" | "machine.gpu_model" => {
             "a string".into()
         }
-        "machine.nodes" => "a whole number from 1 to 10000000".into(),
-        "machine.cores_per_node" => "a whole number from 1 to 100000".into(),
-        "machine.gpus_per_node" => "a whole number from 0 to 1024".into(),
+        "machine.nodes" => limits::NODES.describe(),
+        "machine.cores_per_node" => limits::CORES.describe(),
+        "machine.gpus_per_node" => limits::GPUS.describe(),
         "machine.frequencies_ghz" => {
             format!("a non-empty list of numbers, each {}", FREQ_GHZ.describe())
         }

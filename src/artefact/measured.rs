@@ -201,12 +201,34 @@ fn row_error(
         .or_else(|| first_bad_cell(headers, record));
     let column = field.and_then(|i| headers.get(i)).unwrap_or("(any)");
     let raw = field.and_then(|i| record.get(i)).unwrap_or("");
-    let expected = match column {
-        "nodes" | "cores" | "gpus" | "ranks" => "a whole number",
-        "energy_scope" => "node, cpu or gpu",
+    let expected = match kind(column) {
+        Some((Cell::Whole, _)) => "a whole number",
+        Some((Cell::Scope, _)) => "node, cpu or gpu",
         _ => "a non-negative number",
     };
     cell_error(path, line, column, expected, raw)
+}
+
+/// What a column's cells hold.
+enum Cell {
+    /// A whole number >= 0.
+    Whole,
+    /// A number.
+    Number,
+    /// An energy scope's name.
+    Scope,
+}
+
+/// The cells of a known column and whether they may be empty; `None` for other columns.
+fn kind(column: &str) -> Option<(Cell, bool)> {
+    Some(match column {
+        "nodes" | "cores" | "gpus" => (Cell::Whole, false),
+        "ranks" => (Cell::Whole, true),
+        "freq_hz" | "time_s" => (Cell::Number, false),
+        "energy_j" | "gpu_energy_j" => (Cell::Number, true),
+        "energy_scope" => (Cell::Scope, true),
+        _ => return None,
+    })
 }
 
 /// The first cell that its column's type refuses: a whole-number column holding a fraction
@@ -215,12 +237,11 @@ fn first_bad_cell(headers: &csv::StringRecord, record: &csv::StringRecord) -> Op
     headers.iter().enumerate().find_map(|(i, h)| {
         let cell = record.get(i).unwrap_or("");
         let number = cell.parse::<f64>().ok().filter(|v| v.is_finite());
-        let ok = match h {
-            "nodes" | "cores" | "gpus" => number.is_some_and(is_whole),
-            "ranks" => cell.is_empty() || number.is_some_and(is_whole),
-            "freq_hz" | "time_s" => number.is_some(),
-            "energy_j" | "gpu_energy_j" => cell.is_empty() || number.is_some(),
-            _ => true,
+        let ok = match kind(h) {
+            Some((_, true)) if cell.is_empty() => true,
+            Some((Cell::Whole, _)) => number.is_some_and(is_whole),
+            Some((Cell::Number, _)) => number.is_some(),
+            Some((Cell::Scope, _)) | None => true,
         };
         (!ok).then_some(i)
     })

@@ -2,7 +2,8 @@
 //! evidence, as `fit` and `profile --nodes --machine` write it and `plan` reads it.
 
 use crate::error::InputResult;
-use crate::input::{Bound, Check};
+use crate::input::{Bound, Check, Whole};
+use crate::limits;
 use serde::{Deserialize, Serialize};
 
 /// The most basis terms a law has.
@@ -77,8 +78,7 @@ impl NodeLawFile {
             c.whole(
                 &format!("{at}.measured_nodes[{i}]"),
                 n.into(),
-                1,
-                10_000_000,
+                limits::NODES,
             )?;
         }
         if self.candidates.is_empty() || self.candidates.len() > 64 {
@@ -123,7 +123,7 @@ impl CandidateFile {
         }
         for (k, t) in self.terms.iter().enumerate() {
             c.num(&format!("{at}.terms[{k}].i"), t.i, Bound::Within(-1.0, 3.0))?;
-            c.whole(&format!("{at}.terms[{k}].j"), t.j.into(), 0, 2)?;
+            c.whole(&format!("{at}.terms[{k}].j"), t.j.into(), Whole(0, 2))?;
             c.num(
                 &format!("{at}.terms[{k}].coef_s"),
                 t.coef_s,

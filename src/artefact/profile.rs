@@ -298,7 +298,7 @@ impl ProfileFile {
             }
         }
         if let Some(cores) = self.measured_on.as_ref().and_then(|m| m.physical_cores) {
-            c.whole("measured_on.physical_cores", cores.into(), 1, 1 << 20)?;
+            c.whole("measured_on.physical_cores", cores.into(), limits::MANY)?;
         }
         if let Some(law) = &self.node_law {
             law.validate(&c, "node_law")?;
@@ -337,7 +337,7 @@ fn check_format(path: &Path, doc: &serde_json::Value) -> InputResult<()> {
             Err(c.fail("format", format!("\"{PROFILE_FORMAT}\""), format!("{f:?}")))
         }
         Some(other) => Err(c.fail("format", "a string", other.to_string())),
-        None => Err(c.fail("format", "a string", "nothing (the key is missing)")),
+        None => Err(c.missing("format", "a string")),
     }
 }
 
@@ -351,14 +351,14 @@ fn expects(key: &str) -> Option<String> {
         "baseline" => Some("a non-empty list of tables".into()),
         "communication.messages_per_iteration" => b(limits::MESSAGES),
         "communication.bytes_per_message" => b(limits::BYTES),
-        "baseline[].cores" => Some("a whole number from 1 to 100000".into()),
-        "baseline[].gpus" => Some("a whole number from 0 to 1024".into()),
+        "baseline[].cores" => Some(limits::CORES.describe()),
+        "baseline[].gpus" => Some(limits::GPUS.describe()),
         "baseline[].measured" => Some("true or false".into()),
         "baseline[].instructions" => b(limits::CYCLES),
         "baseline[].energy_j" => b(limits::ENERGY_J),
         "baseline[].measured_tree.efficiencies" => Some("a table of numbers".into()),
         "memory_footprint_gib" => b(limits::MEMORY_GIB),
-        "communication.neighbours" => Some("a whole number from 1 to 1048576".into()),
+        "communication.neighbours" => Some(limits::MANY.describe()),
         "description" | "format" | "communication.growth" => Some("a string".into()),
         "assumptions" => Some("a list of strings".into()),
         "provenance" => Some("a table of strings".into()),
@@ -407,13 +407,11 @@ impl CommunicationFile {
         )?;
         match (self.growth.as_deref(), self.neighbours) {
             (Some("neighbours"), Some(k)) => {
-                c.whole("communication.neighbours", k.into(), 1, 1 << 20)
+                c.whole("communication.neighbours", k.into(), limits::MANY)
             }
-            (Some("neighbours"), None) => Err(c.fail(
-                "communication.neighbours",
-                "a whole number from 1 to 1048576",
-                "nothing (the key is missing)",
-            )),
+            (Some("neighbours"), None) => {
+                Err(c.missing("communication.neighbours", limits::MANY.describe()))
+            }
             (_, Some(_)) => Err(c.fail(
                 "communication.neighbours",
                 "no neighbours unless growth is \"neighbours\"",
@@ -432,9 +430,9 @@ impl CommunicationFile {
 impl PointFile {
     fn validate(&self, c: &Check, at: &str) -> InputResult<()> {
         let k = |key: &str| format!("{at}.{key}");
-        c.whole(&k("cores"), self.cores.into(), 1, 100_000)?;
+        c.whole(&k("cores"), self.cores.into(), limits::CORES)?;
         c.num(&k("freq_hz"), self.freq_hz, FREQ_HZ)?;
-        c.whole(&k("gpus"), self.gpus.into(), 0, 1024)?;
+        c.whole(&k("gpus"), self.gpus.into(), limits::GPUS)?;
         self.validate_cycles(c, at)?;
         c.opt(&k("instructions"), self.instructions, limits::CYCLES)?;
         c.num(&k("utilisation"), self.utilisation, UTILISATION)?;

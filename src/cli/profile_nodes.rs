@@ -98,7 +98,9 @@ pub fn fit_into_profile(
     };
     let (file, machine_text) = super::sources::machine_text(Some(machine))?;
     let (machine, _) = Machine::from_toml_for_fit(&file, &machine_text)?;
-    let profile = Profile::from_json(output, &text)?;
+    // The file was read once already: checked as `plan` checks it, not parsed again.
+    doc.validate(output)?;
+    let profile = Profile::from_file(doc.clone(), output, crate::input::sha256_hex(&text));
     let law = multi_node::fit_law(output, &profile, &machine, &multi, (true, weak))?;
     match law {
         Some(law) => {

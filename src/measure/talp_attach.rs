@@ -229,14 +229,15 @@ pub fn attach(output: &Path, specs: &[TalpSpec]) -> anyhow::Result<Vec<String>> 
         ));
         rec.talp.push(a);
     }
-    let text = record::profile_file(&header, &rec).to_text()?;
-    // The profile must stay plannable: read it back as plan reads it before replacing it.
-    crate::model::workload::Profile::from_json(output, &text).map_err(|e| {
+    let file = record::profile_file(&header, &rec);
+    // The profile must stay plannable: check it as plan checks it before replacing it.
+    file.validate(output).map_err(|e| {
         InputError::Mismatch(format!(
             "{} was left unchanged: with the attachments it would not read back ({e})",
             output.display()
         ))
     })?;
+    let text = file.to_text()?;
     crate::atomic_write::rewrite_atomic(output, text.as_bytes())
         .map_err(|e| anyhow::anyhow!("{}: cannot write: {e}", output.display()))?;
     Ok(lines)

@@ -1,7 +1,7 @@
 //! The machine: node, core, frequency and GPU limits, the network, and power per component
 //! (MODEL.md section 2). Read from TOML files in `models/`.
 
-use crate::artefact::machine::MachineFile;
+use crate::artefact::machine::{MachineFile, PowerSection};
 use crate::error::InputResult;
 use crate::input;
 use crate::units::{Hertz, Seconds, Watts};
@@ -145,13 +145,16 @@ impl Machine {
     /// into: a file without one is read with every power 0 (time does not depend on power),
     /// and the second value says so.
     pub fn from_toml_for_fit(path: &Path, text: &str) -> InputResult<(Self, bool)> {
-        let doc = input::parse_toml(path, text)?;
-        if doc.get("power").is_some() {
-            return Ok((Self::from_toml(path, text)?, false));
+        let mut file = MachineFile::parse(path, text)?;
+        let unpowered = file.power.is_none();
+        if unpowered {
+            file.power = Some(PowerSection::zero());
         }
-        let zero = "\n[power]\nidle_w = 0.0\ncore_active_w = 0.0\ncore_stall_w = 0.0\n\
-                    memory_w = 0.0\nnetwork_w = 0.0\ngpu_active_w = 0.0\ngpu_idle_w = 0.0\n";
-        Ok((Self::from_toml(path, &format!("{text}{zero}"))?, true))
+        file.validate(path)?;
+        Ok((
+            Self::from_file(&file, path, input::sha256_hex(text))?,
+            unpowered,
+        ))
     }
 
     /// Index of `f` in the frequency set, matching to within 1 kHz.
