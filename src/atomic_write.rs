@@ -8,6 +8,44 @@ use std::fs::{self, Permissions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
+/// The working folder of an output: its file name with `.runs` appended (`p.json` ->
+/// `p.json.runs`), so that it is never the output itself, whatever the output is called.
+pub fn runs_dir(output: &Path) -> PathBuf {
+    let mut name = output
+        .file_name()
+        .map(|n| n.to_os_string())
+        .unwrap_or_default();
+    name.push(".runs");
+    output.with_file_name(name)
+}
+
+/// Creates the folder `dir` (its parent must exist), or accepts it where it already is a
+/// folder: never a symbolic link, which would send what jouleplan writes and later removes
+/// there to a place it did not choose, and never a file. Returns whether it was created.
+pub fn create_dir_safely(dir: &Path) -> io::Result<bool> {
+    match std::fs::create_dir(dir) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+            let m = std::fs::symlink_metadata(dir)?;
+            if m.file_type().is_symlink() {
+                Err(io::Error::other(format!(
+                    "{} is a symbolic link: jouleplan writes only into folders it can see are \
+                     folders (remove the link)",
+                    dir.display()
+                )))
+            } else if !m.is_dir() {
+                Err(io::Error::other(format!(
+                    "{} exists and is not a folder (remove it or choose another output)",
+                    dir.display()
+                )))
+            } else {
+                Ok(false)
+            }
+        }
+        Err(e) => Err(e),
+    }
+}
+
 /// How a symbolic link at the output path is treated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Links {

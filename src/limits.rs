@@ -38,3 +38,53 @@ pub const CORES: Whole = Whole(1, 100_000);
 pub const GPUS: Whole = Whole(0, 1024);
 /// Neighbours a process sends to, or physical cores a sweep saw: 1 to 2^20.
 pub const MANY: Whole = Whole(1, 1 << 20);
+
+/// The physical range of one run's measured energy, J: at least a millijoule (a run that took
+/// time used energy; less is a unit error or a subnormal number) and at most 1e12 J (a megawatt
+/// for eleven days). Every reader of a run's energy (the measured CSV, `sacct`, the profile's
+/// readings) holds to it.
+pub const RUN_ENERGY_J: (f64, f64) = (1e-3, 1e12);
+
+/// Whether `e` is a run's energy in [`RUN_ENERGY_J`].
+pub fn run_energy_ok(e: f64) -> bool {
+    e.is_finite() && (RUN_ENERGY_J.0..=RUN_ENERGY_J.1).contains(&e)
+}
+
+/// Slurm's markers for a 64-bit counter with no value: `NO_VAL64` and `INFINITE64`.
+pub const SLURM_NO_VALUE: [u64; 2] = [0xffff_ffff_ffff_fffe, u64::MAX];
+
+/// A cell that is not a number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NotANumber;
+
+/// A Slurm energy cell (`ConsumedEnergyRaw`, J): `Ok(None)` where it holds no reading (empty,
+/// 0, Slurm's no-value markers, or anything outside [`RUN_ENERGY_J`]: never taken as a
+/// measurement), `Err` where it is not a number.
+pub fn slurm_energy(cell: &str) -> Result<Option<f64>, NotANumber> {
+    let t = cell.trim();
+    if t.is_empty() {
+        return Ok(None);
+    }
+    if t.parse::<u64>().is_ok_and(|v| SLURM_NO_VALUE.contains(&v)) {
+        return Ok(None);
+    }
+    let e = t.parse::<f64>().map_err(|_| NotANumber)?;
+    Ok(run_energy_ok(e).then_some(e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slurm_markers_and_out_of_range_energies_are_no_reading() {
+        assert_eq!(slurm_energy("18446744073709551614"), Ok(None));
+        assert_eq!(slurm_energy("18446744073709551615"), Ok(None));
+        assert_eq!(slurm_energy("1e400"), Ok(None));
+        assert_eq!(slurm_energy("1e-320"), Ok(None));
+        assert_eq!(slurm_energy("0"), Ok(None));
+        assert_eq!(slurm_energy(""), Ok(None));
+        assert_eq!(slurm_energy("9000"), Ok(Some(9000.0)));
+        assert_eq!(slurm_energy("nine"), Err(NotANumber));
+    }
+}

@@ -132,12 +132,12 @@ fn input_that_cannot_be_fitted_is_refused_with_its_line_and_column() {
         "n.csv",
         "nodes,cores,freq_hz,gpus,time_s,energy_j\n1,1,6e8,0,10,1000\n2,1,6e8,0,5,1000\n",
     );
-    // Runs on two nodes are read now (issue 26): one node count beyond one gives a law whose
-    // form cross-validation could not choose, and fit says so.
+    // Runs on two nodes: one node count beyond one leaves no count to judge the laws on, and
+    // fit says so.
     let (code, fitted, err) = run(&two_nodes, &[]);
     assert_eq!(code, 0, "{err}");
     assert!(fitted.contains("node law over nodes 1, 2"), "{fitted}");
-    assert!(fitted.contains("could not be chosen"), "{fitted}");
+    assert!(fitted.contains("no count to leave out"), "{fitted}");
     let mhz = write(
         p,
         "f.csv",
@@ -170,8 +170,17 @@ fn input_that_cannot_be_fitted_is_refused_with_its_line_and_column() {
         "o.csv",
         &format!("nodes,cores,freq_hz,gpus,time_s,energy_j\n{one_count}"),
     );
-    // The time is fitted and the power named as what it cannot identify (issue 26) ...
-    let (code, said, err) = run(&one, &[]);
+    // The energy disagrees with the bundled machine's power, which `plan` would refuse: fit
+    // refuses too, naming the points, unless told to accept it ...
+    let (code, _, err) = run(&one, &[]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("refused by `plan`") && err.contains("0.65 GHz"),
+        "{err}"
+    );
+    assert!(err.contains("nothing written"), "{err}");
+    // ... the time is fitted and the power named as what it cannot identify ...
+    let (code, said, err) = run(&one, &["--accept-model-error"]);
     assert_eq!(code, 0, "{err}");
     assert!(
         said.contains("power: not fitted") && said.contains("cannot separate"),

@@ -328,11 +328,22 @@ fn fit_refuses_what_its_points_cannot_identify_and_cores_the_machine_lacks() {
         ]
     };
     // Energy at one frequency of a many-frequency machine: the time is fitted and the power
-    // named as not identified (issue 26); a machine file asked for from it is refused.
+    // named as not identified; a machine file asked for from it is refused. The measured
+    // energy disagrees with the bundled machine's power, which `plan` would refuse: `fit`
+    // refuses too, naming the point, and writes only when told to accept it.
     let args = fit(&two);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    refused(
+        &args,
+        &["refused by `plan`", "(8 cores, 0.6 GHz, 0 GPUs)", "-28.6%"],
+    );
+    assert!(!out.exists());
+    let mut args = fit(&two);
+    args.push("--accept-model-error".into());
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let (code, said, err) = jouleplan(&args);
     assert_eq!(code, 0, "{err}");
+    assert!(err.contains("written although `plan` refuses it"), "{err}");
     assert!(
         said.contains("power: not fitted") && said.contains("0.60 GHz only"),
         "{said}"

@@ -123,7 +123,7 @@ fn fitted_on_1_2_4_8_nodes_the_other_counts_up_to_16_are_predicted_within_6_perc
         });
         let (prof, mach, said) = fit(d, &fit_csv, code);
         assert!(said.contains("node law over nodes 1, 2, 4, 8"), "{said}");
-        assert!(said.contains("leave-one-out error"), "{said}");
+        assert!(said.contains("leave-one-node-count-out error"), "{said}");
         assert!(
             said.contains("P_idle") && said.contains("per busy core"),
             "{said}"
@@ -333,9 +333,19 @@ fn the_profile_keeps_its_law_and_the_machine_gets_its_power() {
     let p: Value = serde_json::from_str(&std::fs::read_to_string(&prof).unwrap()).unwrap();
     let law = &p["node_law"];
     assert_eq!(law["measured_nodes"], serde_json::json!([1, 2, 4, 8]));
-    assert!(law["laws_compared"].as_u64().unwrap() > 50, "{law}");
+    // Four counts allow every law of the family (two parameters need three counts beyond
+    // the anchor); the heaviest judged well out of sample, the combined law too.
+    assert_eq!(law["laws_compared"], 7, "{law}");
     assert!(
         law["candidates"][0]["loo_rel"].as_f64().unwrap() < 0.05,
+        "{law}"
+    );
+    let folds = law["combined"]["folds"].as_array().unwrap();
+    assert_eq!(folds.len(), 3, "{law}");
+    assert!(
+        folds
+            .iter()
+            .all(|f| f["rel"].as_f64().unwrap().abs() < 0.05),
         "{law}"
     );
     let m = std::fs::read_to_string(&mach).unwrap();
@@ -537,4 +547,329 @@ fn weak_scaling_follows_lulesh_from_eight_nodes_to_thirty_one() {
         assert!(t < flat, "{code}: law {t}% against flat {flat}%");
         assert!(at16 > t1, "{code}: {at16} s at 16 nodes, {t1} s on one");
     }
+}
+
+/// The fit sets the design study and the README use: counts among 1, 2, 4, 8 (and the
+/// fewest), among 1, 2, 4, and the 3 and 4 smallest counts.
+fn fit_sets(code: &str) -> Vec<Vec<u32>> {
+    let text = std::fs::read_to_string(repo(&format!("tests/data/multinode/{code}.csv"))).unwrap();
+    let mut counts: Vec<u32> = text
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').next().unwrap().parse().unwrap())
+        .collect();
+    counts.sort_unstable();
+    counts.dedup();
+    let n0 = counts[0];
+    let among = |set: &[u32]| -> Vec<u32> {
+        let mut v: Vec<u32> = counts.iter().copied().filter(|n| set.contains(n)).collect();
+        if !v.contains(&n0) {
+            v.insert(0, n0);
+        }
+        v
+    };
+    let mut sets = vec![among(&[1, 2, 4, 8]), among(&[1, 2, 4])];
+    sets.push(counts[..3].to_vec());
+    sets.push(counts[..4].to_vec());
+    sets.dedup();
+    sets.retain(|s| s.len() >= 2);
+    sets
+}
+
+const CODES: [&str; 9] = [
+    "clvleaf", "hpgmgfv", "lbm", "pot3d", "soma", "sph_exa", "sweep", "tealeaf", "weather",
+];
+
+#[test]
+fn what_fit_writes_plan_and_validate_accept_for_every_fixture_code_and_subset() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut cases = 0;
+    for code in CODES {
+        for (k, set) in fit_sets(code).iter().enumerate() {
+            let fit_csv = subset(d, code, "fit.csv", |n| set.contains(&n));
+            let (prof, mach, _) = fit(d, &fit_csv, &format!("{code}-{k}"));
+            plan(&mach, &prof);
+            let held = subset(d, code, "held.csv", |n| !set.contains(&n) && n <= 16);
+            if std::fs::read_to_string(&held).unwrap().lines().count() < 2 {
+                continue;
+            }
+            let (rc, out, err) = jouleplan(&[
+                "validate",
+                "--machine",
+                s(&mach),
+                "--profile",
+                s(&prof),
+                "--measured",
+                s(&held),
+                "--json",
+            ]);
+            assert_eq!(rc, 0, "{code} {set:?}: {err}");
+            let v: Value = serde_json::from_str(&out).unwrap();
+            assert_eq!(v["model_problems"], serde_json::json!([]), "{code} {set:?}");
+            cases += 1;
+        }
+    }
+    assert!(cases >= 30, "{cases}");
+    // Every node count at once: hpgmgfv's fit `plan` used to refuse (+5.2% against a 2.2%
+    // bound) is accepted; where node power over 1-32 nodes leaves a root-mean-square residual
+    // beyond 10% (soma: 13.5%), `fit` refuses at once, naming it, and writes nothing.
+    for code in CODES {
+        let all = repo(&format!("tests/data/multinode/{code}.csv"));
+        let (prof, mach) = (
+            d.join(format!("{code}-all.json")),
+            d.join(format!("{code}-all.toml")),
+        );
+        let machine = repo(MACHINE);
+        let (rc, _, err) = jouleplan(&[
+            "fit",
+            "--measured",
+            s(&all),
+            "--machine",
+            s(&machine),
+            "--profile-out",
+            s(&prof),
+            "--machine-out",
+            s(&mach),
+        ]);
+        if rc == 0 {
+            plan(&mach, &prof);
+        } else {
+            assert_ne!(code, "hpgmgfv", "{err}");
+            assert!(
+                err.contains("refused by `plan` (nothing written)"),
+                "{code}: {err}"
+            );
+            assert!(err.contains("residual"), "{code}: {err}");
+            assert!(!prof.exists() && !mach.exists());
+        }
+    }
+}
+
+#[test]
+fn every_count_not_measured_carries_an_interval_of_the_stated_coverage() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let fit_csv = subset(d, "weather", "fit.csv", |n| [1, 2, 4, 8].contains(&n));
+    let held = subset(d, "weather", "held.csv", |n| {
+        ![1, 2, 4, 8].contains(&n) && n <= 16
+    });
+    let (prof, mach, said) = fit(d, &fit_csv, "w");
+    // fit prints each law's weight and the combined law's own out-of-sample error.
+    assert!(said.contains("weight"), "{said}");
+    assert!(
+        said.contains("combined law's leave-one-node-count-out error"),
+        "{said}"
+    );
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&prof).unwrap()).unwrap();
+    let law = &doc["node_law"];
+    let total: f64 = law["candidates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["weight"].as_f64().unwrap())
+        .sum();
+    assert!((total - 1.0).abs() < 1e-9, "{law}");
+    assert_eq!(law["combined"]["anchor_nodes"], 1);
+    let width = |coverage: &str| -> (f64, Value) {
+        let (rc, out, err) = jouleplan(&[
+            "validate",
+            "--machine",
+            s(&mach),
+            "--profile",
+            s(&prof),
+            "--measured",
+            s(&held),
+            "--json",
+            "--coverage",
+            coverage,
+        ]);
+        assert_eq!(rc, 0, "{err}");
+        let v: Value = serde_json::from_str(&out).unwrap();
+        let b = v["validations"][0].clone();
+        let mut w = 0.0;
+        for p in b["points"].as_array().unwrap() {
+            // 3, 5, 6, 7 nodes lie between measured counts: they carry one too.
+            let i = p["time_interval_s"]
+                .as_array()
+                .unwrap_or_else(|| panic!("{p}"));
+            let (lo, hi) = (i[0].as_f64().unwrap(), i[1].as_f64().unwrap());
+            let t = p["predicted_time_s"].as_f64().unwrap();
+            assert!(lo < t && t < hi, "{p}");
+            w += (hi - lo) / t;
+        }
+        (w, b["interval_coverage"].clone())
+    };
+    let (w80, c80) = width("0.8");
+    let (w95, c95) = width("95%");
+    assert_eq!(c80["nominal"], 0.8);
+    assert_eq!(c95["nominal"], 0.95);
+    assert!(w95 > 1.4 * w80, "{w80} {w95}");
+    assert!(c95["time_covered"].as_u64() >= c80["time_covered"].as_u64());
+    // The text rows show each interval and the nominal coverage beside the count held.
+    let (_, text, _) = jouleplan(&[
+        "validate",
+        "--machine",
+        s(&mach),
+        "--profile",
+        s(&prof),
+        "--measured",
+        s(&held),
+    ]);
+    assert!(
+        text.contains("80% intervals at node counts not measured held"),
+        "{text}"
+    );
+    assert!(text.contains("] "), "{text}");
+    let (rc, _, err) = jouleplan(&[
+        "validate",
+        "--machine",
+        s(&mach),
+        "--profile",
+        s(&prof),
+        "--measured",
+        s(&held),
+        "--coverage",
+        "1.5",
+    ]);
+    assert_eq!(rc, 2);
+    assert!(
+        err.contains("--coverage") && err.contains("0.5 to 0.999"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_law_anchored_at_the_fewest_nodes_reproduces_them() {
+    // lbm was first measured on 3 nodes: the law vanishes there, so the 3-node runs are the
+    // model's own (perfect scaling from them), not a law's extrapolation down to one node.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let fit_csv = subset(d, "lbm", "fit.csv", |n| [3, 4, 8].contains(&n));
+    let (prof, mach, said) = fit(d, &fit_csv, "lbm");
+    assert!(said.contains("0 at 3 nodes"), "{said}");
+    let p = predict_json(&mach, &prof, "3,72,2.4");
+    let t = p["time_s"].as_f64().unwrap();
+    // The two measured 3-node, 72-core runs: 776.8 s and 781.8 s.
+    assert!((t / 779.3 - 1.0).abs() < 0.03, "{p}");
+    assert!(p["time_interval_s"].is_null(), "{p}");
+}
+
+#[test]
+fn a_deadline_the_interval_crosses_is_a_named_risk_with_a_safe_alternative() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let fit_csv = subset(d, "hpgmgfv", "fit.csv", |n| [1, 2, 4, 8].contains(&n));
+    let (prof, mach, _) = fit(d, &fit_csv, "h");
+    let p = predict_json(&mach, &prof, "9,72,2.4");
+    let (t, hi) = (
+        p["time_s"].as_f64().unwrap(),
+        p["time_interval_s"][1].as_f64().unwrap(),
+    );
+    let deadline = format!("{:.1}s", (t + hi) / 2.0);
+    let (rc, out, err) = jouleplan(&[
+        "plan",
+        "--machine",
+        s(&mach),
+        "--profile",
+        s(&prof),
+        "--nodes",
+        "1-16",
+        "--cores",
+        "72",
+        "--deadline",
+        &deadline,
+        "--json",
+    ]);
+    assert_eq!(rc, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let rec = &v["recommendation"];
+    let risk = &rec["deadline_risk"];
+    assert!(risk.is_object(), "{rec}");
+    assert!(risk["interval_far_end"].as_f64().unwrap() > risk["limit"].as_f64().unwrap());
+    let safe = &risk["safe"];
+    let far = safe["time_interval_s"][1]
+        .as_f64()
+        .or(safe["time_s"].as_f64())
+        .unwrap_or_else(|| panic!("{risk}"));
+    assert!(far <= risk["limit"].as_f64().unwrap(), "{safe}");
+    assert!(err.contains("deadline risk"), "{err}");
+}
+
+#[test]
+fn fit_loo_on_runs_over_several_nodes_predicts_their_energy() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let fit_csv = subset(d, "hpgmgfv", "fit.csv", |n| [1, 2, 4, 8].contains(&n));
+    let (_, _, said) = fit_with(d, &fit_csv, "loo", &["--loo"]);
+    let block = said
+        .split("leave-one-out: each configuration")
+        .nth(1)
+        .unwrap();
+    assert!(!block.contains("-100.0%"), "{block}");
+    let energy_line = block
+        .lines()
+        .find(|l| l.contains("CPU energy: mean absolute error"))
+        .unwrap_or_else(|| panic!("{block}"));
+    let mape: f64 = energy_line
+        .split("error ")
+        .nth(1)
+        .and_then(|x| x.split('%').next())
+        .and_then(|x| x.parse().ok())
+        .unwrap();
+    assert!(mape < 20.0, "{energy_line}");
+}
+
+#[test]
+fn time_only_runs_on_one_node_fit_against_the_file_machine_init_writes() {
+    // A machine file without [power] and [network], as `machine init` writes on a node
+    // without RAPL or MPI; runs with time only.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mach = d.join("node.toml");
+    std::fs::write(
+        &mach,
+        "[machine]\nname = \"phi\"\nnodes = 1\ncores_per_node = 57\n\
+         frequencies_ghz = [0.6, 0.8, 1.1]\n",
+    )
+    .unwrap();
+    // The recorded Xeon Phi runs (examples/measured/, measured by the seed paper's authors)
+    // with their energy column dropped: time only.
+    let text = std::fs::read_to_string(repo("examples/measured/xeon-phi-spmv-sparse.csv")).unwrap();
+    let time_only: String = text
+        .lines()
+        .map(|l| l.rsplit_once(',').unwrap().0.to_string() + "\n")
+        .collect();
+    let csv = d.join("runs.csv");
+    std::fs::write(&csv, time_only).unwrap();
+    let prof = d.join("p.json");
+    let (rc, _, err) = jouleplan(&[
+        "fit",
+        "--measured",
+        s(&csv),
+        "--machine",
+        s(&mach),
+        "--profile-out",
+        s(&prof),
+    ]);
+    assert_eq!(rc, 0, "{err}");
+    assert!(err.contains("energy unavailable"), "{err}");
+    assert!(prof.exists());
+    // Runs over several nodes still need the network (a row's node count changed: the file
+    // is refused before any number is used).
+    let two = std::fs::read_to_string(&csv)
+        .unwrap()
+        .replacen("\n1,", "\n2,", 1);
+    std::fs::write(&csv, two).unwrap();
+    let (rc, _, err) = jouleplan(&[
+        "fit",
+        "--measured",
+        s(&csv),
+        "--machine",
+        s(&mach),
+        "--profile-out",
+        s(&prof),
+    ]);
+    assert_eq!(rc, 2, "{err}");
+    assert!(err.contains("[network]"), "{err}");
 }

@@ -409,17 +409,18 @@ proptest! {
     /// The pruning bounds are below every evaluated point of their node range. With U = 1 and no
     /// messages the bounds are attained (up to the safety margin), so any inflation fails here.
     #[test]
-    fn lower_bounds_hold_over_their_node_range(seed in any::<u64>(), gpus in 0u32..3, n1 in 1u32..300, len in 0u32..300, msgs in prop_oneof![Just(0.0), 0.0f64..0.5], weak in any::<bool>(), law in (-0.05f64..0.05, -0.01f64..0.01)) {
+    fn lower_bounds_hold_over_their_node_range(seed in any::<u64>(), gpus in 0u32..3, n1 in 1u32..300, len in 0u32..300, msgs in prop_oneof![Just(0.0), 0.0f64..0.5], weak in any::<bool>(), law in (-0.05f64..0.05, -0.01f64..0.01), anchor in 1u32..6) {
         let mut c = case_with(seed, 600, 3, 2, gpus, msgs);
         // A node law of either sign on each term (issue 26): the bounds take its least.
-        use jouleplan::model::node_law::{Basis, Candidate, Law, NodeFit};
+        use jouleplan::model::node_law::{Basis, Candidate, Law, NodeFit, Spread};
+        let law = Law::anchored(anchor, &[(Basis { i: -1.0, j: 0 }, law.0), (Basis { i: 0.5, j: 1 }, law.1)]);
         c.profile.node_law = Some(NodeFit {
-            candidates: vec![Candidate {
-                law: Law::new(&[(Basis { i: -1.0, j: 0 }, law.0), (Basis { i: 0.5, j: 1 }, law.1)]),
-                loo_rel: 0.01,
-                extrapolation_rel: None,
-            }],
-            measured_nodes: vec![1, 2],
+            law,
+            candidates: vec![Candidate { law, form: String::new(), weight: 1.0, folds: Vec::new() }],
+            folds: Vec::new(),
+            rule: String::new(),
+            spread: Spread::default(),
+            measured_nodes: vec![anchor, anchor + 1],
             residuals: Vec::new(),
             compared: 1,
             weak,

@@ -82,6 +82,20 @@ pub struct NetworkSection {
     pub cv2: Option<f64>,
 }
 
+impl NetworkSection {
+    /// The network of a file without `[network]` as `fit` reads it for one-node runs: no
+    /// latency, the widest bandwidth the reader allows. No prediction beyond one node is made
+    /// from it (`fit` refuses runs over several nodes against such a file).
+    pub fn unused() -> Self {
+        NetworkSection {
+            latency_s: 0.0,
+            bandwidth_bytes_per_s: 1e14,
+            switch_bandwidth_bytes_per_s: None,
+            cv2: None,
+        }
+    }
+}
+
 /// The `[power]` section, W.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -108,6 +122,11 @@ pub struct PowerSection {
     /// The power fit's residual against the node power it came from, relative.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fit_residual_rel: Option<f64>,
+    /// The root-mean-square residual of a fit over many runs (node power over several node
+    /// counts): what says whether the fit describes the machine, while `fit_residual_rel`
+    /// bounds how finely any one run is reproduced.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fit_residual_rms: Option<f64>,
 }
 
 impl PowerSection {
@@ -124,6 +143,7 @@ impl PowerSection {
             gpu_idle_w: Some(0.0),
             gpu_nocontext_w: None,
             fit_residual_rel: None,
+            fit_residual_rms: None,
         }
     }
 }
@@ -299,6 +319,11 @@ impl PowerSection {
             "power.fit_residual_rel",
             self.fit_residual_rel,
             Bound::Within(0.0, 1.0),
+        )?;
+        c.opt(
+            "power.fit_residual_rms",
+            self.fit_residual_rms,
+            Bound::Within(0.0, 1.0),
         )
     }
 }
@@ -327,7 +352,7 @@ fn expects(key: &str) -> Option<String> {
         }
         "network.cv2" => limits::CV2.describe(),
         "power.core_active_w" | "power.core_stall_w" | "power.idle_w" => per,
-        "power.fit_residual_rel" => Bound::Within(0.0, 1.0).describe(),
+        "power.fit_residual_rel" | "power.fit_residual_rms" => Bound::Within(0.0, 1.0).describe(),
         "sources[]" => "a string".into(),
         k if k.starts_with("power.") => power,
         _ => return None,

@@ -46,9 +46,6 @@ pub const REQUIRED: [&str; 5] = ["nodes", "cores", "freq_hz", "gpus", "time_s"];
 pub const HEADER: &str =
     "columns nodes,cores,freq_hz,gpus,time_s[,energy_j|gpu_energy_j][,ranks][,energy_scope]";
 
-/// The largest energy a row may hold, J (a megawatt for eleven days).
-pub const MAX_ENERGY_J: f64 = 1e12;
-
 /// An error about a cell: `line N, column NAME`.
 pub fn cell_error(path: &Path, line: u64, column: &str, expected: &str, got: &str) -> InputError {
     InputError::Key {
@@ -90,10 +87,10 @@ impl MeasuredRow {
             );
         }
         if let Some((e, col)) = self.energy()
-            && !(e > 0.0 && e <= MAX_ENERGY_J)
+            && !crate::limits::run_energy_ok(e)
         {
-            let expected =
-                "a positive energy in joules (a run that took time used energy), up to 1e12";
+            let expected = "an energy in joules from 0.001 (a run that took time used energy) to \
+                 1e12";
             return bad(col, expected, e);
         }
         if let Some(r) = self.ranks {

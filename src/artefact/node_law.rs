@@ -7,7 +7,7 @@ use crate::limits;
 use serde::{Deserialize, Serialize};
 
 /// The most basis terms a law has.
-pub const MAX_TERMS: usize = 2;
+pub const MAX_TERMS: usize = 4;
 
 /// The node law of a profile.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -29,6 +29,41 @@ pub struct NodeLawFile {
     /// The chosen law's mean relative residual at each measured count.
     #[serde(default)]
     pub residuals: Vec<ResidualFile>,
+    /// The combined law the model uses, its anchor, its out-of-sample errors and what its
+    /// intervals are made of (absent in profiles written before laws were averaged: the
+    /// first candidate is then the law, anchored at one node).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub combined: Option<CombinedFile>,
+}
+
+/// The combined law: the candidates' weighted sum.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CombinedFile {
+    /// The node count every term vanishes at (the smallest measured).
+    pub anchor_nodes: u32,
+    /// How the candidates were weighed, in words.
+    pub rule: String,
+    /// Its terms, `coef_s (f(n) - f(anchor_nodes))`.
+    pub terms: Vec<TermFile>,
+    /// Its signed relative error at each left-out node count.
+    pub folds: Vec<FoldFile>,
+    /// Run-to-run spread (relative standard deviation) of repeated runs.
+    pub repeat_rel: f64,
+    /// Out-of-sample error between the measured counts (relative standard deviation).
+    pub within_rel: f64,
+    /// Growth of the error per doubling beyond the largest measured count.
+    pub per_doubling_rel: f64,
+}
+
+/// A relative error at one left-out node count.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FoldFile {
+    /// The node count left out.
+    pub nodes: u32,
+    /// Signed mean relative time error there (predicted / measured - 1).
+    pub rel: f64,
 }
 
 /// One candidate law and its cross-validated error.
@@ -42,6 +77,15 @@ pub struct CandidateFile {
     /// The error at the largest measured count predicted from the smaller ones (`null`: none).
     #[serde(default)]
     pub extrapolation_rel: Option<f64>,
+    /// The law's form in time, for the reader.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub form: Option<String>,
+    /// Its weight in the combined law.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weight: Option<f64>,
+    /// Its signed relative error at each left-out node count.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub folds: Option<Vec<FoldFile>>,
 }
 
 /// One term `coef_s * n^i log2(n)^j` (less its value at one node).
@@ -95,6 +139,9 @@ impl NodeLawFile {
         for (k, r) in self.residuals.iter().enumerate() {
             c.num(&format!("{at}.residuals[{k}].rel"), r.rel, REL)?;
         }
+        if let Some(comb) = &self.combined {
+            comb.validate(c, &format!("{at}.combined"))?;
+        }
         match self.scaling.as_deref() {
             None | Some("strong" | "weak") => Ok(()),
             Some(other) => Err(c.fail(
@@ -106,6 +153,41 @@ impl NodeLawFile {
     }
 }
 
+impl CombinedFile {
+    fn validate(&self, c: &Check, at: &str) -> InputResult<()> {
+        c.whole(
+            &format!("{at}.anchor_nodes"),
+            self.anchor_nodes.into(),
+            limits::NODES,
+        )?;
+        validate_terms(c, at, &self.terms)?;
+        validate_folds(c, at, &self.folds)?;
+        c.num(&format!("{at}.repeat_rel"), self.repeat_rel, REL)?;
+        c.num(&format!("{at}.within_rel"), self.within_rel, REL)?;
+        c.num(
+            &format!("{at}.per_doubling_rel"),
+            self.per_doubling_rel,
+            REL,
+        )
+    }
+}
+
+fn validate_folds(c: &Check, at: &str, folds: &[FoldFile]) -> InputResult<()> {
+    for (k, f) in folds.iter().enumerate() {
+        c.whole(
+            &format!("{at}.folds[{k}].nodes"),
+            f.nodes.into(),
+            limits::NODES,
+        )?;
+        c.num(
+            &format!("{at}.folds[{k}].rel"),
+            f.rel,
+            Bound::Within(-100.0, 100.0),
+        )?;
+    }
+    Ok(())
+}
+
 impl CandidateFile {
     fn validate(&self, c: &Check, at: &str) -> InputResult<()> {
         c.num(&format!("{at}.loo_rel"), self.loo_rel, REL)?;
@@ -114,14 +196,28 @@ impl CandidateFile {
             self.extrapolation_rel,
             REL,
         )?;
-        if self.terms.len() > MAX_TERMS {
+        c.opt(
+            &format!("{at}.weight"),
+            self.weight,
+            Bound::Within(0.0, 1.0),
+        )?;
+        if let Some(f) = &self.folds {
+            validate_folds(c, at, f)?;
+        }
+        validate_terms(c, at, &self.terms)
+    }
+}
+
+fn validate_terms(c: &Check, at: &str, terms: &[TermFile]) -> InputResult<()> {
+    {
+        if terms.len() > MAX_TERMS {
             return Err(c.fail(
                 &format!("{at}.terms"),
                 format!("at most {MAX_TERMS} terms"),
-                format!("{} terms", self.terms.len()),
+                format!("{} terms", terms.len()),
             ));
         }
-        for (k, t) in self.terms.iter().enumerate() {
+        for (k, t) in terms.iter().enumerate() {
             c.num(&format!("{at}.terms[{k}].i"), t.i, Bound::Within(-1.0, 3.0))?;
             c.whole(&format!("{at}.terms[{k}].j"), t.j.into(), Whole(0, 2))?;
             c.num(

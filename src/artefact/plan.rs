@@ -146,6 +146,23 @@ pub struct RecommendationOut {
     pub warnings: Vec<String>,
     /// Node counts worth measuring before a run beyond the evidence.
     pub measure_next: Vec<MeasureNextOut>,
+    /// Where the time interval's far end is past `--deadline`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline_risk: Option<RiskOut>,
+    /// Where the energy interval's far end is past `--budget`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_risk: Option<RiskOut>,
+}
+
+/// A recommendation whose interval crosses its limit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RiskOut {
+    /// The deadline (s) or budget (J).
+    pub limit: f64,
+    /// The interval's end beyond it.
+    pub interval_far_end: f64,
+    /// The front configuration that meets the limit with its interval's far end, if any.
+    pub safe: Option<ConfigOut>,
 }
 
 /// A configuration worth measuring next, and what it costs.

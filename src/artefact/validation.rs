@@ -16,6 +16,11 @@ pub struct ValidationOut {
     pub notes: Vec<String>,
     /// One block per validation (each measured set against its profile).
     pub validations: Vec<BlockOut>,
+    /// What keeps the model from explaining the profile's own measurements (a failed
+    /// reproduction check, a power fit beyond its bound): `plan` refuses such a profile
+    /// without `--accept-model-error`; `validate` scores it all the same.
+    #[serde(default)]
+    pub model_problems: Vec<String>,
 }
 
 /// One validation.
@@ -116,4 +121,7 @@ pub struct CoverageOut {
     pub energy_points: usize,
     /// Energies inside it.
     pub energy_covered: usize,
+    /// The intervals' nominal coverage (the share they should hold).
+    #[serde(default)]
+    pub nominal: Option<f64>,
 }

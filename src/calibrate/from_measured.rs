@@ -99,6 +99,23 @@ pub fn fit_scaled(
     program: &str,
     weak: bool,
 ) -> InputResult<FitOutcome> {
+    fit_with_rule(
+        file,
+        rows,
+        machine,
+        program,
+        (weak, &super::node_fit::Rule::default()),
+    )
+}
+
+/// As [`fit_scaled`], the node law weighed by `rule` (the design study sets others).
+pub fn fit_with_rule(
+    file: &Path,
+    rows: &[Measured],
+    machine: &Machine,
+    program: &str,
+    (weak, rule): (bool, &super::node_fit::Rule),
+) -> InputResult<FitOutcome> {
     check_cores(file, rows, machine)?;
     let (mut single, multi): (Vec<Measured>, Vec<Measured>) =
         rows.iter().cloned().partition(|r| r.config.nodes == 1);
@@ -111,8 +128,14 @@ pub fn fit_scaled(
     let mut points = time_split::points(&samples, &splits);
     let derived = super::multi_node::derive_points(&mut points, &multi, weak);
     let mut profile = fitted_profile(file, program, points, machine)?;
-    profile.node_law =
-        super::multi_node::fit_law(file, &profile, machine, &multi, (!from_smallest, weak))?;
+    profile.node_law = super::multi_node::fit_law(
+        file,
+        &profile,
+        machine,
+        &multi,
+        (!from_smallest, weak),
+        rule,
+    )?;
     note_nodes(&mut profile, &derived, file);
     if from_smallest {
         profile

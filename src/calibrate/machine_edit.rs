@@ -123,13 +123,14 @@ pub use crate::units::today_utc;
 
 /// The machine file's text with `[power]` keys from `power` (core_stall_w = core_active_w,
 /// memory_w = 0: time and energy alone cannot separate them) and `residual` as its
-/// fit_residual_rel, each key's source `source`; checked by reading it back.
+/// fit_residual_rel (and `rms` as fit_residual_rms, the residual itself where the fit gives no
+/// other), each key's source `source`; checked by reading it back.
 pub fn write_power(
     path: &Path,
     text: &str,
     machine: &crate::model::machine::Machine,
     power: &crate::model::machine::Power,
-    residual: f64,
+    (residual, rms): (f64, Option<f64>),
     source: &str,
 ) -> InputResult<String> {
     let w = |v: &[crate::units::Watts]| Number::PerFrequency(v.iter().map(|x| x.0).collect());
@@ -139,6 +140,10 @@ pub fn write_power(
         ("core_stall_w", w(&power.core_stall)),
         ("memory_w", Number::One(0.0)),
         ("fit_residual_rel", Number::One(residual.min(1.0))),
+        (
+            "fit_residual_rms",
+            Number::One(rms.unwrap_or(residual).min(residual).min(1.0)),
+        ),
     ];
     let new = update(path, text, "power", &keys, source, false)?;
     let back = crate::model::machine::Machine::from_toml(path, &new)?;

@@ -3,7 +3,7 @@
 //! not explain is carried by a node law ([`super::node_fit::fit_law`]), and node power is
 //! fitted on every run with energy ([`super::node_fit::node_power`]).
 
-use super::node_fit::{self, LawPoint, NodePower, PowerPoint};
+use super::node_fit::{self, LawPoint, NodePower, PowerPoint, Rule};
 use super::reproduce::EnergyScope;
 use super::validate::Measured;
 use crate::error::{InputError, InputResult};
@@ -143,6 +143,7 @@ pub fn fit_law(
     machine: &Machine,
     multi: &[Measured],
     (one_node, weak): (bool, bool),
+    rule: &Rule,
 ) -> InputResult<Option<NodeFit>> {
     if multi.is_empty() {
         return Ok(None);
@@ -159,12 +160,33 @@ pub fn fit_law(
         });
     }
     let horizon = (machine.max_nodes, weak);
-    Ok(node_fit::fit_law_within(&pts, one_node, horizon).map(|f| NodeFit { weak, ..f }))
+    let fit = node_fit::fit_law_within(&pts, one_node, horizon, (rule, repeat_spread(multi)));
+    Ok(fit.map(|f| NodeFit { weak, ..f }))
 }
 
-/// Rows averaged per configuration (nodes, cores, frequency, ranks).
-fn averaged(rows: &[Measured]) -> Vec<Measured> {
-    let mut groups: BTreeMap<(u32, u32, u64, Option<u32>), Vec<&Measured>> = BTreeMap::new();
+/// The pooled run-to-run spread of repeated configurations (relative standard deviation),
+/// `None` where nothing was repeated.
+pub fn repeat_spread(rows: &[Measured]) -> Option<f64> {
+    let (mut ss, mut dof) = (0.0, 0usize);
+    for g in groups(rows).values() {
+        if g.len() < 2 {
+            continue;
+        }
+        let mean = g.iter().map(|r| r.time_s).sum::<f64>() / g.len() as f64;
+        ss += g
+            .iter()
+            .map(|r| (r.time_s / mean - 1.0).powi(2))
+            .sum::<f64>();
+        dof += g.len() - 1;
+    }
+    (dof > 0).then(|| (ss / dof as f64).sqrt())
+}
+
+type GroupKey = (u32, u32, u64, Option<u32>);
+
+/// Rows by configuration (nodes, cores, frequency, ranks).
+fn groups(rows: &[Measured]) -> BTreeMap<GroupKey, Vec<&Measured>> {
+    let mut groups: BTreeMap<GroupKey, Vec<&Measured>> = BTreeMap::new();
     for r in rows {
         groups
             .entry((
@@ -177,6 +199,11 @@ fn averaged(rows: &[Measured]) -> Vec<Measured> {
             .push(r);
     }
     groups
+}
+
+/// Rows averaged per configuration (nodes, cores, frequency, ranks).
+fn averaged(rows: &[Measured]) -> Vec<Measured> {
+    groups(rows)
         .into_values()
         .map(|g| {
             let mut m = g[0].clone();
@@ -249,10 +276,12 @@ pub fn fit_power(
         return Ok(None);
     }
     power.memory = Watts(0.0);
-    // Runs over several node counts and layouts carry their run-to-run noise into the
-    // residuals: the figure the machine keeps is the root-mean-square one (the largest is
-    // printed by `fit`).
-    power.fit_residual_rel = Some(fitted.iter().map(|x| x.1.residual_rms).fold(0.0, f64::max));
+    // The bound the reproduction check allows is the largest residual of this very fit,
+    // rounded up past the written digits, so that what `fit` writes `plan` accepts.
+    let largest = fitted.iter().map(|x| x.1.residual_max).fold(0.0, f64::max);
+    power.fit_residual_rel = Some((largest * 1e4).ceil() / 1e4);
+    let rms = fitted.iter().map(|x| x.1.residual_rms).fold(0.0, f64::max);
+    power.fit_residual_rms = Some((rms * 1e4).ceil() / 1e4);
     let kept = machine
         .frequencies
         .iter()

@@ -182,6 +182,18 @@ pub fn bound_of(profile: &Profile, p: &BaselinePoint) -> f64 {
         .max(BOUND_FLOOR)
 }
 
+/// How finely the power fit lets energy be reproduced: its largest residual, which bounds
+/// every run it was fitted on. A fit over many runs whose root-mean-square residual shows it
+/// describes the machine (at most [`MAX_POWER_FIT_BOUND`]) bounds by its largest residual
+/// whole; otherwise the largest residual counts only up to that bound.
+pub fn energy_bound(p: &crate::model::machine::Power) -> f64 {
+    let largest = p.fit_residual_rel.unwrap_or(0.0);
+    match p.fit_residual_rms {
+        Some(rms) if rms <= MAX_POWER_FIT_BOUND => largest,
+        _ => largest.min(MAX_POWER_FIT_BOUND),
+    }
+}
+
 fn point_check(model: &Model<'_>, p: &BaselinePoint) -> Option<PointCheck> {
     let group = model.baseline_group(p).ok()?;
     let ev = group.eval(1, 0.0)?;
@@ -192,14 +204,7 @@ fn point_check(model: &Model<'_>, p: &BaselinePoint) -> Option<PointCheck> {
         .get(&(p.cores, freq_key(p.freq), p.gpus));
     let bound = bound_of(model.profile, p);
     let scope = EnergyScope::of(spread.map_or(&[][..], |s| &s.energy_domains[..]));
-    let energy_bound = bound.max(
-        model
-            .machine
-            .power
-            .fit_residual_rel
-            .unwrap_or(0.0)
-            .min(MAX_POWER_FIT_BOUND),
-    );
+    let energy_bound = bound.max(energy_bound(&model.machine.power));
     Some(PointCheck {
         cores: p.cores,
         ghz: p.freq.ghz(),

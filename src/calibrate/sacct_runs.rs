@@ -153,12 +153,11 @@ fn row(
                 f.elapsed,
             )
         })?;
-    // sacct prints an empty or 0 energy where accounting did not gather it.
-    let energy = match f.energy.parse::<f64>() {
-        Ok(e) if e > 0.0 && e.is_finite() => Some((e, scope)),
-        Ok(_) => None,
-        Err(_) if f.energy.is_empty() => None,
-        Err(_) => {
+    // sacct prints an empty or 0 energy, or its no-value marker, where accounting did not
+    // gather it: no reading, the step's time kept.
+    let energy = match crate::limits::slurm_energy(f.energy) {
+        Ok(e) => e.map(|e| (e, scope)),
+        Err(crate::limits::NotANumber) => {
             return Err(bad(
                 f.line,
                 "ConsumedEnergyRaw",

@@ -437,6 +437,7 @@ fn write_power(
         ("core_active_w", act),
         ("core_stall_w", stall),
         ("fit_residual_rel", Number::One(f.residual_bound())),
+        ("fit_residual_rms", Number::One(f.residual_bound())),
     ];
     if let Some(m) = f.at("P_mem", 1.0) {
         keys.push(("memory_w", Number::One(m)));

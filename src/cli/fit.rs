@@ -7,6 +7,7 @@ use super::{SourceArgs, bind, fit_to_machine, trust};
 use crate::atomic_write::write_atomic;
 use crate::calibrate::from_measured::{self, FitOutcome};
 use crate::calibrate::machine_edit;
+use crate::calibrate::node_fit::Rule;
 use crate::calibrate::validate::{self as cv, Measured};
 use crate::error::InputError;
 use crate::model::machine::Machine;
@@ -40,10 +41,46 @@ pub struct FitArgs {
     /// Also leave each measured configuration out in turn, refit on the others and predict it.
     #[arg(long)]
     pub loo: bool,
+    /// Write the outputs even where `plan` would refuse them (the model does not reproduce the
+    /// measured runs within their bounds, or the fitted power is implausible); said on stderr.
+    #[arg(long)]
+    pub accept_model_error: bool,
     /// The runs are weak scaling: each rank keeps its work (the problem grows with the ranks);
     /// the node law then carries weak-scaling growth, and plans from the profile are weak.
     #[arg(long)]
     pub weak: bool,
+    /// The node law's rule for the design study (`docs/NODE_AXIS.md`), as
+    /// `floor=0.03|best,serial=free|nonneg,repeat=0.03,doubling=0.05,unvalidated=0.1`; each key
+    /// optional.
+    #[arg(long, hide = true, value_name = "RULE", value_parser = parse_rule)]
+    pub design: Option<Rule>,
+}
+
+/// Parses `--design`.
+fn parse_rule(s: &str) -> Result<Rule, String> {
+    let mut r = Rule::default();
+    for kv in s.split(',').filter(|x| !x.is_empty()) {
+        let (k, v) = kv
+            .split_once('=')
+            .ok_or_else(|| format!("KEY=VALUE pairs, not `{kv}`"))?;
+        let num = || -> Result<f64, String> {
+            v.parse::<f64>()
+                .ok()
+                .filter(|x| x.is_finite() && *x >= 0.0)
+                .ok_or_else(|| format!("{k}: a number >= 0, not `{v}`"))
+        };
+        match (k, v) {
+            ("floor", "best") => r.floor = None,
+            ("floor", _) => r.floor = Some(num()?),
+            ("serial", "free") => r.serial_nonneg = false,
+            ("serial", "nonneg") => r.serial_nonneg = true,
+            ("repeat", _) => r.repeat_prior = num()?,
+            ("doubling", _) => r.per_doubling_prior = num()?,
+            ("unvalidated", _) => r.unvalidated_per_doubling = num()?,
+            _ => return Err(format!("unknown key or value `{kv}`")),
+        }
+    }
+    Ok(r)
 }
 
 /// Refuses outputs onto the inputs (the measured CSV; the machine file except as the
@@ -59,34 +96,85 @@ fn check_outputs(args: &FitArgs, machine_file: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Runs `fit`.
+/// Runs `fit`: read the machine and the runs, fit (time split, node law, power), print, compose
+/// the outputs, check them as `plan` would, write them, and optionally leave each
+/// configuration out.
 pub fn run_fit(args: &FitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let (machine_file, machine_text) = super::sources::machine_text(args.machine.as_deref())?;
-    let (machine, unpowered) = Machine::from_toml_for_fit(&machine_file, &machine_text)?;
+    let (machine, lacks) = Machine::from_toml_for_fit(&machine_file, &machine_text)?;
     check_outputs(args, &machine_file)?;
     let text = crate::input::read_table(&args.measured)?;
     let rows = cv::read_csv(&args.measured, &text)?;
+    if lacks.network && rows.iter().any(|r| r.config.nodes > 1) {
+        return Err(InputError::Mismatch(format!(
+            "{}: the machine file has no [network] section, which runs over several nodes \
+             need; give it {}",
+            machine_file.display(),
+            crate::model::machine::NETWORK_HINT
+        ))
+        .into());
+    }
     let program = args.program.clone().unwrap_or_else(|| {
         args.measured
             .file_stem()
             .map_or("program".into(), |s| s.to_string_lossy().into_owned())
     });
-    let fitted = from_measured::fit_scaled(&args.measured, &rows, &machine, &program, args.weak)?;
+    let rule = args.design.unwrap_or_default();
+    let fitted = from_measured::fit_with_rule(
+        &args.measured,
+        &rows,
+        &machine,
+        &program,
+        (args.weak, &rule),
+    )?;
+    let time_only = check_power(args, &fitted, &rows, lacks.power)?;
+    report(&fitted, &machine, out)?;
+    if let Some(why) = &time_only {
+        super::say::note(why);
+    }
+    let profile_json = fitted.profile.to_file().to_text()? + "\n";
+    let machine_new = machine_output(args, &fitted, &machine, &machine_text, lacks.power)?;
+    if time_only.is_none() {
+        let problems = planner_checks(&fitted.profile, &machine, machine_new.as_ref())?;
+        refuse_or_warn(args, &problems)?;
+    }
+    write_atomic(&args.profile_out, profile_json.as_bytes(), false)?;
+    super::say::progress(&format!("wrote {}", args.profile_out.display()));
+    if let Some((path, text)) = machine_new {
+        super::outputs::write_machine(&machine_file, path, text.as_bytes())?;
+        super::say::progress(&format!("wrote {}", path.display()));
+    }
+    if args.loo {
+        write_block(
+            &leave_one_out(
+                &args.measured,
+                &rows,
+                &machine,
+                &program,
+                (args.weak, &rule),
+            )?,
+            out,
+        )?;
+    }
+    Ok(())
+}
+
+/// Whether the fit has power to write. Time-only runs (no energy measured) against a machine
+/// file without `[power]` give a time-only profile: `Some(why)`, said, and nothing else
+/// refused. Energy measured but not enough to identify power, or `--machine-out` without
+/// power, is refused.
+fn check_power(
+    args: &FitArgs,
+    fitted: &FitOutcome,
+    rows: &[Measured],
+    unpowered: bool,
+) -> anyhow::Result<Option<String>> {
     let no_power = fitted.power.is_none() && fitted.node_power.is_none();
     let why = fitted
         .power_unidentified
         .clone()
         .unwrap_or_else(|| format!("no energy_j column in {}", args.measured.display()));
-    if unpowered && no_power {
-        return Err(InputError::Mismatch(format!(
-            "{}: the machine file has no [power] section and the measured energy cannot give \
-             one ({why}); measure energy at two or more core counts or over several nodes, or \
-             give a machine file with {}",
-            machine_file.display(),
-            crate::model::machine::POWER_HINT
-        ))
-        .into());
-    }
+    let measured_energy = rows.iter().any(|r| r.energy.is_some());
     if args.machine_out.is_some() && no_power {
         return Err(InputError::Argument {
             flag: "--machine-out".into(),
@@ -95,48 +183,114 @@ pub fn run_fit(args: &FitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         }
         .into());
     }
-    report(&fitted, &machine, out)?;
-    // A file without `[power]` gets one; the network's own power is not separable from time
-    // and energy, so it is 0 and said so (its idle draw is in idle_w).
-    let machine_text = if unpowered {
+    if unpowered && no_power && measured_energy {
+        return Err(InputError::Mismatch(format!(
+            "{}: the machine file has no [power] section and the measured energy cannot give \
+             one ({why}); measure energy at two or more core counts or over several nodes, or \
+             give a machine file with {}",
+            args.measured.display(),
+            crate::model::machine::POWER_HINT
+        ))
+        .into());
+    }
+    Ok((unpowered && no_power).then(|| {
+        format!(
+            "energy unavailable: {} measured no energy and the machine file has no [power] \
+             section, so the profile holds time only (its node law included); plan it with a \
+             machine file that has [power], or measure energy (RAPL, Slurm's \
+             ConsumedEnergyRaw) and fit again",
+            args.measured.display()
+        )
+    }))
+}
+
+/// The machine file to write (`--machine-out`) with the fitted power, when asked. A file
+/// without `[power]` gets one; the network's own power is not separable from time and
+/// energy, so it is 0 and said so (its idle draw is in idle_w).
+fn machine_output<'a>(
+    args: &'a FitArgs,
+    fitted: &FitOutcome,
+    machine: &Machine,
+    machine_text: &str,
+    unpowered: bool,
+) -> anyhow::Result<Option<(&'a PathBuf, String)>> {
+    let text = if unpowered {
         format!(
             "{machine_text}\n[power]\n# not measured: time and energy alone cannot separate the \
              network's power; its idle draw is in idle_w\nnetwork_w = 0.0\n"
         )
     } else {
-        machine_text
+        machine_text.to_string()
     };
-    let profile_json = fitted.profile.to_file().to_text()? + "\n";
-    let machine_new = match (&args.machine_out, &fitted.power, &fitted.node_power) {
-        (Some(path), Some((laws, power)), _) => Some((
-            path,
-            machine_with_power(path, &machine_text, &machine, laws, power, &args.measured)?,
-        )),
-        (Some(path), None, Some(np)) => Some((
-            path,
-            super::fit_nodes::machine_with_node_power(
+    Ok(
+        match (&args.machine_out, &fitted.power, &fitted.node_power) {
+            (Some(path), Some((laws, power)), _) => Some((
                 path,
-                &machine_text,
-                &machine,
-                np,
-                &args.measured,
-            )?,
-        )),
-        _ => None,
-    };
-    write_atomic(&args.profile_out, profile_json.as_bytes(), false)?;
-    writeln!(out, "wrote {}", args.profile_out.display())?;
-    if let Some((path, text)) = machine_new {
-        super::outputs::write_machine(&machine_file, path, text.as_bytes())?;
-        writeln!(out, "wrote {}", path.display())?;
+                machine_with_power(path, &text, machine, laws, power, &args.measured)?,
+            )),
+            (Some(path), None, Some(np)) => Some((
+                path,
+                super::fit_nodes::machine_with_node_power(
+                    path,
+                    &text,
+                    machine,
+                    np,
+                    &args.measured,
+                )?,
+            )),
+            _ => None,
+        },
+    )
+}
+
+/// Refuses what `plan` would refuse, unless `--accept-model-error` (then said on stderr).
+fn refuse_or_warn(args: &FitArgs, problems: &[String]) -> anyhow::Result<()> {
+    if problems.is_empty() {
+        return Ok(());
     }
-    if args.loo {
-        write_block(
-            &leave_one_out(&args.measured, &rows, &machine, &program)?,
-            out,
-        )?;
+    let list = problems.join("\n  - ");
+    if !args.accept_model_error {
+        return Err(InputError::Mismatch(format!(
+            "{}: what this fit would write is refused by `plan` (nothing written):\n  - {list}\n\
+             Measure the runs that disagree again, fit them apart (one-socket runs measure half \
+             a node's RAPL idle power), or pass --accept-model-error to write it anyway (`plan` \
+             and `predict` then need it too; `validate` always scores)",
+            args.measured.display()
+        ))
+        .into());
     }
+    super::say::warning(&format!(
+        "written although `plan` refuses it without --accept-model-error:\n  - {list}"
+    ));
     Ok(())
+}
+
+/// What `plan` would refuse in the fitted profile against the machine it will be planned on
+/// (the written machine file, else the one given): the same model checks `plan` makes, and
+/// every value `machine check` calls implausible.
+fn planner_checks(
+    profile: &crate::model::workload::Profile,
+    machine: &Machine,
+    written: Option<&(&PathBuf, String)>,
+) -> anyhow::Result<Vec<String>> {
+    let target = match written {
+        Some((path, text)) => Machine::from_toml(path, text)?,
+        None => machine.clone(),
+    };
+    if written.is_none() && target.power.idle.iter().all(|w| w.0 == 0.0) {
+        // No power to plan with: `plan` says so itself.
+        return Ok(Vec::new());
+    }
+    let mut problems = crate::model::plausible::implausible(&target);
+    let mut profile = profile.clone();
+    fit_to_machine(&mut profile, &target);
+    let mut model = crate::model::Model::new(&target, &profile)?;
+    if profile.node_law.as_ref().is_some_and(|f| f.weak) {
+        model.set_weak(true)?;
+    }
+    let r = crate::calibrate::reproduce::check(&model);
+    problems.extend(trust::model_problems(&model, &r));
+    Ok(problems)
 }
 
 /// The machine file's text with the fitted `[power]` keys, checked by reading it back.
@@ -163,7 +317,7 @@ fn machine_with_power(
         text,
         machine,
         power,
-        laws.residual_bound(),
+        (laws.residual_bound(), None),
         &source,
     )?)
 }
@@ -238,12 +392,16 @@ fn report(f: &FitOutcome, machine: &Machine, out: &mut dyn Write) -> std::io::Re
     Ok(())
 }
 
-/// Each configuration left out in turn, the rest refitted, the left-out one predicted.
+/// Each configuration left out in turn, the rest refitted exactly as `fit` fits (the node law,
+/// `--weak` and the rule included), the machine given the power that refit found (one-node
+/// power laws or node power), and the left-out one predicted. Refits that fail are counted
+/// and said, never skipped silently.
 fn leave_one_out(
     file: &Path,
     rows: &[Measured],
     machine: &Machine,
     program: &str,
+    (weak, rule): (bool, &Rule),
 ) -> anyhow::Result<Block> {
     let mut configs = Vec::new();
     for r in rows {
@@ -252,21 +410,30 @@ fn leave_one_out(
         }
     }
     let mut compared = Vec::new();
+    let mut failed: Vec<String> = Vec::new();
     for c in configs {
         let (held, rest): (Vec<Measured>, Vec<Measured>) =
             rows.iter().cloned().partition(|r| r.config == c);
-        let Ok(fitted) = from_measured::fit(file, &rest, machine, program) else {
-            continue;
+        let fitted = match from_measured::fit_with_rule(file, &rest, machine, program, (weak, rule))
+        {
+            Ok(f) => f,
+            Err(e) => {
+                failed.push(format!("{}: {e}", crate::search::plan::label(&c)));
+                continue;
+            }
         };
         let mut m = machine.clone();
-        if let Some((_, power)) = &fitted.power {
-            m.power = power.clone();
+        match (&fitted.power, &fitted.node_power) {
+            (Some((_, power)), _) => m.power = power.clone(),
+            (None, Some(np)) => m.power = np.power.clone(),
+            (None, None) => {}
         }
         let mut profile = fitted.profile;
         fit_to_machine(&mut profile, &m);
         let src = SourceArgs {
             accept_model_error: true,
             other_machine: true,
+            weak,
             ..SourceArgs::default()
         };
         let model = bind(
@@ -278,8 +445,18 @@ fn leave_one_out(
         )?;
         compared.extend(cv::compare(&model, &held)?);
     }
+    let mut title =
+        "leave-one-out: each configuration refitted without it and predicted".to_string();
+    if !failed.is_empty() {
+        title.push_str(&format!(
+            "; {} not refitted without it (so not predicted): {}",
+            failed.len(),
+            failed.join("; ")
+        ));
+    }
     Ok(Block {
-        title: "leave-one-out: each configuration refitted without it and predicted".into(),
+        title,
         rows: compared,
+        coverage: crate::model::evidence::DEFAULT_COVERAGE,
     })
 }

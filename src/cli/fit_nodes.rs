@@ -20,30 +20,54 @@ pub fn report(f: &FitOutcome, out: &mut dyn Write) -> std::io::Result<()> {
     report_power(f, out)
 }
 
-/// Prints the node law: its terms and parameters, the runners-up, the leave-one-out error and
-/// the residuals.
+/// Prints the node law: the candidates with their weights and out-of-sample errors, the
+/// combined law and its own leave-one-out error, and the residuals.
 pub fn report_law(law: &NodeFit, out: &mut dyn Write) -> std::io::Result<()> {
+    let list = |v: &[u32]| v.iter().map(u32::to_string).collect::<Vec<_>>().join(", ");
     writeln!(
         out,
-        "node law over nodes {} (X(n) = T(n) - T_model(n): waiting, 0 at one node), chosen \
-             by leave-one-node-count-out cross-validation among {} laws:",
-        law.measured_nodes
-            .iter()
-            .map(u32::to_string)
-            .collect::<Vec<_>>()
-            .join(", "),
-        law.compared
+        "node law over nodes {} (X(n) = T(n) - T_model(n): waiting, 0 at {} node{}): {} laws \
+         the evidence allows, {}:",
+        list(&law.measured_nodes),
+        law.smallest(),
+        if law.smallest() == 1 { "" } else { "s" },
+        law.compared,
+        law.rule
     )?;
-    for (i, c) in law.candidates.iter().enumerate() {
-        let mark = if i == 0 { "chosen  " } else { "        " };
-        let extra = c.extrapolation_rel.map_or(String::new(), |e| {
-            format!(", {:.2}% at the largest count from the others", 100.0 * e)
-        });
+    let folds = |f: &[(u32, f64)]| -> String {
+        f.iter()
+            .map(|(n, e)| format!("{n}: {:+.1}%", 100.0 * e))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    for c in &law.candidates {
         writeln!(
             out,
-            "  {mark}{}   leave-one-out error {:.2}%{extra}",
+            "  weight {:>5.3}  {:<22} {}   left out {}",
+            c.weight,
+            c.form,
             c.law.describe(),
-            100.0 * c.loo_rel
+            if c.folds.is_empty() {
+                "-".into()
+            } else {
+                folds(&c.folds)
+            }
+        )?;
+    }
+    writeln!(out, "  combined: {}", law.law().describe())?;
+    if law.folds.is_empty() {
+        writeln!(
+            out,
+            "  one node count beyond {}: no count to leave out, so the laws are weighed alike \
+             and the intervals rest on the rule's priors; measure another node count",
+            law.smallest()
+        )?;
+    } else {
+        writeln!(
+            out,
+            "  combined law's leave-one-node-count-out error {:.2}% mean ({})",
+            100.0 * law.loo_rel(),
+            folds(&law.folds)
         )?;
     }
     let res: Vec<String> = law
@@ -52,14 +76,13 @@ pub fn report_law(law: &NodeFit, out: &mut dyn Write) -> std::io::Result<()> {
         .map(|(n, r)| format!("{n}: {:.2}%", 100.0 * r))
         .collect();
     writeln!(out, "  mean residual by node count: {}", res.join(", "))?;
-    if law.candidates.len() == 1 && law.candidates[0].extrapolation_rel.is_none() {
-        writeln!(
-            out,
-            "  one node count to leave out: the law's form could not be chosen by \
-                 cross-validation (c log2(n) fitted); measure another node count"
-        )?;
-    }
-    Ok(())
+    writeln!(
+        out,
+        "  intervals: run-to-run {:.1}%, between counts {:.1}%, {:.1}% per doubling beyond",
+        100.0 * law.spread.repeat_rel,
+        100.0 * law.spread.within_rel,
+        100.0 * law.spread.per_doubling_rel
+    )
 }
 
 fn report_power(f: &FitOutcome, out: &mut dyn Write) -> std::io::Result<()> {
@@ -124,7 +147,7 @@ pub fn machine_with_node_power(
     };
     let source = format!(
         "measured: `jouleplan fit` on {} ({} runs, {}, {}): E = P_idle n T + P_core x busy \
-         core-seconds, bounded at 0, at {} GHz{kept}; root-mean-square energy residual {:.2}%; \
+         core-seconds, bounded at 0, at {} GHz{kept}; largest energy residual {:.2}%; \
          core_stall_w = core_active_w and memory_w = 0 (time and energy alone cannot separate \
          them)",
         csv.display(),
@@ -143,7 +166,10 @@ pub fn machine_with_node_power(
         text,
         machine,
         power,
-        power.fit_residual_rel.unwrap_or(0.0),
+        (
+            power.fit_residual_rel.unwrap_or(0.0),
+            power.fit_residual_rms,
+        ),
         &source,
     )?)
 }

@@ -217,6 +217,10 @@ pub(crate) fn search_plan<'a>(
         .recommendation()
         .map(|r| warnings_for(&trust, r.prediction.config.nodes))
         .unwrap_or_default();
+    if let Some(r) = &plan.risk {
+        plan.warnings
+            .push(crate::search::plan::describe_risk(r, model.coverage()));
+    }
     Ok((model, plan, trust))
 }
 

@@ -97,11 +97,21 @@ pub fn fit_into_profile(
         return write_doc(output, &doc);
     };
     let (file, machine_text) = super::sources::machine_text(Some(machine))?;
-    let (machine, _) = Machine::from_toml_for_fit(&file, &machine_text)?;
+    let (machine, lacks) = Machine::from_toml_for_fit(&file, &machine_text)?;
+    if lacks.network {
+        return Err(crate::error::InputError::Mismatch(format!(
+            "{}: the machine file has no [network] section, which the node law over several \
+             nodes needs; give it {}",
+            file.display(),
+            crate::model::machine::NETWORK_HINT
+        ))
+        .into());
+    }
     // The file was read once already: checked as `plan` checks it, not parsed again.
     doc.validate(output)?;
     let profile = Profile::from_file(doc.clone(), output, crate::input::sha256_hex(&text));
-    let law = multi_node::fit_law(output, &profile, &machine, &multi, (true, weak))?;
+    let rule = crate::calibrate::node_fit::Rule::default();
+    let law = multi_node::fit_law(output, &profile, &machine, &multi, (true, weak), &rule)?;
     match law {
         Some(law) => {
             super::fit_nodes::report_law(&law, out)?;

@@ -21,6 +21,8 @@ pub struct Trust {
     pub multi_node_warnings: Vec<String>,
     /// The baseline's reproduction.
     pub reproduction: Option<Reproduction>,
+    /// What keeps the model from explaining the profile ([`model_problems`]), accepted or not.
+    pub problems: Vec<String>,
 }
 
 /// The flags that accept what would otherwise be refused.
@@ -173,19 +175,8 @@ pub fn check_model(model: &Model<'_>, accept: Accept, t: &mut Trust) -> InputRes
     if let Some(n) = model.gpu_gap.note(model.machine) {
         t.notes.push(n);
     }
-    let mut problems = r.problems();
-    if let Some(res) = model.machine.power.fit_residual_rel
-        && res > reproduce::MAX_POWER_FIT_BOUND
-    {
-        problems.push(format!(
-            "{}: the power fit's largest residual is {:.1}% (power.fit_residual_rel), more than \
-             the {:.0}% a fit that describes the machine may leave: energy predictions from it \
-             are not trustworthy; measure power again (`jouleplan calibrate power`)",
-            model.machine.file.display(),
-            100.0 * res,
-            100.0 * reproduce::MAX_POWER_FIT_BOUND
-        ));
-    }
+    let problems = model_problems(model, &r);
+    t.problems.clone_from(&problems);
     if !problems.is_empty() {
         if !accept.model_error {
             return Err(InputError::Mismatch(format!(
@@ -218,6 +209,32 @@ pub fn check_model(model: &Model<'_>, accept: Accept, t: &mut Trust) -> InputRes
     }
     t.reproduction = Some(r);
     Ok(())
+}
+
+/// What keeps the model from explaining the profile's own measurements: each point outside
+/// its reproduction bound, and a power fit whose largest residual is beyond what describes a
+/// machine. `plan` refuses on any (unless accepted); `validate` scores and prints them.
+pub fn model_problems(model: &Model<'_>, r: &reproduce::Reproduction) -> Vec<String> {
+    let mut problems = r.problems();
+    let p = &model.machine.power;
+    let quality = match (p.fit_residual_rms, p.fit_residual_rel) {
+        (Some(rms), _) => Some((rms, "root-mean-square", "fit_residual_rms")),
+        (None, Some(rel)) => Some((rel, "largest", "fit_residual_rel")),
+        (None, None) => None,
+    };
+    if let Some((res, what, key)) = quality
+        && res > reproduce::MAX_POWER_FIT_BOUND
+    {
+        problems.push(format!(
+            "{}: the power fit's {what} residual is {:.1}% (power.{key}), more than the {:.0}% \
+             a fit that describes the machine may leave: energy predictions from it are not \
+             trustworthy; measure power again (`jouleplan calibrate power`)",
+            model.machine.file.display(),
+            100.0 * res,
+            100.0 * reproduce::MAX_POWER_FIT_BOUND
+        ));
+    }
+    problems
 }
 
 /// What the profile's derivation estimated rather than measured (MODEL.md 6b), for the notes.

@@ -59,6 +59,8 @@ pub struct ValidateArgs {
 pub(crate) struct Block {
     pub(crate) title: String,
     pub(crate) rows: Vec<Compared>,
+    /// The intervals' nominal coverage.
+    pub(crate) coverage: f64,
 }
 
 /// Runs `validate`.
@@ -97,7 +99,12 @@ pub fn run_validate(args: &ValidateArgs, out: &mut dyn Write) -> anyhow::Result<
     let loo_source = profile.clone();
     notes.extend(fit_to_machine(&mut profile, &machine));
     let mut t = trust::Trust::default();
-    let model = bind(&machine, &profile, &args.source, &mut t, &mut notes)?;
+    // `validate` measures model error: it scores whatever the checks say, and prints them.
+    let scoring = SourceArgs {
+        accept_model_error: true,
+        ..args.source.clone()
+    };
+    let model = bind(&machine, &profile, &scoring, &mut t, &mut notes)?;
     blocks.push(Block {
         title: format!(
             "fitted on {} ({}); predicted: {}",
@@ -108,6 +115,7 @@ pub fn run_validate(args: &ValidateArgs, out: &mut dyn Write) -> anyhow::Result<
                 .to_string())
         ),
         rows: validate::compare(&model, &measured)?,
+        coverage: model.coverage(),
     });
     if let Some(path) = given {
         refuse_if_nothing_predicted(path, &blocks[0].rows)?;
@@ -120,7 +128,7 @@ pub fn run_validate(args: &ValidateArgs, out: &mut dyn Write) -> anyhow::Result<
         super::say::progress(&format!("wrote {}", path.display()));
     }
     if args.json {
-        crate::artefact::write_sorted(&to_json(&blocks, &notes), out)?;
+        crate::artefact::write_sorted(&to_json(&blocks, &notes, &t.problems), out)?;
     } else {
         for n in &notes {
             super::say::note(n);
@@ -128,6 +136,7 @@ pub fn run_validate(args: &ValidateArgs, out: &mut dyn Write) -> anyhow::Result<
         for b in &blocks {
             write_block(b, out)?;
         }
+        write_problems(&t.problems, out)?;
     }
     Ok(())
 }
@@ -295,6 +304,7 @@ fn leave_one_out(machine: &Machine, profile: &Profile, src: &SourceArgs) -> anyh
     Ok(Block {
         title: "leave-one-out: each interior measured core count predicted from the others".into(),
         rows,
+        coverage: crate::model::evidence::DEFAULT_COVERAGE,
     })
 }
 
@@ -302,22 +312,8 @@ fn pct(v: Option<f64>) -> String {
     v.map_or("-".into(), |e| format!("{:+.1}%", 100.0 * e))
 }
 
-pub(crate) fn write_block(b: &Block, out: &mut dyn Write) -> std::io::Result<()> {
-    writeln!(out, "\n{}", b.title)?;
-    writeln!(
-        out,
-        "  {:>5} {:>5} {:>6} {:>4} {:>11} {:>11} {:>7} {:>12} {:>12} {:>7}",
-        "nodes",
-        "cores",
-        "GHz",
-        "GPUs",
-        "time",
-        "predicted",
-        "error",
-        "energy J",
-        "predicted",
-        "error"
-    )?;
+/// One line a row, and its intervals under it.
+fn write_rows(b: &Block, out: &mut dyn Write) -> std::io::Result<()> {
     for r in &b.rows {
         let c = &r.measured.config;
         writeln!(
@@ -336,7 +332,38 @@ pub(crate) fn write_block(b: &Block, out: &mut dyn Write) -> std::io::Result<()>
             r.energy_j.map_or("-".into(), |e| format!("{e:.1}")),
             pct(r.energy_error()),
         )?;
+        if let Some((t, e)) = r.interval {
+            writeln!(out, "{}", interval_line(r, t, e))?;
+        }
     }
+    Ok(())
+}
+
+pub(crate) fn write_block(b: &Block, out: &mut dyn Write) -> std::io::Result<()> {
+    writeln!(out, "\n{}", b.title)?;
+    writeln!(
+        out,
+        "  {:>5} {:>5} {:>6} {:>4} {:>11} {:>11} {:>7} {:>12} {:>12} {:>7}",
+        "nodes",
+        "cores",
+        "GHz",
+        "GPUs",
+        "time",
+        "predicted",
+        "error",
+        "energy J",
+        "predicted",
+        "error"
+    )?;
+    let with_iv = b.rows.iter().any(|r| r.interval.is_some());
+    if with_iv {
+        writeln!(
+            out,
+            "  {:.0}% intervals (time s; energy J): where the measured value lies outside, *",
+            100.0 * b.coverage
+        )?;
+    }
+    write_rows(b, out)?;
     let skipped = not_predicted_reasons(&b.rows);
     let total: usize = skipped.iter().map(|s| s.1).sum();
     if total > 0 {
@@ -361,12 +388,51 @@ pub(crate) fn write_block(b: &Block, out: &mut dyn Write) -> std::io::Result<()>
     }
     let c = validate::coverage(&b.rows);
     if c.time_points > 0 {
+        let share = |k: usize, n: usize| 100.0 * k as f64 / n.max(1) as f64;
         writeln!(
             out,
-            "  intervals beyond the measured node counts held {} of {} measured times and {} of \
-             {} measured energies",
-            c.time_covered, c.time_points, c.energy_covered, c.energy_points
+            "  {:.0}% intervals at node counts not measured held {} of {} measured times ({:.0}%) \
+             and {} of {} measured energies ({:.0}%)",
+            100.0 * b.coverage,
+            c.time_covered,
+            c.time_points,
+            share(c.time_covered, c.time_points),
+            c.energy_covered,
+            c.energy_points,
+            share(c.energy_covered, c.energy_points)
         )?;
+    }
+    Ok(())
+}
+
+/// A row's intervals, marked `*` where the measurement lies outside.
+fn interval_line(r: &Compared, t: (f64, f64), e: Option<(f64, f64)>) -> String {
+    let mark = |v: f64, (lo, hi): (f64, f64)| if lo <= v && v <= hi { " " } else { "*" };
+    let mut s = format!(
+        "  {:>29}[{:.3}, {:.3}]{}",
+        "",
+        t.0,
+        t.1,
+        mark(r.measured.time_s, t)
+    );
+    if let (Some(e), Some((m, _))) = (e, r.measured.energy) {
+        s.push_str(&format!("  [{:.1}, {:.1}]{}", e.0, e.1, mark(m, e)));
+    }
+    s
+}
+
+/// The model checks that failed, beside the scores (`plan` refuses on them).
+fn write_problems(problems: &[String], out: &mut dyn Write) -> std::io::Result<()> {
+    if problems.is_empty() {
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "\nmodel check failed (scored all the same; plan refuses this without \
+         --accept-model-error):"
+    )?;
+    for p in problems {
+        writeln!(out, "  - {p}")?;
     }
     Ok(())
 }
@@ -389,11 +455,12 @@ fn stats_json(s: &ErrorStats) -> StatsOut {
     }
 }
 
-fn to_json(blocks: &[Block], notes: &[String]) -> ValidationOut {
+fn to_json(blocks: &[Block], notes: &[String], problems: &[String]) -> ValidationOut {
     ValidationOut {
         format: VALIDATION_FORMAT.into(),
         notes: notes.to_vec(),
         validations: blocks.iter().map(block_json).collect(),
+        model_problems: problems.to_vec(),
     }
 }
 
@@ -420,6 +487,7 @@ fn block_json(b: &Block) -> BlockOut {
             time_covered: c.time_covered,
             energy_points: c.energy_points,
             energy_covered: c.energy_covered,
+            nominal: (c.time_points > 0).then_some(b.coverage),
         },
     }
 }

@@ -287,6 +287,21 @@ pub fn parse_slowdown(flag: &str, s: &str) -> InputResult<f64> {
     Ok(v)
 }
 
+/// An interval's nominal coverage as people type it: `0.9` or `90%`, from 0.5 to 0.999.
+pub fn parse_coverage(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let v = match t.strip_suffix('%') {
+        Some(p) => p.trim().parse::<f64>().map(|v| v / 100.0),
+        None => t.parse::<f64>(),
+    };
+    match v {
+        Ok(v) if (0.5..=0.999).contains(&v) => Ok(v),
+        _ => Err(format!(
+            "a coverage from 0.5 to 0.999 (0.8, 0.9 or 90%), not `{t}`"
+        )),
+    }
+}
+
 /// Parses a slowdown allowance: a fraction (`0.1`) or a percentage (`10%`).
 pub fn parse_fraction(flag: &str, s: &str) -> InputResult<f64> {
     const EXPECTED: &str = "a fraction >= 0 like 0.1, or a percentage like 10%";

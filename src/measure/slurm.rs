@@ -13,13 +13,16 @@ use std::time::{Duration, Instant};
 pub const DOMAIN: &str = crate::artefact::readings::SLURM_DOMAIN;
 
 /// `(step id, ConsumedEnergyRaw)` rows of `sacct -n -P -o JobID,ConsumedEnergyRaw`; an empty or
-/// non-numeric energy is `None`.
+/// non-numeric energy, Slurm's no-value marker or one outside the physical range is `None`.
 pub fn parse_sacct(text: &str) -> Vec<(String, Option<f64>)> {
     text.lines()
         .filter_map(|l| {
             let (id, e) = l.trim().split_once('|')?;
             let e = e.split('|').next().unwrap_or("").trim();
-            Some((id.trim().to_string(), e.parse::<f64>().ok()))
+            Some((
+                id.trim().to_string(),
+                crate::limits::slurm_energy(e).ok().flatten(),
+            ))
         })
         .collect()
 }

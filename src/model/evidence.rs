@@ -1,39 +1,42 @@
-//! MODEL.md section 6c (d): what a prediction rests on along the node axis, and the interval
-//! it carries beyond the largest measured node count. `docs/MODEL.md` section 6c writes the
-//! rule; this file is its only implementation.
+//! MODEL.md section 6c (d, g): what a prediction rests on along the node axis, and the
+//! interval it carries at every node count that was not measured. `docs/MODEL.md` section 6c
+//! writes the rule; this file is its only implementation.
 //!
-//! With a node law, the half-width at `n` nodes is the time the law adds beyond the largest
-//! measured count, `|X(n) - X(n_max)|` (never measured: the law may stop there or grow twice
-//! as fast), plus the candidate laws' disagreement `max_k |X_k(n) - X(n)|`, plus the law's
-//! error grown with the distance,
-//! `T(n) e (1 + log2(n / n_max))`, where `e` is the larger of its leave-one-out error and its
-//! error predicting the largest measured count from the smaller ones; the lower end is never below the time without the law
-//! (perfect scaling of the measured terms) where the law adds time, nor below half the
-//! prediction. Without one (a profile measured on one node), the time lies between the model's
-//! (its network terms and perfect division of the work) and the time with the work divided no
-//! further than over the largest measured count. Energy moves with the time at the nodes'
-//! waiting power (the time the interval adds or takes is waiting), widened by the machine's
-//! power-fit residual.
+//! With a node law, the time at `n` nodes lies in `T exp(+-z s)`, `z` the normal quantile of
+//! the stated coverage (80% unless asked) and `s` the relative standard deviation from, in
+//! quadrature: the run-to-run spread of repeated runs; the combined law's out-of-sample error
+//! between the measured counts; the error per doubling (the code's own extrapolation error and
+//! the rule's prior) times the doublings beyond the measured counts; and the candidate laws'
+//! weighted disagreement at `n`. Without one (a profile measured on one node), the time lies
+//! between the model's (its network terms and perfect division of the work) and the time with
+//! the work divided no further than over the largest measured count. Energy moves with the
+//! time at the nodes' waiting power (the time the interval adds or takes is waiting), widened
+//! by the machine's power-fit residual.
 
-use super::node_law::{Law, NodeFit};
+use super::node_law::{Law, NodeFit, Spread};
 use super::workload::Profile;
 
-/// The runners-up a prediction keeps for the disagreement.
-const ALTERNATIVES: usize = 3;
+/// The coverage of an interval unless asked otherwise.
+pub const DEFAULT_COVERAGE: f64 = 0.8;
 
-/// The node-axis evidence of a profile, copied into every group.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+/// The node-axis evidence of a profile, shared by its groups.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Evidence {
     /// The largest measured node count (1 without a node law).
     pub largest: u32,
-    /// The chosen law's error: the larger of its leave-one-out error and its error when
-    /// extrapolating to the largest measured count, when there is a law.
-    pub loo_rel: Option<f64>,
-    law: Law,
-    alternatives: [Option<Law>; ALTERNATIVES],
+    /// The smallest measured node count (the law's anchor).
+    pub smallest: u32,
+    /// The measured node counts (empty without a node law).
+    measured: Vec<u32>,
+    /// The law's spread and its weighted candidates, when there is a law.
+    fitted: Option<Fit>,
+    /// The intervals' nominal coverage.
+    pub coverage: f64,
+    /// Its two-sided normal quantile.
+    z: f64,
 }
 
-/// An interval on a prediction beyond the measured node counts.
+/// An interval on a prediction at a node count that was not measured.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Interval {
     /// `(low, high)` time, s.
@@ -46,59 +49,64 @@ pub struct Interval {
     pub largest_measured: u32,
     /// The power fit's relative residual the energy interval includes.
     pub power_rel: f64,
+    /// The factor the power residual widens the energy interval by, `exp(z power_rel)`.
+    pub energy_widen: f64,
+    /// The nominal coverage.
+    pub coverage: f64,
 }
 
 impl Interval {
     /// The energy interval of the CPU scope (idle power only while waiting).
     pub fn cpu_energy(&self, time: f64, energy: f64) -> (f64, f64) {
         (
-            (energy - self.idle_w * (time - self.time_s.0)) * (1.0 - self.power_rel),
-            (energy + self.idle_w * (self.time_s.1 - time)) * (1.0 + self.power_rel),
+            (energy - self.idle_w * (time - self.time_s.0)) / self.energy_widen,
+            (energy + self.idle_w * (self.time_s.1 - time)) * self.energy_widen,
         )
     }
 }
 
 impl Evidence {
-    /// The evidence of a profile (its node law; one node without).
+    /// The evidence of a profile (its node law; one node without), at the default coverage.
     pub fn of(profile: &Profile) -> Evidence {
-        match &profile.node_law {
+        let mut e = match &profile.node_law {
             None => Evidence {
                 largest: 1,
-                ..Evidence::default()
+                smallest: 1,
+                measured: Vec::new(),
+                fitted: None,
+                coverage: DEFAULT_COVERAGE,
+                z: 0.0,
             },
             Some(f) => Evidence::of_fit(f),
-        }
+        };
+        e.set_coverage(DEFAULT_COVERAGE);
+        e
     }
 
     fn of_fit(f: &NodeFit) -> Evidence {
-        let mut alternatives = [None; ALTERNATIVES];
-        for (slot, c) in alternatives.iter_mut().zip(f.candidates.iter().skip(1)) {
-            *slot = Some(c.law);
-        }
-        // A law no cross-validation chose (one node count to leave out) is as good a guess as
-        // none at all: the single-node terms alone are its alternative.
-        if f.candidates
-            .first()
-            .is_some_and(|c| c.extrapolation_rel.is_none())
-        {
-            alternatives[ALTERNATIVES - 1] = Some(Law::default());
-        }
+        let laws = f.candidates.iter().map(|c| (c.weight, c.law)).collect();
         Evidence {
             largest: f.largest(),
-            loo_rel: f
-                .candidates
-                .first()
-                .map(|c| c.loo_rel.max(c.extrapolation_rel.unwrap_or(0.0))),
-            law: f.law(),
-            alternatives,
+            smallest: f.smallest(),
+            measured: f.measured_nodes.clone(),
+            fitted: Some((f.spread, f.law(), laws)),
+            coverage: DEFAULT_COVERAGE,
+            z: 0.0,
         }
     }
 
-    /// The interval at `n` nodes, `None` at or below the largest measured count.
-    /// `(time, energy)`: the prediction; `k`: the law's iteration ratio; `undivided`: the time
-    /// the divided terms would add with the work divided over `largest` nodes only;
-    /// `(wait_w, idle_w, power_rel)`: the nodes' power over time while waiting, all and idle
-    /// only, and the machine's power-fit residual, which widens the energy interval too.
+    /// Sets the intervals' nominal coverage (in (0, 1)).
+    pub fn set_coverage(&mut self, coverage: f64) {
+        self.coverage = coverage;
+        self.z = crate::numeric::normal::two_sided(coverage);
+    }
+
+    /// The interval at `n` nodes: `None` at a measured count (and, without a node law, at
+    /// one node). `(time, energy)`: the prediction; `k`: the law's iteration ratio;
+    /// `undivided`: the time the divided terms would add with the work divided over `largest`
+    /// nodes only; `(wait_w, idle_w, power_rel)`: the nodes' power over time while waiting,
+    /// all and idle only, and the machine's power-fit residual, which widens the energy
+    /// interval too.
     pub fn interval(
         &self,
         n: u32,
@@ -107,39 +115,55 @@ impl Evidence {
         undivided: f64,
         (wait_w, idle_w, power_rel): (f64, f64, f64),
     ) -> Option<Interval> {
-        if n <= self.largest {
-            return None;
-        }
-        let (lo, hi) = match self.loo_rel {
+        let (lo, hi) = match &self.fitted {
+            None if n <= self.largest => return None,
             None => (time, time + undivided.max(0.0)),
-            Some(loo) => {
-                let nf = f64::from(n);
-                let x = k * self.law.at(nf);
-                let spread = self
-                    .alternatives
-                    .iter()
-                    .flatten()
-                    .map(|l| (k * l.at(nf) - x).abs())
-                    .fold(0.0, f64::max);
-                let largest = f64::from(self.largest);
-                let distance = 1.0 + (nf / largest).log2();
-                // What the law adds beyond the largest measured count was never measured.
-                let unverified = (x - k * self.law.at(largest)).abs();
-                let w = unverified + spread + time * loo * distance;
-                let floor = if x > 0.0 { time - x } else { 0.5 * time };
-                ((time - w).max(floor), time + w)
+            Some(_) if self.measured.contains(&n) => return None,
+            Some(fit) => {
+                let s = self.time_sd(n, time, k, fit);
+                (time * (-self.z * s).exp(), time * (self.z * s).exp())
             }
         };
         let p = power_rel.max(0.0);
+        let widen = (self.z * p).exp();
         Some(Interval {
             time_s: (lo, hi),
             energy_j: (
-                (energy - wait_w * (time - lo)) * (1.0 - p),
-                (energy + wait_w * (hi - time)) * (1.0 + p),
+                (energy - wait_w * (time - lo)) / widen,
+                (energy + wait_w * (hi - time)) * widen,
             ),
             idle_w,
             largest_measured: self.largest,
             power_rel: p,
+            energy_widen: widen,
+            coverage: self.coverage,
         })
     }
+
+    /// The relative standard deviation of the time at `n` nodes (module docs).
+    fn time_sd(&self, n: u32, time: f64, k: f64, (spread, law, laws): &Fit) -> f64 {
+        let nf = f64::from(n);
+        let x = k * law.at(nf);
+        let disagreement = laws
+            .iter()
+            .map(|(w, l)| w * (k * l.at(nf) - x).powi(2))
+            .sum::<f64>()
+            .sqrt()
+            / time.max(f64::MIN_POSITIVE);
+        let doublings = if n > self.largest {
+            (nf / f64::from(self.largest)).log2()
+        } else if n < self.smallest {
+            (f64::from(self.smallest) / nf).log2()
+        } else {
+            0.0
+        };
+        let beyond = spread.per_doubling_rel * doublings;
+        (spread.repeat_rel.powi(2)
+            + spread.within_rel.powi(2)
+            + beyond.powi(2)
+            + disagreement.powi(2))
+        .sqrt()
+    }
 }
+
+type Fit = (Spread, Law, Vec<(f64, Law)>);

@@ -44,6 +44,9 @@ pub struct Power {
     /// The largest relative residual of the power fit against the node power it came from,
     /// when the file states it: energy cannot be reproduced more finely (MODEL.md 6b).
     pub fit_residual_rel: Option<f64>,
+    /// The root-mean-square residual of a fit over many runs, when the file states it: the
+    /// fit's quality (`fit_residual_rel` is then its largest single residual).
+    pub fit_residual_rms: Option<f64>,
 }
 
 /// A homogeneous cluster as the model sees it.
@@ -80,6 +83,15 @@ pub struct Machine {
 }
 
 pub use crate::artefact::machine::{NETWORK_HINT, POWER_HINT};
+
+/// The sections a machine file read for `fit` lacked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Lacks {
+    /// No `[power]` (read as zero power: time does not depend on it).
+    pub power: bool,
+    /// No `[network]` (only one-node runs can be fitted).
+    pub network: bool,
+}
 
 impl Machine {
     /// Reads and validates a machine TOML file.
@@ -118,6 +130,7 @@ impl Machine {
             gpu_idle: Watts(p.gpu_idle_w.unwrap_or(0.0)),
             gpu_nocontext: p.gpu_nocontext_w.map(Watts),
             fit_residual_rel: p.fit_residual_rel,
+            fit_residual_rms: p.fit_residual_rms,
         };
         Ok(Machine {
             name: m.name.clone(),
@@ -144,16 +157,24 @@ impl Machine {
     /// As [`Machine::from_toml`] for a file that `fit` is about to write a `[power]` section
     /// into: a file without one is read with every power 0 (time does not depend on power),
     /// and the second value says so.
-    pub fn from_toml_for_fit(path: &Path, text: &str) -> InputResult<(Self, bool)> {
+    pub fn from_toml_for_fit(path: &Path, text: &str) -> InputResult<(Self, Lacks)> {
         let mut file = MachineFile::parse(path, text)?;
-        let unpowered = file.power.is_none();
-        if unpowered {
+        let lacks = Lacks {
+            power: file.power.is_none(),
+            network: file.network.is_none(),
+        };
+        if lacks.power {
             file.power = Some(PowerSection::zero());
+        }
+        if lacks.network {
+            // One-node runs of a profile without messages never reach the network terms:
+            // `fit` refuses runs over several nodes against such a file.
+            file.network = Some(crate::artefact::machine::NetworkSection::unused());
         }
         file.validate(path)?;
         Ok((
             Self::from_file(&file, path, input::sha256_hex(text))?,
-            unpowered,
+            lacks,
         ))
     }
 

@@ -403,14 +403,7 @@ impl Group {
         let serv_msg = self.msg_serv * factor1;
         let t_extra = self.ex_total;
         // Each term of the node law is monotone in n: its least over [n1, n2] is at an end.
-        let x_lb: f64 = self
-            .law
-            .terms()
-            .map(|&(b, c)| {
-                let at = |n: u32| if n == 1 { 0.0 } else { c * b.at(f64::from(n)) };
-                self.law_k * at(n1).min(at(n2))
-            })
-            .sum();
+        let x_lb = self.law_k * self.law.lower_bound(f64::from(n1), f64::from(n2));
         let n1f = f64::from(n1);
         // Strong scaling: the divided terms at least their value at n2, `n T` at least
         // `t_num`; weak: they do not shrink, and the busy energy grows with n.
@@ -585,6 +578,18 @@ impl<'a> Model<'a> {
         Ok(())
     }
 
+    /// Sets the nominal coverage of the intervals (in (0, 1); 0.8 unless set).
+    pub fn set_coverage(&mut self, coverage: f64) {
+        let mut e = (*self.evidence).clone();
+        e.set_coverage(coverage);
+        self.evidence = std::sync::Arc::new(e);
+    }
+
+    /// The intervals' nominal coverage.
+    pub fn coverage(&self) -> f64 {
+        self.evidence.coverage
+    }
+
     /// The largest node count the profile measured (1 without multi-node runs).
     pub fn largest_measured(&self) -> u32 {
         self.evidence.largest
@@ -689,7 +694,11 @@ impl<'a> Model<'a> {
             law_k: k,
             evidence: self.evidence.clone(),
             weak: self.weak,
-            power_rel: m.power.fit_residual_rel.unwrap_or(0.0),
+            power_rel: m
+                .power
+                .fit_residual_rms
+                .or(m.power.fit_residual_rel)
+                .unwrap_or(0.0),
         };
         g.folded(y * y * (1.0 + net.cv2) / 2.0)
     }

@@ -7,7 +7,9 @@
 //! node's idle power and counts as communication in the efficiency trees.
 
 pub use crate::artefact::node_law::MAX_TERMS;
-use crate::artefact::node_law::{CandidateFile, NodeLawFile, ResidualFile, TermFile};
+use crate::artefact::node_law::{
+    CandidateFile, CombinedFile, FoldFile, NodeLawFile, ResidualFile, TermFile,
+};
 
 /// One basis function `n^i log2(n)^j - [j = 0]` (`i = -1, j = 0`: `1/n - 1`).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -69,34 +71,82 @@ fn trim(x: f64) -> String {
     s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
-/// A law: up to [`MAX_TERMS`] basis functions with their coefficients (seconds).
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+/// A law: up to [`MAX_TERMS`] basis functions with their coefficients (seconds), anchored at
+/// the smallest measured node count `n0`: `X(n) = sum_k c_k (b_k(n) - b_k(n0))` for `n > n0`
+/// and 0 at or below it, so the law never changes a prediction at the anchor or below (the
+/// worked example and every single-node figure stay exact).
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Law {
     terms: [Option<(Basis, f64)>; MAX_TERMS],
+    /// `n0`.
+    anchor: f64,
+    /// `sum_k c_k b_k(n0)`, subtracted from the sum at `n`.
+    offset: f64,
+}
+
+impl Default for Law {
+    fn default() -> Law {
+        Law {
+            terms: [None; MAX_TERMS],
+            anchor: 1.0,
+            offset: 0.0,
+        }
+    }
 }
 
 impl Law {
-    /// A law of these terms (at most [`MAX_TERMS`]; more are dropped).
+    /// A law of these terms anchored at one node (at most [`MAX_TERMS`]; more are dropped).
     pub fn new(terms: &[(Basis, f64)]) -> Law {
-        let mut l = Law::default();
+        Law::anchored(1, terms)
+    }
+
+    /// A law of these terms anchored at `n0` nodes.
+    pub fn anchored(n0: u32, terms: &[(Basis, f64)]) -> Law {
+        let mut l = Law {
+            anchor: f64::from(n0.max(1)),
+            ..Law::default()
+        };
         for (slot, t) in l.terms.iter_mut().zip(terms) {
             *slot = Some(*t);
         }
+        l.offset = l.terms().map(|(b, c)| c * b.at(l.anchor)).sum();
         l
     }
 
-    /// `X(n)`, seconds (0 without terms, and at `n = 1`).
+    /// The node count the law is anchored at (`X(n0) = 0`).
+    pub fn anchor(&self) -> u32 {
+        self.anchor as u32
+    }
+
+    /// `X(n)`, seconds (0 without terms, and at or below the anchor).
     #[inline(always)]
     pub fn at(&self, n: f64) -> f64 {
         // Most profiles have no law: no powers, logarithms or loop for them.
-        if self.terms[0].is_none() {
+        if self.terms[0].is_none() || n <= self.anchor {
             return 0.0;
         }
-        let mut x = 0.0;
+        let mut x = -self.offset;
         for (b, c) in self.terms.iter().flatten() {
             x += c * b.at(n);
         }
         x
+    }
+
+    /// A lower bound on `X` over every node count from `n1` to `n2`: each anchored term is
+    /// monotone in `n` and 0 at or below the anchor, so its least is at an end.
+    pub fn lower_bound(&self, n1: f64, n2: f64) -> f64 {
+        self.terms()
+            .map(|&(b, c)| {
+                let at = |n: f64| {
+                    if n <= self.anchor {
+                        0.0
+                    } else {
+                        c * (b.at(n) - b.at(self.anchor))
+                    }
+                };
+                at(n1).min(at(n2))
+            })
+            .sum()
     }
 
     /// The terms.
@@ -104,59 +154,121 @@ impl Law {
         self.terms.iter().flatten()
     }
 
-    /// `X(n) = 3.1 (1/n - 1) + 0.2 log2(n)` as printed.
+    /// The weighted sum of laws of one anchor: again a law over the union of their bases
+    /// (`None` when that union has more than [`MAX_TERMS`] bases).
+    pub fn weighted_sum(n0: u32, laws: &[(f64, Law)]) -> Option<Law> {
+        let mut acc: Vec<(Basis, f64)> = Vec::new();
+        for (w, l) in laws {
+            for &(b, c) in l.terms() {
+                match acc.iter_mut().find(|(x, _)| *x == b) {
+                    Some(slot) => slot.1 += w * c,
+                    None => acc.push((b, w * c)),
+                }
+            }
+        }
+        acc.retain(|(_, c)| *c != 0.0);
+        (acc.len() <= MAX_TERMS).then(|| Law::anchored(n0, &acc))
+    }
+
+    /// `X(n) = 3.1 (1/n - 1) + 0.2 log2(n)` as printed (`- f(n0)` where the anchor is not
+    /// one node).
     pub fn describe(&self) -> String {
         let parts: Vec<String> = self
             .terms()
             .map(|(b, c)| {
-                if b.j == 0 {
+                let base = b.at(self.anchor) + if b.j == 0 { 1.0 } else { 0.0 };
+                if self.anchor == 1.0 && b.j == 0 {
                     format!("{} ({} - 1)", sig(*c), b.name())
-                } else {
+                } else if self.anchor == 1.0 {
                     format!("{} {}", sig(*c), b.name())
+                } else {
+                    format!("{} ({} - {})", sig(*c), b.name(), sig(base))
                 }
             })
             .collect();
         if parts.is_empty() {
             "X(n) = 0".into()
         } else {
-            format!("X(n) = {}", parts.join(" + "))
+            format!("X(n) = {}", parts.join(" + ").replace("+ -", "- "))
         }
     }
 }
 
-/// One candidate law with its leave-one-node-count-out error.
+/// One candidate law, its weight in the prediction and its out-of-sample errors.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Candidate {
     /// The law fitted on every measured node count.
     pub law: Law,
-    /// Mean absolute relative time error of the runs at each node count predicted by the law
-    /// refitted without that node count.
-    pub loo_rel: f64,
-    /// The same error at the largest measured count alone (predicted from the smaller ones):
-    /// the law's measured error when it extrapolates; `None` with one count beyond one node.
-    pub extrapolation_rel: Option<f64>,
+    /// The law's form in time, `T(n) = a/n + b + c log2(n)` (empty where not recorded).
+    pub form: String,
+    /// Its weight in the combined law (the weights add up to 1).
+    pub weight: f64,
+    /// `(nodes, signed mean relative time error)` at each left-out node count, predicted by
+    /// the law refitted without it (ascending: the last is the extrapolation to the largest).
+    pub folds: Vec<(u32, f64)>,
 }
 
-/// The node law of a profile: the chosen law, the runners-up whose disagreement widens the
-/// intervals, and the evidence it rests on.
+impl Candidate {
+    /// Mean absolute relative error over the left-out counts (0 without any).
+    pub fn loo_rel(&self) -> f64 {
+        mean_abs(&self.folds)
+    }
+
+    /// The error at the largest measured count predicted from the smaller ones.
+    pub fn extrapolation_rel(&self) -> Option<f64> {
+        self.folds.last().map(|f| f.1.abs())
+    }
+}
+
+/// The mean absolute value of the folds' errors (0 without folds).
+pub fn mean_abs(folds: &[(u32, f64)]) -> f64 {
+    if folds.is_empty() {
+        0.0
+    } else {
+        folds.iter().map(|f| f.1.abs()).sum::<f64>() / folds.len() as f64
+    }
+}
+
+/// What the interval of a prediction at an unmeasured node count is made of (MODEL.md 6c g):
+/// relative standard deviations, combined in quadrature.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Spread {
+    /// Run-to-run spread of repeated runs of one configuration.
+    pub repeat_rel: f64,
+    /// The combined law's out-of-sample error between measured counts.
+    pub within_rel: f64,
+    /// How much the error grows per doubling beyond the largest measured count.
+    pub per_doubling_rel: f64,
+}
+
+/// The node law of a profile: the combined law, the candidates it averages, and the evidence
+/// it rests on.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NodeFit {
-    /// Candidates, best (chosen) first.
+    /// The law the model uses: the candidates weighted (or the one chosen, in older files).
+    pub law: Law,
+    /// Candidates, heaviest first.
     pub candidates: Vec<Candidate>,
+    /// `(nodes, signed relative error)` of the combined law at each left-out count.
+    pub folds: Vec<(u32, f64)>,
+    /// How the candidates were weighed, in words.
+    pub rule: String,
+    /// What the intervals are made of.
+    pub spread: Spread,
     /// The node counts measured.
     pub measured_nodes: Vec<u32>,
-    /// `(nodes, mean relative residual of the chosen law there)`.
+    /// `(nodes, mean relative residual of the combined law there)`.
     pub residuals: Vec<(u32, f64)>,
-    /// How many candidate laws the cross-validation compared.
+    /// How many candidate laws the evidence allowed.
     pub compared: usize,
     /// Whether the runs were weak scaling (work per rank fixed) rather than strong.
     pub weak: bool,
 }
 
 impl NodeFit {
-    /// The chosen law.
+    /// The law the model uses.
     pub fn law(&self) -> Law {
-        self.candidates.first().map_or(Law::default(), |c| c.law)
+        self.law
     }
 
     /// The largest measured node count.
@@ -164,24 +276,43 @@ impl NodeFit {
         self.measured_nodes.iter().copied().max().unwrap_or(1)
     }
 
+    /// The smallest measured node count (the anchor).
+    pub fn smallest(&self) -> u32 {
+        self.measured_nodes.iter().copied().min().unwrap_or(1)
+    }
+
+    /// The combined law's mean absolute out-of-sample error (0 without folds).
+    pub fn loo_rel(&self) -> f64 {
+        mean_abs(&self.folds)
+    }
+
     /// The profile's `node_law` section.
     pub fn to_file(&self) -> NodeLawFile {
-        let candidates = self.candidates.iter().map(|c| CandidateFile {
-            terms: c
-                .law
-                .terms()
+        let terms = |l: &Law| -> Vec<TermFile> {
+            l.terms()
                 .map(|(b, coef)| TermFile {
                     i: b.i,
                     j: b.j,
                     coef_s: *coef,
                     term: b.name(),
                 })
-                .collect(),
-            loo_rel: c.loo_rel,
-            extrapolation_rel: c.extrapolation_rel,
+                .collect()
+        };
+        let folds = |f: &[(u32, f64)]| -> Vec<FoldFile> {
+            f.iter()
+                .map(|&(nodes, rel)| FoldFile { nodes, rel })
+                .collect()
+        };
+        let candidates = self.candidates.iter().map(|c| CandidateFile {
+            terms: terms(&c.law),
+            loo_rel: c.loo_rel(),
+            extrapolation_rel: c.extrapolation_rel(),
+            form: (!c.form.is_empty()).then(|| c.form.clone()),
+            weight: Some(c.weight),
+            folds: Some(folds(&c.folds)),
         });
         NodeLawFile {
-            law: self.law().describe(),
+            law: self.law.describe(),
             measured_nodes: self.measured_nodes.clone(),
             laws_compared: Some(self.compared),
             scaling: Some(if self.weak { "weak" } else { "strong" }.into()),
@@ -191,35 +322,95 @@ impl NodeFit {
                 .iter()
                 .map(|&(nodes, rel)| ResidualFile { nodes, rel })
                 .collect(),
+            combined: Some(CombinedFile {
+                anchor_nodes: self.law.anchor(),
+                rule: self.rule.clone(),
+                terms: terms(&self.law),
+                folds: folds(&self.folds),
+                repeat_rel: self.spread.repeat_rel,
+                within_rel: self.spread.within_rel,
+                per_doubling_rel: self.spread.per_doubling_rel,
+            }),
         }
     }
 
-    /// The law a validated `node_law` section holds.
+    /// The law a validated `node_law` section holds. A section without `combined` (written
+    /// before laws were averaged) uses its first candidate alone, anchored at one node, and
+    /// its intervals rest on that candidate's errors.
     pub fn from_file(f: &NodeLawFile) -> NodeFit {
+        let n0 = f.combined.as_ref().map_or(1, |c| c.anchor_nodes);
+        let law_of = |ts: &[TermFile]| -> Law {
+            let terms: Vec<(Basis, f64)> = ts
+                .iter()
+                .map(|t| (Basis { i: t.i, j: t.j }, t.coef_s))
+                .collect();
+            Law::anchored(n0, &terms)
+        };
+        let folds_of =
+            |fs: &[FoldFile]| -> Vec<(u32, f64)> { fs.iter().map(|x| (x.nodes, x.rel)).collect() };
         let candidates: Vec<Candidate> = f
             .candidates
             .iter()
-            .map(|c| {
-                let terms: Vec<(Basis, f64)> = c
-                    .terms
-                    .iter()
-                    .map(|t| (Basis { i: t.i, j: t.j }, t.coef_s))
-                    .collect();
-                Candidate {
-                    law: Law::new(&terms),
-                    loo_rel: c.loo_rel,
-                    extrapolation_rel: c.extrapolation_rel,
-                }
+            .enumerate()
+            .map(|(k, c)| Candidate {
+                law: law_of(&c.terms),
+                form: c.form.clone().unwrap_or_default(),
+                weight: c.weight.unwrap_or(if k == 0 { 1.0 } else { 0.0 }),
+                folds: match &c.folds {
+                    Some(fs) => folds_of(fs),
+                    None => legacy_folds(c, f),
+                },
             })
             .collect();
+        let (law, folds, rule, spread) = match &f.combined {
+            Some(c) => (
+                law_of(&c.terms),
+                folds_of(&c.folds),
+                c.rule.clone(),
+                Spread {
+                    repeat_rel: c.repeat_rel,
+                    within_rel: c.within_rel,
+                    per_doubling_rel: c.per_doubling_rel,
+                },
+            ),
+            None => {
+                let first = candidates.first();
+                let loo = first.map_or(0.0, Candidate::loo_rel);
+                let ext = first.and_then(Candidate::extrapolation_rel).unwrap_or(0.0);
+                (
+                    first.map_or(Law::default(), |c| c.law),
+                    first.map_or(Vec::new(), |c| c.folds.clone()),
+                    "the single law of least leave-one-out error (an older profile)".into(),
+                    Spread {
+                        repeat_rel: 0.0,
+                        within_rel: loo,
+                        per_doubling_rel: loo.max(ext),
+                    },
+                )
+            }
+        };
         NodeFit {
+            law,
             compared: f.laws_compared.unwrap_or(candidates.len()),
             candidates,
+            folds,
+            rule,
+            spread,
             measured_nodes: f.measured_nodes.clone(),
             residuals: f.residuals.iter().map(|r| (r.nodes, r.rel)).collect(),
             weak: f.scaling.as_deref() == Some("weak"),
         }
     }
+}
+
+/// The folds an older candidate implies: its mean error, placed at the largest count (the
+/// sign and the other counts were not kept).
+fn legacy_folds(c: &CandidateFile, f: &NodeLawFile) -> Vec<(u32, f64)> {
+    let largest = f.measured_nodes.iter().copied().max().unwrap_or(1);
+    vec![(
+        largest,
+        c.extrapolation_rel.unwrap_or(c.loo_rel).max(c.loo_rel),
+    )]
 }
 
 #[cfg(test)]
@@ -243,18 +434,47 @@ mod tests {
 
     #[test]
     fn json_round_trip() {
+        let law = Law::anchored(2, &[(Basis { i: 0.5, j: 1 }, 3.0)]);
         let f = NodeFit {
+            law,
             candidates: vec![Candidate {
-                law: Law::new(&[(Basis { i: 0.5, j: 1 }, 3.0)]),
-                loo_rel: 0.02,
-                extrapolation_rel: Some(0.03),
+                law,
+                form: "a/n + c n^0.5 log2(n)".into(),
+                weight: 1.0,
+                folds: vec![(4, 0.02), (8, -0.03)],
             }],
-            measured_nodes: vec![1, 2, 4],
+            folds: vec![(4, 0.02), (8, -0.03)],
+            rule: "one law".into(),
+            spread: Spread {
+                repeat_rel: 0.01,
+                within_rel: 0.02,
+                per_doubling_rel: 0.03,
+            },
+            measured_nodes: vec![2, 4, 8],
             residuals: vec![(2, 0.01)],
             compared: 40,
             weak: true,
         };
         assert_eq!(NodeFit::from_file(&f.to_file()), f);
         assert!(f.law().describe().contains("n^0.5 log2(n)"));
+        assert_eq!(law.at(2.0), 0.0);
+        assert_eq!(law.at(1.0), 0.0);
+        let at8 = 3.0 * (8f64.sqrt() * 3.0 - 2f64.sqrt());
+        assert!((law.at(8.0) - at8).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_weighted_sum_of_laws_is_a_law() {
+        let b = Basis { i: -1.0, j: 0 };
+        let l = Basis { i: 0.0, j: 1 };
+        let x = Law::anchored(2, &[(b, -4.0)]);
+        let y = Law::anchored(2, &[(b, 2.0), (l, 1.0)]);
+        let s = Law::weighted_sum(2, &[(0.25, x), (0.75, y)]).unwrap();
+        for n in [3.0, 5.0, 16.0] {
+            assert!((s.at(n) - (0.25 * x.at(n) + 0.75 * y.at(n))).abs() < 1e-12);
+        }
+        assert!(
+            s.lower_bound(1.0, 16.0) <= (1..=16).map(|n| s.at(n.into())).fold(f64::MAX, f64::min)
+        );
     }
 }

@@ -4,7 +4,7 @@
 use super::{Exporter, PredictionView};
 use crate::artefact::plan::{
     BreakdownOut, ConfigOut, DeviceOut, FrontOut, HostSourcesOut, HostTreeOut, MeasureNextOut,
-    PLAN_FORMAT, PlanOut, QueryOut, RecommendationOut, SaturatedOut,
+    PLAN_FORMAT, PlanOut, QueryOut, RecommendationOut, RiskOut, SaturatedOut,
 };
 use crate::artefact::write_sorted;
 use crate::model::Prediction;
@@ -109,6 +109,16 @@ pub fn host_tree_json(p: &Prediction) -> HostTreeOut {
     }
 }
 
+/// The plan's risk of kind `what`, as JSON.
+fn risk_json(plan: &Plan, what: &str) -> Option<RiskOut> {
+    let r = plan.risk.filter(|r| r.what == what)?;
+    Some(RiskOut {
+        limit: r.limit,
+        interval_far_end: r.far_end,
+        safe: r.safe.as_ref().map(config_json),
+    })
+}
+
 /// The whole plan as one JSON object.
 pub fn plan_json(plan: &Plan) -> PlanOut {
     let front = plan
@@ -133,6 +143,8 @@ pub fn plan_json(plan: &Plan) -> PlanOut {
                 node_hours: m.node_hours,
             })
             .collect(),
+        deadline_risk: risk_json(plan, "deadline"),
+        budget_risk: risk_json(plan, "budget"),
     });
     PlanOut {
         format: PLAN_FORMAT.into(),

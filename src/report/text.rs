@@ -110,8 +110,9 @@ fn measure_next(plan: &Plan, out: &mut dyn Write) -> io::Result<()> {
     writeln!(
         out,
         "  measure next: {} (this recommendation lies beyond twice the largest node count \
-         measured; its interval is above)",
-        list.join(", ")
+         measured, or its interval is wider than {:.0}% either side; its interval is above)",
+        list.join(", "),
+        100.0 * crate::search::plan::MEASURE_TOLERANCE
     )
 }
 

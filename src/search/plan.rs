@@ -47,9 +47,86 @@ pub struct Plan {
     pub notes: Vec<String>,
     /// What the recommendation must warn of (filled by the caller, which knows the inputs).
     pub warnings: Vec<String>,
-    /// Node counts to measure before trusting a recommendation beyond twice the largest
-    /// measured count, with their cost (MODEL.md 6c d); empty otherwise.
+    /// Node counts to measure before trusting the recommendation: where it lies beyond twice
+    /// the largest measured count, or its interval is wider than [`MEASURE_TOLERANCE`], with
+    /// their cost (MODEL.md 6c d, i); empty otherwise.
     pub measure_next: Vec<MeasureNext>,
+    /// Where the recommendation's interval crosses the deadline or the budget (MODEL.md 6c i).
+    pub risk: Option<Risk>,
+}
+
+/// The relative half-width of a time interval beyond which the recommended node count is worth
+/// measuring before the run.
+pub const MEASURE_TOLERANCE: f64 = 0.10;
+
+/// A recommendation whose interval crosses the limit it was chosen under.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Risk {
+    /// `deadline` (s) or `budget` (J).
+    pub what: &'static str,
+    /// The limit.
+    pub limit: f64,
+    /// The recommendation's interval end beyond it.
+    pub far_end: f64,
+    /// The front configuration that meets the limit with its interval's far end (least energy
+    /// for a deadline, least time for a budget), when one does.
+    pub safe: Option<Prediction>,
+}
+
+/// The risk in words, for the warnings.
+pub fn describe_risk(r: &Risk, coverage: f64) -> String {
+    let fmt = |x: f64| {
+        if r.what == "deadline" {
+            format!("{x:.1} s")
+        } else {
+            format!("{x:.4e} J")
+        }
+    };
+    let safe = match &r.safe {
+        Some(p) => format!(
+            "{} meets it even at its interval's far end ({:.1} s, {:.4e} J predicted)",
+            label(&p.config),
+            p.time.0,
+            p.energy.0
+        ),
+        None => "no configuration of the front meets it at its interval's far end".into(),
+    };
+    format!(
+        "{} risk: the recommendation's {:.0}% interval reaches {}, past the {} of {}; {safe}",
+        r.what,
+        100.0 * coverage,
+        fmt(r.far_end),
+        r.what,
+        fmt(r.limit)
+    )
+}
+
+/// The risk of the recommendation `pick` under `query`: its interval's far end past the
+/// deadline or budget, and the front point whose far end is within it.
+pub fn risk(query: &Query, front: &[FrontEntry], pick: Option<usize>) -> Option<Risk> {
+    let rec = &front.get(pick?)?.prediction;
+    let hi_t = |p: &Prediction| p.interval.map_or(p.time.0, |i| i.time_s.1);
+    let hi_e = |p: &Prediction| p.interval.map_or(p.energy.0, |i| i.energy_j.1);
+    let within = |p: &Prediction| {
+        query.deadline.is_none_or(|d| hi_t(p) <= d.0) && query.budget.is_none_or(|b| hi_e(p) <= b.0)
+    };
+    let (what, limit, far_end) = match (query.deadline, query.budget) {
+        (Some(d), _) if hi_t(rec) > d.0 => ("deadline", d.0, hi_t(rec)),
+        (_, Some(b)) if hi_e(rec) > b.0 => ("budget", b.0, hi_e(rec)),
+        _ => return None,
+    };
+    let safe = front.iter().map(|f| &f.prediction).filter(|p| within(p));
+    let safe = if what == "deadline" {
+        safe.min_by(|a, b| a.energy.0.total_cmp(&b.energy.0))
+    } else {
+        safe.min_by(|a, b| a.time.0.total_cmp(&b.time.0))
+    };
+    Some(Risk {
+        what,
+        limit,
+        far_end,
+        safe: safe.cloned(),
+    })
 }
 
 /// A node count to measure next and what it costs.
@@ -62,14 +139,27 @@ pub struct MeasureNext {
     pub node_hours: f64,
 }
 
-/// The node counts to measure when the recommendation lies beyond twice the largest measured
-/// count: doublings of the largest measured count below the recommendation (at most two: the
-/// first and the last), then the recommended count itself.
+/// The node counts to measure before trusting the recommendation. Beyond twice the largest
+/// measured count: doublings of the largest measured count below the recommendation (at most
+/// two: the first and the last), then the recommended count itself. Elsewhere, the
+/// recommended count alone where its time interval is wider than [`MEASURE_TOLERANCE`] either
+/// side.
 pub fn measure_next(model: &Model<'_>, rec: &Prediction) -> InputResult<Vec<MeasureNext>> {
     let largest = model.largest_measured();
     let n = rec.config.nodes;
     if u64::from(n) <= 2 * u64::from(largest) {
-        return Ok(Vec::new());
+        let wide = rec
+            .interval
+            .is_some_and(|i| (i.time_s.1 - i.time_s.0) / 2.0 > MEASURE_TOLERANCE * rec.time.0);
+        let t = rec.interval.map_or(rec.time.0, |i| i.time_s.1);
+        return Ok(if wide && n > 1 {
+            vec![MeasureNext {
+                config: rec.config,
+                node_hours: f64::from(n) * t / 3600.0,
+            }]
+        } else {
+            Vec::new()
+        });
     }
     let mut counts: Vec<u32> =
         std::iter::successors(Some(largest.saturating_mul(2)), |&c| c.checked_mul(2))
@@ -144,7 +234,50 @@ pub fn plan(
             label(&bad.prediction.config)
         )));
     }
-    let reference = match (query.slowdown, reference) {
+    let reference = reference_of(model, &query, reference, &front)?;
+    let configs: Vec<Config> = front.iter().map(|f| f.prediction.config).collect();
+    let mut answer = query::answer(&query, &outcome.front, reference.as_ref(), |p| {
+        let i = outcome.front.iter().position(|q| q == p).unwrap_or(0);
+        configs.get(i).map(label).unwrap_or_default()
+    });
+    if let Some(m) = query.min_efficiency.filter(|_| front.is_empty()) {
+        answer.reason = nearest_efficiency(model, space, m)?;
+    } else if let (Some(m), true) = (query.min_efficiency, answer.feasible) {
+        answer.reason += &format!(", among configurations of predicted parallel efficiency >= {m}");
+    }
+    let measure_next = match answer.pick.and_then(|i| front.get(i)) {
+        Some(rec) => measure_next(model, &rec.prediction)?,
+        None => Vec::new(),
+    };
+    let risk = risk(&query, &front, answer.pick);
+    Ok(Plan {
+        measure_next,
+        risk,
+        machine: model.machine.name.clone(),
+        machine_file: model.machine.file.clone(),
+        program: model.profile.program.clone(),
+        profile_file: model.profile.file.clone(),
+        space: space.clone(),
+        evaluated: outcome.evaluated,
+        saturated: outcome.saturated,
+        pruned: outcome.pruned,
+        front,
+        query,
+        reference,
+        answer,
+        notes,
+        warnings: Vec::new(),
+    })
+}
+
+/// The slowdown reference: the configuration the user named, else the fastest of the front.
+fn reference_of(
+    model: &Model<'_>,
+    query: &Query,
+    reference: Option<Config>,
+    front: &[FrontEntry],
+) -> InputResult<Option<Reference>> {
+    Ok(match (query.slowdown, reference) {
         (None, _) => None,
         (Some(_), Some(cfg)) => match model.predict(cfg)? {
             Outcome::Finite(p) => Some(Reference {
@@ -162,37 +295,6 @@ pub fn plan(
             time: f.prediction.time,
             what: format!("the fastest configuration {}", label(&f.prediction.config)),
         }),
-    };
-    let configs: Vec<Config> = front.iter().map(|f| f.prediction.config).collect();
-    let mut answer = query::answer(&query, &outcome.front, reference.as_ref(), |p| {
-        let i = outcome.front.iter().position(|q| q == p).unwrap_or(0);
-        configs.get(i).map(label).unwrap_or_default()
-    });
-    if let Some(m) = query.min_efficiency.filter(|_| front.is_empty()) {
-        answer.reason = nearest_efficiency(model, space, m)?;
-    } else if let (Some(m), true) = (query.min_efficiency, answer.feasible) {
-        answer.reason += &format!(", among configurations of predicted parallel efficiency >= {m}");
-    }
-    let measure_next = match answer.pick.and_then(|i| front.get(i)) {
-        Some(rec) => measure_next(model, &rec.prediction)?,
-        None => Vec::new(),
-    };
-    Ok(Plan {
-        measure_next,
-        machine: model.machine.name.clone(),
-        machine_file: model.machine.file.clone(),
-        program: model.profile.program.clone(),
-        profile_file: model.profile.file.clone(),
-        space: space.clone(),
-        evaluated: outcome.evaluated,
-        saturated: outcome.saturated,
-        pruned: outcome.pruned,
-        front,
-        query,
-        reference,
-        answer,
-        notes,
-        warnings: Vec::new(),
     })
 }
 

@@ -70,11 +70,15 @@ pub(super) fn run_one(
         warm_up(o, s, t, log)?;
     }
     let khz = (f / 1e3).round() as u64;
-    let run_dir = o.output.with_extension("runs").join(format!(
+    let runs = crate::atomic_write::runs_dir(&o.output);
+    let run_dir = runs.join(format!(
         "{}n-{}c-{khz}khz-{}g-r{k}",
         pt.nodes, pt.cores, pt.gpus
     ));
-    std::fs::create_dir_all(&run_dir).map_err(|e| anyhow::anyhow!("{}: {e}", run_dir.display()))?;
+    for d in [&runs, &run_dir] {
+        crate::atomic_write::create_dir_safely(d)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", d.display()))?;
+    }
     if o.verbose {
         let spec = spec_for(o, s, t);
         let env: Vec<String> = spec.env.iter().map(|(k, v)| format!("{k}={v}")).collect();
@@ -122,7 +126,7 @@ pub(super) fn clean_up(o: &Options, s: &Setup) {
             let _ = std::fs::remove_dir(d);
         }
     }
-    let _ = std::fs::remove_dir(o.output.with_extension("runs"));
+    let _ = std::fs::remove_dir(crate::atomic_write::runs_dir(&o.output));
 }
 
 /// Runs the sweep. `log` receives one line per event (discovery, each run) when no bar is drawn.

@@ -334,14 +334,16 @@ pub(super) fn hostfiles(
     let Placement::Hosts { hosts, .. } = place else {
         return Ok((BTreeMap::new(), Vec::new()));
     };
-    let dir = o.output.with_extension("runs");
-    std::fs::create_dir_all(&dir).map_err(|e| anyhow::anyhow!("{}: {e}", dir.display()))?;
+    let dir = crate::atomic_write::runs_dir(&o.output);
+    crate::atomic_write::create_dir_safely(&dir)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", dir.display()))?;
     // Absolute: the launcher may start the ranks elsewhere.
     let dir = dir.canonicalize().unwrap_or(dir);
     let mut files = BTreeMap::new();
     for &n in &o.nodes {
         let sub = dir.join(format!("{n}-nodes"));
-        std::fs::create_dir_all(&sub).map_err(|e| anyhow::anyhow!("{}: {e}", sub.display()))?;
+        crate::atomic_write::create_dir_safely(&sub)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", sub.display()))?;
         let f = placement::write_point_hostfile(&sub, hosts, n, o.ranks)
             .map_err(|e| anyhow::anyhow!("{}: {e}", sub.display()))?;
         files.insert(n, f);
