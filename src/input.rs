@@ -647,7 +647,8 @@ fn explain(
 
 /// Whether two keys look alike (the same first four characters): an unknown key that looks
 /// like a missing one is most likely its misspelling.
-fn looks_alike(a: &str, b: &str) -> bool {
+/// Whether `a` looks like a misspelling of `b`: the same first four characters.
+pub fn looks_alike(a: &str, b: &str) -> bool {
     a.chars().take(4).eq(b.chars().take(4))
 }
 

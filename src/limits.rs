@@ -50,6 +50,16 @@ pub fn run_energy_ok(e: f64) -> bool {
     e.is_finite() && (RUN_ENERGY_J.0..=RUN_ENERGY_J.1).contains(&e)
 }
 
+/// The average power a measured run may show per node, W: a node's parts draw watts, and no
+/// node draws a hundred kilowatts. Energy outside it is a unit error or a wrapped counter.
+pub const NODE_POWER_W: (f64, f64) = (0.5, 1e5);
+
+/// Whether `energy_j` over `time_s` on `nodes` nodes is a power in [`NODE_POWER_W`].
+pub fn plausible_node_power(energy_j: f64, time_s: f64, nodes: u32) -> bool {
+    let w = energy_j / time_s / f64::from(nodes.max(1));
+    w.is_finite() && (NODE_POWER_W.0..=NODE_POWER_W.1).contains(&w)
+}
+
 /// Slurm's markers for a 64-bit counter with no value: `NO_VAL64` and `INFINITE64`.
 pub const SLURM_NO_VALUE: [u64; 2] = [0xffff_ffff_ffff_fffe, u64::MAX];
 

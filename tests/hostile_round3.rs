@@ -278,7 +278,11 @@ fn zero_energy_and_nothing_predicted_are_refused_not_printed_as_inf_or_zero() {
     args.push(s(&zero));
     refused(
         &args,
-        &["z.csv", "line 2, column energy_j", "positive energy"],
+        &[
+            "z.csv",
+            "line 2, column energy_j",
+            "a run that took time used energy",
+        ],
     );
     let outside = write(
         dir.path(),

@@ -79,10 +79,12 @@ impl MeasuredRow {
                 self.freq_hz,
             );
         }
-        if !(self.time_s > 0.0 && self.time_s <= crate::units::MAX_RUN_SECONDS) {
+        if !(self.time_s >= crate::units::MIN_RUN_SECONDS
+            && self.time_s <= crate::units::MAX_RUN_SECONDS)
+        {
             return bad(
                 "time_s",
-                "a positive time in seconds, up to a year",
+                "a time in seconds from a microsecond to a year",
                 self.time_s,
             );
         }
@@ -92,6 +94,26 @@ impl MeasuredRow {
             let expected = "an energy in joules from 0.001 (a run that took time used energy) to \
                  1e12";
             return bad(col, expected, e);
+        }
+        if let Some((e, col)) = self.energy()
+            && !crate::limits::plausible_node_power(e, self.time_s, self.nodes)
+        {
+            let expected = format!(
+                "an energy whose power, {:.3e} W a node here, lies from {} to {} W a node \
+                 (joules, not mJ or kJ; a counter that wrapped is no reading)",
+                e / self.time_s / f64::from(self.nodes.max(1)),
+                crate::limits::NODE_POWER_W.0,
+                crate::limits::NODE_POWER_W.1
+            );
+            return bad(col, &expected, e);
+        }
+        if self.nodes == 0 || self.cores == 0 {
+            let (col, v) = if self.nodes == 0 {
+                ("nodes", self.nodes)
+            } else {
+                ("cores", self.cores)
+            };
+            return bad(col, "a whole number from 1", f64::from(v));
         }
         if let Some(r) = self.ranks {
             let most = u64::from(self.nodes) * u64::from(self.cores);
@@ -159,9 +181,23 @@ fn header<R: std::io::Read>(
         ));
     }
     let lower: csv::StringRecord = raw.iter().map(str::to_ascii_lowercase).collect();
-    if REQUIRED.iter().any(|c| !lower.iter().any(|h| h == *c)) {
-        let got = raw.iter().collect::<Vec<_>>().join(",");
-        return Err(cell_error(path, 1, "header", HEADER, &got));
+    let got = raw.iter().collect::<Vec<_>>().join(",");
+    if let Some(missing) = REQUIRED.iter().find(|c| !lower.iter().any(|h| h == **c)) {
+        // `time` for `time_s`, `freq` for `freq_hz`: the column a user most likely meant.
+        let alike = lower
+            .iter()
+            .find(|h| !is_known(h) && crate::input::looks_alike(h, missing))
+            .map_or(String::new(), |h| {
+                format!("; did you mean `{missing}` for `{h}`?")
+            });
+        let expected = format!("{HEADER}: column `{missing}` is missing{alike}");
+        return Err(cell_error(path, 1, "header", &expected, &got));
+    }
+    for (i, h) in lower.iter().enumerate() {
+        if lower.iter().skip(i + 1).any(|o| o == h) {
+            let expected = format!("{HEADER}, each column once: `{h}` is there twice");
+            return Err(cell_error(path, 1, "header", &expected, &got));
+        }
     }
     rdr.set_headers(lower.clone());
     Ok(lower)
@@ -204,6 +240,11 @@ fn row_error(
         _ => "a non-negative number",
     };
     cell_error(path, line, column, expected, raw)
+}
+
+/// Whether `column` is one the reader knows.
+fn is_known(column: &str) -> bool {
+    kind(column).is_some()
 }
 
 /// What a column's cells hold.

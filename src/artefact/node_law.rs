@@ -113,7 +113,8 @@ pub struct ResidualFile {
     pub rel: f64,
 }
 
-const REL: Bound = Bound::Within(0.0, 100.0);
+/// A relative error: a law may miss a left-out count by far, but never by a non-finite amount.
+const REL: Bound = Bound::Within(0.0, 1e6);
 
 impl NodeLawFile {
     /// Checks ranges and meaning, naming the key path under `at` (`node_law`).
@@ -141,6 +142,24 @@ impl NodeLawFile {
         }
         if let Some(comb) = &self.combined {
             comb.validate(c, &format!("{at}.combined"))?;
+            let mut total = 0.0;
+            for (k, cand) in self.candidates.iter().enumerate() {
+                let Some(w) = cand.weight else {
+                    return Err(c.fail(
+                        &format!("{at}.candidates[{k}].weight"),
+                        "a weight from 0 to 1 (every candidate of a combined law has one)",
+                        "nothing",
+                    ));
+                };
+                total += w;
+            }
+            if (total - 1.0).abs() > 1e-6 {
+                return Err(c.fail(
+                    &format!("{at}.candidates[].weight"),
+                    "weights that add up to 1",
+                    format!("a sum of {total}"),
+                ));
+            }
         }
         match self.scaling.as_deref() {
             None | Some("strong" | "weak") => Ok(()),
@@ -162,13 +181,11 @@ impl CombinedFile {
         )?;
         validate_terms(c, at, &self.terms)?;
         validate_folds(c, at, &self.folds)?;
-        c.num(&format!("{at}.repeat_rel"), self.repeat_rel, REL)?;
-        c.num(&format!("{at}.within_rel"), self.within_rel, REL)?;
-        c.num(
-            &format!("{at}.per_doubling_rel"),
-            self.per_doubling_rel,
-            REL,
-        )
+        // An interval's parts: a standard deviation of 10 (1000%) is already no interval.
+        let sd = Bound::Within(0.0, 10.0);
+        c.num(&format!("{at}.repeat_rel"), self.repeat_rel, sd)?;
+        c.num(&format!("{at}.within_rel"), self.within_rel, sd)?;
+        c.num(&format!("{at}.per_doubling_rel"), self.per_doubling_rel, sd)
     }
 }
 
@@ -182,7 +199,7 @@ fn validate_folds(c: &Check, at: &str, folds: &[FoldFile]) -> InputResult<()> {
         c.num(
             &format!("{at}.folds[{k}].rel"),
             f.rel,
-            Bound::Within(-100.0, 100.0),
+            Bound::Within(-1e6, 1e6),
         )?;
     }
     Ok(())

@@ -134,6 +134,12 @@ struct Form {
 }
 
 impl Form {
+    /// `a/n`: the model's own division of the work, no law.
+    const NONE: Form = Form {
+        serial: false,
+        growth: None,
+    };
+
     /// The family: 7 laws.
     fn family() -> Vec<Form> {
         let mut v = vec![Form {
@@ -232,39 +238,15 @@ pub fn fit_law_within(
     counts.dedup();
     let n0 = if one_node { 1 } else { *counts.first()? };
     let beyond: Vec<u32> = counts.iter().copied().filter(|&n| n > n0).collect();
-    if beyond.is_empty() {
-        return None;
-    }
     let mut measured_nodes = counts.clone();
     if one_node {
         measured_nodes.insert(0, 1);
     }
-    // The evidence limits the law: `p` parameters need `p + 1` counts beyond the anchor to be
-    // judged on one left out; with one count beyond it, one parameter, judged on nothing.
-    let most = (beyond.len() - 1).max(1);
+    if beyond.is_empty() {
+        return Some(model_alone(n0, &multi, measured_nodes, (rule, repeat_rel)));
+    }
     let folds: &[u32] = if beyond.len() > 1 { &beyond } else { &[] };
-    let mut cands: Vec<Candidate> = Form::family()
-        .into_iter()
-        .filter(|f| f.params() <= most)
-        .filter_map(|form| {
-            let law = fit_form(form, n0, &multi, rule)?;
-            let errs = folds
-                .iter()
-                .map(|&n| {
-                    let (held, rest): (Vec<LawPoint>, Vec<LawPoint>) =
-                        multi.iter().partition(|p| p.nodes == n);
-                    let l = fit_form(form, n0, &rest, rule)?;
-                    Some((n, mean_signed(&l, &held)))
-                })
-                .collect::<Option<Vec<_>>>()?;
-            positive_up_to(&law, &multi, horizon).then_some(Candidate {
-                law,
-                form: form.name(),
-                weight: 0.0,
-                folds: errs,
-            })
-        })
-        .collect();
+    let mut cands = candidates(n0, &multi, (&beyond, folds), (horizon, rule));
     if cands.is_empty() {
         return None;
     }
@@ -294,6 +276,69 @@ pub fn fit_law_within(
         residuals,
         weak: false,
     })
+}
+
+/// Every law of the family the evidence allows, fitted on `multi` and on `multi` less each of
+/// `folds` in turn: `p` parameters need `p + 1` counts `beyond` the anchor to be judged on one
+/// left out; with one count beyond it, one parameter, judged on nothing. Laws whose time runs
+/// out before the horizon, or whose left-out error is not finite, are dropped.
+fn candidates(
+    n0: u32,
+    multi: &[LawPoint],
+    (beyond, folds): (&[u32], &[u32]),
+    (horizon, rule): ((u32, bool), &Rule),
+) -> Vec<Candidate> {
+    let most = (beyond.len() - 1).max(1);
+    Form::family()
+        .into_iter()
+        .filter(|f| f.params() <= most)
+        .filter_map(|form| {
+            let law = fit_form(form, n0, multi, rule)?;
+            let errs = folds
+                .iter()
+                .map(|&n| {
+                    let (held, rest): (Vec<LawPoint>, Vec<LawPoint>) =
+                        multi.iter().partition(|p| p.nodes == n);
+                    let l = fit_form(form, n0, &rest, rule)?;
+                    Some((n, mean_signed(&l, &held)))
+                })
+                .collect::<Option<Vec<_>>>()?;
+            let finite = errs.iter().all(|e| e.1.is_finite());
+            (finite && positive_up_to(&law, multi, horizon)).then_some(Candidate {
+                law,
+                form: form.name(),
+                weight: 0.0,
+                folds: errs,
+            })
+        })
+        .collect()
+}
+
+/// One node count, not one node: the model alone from there (perfect scaling of its terms),
+/// its intervals on the rule's prior for what nothing measured.
+fn model_alone(
+    n0: u32,
+    multi: &[LawPoint],
+    measured_nodes: Vec<u32>,
+    (rule, repeat_rel): (&Rule, Option<f64>),
+) -> NodeFit {
+    let none = Law::anchored(n0, &[]);
+    NodeFit {
+        law: none,
+        candidates: vec![Candidate {
+            law: none,
+            form: Form::NONE.name(),
+            weight: 1.0,
+            folds: Vec::new(),
+        }],
+        folds: Vec::new(),
+        rule: rule.describe(),
+        spread: spread(&[], repeat_rel, rule),
+        measured_nodes,
+        residuals: vec![(n0, mean_signed(&none, multi).abs())],
+        compared: 1,
+        weak: false,
+    }
 }
 
 /// The candidates' weights (heaviest first): by [`Rule::floor`], equal without folds.

@@ -47,7 +47,7 @@ impl EnergyScope {
     pub fn from_name(name: &str) -> Option<EnergyScope> {
         [EnergyScope::Node, EnergyScope::Cpu, EnergyScope::Gpu]
             .into_iter()
-            .find(|s| s.csv_name() == name)
+            .find(|s| s.csv_name().eq_ignore_ascii_case(name.trim()))
     }
 
     /// The name [`EnergyScope::from_name`] reads: `node`, `cpu` or `gpu`.

@@ -156,7 +156,10 @@ fn row(
     // sacct prints an empty or 0 energy, or its no-value marker, where accounting did not
     // gather it: no reading, the step's time kept.
     let energy = match crate::limits::slurm_energy(f.energy) {
-        Ok(e) => e.map(|e| (e, scope)),
+        // A power no node draws (a wrapped counter, a unit slip) is no reading either.
+        Ok(e) => e
+            .filter(|&e| crate::limits::plausible_node_power(e, time_s, nodes))
+            .map(|e| (e, scope)),
         Err(crate::limits::NotANumber) => {
             return Err(bad(
                 f.line,

@@ -88,6 +88,18 @@ fn parse_rule(s: &str) -> Result<Rule, String> {
 fn check_outputs(args: &FitArgs, machine_file: &Path) -> anyhow::Result<()> {
     let mut outputs = vec![("--profile-out", args.profile_out.as_path())];
     outputs.extend(args.machine_out.as_deref().map(|p| ("--machine-out", p)));
+    // Written as a pair: a folder that is not there fails before either is written.
+    for (flag, p) in &outputs {
+        let dir = crate::atomic_write::folder_of(p);
+        if !dir.is_dir() {
+            return Err(InputError::Argument {
+                flag: (*flag).into(),
+                expected: "a file in a folder that exists".into(),
+                got: format!("{} (no folder {})", p.display(), dir.display()),
+            }
+            .into());
+        }
+    }
     super::outputs::check_distinct(&[("--measured", &args.measured)], &outputs)?;
     super::outputs::check_distinct(
         &[("--machine", machine_file)],
@@ -132,8 +144,23 @@ pub fn run_fit(args: &FitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     if let Some(why) = &time_only {
         super::say::note(why);
     }
-    let profile_json = fitted.profile.to_file().to_text()? + "\n";
-    let machine_new = machine_output(args, &fitted, &machine, &machine_text, lacks.power)?;
+    let profile_file = fitted.profile.to_file();
+    // What `plan` checks when it reads the profile, checked before it is written.
+    profile_file.validate(&args.profile_out).map_err(|e| {
+        anyhow::anyhow!(
+            "{}: the fitted profile would be refused when read (nothing written): {e}",
+            args.measured.display()
+        )
+    })?;
+    let profile_json = profile_file.to_text()? + "\n";
+    let machine_new =
+        machine_output(args, &fitted, &machine, &machine_text, lacks.power).map_err(|e| {
+            anyhow::anyhow!(
+                "{}: the fitted [power] is not a machine file jouleplan reads (nothing written; \
+                 energies in mJ or kJ rather than J give such powers): {e:#}",
+                args.measured.display()
+            )
+        })?;
     if time_only.is_none() {
         let problems = planner_checks(&fitted.profile, &machine, machine_new.as_ref())?;
         refuse_or_warn(args, &problems)?;

@@ -26,12 +26,13 @@ pub fn report_law(law: &NodeFit, out: &mut dyn Write) -> std::io::Result<()> {
     let list = |v: &[u32]| v.iter().map(u32::to_string).collect::<Vec<_>>().join(", ");
     writeln!(
         out,
-        "node law over nodes {} (X(n) = T(n) - T_model(n): waiting, 0 at {} node{}): {} laws \
-         the evidence allows, {}:",
+        "node law over nodes {} (X(n) = T(n) - T_model(n): waiting, 0 at {} node{}): {} \
+         law{} the evidence allows, {}:",
         list(&law.measured_nodes),
         law.smallest(),
         if law.smallest() == 1 { "" } else { "s" },
         law.compared,
+        if law.compared == 1 { "" } else { "s" },
         law.rule
     )?;
     let folds = |f: &[(u32, f64)]| -> String {
@@ -58,8 +59,8 @@ pub fn report_law(law: &NodeFit, out: &mut dyn Write) -> std::io::Result<()> {
     if law.folds.is_empty() {
         writeln!(
             out,
-            "  one node count beyond {}: no count to leave out, so the laws are weighed alike \
-             and the intervals rest on the rule's priors; measure another node count",
+            "  at most one node count beyond {}: no count to leave out, so the laws are weighed \
+             alike and the intervals rest on the rule's priors; measure another node count",
             law.smallest()
         )?;
     } else {

@@ -207,7 +207,7 @@ pub fn bind<'a>(
                 .join(", "),
             law.law().describe(),
             if law.folds.is_empty() {
-                "none: one count beyond the fewest".to_string()
+                "none: no count to leave out".to_string()
             } else {
                 format!("{:.2}%", 100.0 * law.loo_rel())
             },

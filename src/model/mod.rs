@@ -767,10 +767,11 @@ impl<'a> Model<'a> {
         let factor = self.growth_factor(config.nodes);
         let at = g.layout(config.nodes, ranks);
         Ok(match g.eval_spread(config.nodes, factor, at) {
-            Some(ev) if !(ev.time.is_finite() && ev.energy.is_finite()) => {
+            Some(ev) if !(ev.time.is_finite() && ev.energy.is_finite() && ev.time > 0.0) => {
                 return Err(InputError::Mismatch(format!(
                     "the model gives {} s and {} J at ({}, {}, {} GHz, {}): the inputs hold \
-                     values the model cannot evaluate",
+                     values the model cannot evaluate (a node law that takes away more time \
+                     than there is: check the profile's node_law)",
                     ev.time,
                     ev.energy,
                     config.nodes,

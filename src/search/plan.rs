@@ -222,13 +222,14 @@ pub fn plan(
     let space = &space;
     let outcome = search_filtered(model, space, query.min_efficiency)?;
     let front = entries(model, &outcome);
-    if let Some(bad) = front
-        .iter()
-        .find(|f| !(f.prediction.time.0.is_finite() && f.prediction.energy.0.is_finite()))
-    {
+    if let Some(bad) = front.iter().find(|f| {
+        let p = &f.prediction;
+        !(p.time.0.is_finite() && p.energy.0.is_finite() && p.time.0 > 0.0 && p.energy.0 >= 0.0)
+    }) {
         return Err(InputError::Mismatch(format!(
             "the model gives {} s and {} J at {}: the inputs hold values the model cannot \
-             evaluate (check the machine file and profile for extreme numbers)",
+             evaluate (check the machine file and profile for extreme numbers, and the \
+             profile's node_law: time and energy are never 0 or less)",
             bad.prediction.time.0,
             bad.prediction.energy.0,
             label(&bad.prediction.config)
