@@ -494,8 +494,13 @@ fn summarise(o: &Options, res: &sweep::Outcome, out: &mut dyn Write) -> std::io:
 fn after_sweep(a: &ProfileArgs, o: &Options, out: &mut dyn Write) -> anyhow::Result<()> {
     let written = super::profile_nodes::read_written(&o.output)?;
     if let Some(csv) = &a.measured_out {
-        let rows = super::profile_nodes::write_measured_csv(&written, csv)?;
-        writeln!(out, "wrote {rows} runs to {}", csv.display())?;
+        match super::profile_nodes::write_measured_csv(&written, csv)? {
+            Some(rows) => writeln!(out, "wrote {rows} runs to {}", csv.display())?,
+            None => super::say::note(&format!(
+                "no run succeeded: {} is left as it was",
+                csv.display()
+            )),
+        }
     }
     super::profile_nodes::fit_into_profile(&o.output, written, a.machine.as_deref(), a.weak, out)
         .map_err(|e| {

@@ -141,8 +141,9 @@ fn write_doc(output: &Path, doc: &ProfileFile) -> anyhow::Result<()> {
 }
 
 /// Writes every successful run of the profile at `output` as a measured CSV at `csv`, in the
-/// columns `fit --measured` and `validate --measured` read; returns the rows written.
-pub fn write_measured_csv(written: &Written, csv: &Path) -> anyhow::Result<usize> {
+/// columns `fit --measured` and `validate --measured` read; returns the rows written. With no
+/// successful run nothing replaces an existing file (`None`), and a new one gets the header.
+pub fn write_measured_csv(written: &Written, csv: &Path) -> anyhow::Result<Option<usize>> {
     let rows: Vec<MeasuredRow> = written
         .rec
         .runs
@@ -163,8 +164,15 @@ pub fn write_measured_csv(written: &Written, csv: &Path) -> anyhow::Result<usize
             }
         })
         .collect();
-    let text = measured::to_csv(&rows)?;
+    if rows.is_empty() && std::fs::symlink_metadata(csv).is_ok() {
+        return Ok(None);
+    }
+    let text = if rows.is_empty() {
+        "nodes,cores,freq_hz,gpus,time_s,energy_j,gpu_energy_j,ranks,energy_scope\n".to_string()
+    } else {
+        measured::to_csv(&rows)?
+    };
     write_atomic(csv, text.as_bytes(), false)
         .map_err(|e| anyhow::anyhow!("{}: cannot write: {e}", csv.display()))?;
-    Ok(rows.len())
+    Ok(Some(rows.len()))
 }

@@ -730,7 +730,35 @@ pub(crate) fn format_of(path: &Path) -> Result<Format, String> {
 
 /// Writes SVG text to `path` atomically.
 pub(crate) fn save_svg(path: &Path, svg: &str) -> Result<(), String> {
-    crate::atomic_write::write_atomic(path, svg.as_bytes(), false)
+    save_bytes(path, svg.as_bytes())
+}
+
+/// A chart drawn into memory and encoded as PNG, for the one safe writer: no file is opened
+/// by the drawing library, so a planted link, a full disk or a kill never leaves a truncated
+/// chart or one written through a link.
+pub(crate) fn png_bytes(
+    (w, h): (u32, u32),
+    draw: impl FnOnce(&DrawingArea<BitMapBackend<'_>, Shift>) -> DrawResult,
+) -> Result<Vec<u8>, String> {
+    let mut rgb = vec![0u8; w as usize * h as usize * 3];
+    {
+        let root = BitMapBackend::with_buffer(&mut rgb, (w, h)).into_drawing_area();
+        draw(&root)?;
+        root.present().map_err(err)?;
+    }
+    let mut out = Vec::new();
+    let mut enc = png::Encoder::new(&mut out, w, h);
+    enc.set_color(png::ColorType::Rgb);
+    enc.set_depth(png::BitDepth::Eight);
+    let mut writer = enc.write_header().map_err(|e| e.to_string())?;
+    writer.write_image_data(&rgb).map_err(|e| e.to_string())?;
+    writer.finish().map_err(|e| e.to_string())?;
+    Ok(out)
+}
+
+/// Writes chart bytes to `path` atomically, through the same rules as every output.
+pub(crate) fn save_bytes(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    crate::atomic_write::write_atomic(path, bytes, false)
         .map_err(|e| format!("{}: cannot write: {e}", path.display()))
 }
 
@@ -739,8 +767,9 @@ pub fn write_pareto(path: &Path, plan: &Plan, sample: &Sample) -> Result<(), Str
     match format_of(path)? {
         Format::Svg => save_svg(path, &pareto_svg(plan, sample)?),
         Format::Png => {
-            let root = BitMapBackend::new(path, SIZE).into_drawing_area();
-            draw_pareto(&root, plan, sample).map_err(|e| format!("{}: {e}", path.display()))
+            let png = png_bytes(SIZE, |root| draw_pareto(root, plan, sample))
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+            save_bytes(path, &png)
         }
     }
 }

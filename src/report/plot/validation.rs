@@ -159,8 +159,9 @@ pub fn write_validation(path: &Path, panels: &[Panel<'_>]) -> Result<(), String>
             super::save_svg(path, &s)
         }
         super::Format::Png => {
-            let root = BitMapBackend::new(path, size).into_drawing_area();
-            draw(&root, panels).map_err(|e| format!("{}: {e}", path.display()))
+            let png = super::png_bytes(size, |root| draw(root, panels))
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+            super::save_bytes(path, &png)
         }
     }
 }
