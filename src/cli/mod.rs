@@ -51,7 +51,8 @@ pub const EXIT_CODES: &str = "Exit codes (the same in every subcommand):
        command or launcher that cannot be found
   3    a query that no configuration meets: the message names the nearest front points
   4    profile: some runs failed (the others are saved)
-  130  profile interrupted by Ctrl-C (every finished run is saved; --resume continues)";
+  130  profile stopped by Ctrl-C; 143 by SIGTERM (scancel, a time limit); 129 by SIGHUP
+       (every finished run is saved; --resume continues)";
 
 /// jouleplan: energy-aware configuration planner for MPI+OpenMP (and GPU) jobs.
 #[derive(Debug, Parser)]
@@ -174,6 +175,10 @@ impl<W: Write> Write for ClosedStdoutStopsPrinting<W> {
 
 /// The whole program: parse, run, and return the exit code.
 pub fn main_with(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32 {
+    // A write past `ulimit -f` is an error with a message naming the output, not a silent
+    // death by SIGXFSZ that leaves temporary files.
+    // SAFETY: ignoring a signal has no preconditions.
+    unsafe { libc::signal(libc::SIGXFSZ, libc::SIG_IGN) };
     let cli = match Cli::try_parse_from(args) {
         Ok(c) => c,
         Err(e) => {

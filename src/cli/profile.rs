@@ -364,7 +364,8 @@ fn check_outputs(a: &ProfileArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Exit code when Ctrl-C stopped the sweep (what was measured is saved).
+/// Exit code when Ctrl-C stopped the sweep (what was measured is saved); SIGTERM gives 143 and
+/// SIGHUP 129 (128 + the signal).
 pub const EXIT_INTERRUPTED: i32 = 130;
 /// Exit code when some runs failed (the others are saved).
 pub const EXIT_RUNS_FAILED: i32 = 4;
@@ -394,8 +395,17 @@ pub fn run_profile(a: &ProfileArgs, out: &mut dyn Write) -> anyhow::Result<i32> 
         after_sweep(a, &o, out)?;
     }
     if res.interrupted {
-        eprintln!("interrupted: every finished run is saved; continue with --resume");
-        return Ok(EXIT_INTERRUPTED);
+        let sig = crate::measure::launch::STOP_SIGNAL.load(std::sync::atomic::Ordering::SeqCst);
+        eprintln!(
+            "interrupted ({}): every finished run is saved{}; continue with --resume",
+            crate::measure::launch::signal_name(sig),
+            if a.measured_out.is_some() {
+                " and in --measured-out"
+            } else {
+                ""
+            }
+        );
+        return Ok(if sig > 0 { 128 + sig } else { EXIT_INTERRUPTED });
     }
     Ok(if res.failed.is_empty() {
         0

@@ -9,8 +9,50 @@ use std::os::fd::{FromRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::{Duration, Instant};
 
-/// Process group of the run in progress (0 when none), for the Ctrl-C handler.
+/// Process group of the run in progress (0 when none), for the signal handler.
 pub static CURRENT_PGID: AtomicI32 = AtomicI32::new(0);
+
+/// The signal that stopped the sweep (SIGINT, SIGTERM or SIGHUP; 0 while none came).
+pub static STOP_SIGNAL: AtomicI32 = AtomicI32::new(0);
+
+/// How long a stopped program gets between SIGTERM and SIGKILL: shorter than Slurm's default
+/// `KillWait` (30 s), so jouleplan saves its runs before Slurm kills it.
+pub const GRACE: Duration = Duration::from_secs(10);
+
+/// The handler of SIGINT, SIGTERM and SIGHUP (async-signal-safe: atomics and `kill`): the
+/// first asks the run's process group to stop (SIGTERM), a second kills it (SIGKILL).
+extern "C" fn on_stop(sig: libc::c_int) {
+    let first = STOP_SIGNAL
+        .compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst)
+        .is_ok();
+    let pg = CURRENT_PGID.load(Ordering::SeqCst);
+    if pg > 0 {
+        let how = if first { libc::SIGTERM } else { libc::SIGKILL };
+        // SAFETY: signals the measured program's own process group.
+        unsafe { libc::kill(-pg, how) };
+    }
+}
+
+/// A stop signal's name as users know it.
+pub fn signal_name(sig: i32) -> &'static str {
+    match sig {
+        libc::SIGINT => "Ctrl-C, SIGINT",
+        libc::SIGTERM => "SIGTERM: scancel or the job's time limit",
+        libc::SIGHUP => "SIGHUP: the terminal closed",
+        _ => "stopped",
+    }
+}
+
+/// Installs [`on_stop`] for SIGINT, SIGTERM (Slurm's `scancel` and time limit) and SIGHUP.
+pub fn install_stop_handler() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+            // SAFETY: the handler only touches atomics and calls kill(2).
+            unsafe { libc::signal(sig, on_stop as *const () as libc::sighandler_t) };
+        }
+    });
+}
 
 /// What to start.
 #[derive(Debug, Clone)]
@@ -126,6 +168,8 @@ pub fn spawn_paused(spec: &Spec) -> std::io::Result<Paused> {
     let devnull = cstr("/dev/null")?;
     let (go_r, go_w) = pipe()?;
     let (err_r, err_w) = pipe()?;
+    // SAFETY: getpid has no preconditions.
+    let parent = unsafe { libc::getpid() };
     // SAFETY: the child calls only async-signal-safe functions before exec or _exit.
     let pid = unsafe { libc::fork() };
     if pid < 0 {
@@ -133,6 +177,15 @@ pub fn spawn_paused(spec: &Spec) -> std::io::Result<Paused> {
     }
     if pid == 0 {
         unsafe {
+            // Its copies of the parent's pipe ends closed, a child whose parent dies before
+            // the go-ahead reads EOF and exits instead of waiting forever; and the program
+            // dies with the thread that started it (a SIGKILLed profile leaves nothing).
+            libc::close(go_w.as_raw_fd());
+            libc::close(err_r.as_raw_fd());
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            if libc::getppid() != parent {
+                libc::_exit(125);
+            }
             libc::setpgid(0, 0);
             if bind {
                 libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
@@ -173,9 +226,11 @@ impl Paused {
         CURRENT_PGID.store(self.pid, Ordering::SeqCst);
         let err = self.err.take().map(std::fs::File::from);
         let echo = self.echo;
-        let reader = std::thread::spawn(move || {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
             let Some(mut err) = err else {
-                return Vec::new();
+                let _ = tx.send(Vec::new());
+                return;
             };
             let mut tail: Vec<u8> = Vec::new();
             let mut buf = [0u8; 8192];
@@ -192,7 +247,7 @@ impl Paused {
                     tail.drain(..tail.len() - 8192);
                 }
             }
-            tail
+            let _ = tx.send(tail);
         });
         let start = Instant::now();
         if let Some(go) = self.go.take() {
@@ -204,6 +259,7 @@ impl Paused {
         // SAFETY: rusage is plain data filled by wait4.
         let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
         let mut timed_out = false;
+        let mut stopped_at: Option<Instant> = None;
         loop {
             let r = unsafe { libc::wait4(self.pid, &mut status, libc::WNOHANG, &mut ru) };
             if r == self.pid {
@@ -213,6 +269,13 @@ impl Paused {
                 let e = std::io::Error::last_os_error();
                 if e.kind() != std::io::ErrorKind::Interrupted {
                     return Err(e);
+                }
+            }
+            if STOP_SIGNAL.load(Ordering::SeqCst) != 0 {
+                let at = *stopped_at.get_or_insert_with(Instant::now);
+                if at.elapsed() > GRACE {
+                    // SAFETY: signals the child's own process group.
+                    unsafe { libc::kill(-self.pid, libc::SIGKILL) };
                 }
             }
             if !timed_out && limit.is_some_and(|l| start.elapsed() > l) {
@@ -226,7 +289,13 @@ impl Paused {
         CURRENT_PGID.store(0, Ordering::SeqCst);
         // Leftover members of the group (daemonised helpers) must not outlive the run.
         unsafe { libc::kill(-self.pid, libc::SIGKILL) };
-        let tail = reader.join().unwrap_or_default();
+        // A process that left the group (setsid) may hold stderr open: the run does not wait
+        // for it beyond a moment after the program's exit, and says so.
+        let tail = rx.recv_timeout(Duration::from_secs(2)).unwrap_or_else(|_| {
+            b"jouleplan: a process the program started outside its group still holds its \
+              stderr; not waited for"
+                .to_vec()
+        });
         let text = String::from_utf8_lossy(&tail);
         let lines: Vec<&str> = text.lines().collect();
         let stderr_tail = lines[lines.len().saturating_sub(20)..].join("\n");

@@ -110,7 +110,7 @@ pub(super) fn measure_once(
         readings.cpu_time_s = Some(exit.rusage_cpu_s);
         readings.cpu_time_source = Some("rusage (user + system) of the process tree".into());
     }
-    let interrupted = INTERRUPTED.load(Ordering::SeqCst);
+    let interrupted = super::options::interrupted();
     let ok = exit.ok() && !interrupted;
     Ok(RunRecord {
         nodes: p.nodes,
@@ -121,7 +121,12 @@ pub(super) fn measure_once(
         ok,
         failure: (!ok).then(|| {
             if interrupted {
-                "interrupted (Ctrl-C)".to_string()
+                format!(
+                    "interrupted ({})",
+                    crate::measure::launch::signal_name(
+                        crate::measure::launch::STOP_SIGNAL.load(Ordering::SeqCst)
+                    )
+                )
             } else {
                 exit.failure()
             }

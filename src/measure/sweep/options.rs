@@ -104,15 +104,10 @@ pub struct Outcome {
 }
 
 pub(super) fn install_interrupt_handler() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        let _ = ctrlc::set_handler(|| {
-            INTERRUPTED.store(true, Ordering::SeqCst);
-            let pg = launch::CURRENT_PGID.load(Ordering::SeqCst);
-            if pg > 0 {
-                // SAFETY: signals the measured program's own process group.
-                unsafe { libc::kill(-pg, libc::SIGTERM) };
-            }
-        });
-    });
+    launch::install_stop_handler();
+}
+
+/// Whether a stop signal came (Ctrl-C, SIGTERM, SIGHUP) or [`INTERRUPTED`] was set.
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::SeqCst) || launch::STOP_SIGNAL.load(Ordering::SeqCst) != 0
 }

@@ -101,7 +101,7 @@ pub(super) fn run_one(
         r.failure.as_deref().unwrap_or("ok"),
         eta(p.done_s, p.made, total - i - 1)
     );
-    if !r.ok && !INTERRUPTED.load(Ordering::SeqCst) {
+    if !r.ok && !super::options::interrupted() {
         p.failed.push(format!("{line}\n{}", r.stderr_tail));
     }
     let wall = r.wall_s;
@@ -143,6 +143,7 @@ pub fn run(o: &Options, log: &mut dyn FnMut(&str)) -> anyhow::Result<Outcome> {
     save(o, &s.rec)?;
     install_interrupt_handler();
     INTERRUPTED.store(false, Ordering::SeqCst);
+    crate::measure::launch::STOP_SIGNAL.store(0, Ordering::SeqCst);
     let mut p = Progress {
         failed: Vec::new(),
         made: 0,
@@ -152,7 +153,7 @@ pub fn run(o: &Options, log: &mut dyn FnMut(&str)) -> anyhow::Result<Outcome> {
         bar: progress_bar(o, todo.len()),
     };
     for (i, &t) in todo.iter().enumerate() {
-        if INTERRUPTED.load(Ordering::SeqCst) {
+        if super::options::interrupted() {
             break;
         }
         run_one(o, &mut s, (i, todo.len()), t, &mut p, log)?;
@@ -161,7 +162,7 @@ pub fn run(o: &Options, log: &mut dyn FnMut(&str)) -> anyhow::Result<Outcome> {
         b.finish_and_clear();
     }
     clean_up(o, &s);
-    let interrupted = INTERRUPTED.load(Ordering::SeqCst);
+    let interrupted = super::options::interrupted();
     let have: BTreeSet<((u32, record::PointKey), u32)> = s
         .rec
         .runs
