@@ -822,28 +822,14 @@ fn fit_loo_on_runs_over_several_nodes_predicts_their_energy() {
 
 #[test]
 fn time_only_runs_on_one_node_fit_against_the_file_machine_init_writes() {
-    // A machine file without [power] and [network], as `machine init` writes on a node
-    // without RAPL or MPI; runs with time only.
+    // Recorded on a real H200 node (tests/data/h200-time-only): the machine file `machine
+    // init` wrote there (no [power], no [network]) and time-only runs at 1, 4 and 16 cores.
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let mach = d.join("node.toml");
-    std::fs::write(
-        &mach,
-        "[machine]\nname = \"phi\"\nnodes = 1\ncores_per_node = 57\n\
-         frequencies_ghz = [0.6, 0.8, 1.1]\n",
-    )
-    .unwrap();
-    // The recorded Xeon Phi runs (examples/measured/, measured by the seed paper's authors)
-    // with their energy column dropped: time only.
-    let text = std::fs::read_to_string(repo("examples/measured/xeon-phi-spmv-sparse.csv")).unwrap();
-    let time_only: String = text
-        .lines()
-        .map(|l| l.rsplit_once(',').unwrap().0.to_string() + "\n")
-        .collect();
-    let csv = d.join("runs.csv");
-    std::fs::write(&csv, time_only).unwrap();
+    let mach = repo("tests/data/h200-time-only/node.toml");
+    let csv = repo("tests/data/h200-time-only/runs.csv");
     let prof = d.join("p.json");
-    let (rc, _, err) = jouleplan(&[
+    let (rc, out, err) = jouleplan(&[
         "fit",
         "--measured",
         s(&csv),
@@ -854,17 +840,34 @@ fn time_only_runs_on_one_node_fit_against_the_file_machine_init_writes() {
     ]);
     assert_eq!(rc, 0, "{err}");
     assert!(err.contains("energy unavailable"), "{err}");
-    assert!(prof.exists());
+    assert!(out.contains("3 configurations from 6 runs"), "{out}");
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&prof).unwrap()).unwrap();
+    assert!(doc["baseline"].as_array().unwrap().len() >= 3, "{doc}");
+    // A machine file is not asked for and none can be written without energy.
+    let (rc, _, err) = jouleplan(&[
+        "fit",
+        "--measured",
+        s(&csv),
+        "--machine",
+        s(&mach),
+        "--profile-out",
+        s(&prof),
+        "--machine-out",
+        s(&d.join("m.toml")),
+    ]);
+    assert_eq!(rc, 2, "{err}");
+    assert!(err.contains("--machine-out"), "{err}");
     // Runs over several nodes still need the network (a row's node count changed: the file
     // is refused before any number is used).
     let two = std::fs::read_to_string(&csv)
         .unwrap()
         .replacen("\n1,", "\n2,", 1);
-    std::fs::write(&csv, two).unwrap();
+    let csv2 = d.join("two.csv");
+    std::fs::write(&csv2, two).unwrap();
     let (rc, _, err) = jouleplan(&[
         "fit",
         "--measured",
-        s(&csv),
+        s(&csv2),
         "--machine",
         s(&mach),
         "--profile-out",

@@ -131,16 +131,9 @@ fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
-/// Forks the child, paused before `exec`.
-pub fn spawn_paused(spec: &Spec) -> std::io::Result<Paused> {
-    use std::os::fd::AsRawFd;
-    if spec.argv.is_empty() {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            "no command to run",
-        ));
-    }
-    // Everything the child needs is built before fork: after it, only async-signal-safe calls.
+/// The program's arguments and its whole environment (jouleplan's, with the spec's on top) as
+/// C strings.
+fn c_strings(spec: &Spec) -> std::io::Result<(Vec<CString>, Vec<CString>)> {
     let argv: Vec<CString> = spec
         .argv
         .iter()
@@ -154,6 +147,20 @@ pub fn spawn_paused(spec: &Spec) -> std::io::Result<Paused> {
         .iter()
         .map(|(k, v)| cstr(&format!("{k}={v}")))
         .collect::<Result<_, _>>()?;
+    Ok((argv, envp))
+}
+
+/// Forks the child, paused before `exec`.
+pub fn spawn_paused(spec: &Spec) -> std::io::Result<Paused> {
+    use std::os::fd::AsRawFd;
+    if spec.argv.is_empty() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "no command to run",
+        ));
+    }
+    // Everything the child needs is built before fork: after it, only async-signal-safe calls.
+    let (argv, envp) = c_strings(spec)?;
     let mut argv_p: Vec<*const libc::c_char> = argv.iter().map(|c| c.as_ptr()).collect();
     argv_p.push(std::ptr::null());
     let mut envp_p: Vec<*const libc::c_char> = envp.iter().map(|c| c.as_ptr()).collect();
@@ -219,21 +226,14 @@ pub fn spawn_paused(spec: &Spec) -> std::io::Result<Paused> {
     })
 }
 
-impl Paused {
-    /// Lets the child `exec`, then waits for it (up to `limit`), keeping its stderr tail.
-    pub fn release_and_wait(mut self, limit: Option<Duration>) -> std::io::Result<Exit> {
-        use std::os::fd::AsRawFd;
-        CURRENT_PGID.store(self.pid, Ordering::SeqCst);
-        let err = self.err.take().map(std::fs::File::from);
-        let echo = self.echo;
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let Some(mut err) = err else {
-                let _ = tx.send(Vec::new());
-                return;
-            };
-            let mut tail: Vec<u8> = Vec::new();
-            let mut buf = [0u8; 8192];
+/// Reads the program's stderr to its end on a thread of its own (echoing it when asked),
+/// keeping the last 8-16 KiB; the tail arrives on the returned channel.
+fn read_tail(err: Option<std::fs::File>, echo: bool) -> std::sync::mpsc::Receiver<Vec<u8>> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut tail: Vec<u8> = Vec::new();
+        let mut buf = [0u8; 8192];
+        if let Some(mut err) = err {
             while let Ok(n) = err.read(&mut buf) {
                 if n == 0 {
                     break;
@@ -247,8 +247,18 @@ impl Paused {
                     tail.drain(..tail.len() - 8192);
                 }
             }
-            let _ = tx.send(tail);
-        });
+        }
+        let _ = tx.send(tail);
+    });
+    rx
+}
+
+impl Paused {
+    /// Lets the child `exec`, then waits for it (up to `limit`), keeping its stderr tail.
+    pub fn release_and_wait(mut self, limit: Option<Duration>) -> std::io::Result<Exit> {
+        use std::os::fd::AsRawFd;
+        CURRENT_PGID.store(self.pid, Ordering::SeqCst);
+        let rx = read_tail(self.err.take().map(std::fs::File::from), self.echo);
         let start = Instant::now();
         if let Some(go) = self.go.take() {
             let b = [1u8];

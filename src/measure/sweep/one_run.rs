@@ -119,18 +119,7 @@ pub(super) fn measure_once(
         gpus: p.gpus,
         repeat: k,
         ok,
-        failure: (!ok).then(|| {
-            if interrupted {
-                format!(
-                    "interrupted ({})",
-                    crate::measure::launch::signal_name(
-                        crate::measure::launch::STOP_SIGNAL.load(Ordering::SeqCst)
-                    )
-                )
-            } else {
-                exit.failure()
-            }
-        }),
+        failure: (!ok).then(|| failure(&exit, interrupted)),
         wall_s: exit.wall_s,
         readings,
         stderr_tail: if ok { String::new() } else { exit.stderr_tail },
@@ -170,4 +159,14 @@ pub(super) fn warm_up(
         }
     }
     Ok(())
+}
+
+/// Why a run failed: the signal that stopped the sweep, or how the program ended.
+fn failure(exit: &launch::Exit, interrupted: bool) -> String {
+    if interrupted {
+        let sig = launch::STOP_SIGNAL.load(Ordering::SeqCst);
+        format!("interrupted ({})", launch::signal_name(sig))
+    } else {
+        exit.failure()
+    }
 }
