@@ -19,6 +19,69 @@ pub fn runs_dir(output: &Path) -> PathBuf {
     output.with_file_name(name)
 }
 
+/// One writer per output: an advisory lock (`flock`) on a hidden file beside the output,
+/// `.NAME.jouleplan-lock`, held for the whole command and removed when it ends. A second
+/// command onto the same output is refused at once, naming the process that holds it.
+#[derive(Debug)]
+pub struct OutputLock {
+    file: fs::File,
+    path: PathBuf,
+}
+
+impl OutputLock {
+    /// Takes the lock of `output`, or says who holds it.
+    pub fn take(output: &Path) -> io::Result<OutputLock> {
+        use std::os::fd::AsRawFd;
+        use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+        let name = output
+            .file_name()
+            .map(|n| n.to_string_lossy())
+            .unwrap_or_default();
+        let path = folder_of(output).join(format!(".{name}.jouleplan-lock"));
+        for _ in 0..3 {
+            let file = fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .mode(0o600)
+                .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+                .open(&path)?;
+            // SAFETY: flock on a descriptor we own.
+            if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+                let holder = fs::read_to_string(&path).unwrap_or_default();
+                return Err(io::Error::other(format!(
+                    "{} is being written by another jouleplan (process {}): one writer per \
+                     output; wait for it, or stop it",
+                    output.display(),
+                    holder.trim()
+                )));
+            }
+            // The file may have been removed by the holder between our open and our lock:
+            // locked, it must still be the file at the path.
+            let same = fs::symlink_metadata(&path)
+                .is_ok_and(|m| m.ino() == file.metadata().map(|f| f.ino()).unwrap_or(0));
+            if same {
+                let mut f = &file;
+                f.set_len(0)?;
+                write!(f, "{}", std::process::id())?;
+                return Ok(OutputLock { file, path });
+            }
+        }
+        Err(io::Error::other(format!(
+            "{}: its lock file kept changing under us; try again",
+            output.display()
+        )))
+    }
+}
+
+impl Drop for OutputLock {
+    fn drop(&mut self) {
+        let _ = fs::remove_file(&self.path);
+        let _ = &self.file;
+    }
+}
+
 /// Creates the folder `dir` (its parent must exist), or accepts it where it already is a
 /// folder: never a symbolic link, which would send what jouleplan writes and later removes
 /// there to a place it did not choose, and never a file. Returns whether it was created.

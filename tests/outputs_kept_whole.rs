@@ -78,3 +78,45 @@ fn a_sweep_with_no_successful_run_leaves_the_measured_csv_as_it_was() {
         "{err}"
     );
 }
+
+#[test]
+fn a_second_writer_onto_one_output_is_refused_at_once_and_no_run_is_lost() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let start = || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_jouleplan"))
+            .current_dir(d)
+            .env_remove("SLURM_JOB_ID")
+            .args([
+                "profile", "--cores", "1", "--repeat", "3", "-o", "p.json", "--", "sleep", "0.4",
+            ])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let first = start();
+    let lock = d.join(".p.json.jouleplan-lock");
+    let t = std::time::Instant::now();
+    while !lock.exists() {
+        assert!(t.elapsed().as_secs() < 10, "no lock taken");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let second = start().wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&second.stderr);
+    assert_eq!(second.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("p.json is being written by another jouleplan"),
+        "{err}"
+    );
+    let first = first.wait_with_output().unwrap();
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("p.json")).unwrap()).unwrap();
+    assert_eq!(doc["sweep"]["record"]["runs"].as_array().unwrap().len(), 3);
+    assert!(!lock.exists(), "the lock is removed when its command ends");
+}

@@ -115,6 +115,9 @@ pub fn run_fit(args: &FitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let (machine_file, machine_text) = super::sources::machine_text(args.machine.as_deref())?;
     let (machine, lacks) = Machine::from_toml_for_fit(&machine_file, &machine_text)?;
     check_outputs(args, &machine_file)?;
+    let mut outputs = vec![args.profile_out.as_path()];
+    outputs.extend(args.machine_out.as_deref());
+    let _locks = super::outputs::lock(&outputs)?;
     let text = crate::input::read_table(&args.measured)?;
     let rows = cv::read_csv(&args.measured, &text)?;
     if lacks.network && rows.iter().any(|r| r.config.nodes > 1) {

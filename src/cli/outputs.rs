@@ -59,6 +59,15 @@ fn clash(flag: &str, out: &Path, what: &str, other: &Path) -> InputError {
     }
 }
 
+/// The one-writer locks of every output of a command, taken before anything is read or
+/// written and held until the command ends (exit 1, naming the holder, when one is held).
+pub fn lock(outputs: &[&Path]) -> anyhow::Result<Vec<crate::atomic_write::OutputLock>> {
+    outputs
+        .iter()
+        .map(|p| crate::atomic_write::OutputLock::take(p).map_err(anyhow::Error::from))
+        .collect()
+}
+
 /// Writes a machine file: in place (through a link, keeping its mode) when `output` is the
 /// machine file that was read, else as a new output.
 pub fn write_machine(machine: &Path, output: &Path, bytes: &[u8]) -> std::io::Result<()> {

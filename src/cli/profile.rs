@@ -380,6 +380,9 @@ pub fn run_profile(a: &ProfileArgs, out: &mut dyn Write) -> anyhow::Result<i32> 
         return import_capture(a, &o, capture, out);
     }
     check_outputs(a)?;
+    let mut outputs = vec![o.output.as_path()];
+    outputs.extend(a.measured_out.as_deref());
+    let _locks = super::outputs::lock(&outputs)?;
     let quiet = a.quiet;
     let mut log = |l: &str| {
         if !quiet {

@@ -33,6 +33,7 @@ pub fn run_report(args: &ReportArgs, out: &mut dyn Write) -> anyhow::Result<Plan
     let pareto = plot::pareto_svg(&plan, &sample).map_err(anyhow::Error::msg)?;
     let breakdown = plot::breakdown_svg(&plan).map_err(anyhow::Error::msg)?;
     let dir = &args.out;
+    let _lock = super::outputs::lock(&[dir.as_path()])?;
     std::fs::create_dir_all(dir)
         .map_err(|e| anyhow::anyhow!("{}: cannot create: {e}", dir.display()))?;
     let mut json = Vec::new();
