@@ -123,6 +123,8 @@ fn fitted_on_1_2_4_8_nodes_the_other_counts_up_to_16_are_predicted_within_6_perc
         });
         let (prof, mach, said) = fit(d, &fit_csv, code);
         assert!(said.contains("node law over nodes 1, 2, 4, 8"), "{said}");
+        // Every run counted, not only those on one node.
+        assert!(said.contains("runs on 4 node counts"), "{said}");
         assert!(said.contains("leave-one-node-count-out error"), "{said}");
         assert!(
             said.contains("P_idle") && said.contains("per busy core"),

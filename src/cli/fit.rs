@@ -143,7 +143,7 @@ pub fn run_fit(args: &FitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         (args.weak, &rule),
     )?;
     let time_only = check_power(args, &fitted, &rows, lacks.power)?;
-    report(&fitted, &machine, out)?;
+    report(&fitted, (&machine, &rows), out)?;
     if let Some(why) = &time_only {
         super::say::note(why);
     }
@@ -352,14 +352,42 @@ fn machine_with_power(
     )?)
 }
 
+/// `3 configurations from 6 runs on 2 node counts`, in the singular where it is one.
+fn counted(rows: &[Measured]) -> String {
+    let mut configs: Vec<(u32, u32, u64, u32, Option<u32>)> = rows
+        .iter()
+        .map(|r| {
+            let c = r.config;
+            (
+                c.nodes,
+                c.cores,
+                crate::units::freq_key(c.freq),
+                c.gpus,
+                r.ranks,
+            )
+        })
+        .collect();
+    configs.sort_unstable();
+    configs.dedup();
+    let mut nodes: Vec<u32> = rows.iter().map(|r| r.config.nodes).collect();
+    nodes.sort_unstable();
+    nodes.dedup();
+    let n = |k: usize, one: &str, many: &str| format!("{k} {}", if k == 1 { one } else { many });
+    format!(
+        "{} from {} on {}",
+        n(configs.len(), "configuration", "configurations"),
+        n(rows.len(), "run", "runs"),
+        n(nodes.len(), "node count", "node counts")
+    )
+}
+
 /// Prints the splits, the power laws and the power per frequency.
-fn report(f: &FitOutcome, machine: &Machine, out: &mut dyn Write) -> std::io::Result<()> {
-    let runs: usize = f.samples.iter().map(|s| s.repeats).sum();
-    writeln!(
-        out,
-        "fit: {} configurations from {runs} runs",
-        f.samples.len()
-    )?;
+fn report(
+    f: &FitOutcome,
+    (machine, rows): (&Machine, &[Measured]),
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    writeln!(out, "fit: {}", counted(rows))?;
     writeln!(out, "time split, T(f) = a/f + m at each core count:")?;
     writeln!(
         out,

@@ -24,10 +24,23 @@ impl Basis {
     /// The function at `n` (0 at `n = 1`).
     #[inline(always)]
     pub fn at(self, n: f64) -> f64 {
-        let l = n.log2();
-        let mut v = n.powf(self.i);
-        for _ in 0..self.j {
-            v *= l;
+        // The family's exponents without `powf` (the search evaluates this per node count).
+        let mut v = if self.i == -1.0 {
+            1.0 / n
+        } else if self.i == 0.5 {
+            n.sqrt()
+        } else if self.i == 1.0 {
+            n
+        } else if self.i == 0.0 {
+            1.0
+        } else {
+            n.powf(self.i)
+        };
+        if self.j > 0 {
+            let l = n.log2();
+            for _ in 0..self.j {
+                v *= l;
+            }
         }
         if self.j == 0 { v - 1.0 } else { v }
     }
