@@ -149,6 +149,23 @@ fn slurm_no_value_energies_and_impossible_powers_are_no_reading() {
     }
     assert_eq!(b["energy"]["points"], 0, "{b}");
     assert!(!out.contains("inf") && !out.contains("NaN"), "{out}");
+    // A governor's name on a machine of one frequency is that frequency.
+    std::fs::write(
+        &sacct,
+        "JobID|State|NNodes|NCPUS|NTasks|Elapsed|ConsumedEnergyRaw|ReqCPUFreq\n\
+         9.0|COMPLETED|3|216|216|00:18:07||Performance\n",
+    )
+    .unwrap();
+    let (rc, _, err) = jouleplan(&[
+        "validate",
+        "--machine",
+        s(&mach),
+        "--profile",
+        s(&prof),
+        "--sacct",
+        s(&sacct),
+    ]);
+    assert_eq!(rc, 0, "{err}");
 }
 
 fn csv_refusal(d: &Path, text: &str) -> String {

@@ -29,6 +29,19 @@ fn a_png_chart_planted_as_a_link_is_refused_not_written_through() {
 }
 
 #[test]
+fn a_report_folder_planted_as_a_link_is_refused_not_written_through() {
+    let dir = tempfile::tempdir().unwrap();
+    let victim = dir.path().join("elsewhere");
+    std::fs::create_dir(&victim).unwrap();
+    let report = dir.path().join("report");
+    symlink(&victim, &report).unwrap();
+    let (code, _, err) = jouleplan(&["report", "--out", s(&report)]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("symbolic link"), "{err}");
+    assert_eq!(std::fs::read_dir(&victim).unwrap().count(), 0);
+}
+
+#[test]
 fn a_png_chart_is_a_whole_png() {
     let dir = tempfile::tempdir().unwrap();
     let chart = dir.path().join("front.png");

@@ -173,12 +173,22 @@ fn row(
         bad(
             f.line,
             "ReqCPUFreq",
-            &format!(
-                "the step's frequency (srun --cpu-freq; kHz, or 2.4G): machine `{}` has several \
-                 ({} GHz), so an unknown one cannot be taken for any",
-                machine.name,
-                machine.frequency_list_ghz()
-            ),
+            &if machine.frequencies.len() == 1 {
+                format!(
+                    "the step's frequency (srun --cpu-freq; kHz, or 2.4G): one of machine \
+                     `{}`'s, {} GHz",
+                    machine.name,
+                    machine.frequency_list_ghz()
+                )
+            } else {
+                format!(
+                    "the step's frequency (srun --cpu-freq; kHz, or 2.4G): machine `{}` has \
+                     several ({} GHz), so an unknown one or a governor's name cannot be taken \
+                     for any",
+                    machine.name,
+                    machine.frequency_list_ghz()
+                )
+            },
             if f.freq.is_empty() { "nothing" } else { f.freq },
         )
     })?;
@@ -221,7 +231,9 @@ fn elapsed(s: &str) -> Option<f64> {
 /// only frequency. `None` when it is not one of the machine's.
 fn frequency(s: &str, machine: &Machine) -> Option<Hertz> {
     let hz = match s.to_ascii_uppercase().as_str() {
-        "" | "UNKNOWN" => {
+        // No frequency, or a governor's name: the machine's one frequency where it has one.
+        "" | "UNKNOWN" | "PERFORMANCE" | "POWERSAVE" | "ONDEMAND" | "CONSERVATIVE"
+        | "USERSPACE" | "SCHEDUTIL" | "LOW" | "MEDIUM" | "HIGH" | "HIGHM1" => {
             return (machine.frequencies.len() == 1).then(|| machine.frequencies[0]);
         }
         v => {

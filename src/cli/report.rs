@@ -33,8 +33,13 @@ pub fn run_report(args: &ReportArgs, out: &mut dyn Write) -> anyhow::Result<Plan
     let pareto = plot::pareto_svg(&plan, &sample).map_err(anyhow::Error::msg)?;
     let breakdown = plot::breakdown_svg(&plan).map_err(anyhow::Error::msg)?;
     let dir = &args.out;
+    if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)
+            .map_err(|e| anyhow::anyhow!("{}: cannot create: {e}", parent.display()))?;
+    }
     let _lock = super::outputs::lock(&[dir.as_path()])?;
-    std::fs::create_dir_all(dir)
+    // Never a planted link: the report's files would land where the link points.
+    crate::atomic_write::create_dir_safely(dir)
         .map_err(|e| anyhow::anyhow!("{}: cannot create: {e}", dir.display()))?;
     let mut json = Vec::new();
     Json.plan(&plan, &mut json)?;
