@@ -173,22 +173,7 @@ fn row(
         bad(
             f.line,
             "ReqCPUFreq",
-            &if machine.frequencies.len() == 1 {
-                format!(
-                    "the step's frequency (srun --cpu-freq; kHz, or 2.4G): one of machine \
-                     `{}`'s, {} GHz",
-                    machine.name,
-                    machine.frequency_list_ghz()
-                )
-            } else {
-                format!(
-                    "the step's frequency (srun --cpu-freq; kHz, or 2.4G): machine `{}` has \
-                     several ({} GHz), so an unknown one or a governor's name cannot be taken \
-                     for any",
-                    machine.name,
-                    machine.frequency_list_ghz()
-                )
-            },
+            &freq_expected(machine),
             if f.freq.is_empty() { "nothing" } else { f.freq },
         )
     })?;
@@ -229,6 +214,24 @@ fn elapsed(s: &str) -> Option<f64> {
 
 /// A requested frequency: kHz as a number, or with a G/M/K suffix; unknown: the machine's
 /// only frequency. `None` when it is not one of the machine's.
+/// What `ReqCPUFreq` should hold on `machine`.
+fn freq_expected(machine: &Machine) -> String {
+    if machine.frequencies.len() == 1 {
+        format!(
+            "the step's frequency (srun --cpu-freq; kHz, or 2.4G): one of machine `{}`'s, {} GHz",
+            machine.name,
+            machine.frequency_list_ghz()
+        )
+    } else {
+        format!(
+            "the step's frequency (srun --cpu-freq; kHz, or 2.4G): machine `{}` has several ({} \
+             GHz), so an unknown one or a governor's name cannot be taken for any",
+            machine.name,
+            machine.frequency_list_ghz()
+        )
+    }
+}
+
 fn frequency(s: &str, machine: &Machine) -> Option<Hertz> {
     let hz = match s.to_ascii_uppercase().as_str() {
         // No frequency, or a governor's name: the machine's one frequency where it has one.
