@@ -31,7 +31,17 @@ for t in ../tests/data/fixtures/paraver/legacy/*.prv; do
   [ -f "$t" ] && { printf '\000'; head -300 "$t"; } > "corpus/paraver/l$(basename "$t")"
 done
 cp ../examples/measured/*.csv ../tests/data/pingpong/*.json corpus/calibrate_inputs/
-# Multi-node runs (ranks, energy_scope columns) and past Slurm jobs (issue 26).
+# Multi-node runs (ranks, energy_scope columns) and past Slurm jobs .
 cp ../tests/data/multinode/soma.csv ../tests/data/multinode/lulesh-150.csv \
   ../tests/data/sacct/localhost-sleep.txt corpus/calibrate_inputs/
 mkdir -p corpus/machine_rewrite && cp ../models/*.toml corpus/machine_rewrite/
+# A profile with a combined node law (weights, folds, anchor, interval parts): fitted by this
+# jouleplan from the Ice Lake fixture's hpgmgfv runs on 1, 2, 4, 8 nodes, sweep record left out.
+seed_dir=$(mktemp -d)
+awk -F, 'NR == 1 || $1 == 1 || $1 == 2 || $1 == 4 || $1 == 8' ../tests/data/multinode/hpgmgfv.csv \
+  > "$seed_dir/fit.csv"
+cargo run -q --release --manifest-path ../Cargo.toml -- fit --measured "$seed_dir/fit.csv" \
+  --machine ../tests/data/multinode/icelake-8360y.toml --profile-out "$seed_dir/law.json" \
+  --machine-out "$seed_dir/law.toml" > /dev/null 2>&1
+cp "$seed_dir/law.json" corpus/profile_json/node_law.json
+rm -rf "$seed_dir"
