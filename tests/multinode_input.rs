@@ -20,6 +20,33 @@ fn s(p: &Path) -> &str {
 
 const MACHINE: &str = "tests/data/multinode/icelake-8360y.toml";
 
+/// Fits `code`'s real runs on 1, 2, 4 and 8 nodes in `d`; returns (profile, machine).
+fn fit_on_1_2_4_8(d: &Path, code: &str) -> (PathBuf, PathBuf) {
+    let fit_csv = d.join("fit.csv");
+    let text = std::fs::read_to_string(repo(&format!("tests/data/multinode/{code}.csv"))).unwrap();
+    let keep: String = text
+        .lines()
+        .enumerate()
+        .filter(|(i, l)| *i == 0 || ["1,", "2,", "4,", "8,"].iter().any(|p| l.starts_with(p)))
+        .map(|(_, l)| format!("{l}\n"))
+        .collect();
+    std::fs::write(&fit_csv, keep).unwrap();
+    let (prof, mach) = (d.join("p.json"), d.join("m.toml"));
+    let (rc, _, err) = jouleplan(&[
+        "fit",
+        "--measured",
+        s(&fit_csv),
+        "--machine",
+        s(&repo(MACHINE)),
+        "--profile-out",
+        s(&prof),
+        "--machine-out",
+        s(&mach),
+    ]);
+    assert_eq!(rc, 0, "{err}");
+    (prof, mach)
+}
+
 /// `profile` in `dir` outside Slurm.
 fn profile(dir: &Path, args: &[&str]) -> (bool, String, String) {
     let out = Command::cargo_bin("jouleplan")
@@ -95,28 +122,7 @@ fn slurm_no_value_energies_and_impossible_powers_are_no_reading() {
     let d = dir.path();
     // Fit a profile on the real hpgmgfv runs, then validate invented accounting rows whose
     // energies are Slurm's markers or no power a node draws (the times are the real runs').
-    let fit_csv = d.join("fit.csv");
-    let text = std::fs::read_to_string(repo("tests/data/multinode/hpgmgfv.csv")).unwrap();
-    let keep: String = text
-        .lines()
-        .enumerate()
-        .filter(|(i, l)| *i == 0 || ["1,", "2,", "4,", "8,"].iter().any(|p| l.starts_with(p)))
-        .map(|(_, l)| format!("{l}\n"))
-        .collect();
-    std::fs::write(&fit_csv, keep).unwrap();
-    let (prof, mach) = (d.join("p.json"), d.join("m.toml"));
-    let (rc, _, err) = jouleplan(&[
-        "fit",
-        "--measured",
-        s(&fit_csv),
-        "--machine",
-        s(&repo(MACHINE)),
-        "--profile-out",
-        s(&prof),
-        "--machine-out",
-        s(&mach),
-    ]);
-    assert_eq!(rc, 0, "{err}");
+    let (prof, mach) = fit_on_1_2_4_8(d, "hpgmgfv");
     let sacct = d.join("sacct.txt");
     std::fs::write(
         &sacct,
@@ -248,28 +254,7 @@ fn the_measured_csv_names_the_column_at_fault() {
 fn a_node_law_edited_into_negative_time_or_loose_weights_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let fit_csv = d.join("fit.csv");
-    let text = std::fs::read_to_string(repo("tests/data/multinode/weather.csv")).unwrap();
-    let keep: String = text
-        .lines()
-        .enumerate()
-        .filter(|(i, l)| *i == 0 || ["1,", "2,", "4,", "8,"].iter().any(|p| l.starts_with(p)))
-        .map(|(_, l)| format!("{l}\n"))
-        .collect();
-    std::fs::write(&fit_csv, keep).unwrap();
-    let (prof, mach) = (d.join("p.json"), d.join("m.toml"));
-    let (rc, _, err) = jouleplan(&[
-        "fit",
-        "--measured",
-        s(&fit_csv),
-        "--machine",
-        s(&repo(MACHINE)),
-        "--profile-out",
-        s(&prof),
-        "--machine-out",
-        s(&mach),
-    ]);
-    assert_eq!(rc, 0, "{err}");
+    let (prof, mach) = fit_on_1_2_4_8(d, "weather");
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(&prof).unwrap()).unwrap();
     let edited = |f: &dyn Fn(&mut Value)| -> (i32, String) {
         let mut v = doc.clone();
