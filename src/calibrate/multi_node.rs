@@ -279,9 +279,9 @@ pub fn fit_power(
     // The bound the reproduction check allows is the largest residual of this very fit,
     // rounded up past the written digits, so that what `fit` writes `plan` accepts.
     let largest = fitted.iter().map(|x| x.1.residual_max).fold(0.0, f64::max);
-    power.fit_residual_rel = Some((largest * 1e4).ceil() / 1e4);
+    power.fit_residual_rel = Some(super::power_fit::round_up(largest));
     let rms = fitted.iter().map(|x| x.1.residual_rms).fold(0.0, f64::max);
-    power.fit_residual_rms = Some((rms * 1e4).ceil() / 1e4);
+    power.fit_residual_rms = Some(super::power_fit::round_up(rms));
     let kept = machine
         .frequencies
         .iter()

@@ -117,11 +117,7 @@ impl Growth {
 
     /// `g(n)` itself.
     fn g(self, n: f64) -> f64 {
-        match self {
-            Growth::Log => n.log2(),
-            Growth::Sqrt => n.sqrt(),
-            Growth::Linear => n,
-        }
+        self.basis().raw(n)
     }
 }
 

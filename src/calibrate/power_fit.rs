@@ -116,8 +116,14 @@ impl PowerLaws {
     /// The machine file's `fit_residual_rel`: the largest residual rounded up to 4 decimals,
     /// so the model stays within it after the written powers are rounded.
     pub fn residual_bound(&self) -> f64 {
-        (self.max_residual() * 1e4).ceil() / 1e4
+        round_up(self.max_residual())
     }
+}
+
+/// A residual rounded up to 4 decimals, as a machine file keeps it: the model stays within it
+/// after the written powers are rounded.
+pub fn round_up(residual: f64) -> f64 {
+    (residual * 1e4).ceil() / 1e4
 }
 
 /// The power model's residuals, relative to the measured power.

@@ -314,12 +314,15 @@ fn planner_checks(
     let mut problems = crate::model::plausible::implausible(&target);
     let mut profile = profile.clone();
     fit_to_machine(&mut profile, &target);
-    let mut model = crate::model::Model::new(&target, &profile)?;
-    if profile.node_law.as_ref().is_some_and(|f| f.weak) {
-        model.set_weak(true)?;
-    }
-    let r = crate::calibrate::reproduce::check(&model);
-    problems.extend(trust::model_problems(&model, &r));
+    // The model takes weak scaling from the profile's node law, as `plan` does.
+    let model = crate::model::Model::new(&target, &profile)?;
+    let mut t = trust::Trust::default();
+    let accept = trust::Accept {
+        model_error: true,
+        ..trust::Accept::default()
+    };
+    trust::check_model(&model, accept, &mut t)?;
+    problems.append(&mut t.problems);
     Ok(problems)
 }
 

@@ -21,9 +21,9 @@ pub struct Basis {
 }
 
 impl Basis {
-    /// The function at `n` (0 at `n = 1`).
+    /// `n^i log2(n)^j` itself.
     #[inline(always)]
-    pub fn at(self, n: f64) -> f64 {
+    pub fn raw(self, n: f64) -> f64 {
         // The family's exponents without `powf` (the search evaluates this per node count).
         let mut v = if self.i == -1.0 {
             1.0 / n
@@ -42,6 +42,13 @@ impl Basis {
                 v *= l;
             }
         }
+        v
+    }
+
+    /// The function at `n` less its value at one node (0 at `n = 1`).
+    #[inline(always)]
+    pub fn at(self, n: f64) -> f64 {
+        let v = self.raw(n);
         if self.j == 0 { v - 1.0 } else { v }
     }
 
@@ -189,7 +196,7 @@ impl Law {
         let parts: Vec<String> = self
             .terms()
             .map(|(b, c)| {
-                let base = b.at(self.anchor) + if b.j == 0 { 1.0 } else { 0.0 };
+                let base = b.raw(self.anchor);
                 if self.anchor == 1.0 && b.j == 0 {
                     format!("{} ({} - 1)", sig(*c), b.name())
                 } else if self.anchor == 1.0 {
