@@ -93,6 +93,9 @@ pub struct ProfileFile {
     /// The machine a profile without a sweep record was measured on (written by `fit`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measured_on: Option<MeasuredOnFile>,
+    /// How the measured runs laid ranks and threads on a node (job scripts follow it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layout: Option<crate::model::layout::LayoutFile>,
 }
 
 /// Iteration counts of the baseline and the target run.
@@ -302,6 +305,10 @@ impl ProfileFile {
         }
         if let Some(law) = &self.node_law {
             law.validate(&c, "node_law")?;
+        }
+        if let Some(l) = self.layout {
+            let got = serde_json::to_string(&l).unwrap_or_default();
+            l.layout().map_err(|e| c.fail("layout", e, got))?;
         }
         if let Some(s) = &self.sweep {
             s.record

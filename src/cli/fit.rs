@@ -135,13 +135,14 @@ pub fn run_fit(args: &FitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
             .map_or("program".into(), |s| s.to_string_lossy().into_owned())
     });
     let rule = args.design.unwrap_or_default();
-    let fitted = from_measured::fit_with_rule(
+    let mut fitted = from_measured::fit_with_rule(
         &args.measured,
         &rows,
         &machine,
         &program,
         (args.weak, &rule),
     )?;
+    fitted.profile.layout = layout_of(&rows);
     let time_only = check_power(args, &fitted, &rows, lacks.power)?;
     report(&fitted, (&machine, &rows), out)?;
     if let Some(why) = &time_only {
@@ -355,6 +356,20 @@ fn machine_with_power(
     )?)
 }
 
+/// The layout rule of the rows that give their ranks (evenly over their nodes); none when
+/// no row does, so a job script says the layout was not recorded.
+fn layout_of(rows: &[Measured]) -> Option<crate::model::layout::Layout> {
+    let pairs: Vec<(u32, u32)> = rows
+        .iter()
+        .filter_map(|r| {
+            let ranks = r.ranks?;
+            let n = r.config.nodes;
+            (n > 0 && ranks % n == 0).then(|| (r.config.cores, ranks / n))
+        })
+        .collect();
+    crate::model::layout::Layout::infer(&pairs)
+}
+
 /// `3 configurations from 6 runs on 2 node counts`, in the singular where it is one.
 fn counted(rows: &[Measured]) -> String {
     let mut configs: Vec<(u32, u32, u64, u32, Option<u32>)> = rows
@@ -391,6 +406,14 @@ fn report(
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
     writeln!(out, "fit: {}", counted(rows))?;
+    match f.profile.layout {
+        Some(l) => writeln!(out, "layout: {} (from the ranks column)", l.describe())?,
+        None => writeln!(
+            out,
+            "layout: not recorded (no ranks column, or no one rule): job scripts will name the \
+             layout they assume"
+        )?,
+    }
     writeln!(out, "time split, T(f) = a/f + m at each core count:")?;
     writeln!(
         out,

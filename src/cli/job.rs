@@ -157,6 +157,9 @@ pub fn run_slurm(args: &SlurmArgs, out: &mut dyn Write) -> anyhow::Result<()> {
             .memory_footprint_gib
             .map(|m| m / f64::from(config.nodes));
         let script = slurm::job_script(&p, &prov, &opts)?;
+        if let Some(w) = slurm::layout_warning(&p, &prov, &opts) {
+            super::say::warning(&w);
+        }
         if let Some(path) = &args.sbatch {
             save(path, script.as_bytes(), true)?;
             super::say::progress(&format!("wrote job script {}", path.display()));

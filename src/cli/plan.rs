@@ -312,6 +312,9 @@ fn write_job(
         .memory_footprint_gib
         .map(|m| m / f64::from(entry.prediction.config.nodes));
     let script = slurm::job_script(&entry.prediction, &prov, opts)?;
+    if let Some(w) = slurm::layout_warning(&entry.prediction, &prov, opts) {
+        say::warning(&w);
+    }
     save(path, script.as_bytes(), true)?;
     say::progress(&format!(
         "wrote job script {} for {}",

@@ -152,7 +152,20 @@ pub fn profile_file(h: &Header, s: &SweepRecord) -> ProfileFile {
         }),
         node_law: None,
         measured_on: None,
+        layout: sweep_layout(s).map(crate::model::layout::Layout::to_file),
     }
+}
+
+/// The layout rule the sweep's successful runs followed (each run's own, else the sweep's
+/// ranks per node).
+fn sweep_layout(s: &SweepRecord) -> Option<crate::model::layout::Layout> {
+    let pairs: Vec<(u32, u32)> = s
+        .runs
+        .iter()
+        .filter(|r| r.ok)
+        .map(|r| (r.cores, r.layout.map_or(s.ranks, |l| l.ranks_per_node)))
+        .collect();
+    crate::model::layout::Layout::infer(&pairs)
 }
 
 /// One baseline point: the means of its runs, what is derived where a counter is missing,

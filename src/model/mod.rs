@@ -11,6 +11,7 @@ pub mod evidence;
 pub mod gpu_power;
 pub mod host_tree;
 pub mod kernel;
+pub mod layout;
 pub mod machine;
 pub mod node_law;
 pub mod overhead;

@@ -70,6 +70,8 @@ pub struct Profile {
     pub has_sweep: bool,
     /// The node law fitted on measured multi-node runs (MODEL.md 6c b), when there were any.
     pub node_law: Option<super::node_law::NodeFit>,
+    /// How the measured runs laid ranks and threads on a node, when they say.
+    pub layout: Option<super::layout::Layout>,
     index: rustc_hash::FxHashMap<(u32, u64, u32), usize>,
 }
 
@@ -130,6 +132,7 @@ impl Profile {
             facts,
             has_sweep: f.sweep.is_some(),
             node_law: f.node_law.as_ref().map(super::node_law::NodeFit::from_file),
+            layout: f.layout.and_then(|l| l.layout().ok()),
             index: rustc_hash::FxHashMap::default(),
         };
         p.reindex();
@@ -354,6 +357,7 @@ impl Profile {
                 .as_ref()
                 .map(super::node_law::NodeFit::to_file),
             measured_on,
+            layout: self.layout.map(super::layout::Layout::to_file),
         }
     }
 
@@ -382,6 +386,7 @@ impl Profile {
             facts: SweepFacts::default(),
             has_sweep: false,
             node_law: None,
+            layout: None,
             index: rustc_hash::FxHashMap::default(),
         };
         let path = Path::new("(built in memory)");

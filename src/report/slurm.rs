@@ -6,6 +6,7 @@
 
 use crate::error::{InputError, InputResult};
 use crate::model::Prediction;
+use crate::model::layout::Layout;
 use crate::units::{Seconds, fmt_duration, fmt_energy};
 use std::fmt::Write as _;
 
@@ -25,6 +26,8 @@ pub struct Provenance {
     /// What the prediction rests on that was not measured: the machine file's illustrative or
     /// assumed values, the profile's assumptions.
     pub unmeasured: Vec<String>,
+    /// How the measured runs laid ranks and threads on a node, when the profile says.
+    pub layout: Option<Layout>,
 }
 
 /// Options of the job, validated.
@@ -59,8 +62,8 @@ pub struct TaskSplit {
 }
 
 /// The split of one configuration: ranks per node, cores per rank, GPUs per rank (`None`:
-/// the node's GPUs are shared, `--gpus-per-node`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// the node's GPUs are shared, `--gpus-per-node`), and whose layout it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Tasks {
     /// MPI ranks per node.
     pub per_node: u32,
@@ -68,56 +71,132 @@ pub struct Tasks {
     pub cpus: u32,
     /// GPUs per rank.
     pub gpus: Option<u32>,
+    /// The layout in words, for the header: as measured, as asked, or assumed.
+    pub said: String,
+    /// Set when the asked layout is not the measured one: the prediction is for another job.
+    pub differs: Option<String>,
 }
 
 impl TaskSplit {
-    /// The split of `cores` cores and `gpus` GPUs per node, checked: ranks x cores per rank
-    /// must be the node's cores, ranks x GPUs per rank its GPUs.
-    pub fn of(&self, cores: u32, gpus: u32) -> InputResult<Tasks> {
-        let bad = |flag: &str, expected: String, got: u32| InputError::Argument {
-            flag: flag.into(),
-            expected,
-            got: got.to_string(),
+    /// The split of `cores` cores and `gpus` GPUs per node: the flags where given, else the
+    /// layout the profile measured, else one rank a node (said as assumed). Checked: ranks x
+    /// cores per rank must be the node's cores, ranks x GPUs per rank its GPUs.
+    pub fn of(&self, cores: u32, gpus: u32, measured: Option<Layout>) -> InputResult<Tasks> {
+        let asked = self.ntasks_per_node.is_some() || self.cpus_per_task.is_some();
+        let from_measured = measured.filter(|_| !asked);
+        let (per_node, cpus) = match (self.ntasks_per_node, self.cpus_per_task, from_measured) {
+            (None, None, Some(l)) => l.tasks(cores).ok_or_else(|| undivided(l, cores))?,
+            (None, None, None) => (1, cores),
+            (Some(n), None, _) => (n, cores.checked_div(n).unwrap_or(0)),
+            (None, Some(c), _) => (cores.checked_div(c).unwrap_or(0), c),
+            (Some(n), Some(c), _) => (n, c),
         };
-        let (per_node, cpus) = match (self.ntasks_per_node, self.cpus_per_task) {
-            (None, None) => (1, cores),
-            (Some(n), None) => (n, cores.checked_div(n).unwrap_or(0)),
-            (None, Some(c)) => (cores.checked_div(c).unwrap_or(0), c),
-            (Some(n), Some(c)) => (n, c),
+        self.check_product(cores, per_node, cpus)?;
+        let gpus_per_task = self.gpus_for(per_node, gpus)?;
+        let words = |r: u32, t: u32| {
+            format!(
+                "{r} MPI rank{} a node x {t} thread{} a rank",
+                plural(r),
+                plural(t)
+            )
         };
-        if per_node == 0 || cpus == 0 || per_node * cpus != cores {
-            let (flag, got) = match self.ntasks_per_node {
-                Some(n) => ("--ntasks-per-node", n),
-                None => ("--cpus-per-task", self.cpus_per_task.unwrap_or(0)),
-            };
-            return Err(bad(
-                flag,
-                format!(
-                    "tasks per node x cores per task = the configuration's {cores} cores per \
-                     node (a divisor of {cores})"
+        let (said, differs) =
+            match measured {
+                Some(l) if !asked => (
+                    format!("{}, as measured ({})", words(per_node, cpus), l.describe()),
+                    None,
                 ),
-                got,
-            ));
-        }
-        let gpus_per_task = match self.gpus_per_task {
-            Some(g) if g == 0 || per_node * g != gpus => {
-                return Err(bad(
-                    "--gpus-per-task",
+                Some(l) => {
+                    let same = l.tasks(cores) == Some((per_node, cpus));
+                    let said = format!("{}, as asked", words(per_node, cpus));
+                    let differs = (!same).then(|| {
+                    let m = l.tasks(cores).map_or_else(|| l.describe(), |(r, t)| words(r, t));
                     format!(
-                        "tasks per node ({per_node}) x GPUs per task = the configuration's \
-                         {gpus} GPUs per node"
+                        "the layout asked ({}) is not the one measured ({m}): the prediction is \
+                         for the measured layout, not for this job",
+                        words(per_node, cpus)
+                    )
+                });
+                    (said, differs)
+                }
+                None if asked => (
+                    format!(
+                        "{}, as asked (the profile records no layout)",
+                        words(per_node, cpus)
                     ),
-                    g,
-                ));
-            }
-            other => other,
-        };
+                    None,
+                ),
+                None => (
+                    format!(
+                        "{}, assumed: the profile records no layout (fit's ranks column, or \
+                     `jouleplan profile`, gives one); give --ntasks-per-node and --cpus-per-task \
+                     as the program was measured",
+                        words(per_node, cpus)
+                    ),
+                    None,
+                ),
+            };
         Ok(Tasks {
             per_node,
             cpus,
             gpus: gpus_per_task,
+            said,
+            differs,
         })
     }
+
+    /// Ranks x cores per rank must be the node's cores.
+    fn check_product(&self, cores: u32, per_node: u32, cpus: u32) -> InputResult<()> {
+        if per_node > 0 && cpus > 0 && per_node.checked_mul(cpus) == Some(cores) {
+            return Ok(());
+        }
+        let (flag, got) = match self.ntasks_per_node {
+            Some(n) => ("--ntasks-per-node", n),
+            None => ("--cpus-per-task", self.cpus_per_task.unwrap_or(0)),
+        };
+        Err(InputError::Argument {
+            flag: flag.into(),
+            expected: format!(
+                "tasks per node x cores per task = the configuration's {cores} cores per node (a \
+                 divisor of {cores})"
+            ),
+            got: got.to_string(),
+        })
+    }
+
+    /// `--gpus-per-task`, checked against the node's GPUs.
+    fn gpus_for(&self, per_node: u32, gpus: u32) -> InputResult<Option<u32>> {
+        match self.gpus_per_task {
+            Some(g) if g == 0 || per_node.checked_mul(g) != Some(gpus) => {
+                Err(InputError::Argument {
+                    flag: "--gpus-per-task".into(),
+                    expected: format!(
+                        "tasks per node ({per_node}) x GPUs per task = the configuration's {gpus} \
+                         GPUs per node"
+                    ),
+                    got: g.to_string(),
+                })
+            }
+            other => Ok(other),
+        }
+    }
+}
+
+/// A measured layout that does not divide the configuration's cores.
+fn undivided(l: Layout, cores: u32) -> InputError {
+    InputError::Argument {
+        flag: "--ntasks-per-node".into(),
+        expected: format!(
+            "ranks per node for {cores} cores: the measured layout ({}) does not divide them; \
+             give --ntasks-per-node and --cpus-per-task",
+            l.describe()
+        ),
+        got: "nothing".into(),
+    }
+}
+
+fn plural(k: u32) -> &'static str {
+    if k == 1 { "" } else { "s" }
 }
 
 fn plain_word(w: &str) -> bool {
@@ -253,13 +332,27 @@ fn comment(s: &str) -> String {
 /// Writes the job script for `p`.
 pub fn job_script(p: &Prediction, prov: &Provenance, opts: &JobOptions) -> InputResult<String> {
     opts.validate()?;
-    let tasks = opts.tasks.of(p.config.cores, p.config.gpus)?;
+    let tasks = opts.tasks.of(p.config.cores, p.config.gpus, prov.layout)?;
     let mut s = String::new();
     header(&mut s, p, prov);
+    let _ = writeln!(s, "# Layout: {}.", comment(&tasks.said));
+    if let Some(d) = &tasks.differs {
+        let _ = writeln!(s, "# WARNING: {}", comment(d));
+    }
     inputs(&mut s, p, prov, opts);
-    sbatch(&mut s, p, prov, opts, tasks);
-    body(&mut s, p, opts, tasks);
+    sbatch(&mut s, p, prov, opts, &tasks);
+    body(&mut s, p, opts, &tasks);
     Ok(s)
+}
+
+/// What the job script of `p` must warn of on standard error: a layout asked that is not
+/// the measured one.
+pub fn layout_warning(p: &Prediction, prov: &Provenance, opts: &JobOptions) -> Option<String> {
+    let t = opts
+        .tasks
+        .of(p.config.cores, p.config.gpus, prov.layout)
+        .ok()?;
+    t.differs
 }
 
 /// The time limit in minutes: the prediction with its margin, and beyond the measured node
@@ -405,7 +498,7 @@ fn inputs(w: &mut String, p: &Prediction, prov: &Provenance, opts: &JobOptions) 
 }
 
 /// The `#SBATCH` lines.
-fn sbatch(w: &mut String, p: &Prediction, prov: &Provenance, opts: &JobOptions, t: Tasks) {
+fn sbatch(w: &mut String, p: &Prediction, prov: &Provenance, opts: &JobOptions, t: &Tasks) {
     let c = &p.config;
     let _ = writeln!(w, "#SBATCH --job-name={}", opts.job_name);
     let _ = writeln!(w, "#SBATCH --nodes={}", c.nodes);
@@ -438,7 +531,7 @@ fn sbatch(w: &mut String, p: &Prediction, prov: &Provenance, opts: &JobOptions, 
 }
 
 /// The environment, the run, and the prediction printed next to what Slurm measured.
-fn body(w: &mut String, p: &Prediction, opts: &JobOptions, t: Tasks) {
+fn body(w: &mut String, p: &Prediction, opts: &JobOptions, t: &Tasks) {
     let khz = (p.config.freq.0 / 1e3).round() as u64;
     let command: Vec<String> = opts.app.iter().map(|w| shell_quote(w)).collect();
     let _ = writeln!(w);

@@ -293,3 +293,39 @@ pub fn start_slurm(nodes: u32) -> Result<SlurmCluster, String> {
         _ => panic!("the local Slurm ({nodes} nodes) did not start: {err}"),
     }
 }
+
+/// Fits the Ice Lake fixture's real runs of `code` (`tests/data/multinode/CODE.csv`) on the
+/// node counts `keep` in `d` with the fixture's machine file; returns (profile, machine).
+pub fn fit_fixture_code(d: &Path, code: &str, keep: &[u32]) -> (PathBuf, PathBuf) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/multinode");
+    let fit_csv = d.join("fit.csv");
+    let text = std::fs::read_to_string(root.join(format!("{code}.csv"))).unwrap();
+    let kept: String = text
+        .lines()
+        .enumerate()
+        .filter(|(i, l)| {
+            *i == 0
+                || l.split(',')
+                    .next()
+                    .and_then(|n| n.parse::<u32>().ok())
+                    .is_some_and(|n| keep.contains(&n))
+        })
+        .map(|(_, l)| format!("{l}\n"))
+        .collect();
+    std::fs::write(&fit_csv, kept).unwrap();
+    let (prof, mach) = (d.join("p.json"), d.join("m.toml"));
+    let machine = root.join("icelake-8360y.toml");
+    let (rc, _, err) = jouleplan(&[
+        "fit",
+        "--measured",
+        fit_csv.to_str().unwrap(),
+        "--machine",
+        machine.to_str().unwrap(),
+        "--profile-out",
+        prof.to_str().unwrap(),
+        "--machine-out",
+        mach.to_str().unwrap(),
+    ]);
+    assert_eq!(rc, 0, "{err}");
+    (prof, mach)
+}
