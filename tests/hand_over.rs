@@ -122,3 +122,84 @@ fn runs_without_ranks_give_a_job_script_that_says_its_layout_is_assumed() {
     );
     drop(prof);
 }
+
+#[test]
+fn fit_json_carries_the_figures_the_text_prints() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (_, mach) = fit_fixture_code(d, "hpgmgfv", &[1, 2, 4, 8]);
+    let prof = d.join("pj.json");
+    let fit_csv = d.join("fit.csv");
+    let args = |json: bool| {
+        let mut a = vec![
+            "fit",
+            "--measured",
+            s(&fit_csv),
+            "--machine",
+            s(&mach),
+            "--profile-out",
+            s(&prof),
+            "--loo",
+        ];
+        if json {
+            a.push("--json");
+        }
+        a.iter().map(|x| x.to_string()).collect::<Vec<_>>()
+    };
+    let run = |json: bool| {
+        let a = args(json);
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        jouleplan(&a)
+    };
+    let (rc, text, _) = run(false);
+    assert_eq!(rc, 0);
+    let (rc, out, err) = run(true);
+    assert_eq!(rc, 0, "{err}");
+    let doc: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    assert_eq!(doc["format"], "jouleplan-fit/1");
+    assert_eq!(doc["node_counts"], serde_json::json!([1, 2, 4, 8]));
+    assert_eq!(doc["energy_scope"], "cpu");
+    assert_eq!(doc["layout"]["threads_per_rank"], 1);
+    let combined = doc["node_law"]["combined"].as_str().unwrap();
+    assert!(text.contains(combined), "{combined} not in\n{text}");
+    let weights: f64 = doc["node_law"]["candidates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["weight"].as_f64().unwrap())
+        .sum();
+    assert!((weights - 1.0).abs() < 1e-9, "{weights}");
+    assert!(doc["power"][0]["idle_w"].as_f64().unwrap() > 0.0, "{doc}");
+    assert_eq!(doc["wrote"], serde_json::json!([s(&prof)]));
+    assert!(doc["leave_one_out"]["time"]["mape_pct"].as_f64().unwrap() < 20.0);
+    assert!(!err.contains('{'), "stderr holds notes only: {err}");
+}
+
+#[test]
+fn machine_check_json_names_what_is_missing_and_init_keeps_stdout_empty() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let file = d.join("node.toml");
+    let (rc, out, err) = jouleplan(&["machine", "init", "--output", s(&file)]);
+    assert_eq!(rc, 0, "{err}");
+    assert_eq!(out, "", "machine init --output prints nothing on stdout");
+    assert!(err.contains("wrote"), "{err}");
+    let (rc, out, err) = jouleplan(&["machine", "check", "--json", s(&file)]);
+    assert_eq!(rc, 2, "{err}");
+    let doc: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    assert_eq!(doc["complete"], false);
+    let problems = doc["problems"].to_string();
+    assert!(
+        problems.contains("[network]") && problems.contains("[power]"),
+        "{problems}"
+    );
+    assert!(doc["power"].is_null() && doc["network"].is_null(), "{doc}");
+    // A complete file: exit 0, its values.
+    let (_, mach) = fit_fixture_code(d, "hpgmgfv", &[1, 2, 4, 8]);
+    let (rc, out, err) = jouleplan(&["machine", "check", "--json", s(&mach)]);
+    assert_eq!(rc, 0, "{err}");
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(doc["complete"], true);
+    assert_eq!(doc["cores_per_node"], 72);
+    assert!(doc["power"]["idle_w"][0].as_f64().unwrap() > 0.0, "{doc}");
+}

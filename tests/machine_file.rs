@@ -57,7 +57,8 @@ fn init_writes_what_the_node_says_and_check_names_what_is_missing() {
     ];
     let (code, stdout, err) = jouleplan(&args);
     assert_eq!(code, 0, "{err}");
-    assert!(stdout.contains("1 cores, 1.2, 1.8, 2.4 GHz"), "{stdout}");
+    assert_eq!(stdout, "", "the note goes to stderr");
+    assert!(err.contains("1 core, 1.2, 1.8, 2.4 GHz"), "{err}");
     let text = std::fs::read_to_string(&out).unwrap();
     for want in [
         "name = \"node017\"",

@@ -2,6 +2,7 @@
 //! stage. `measure` writes them, `calibrate` reads and writes them, `model` reads them; none of
 //! them imports a stage (docs/ARCHITECTURE.md).
 
+pub mod fit;
 pub mod machine;
 pub mod measured;
 pub mod node_law;

@@ -95,7 +95,33 @@ pub struct ProfileFile {
     pub measured_on: Option<MeasuredOnFile>,
     /// How the measured runs laid ranks and threads on a node (job scripts follow it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub layout: Option<crate::model::layout::LayoutFile>,
+    pub layout: Option<LayoutFile>,
+}
+
+/// The profile's `layout` key: how the measured runs laid ranks and threads on a node,
+/// exactly one of the two set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LayoutFile {
+    /// A fixed number of MPI ranks on each node.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ranks_per_node: Option<u32>,
+    /// A fixed number of OpenMP threads per rank.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads_per_rank: Option<u32>,
+}
+
+impl LayoutFile {
+    /// What is wrong with the key (both or neither set, a zero), if anything.
+    pub fn check(self) -> Result<(), &'static str> {
+        match (self.ranks_per_node, self.threads_per_rank) {
+            (Some(r), None) if r > 0 => Ok(()),
+            (None, Some(t)) if t > 0 => Ok(()),
+            (Some(_), Some(_)) => Err("one of ranks_per_node or threads_per_rank, not both"),
+            (None, None) => Err("ranks_per_node or threads_per_rank"),
+            _ => Err("a whole number of at least 1"),
+        }
+    }
 }
 
 /// Iteration counts of the baseline and the target run.
@@ -308,7 +334,7 @@ impl ProfileFile {
         }
         if let Some(l) = self.layout {
             let got = serde_json::to_string(&l).unwrap_or_default();
-            l.layout().map_err(|e| c.fail("layout", e, got))?;
+            l.check().map_err(|e| c.fail("layout", e, got))?;
         }
         if let Some(s) = &self.sweep {
             s.record

@@ -54,6 +54,9 @@ pub struct FitArgs {
     /// optional.
     #[arg(long, hide = true, value_name = "RULE", value_parser = parse_rule)]
     pub design: Option<Rule>,
+    /// Print the fit as JSON (the same figures as the text) instead of text.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Parses `--design`.
@@ -129,11 +132,7 @@ pub fn run_fit(args: &FitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         ))
         .into());
     }
-    let program = args.program.clone().unwrap_or_else(|| {
-        args.measured
-            .file_stem()
-            .map_or("program".into(), |s| s.to_string_lossy().into_owned())
-    });
+    let program = program_name(args);
     let rule = args.design.unwrap_or_default();
     let mut fitted = from_measured::fit_with_rule(
         &args.measured,
@@ -144,10 +143,61 @@ pub fn run_fit(args: &FitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     )?;
     fitted.profile.layout = layout_of(&rows);
     let time_only = check_power(args, &fitted, &rows, lacks.power)?;
-    report(&fitted, (&machine, &rows), out)?;
+    let mut json = args
+        .json
+        .then(|| super::fit_json::fit_json(&fitted, (&machine, &rows), (&args.measured, &program)));
+    if json.is_none() {
+        report(&fitted, (&machine, &rows), out)?;
+    }
     if let Some(why) = &time_only {
         super::say::note(why);
+        json.iter_mut().for_each(|j| j.notes.push(why.clone()));
     }
+    let wrote = write_outputs(
+        args,
+        &fitted,
+        (&machine, &machine_file, &machine_text),
+        (&time_only, lacks.power),
+    )?;
+    let loo = match args.loo {
+        true => Some(leave_one_out(
+            &args.measured,
+            &rows,
+            &machine,
+            &program,
+            (args.weak, &rule),
+        )?),
+        false => None,
+    };
+    match (json, loo) {
+        (Some(mut j), loo) => {
+            j.wrote = wrote;
+            j.leave_one_out = loo.as_ref().map(super::validate::block_json);
+            crate::artefact::write_sorted(&j, out)?;
+        }
+        (None, Some(b)) => write_block(&b, out)?,
+        (None, None) => {}
+    }
+    Ok(())
+}
+
+/// The program's name: `--program`, else the CSV's file name.
+fn program_name(args: &FitArgs) -> String {
+    args.program.clone().unwrap_or_else(|| {
+        args.measured
+            .file_stem()
+            .map_or("program".into(), |s| s.to_string_lossy().into_owned())
+    })
+}
+
+/// Composes the profile and machine file, checks them as `plan` would, and writes them;
+/// returns the files written.
+fn write_outputs(
+    args: &FitArgs,
+    fitted: &FitOutcome,
+    (machine, machine_file, machine_text): (&Machine, &Path, &str),
+    (time_only, unpowered): (&Option<String>, bool),
+) -> anyhow::Result<Vec<String>> {
     let profile_file = fitted.profile.to_file();
     // What `plan` checks when it reads the profile, checked before it is written.
     profile_file.validate(&args.profile_out).map_err(|e| {
@@ -158,7 +208,7 @@ pub fn run_fit(args: &FitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     })?;
     let profile_json = profile_file.to_text()? + "\n";
     let machine_new =
-        machine_output(args, &fitted, &machine, &machine_text, lacks.power).map_err(|e| {
+        machine_output(args, fitted, machine, machine_text, unpowered).map_err(|e| {
             anyhow::anyhow!(
                 "{}: the fitted [power] is not a machine file jouleplan reads (nothing written; \
                  energies in mJ or kJ rather than J give such powers): {e:#}",
@@ -166,28 +216,18 @@ pub fn run_fit(args: &FitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
             )
         })?;
     if time_only.is_none() {
-        let problems = planner_checks(&fitted.profile, &machine, machine_new.as_ref())?;
+        let problems = planner_checks(&fitted.profile, machine, machine_new.as_ref())?;
         refuse_or_warn(args, &problems)?;
     }
     write_atomic(&args.profile_out, profile_json.as_bytes(), false)?;
     super::say::progress(&format!("wrote {}", args.profile_out.display()));
+    let mut wrote = vec![args.profile_out.display().to_string()];
     if let Some((path, text)) = machine_new {
-        super::outputs::write_machine(&machine_file, path, text.as_bytes())?;
+        super::outputs::write_machine(machine_file, path, text.as_bytes())?;
         super::say::progress(&format!("wrote {}", path.display()));
+        wrote.push(path.display().to_string());
     }
-    if args.loo {
-        write_block(
-            &leave_one_out(
-                &args.measured,
-                &rows,
-                &machine,
-                &program,
-                (args.weak, &rule),
-            )?,
-            out,
-        )?;
-    }
-    Ok(())
+    Ok(wrote)
 }
 
 /// Whether the fit has power to write. Time-only runs (no energy measured) against a machine
@@ -372,29 +412,12 @@ fn layout_of(rows: &[Measured]) -> Option<crate::model::layout::Layout> {
 
 /// `3 configurations from 6 runs on 2 node counts`, in the singular where it is one.
 fn counted(rows: &[Measured]) -> String {
-    let mut configs: Vec<(u32, u32, u64, u32, Option<u32>)> = rows
-        .iter()
-        .map(|r| {
-            let c = r.config;
-            (
-                c.nodes,
-                c.cores,
-                crate::units::freq_key(c.freq),
-                c.gpus,
-                r.ranks,
-            )
-        })
-        .collect();
-    configs.sort_unstable();
-    configs.dedup();
-    let mut nodes: Vec<u32> = rows.iter().map(|r| r.config.nodes).collect();
-    nodes.sort_unstable();
-    nodes.dedup();
+    let (configs, runs, nodes) = super::fit_json::counts(rows);
     let n = |k: usize, one: &str, many: &str| format!("{k} {}", if k == 1 { one } else { many });
     format!(
         "{} from {} on {}",
-        n(configs.len(), "configuration", "configurations"),
-        n(rows.len(), "run", "runs"),
+        n(configs, "configuration", "configurations"),
+        n(runs, "run", "runs"),
         n(nodes.len(), "node count", "node counts")
     )
 }

@@ -42,6 +42,10 @@ pub enum MachineAction {
         /// The machine file (TOML) or the name of a bundled one.
         #[arg(value_name = "FILE")]
         file: String,
+        /// Print what the file holds and what is missing as JSON (exit 2 all the same when it
+        /// is incomplete or implausible).
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -68,12 +72,12 @@ pub fn run_machine(a: &MachineArgs, out: &mut dyn Write) -> anyhow::Result<()> {
                 Some(p) => {
                     crate::atomic_write::write_atomic(p, text.as_bytes(), false)
                         .map_err(|e| anyhow::anyhow!("{}: cannot write: {e}", p.display()))?;
-                    writeln!(
-                        out,
-                        "wrote {}: {} cores, {} GHz, {}; network and power still to measure \
+                    super::say::progress(&format!(
+                        "wrote {}: {} core{}, {} GHz, {}; network and power still to measure \
                          (jouleplan machine check {} lists them)",
                         p.display(),
                         facts.cores.value,
+                        if facts.cores.value == 1 { "" } else { "s" },
                         facts
                             .frequencies_ghz
                             .value
@@ -86,13 +90,14 @@ pub fn run_machine(a: &MachineArgs, out: &mut dyn Write) -> anyhow::Result<()> {
                             .as_ref()
                             .map_or("no GPU".to_string(), |(n, m)| format!("{} x {m}", n.value)),
                         p.display()
-                    )?;
+                    ));
                     Ok(())
                 }
                 None => Ok(out.write_all(text.as_bytes())?),
             }
         }
-        MachineAction::Check { file } => {
+        MachineAction::Check { file, json: true } => check_json(file, out),
+        MachineAction::Check { file, json: false } => {
             missing_sections(file)?;
             let m = super::load_machine(Some(file))?;
             let odd = crate::model::plausible::implausible(&m);
@@ -107,6 +112,98 @@ pub fn run_machine(a: &MachineArgs, out: &mut dyn Write) -> anyhow::Result<()> {
             describe(&m, out)?;
             Ok(())
         }
+    }
+}
+
+/// `machine check --json`: the file's values, what is missing or implausible; exit 2 after
+/// printing when anything is.
+fn check_json(file: &str, out: &mut dyn Write) -> anyhow::Result<()> {
+    let (path, text) = super::sources::machine_text(Some(file))?;
+    let (m, lacks) = Machine::from_toml_for_fit(&path, &text)?;
+    let mut problems: Vec<String> = [
+        (lacks.network, crate::model::machine::NETWORK_HINT),
+        (lacks.power, crate::model::machine::POWER_HINT),
+    ]
+    .into_iter()
+    .filter(|(missing, _)| *missing)
+    .map(|(_, hint)| format!("missing: {hint}"))
+    .collect();
+    if !lacks.power && !lacks.network {
+        problems.extend(
+            crate::model::plausible::implausible(&m)
+                .into_iter()
+                .map(|p| format!("implausible: {p}")),
+        );
+    }
+    let doc = check_out(&m, lacks, &problems);
+    crate::artefact::write_sorted(&doc, out)?;
+    if problems.is_empty() {
+        return Ok(());
+    }
+    Err(crate::error::InputError::Mismatch(format!(
+        "{}: not complete or not plausible:\n  - {}",
+        path.display(),
+        problems.join("\n  - ")
+    ))
+    .into())
+}
+
+/// The JSON of a machine read for `machine check --json`.
+fn check_out(
+    m: &Machine,
+    lacks: crate::model::machine::Lacks,
+    problems: &[String],
+) -> crate::artefact::fit::MachineCheckOut {
+    let w = |v: &[crate::units::Watts]| v.iter().map(|x| x.0).collect::<Vec<f64>>();
+    let p = &m.power;
+    let network = (!lacks.network).then(|| {
+        [
+            ("latency_s", m.network.latency.0),
+            ("bandwidth_bytes_per_s", m.network.bandwidth_bytes_per_s),
+            ("switch_bandwidth_bytes_per_s", m.network.switch_bytes_per_s),
+            ("cv2", m.network.cv2),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect()
+    });
+    let power = (!lacks.power).then(|| {
+        let mut v: std::collections::BTreeMap<String, Vec<f64>> = [
+            ("idle_w", w(&p.idle)),
+            ("core_active_w", w(&p.core_active)),
+            ("core_stall_w", w(&p.core_stall)),
+            ("memory_w", vec![p.memory.0]),
+            ("network_w", vec![p.network.0]),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+        if m.gpus_per_node > 0 {
+            v.insert("gpu_active_w".into(), vec![p.gpu_active.0]);
+            v.insert("gpu_idle_w".into(), vec![p.gpu_idle.0]);
+        }
+        v
+    });
+    crate::artefact::fit::MachineCheckOut {
+        format: crate::artefact::fit::MACHINE_CHECK_FORMAT.into(),
+        file: m.file.display().to_string(),
+        name: m.name.clone(),
+        complete: problems.is_empty(),
+        problems: problems.to_vec(),
+        nodes: m.max_nodes,
+        cores_per_node: m.cores_per_node,
+        frequencies_ghz: m.frequencies.iter().map(|f| f.ghz()).collect(),
+        gpus_per_node: m.gpus_per_node,
+        memory_per_node_gib: m.memory_per_node_gib,
+        network,
+        power,
+        sources: m.sources.iter().cloned().collect(),
+        unmeasured: m
+            .sources
+            .iter()
+            .filter(|(_, s)| s.starts_with("illustrative") || s.starts_with("assumed"))
+            .map(|(k, _)| k.clone())
+            .collect(),
     }
 }
 

@@ -5,6 +5,7 @@ pub mod calibrate;
 pub mod calibrate_power;
 pub mod completions;
 pub mod fit;
+pub mod fit_json;
 pub mod fit_nodes;
 pub mod job;
 pub mod machine;

@@ -464,7 +464,7 @@ fn to_json(blocks: &[Block], notes: &[String], problems: &[String]) -> Validatio
     }
 }
 
-fn block_json(b: &Block) -> BlockOut {
+pub(crate) fn block_json(b: &Block) -> BlockOut {
     let (t, e) = validate::summary(&b.rows);
     let why = not_predicted_reasons(&b.rows);
     let skipped: usize = why.iter().map(|w| w.1).sum();

@@ -2,7 +2,7 @@
 //! script runs the layout its prediction is for (one rank a core, or a fixed number of ranks a
 //! node each with the rest of the cores as threads).
 
-use serde::{Deserialize, Serialize};
+pub use crate::artefact::profile::LayoutFile;
 
 /// The rule the measured runs followed at every core count.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -11,18 +11,6 @@ pub enum Layout {
     RanksPerNode(u32),
     /// A fixed number of threads per rank (1: MPI only, one rank a core).
     ThreadsPerRank(u32),
-}
-
-/// The profile's `layout` key: exactly one of the two set.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct LayoutFile {
-    /// A fixed number of MPI ranks on each node.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ranks_per_node: Option<u32>,
-    /// A fixed number of OpenMP threads per rank.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub threads_per_rank: Option<u32>,
 }
 
 impl Layout {
@@ -82,15 +70,13 @@ impl Layout {
     }
 }
 
-impl LayoutFile {
-    /// The rule, or what is wrong with the key (both or neither set, a zero).
-    pub fn layout(self) -> Result<Layout, &'static str> {
-        match (self.ranks_per_node, self.threads_per_rank) {
-            (Some(r), None) if r > 0 => Ok(Layout::RanksPerNode(r)),
-            (None, Some(t)) if t > 0 => Ok(Layout::ThreadsPerRank(t)),
-            (Some(_), Some(_)) => Err("one of ranks_per_node or threads_per_rank, not both"),
-            (None, None) => Err("ranks_per_node or threads_per_rank"),
-            _ => Err("a whole number of at least 1"),
+impl Layout {
+    /// The rule a validated `layout` key holds ([`LayoutFile::check`]).
+    pub fn from_file(f: LayoutFile) -> Option<Layout> {
+        match (f.ranks_per_node, f.threads_per_rank) {
+            (Some(r), None) if r > 0 => Some(Layout::RanksPerNode(r)),
+            (None, Some(t)) if t > 0 => Some(Layout::ThreadsPerRank(t)),
+            _ => None,
         }
     }
 }

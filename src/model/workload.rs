@@ -132,7 +132,7 @@ impl Profile {
             facts,
             has_sweep: f.sweep.is_some(),
             node_law: f.node_law.as_ref().map(super::node_law::NodeFit::from_file),
-            layout: f.layout.and_then(|l| l.layout().ok()),
+            layout: f.layout.and_then(super::layout::Layout::from_file),
             index: rustc_hash::FxHashMap::default(),
         };
         p.reindex();
