@@ -56,6 +56,12 @@ impl Hertz {
     }
 }
 
+/// `1 core`, `2 cores`: a count with its noun, in the singular where it is one.
+pub fn count(k: impl Into<u64>, one: &str, many: &str) -> String {
+    let k = k.into();
+    format!("{k} {}", if k == 1 { one } else { many })
+}
+
 /// A human-friendly rendering of a duration (`850 ms`, `12.3 s`, `4m05s`, `2h13m`).
 pub fn fmt_duration(s: Seconds) -> String {
     let v = s.0;

@@ -203,3 +203,45 @@ fn machine_check_json_names_what_is_missing_and_init_keeps_stdout_empty() {
     assert_eq!(doc["cores_per_node"], 72);
     assert!(doc["power"]["idle_w"][0].as_f64().unwrap() > 0.0, "{doc}");
 }
+
+#[test]
+fn small_things_read_as_a_user_expects() {
+    // The flag of a missing file is named.
+    let (rc, _, err) = jouleplan(&["plan", "--profile", "nothere.json"]);
+    assert_eq!(rc, 2, "{err}");
+    assert!(
+        err.contains("--profile nothere.json: cannot read: no such file"),
+        "{err}"
+    );
+    // --help ends with examples; the man page's NAME line does not repeat the name.
+    let (_, help, _) = jouleplan(&["--help"]);
+    assert!(help.contains("Examples:\n  jouleplan "), "{help}");
+    let (_, man, _) = jouleplan(&["man"]);
+    let name = man.lines().skip_while(|l| *l != ".SH NAME").nth(1).unwrap();
+    assert!(name.starts_with("jouleplan \\- Energy"), "{name}");
+    // A frequency in MHz gets a hint.
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/multinode/icelake-8360y.toml"),
+    )
+    .unwrap()
+    .replace("frequencies_ghz = [2.4]", "frequencies_ghz = [2400]");
+    let f = common::write(dir.path(), "mhz.toml", &text);
+    let (rc, _, err) = jouleplan(&["machine", "check", "--json", s(&f)]);
+    assert_eq!(rc, 2, "{err}");
+    assert!(
+        err.contains("2400 looks like MHz, which is 2.4 GHz"),
+        "{err}"
+    );
+    // Counts of one in the singular.
+    let (rc, out, err) = jouleplan(&[]);
+    assert_eq!(rc, 0, "{err}");
+    for wrong in ["1 cores", "1 GPU counts", "1 points", "1 runs"] {
+        assert!(
+            !out.contains(wrong) && !err.contains(wrong),
+            "{wrong}:\n{out}\n{err}"
+        );
+    }
+    assert!(out.contains("x 1 GPU count ="), "{out}");
+    assert!(out.contains("measured on one node"), "{out}");
+}

@@ -280,7 +280,16 @@ impl NodeSection {
             return Err(c.fail("machine.frequencies_ghz", expected, "an empty list"));
         }
         for (i, &f) in ghz.iter().enumerate() {
-            c.num(&format!("machine.frequencies_ghz[{i}]"), f, FREQ_GHZ)?;
+            let key = format!("machine.frequencies_ghz[{i}]");
+            if (100.0..=20_000.0).contains(&f) {
+                let expected = format!(
+                    "{} (GHz: {f} looks like MHz, which is {} GHz)",
+                    FREQ_GHZ.describe(),
+                    f / 1e3
+                );
+                return Err(c.fail(&key, expected, f.to_string()));
+            }
+            c.num(&key, f, FREQ_GHZ)?;
         }
         if ghz.windows(2).any(|w| w[0] >= w[1]) {
             return Err(c.fail(

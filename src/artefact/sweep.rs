@@ -112,10 +112,10 @@ impl Planned {
             format!("{} nodes x ", self.nodes)
         };
         format!(
-            "{nodes}{} cores, {:.3} GHz, {} GPUs",
-            self.cores,
+            "{nodes}{}, {:.3} GHz, {}",
+            crate::units::count(self.cores, "core", "cores"),
             self.freq_hz / 1e9,
-            self.gpus
+            crate::units::count(self.gpus, "GPU", "GPUs")
         )
     }
 }

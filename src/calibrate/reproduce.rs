@@ -122,9 +122,12 @@ impl PointCheck {
 
     /// `(c, f GHz, g)`.
     pub fn label(&self) -> String {
+        use crate::units::count;
         format!(
-            "({} cores, {} GHz, {} GPUs)",
-            self.cores, self.ghz, self.gpus
+            "({}, {} GHz, {})",
+            count(self.cores, "core", "cores"),
+            self.ghz,
+            count(self.gpus, "GPU", "GPUs")
         )
     }
 }
@@ -155,10 +158,10 @@ pub fn check(model: &Model<'_>) -> Reproduction {
         .map(|p| {
             (
                 format!(
-                    "({} cores, {} GHz, {} GPUs; derived)",
-                    p.cores,
+                    "({}, {} GHz, {}; derived)",
+                    crate::units::count(p.cores, "core", "cores"),
                     p.freq.ghz(),
-                    p.gpus
+                    crate::units::count(p.gpus, "GPU", "GPUs")
                 ),
                 p.extra.wait / p.wall_time.0,
                 p.wall_time.0,

@@ -36,15 +36,19 @@ use std::io::Write;
 
 /// The first line of `jouleplan` without a command.
 pub const DEMO: &str = "jouleplan with no command: planning the bundled demo (SpMV on a Xeon Phi \
-                        cluster); `jouleplan --help` lists the commands";
+                        cluster); `jouleplan --help` lists the commands.\nThe demo profile was \
+                        measured on one node: counts above one rest on the network model alone, \
+                        hence the wide intervals and the counts to measure next at the end";
 
 /// Exit code for bad input (files, flags).
 pub const EXIT_BAD_INPUT: i32 = 2;
 /// Exit code for a query that no configuration satisfies.
 pub const EXIT_INFEASIBLE: i32 = 3;
 
-/// The exit codes, in every `--help` and the man page.
-pub const EXIT_CODES: &str = "Exit codes (the same in every subcommand):
+/// The exit-code table's text (a macro, so `concat!` can join it to the examples).
+macro_rules! exit_codes {
+    () => {
+        "Exit codes (the same in every subcommand):
   0    success
   1    a runtime failure: a file that cannot be written, a run that cannot be started
   2    bad input: the message names the file and key (or line), or the flag, and what was
@@ -53,11 +57,33 @@ pub const EXIT_CODES: &str = "Exit codes (the same in every subcommand):
   3    a query that no configuration meets: the message names the nearest front points
   4    profile: some runs failed (the others are saved)
   130  profile stopped by Ctrl-C; 143 by SIGTERM (scancel, a time limit); 129 by SIGHUP
-       (every finished run is saved; --resume continues)";
+       (every finished run is saved; --resume continues)"
+    };
+}
 
-/// jouleplan: energy-aware configuration planner for MPI+OpenMP (and GPU) jobs.
+/// The exit codes, in every `--help` and the man page.
+pub const EXIT_CODES: &str = exit_codes!();
+
+/// The examples and exit codes at the end of `jouleplan --help`.
+pub const MAIN_HELP: &str = concat!(
+    "Examples:
+  jouleplan                                  plan the bundled demo
+  jouleplan machine init --output node.toml  describe this node (then add [network], [power])
+  jouleplan profile --machine node.toml --cores 1,8,16 -o app.json -- ./app args
+  jouleplan fit --measured runs.csv --machine node.toml --profile-out app.json \\
+      --machine-out fitted.toml               fit measured runs (one or several nodes)
+  jouleplan plan --machine fitted.toml --profile app.json --nodes 1-16 --deadline 1h \\
+      --sbatch job.sh -- ./app args          plan, and write the job script
+  jouleplan validate --machine fitted.toml --profile app.json --measured more.csv
+
+",
+    exit_codes!()
+);
+
+/// Energy-aware configuration planner for MPI+OpenMP (and GPU) jobs: measure, fit, plan the
+/// time-energy front, hand over a Slurm job script.
 #[derive(Debug, Parser)]
-#[command(name = "jouleplan", version, about, long_about = None, after_help = EXIT_CODES)]
+#[command(name = "jouleplan", version, about, long_about = None, after_help = MAIN_HELP)]
 pub struct Cli {
     /// What to do; with none, `plan` runs on the bundled default machine and workload.
     #[command(subcommand)]

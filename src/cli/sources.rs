@@ -115,18 +115,24 @@ fn bundled_text(
 ) -> InputResult<(PathBuf, String)> {
     let name = arg.unwrap_or(bundled[0].0);
     let path = PathBuf::from(name);
+    let names = || bundled.iter().map(|b| b.0).collect::<Vec<_>>().join(", ");
     if path.exists() || arg.is_some_and(|a| a.contains('/') || a.contains('.')) {
-        let text = crate::input::read_file(&path)?;
+        let text = crate::input::read_file(&path).map_err(|e| match e {
+            InputError::Read { reason, .. } if reason.kind() == std::io::ErrorKind::NotFound => {
+                InputError::Mismatch(format!(
+                    "{flag} {name}: cannot read: no such file (give an existing file, or a bundled name: {})",
+                    names()
+                ))
+            }
+            other => other,
+        })?;
         return Ok((path, text));
     }
     match bundled.iter().find(|b| b.0 == name) {
         Some((_, file, text)) => Ok((PathBuf::from(format!("{file} (bundled)")), text.to_string())),
         None => Err(InputError::Argument {
             flag: flag.into(),
-            expected: format!(
-                "a file, or a bundled name: {}",
-                bundled.iter().map(|b| b.0).collect::<Vec<_>>().join(", ")
-            ),
+            expected: format!("a file, or a bundled name: {}", names()),
             got: name.into(),
         }),
     }

@@ -306,8 +306,8 @@ impl Profile {
         freqs.sort_unstable();
         freqs.dedup();
         format!(
-            "{} points over cores {{{}}} and {{{}}} GHz",
-            self.baseline.len(),
+            "{} over cores {{{}}} and {{{}}} GHz",
+            crate::units::count(self.baseline.len() as u64, "point", "points"),
             compact_list(&cores.iter().map(|&c| u64::from(c)).collect::<Vec<_>>()),
             freqs
                 .iter()

@@ -3,7 +3,7 @@
 use super::{Exporter, PredictionView};
 use crate::model::{Prediction, TimeTerms};
 use crate::search::plan::{Plan, label};
-use crate::units::{Joules, Seconds, fmt_duration, fmt_energy};
+use crate::units::{Joules, Seconds, count, fmt_duration, fmt_energy};
 use std::io::{self, Write};
 
 /// Text exporter. `max_rows` bounds the front table (evenly spaced rows, both ends kept).
@@ -244,13 +244,12 @@ impl Exporter for Text {
         )?;
         writeln!(
             out,
-            "space: {} node counts x {} core counts x {} frequencies x {} GPU counts = {} configurations; \
-             {} network-saturated; {} on the exact front",
-            s.nodes.len(),
-            s.cores.len(),
-            s.freqs.len(),
-            s.gpus.len(),
-            plan.evaluated,
+            "space: {} x {} x {} x {} = {}; {} network-saturated; {} on the exact front",
+            count(s.nodes.len() as u64, "node count", "node counts"),
+            count(s.cores.len() as u64, "core count", "core counts"),
+            count(s.freqs.len() as u64, "frequency", "frequencies"),
+            count(s.gpus.len() as u64, "GPU count", "GPU counts"),
+            count(plan.evaluated, "configuration", "configurations"),
             plan.saturated,
             plan.front.len()
         )?;
