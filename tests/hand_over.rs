@@ -210,7 +210,7 @@ fn small_things_read_as_a_user_expects() {
     let (rc, _, err) = jouleplan(&["plan", "--profile", "nothere.json"]);
     assert_eq!(rc, 2, "{err}");
     assert!(
-        err.contains("--profile nothere.json: cannot read: no such file"),
+        err.contains("--profile nothere.json: cannot read: No such file"),
         "{err}"
     );
     // --help ends with examples; the man page's NAME line does not repeat the name.

@@ -211,7 +211,7 @@ fn a_program_that_sleeps_is_refused_with_its_unexplained_share() {
         assert_eq!(code, 2, "{out}{err}");
         assert!(out.is_empty(), "no recommendation: {out}");
         assert!(
-            err.contains("(1 cores, 2.445 GHz, 0 GPUs): 99.9% of the 1.002 s"),
+            err.contains("(1 core, 2.445 GHz, 0 GPUs): 99.9% of the 1.002 s"),
             "{err}"
         );
         assert!(err.contains("no thread busy"), "{err}");

@@ -120,7 +120,8 @@ fn bundled_text(
         let text = crate::input::read_file(&path).map_err(|e| match e {
             InputError::Read { reason, .. } if reason.kind() == std::io::ErrorKind::NotFound => {
                 InputError::Mismatch(format!(
-                    "{flag} {name}: cannot read: no such file (give an existing file, or a bundled name: {})",
+                    "{flag} {name}: cannot read: {reason} (give an existing file, or a bundled \
+                     name: {})",
                     names()
                 ))
             }
