@@ -6,7 +6,7 @@
 mod common;
 
 use assert_cmd::Command;
-use common::jouleplan;
+use common::{fit_on_1_2_4_8, jouleplan};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -18,34 +18,7 @@ fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
-const MACHINE: &str = "tests/data/multinode/icelake-8360y.toml";
-
-/// Fits `code`'s real runs on 1, 2, 4 and 8 nodes in `d`; returns (profile, machine).
-fn fit_on_1_2_4_8(d: &Path, code: &str) -> (PathBuf, PathBuf) {
-    let fit_csv = d.join("fit.csv");
-    let text = std::fs::read_to_string(repo(&format!("tests/data/multinode/{code}.csv"))).unwrap();
-    let keep: String = text
-        .lines()
-        .enumerate()
-        .filter(|(i, l)| *i == 0 || ["1,", "2,", "4,", "8,"].iter().any(|p| l.starts_with(p)))
-        .map(|(_, l)| format!("{l}\n"))
-        .collect();
-    std::fs::write(&fit_csv, keep).unwrap();
-    let (prof, mach) = (d.join("p.json"), d.join("m.toml"));
-    let (rc, _, err) = jouleplan(&[
-        "fit",
-        "--measured",
-        s(&fit_csv),
-        "--machine",
-        s(&repo(MACHINE)),
-        "--profile-out",
-        s(&prof),
-        "--machine-out",
-        s(&mach),
-    ]);
-    assert_eq!(rc, 0, "{err}");
-    (prof, mach)
-}
+use common::ICELAKE as MACHINE;
 
 /// `profile` in `dir` outside Slurm.
 fn profile(dir: &Path, args: &[&str]) -> (bool, String, String) {

@@ -255,6 +255,7 @@ pub(crate) fn provenance(
         warnings: Vec::new(),
         mem_per_node_gib: None,
         unmeasured: unmeasured(machine, profile),
+        energy_scope: profile.energy_scope(),
     }
 }
 

@@ -152,6 +152,7 @@ pub fn profile_file(h: &Header, s: &SweepRecord) -> ProfileFile {
         }),
         node_law: None,
         measured_on: None,
+        energy_scope: None,
     }
 }
 

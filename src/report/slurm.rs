@@ -6,6 +6,7 @@
 
 use crate::error::{InputError, InputResult};
 use crate::model::Prediction;
+use crate::model::energy_scope::EnergyScope;
 use crate::units::{Seconds, fmt_duration, fmt_energy};
 use std::fmt::Write as _;
 
@@ -25,6 +26,8 @@ pub struct Provenance {
     /// What the prediction rests on that was not measured: the machine file's illustrative or
     /// assumed values, the profile's assumptions.
     pub unmeasured: Vec<String>,
+    /// What the predicted energy covers (the profile's energy scope).
+    pub energy_scope: EnergyScope,
 }
 
 /// Options of the job, validated.
@@ -259,6 +262,7 @@ pub fn job_script(p: &Prediction, prov: &Provenance, opts: &JobOptions) -> Input
     inputs(&mut s, p, prov, opts);
     sbatch(&mut s, p, prov, opts, tasks);
     body(&mut s, p, opts, tasks);
+    comparison(&mut s, p, prov.energy_scope);
     Ok(s)
 }
 
@@ -299,9 +303,10 @@ fn header(w: &mut String, p: &Prediction, prov: &Provenance) {
     }
     let _ = writeln!(
         w,
-        "# Predicted: time {} ({:.6} s), energy {} ({:.3} J), UCR {:.3}, network headroom 1-rho {:.3}",
+        "# Predicted: time {} ({:.6} s), {} {} ({:.3} J), UCR {:.3}, network headroom 1-rho {:.3}",
         fmt_duration(p.time),
         p.time.0,
+        prov.energy_scope.describe(),
         fmt_energy(p.energy),
         p.energy.0,
         p.ucr,
@@ -327,8 +332,13 @@ fn header(w: &mut String, p: &Prediction, prov: &Provenance) {
     if let Some(i) = &p.interval {
         let _ = writeln!(
             w,
-            "# Beyond the measured node counts (up to {}): time {:.3} to {:.3} s, energy {:.0} to {:.0} J.",
-            i.largest_measured, i.time_s.0, i.time_s.1, i.energy_j.0, i.energy_j.1
+            "# Beyond the measured node counts (up to {}): time {:.3} to {:.3} s, {} {:.0} to {:.0} J.",
+            i.largest_measured,
+            i.time_s.0,
+            i.time_s.1,
+            prov.energy_scope.name(),
+            i.energy_j.0,
+            i.energy_j.1
         );
     }
     let _ = writeln!(
@@ -453,12 +463,34 @@ fn body(w: &mut String, p: &Prediction, opts: &JobOptions, t: Tasks) {
     );
     let _ = writeln!(w, "status=$?");
     let _ = writeln!(w);
-    let _ = writeln!(w, "# Prediction next to measurement:");
+}
+
+/// The prediction printed next to what Slurm measured, each energy named by its scope: Slurm's
+/// `ConsumedEnergyRaw` is taken as the whole node's energy (node scope); a prediction of
+/// another scope is said not to compare with it directly.
+fn comparison(w: &mut String, p: &Prediction, scope: EnergyScope) {
     let _ = writeln!(
         w,
-        "echo \"jouleplan predicted: Elapsed {} ({:.3} s), ConsumedEnergy {:.0} J\"",
+        "# Prediction next to measurement. sacct's ConsumedEnergyRaw is the whole node's energy \
+         (node scope), as Slurm's acct_gather_energy plugin reports it (ipmi or the node's own \
+         meter; the rapl plugin counts CPU packages and DRAM only); the prediction is {}.",
+        scope.describe()
+    );
+    let caveat = if scope == EnergyScope::Node {
+        "the scope of ConsumedEnergyRaw"
+    } else {
+        let _ = writeln!(
+            w,
+            "# The scopes differ: the two energies are not comparable directly."
+        );
+        "not comparable directly with ConsumedEnergyRaw, the whole node's"
+    };
+    let _ = writeln!(
+        w,
+        "echo \"jouleplan predicted: Elapsed {} ({:.3} s), {} {:.0} J ({caveat})\"",
         slurm_elapsed(p.time),
         p.time.0,
+        scope.name(),
         p.energy.0
     );
     let _ = writeln!(

@@ -124,6 +124,40 @@ pub fn fixture(rel: &str) -> PathBuf {
     p
 }
 
+/// The Ice Lake machine file of the multi-node fixtures (`tests/data/multinode`).
+pub const ICELAKE: &str = "tests/data/multinode/icelake-8360y.toml";
+
+/// Fits `code`'s real runs (`tests/data/multinode/CODE.csv`, CPU-scope energy) on 1, 2, 4 and
+/// 8 nodes in `d`; returns (profile, machine).
+pub fn fit_on_1_2_4_8(d: &Path, code: &str) -> (PathBuf, PathBuf) {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let fit_csv = d.join("fit.csv");
+    let text =
+        std::fs::read_to_string(repo.join(format!("tests/data/multinode/{code}.csv"))).unwrap();
+    let keep: String = text
+        .lines()
+        .enumerate()
+        .filter(|(i, l)| *i == 0 || ["1,", "2,", "4,", "8,"].iter().any(|p| l.starts_with(p)))
+        .map(|(_, l)| format!("{l}\n"))
+        .collect();
+    std::fs::write(&fit_csv, keep).unwrap();
+    let (prof, mach) = (d.join("p.json"), d.join("m.toml"));
+    let path = |p: &Path| p.to_str().unwrap().to_string();
+    let (rc, _, err) = jouleplan(&[
+        "fit",
+        "--measured",
+        &path(&fit_csv),
+        "--machine",
+        &path(&repo.join(ICELAKE)),
+        "--profile-out",
+        &path(&prof),
+        "--machine-out",
+        &path(&mach),
+    ]);
+    assert_eq!(rc, 0, "{err}");
+    (prof, mach)
+}
+
 /// The worked-example inputs in a temporary folder.
 pub struct Inputs {
     _dir: tempfile::TempDir,
