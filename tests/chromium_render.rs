@@ -1,6 +1,7 @@
 //! The report page rendered in headless Chromium (Debian's package, installed when missing by
 //! `scripts/ensure-packages.sh`): a screenshot with content, and the DOM holds the chart, the
-//! front table and the recommendation. Where Chromium cannot be installed, the test is reported
+//! front table with its intervals, the recommendation with its terms, what to measure next and
+//! the energy scope. Where Chromium cannot be installed, the test is reported
 //! as ignored with the reason in its name (a libtest-mimic harness), never as `ok`.
 
 mod common;
@@ -96,4 +97,14 @@ fn index_html_renders_in_headless_chromium() {
     let rows = dom.matches("<tr").count();
     assert!(rows > 10, "{rows} table rows");
     assert!(dom.contains("Recommendation"));
+    // The terms that add up to the total, the intervals, what to measure next and the scope.
+    for part in [
+        "<table id=\"time-terms\">",
+        "<table id=\"energy-terms\">",
+        "time interval (",
+        "<h2 id=\"measure-next\">Measure next</h2>",
+        "Every energy on this page is node energy",
+    ] {
+        assert!(dom.contains(part), "{part} missing from the rendered page");
+    }
 }

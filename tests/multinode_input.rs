@@ -6,7 +6,7 @@
 mod common;
 
 use assert_cmd::Command;
-use common::jouleplan;
+use common::{fit_on_1_2_4_8, jouleplan};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -18,12 +18,7 @@ fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
-const MACHINE: &str = "tests/data/multinode/icelake-8360y.toml";
-
-/// Fits `code`'s real runs on 1, 2, 4 and 8 nodes in `d`; returns (profile, machine).
-fn fit_on_1_2_4_8(d: &Path, code: &str) -> (PathBuf, PathBuf) {
-    common::fit_fixture_code(d, code, &[1, 2, 4, 8])
-}
+use common::ICELAKE as MACHINE;
 
 /// `profile` in `dir` outside Slurm.
 fn profile(dir: &Path, args: &[&str]) -> (bool, String, String) {

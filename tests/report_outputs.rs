@@ -4,7 +4,7 @@
 mod common;
 
 use common::jouleplan;
-use common::{inputs, png_stats, write};
+use common::{fit_on_1_2_4_8, inputs, png_stats, write};
 use std::path::PathBuf;
 
 #[test]
@@ -275,7 +275,10 @@ fn charts_have_round_ticks_a_zoom_on_a_thin_front_and_bars_named_by_configuratio
         bars.contains("29x57@1.1") && bars.contains("1x57@1.1"),
         "bars not named"
     );
-    assert!(text(&bars, "T_ser") && text(&bars, "T_idle"));
+    // The legend names the terms that add to the bars; those 0 along the whole front (here
+    // the serial and idle time, the node law's) are left out, as in the page's tables.
+    assert!(text(&bars, "T_CPU") && text(&bars, "T_w,net"));
+    assert!(!text(&bars, "T_ser") && !text(&bars, "X(n) node law"));
 }
 
 #[test]
@@ -319,4 +322,142 @@ fn every_front_point_of_the_bundled_default_carries_the_predicted_host_tree() {
             .unwrap()
             .contains("openmp_parallel_efficiency")
     );
+}
+
+/// The `data-v` values (s or J) of a terms table on the page: the total, then each term.
+fn terms_of(html: &str, id: &str) -> (f64, Vec<(String, f64)>) {
+    let start = html
+        .find(&format!("<table id=\"{id}\">"))
+        .unwrap_or_else(|| panic!("no table {id}"));
+    let table = &html[start..start + html[start..].find("</table>").unwrap()];
+    let mut total = None;
+    let mut terms = Vec::new();
+    for row in table.split("<tr").skip(2) {
+        let name = row
+            .split("<td class=\"l\">")
+            .nth(1)
+            .unwrap()
+            .split("</td>")
+            .next();
+        let v = row
+            .split("data-v=\"")
+            .nth(1)
+            .map(|r| r.split('"').next().unwrap().parse::<f64>().unwrap());
+        match (row.starts_with(" class=\"total\""), v) {
+            (true, v) => total = v,
+            (false, Some(v)) => terms.push((name.unwrap().to_string(), v)),
+            (false, None) => {}
+        }
+    }
+    (total.expect("a total row"), terms)
+}
+
+/// A report of the Ice Lake fixture's hpgmgfv, fitted on 1, 2, 4 and 8 nodes (CPU energy).
+fn hpgmgfv_report(dir: &std::path::Path, extra: &[&str]) -> std::path::PathBuf {
+    let (prof, mach) = fit_on_1_2_4_8(dir, "hpgmgfv");
+    let out = dir.join("rep");
+    let mut args = vec![
+        "report",
+        "--machine",
+        mach.to_str().unwrap(),
+        "--profile",
+        prof.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    let (code, _, err) = jouleplan(&args);
+    assert_eq!(code, 0, "{err}");
+    out
+}
+
+#[test]
+fn the_report_shows_every_term_the_node_law_included_adding_up_to_the_total() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = hpgmgfv_report(dir.path(), &[]);
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    let (t, terms) = terms_of(&html, "time-terms");
+    let x = terms
+        .iter()
+        .find(|(n, _)| n.starts_with("X(n)"))
+        .unwrap_or_else(|| panic!("no node-law term in {terms:?}"));
+    assert!(x.1 > 0.1 * t, "X(n) = {} of T = {t}", x.1);
+    let sum: f64 = terms.iter().map(|t| t.1).sum();
+    assert!(common::close(sum, t, 1e-9), "time terms {sum} != T {t}");
+    let (e, terms) = terms_of(&html, "energy-terms");
+    let sum: f64 = terms.iter().map(|t| t.1).sum();
+    assert!(common::close(sum, e, 1e-9), "energy terms {sum} != E {e}");
+    // No "0.0 us" noise: the terms that are 0 share one row reading 0.
+    assert!(!html.contains("0.0 us") && !html.contains("0.0 J"));
+    assert!(html.contains("<tr class=\"zero\"><td class=\"l\">T_mem"));
+    // The time-terms chart has the node law's bar.
+    let bars = std::fs::read_to_string(out.join("breakdown.svg")).unwrap();
+    assert!(bars.lines().any(|l| l.trim() == "X(n) node law"));
+}
+
+#[test]
+fn the_report_shows_intervals_measure_next_and_the_energy_scope() {
+    let dir = tempfile::tempdir().unwrap();
+    // A deadline only 19 nodes or more meet: beyond twice the 8 measured, so measure next.
+    let out = hpgmgfv_report(dir.path(), &["--deadline", "6m"]);
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(html.contains("<th>time interval (80%)</th><th>CPU energy interval (80%)</th>"));
+    let front = &html[html.find("<table id=\"front\">").unwrap()..];
+    let rows = front[..front.find("</table>").unwrap()]
+        .matches("<tr")
+        .count()
+        - 1;
+    let with_interval = front.matches("<td class=\"interval\">").count() / 2;
+    assert!(
+        with_interval > 0 && with_interval < rows,
+        "{with_interval} of {rows}"
+    );
+    assert!(html.contains("<h2 id=\"measure-next\">Measure next</h2>"));
+    let next = &html[html.find("<table id=\"measure-next-table\">").unwrap()..];
+    assert!(next.contains("<td>72</td><td>2.4</td><td>0</td>"), "{next}");
+    // One scope, named everywhere: the page, its tables, both charts.
+    assert!(html.contains("Every energy on this page is CPU energy (RAPL packages and DRAM)"));
+    assert!(html.contains("<td class=\"l\">CPU energy E</td>"));
+    assert!(
+        !html.contains("node energy"),
+        "a CPU-scope profile called node energy"
+    );
+    let pareto = std::fs::read_to_string(out.join("pareto.svg")).unwrap();
+    assert!(pareto.lines().any(|l| l.trim().starts_with("CPU energy")));
+    assert!(pareto.contains("80% interval beyond the measured node counts"));
+    let bars = std::fs::read_to_string(out.join("breakdown.svg")).unwrap();
+    assert!(bars.contains("CPU energy terms along the front"));
+}
+
+#[test]
+fn measured_runs_are_drawn_beside_the_predictions() {
+    let dir = tempfile::tempdir().unwrap();
+    let runs = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/multinode/hpgmgfv.csv");
+    let out = hpgmgfv_report(dir.path(), &["--measured", runs.to_str().unwrap()]);
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    let table = &html[html.find("<table id=\"measured\">").unwrap()..];
+    let rows = table[..table.find("</table>").unwrap()]
+        .matches("<tr>")
+        .count()
+        - 1;
+    assert!(rows >= 30, "{rows} measured rows");
+    assert!(html.contains(&format!(
+        "the time-energy chart marks the {rows} with CPU energy"
+    )));
+    // Orange triangles, one a run (a few may fall outside the chart), and a legend entry.
+    let pareto = std::fs::read_to_string(out.join("pareto.svg")).unwrap();
+    let marks = pareto.matches("fill=\"#E6550D\"").count();
+    assert!(
+        marks > rows / 2 && marks <= rows + 1,
+        "{marks} marks for {rows} runs"
+    );
+    assert!(pareto.contains("measured run (--measured)"));
+    // Without runs, none.
+    let plain = dir.path().join("plain");
+    std::fs::create_dir(&plain).unwrap();
+    let out = hpgmgfv_report(&plain, &[]);
+    let pareto = std::fs::read_to_string(out.join("pareto.svg")).unwrap();
+    assert!(!pareto.contains("#E6550D") && !pareto.contains("measured run"));
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(!html.contains("<table id=\"measured\">"));
 }

@@ -203,6 +203,10 @@ pub struct QueryOut {
     pub reason: String,
 }
 
+fn node_scope() -> String {
+    "node".into()
+}
+
 /// Format tag of the plan JSON.
 pub const PLAN_FORMAT: &str = "jouleplan-plan/1";
 
@@ -219,6 +223,10 @@ pub struct PlanOut {
     pub program: String,
     /// Profile file.
     pub profile_file: String,
+    /// What every energy of the plan covers: `cpu` (RAPL packages and DRAM), `node` (the
+    /// whole node) or `gpu`, the profile's energy scope (absent in older plans: `node`).
+    #[serde(default = "node_scope")]
+    pub energy_scope: String,
     /// Configurations evaluated.
     pub evaluated: u64,
     /// Configurations that saturate the network.

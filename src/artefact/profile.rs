@@ -96,6 +96,11 @@ pub struct ProfileFile {
     /// How the measured runs laid ranks and threads on a node (job scripts follow it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub layout: Option<LayoutFile>,
+    /// What the baseline's `energy_j` covers: `cpu` (RAPL packages and DRAM), `node` or `gpu`
+    /// (written by `fit` from the rows' `energy_scope`; absent in older files and in profiles
+    /// with a sweep record, whose energy domains say it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub energy_scope: Option<String>,
 }
 
 /// The profile's `layout` key: how the measured runs laid ranks and threads on a node,
@@ -123,6 +128,9 @@ impl LayoutFile {
         }
     }
 }
+
+/// The names a profile's `energy_scope` may hold.
+pub const ENERGY_SCOPES: [&str; 3] = ["node", "cpu", "gpu"];
 
 /// Iteration counts of the baseline and the target run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -329,6 +337,15 @@ impl ProfileFile {
         if let Some(cores) = self.measured_on.as_ref().and_then(|m| m.physical_cores) {
             c.whole("measured_on.physical_cores", cores.into(), limits::MANY)?;
         }
+        if let Some(scope) = self.energy_scope.as_deref()
+            && !ENERGY_SCOPES.contains(&scope)
+        {
+            return Err(c.fail(
+                "energy_scope",
+                "one of \"node\", \"cpu\", \"gpu\"",
+                format!("{scope:?}"),
+            ));
+        }
         if let Some(law) = &self.node_law {
             law.validate(&c, "node_law")?;
         }
@@ -393,6 +410,7 @@ fn expects(key: &str) -> Option<String> {
         "memory_footprint_gib" => b(limits::MEMORY_GIB),
         "communication.neighbours" => Some(limits::MANY.describe()),
         "description" | "format" | "communication.growth" => Some("a string".into()),
+        "energy_scope" => Some("one of \"node\", \"cpu\", \"gpu\"".into()),
         "assumptions" => Some("a list of strings".into()),
         "provenance" => Some("a table of strings".into()),
         "baseline[].freq_hz" => b(FREQ_HZ),

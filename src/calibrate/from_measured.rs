@@ -128,6 +128,7 @@ pub fn fit_with_rule(
     let mut points = time_split::points(&samples, &splits);
     let derived = super::multi_node::derive_points(&mut points, &multi, weak);
     let mut profile = fitted_profile(file, program, points, machine)?;
+    profile.recorded_scope = scope_of(rows);
     profile.node_law = super::multi_node::fit_law(
         file,
         &profile,
@@ -165,6 +166,14 @@ pub fn fit_with_rule(
         node_power,
         derived,
     })
+}
+
+/// The energy scope every row with energy measured, when they agree (`fit` refuses GPU energy
+/// and, over several nodes, rows of different scopes).
+fn scope_of(rows: &[Measured]) -> Option<EnergyScope> {
+    let mut scopes = rows.iter().filter_map(|r| r.energy.map(|e| e.1));
+    let first = scopes.next()?;
+    scopes.all(|s| s == first).then_some(first)
 }
 
 /// The profile of fitted points, with the machine it was fitted for recorded so that plan

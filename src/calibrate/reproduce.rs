@@ -3,8 +3,10 @@
 //! point's time that nothing explains. `plan`, `predict`, `slurm`, `report` and `validate`
 //! print the worst figures and refuse a profile beyond the bounds unless told to accept it.
 
+use crate::model::Model;
 use crate::model::workload::{BaselinePoint, Profile, freq_key};
-use crate::model::{Eval, Model};
+
+pub use crate::model::energy_scope::EnergyScope;
 
 /// The floor of the reproduction bound: 2% (MODEL.md 6b a).
 pub const BOUND_FLOOR: f64 = 0.02;
@@ -14,77 +16,6 @@ pub const BOUND_FLOOR: f64 = 0.02;
 pub const MAX_POWER_FIT_BOUND: f64 = 0.10;
 /// A point whose time is more than this share waiting on nothing measured is refused.
 pub const UNEXPLAINED_MAX: f64 = 0.5;
-
-/// What energy a measured `energy_j` covers, and so which model terms it is compared with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EnergyScope {
-    /// GPU domains only (NVML): compared with `E_gpu`.
-    Gpu,
-    /// CPU package and DRAM domains (RAPL): compared with `E_CPU + E_mem + E_idle`.
-    Cpu,
-    /// The whole node (Slurm, or a profile that does not say): compared with `E`.
-    Node,
-}
-
-impl EnergyScope {
-    /// From the domain names of a sweep record.
-    pub fn of(domains: &[String]) -> EnergyScope {
-        if !domains.is_empty() && domains.iter().all(|d| d.starts_with("gpu-")) {
-            EnergyScope::Gpu
-        } else if !domains.is_empty()
-            && domains
-                .iter()
-                .all(|d| d.starts_with("package") || d.starts_with("dram") || d.starts_with("core"))
-        {
-            EnergyScope::Cpu
-        } else {
-            EnergyScope::Node
-        }
-    }
-
-    /// The scope a measured CSV's `energy_scope` cell (or `validate --energy-scope`) names:
-    /// `node`, `cpu` or `gpu`.
-    pub fn from_name(name: &str) -> Option<EnergyScope> {
-        [EnergyScope::Node, EnergyScope::Cpu, EnergyScope::Gpu]
-            .into_iter()
-            .find(|s| s.csv_name().eq_ignore_ascii_case(name.trim()))
-    }
-
-    /// The name [`EnergyScope::from_name`] reads: `node`, `cpu` or `gpu`.
-    pub fn csv_name(self) -> &'static str {
-        match self {
-            EnergyScope::Node => "node",
-            EnergyScope::Cpu => "cpu",
-            EnergyScope::Gpu => "gpu",
-        }
-    }
-
-    /// The model's energy for this scope.
-    pub fn model_energy(self, ev: &Eval) -> f64 {
-        match self {
-            EnergyScope::Gpu => ev.e.gpu,
-            EnergyScope::Cpu => ev.e.cpu + ev.e.mem + ev.e.idle,
-            EnergyScope::Node => ev.energy,
-        }
-    }
-
-    /// The measured-CSV column that holds this scope's energy.
-    pub fn column(self) -> &'static str {
-        match self {
-            EnergyScope::Gpu => "gpu_energy_j",
-            EnergyScope::Cpu | EnergyScope::Node => "energy_j",
-        }
-    }
-
-    /// A name for messages.
-    pub fn name(self) -> &'static str {
-        match self {
-            EnergyScope::Gpu => "GPU energy",
-            EnergyScope::Cpu => "CPU energy",
-            EnergyScope::Node => "node energy",
-        }
-    }
-}
 
 /// One measured baseline point against the model.
 #[derive(Debug, Clone, PartialEq)]
@@ -200,13 +131,8 @@ pub fn energy_bound(p: &crate::model::machine::Power) -> f64 {
 fn point_check(model: &Model<'_>, p: &BaselinePoint) -> Option<PointCheck> {
     let group = model.baseline_group(p).ok()?;
     let ev = group.eval(1, 0.0)?;
-    let spread = model
-        .profile
-        .facts
-        .spread
-        .get(&(p.cores, freq_key(p.freq), p.gpus));
     let bound = bound_of(model.profile, p);
-    let scope = EnergyScope::of(spread.map_or(&[][..], |s| &s.energy_domains[..]));
+    let scope = model.profile.point_scope(p);
     let energy_bound = bound.max(energy_bound(&model.machine.power));
     Some(PointCheck {
         cores: p.cores,

@@ -250,7 +250,7 @@ pub fn run_plan(args: &PlanArgs, out: &mut dyn Write) -> anyhow::Result<Plan> {
     exp.plan(&plan, out)?;
     if let Some(path) = &args.plot {
         let sample = sample(&model, &plan.space, SAMPLE_MAX)?;
-        plot::write_pareto(path, &plan, &sample).map_err(anyhow::Error::msg)?;
+        plot::write_pareto(path, &plan, &sample, &[]).map_err(anyhow::Error::msg)?;
         super::say::progress(&format!("wrote {}", path.display()));
     }
     if let (Some(path), Some(opts)) = (&args.sbatch, job) {

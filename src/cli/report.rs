@@ -1,9 +1,11 @@
 //! `jouleplan report`: the plan written as a self-contained folder (charts, front, page).
 
 use super::*;
+use crate::calibrate::validate;
 use crate::report::Exporter;
 use crate::report::csv::Csv;
 use crate::report::json::Json;
+use crate::report::measured::{MeasuredRun, drawable};
 use crate::report::{html, plot};
 use crate::search::plan::Plan;
 use crate::search::sample::sample;
@@ -23,14 +25,46 @@ pub struct ReportArgs {
     /// Folder for index.html, pareto.svg, pareto.png, breakdown.svg, front.json, front.csv.
     #[arg(short, long, visible_alias = "output", value_name = "DIR")]
     pub out: PathBuf,
+    /// Measured runs to show beside the predictions: a CSV as `fit --measured` and
+    /// `validate --measured` read (nodes,cores,freq_hz,gpus,time_s[,energy_j|gpu_energy_j]
+    /// [,ranks][,energy_scope]); the Pareto chart marks those whose energy has the plan's scope.
+    #[arg(long, value_name = "RUNS.csv")]
+    pub measured: Option<PathBuf>,
+}
+
+/// Measured runs against the model's predictions, for the page.
+fn measured_runs(
+    model: &crate::model::Model<'_>,
+    rows: &[validate::Measured],
+) -> anyhow::Result<Vec<MeasuredRun>> {
+    Ok(validate::compare(model, rows)?
+        .into_iter()
+        .map(|c| MeasuredRun {
+            config: c.measured.config,
+            ranks: c.measured.ranks,
+            runs: c.measured.runs.len(),
+            time_s: c.measured.time_s,
+            energy: c.measured.energy,
+            predicted_time_s: c.time_s,
+            predicted_energy_j: c.energy_j,
+            not_predicted: c.not_predicted,
+        })
+        .collect())
 }
 
 /// Runs `report`: writes the report folder and says what it wrote.
 pub fn run_report(args: &ReportArgs, out: &mut dyn Write) -> anyhow::Result<Plan> {
     let inp = resolve(&args.source, &args.space, &args.query)?;
+    // The runs are read before the search, so a bad file costs nothing.
+    let rows = match &args.measured {
+        Some(path) => validate::read_csv_file(path)?,
+        None => Vec::new(),
+    };
     let (model, plan, _) = search_plan(&inp, &args.source)?;
+    let runs = measured_runs(&model, &rows)?;
+    let marks = drawable(&runs, plan.energy_scope);
     let sample = sample(&model, &plan.space, SAMPLE_MAX)?;
-    let pareto = plot::pareto_svg(&plan, &sample).map_err(anyhow::Error::msg)?;
+    let pareto = plot::pareto_svg(&plan, &sample, &marks).map_err(anyhow::Error::msg)?;
     let breakdown = plot::breakdown_svg(&plan).map_err(anyhow::Error::msg)?;
     let dir = &args.out;
     if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
@@ -45,7 +79,14 @@ pub fn run_report(args: &ReportArgs, out: &mut dyn Write) -> anyhow::Result<Plan
     Json.plan(&plan, &mut json)?;
     let mut csv = Vec::new();
     Csv.plan(&plan, &mut csv)?;
-    let html = html::index_html(&plan, &inp.machine, &inp.profile, &sample, &breakdown);
+    let file = args.measured.as_ref().map(|p| p.display().to_string());
+    let html = html::index_html(
+        &plan,
+        (&inp.machine, &inp.profile),
+        &sample,
+        &breakdown,
+        file.as_deref().map(|f| (f, &runs[..])),
+    );
     let files: [(&str, &[u8]); 5] = [
         ("pareto.svg", pareto.as_bytes()),
         ("breakdown.svg", breakdown.as_bytes()),
@@ -58,7 +99,7 @@ pub fn run_report(args: &ReportArgs, out: &mut dyn Write) -> anyhow::Result<Plan
         writeln!(out, "wrote {}", dir.join(name).display())?;
     }
     let png = dir.join("pareto.png");
-    plot::write_pareto(&png, &plan, &sample).map_err(anyhow::Error::msg)?;
+    plot::write_pareto(&png, &plan, &sample, &marks).map_err(anyhow::Error::msg)?;
     writeln!(out, "wrote {}", png.display())?;
     Ok(plan)
 }

@@ -263,6 +263,7 @@ pub(crate) fn provenance(
         mem_per_node_gib: None,
         unmeasured: unmeasured(machine, profile),
         layout: profile.layout,
+        energy_scope: profile.energy_scope(),
     }
 }
 

@@ -262,11 +262,7 @@ fn hold_out(profile: &mut Profile, args: &ValidateArgs) -> anyhow::Result<Vec<Me
 
 /// A measured baseline point as a one-node measurement.
 fn as_measured(profile: &Profile, p: &BaselinePoint) -> Measured {
-    let scope = profile
-        .facts
-        .spread
-        .get(&(p.cores, freq_key(p.freq), p.gpus))
-        .map_or(EnergyScope::Node, |s| EnergyScope::of(&s.energy_domains));
+    let scope = profile.point_scope(p);
     Measured {
         config: Config {
             nodes: 1,

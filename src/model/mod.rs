@@ -7,6 +7,7 @@
 //! tests all go through it, so a number is the same wherever it is printed.
 
 pub mod baseline;
+pub mod energy_scope;
 pub mod evidence;
 pub mod gpu_power;
 pub mod host_tree;

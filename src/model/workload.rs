@@ -2,6 +2,7 @@
 //! iteration counts and the communication pattern (MODEL.md section 2). Read from JSON (what
 //! `jouleplan profile` writes).
 
+use super::energy_scope::EnergyScope;
 use super::overhead::{self, IdleSplit};
 use super::sweep_facts::{self, SweepFacts};
 use crate::artefact::profile::{CommunicationFile, Iterations, MeasuredOnFile, ProfileFile};
@@ -72,6 +73,9 @@ pub struct Profile {
     pub node_law: Option<super::node_law::NodeFit>,
     /// How the measured runs laid ranks and threads on a node, when they say.
     pub layout: Option<super::layout::Layout>,
+    /// The energy scope the profile records (its file's `energy_scope`), when it records one;
+    /// [`Profile::energy_scope`] says what its energy covers in every case.
+    pub recorded_scope: Option<EnergyScope>,
     index: rustc_hash::FxHashMap<(u32, u64, u32), usize>,
 }
 
@@ -133,10 +137,39 @@ impl Profile {
             has_sweep: f.sweep.is_some(),
             node_law: f.node_law.as_ref().map(super::node_law::NodeFit::from_file),
             layout: f.layout.and_then(super::layout::Layout::from_file),
+            recorded_scope: f.energy_scope.as_deref().and_then(EnergyScope::from_name),
             index: rustc_hash::FxHashMap::default(),
         };
         p.reindex();
         p
+    }
+
+    /// What the profile's energy covers, and so what every energy predicted from it is: the
+    /// scope it records (`fit` writes the measured rows'), else the one its sweep record's
+    /// energy domains say, else the whole node.
+    pub fn energy_scope(&self) -> EnergyScope {
+        self.recorded_scope
+            .or_else(|| {
+                let mut spreads: Vec<_> = self.facts.spread.iter().collect();
+                spreads.sort_by_key(|(k, _)| **k);
+                spreads
+                    .into_iter()
+                    .map(|(_, s)| &s.energy_domains)
+                    .find(|d| !d.is_empty())
+                    .map(|d| EnergyScope::of(d))
+            })
+            .unwrap_or(EnergyScope::Node)
+    }
+
+    /// What the measured energy of baseline point `p` covers: the domains its sweep runs
+    /// summed, else [`Profile::energy_scope`].
+    pub fn point_scope(&self, p: &BaselinePoint) -> EnergyScope {
+        self.facts
+            .spread
+            .get(&(p.cores, freq_key(p.freq), p.gpus))
+            .map(|s| &s.energy_domains)
+            .filter(|d| !d.is_empty())
+            .map_or_else(|| self.energy_scope(), |d| EnergyScope::of(d))
     }
 
     /// The baseline point for `c` cores at `f` with `g` GPUs.
@@ -358,6 +391,7 @@ impl Profile {
                 .map(super::node_law::NodeFit::to_file),
             measured_on,
             layout: self.layout.map(super::layout::Layout::to_file),
+            energy_scope: self.recorded_scope.map(|s| s.csv_name().to_string()),
         }
     }
 
@@ -387,6 +421,7 @@ impl Profile {
             has_sweep: false,
             node_law: None,
             layout: None,
+            recorded_scope: None,
             index: rustc_hash::FxHashMap::default(),
         };
         let path = Path::new("(built in memory)");

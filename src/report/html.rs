@@ -3,11 +3,13 @@
 //! 10^5 configurations makes a 2 MB SVG, is the folder's `pareto.png` linked to `pareto.svg`,
 //! so that the page loads at once; the small charts are inline SVG.
 
+use super::measured::{self, MeasuredRun};
 use crate::model::machine::Machine;
 use crate::model::workload::Profile;
-use crate::search::plan::{Plan, label};
+use crate::model::{Prediction, TimeTerms};
+use crate::search::plan::{MEASURE_TOLERANCE, Plan, label};
 use crate::search::sample::Sample;
-use crate::units::{fmt_duration, fmt_energy};
+use crate::units::{Joules, Seconds, fmt_duration, fmt_energy};
 use std::fmt::Write as _;
 
 /// Escapes text for HTML.
@@ -18,6 +20,17 @@ pub fn esc(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
+/// A configuration as four table cells: nodes, cores, GHz, GPUs.
+pub fn config_cells(c: &crate::model::Config) -> String {
+    format!(
+        "<td>{}</td><td>{}</td><td>{}</td><td>{}</td>",
+        c.nodes,
+        c.cores,
+        c.freq.ghz(),
+        c.gpus
+    )
+}
+
 /// Strips an XML declaration so an SVG document can be inlined.
 fn inline_svg(svg: &str) -> &str {
     match svg.find("<svg") {
@@ -26,13 +39,16 @@ fn inline_svg(svg: &str) -> &str {
     }
 }
 
+/// Measured runs to show beside the predictions: the file they came from and the runs.
+pub type Measured<'a> = Option<(&'a str, &'a [MeasuredRun])>;
+
 /// The page.
 pub fn index_html(
     plan: &Plan,
-    machine: &Machine,
-    profile: &Profile,
+    (machine, profile): (&Machine, &Profile),
     sample: &Sample,
     breakdown: &str,
+    measured: Measured<'_>,
 ) -> String {
     let mut h = String::new();
     let w = &mut h;
@@ -44,7 +60,7 @@ pub fn index_html(
          table{{border-collapse:collapse;margin:1em 0;font-size:13px}}\
          td,th{{border:1px solid #bbb;padding:3px 7px;text-align:right}}\
          th{{background:#eee}} tr.pick{{background:#fde2e2;font-weight:bold}}\
-         td.l,th.l{{text-align:left}} .note{{color:#555}}</style></head><body>\n",
+         td.l,th.l{{text-align:left}} .note{{color:#555}} tr.total{{font-weight:bold}}</style></head><body>\n",
         esc(&title)
     );
     let _ = writeln!(w, "<h1>{}</h1>", esc(&title));
@@ -61,13 +77,22 @@ pub fn index_html(
         plan.saturated,
         plan.front.len()
     );
+    let _ = writeln!(
+        w,
+        "<p id=\"energy-scope\">Every energy on this page is {}: the scope the profile's energy \
+         was measured in.</p>",
+        esc(plan.energy_scope.describe())
+    );
     for n in &plan.notes {
         let _ = writeln!(w, "<p class=\"note\">Note: {}</p>", esc(n));
     }
 
     recommendation(w, plan);
-
+    measure_next(w, plan);
     charts(w, plan, sample, breakdown);
+    if let Some((file, runs)) = measured {
+        measured::section(w, runs, file, plan.energy_scope);
+    }
     front_table(w, plan);
     inputs(w, machine, profile);
     trees_section(w, plan, profile);
@@ -102,7 +127,7 @@ fn recommendation(w: &mut String, plan: &Plan) {
                     esc(warning)
                 );
             }
-            terms_table(w, p);
+            terms_table(w, p, plan.energy_scope.name());
         }
         None => {
             let _ = writeln!(
@@ -114,36 +139,140 @@ fn recommendation(w: &mut String, plan: &Plan) {
     }
 }
 
-/// The recommendation's time and energy terms, one row each.
-fn terms_table(w: &mut String, p: &crate::model::Prediction) {
-    let _ = writeln!(w, "<table><tr><th class=\"l\">term</th><th>value</th></tr>");
-    let rows = [
-        ("time T", fmt_duration(p.time)),
-        ("T_CPU", fmt_duration(crate::units::Seconds(p.t.cpu))),
-        ("T_mem", fmt_duration(crate::units::Seconds(p.t.mem))),
-        ("T_w,net", fmt_duration(crate::units::Seconds(p.t.wait_net))),
-        (
-            crate::model::TimeTerms::serv_net_name(p.config.nodes),
-            fmt_duration(crate::units::Seconds(p.t.serv_net)),
-        ),
-        ("T_gpu", fmt_duration(crate::units::Seconds(p.t.gpu))),
-        ("T_ser", fmt_duration(crate::units::Seconds(p.t.serial))),
-        ("T_idle", fmt_duration(crate::units::Seconds(p.t.wait))),
-        ("energy E", fmt_energy(p.energy)),
-        ("E_CPU", fmt_energy(crate::units::Joules(p.e.cpu))),
-        ("E_mem", fmt_energy(crate::units::Joules(p.e.mem))),
-        ("E_net", fmt_energy(crate::units::Joules(p.e.net))),
-        ("E_idle", fmt_energy(crate::units::Joules(p.e.idle))),
-        ("E_gpu", fmt_energy(crate::units::Joules(p.e.gpu))),
-        ("UCR", format!("{:.3}", p.ucr)),
-        ("network headroom 1-rho", format!("{:.3}", 1.0 - p.rho)),
-    ];
-    for (k, v) in rows {
+/// A term's value in a table cell: `0` where it is 0, else its duration or energy. The cell
+/// carries the exact value (`data-v`, s or J) so that a reader can check the sum.
+fn term_cell(v: f64, fmt: fn(f64) -> String) -> String {
+    let shown = if v == 0.0 { "0".to_string() } else { fmt(v) };
+    format!("<td data-v=\"{v:e}\">{}</td>", esc(&shown))
+}
+
+/// One breakdown table: the total, then every nonzero term (they add up to the total, the
+/// node law's `X(n)` included) with its share; the terms that are 0 on one last row.
+fn terms_rows(
+    w: &mut String,
+    (id, total_name): (&str, &str),
+    total: f64,
+    terms: &[(&str, f64)],
+    fmt: fn(f64) -> String,
+) {
+    let _ = writeln!(
+        w,
+        "<table id=\"{id}\"><tr><th class=\"l\">term</th><th>value</th><th>share</th></tr>"
+    );
+    let _ = writeln!(
+        w,
+        "<tr class=\"total\"><td class=\"l\">{}</td>{}<td>100%</td></tr>",
+        esc(total_name),
+        term_cell(total, fmt)
+    );
+    let scale = total.abs().max(f64::MIN_POSITIVE);
+    for (name, v) in terms.iter().filter(|t| t.1 != 0.0) {
         let _ = writeln!(
             w,
-            "<tr><td class=\"l\">{}</td><td>{}</td></tr>",
-            esc(k),
-            esc(&v)
+            "<tr class=\"term\"><td class=\"l\">{}</td>{}<td>{:.1}%</td></tr>",
+            esc(name),
+            term_cell(*v, fmt),
+            100.0 * v / scale
+        );
+    }
+    let zero: Vec<&str> = terms.iter().filter(|t| t.1 == 0.0).map(|t| t.0).collect();
+    if !zero.is_empty() {
+        let _ = writeln!(
+            w,
+            "<tr class=\"zero\"><td class=\"l\">{}</td><td>0</td><td></td></tr>",
+            esc(&zero.join(", "))
+        );
+    }
+    let _ = writeln!(w, "</table>");
+}
+
+/// The recommendation's time and energy terms, each table adding up to its total.
+fn terms_table(w: &mut String, p: &Prediction, scope: &str) {
+    let d = |s: f64| fmt_duration(Seconds(s));
+    let e = |j: f64| fmt_energy(Joules(j));
+    let n = p.config.nodes;
+    let time = [
+        ("T_CPU", p.t.cpu),
+        ("T_mem", p.t.mem),
+        ("T_w,net", p.t.wait_net),
+        (TimeTerms::serv_net_name(n), p.t.serv_net),
+        ("T_gpu", p.t.gpu),
+        ("T_ser", p.t.serial),
+        ("T_idle", p.t.wait),
+        ("X(n), the node law's time", p.t.nodes),
+    ];
+    terms_rows(w, ("time-terms", "time T"), p.time.0, &time, d);
+    let energy = [
+        ("E_CPU", p.e.cpu),
+        ("E_mem", p.e.mem),
+        (
+            if n == 1 {
+                "E_net (unbusy at P_net)"
+            } else {
+                "E_net"
+            },
+            p.e.net,
+        ),
+        ("E_idle", p.e.idle),
+        ("E_gpu", p.e.gpu),
+    ];
+    let total = format!("{scope} E");
+    terms_rows(w, ("energy-terms", &total), p.energy.0, &energy, e);
+    let _ = writeln!(
+        w,
+        "<p>UCR {:.3}; network headroom 1-rho {:.3}; node-hours {:.4}.</p>",
+        p.ucr,
+        1.0 - p.rho,
+        f64::from(n) * p.time.0 / 3600.0
+    );
+    if let Some(i) = &p.interval {
+        let _ = writeln!(
+            w,
+            "<p id=\"interval\">Beyond the measured node counts (up to {}), the {:.0}% interval: \
+             time {} to {}, {} {} to {}.</p>",
+            i.largest_measured,
+            100.0 * i.coverage,
+            esc(&d(i.time_s.0)),
+            esc(&d(i.time_s.1)),
+            esc(scope),
+            esc(&e(i.energy_j.0)),
+            esc(&e(i.energy_j.1))
+        );
+    }
+}
+
+/// The node counts to measure before trusting the recommendation, with their cost.
+fn measure_next(w: &mut String, plan: &Plan) {
+    if plan.recommendation().is_none() {
+        return;
+    }
+    let _ = writeln!(w, "<h2 id=\"measure-next\">Measure next</h2>");
+    if plan.measure_next.is_empty() {
+        let _ = writeln!(
+            w,
+            "<p>Nothing to measure first: the recommendation lies within twice the largest node \
+             count measured and its interval, if any, is narrower than {:.0}% either side.</p>",
+            100.0 * MEASURE_TOLERANCE
+        );
+        return;
+    }
+    let _ = writeln!(
+        w,
+        "<p>The recommendation lies beyond twice the largest node count measured, or its \
+         interval is wider than {:.0}% either side: measure these before trusting it.</p>",
+        100.0 * MEASURE_TOLERANCE
+    );
+    let _ = writeln!(
+        w,
+        "<table id=\"measure-next-table\"><tr><th>nodes</th><th>cores</th><th>GHz</th>\
+         <th>GPUs</th><th>node-hours</th></tr>"
+    );
+    for m in &plan.measure_next {
+        let _ = writeln!(
+            w,
+            "<tr>{}<td>{:.2}</td></tr>",
+            config_cells(&m.config),
+            m.node_hours
         );
     }
     let _ = writeln!(w, "</table>");
@@ -151,7 +280,11 @@ fn terms_table(w: &mut String, p: &crate::model::Prediction) {
 
 /// The charts: the space with its front (the folder's PNG), the terms along the front.
 fn charts(w: &mut String, plan: &Plan, sample: &Sample, breakdown: &str) {
-    let _ = writeln!(w, "<h2>Time and energy of the space</h2>");
+    let _ = writeln!(
+        w,
+        "<h2>Time and {} of the space</h2>",
+        esc(plan.energy_scope.name())
+    );
     if !sample.complete {
         let _ = writeln!(
             w,
@@ -162,8 +295,10 @@ fn charts(w: &mut String, plan: &Plan, sample: &Sample, breakdown: &str) {
     let _ = writeln!(
         w,
         "<div id=\"pareto-plot\"><a href=\"pareto.svg\"><img src=\"pareto.png\" width=\"1000\" \
-         alt=\"Time against energy of every configuration, the Pareto front and the \
-         recommendation (pareto.svg: the same chart as a vector)\"></a></div>"
+         alt=\"Time against {} of every configuration, the Pareto front with its intervals, \
+         the recommendation and any measured runs (pareto.svg: the same chart as a vector)\">\
+         </a></div>",
+        esc(plan.energy_scope.name())
     );
     let _ = writeln!(w, "<h2>Time and energy terms along the front</h2>");
     let _ = writeln!(
@@ -173,19 +308,47 @@ fn charts(w: &mut String, plan: &Plan, sample: &Sample, breakdown: &str) {
     );
 }
 
-/// The front, one row a point, the recommendation marked.
+/// A point's interval as two cells (time, energy): `low to high`, or `-` within the measured
+/// node counts.
+fn interval_cells(p: &Prediction) -> String {
+    match &p.interval {
+        Some(i) => format!(
+            "<td class=\"interval\">{} to {}</td><td class=\"interval\">{} to {}</td>",
+            esc(&fmt_duration(Seconds(i.time_s.0))),
+            esc(&fmt_duration(Seconds(i.time_s.1))),
+            esc(&fmt_energy(Joules(i.energy_j.0))),
+            esc(&fmt_energy(Joules(i.energy_j.1)))
+        ),
+        None => "<td>-</td><td>-</td>".into(),
+    }
+}
+
+/// The front, one row a point with its interval, the recommendation marked.
 fn front_table(w: &mut String, plan: &Plan) {
     let _ = writeln!(w, "<h2>Pareto front</h2>");
+    let scope = plan.energy_scope.name();
+    let coverage = plan
+        .front
+        .iter()
+        .find_map(|f| f.prediction.interval.map(|i| i.coverage))
+        .map_or(String::new(), |c| format!(" ({:.0}%)", 100.0 * c));
+    let _ = writeln!(
+        w,
+        "<p class=\"note\">Intervals exist beyond the measured node counts only (\"-\": a \
+         measured node count or one between them).</p>"
+    );
     let _ = writeln!(
         w,
         "<table id=\"front\"><tr><th>#</th><th>nodes</th><th>cores</th><th>GHz</th><th>GPUs</th>\
-         <th>time</th><th>energy</th><th>UCR</th><th>1-rho</th><th>node-hours</th><th>ties</th></tr>"
+         <th>time</th><th>{scope}</th><th>time interval{coverage}</th>\
+         <th>{scope} interval{coverage}</th><th>UCR</th><th>1-rho</th><th>node-hours</th>\
+         <th>ties</th></tr>"
     );
     for (i, f) in plan.front.iter().enumerate() {
         let p = &f.prediction;
         let _ = writeln!(
             w,
-            "<tr{}><td>{i}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.3}</td><td>{:.3}</td><td>{:.4}</td><td>{}</td></tr>",
+            "<tr{}><td>{i}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>{}<td>{:.3}</td><td>{:.3}</td><td>{:.4}</td><td>{}</td></tr>",
             if plan.answer.pick == Some(i) {
                 " class=\"pick\""
             } else {
@@ -197,6 +360,7 @@ fn front_table(w: &mut String, plan: &Plan) {
             p.config.gpus,
             esc(&fmt_duration(p.time)),
             esc(&fmt_energy(p.energy)),
+            interval_cells(p),
             p.ucr,
             1.0 - p.rho,
             f64::from(p.config.nodes) * p.time.0 / 3600.0,

@@ -152,6 +152,7 @@ pub fn plan_json(plan: &Plan) -> PlanOut {
         machine_file: plan.machine_file.display().to_string(),
         program: plan.program.clone(),
         profile_file: plan.profile_file.display().to_string(),
+        energy_scope: plan.energy_scope.csv_name().into(),
         evaluated: plan.evaluated,
         saturated: plan.saturated,
         pruned: plan.pruned,

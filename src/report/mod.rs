@@ -3,6 +3,7 @@
 pub mod csv;
 pub mod html;
 pub mod json;
+pub mod measured;
 pub mod metrics;
 pub mod plot;
 pub mod slurm;

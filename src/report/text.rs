@@ -253,6 +253,11 @@ impl Exporter for Text {
             plan.saturated,
             plan.front.len()
         )?;
+        writeln!(
+            out,
+            "energy: {}, the scope the profile's energy was measured in",
+            plan.energy_scope.describe()
+        )?;
         writeln!(out)?;
         front_table(plan, self.max_rows, out)?;
         writeln!(out)?;

@@ -27,6 +27,8 @@ pub struct Plan {
     pub program: String,
     /// Profile file.
     pub profile_file: PathBuf,
+    /// What every predicted energy covers: the profile's energy scope.
+    pub energy_scope: crate::model::energy_scope::EnergyScope,
     /// The space searched.
     pub space: Space,
     /// Configurations in the space.
@@ -258,6 +260,7 @@ pub fn plan(
         machine_file: model.machine.file.clone(),
         program: model.profile.program.clone(),
         profile_file: model.profile.file.clone(),
+        energy_scope: model.profile.energy_scope(),
         space: space.clone(),
         evaluated: outcome.evaluated,
         saturated: outcome.saturated,

@@ -124,6 +124,15 @@ pub fn fixture(rel: &str) -> PathBuf {
     p
 }
 
+/// The Ice Lake machine file of the multi-node fixtures (`tests/data/multinode`).
+pub const ICELAKE: &str = "tests/data/multinode/icelake-8360y.toml";
+
+/// Fits `code`'s real runs (`tests/data/multinode/CODE.csv`, CPU-scope energy) on 1, 2, 4 and
+/// 8 nodes in `d`; returns (profile, machine).
+pub fn fit_on_1_2_4_8(d: &Path, code: &str) -> (PathBuf, PathBuf) {
+    fit_fixture_code(d, code, &[1, 2, 4, 8])
+}
+
 /// The worked-example inputs in a temporary folder.
 pub struct Inputs {
     _dir: tempfile::TempDir,
@@ -314,7 +323,7 @@ pub fn fit_fixture_code(d: &Path, code: &str, keep: &[u32]) -> (PathBuf, PathBuf
         .collect();
     std::fs::write(&fit_csv, kept).unwrap();
     let (prof, mach) = (d.join("p.json"), d.join("m.toml"));
-    let machine = root.join("icelake-8360y.toml");
+    let machine = Path::new(env!("CARGO_MANIFEST_DIR")).join(ICELAKE);
     let (rc, _, err) = jouleplan(&[
         "fit",
         "--measured",

@@ -2,6 +2,7 @@
 //! scatter of the space with the front, and the time and energy terms along the front.
 
 mod labels;
+mod overlay;
 mod ticks;
 mod trees;
 pub mod validation;
@@ -144,8 +145,9 @@ fn plot_rect<DB: DrawingBackend, CT: CoordTranslate>(
     (x, y, x + w as i32, y + h as i32)
 }
 
-/// One panel: a time-energy chart over `tx` x `ey` with the front, the recommendation and the
-/// limits; `cloud` adds the sampled configurations, `box_front` outlines the front's region.
+/// One panel: a time-energy chart over `tx` x `ey` with the front, its intervals, the
+/// recommendation, the limits and the measured runs; `cloud` adds the sampled configurations,
+/// `box_front` outlines the front's region.
 struct Panel<'a> {
     title: String,
     tx: Axis,
@@ -153,6 +155,7 @@ struct Panel<'a> {
     cloud: Option<&'a Sample>,
     box_front: bool,
     max_labels: usize,
+    measured: &'a [(f64, f64)],
 }
 
 /// The chart of one panel: time across, energy up, on the panel's axes.
@@ -164,7 +167,7 @@ fn draw_panel<DB: DrawingBackend>(
     plan: &Plan,
     panel: &Panel<'_>,
 ) -> DrawResult {
-    let mut chart = panel_chart(area, panel)?;
+    let mut chart = panel_chart(area, panel, plan.energy_scope.name())?;
     let (tx, ey) = (&panel.tx, &panel.ey);
     if let Some(sample) = panel.cloud {
         chart
@@ -183,7 +186,9 @@ fn draw_panel<DB: DrawingBackend>(
         .iter()
         .map(|f| (tx.map(f.prediction.time.0), ey.map(f.prediction.energy.0)))
         .collect();
+    overlay::draw_intervals(&mut chart, plan, (tx, ey))?;
     draw_front(&mut chart, plan, panel, &pts)?;
+    overlay::draw_measured(&mut chart, panel.measured, (tx, ey))?;
     if panel.max_labels > 0 {
         let px = pixels(&chart, &pts);
         let order = labels::priority(front.len(), plan.answer.pick, panel.max_labels);
@@ -192,10 +197,11 @@ fn draw_panel<DB: DrawingBackend>(
     Ok(())
 }
 
-/// The panel's chart with its caption, axes and grid.
+/// The panel's chart with its caption, axes and grid; the energy axis is named by its scope.
 fn panel_chart<'a, DB: DrawingBackend>(
     area: &'a DrawingArea<DB, Shift>,
     panel: &Panel<'_>,
+    energy: &str,
 ) -> Result<Chart<'a, DB>, String> {
     let (tx, ey) = (panel.tx.clone(), panel.ey.clone());
     let mut chart = ChartBuilder::on(area)
@@ -212,9 +218,9 @@ fn panel_chart<'a, DB: DrawingBackend>(
         .configure_mesh()
         .x_desc(if tx.log { "time (log scale)" } else { "time" })
         .y_desc(if ey.log {
-            "energy (log scale)"
+            format!("{energy} (log scale)")
         } else {
-            "energy"
+            energy.to_string()
         })
         .x_label_formatter(&fmt_t)
         .y_label_formatter(&fmt_e)
@@ -322,8 +328,9 @@ fn front_is_sliver(plan: &Plan, tx: &Axis, ey: &Axis) -> bool {
     t.min(e) < 0.12
 }
 
-/// The whole chart's axes: every sampled configuration, the front and the limits.
-fn axes(plan: &Plan, sample: &Sample) -> (Axis, Axis) {
+/// The whole chart's axes: every sampled configuration, the front, the limits and the
+/// measured runs.
+fn axes(plan: &Plan, sample: &Sample, measured: &[(f64, f64)]) -> (Axis, Axis) {
     let front = &plan.front;
     let tx = Axis::with_max_ticks(
         sample
@@ -331,7 +338,8 @@ fn axes(plan: &Plan, sample: &Sample) -> (Axis, Axis) {
             .iter()
             .map(|p| p.time)
             .chain(front.iter().map(|f| f.prediction.time.0))
-            .chain(plan.answer.time_limit.map(|t| t.0)),
+            .chain(plan.answer.time_limit.map(|t| t.0))
+            .chain(measured.iter().map(|m| m.0)),
         None,
         7,
     );
@@ -341,26 +349,32 @@ fn axes(plan: &Plan, sample: &Sample) -> (Axis, Axis) {
             .iter()
             .map(|p| p.energy)
             .chain(front.iter().map(|f| f.prediction.energy.0))
-            .chain(plan.answer.energy_limit.map(|e| e.0)),
+            .chain(plan.answer.energy_limit.map(|e| e.0))
+            .chain(measured.iter().map(|m| m.1)),
         None,
     );
     (tx, ey)
 }
 
-/// Draws the time-energy chart of a plan on any backend: the whole space with its front, a
-/// second panel zoomed on the front when the front is a thin sliver of the space, and a legend
-/// strip below the charts.
+/// The height of the legend strip below the charts, pixels (three rows of items).
+const LEGEND_STRIP: u32 = 84;
+
+/// Draws the time-energy chart of a plan on any backend: the whole space with its front (each
+/// point's interval as error bars) and the `measured` runs `(time s, energy J)`, a second panel
+/// zoomed on the front when the front is a thin sliver of the space, and a legend strip below
+/// the charts.
 pub fn draw_pareto<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     plan: &Plan,
     sample: &Sample,
+    measured: &[(f64, f64)],
 ) -> DrawResult {
     ensure_font();
     root.fill(&WHITE).map_err(err)?;
     let front = &plan.front;
     let times = || front.iter().map(|f| f.prediction.time.0);
     let energies = || front.iter().map(|f| f.prediction.energy.0);
-    let (tx, ey) = axes(plan, sample);
+    let (tx, ey) = axes(plan, sample, measured);
     let what = if sample.complete {
         format!("all {} configurations", sample.taken)
     } else {
@@ -382,7 +396,7 @@ pub fn draw_pareto<DB: DrawingBackend>(
             ("sans-serif", 17),
         )
         .map_err(err)?;
-    let (body, strip) = body.split_vertically(SIZE.1 - 30 - 70);
+    let (body, strip) = body.split_vertically(SIZE.1 - 30 - LEGEND_STRIP);
     let zoom = front_is_sliver(plan, &tx, &ey);
     let (main, right) = if zoom {
         let (a, b) = body.split_horizontally(SIZE.0 * 56 / 100);
@@ -401,6 +415,7 @@ pub fn draw_pareto<DB: DrawingBackend>(
             cloud: Some(sample),
             box_front: zoom,
             max_labels: if zoom { 0 } else { 8 },
+            measured,
         },
     )?;
     if let Some(right) = right {
@@ -415,10 +430,11 @@ pub fn draw_pareto<DB: DrawingBackend>(
                 cloud: None,
                 box_front: false,
                 max_labels: 10,
+                measured,
             },
         )?;
     }
-    draw_legend(&strip, plan, zoom)?;
+    draw_legend(&strip, plan, zoom, !measured.is_empty())?;
     root.present().map_err(err)
 }
 
@@ -427,8 +443,26 @@ fn draw_legend<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     plan: &Plan,
     zoom: bool,
+    measured: bool,
 ) -> DrawResult {
     let font = ("sans-serif", 13).into_font().color(&BLACK);
+    let (mut x, mut y) = (90i32, 12i32);
+    x = colour_bar(area, (x, y))?;
+    for (text, kind) in legend_items(plan, zoom, measured) {
+        let (w, _) = area.estimate_text_size(&text, &font).map_err(err)?;
+        if x + 30 + w as i32 > SIZE.0 as i32 - 10 {
+            (x, y) = (90, y + 24);
+        }
+        legend_marker(area, kind, (x, y))?;
+        area.draw(&Text::new(text, (x + 26, y), font.clone()))
+            .map_err(err)?;
+        x += 26 + w as i32 + 28;
+    }
+    Ok(())
+}
+
+/// What the legend explains: its text and the marker kind [`legend_marker`] draws.
+fn legend_items(plan: &Plan, zoom: bool, measured: bool) -> Vec<(String, u8)> {
     let mut items: Vec<(String, u8)> = vec![
         ("configuration, by its UCR".into(), 0),
         ("Pareto front; labels: nodes x cores @ GHz".into(), 1),
@@ -458,40 +492,53 @@ fn draw_legend<DB: DrawingBackend>(
     if zoom {
         items.push(("region of the front".into(), 5));
     }
-    let (mut x, mut y) = (90i32, 12i32);
-    x = colour_bar(area, (x, y))?;
-    for (text, kind) in items {
-        let (w, _) = area.estimate_text_size(&text, &font).map_err(err)?;
-        if x + 30 + w as i32 > SIZE.0 as i32 - 10 {
-            (x, y) = (90, y + 24);
-        }
-        let c = (x + 10, y + 7);
-        match kind {
-            0 => area.draw(&Circle::new(c, 5, ucr_colour(0.5).mix(0.6).filled())),
-            1 => area.draw(&PathElement::new(
-                [(x, c.1), (x + 20, c.1)],
-                BLACK.stroke_width(2),
-            )),
-            2 => area.draw(&Circle::new(c, 7, RED.stroke_width(3))),
-            3 => area.draw(&PathElement::new(
-                [(x, c.1), (x + 20, c.1)],
-                RED.stroke_width(2),
-            )),
-            4 => area.draw(&PathElement::new(
-                [(x, c.1), (x + 20, c.1)],
-                MAGENTA.stroke_width(2),
-            )),
-            _ => area.draw(&Rectangle::new(
-                [(x + 2, y + 1), (x + 18, y + 13)],
-                BLACK.mix(0.6).stroke_width(1),
-            )),
-        }
-        .map_err(err)?;
-        area.draw(&Text::new(text, (x + 26, y), font.clone()))
-            .map_err(err)?;
-        x += 26 + w as i32 + 28;
+    if let Some(c) = overlay::coverage(plan) {
+        items.push((
+            format!("{:.0}% interval beyond the measured node counts", 100.0 * c),
+            6,
+        ));
     }
-    Ok(())
+    if measured {
+        items.push(("measured run (--measured)".into(), 7));
+    }
+    items
+}
+
+/// The marker of legend item `kind` at `(x, y)`.
+fn legend_marker<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    kind: u8,
+    (x, y): (i32, i32),
+) -> DrawResult {
+    let c = (x + 10, y + 7);
+    let line =
+        |colour: RGBAColor| PathElement::new([(x, c.1), (x + 20, c.1)], colour.stroke_width(2));
+    match kind {
+        0 => area.draw(&Circle::new(c, 5, ucr_colour(0.5).mix(0.6).filled())),
+        1 => area.draw(&line(BLACK.to_rgba())),
+        2 => area.draw(&Circle::new(c, 7, RED.stroke_width(3))),
+        3 => area.draw(&line(RED.to_rgba())),
+        4 => area.draw(&line(MAGENTA.to_rgba())),
+        6 => area
+            .draw(&PathElement::new(
+                [(x + 2, c.1), (x + 18, c.1)],
+                overlay::bar_colour().stroke_width(1),
+            ))
+            .and_then(|()| {
+                area.draw(&PathElement::new(
+                    [(x + 10, y), (x + 10, y + 14)],
+                    overlay::bar_colour().stroke_width(1),
+                ))
+            }),
+        7 => area
+            .draw(&TriangleMarker::new(c, 9, BLACK.filled()))
+            .and_then(|()| area.draw(&TriangleMarker::new(c, 6, overlay::MEASURED.filled()))),
+        _ => area.draw(&Rectangle::new(
+            [(x + 2, y + 1), (x + 18, y + 13)],
+            BLACK.mix(0.6).stroke_width(1),
+        )),
+    }
+    .map_err(err)
 }
 
 /// The UCR colour bar at `(x, y)`: `UCR 0 [bar] 1`; returns where the next item starts.
@@ -548,7 +595,9 @@ fn short_label(f: &FrontEntry) -> String {
 
 /// Draws stacked bars of the time terms (top) and energy terms (bottom) for up to 40 front
 /// points (evenly spaced), each bar labelled by its configuration (nodes x cores @ GHz), with
-/// the legends in a column beside the bars.
+/// the legends in a column beside the bars. Every term that adds to `T` or `E` is a bar
+/// segment, the node law's `X(n)` included (outlined, above the others' top, where it takes
+/// time away); a term that is 0 along the whole front is left out of the legend.
 pub fn draw_breakdown<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     plan: &Plan,
@@ -565,8 +614,9 @@ pub fn draw_breakdown<DB: DrawingBackend>(
         GREEN,
         RGBColor(255, 140, 0),
         RGBColor(128, 128, 128),
+        RGBColor(140, 86, 75),
     ];
-    let time_terms: [Term; 7] = [
+    let time_terms: [Term; 8] = [
         ("T_CPU", |f| f.prediction.t.cpu),
         ("T_mem", |f| f.prediction.t.mem),
         ("T_w,net", |f| f.prediction.t.wait_net),
@@ -574,6 +624,7 @@ pub fn draw_breakdown<DB: DrawingBackend>(
         ("T_gpu", |f| f.prediction.t.gpu),
         ("T_ser", |f| f.prediction.t.serial),
         ("T_idle", |f| f.prediction.t.wait),
+        ("X(n) node law", |f| f.prediction.t.nodes),
     ];
     let energy_terms: [Term; 5] = [
         ("CPU", |f| f.prediction.e.cpu),
@@ -582,22 +633,26 @@ pub fn draw_breakdown<DB: DrawingBackend>(
         ("idle", |f| f.prediction.e.idle),
         ("GPU", |f| f.prediction.e.gpu),
     ];
+    let used = |terms: &[Term]| -> Vec<(Term, RGBColor)> {
+        terms
+            .iter()
+            .zip(colours)
+            .filter(|(t, _)| idx.iter().any(|&i| t.1(&plan.front[i]) != 0.0))
+            .map(|(t, c)| (*t, c))
+            .collect()
+    };
     stacked(
         &top,
-        plan,
-        &idx,
-        &time_terms,
-        &colours,
+        (plan, &idx),
+        &used(&time_terms),
         "time terms along the front",
         &|v| ticks::time_label(v),
     )?;
     stacked(
         &bottom,
-        plan,
-        &idx,
-        &energy_terms,
-        &colours,
-        "energy terms along the front",
+        (plan, &idx),
+        &used(&energy_terms),
+        &format!("{} terms along the front", plan.energy_scope.name()),
         &|v| ticks::energy_label(v),
     )?;
     root.present().map_err(err)
@@ -605,17 +660,20 @@ pub fn draw_breakdown<DB: DrawingBackend>(
 
 fn stacked<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
-    plan: &Plan,
-    idx: &[usize],
-    terms: &[Term],
-    colours: &[RGBColor],
+    (plan, idx): (&Plan, &[usize]),
+    terms: &[(Term, RGBColor)],
     title: &str,
     fmt: &dyn Fn(f64) -> String,
 ) -> DrawResult {
     let (bars_area, legend_area) = area.split_horizontally(SIZE.0 - 120);
     let max = idx
         .iter()
-        .map(|&i| terms.iter().map(|t| t.1(&plan.front[i])).sum::<f64>())
+        .map(|&i| {
+            terms
+                .iter()
+                .map(|t| t.0.1(&plan.front[i]).max(0.0))
+                .sum::<f64>()
+        })
         .fold(0.0, f64::max)
         .max(1e-300);
     let y = Axis::from_zero(max, 6);
@@ -658,22 +716,35 @@ fn stacked<DB: DrawingBackend>(
         .bold_line_style(BLACK.mix(0.15))
         .draw()
         .map_err(err)?;
-    for (k, (_, get)) in terms.iter().enumerate() {
-        let colour = colours[k % colours.len()];
-        let bars = idx.iter().enumerate().map(|(j, &i)| {
-            let below: f64 = terms[..k].iter().map(|t| t.1(&plan.front[i])).sum();
-            let v = get(&plan.front[i]);
-            Rectangle::new(
-                [(j as f64 - 0.4, below), (j as f64 + 0.4, below + v)],
-                colour.filled(),
-            )
-        });
-        chart.draw_series(bars).map_err(err)?;
+    for (k, ((_, get), colour)) in terms.iter().enumerate() {
+        for (j, &i) in idx.iter().enumerate() {
+            let f = &plan.front[i];
+            let below: f64 = terms[..k].iter().map(|t| t.0.1(f).max(0.0)).sum();
+            let v = get(f);
+            let (a, b) = ((j as f64 - 0.4, below), (j as f64 + 0.4, below + v));
+            // A negative term (a node law that gains time) is the outlined part of the stack
+            // above the bar's total.
+            let styles = if v < 0.0 {
+                vec![WHITE.filled(), colour.stroke_width(1)]
+            } else {
+                vec![colour.filled()]
+            };
+            chart
+                .draw_series(styles.into_iter().map(|st| Rectangle::new([a, b], st)))
+                .map_err(err)?;
+        }
     }
+    stacked_legend(&legend_area, terms)
+}
+
+/// The stacked bars' legend, in a column, the top segment's name first.
+fn stacked_legend<DB: DrawingBackend>(
+    legend_area: &DrawingArea<DB, Shift>,
+    terms: &[(Term, RGBColor)],
+) -> DrawResult {
     let font = ("sans-serif", 12).into_font().color(&BLACK);
-    for (k, (name, _)) in terms.iter().enumerate().rev() {
+    for (k, ((name, _), colour)) in terms.iter().enumerate().rev() {
         let yk = 40 + 20 * (terms.len() - 1 - k) as i32;
-        let colour = colours[k % colours.len()];
         legend_area
             .draw(&Rectangle::new([(8, yk), (20, yk + 12)], colour.filled()))
             .map_err(err)?;
@@ -684,12 +755,12 @@ fn stacked<DB: DrawingBackend>(
     Ok(())
 }
 
-/// The time-energy chart as SVG text.
-pub fn pareto_svg(plan: &Plan, sample: &Sample) -> Result<String, String> {
+/// The time-energy chart as SVG text, with the `measured` runs `(time s, energy J)`.
+pub fn pareto_svg(plan: &Plan, sample: &Sample, measured: &[(f64, f64)]) -> Result<String, String> {
     let mut s = String::new();
     {
         let root = SVGBackend::with_string(&mut s, SIZE).into_drawing_area();
-        draw_pareto(&root, plan, sample)?;
+        draw_pareto(&root, plan, sample, measured)?;
     }
     Ok(s)
 }
@@ -762,12 +833,18 @@ pub(crate) fn save_bytes(path: &Path, bytes: &[u8]) -> Result<(), String> {
         .map_err(|e| format!("{}: cannot write: {e}", path.display()))
 }
 
-/// Writes the time-energy chart to `path`: SVG or PNG by its extension.
-pub fn write_pareto(path: &Path, plan: &Plan, sample: &Sample) -> Result<(), String> {
+/// Writes the time-energy chart to `path`, with the `measured` runs `(time s, energy J)`: SVG
+/// or PNG by its extension.
+pub fn write_pareto(
+    path: &Path,
+    plan: &Plan,
+    sample: &Sample,
+    measured: &[(f64, f64)],
+) -> Result<(), String> {
     match format_of(path)? {
-        Format::Svg => save_svg(path, &pareto_svg(plan, sample)?),
+        Format::Svg => save_svg(path, &pareto_svg(plan, sample, measured)?),
         Format::Png => {
-            let png = png_bytes(SIZE, |root| draw_pareto(root, plan, sample))
+            let png = png_bytes(SIZE, |root| draw_pareto(root, plan, sample, measured))
                 .map_err(|e| format!("{}: {e}", path.display()))?;
             save_bytes(path, &png)
         }

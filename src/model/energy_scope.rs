@@ -1,0 +1,85 @@
+//! The energy scope: what a measured or predicted energy covers (the CPU's RAPL packages and
+//! DRAM, the whole node, or the GPUs), one vocabulary for every output (text, JSON, charts,
+//! job script, report).
+
+use super::Eval;
+
+/// What energy a measured `energy_j` covers, and so which model terms it is compared with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EnergyScope {
+    /// GPU domains only (NVML): compared with `E_gpu`.
+    Gpu,
+    /// CPU package and DRAM domains (RAPL): compared with `E_CPU + E_mem + E_idle`.
+    Cpu,
+    /// The whole node (Slurm, or a profile that does not say): compared with `E`.
+    Node,
+}
+
+impl EnergyScope {
+    /// From the domain names of a sweep record.
+    pub fn of(domains: &[String]) -> EnergyScope {
+        if !domains.is_empty() && domains.iter().all(|d| d.starts_with("gpu-")) {
+            EnergyScope::Gpu
+        } else if !domains.is_empty()
+            && domains
+                .iter()
+                .all(|d| d.starts_with("package") || d.starts_with("dram") || d.starts_with("core"))
+        {
+            EnergyScope::Cpu
+        } else {
+            EnergyScope::Node
+        }
+    }
+
+    /// The scope a measured CSV's `energy_scope` cell (or `validate --energy-scope`) names:
+    /// `node`, `cpu` or `gpu`.
+    pub fn from_name(name: &str) -> Option<EnergyScope> {
+        [EnergyScope::Node, EnergyScope::Cpu, EnergyScope::Gpu]
+            .into_iter()
+            .find(|s| s.csv_name().eq_ignore_ascii_case(name.trim()))
+    }
+
+    /// The name [`EnergyScope::from_name`] reads: `node`, `cpu` or `gpu`.
+    pub fn csv_name(self) -> &'static str {
+        match self {
+            EnergyScope::Node => "node",
+            EnergyScope::Cpu => "cpu",
+            EnergyScope::Gpu => "gpu",
+        }
+    }
+
+    /// The model's energy for this scope.
+    pub fn model_energy(self, ev: &Eval) -> f64 {
+        match self {
+            EnergyScope::Gpu => ev.e.gpu,
+            EnergyScope::Cpu => ev.e.cpu + ev.e.mem + ev.e.idle,
+            EnergyScope::Node => ev.energy,
+        }
+    }
+
+    /// The measured-CSV column that holds this scope's energy.
+    pub fn column(self) -> &'static str {
+        match self {
+            EnergyScope::Gpu => "gpu_energy_j",
+            EnergyScope::Cpu | EnergyScope::Node => "energy_j",
+        }
+    }
+
+    /// A name for messages and labels: `CPU energy`, `node energy`, `GPU energy`.
+    pub fn name(self) -> &'static str {
+        match self {
+            EnergyScope::Gpu => "GPU energy",
+            EnergyScope::Cpu => "CPU energy",
+            EnergyScope::Node => "node energy",
+        }
+    }
+
+    /// What the scope covers, for a sentence: `CPU energy (RAPL packages and DRAM)`.
+    pub fn describe(self) -> &'static str {
+        match self {
+            EnergyScope::Gpu => "GPU energy (the GPUs' own counters, NVML)",
+            EnergyScope::Cpu => "CPU energy (RAPL packages and DRAM)",
+            EnergyScope::Node => "node energy (the whole node)",
+        }
+    }
+}
