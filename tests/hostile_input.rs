@@ -400,7 +400,7 @@ fn talp_times_out_of_range_are_refused_naming_the_key() {
         // As numbers where JSON holds them, and as strings (which the reader also takes) for
         // the ones JSON cannot: 1e400, NaN.
         for v in HOSTILE_READINGS {
-            if v == "0" && key != "elapsedTime" || v == "-0.0" && key != "elapsedTime" {
+            if matches!(v, "0" | "-0.0") && key != "elapsedTime" {
                 continue; // no useful or MPI time is a reading
             }
             let mut d = doc.clone();
