@@ -45,3 +45,38 @@ cargo run -q --release --manifest-path ../Cargo.toml -- fit --measured "$seed_di
   --machine-out "$seed_dir/law.toml" > /dev/null 2>&1
 cp "$seed_dir/law.json" corpus/profile_json/node_law.json
 rm -rf "$seed_dir"
+# sacct -P output: the real localhost file (a job-completion log: no steps, no energy), and
+# hand-written lines in the two shapes jouleplan reads: `-n -P -o JobID,ConsumedEnergyRaw`
+# (profile, after each step) and a header naming the fields (validate --sacct), with Slurm's
+# NO_VAL64 and INFINITE64 markers, an overflowing 1e400, empty fields, governor names and the
+# elapsed forms D-HH:MM:SS, HH:MM:SS, MM:SS.mmm. Frequencies are the bundled machines' (the
+# target reads on h100-node, 2.1 GHz, and xeon-e5-2603-cluster, 1.2/1.5/1.8 GHz).
+mkdir -p corpus/sacct corpus/measured_csv
+cp ../tests/data/sacct/localhost-sleep.txt corpus/sacct/
+printf '4242|\n4242.batch|\n4242.extern|0\n4242.0|81234\n4242.1|18446744073709551614\n4242.2|18446744073709551615\n4242.3|1e400\n4242.4|\n' \
+  > corpus/sacct/steps-energy.txt
+printf '4242.0|5000|extra\n4242.1|  \n4242.2|nine\n|\n' > corpus/sacct/steps-odd.txt
+printf '%s\n' 'JobID|State|NNodes|NCPUS|NTasks|Elapsed|ConsumedEnergyRaw|ReqCPUFreq' \
+  '9|COMPLETED|3|216|216|00:18:07||' '9.batch|COMPLETED|1|72||00:18:07|18446744073709551614|' \
+  '9.0|COMPLETED|3|216|216|00:18:07|18446744073709551614|1800000' \
+  '9.1|COMPLETED|3|216|216|1-00:18:07|18446744073709551615|1.5G' \
+  '9.2|COMPLETED|3|216|216|18:07.250|1e400|1200000' \
+  '9.3|COMPLETED|3|216|108|00:18:07|4294967295|Performance' \
+  '9.4|CANCELLED by 0|2|144|144|00:00:00||' '9.5|COMPLETED|1|72|72|00:05:00|90000|1800000' \
+  > corpus/sacct/validate-markers.txt
+printf '%s\n' 'JobID|NNodes|NCPUS|Elapsed|ConsumedEnergyRaw|ReqCPUFreq' \
+  '7.0|1|2|00:00:02|412|2100000' '7.1|1|2|00:01:00|18446744073709551614|Unknown' \
+  '7.2|1|2|00:00:1e-320||' '7.3|1|2|00:00:00.5|0|2.1G' > corpus/sacct/validate-one-freq.txt
+# The measured CSV: the examples, the small multi-node sets (ranks, energy_scope), and rows at
+# the edges of the range checks (1e-320, 1e400, 0, empty energies, mJ and wrapped energies).
+cp ../examples/measured/xeon-phi-spmv-sparse.csv corpus/measured_csv/
+for f in soma lulesh-150 sweep weather hpgmgfv; do
+  cp "../tests/data/multinode/$f.csv" corpus/measured_csv/
+done
+head -c 4000 ../examples/measured/xeon-phi-spmv.csv > corpus/measured_csv/xeon-phi-spmv-head.csv
+printf '%s\n' 'nodes,cores,freq_hz,gpus,time_s,energy_j,ranks,energy_scope' \
+  '1,72,2.4e9,0,100,50000,72,CPU' '2,72,2.4e9,0,100,,144,node' '1,72,2.4e9,0,1e-320,50000,,' \
+  '1,72,2.4e9,0,100,1e400,,' '1,72,2.4e9,0,100,0,,gpu' '1,72,2.4e9,0,100,18446744073709551614,,' \
+  '1,72,2.4e9,0,1e-6,0.001,72,' > corpus/measured_csv/edges.csv
+printf '%s\n' 'Nodes, Cores, Freq_Hz, GPUs, Time_S, GPU_Energy_J' ' 1, 8, 2.1e9, 1, 12.5, 4100' \
+  > corpus/measured_csv/gpu-spaces.csv

@@ -209,6 +209,14 @@ impl<'a> Check<'a> {
         v.map_or(Ok(()), |v| self.num(key, v, bound))
     }
 
+    /// A time or energy at `key` (in SI units) must be a reading of kind `r`: the range every
+    /// reader of times and energies shares.
+    pub fn reading(&self, key: &str, v: f64, r: crate::limits::Reading) -> InputResult<()> {
+        r.check(v)
+            .map(|_| ())
+            .map_err(|expected| self.fail(key, expected, number(v)))
+    }
+
     /// A whole number at `key` must be within `range`.
     pub fn whole(&self, key: &str, v: u64, range: Whole) -> InputResult<()> {
         if range.contains(v) {

@@ -24,10 +24,6 @@ pub const BYTES: Bound = Bound::Within(0.0, 1e15);
 /// Cycle and instruction counts of one run summed over its cores: up to 1e21 (5e11 core-seconds
 /// at 2 GHz).
 pub const CYCLES: Bound = Bound::Within(0.0, 1e21);
-/// Times of one run, s: up to 1e8 s (three years).
-pub const TIME_S: Bound = Bound::Within(0.0, 1e8);
-/// Energy of one run, J: up to 1e15 J.
-pub const ENERGY_J: Bound = Bound::Within(0.0, 1e15);
 /// The time-limit margin of a job script: up to 10 (11 times the predicted time).
 pub const TIME_MARGIN_MAX: f64 = 10.0;
 /// Nodes of a machine or a run: 1 to 10^7.
@@ -42,12 +38,112 @@ pub const MANY: Whole = Whole(1, 1 << 20);
 /// The physical range of one run's measured energy, J: at least a millijoule (a run that took
 /// time used energy; less is a unit error or a subnormal number) and at most 1e12 J (a megawatt
 /// for eleven days). Every reader of a run's energy (the measured CSV, `sacct`, the profile's
-/// readings) holds to it.
+/// readings) holds to it through [`Reading::RunEnergy`].
 pub const RUN_ENERGY_J: (f64, f64) = (1e-3, 1e12);
 
-/// Whether `e` is a run's energy in [`RUN_ENERGY_J`].
-pub fn run_energy_ok(e: f64) -> bool {
-    e.is_finite() && (RUN_ENERGY_J.0..=RUN_ENERGY_J.1).contains(&e)
+/// The physical range of one run's wall time, s: a microsecond (shorter is a unit error or a
+/// subnormal number) to a year.
+pub const RUN_TIME_S: (f64, f64) = (crate::units::MIN_RUN_SECONDS, crate::units::MAX_RUN_SECONDS);
+
+/// The shortest non-zero part of a run's time, or elapsed time of a region, s: a nanosecond
+/// (the finest tick a tool records; less is a unit error or a subnormal number).
+pub const MIN_PART_S: f64 = 1e-9;
+
+/// The smallest non-zero energy of one domain (a socket, a GPU) in one run, J: a nanojoule.
+pub const MIN_PART_J: f64 = 1e-9;
+
+/// A time or energy read from a foreign input (a measured CSV, `sacct`, TALP, mpiP, a profile
+/// or a sweep record): every reader checks it through [`Reading::check`] (or
+/// [`Reading::check_in`] for other units), so a subnormal, zero, negative, non-finite or
+/// above-range value is refused, with the same range in words, wherever it comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reading {
+    /// A run's wall time, s: [`RUN_TIME_S`].
+    RunTime,
+    /// A region's elapsed time (a TALP region, one rank's), s: a nanosecond to a year.
+    RegionTime,
+    /// A part of a run's time (useful, MPI, a GPU's busy time), s: 0, or a nanosecond to a year.
+    PartTime,
+    /// A run's energy, J: [`RUN_ENERGY_J`].
+    RunEnergy,
+    /// One domain's energy in one run (a socket, a GPU), J: 0, or a nanojoule to 1e12 J.
+    PartEnergy,
+}
+
+impl Reading {
+    /// The range in SI units (s or J), and whether 0 is also a reading.
+    pub fn range(self) -> (f64, f64, bool) {
+        match self {
+            Reading::RunTime => (RUN_TIME_S.0, RUN_TIME_S.1, false),
+            Reading::RegionTime => (MIN_PART_S, RUN_TIME_S.1, false),
+            Reading::PartTime => (MIN_PART_S, RUN_TIME_S.1, true),
+            Reading::RunEnergy => (RUN_ENERGY_J.0, RUN_ENERGY_J.1, false),
+            Reading::PartEnergy => (MIN_PART_J, RUN_ENERGY_J.1, true),
+        }
+    }
+
+    /// Whether `v` (in SI units) is a reading of this kind.
+    pub fn ok(self, v: f64) -> bool {
+        self.check(v).is_ok()
+    }
+
+    /// `v` (in SI units, s or J) where it is a reading of this kind, else what was expected,
+    /// in words, for the caller's message (which names the file, row and column).
+    pub fn check(self, v: f64) -> Result<f64, String> {
+        self.check_in(v, 1.0, self.si())
+    }
+
+    /// `v`, given in units of `unit` SI units (1e-9 for nanoseconds) named `name`, as SI where it
+    /// is a reading of this kind, else what was expected, in words. The bounds are scaled, not
+    /// the value, so a subnormal value cannot underflow to an accepted 0.
+    pub fn check_in(self, v: f64, unit: f64, name: &str) -> Result<f64, String> {
+        let (lo, hi, zero) = self.range();
+        let within = v.is_finite() && ((zero && v == 0.0) || (lo / unit..=hi / unit).contains(&v));
+        if within {
+            Ok(v * unit)
+        } else {
+            Err(self.expected(unit, name))
+        }
+    }
+
+    /// What a reading of this kind must be, in `name` (units of `unit` SI units).
+    pub fn expected(self, unit: f64, name: &str) -> String {
+        let (lo, hi, zero) = self.range();
+        let (what, span) = match self {
+            Reading::RunTime => ("a run's time", "a microsecond to a year"),
+            Reading::RegionTime => ("an elapsed time", "a nanosecond to a year"),
+            Reading::PartTime => ("a time", "a nanosecond to a year"),
+            Reading::RunEnergy => (
+                "a run's energy",
+                "a millijoule, as a run that took time used energy, to a megawatt for 11 days",
+            ),
+            Reading::PartEnergy => ("an energy", "a nanojoule to a megawatt for 11 days"),
+        };
+        let or_zero = if zero { "0, or " } else { "" };
+        format!(
+            "{what} in {name}: {or_zero}from {} to {} ({span}), finite",
+            shown(lo / unit),
+            shown(hi / unit)
+        )
+    }
+
+    /// The SI unit of this kind.
+    fn si(self) -> &'static str {
+        match self {
+            Reading::RunTime | Reading::RegionTime | Reading::PartTime => "s",
+            Reading::RunEnergy | Reading::PartEnergy => "J",
+        }
+    }
+}
+
+/// A number as a message shows it: plain from 0.001 to a million and for 0, else with an
+/// exponent (`1e-6`, `3.2e7`, `1e-320`, `1.8446744073709552e19`), never hundreds of digits.
+pub fn shown(x: f64) -> String {
+    if x == 0.0 || (1e-3..1e6).contains(&x.abs()) || !x.is_finite() {
+        format!("{x}")
+    } else {
+        format!("{x:e}")
+    }
 }
 
 /// The average power a measured run may show per node, W: a node's parts draw watts, and no
@@ -68,7 +164,7 @@ pub const SLURM_NO_VALUE: [u64; 2] = [0xffff_ffff_ffff_fffe, u64::MAX];
 pub struct NotANumber;
 
 /// A Slurm energy cell (`ConsumedEnergyRaw`, J): `Ok(None)` where it holds no reading (empty,
-/// 0, Slurm's no-value markers, or anything outside [`RUN_ENERGY_J`]: never taken as a
+/// 0, Slurm's no-value markers, or anything [`Reading::RunEnergy`] refuses: never taken as a
 /// measurement), `Err` where it is not a number.
 pub fn slurm_energy(cell: &str) -> Result<Option<f64>, NotANumber> {
     let t = cell.trim();
@@ -79,7 +175,7 @@ pub fn slurm_energy(cell: &str) -> Result<Option<f64>, NotANumber> {
         return Ok(None);
     }
     let e = t.parse::<f64>().map_err(|_| NotANumber)?;
-    Ok(run_energy_ok(e).then_some(e))
+    Ok(Reading::RunEnergy.check(e).ok())
 }
 
 #[cfg(test)]
@@ -96,5 +192,37 @@ mod tests {
         assert_eq!(slurm_energy(""), Ok(None));
         assert_eq!(slurm_energy("9000"), Ok(Some(9000.0)));
         assert_eq!(slurm_energy("nine"), Err(NotANumber));
+    }
+
+    #[test]
+    fn one_range_check_refuses_subnormal_zero_negative_and_huge_readings() {
+        for r in [
+            Reading::RunTime,
+            Reading::RegionTime,
+            Reading::PartTime,
+            Reading::RunEnergy,
+            Reading::PartEnergy,
+        ] {
+            for v in [1e-320, -1.0, -1e-320, f64::NAN, f64::INFINITY, 1e13, 1e300] {
+                assert!(r.check(v).is_err(), "{r:?} took {v}");
+            }
+            assert_eq!(r.check(0.0).is_ok(), r.range().2, "{r:?} and 0");
+            assert!(r.check(100.0).is_ok(), "{r:?} refused 100");
+        }
+        assert!(Reading::RunTime.check(5e-7).is_err());
+        assert!(Reading::RunTime.check(3.3e7).is_err());
+        assert!(Reading::RunEnergy.check(5e-4).is_err());
+        assert!(Reading::RegionTime.check(1e-9).is_ok());
+        // In nanoseconds: a subnormal count of ns is refused, not underflowed to an accepted 0.
+        assert!(Reading::PartTime.check_in(1e-320, 1e-9, "ns").is_err());
+        assert!(Reading::PartTime.check_in(0.5, 1e-9, "ns").is_err());
+        assert_eq!(Reading::PartTime.check_in(2e9, 1e-9, "ns"), Ok(2.0));
+        assert!(Reading::PartTime.check_in(3.3e16, 1e-9, "ns").is_err());
+        let e = Reading::RegionTime
+            .check_in(1e-320, 1e-9, "ns")
+            .unwrap_err();
+        assert!(e.contains("in ns: from 1 to 3.2e16"), "{e}");
+        let e = Reading::RunEnergy.check(1e13).unwrap_err();
+        assert!(e.contains("in J: from 0.001 to 1e12"), "{e}");
     }
 }

@@ -98,11 +98,11 @@ pub fn fmt_energy(e: Joules) -> String {
     }
 }
 
-/// The longest run any measured time may describe (a year, in seconds): a time beyond it in a
-/// TALP, mpiP or CSV input is not a measurement and is refused.
 /// The shortest run a measurement can time, s (a microsecond): shorter is a unit error or a
 /// subnormal number.
 pub const MIN_RUN_SECONDS: f64 = 1e-6;
+/// The longest run any measured time may describe (a year, in seconds): a time beyond it in a
+/// TALP, mpiP or CSV input is not a measurement and is refused.
 pub const MAX_RUN_SECONDS: f64 = 3.2e7;
 
 /// Today's date (UTC), `YYYY-MM-DD`, for the `[sources]` lines.

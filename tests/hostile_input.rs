@@ -87,14 +87,14 @@ fn negative_times_in_talp_and_mpip_are_refused() {
     let f = write(dir.path(), "neg.json", &v.to_string());
     bad_input(
         &["metrics", f.to_str().unwrap()],
-        &["neg.json", "usefulTime", ">= 0"],
+        &["neg.json", "usefulTime", "0, or from 1"],
     );
     v["Application"]["Global"]["usefulTime"] = serde_json::json!(5_000_000);
     v["Application"]["Global"]["elapsedTime"] = serde_json::json!(1e-308);
     let f = write(dir.path(), "tiny.json", &v.to_string());
     bad_input(
         &["metrics", f.to_str().unwrap()],
-        &["tiny.json", "elapsedTime", "at least 1 ns"],
+        &["tiny.json", "elapsedTime", "in ns: from 1 to 3.2e16"],
     );
     let mpip = std::fs::read_to_string(fixture("mpip/mpi_imbalance_2ranks.mpiP")).unwrap();
     let line = mpip
@@ -282,8 +282,8 @@ fn zero_energy_recordings_are_refused_at_once_instead_of_hanging_the_power_fit()
         ],
         &[
             "calibrate-power-idle-zero-energy.json",
-            "energy_j",
-            "must move",
+            "baseline[0].energy_j",
+            "from 0.001",
         ],
     );
     assert!(started.elapsed().as_secs() < 60);
@@ -316,4 +316,191 @@ fn a_header_with_a_million_idle_tasks_does_not_make_the_replay_quadratic() {
         out.contains("20000 receives or collectives never matched"),
         "{out}"
     );
+}
+
+/// The hostile values every reader of a time or an energy refuses, as they are written in a
+/// cell: subnormal, zero, negative, beyond any run, not finite.
+const HOSTILE_READINGS: [&str; 7] = ["1e-320", "0", "-1", "-0.0", "1e13", "1e400", "NaN"];
+
+fn refusal(r: jouleplan::error::InputResult<impl std::fmt::Debug>, cell: &str) -> String {
+    match r {
+        Ok(v) => panic!("{cell}: read as {v:?}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn measured_csv_and_sacct_refuse_hostile_times_naming_line_and_column() {
+    use jouleplan::calibrate::{reproduce::EnergyScope, sacct_runs, validate::read_csv};
+    use std::path::Path;
+    let machine = jouleplan::model::machine::Machine::from_toml(Path::new("m.toml"), MACHINE)
+        .expect("the test machine");
+    for v in HOSTILE_READINGS {
+        let csv = format!(
+            "nodes,cores,freq_hz,gpus,time_s,energy_j\n1,8,2e9,0,100,5000\n1,8,2e9,0,{v},5000\n"
+        );
+        let err = refusal(read_csv(Path::new("m.csv"), &csv), v);
+        assert!(
+            err.contains("m.csv") && err.contains("line 3, column time_s"),
+            "{v}: {err}"
+        );
+        let csv = format!("nodes,cores,freq_hz,gpus,time_s,energy_j\n1,8,2e9,0,100,{v}\n");
+        let err = refusal(read_csv(Path::new("m.csv"), &csv), v);
+        assert!(err.contains("line 2, column energy_j"), "{v}: {err}");
+        // sacct's Elapsed: seconds as a number past the minutes.
+        let text = format!(
+            "JobID|State|NNodes|NCPUS|Elapsed|ConsumedEnergyRaw|ReqCPUFreq\n\
+             9.0|COMPLETED|1|8|00:01:40|5000|2000000\n\
+             9.1|COMPLETED|1|8|00:00:{v}|5000|2000000\n"
+        );
+        let r = sacct_runs::read(Path::new("s.txt"), &text, &machine, EnergyScope::Node);
+        let err = refusal(r, v);
+        assert!(
+            err.contains("s.txt") && err.contains("line 3, field Elapsed"),
+            "{v}: {err}"
+        );
+    }
+    // A sub-microsecond step is no run either (it was taken as one above 0).
+    let text = "JobID|NNodes|NCPUS|Elapsed|ReqCPUFreq\n9.0|1|8|00:00:0.0000001|2000000\n";
+    let r = sacct_runs::read(Path::new("s.txt"), text, &machine, EnergyScope::Node);
+    assert!(refusal(r, "1e-7 s").contains("a microsecond to a year"));
+}
+
+#[test]
+fn sacct_energies_out_of_range_are_no_reading_in_both_readers() {
+    use jouleplan::calibrate::{reproduce::EnergyScope, sacct_runs};
+    use std::path::Path;
+    let machine = jouleplan::model::machine::Machine::from_toml(Path::new("m.toml"), MACHINE)
+        .expect("the test machine");
+    for v in HOSTILE_READINGS
+        .iter()
+        .chain(&["18446744073709551614", "18446744073709551615", ""])
+    {
+        let text = format!("9|COMPLETED\n9.0|{v}\n9.1|5000\n");
+        let rows = jouleplan::measure::slurm::parse_sacct(&text);
+        assert_eq!(rows[1], ("9.0".to_string(), None), "{v}");
+        assert_eq!(rows[2], ("9.1".to_string(), Some(5000.0)), "{v}");
+        let text = format!(
+            "JobID|NNodes|NCPUS|Elapsed|ConsumedEnergyRaw|ReqCPUFreq\n\
+             9.0|1|8|00:01:40|{v}|2000000\n"
+        );
+        let rows = sacct_runs::read(Path::new("s.txt"), &text, &machine, EnergyScope::Node)
+            .unwrap_or_else(|e| panic!("{v}: {e}"));
+        assert_eq!((rows[0].time_s, rows[0].energy), (100.0, None), "{v}");
+    }
+}
+
+#[test]
+fn talp_times_out_of_range_are_refused_naming_the_key() {
+    use jouleplan::metrics::talp;
+    use std::path::Path;
+    let text = std::fs::read_to_string(fixture("talp/test_mpi_sendrecv_profile_1_0.json")).unwrap();
+    let doc: Value = serde_json::from_str(&text).unwrap();
+    for key in ["elapsedTime", "usefulTime", "mpiTime"] {
+        // As numbers where JSON holds them, and as strings (which the reader also takes) for
+        // the ones JSON cannot: 1e400, NaN.
+        for v in HOSTILE_READINGS {
+            if matches!(v, "0" | "-0.0") && key != "elapsedTime" {
+                continue; // no useful or MPI time is a reading
+            }
+            let mut d = doc.clone();
+            let value = serde_json::from_str::<Value>(v)
+                .ok()
+                .filter(Value::is_number)
+                .unwrap_or_else(|| Value::String(v.to_string()));
+            // 1e13 ns is under three hours: times in ns beyond a year are refused.
+            let value = if v == "1e13" {
+                serde_json::json!(1e17)
+            } else {
+                value
+            };
+            d["Application"]["Global"][key] = value;
+            let err = refusal(talp::from_json(Path::new("t.json"), &d.to_string()), v);
+            assert!(
+                err.contains("t.json") && err.contains(&format!("Application.Global.{key}")),
+                "{key} = {v}: {err}"
+            );
+            assert!(err.contains("in ns:"), "{key} = {v}: {err}");
+        }
+    }
+    // A bare 1e400 is no JSON number: refused where it stands.
+    let err = refusal(
+        talp::from_json(
+            Path::new("t.json"),
+            &text.replacen("\"elapsedTime\": ", "\"elapsedTime\": 1e400, \"x\": ", 1),
+        ),
+        "1e400",
+    );
+    assert!(err.contains("t.json") && err.contains("line"), "{err}");
+    // TALP's CSV: the row's line and the column.
+    let csv = "name,numCpus,numMpiRanks,numNodes,elapsedTime,usefulTime,mpiTime\n\
+               Global,2,2,1,1e-320,500,0\n";
+    let err = refusal(talp::from_csv(Path::new("t.csv"), csv), "1e-320");
+    assert!(err.contains("line 2.elapsedTime"), "{err}");
+}
+
+#[test]
+fn profile_times_and_energies_share_the_readers_range() {
+    use jouleplan::artefact::profile::ProfileFile;
+    use std::path::Path;
+    let doc: Value = serde_json::from_str(&profile_json()).unwrap();
+    for (key, v) in [
+        ("wall_time_s", 1e-320),
+        ("wall_time_s", 1e-7),
+        ("wall_time_s", 0.0),
+        ("wall_time_s", 1e9),
+        ("energy_j", 1e-320),
+        ("energy_j", 0.0),
+        ("energy_j", 1e13),
+    ] {
+        let mut d = doc.clone();
+        d["baseline"][0][key] = serde_json::json!(v);
+        let err = refusal(ProfileFile::read(Path::new("p.json"), &d.to_string()), key);
+        assert!(
+            err.contains("p.json") && err.contains(&format!("baseline[0].{key}")),
+            "{key} = {v}: {err}"
+        );
+        assert!(
+            err.contains("to a year") || err.contains("millijoule"),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn a_crlf_measured_csv_names_the_line_of_the_bad_row_not_the_header() {
+    use jouleplan::artefact::measured::read_rows;
+    use jouleplan::calibrate::validate::read_csv;
+    use std::path::Path;
+    // tests/data/hostile/README.md: found by the measured_csv fuzz target.
+    let file = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/hostile/measured-crlf-header-line-numbers.csv");
+    let bytes = std::fs::read(&file).unwrap();
+    let mut lines = Vec::new();
+    read_rows(&file, bytes.as_slice(), |row, line| {
+        lines.push((line, row.nodes));
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(lines, [(2, 2)]);
+    for (text, line) in [
+        ("nodes,cores,freq_hz,gpus,time_s\r\n1,8,2e9,0,1e-320\r\n", 2),
+        (
+            "nodes,cores,freq_hz,gpus,time_s\r\n\r\n1,8,2e9,0,5\r\n1,8,2e9,0,-1\r\n",
+            4,
+        ),
+        (
+            "nodes,cores,freq_hz,gpus,time_s\n1,8,2e9,0,5\r\n1,8,2e9,0,-1\n",
+            3,
+        ),
+    ] {
+        let err = refusal(read_csv(Path::new("w.csv"), text), text);
+        assert!(
+            err.contains(&format!("line {line}, column time_s")),
+            "{text:?}: {err}"
+        );
+    }
+    let ok = "nodes,cores,freq_hz,gpus,time_s,energy_j\r\n1,8,2e9,0,5,500\r\n\r\n";
+    let rows = read_csv(Path::new("w.csv"), ok).unwrap();
+    assert_eq!((rows.len(), rows[0].energy.map(|e| e.0)), (1, Some(500.0)));
 }

@@ -70,7 +70,13 @@ impl MeasuredRow {
     /// to a year, a positive energy, ranks from one a node to one a core.
     pub fn validate(&self, path: &Path, line: u64) -> InputResult<()> {
         let bad = |col: &str, expected: &str, v: f64| {
-            Err(cell_error(path, line, col, expected, &v.to_string()))
+            Err(cell_error(
+                path,
+                line,
+                col,
+                expected,
+                &crate::limits::shown(v),
+            ))
         };
         if !(1e7..=1e11).contains(&self.freq_hz) {
             return bad(
@@ -79,21 +85,14 @@ impl MeasuredRow {
                 self.freq_hz,
             );
         }
-        if !(self.time_s >= crate::units::MIN_RUN_SECONDS
-            && self.time_s <= crate::units::MAX_RUN_SECONDS)
-        {
-            return bad(
-                "time_s",
-                "a time in seconds from a microsecond to a year",
-                self.time_s,
-            );
+        use crate::limits::Reading;
+        if let Err(expected) = Reading::RunTime.check(self.time_s) {
+            return bad("time_s", &expected, self.time_s);
         }
         if let Some((e, col)) = self.energy()
-            && !crate::limits::run_energy_ok(e)
+            && let Err(expected) = Reading::RunEnergy.check(e)
         {
-            let expected = "an energy in joules from 0.001 (a run that took time used energy) to \
-                 1e12";
-            return bad(col, expected, e);
+            return bad(col, &expected, e);
         }
         if let Some((e, col)) = self.energy()
             && !crate::limits::plausible_node_power(e, self.time_s, self.nodes)
@@ -138,9 +137,13 @@ pub fn read_rows(
     reader: impl std::io::Read,
     mut f: impl FnMut(MeasuredRow, u64) -> InputResult<()>,
 ) -> InputResult<()> {
+    // Records end at `\n` alone: under csv's default CRLF terminator every line after a `\r\n`
+    // is counted one short, and errors named the line above (the header for the first row).
+    // A `\r` left at the end of a cell is trimmed with the other spaces.
     let mut rdr = csv::ReaderBuilder::new()
         .trim(csv::Trim::Headers)
         .flexible(true)
+        .terminator(csv::Terminator::Any(b'\n'))
         .from_reader(reader);
     let headers = header(path, &mut rdr)?;
     let mut record = csv::StringRecord::new();
@@ -156,6 +159,10 @@ pub fn read_rows(
         // costs half the reading time.
         if record.iter().any(|c| c.trim().len() != c.len()) {
             record.trim();
+        }
+        // A blank line of a CRLF file (`\r` alone).
+        if record.len() == 1 && record[0].is_empty() {
+            continue;
         }
         let row: MeasuredRow = record
             .deserialize(Some(&headers))

@@ -6,7 +6,7 @@ use super::node_law::NodeLawFile;
 use super::sweep::SweepRecord;
 use crate::error::{InputError, InputResult};
 use crate::input::{self, Bound, Check};
-use crate::limits;
+use crate::limits::{self, Reading};
 use crate::units::Hertz;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -405,7 +405,7 @@ fn expects(key: &str) -> Option<String> {
         "baseline[].gpus" => Some(limits::GPUS.describe()),
         "baseline[].measured" => Some("true or false".into()),
         "baseline[].instructions" => b(limits::CYCLES),
-        "baseline[].energy_j" => b(limits::ENERGY_J),
+        "baseline[].energy_j" => Some(Reading::RunEnergy.expected(1.0, "J")),
         "baseline[].measured_tree.efficiencies" => Some("a table of numbers".into()),
         "memory_footprint_gib" => b(limits::MEMORY_GIB),
         "communication.neighbours" => Some(limits::MANY.describe()),
@@ -418,10 +418,11 @@ fn expects(key: &str) -> Option<String> {
             b(limits::CYCLES)
         }
         "baseline[].utilisation" => b(UTILISATION),
-        "baseline[].wall_time_s" | "baseline[].device.host_runtime_s" => b(limits::TIME_S),
+        "baseline[].wall_time_s" => Some(Reading::RunTime.expected(1.0, "s")),
+        "baseline[].device.host_runtime_s" => Some(Reading::PartTime.expected(1.0, "s")),
         "baseline[].device.kernel_s" | "baseline[].device.transfer_s" => Some(format!(
             "a non-empty list of numbers, each {}",
-            limits::TIME_S.describe()
+            Reading::PartTime.expected(1.0, "s")
         )),
         _ => None,
     }
@@ -487,11 +488,10 @@ impl PointFile {
         self.validate_cycles(c, at)?;
         c.opt(&k("instructions"), self.instructions, limits::CYCLES)?;
         c.num(&k("utilisation"), self.utilisation, UTILISATION)?;
-        c.num(&k("wall_time_s"), self.wall_time_s, limits::TIME_S)?;
-        if self.wall_time_s <= 0.0 {
-            return Err(c.fail(&k("wall_time_s"), "a positive time", "0"));
+        c.reading(&k("wall_time_s"), self.wall_time_s, Reading::RunTime)?;
+        if let Some(e) = self.energy_j {
+            c.reading(&k("energy_j"), e, Reading::RunEnergy)?;
         }
-        c.opt(&k("energy_j"), self.energy_j, limits::ENERGY_J)?;
         if let Some(t) = &self.measured_tree {
             for (name, &v) in &t.efficiencies {
                 let key = k(&format!("measured_tree.efficiencies.{name}"));
@@ -556,12 +556,12 @@ impl DeviceFile {
             if list.is_empty() {
                 let expected = format!(
                     "a non-empty list of numbers, each {}",
-                    limits::TIME_S.describe()
+                    Reading::PartTime.expected(1.0, "s")
                 );
                 return Err(c.fail(&format!("{at}.{name}"), expected, "an empty list"));
             }
             for (i, &v) in list.iter().enumerate() {
-                c.num(&format!("{at}.{name}[{i}]"), v, limits::TIME_S)?;
+                c.reading(&format!("{at}.{name}[{i}]"), v, Reading::PartTime)?;
             }
         }
         if self.kernel_s.len() != gpus as usize || self.transfer_s.len() != gpus as usize {
@@ -575,10 +575,10 @@ impl DeviceFile {
                 ),
             ));
         }
-        c.num(
+        c.reading(
             &format!("{at}.host_runtime_s"),
             self.host_runtime_s,
-            limits::TIME_S,
+            Reading::PartTime,
         )
     }
 }

@@ -4,6 +4,7 @@
 
 pub use super::readings::TalpAttachment;
 use super::readings::{Readings, Unsupported};
+use crate::limits::{self, Reading};
 use crate::units::{Hertz, freq_key};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -205,6 +206,63 @@ pub struct SweepRecord {
     pub talp: Vec<TalpAttachment>,
 }
 
+/// Checks one recorded run's readings: its times and energies through the range every reader
+/// shares ([`Reading`]), its counts finite and from 0 to 1e21; names the run and the key.
+fn check_readings(i: usize, r: &RunRecord) -> Result<(), String> {
+    let bad = |what: &str, v: f64, expected: &str| {
+        format!(
+            "sweep.record.runs[{i}].{what}: {}, which no run can have (expected {expected})",
+            limits::shown(v)
+        )
+    };
+    let x = &r.readings;
+    let counts = [
+        ("readings.cycles", x.cycles),
+        ("readings.instructions", x.instructions),
+        ("readings.stall_cycles", x.stall_cycles),
+        ("readings.mem_stall_cycles", x.mem_stall_cycles),
+        ("readings.mpi_messages_per_rank", x.mpi_messages_per_rank),
+        ("readings.mpi_bytes_per_rank", x.mpi_bytes_per_rank),
+    ];
+    for (what, v) in counts {
+        if let Some(v) = v
+            && !(v.is_finite() && (0.0..=1e21).contains(&v))
+        {
+            return Err(bad(what, v, "a count from 0 to 1e21"));
+        }
+    }
+    // A run that failed to start may have taken no time.
+    let wall = if r.ok {
+        Reading::RunTime
+    } else {
+        Reading::PartTime
+    };
+    let mut times = vec![
+        ("wall_s".to_string(), r.wall_s, wall),
+        (
+            "readings.cpu_time_s".to_string(),
+            x.cpu_time_s.unwrap_or(0.0),
+            Reading::PartTime,
+        ),
+    ];
+    times.extend(
+        x.gpu_busy_s
+            .iter()
+            .enumerate()
+            .map(|(g, &v)| (format!("readings.gpu_busy_s[{g}]"), v, Reading::PartTime)),
+    );
+    let energies = x
+        .energy_j
+        .iter()
+        .map(|(d, &v)| (format!("readings.energy_j.{d}"), v, Reading::PartEnergy));
+    for (what, v, kind) in times.into_iter().chain(energies) {
+        if let Err(expected) = kind.check(v) {
+            return Err(bad(&what, v, &expected));
+        }
+    }
+    Ok(())
+}
+
 /// The mean of some values (0 for none).
 pub fn mean(v: &[f64]) -> f64 {
     v.iter().sum::<f64>() / v.len().max(1) as f64
@@ -227,7 +285,10 @@ impl SweepRecord {
     pub fn validate(&self) -> Result<(), String> {
         for (i, r) in self.runs.iter().enumerate() {
             let bad = |what: &str, v: f64| {
-                format!("sweep.record.runs[{i}]: {what} is {v}, which no run can have")
+                format!(
+                    "sweep.record.runs[{i}]: {what} is {}, which no run can have",
+                    limits::shown(v)
+                )
             };
             if r.cores == 0 || r.cores > 100_000 {
                 return Err(bad("cores", f64::from(r.cores)));
@@ -253,29 +314,8 @@ impl SweepRecord {
             if !(1e7..=2e10).contains(&r.freq_hz) {
                 return Err(bad("freq_hz", r.freq_hz));
             }
+            check_readings(i, r)?;
             let x = &r.readings;
-            let values = [
-                ("wall_s", Some(r.wall_s)),
-                ("readings.cycles", x.cycles),
-                ("readings.instructions", x.instructions),
-                ("readings.stall_cycles", x.stall_cycles),
-                ("readings.mem_stall_cycles", x.mem_stall_cycles),
-                ("readings.cpu_time_s", x.cpu_time_s),
-                ("readings.mpi_messages_per_rank", x.mpi_messages_per_rank),
-                ("readings.mpi_bytes_per_rank", x.mpi_bytes_per_rank),
-            ];
-            let extra = x
-                .energy_j
-                .values()
-                .chain(x.gpu_busy_s.iter())
-                .map(|&v| ("readings.energy_j / gpu_busy_s", Some(v)));
-            for (what, v) in values.into_iter().chain(extra) {
-                if let Some(v) = v
-                    && !(v.is_finite() && (0.0..=1e21).contains(&v))
-                {
-                    return Err(bad(what, v));
-                }
-            }
             if x.gpu_busy_s.len() > r.gpus as usize {
                 return Err(bad(
                     "readings.gpu_busy_s (entries)",

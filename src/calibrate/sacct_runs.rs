@@ -130,28 +130,28 @@ fn row(
     scope: EnergyScope,
     bad: &Bad<'_>,
 ) -> InputResult<Measured> {
-    let whole = |key: &str, v: &str| -> InputResult<u32> {
+    use crate::input::Whole;
+    let whole = |key: &str, v: &str, range: Whole| -> InputResult<u32> {
         v.parse::<u32>()
             .ok()
-            .filter(|&x| x > 0)
-            .ok_or_else(|| bad(f.line, key, "a positive whole number", v))
+            .filter(|&x| range.contains(x.into()))
+            .ok_or_else(|| bad(f.line, key, &range.describe(), v))
     };
-    let nodes = whole("NNodes", f.nodes)?;
-    let cpus = whole("NCPUS", f.cpus)?;
+    let nodes = whole("NNodes", f.nodes, crate::limits::NODES)?;
+    // At most a node's cores on each node.
+    let most_cpus = crate::limits::CORES.1 * u64::from(nodes);
+    let cpus = whole("NCPUS", f.cpus, Whole(1, most_cpus))?;
     let ranks = if f.tasks.is_empty() {
         None
     } else {
-        Some(whole("NTasks", f.tasks)?)
+        Some(whole("NTasks", f.tasks, Whole(1, u32::MAX.into()))?)
     };
     let time_s = elapsed(f.elapsed)
-        .filter(|&t| t > 0.0 && t <= crate::units::MAX_RUN_SECONDS)
-        .ok_or_else(|| {
-            bad(
-                f.line,
-                "Elapsed",
-                "[D-]HH:MM:SS or MM:SS.mmm, above 0",
-                f.elapsed,
-            )
+        .ok_or_else(|| crate::limits::Reading::RunTime.expected(1.0, "s"))
+        .and_then(|t| crate::limits::Reading::RunTime.check(t))
+        .map_err(|range| {
+            let expected = format!("[D-]HH:MM:SS or MM:SS.mmm, {range}");
+            bad(f.line, "Elapsed", &expected, f.elapsed)
         })?;
     // sacct prints an empty or 0 energy, or its no-value marker, where accounting did not
     // gather it: no reading, the step's time kept.
@@ -178,7 +178,7 @@ fn row(
         )
     })?;
     let cores = cpus.div_ceil(nodes);
-    let ranks = ranks.map(|r| r.min(nodes * cores));
+    let ranks = ranks.map(|r| r.min(nodes.saturating_mul(cores)));
     Ok(Measured {
         config: Config {
             nodes,

@@ -178,7 +178,9 @@ fn samples_of(kind: Kind, path: &Path) -> anyhow::Result<Vec<PowerSample>> {
         return Err(InputError::Key {
             file: path.to_path_buf(),
             key: "baseline[].energy_j".into(),
-            expected: "measured points with energy".into(),
+            expected: "measured points with energy (the energy counters must move during a \
+                       run: a run that read 0 J has no energy)"
+                .into(),
             got: "no point has energy".into(),
         }
         .into());

@@ -184,7 +184,11 @@ fn point_file(
     let busy = cpu.unwrap_or(wall * f64::from(cores));
     let util = (busy / (f64::from(cores) * wall)).clamp(1e-9, 1.0);
     let (cycles, stall, mem) = cycle_counts(runs, busy * f, gaps);
-    let energy = all(runs, |r| r.readings.total_energy().map(|e| e.0)).map(|v| mean(&v));
+    // A mean energy outside a run's range (every domain read 0 J) is no reading: a profile
+    // never holds an energy its reader refuses.
+    let energy = all(runs, |r| r.readings.total_energy().map(|e| e.0))
+        .map(|v| mean(&v))
+        .filter(|&e| crate::limits::Reading::RunEnergy.ok(e));
     gaps.no_energy |= energy.is_none();
     let mut p = PointFile {
         cores,

@@ -146,7 +146,7 @@ fn check_printed(file: &Path, a: &TalpAttachment) -> Result<(), InputError> {
         file: file.to_path_buf(),
         key: key.into(),
         expected: expected.into(),
-        got: v.to_string(),
+        got: crate::limits::shown(v),
     };
     for (k, &v) in &a.printed {
         if !(v.is_finite() && (0.0..=MAX_EFFICIENCY).contains(&v)) {
@@ -158,14 +158,15 @@ fn check_printed(file: &Path, a: &TalpAttachment) -> Result<(), InputError> {
             ));
         }
     }
-    for (k, v) in [
-        ("elapsedTime", a.elapsed_s),
-        ("gpuUsefulTime", a.gpu_useful_s),
-        ("maxGpuActiveTime", a.max_gpu_active_s),
-        ("gpuRuntimeTime", a.gpu_runtime_s),
+    use crate::limits::Reading;
+    for (k, v, r) in [
+        ("elapsedTime", a.elapsed_s, Reading::RegionTime),
+        ("gpuUsefulTime", a.gpu_useful_s, Reading::PartTime),
+        ("maxGpuActiveTime", a.max_gpu_active_s, Reading::PartTime),
+        ("gpuRuntimeTime", a.gpu_runtime_s, Reading::PartTime),
     ] {
-        if !(v.is_finite() && (0.0..=crate::units::MAX_RUN_SECONDS).contains(&v)) {
-            return Err(bad(k, v, "seconds from 0 to a year"));
+        if let Err(expected) = r.check(v) {
+            return Err(bad(k, v, &expected));
         }
     }
     Ok(())

@@ -138,14 +138,13 @@ impl Row<'_> {
             .ok_or_else(|| self.bad(&format!("{what} (>= 0)")))
     }
 
-    /// Column `k` as seconds of one run (up to a year).
+    /// Column `k` as seconds of one run ([`crate::limits::Reading::PartTime`]: 0, or a
+    /// nanosecond to a year).
     fn seconds(&self, k: usize, what: &str) -> InputResult<f64> {
         let v = self.num(k, what)?;
-        if v <= crate::units::MAX_RUN_SECONDS {
-            Ok(v)
-        } else {
-            Err(self.bad(&format!("{what} up to a year")))
-        }
+        crate::limits::Reading::PartTime
+            .check(v)
+            .map_err(|range| self.bad(&format!("{what}: {range}")))
     }
 
     /// A row of `MPI Time (seconds)`: `Task AppTime MPITime MPI%` (`None` for the header and

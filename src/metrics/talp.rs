@@ -106,24 +106,53 @@ impl Obj<'_> {
         }
     }
 
-    fn opt(&self, key: &str) -> InputResult<Option<f64>> {
+    /// The number at `key` (JSON numbers, and numbers in strings as TALP's CSV holds them), not
+    /// yet checked; `None` where the key is absent or null.
+    fn raw(&self, key: &str) -> InputResult<Option<f64>> {
         match self.map.get(key) {
             None | Some(Value::Null) => Ok(None),
-            Some(v) => match v
+            Some(v) => v
                 .as_f64()
                 .or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()))
-            {
-                // Times and counts are never negative; TALP's own printed efficiencies can be
-                // slightly (a real oversubscribed run printed mpiLoadBalanceIn -0.02): those
-                // are kept and flagged as implausible by the metrics, not refused.
-                Some(x) if is_time(key) && x > crate::units::MAX_RUN_SECONDS * 1e9 => {
-                    Err(self.err(key, "nanoseconds up to a year (3.2e16)", v.to_string()))
-                }
-                Some(x) if x.is_finite() && (x >= 0.0 || PRINTED.contains(&key)) => Ok(Some(x)),
-                Some(x) if x.is_finite() => Err(self.err(key, "a number >= 0", v.to_string())),
-                _ => Err(self.err(key, "a number", v.to_string())),
-            },
+                .map(Some)
+                .ok_or_else(|| self.err(key, "a number", v.to_string())),
         }
+    }
+
+    fn opt(&self, key: &str) -> InputResult<Option<f64>> {
+        let Some(x) = self.raw(key)? else {
+            return Ok(None);
+        };
+        if is_time(key) {
+            // Times (integer nanoseconds) go through the range every reader of a time shares:
+            // 0, or a nanosecond to a year; never subnormal, negative or infinite.
+            return crate::limits::Reading::PartTime
+                .check_in(x, 1e-9, "ns")
+                .map(|_| Some(x))
+                .map_err(|expected| self.err(key, &expected, crate::limits::shown(x)));
+        }
+        // Counts are never negative; TALP's own printed efficiencies can be slightly (a real
+        // oversubscribed run printed mpiLoadBalanceIn -0.02): those are kept and flagged as
+        // implausible by the metrics, not refused.
+        if x.is_finite() && (x >= 0.0 || PRINTED.contains(&key)) {
+            Ok(Some(x))
+        } else if x.is_finite() {
+            Err(self.err(key, "a number >= 0", crate::limits::shown(x)))
+        } else {
+            Err(self.err(key, "a finite number", crate::limits::shown(x)))
+        }
+    }
+
+    /// An elapsed time at `key`, s: a region's or a rank's, never 0 ([`Reading::RegionTime`]).
+    ///
+    /// [`Reading::RegionTime`]: crate::limits::Reading::RegionTime
+    fn elapsed(&self, key: &str) -> InputResult<f64> {
+        let ns = self
+            .raw(key)?
+            .ok_or_else(|| self.err(key, "a number", "nothing (the key is missing)".into()))?;
+        crate::limits::Reading::RegionTime
+            .check_in(ns, 1e-9, "ns")
+            .map_err(|expected| self.err(key, &expected, crate::limits::shown(ns)))
     }
 
     fn req(&self, key: &str) -> InputResult<f64> {
@@ -136,9 +165,11 @@ impl Obj<'_> {
     }
 }
 
-/// Whether a TALP key holds a time in nanoseconds.
+/// Whether a TALP key holds a time in nanoseconds: `*Time`, and the normalised useful and MPI
+/// times (`minMpiNormdProc`, DLB 3.5's `usefulNomrdApp`, `maxUsefulNormdNode`).
 fn is_time(key: &str) -> bool {
-    key.to_ascii_lowercase().ends_with("time")
+    let k = key.to_ascii_lowercase();
+    k.ends_with("time") || k.contains("normd") || k.contains("nomrd")
 }
 
 fn region(
@@ -148,15 +179,7 @@ fn region(
     map: &Map<String, Value>,
 ) -> InputResult<TalpRegion> {
     let o = Obj { file, path, map };
-    let elapsed_ns = o.req("elapsedTime")?;
-    if elapsed_ns < 1.0 {
-        return Err(o.err(
-            "elapsedTime",
-            "an elapsed time of at least 1 ns",
-            elapsed_ns.to_string(),
-        ));
-    }
-    let elapsed = elapsed_ns / 1e9;
+    let elapsed = o.elapsed("elapsedTime")?;
     let useful = o.req("usefulTime")? / 1e9;
     let cpus = o.opt("numCpus")?.unwrap_or(1.0);
     let host = if o.opt("minMpiNormdProc")?.is_some()
@@ -233,7 +256,7 @@ fn process(
         region: region.to_string(),
         rank: o.req(keys[0])? as u32,
         node: o.opt(keys[1])?.unwrap_or(0.0) as u32,
-        elapsed: o.req(keys[2])? / 1e9,
+        elapsed: o.elapsed(keys[2])?,
         useful: o.req(keys[3])? / 1e9,
         mpi: o.opt(keys[4])?.unwrap_or(0.0) / 1e9,
     })
