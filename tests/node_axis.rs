@@ -878,3 +878,118 @@ fn time_only_runs_on_one_node_fit_against_the_file_machine_init_writes() {
     assert_eq!(rc, 2, "{err}");
     assert!(err.contains("[network]"), "{err}");
 }
+
+#[test]
+fn time_only_profiles_plan_by_time_and_node_hours_with_energy_said_unavailable() {
+    // The real time-only runs of an H200 node (tests/data/h200-time-only) and the machine
+    // file `machine init` wrote there: no [power], no [network].
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mach = repo("tests/data/h200-time-only/node.toml");
+    let prof = d.join("p.json");
+    let csv = repo("tests/data/h200-time-only/runs.csv");
+    let fit = ["fit", "--measured", s(&csv), "--machine", s(&mach)];
+    let (rc, _, err) = jouleplan(&[&fit[..], &["--profile-out", s(&prof)]].concat());
+    assert_eq!(rc, 0, "{err}");
+    let src = ["--machine", s(&mach), "--profile", s(&prof)];
+    let (rc, out, err) = jouleplan(&[&["plan"], &src[..]].concat());
+    assert_eq!(rc, 0, "{err}");
+    assert!(err.contains("energy unavailable"), "{err}");
+    assert!(
+        out.contains("node-hours") && out.contains("energy: unavailable"),
+        "{out}"
+    );
+    assert!(!out.contains(" J "), "no energy is printed: {out}");
+    let (rc, out, err) = jouleplan(&[&["plan", "--json"], &src[..]].concat());
+    assert_eq!(rc, 0, "{err}");
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    let rec = &doc["recommendation"];
+    assert_eq!(doc["energy_scope"], "unavailable");
+    assert!(
+        rec["energy_j"].is_null() && rec["breakdown"]["e_idle_j"].is_null(),
+        "{rec}"
+    );
+    let (n, t) = (
+        rec["nodes"].as_f64().unwrap(),
+        rec["time_s"].as_f64().unwrap(),
+    );
+    let nh = rec["node_hours"].as_f64().unwrap();
+    assert!(
+        (nh - n * t / 3600.0).abs() < 1e-12 * nh.max(1.0),
+        "{nh} vs {n} x {t}"
+    );
+    // The fastest configuration is the one measured with the most cores (16 at 0.55 s).
+    assert_eq!(doc["front"][0]["cores"], 16, "{}", doc["front"]);
+    // Time predictions at one node; several nodes need the network; energy cannot be asked.
+    let (rc, out, err) = jouleplan(&[&["predict", "--config", "1,4,2.1"], &src[..]].concat());
+    assert_eq!(rc, 0, "{err}");
+    assert!(
+        out.contains("energy unavailable") && out.contains("node-hours"),
+        "{out}"
+    );
+    let (rc, _, err) = jouleplan(&[&["plan", "--budget", "1kJ"], &src[..]].concat());
+    assert_eq!(rc, 2, "{err}");
+    assert!(
+        err.contains("--budget") && err.contains("energy is unavailable"),
+        "{err}"
+    );
+    let (rc, _, err) = jouleplan(&[&["plan", "--plot", "x.svg"], &src[..]].concat());
+    assert_eq!(rc, 2, "{err}");
+    assert!(err.contains("no energy to chart"), "{err}");
+}
+
+#[test]
+fn time_only_runs_over_several_nodes_rank_node_counts_by_node_hours() {
+    // hpgmgfv's real runs on 1, 2, 4, 8 nodes without their energy, against the Ice Lake
+    // machine file, which has a [network] and no [power].
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let all = std::fs::read_to_string(repo("tests/data/multinode/hpgmgfv.csv")).unwrap();
+    let cut: String = all
+        .lines()
+        .enumerate()
+        .filter(|(i, l)| *i == 0 || ["1,", "2,", "4,", "8,"].iter().any(|p| l.starts_with(p)))
+        .map(|(_, l)| {
+            let f: Vec<&str> = l.split(',').collect();
+            format!("{},{}\n", f[..5].join(","), f[6])
+        })
+        .collect();
+    let csv = d.join("time.csv");
+    std::fs::write(&csv, cut).unwrap();
+    let mach = repo("tests/data/multinode/icelake-8360y.toml");
+    let prof = d.join("p.json");
+    let fit = ["fit", "--measured", s(&csv), "--machine", s(&mach)];
+    let (rc, _, err) = jouleplan(&[&fit[..], &["--profile-out", s(&prof)]].concat());
+    assert_eq!(rc, 0, "{err}");
+    let (rc, out, err) = jouleplan(&[
+        "plan",
+        "--machine",
+        s(&mach),
+        "--profile",
+        s(&prof),
+        "--nodes",
+        "1-16",
+        "--cores",
+        "72",
+        "--json",
+    ]);
+    assert_eq!(rc, 0, "{err}");
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    let front = doc["front"].as_array().unwrap();
+    assert_eq!(
+        front.len(),
+        16,
+        "every node count trades time for node-hours"
+    );
+    let nh: Vec<f64> = front
+        .iter()
+        .map(|f| f["node_hours"].as_f64().unwrap())
+        .collect();
+    assert!(
+        nh.windows(2).all(|w| w[0] > w[1]),
+        "fastest first, node-hours falling: {nh:?}"
+    );
+    let beyond = front.iter().find(|f| f["nodes"] == 16).unwrap();
+    assert!(beyond["time_interval_s"].is_array(), "{beyond}");
+    assert!(beyond["energy_interval_j"].is_null(), "{beyond}");
+}

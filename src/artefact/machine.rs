@@ -132,6 +132,16 @@ pub struct PowerSection {
 impl PowerSection {
     /// Every power 0, GPUs' included: what `fit` reads a machine without `[power]` with
     /// (time does not depend on power).
+    /// One watt of idle power per node and nothing else: the model's energy is then the
+    /// node-seconds of a run, which a plan ranks by when no power was measured.
+    pub fn unit_node() -> Self {
+        PowerSection {
+            idle_w: PerFrequency::One(1.0),
+            ..PowerSection::zero()
+        }
+    }
+
+    /// Every power 0.
     pub fn zero() -> Self {
         PowerSection {
             core_active_w: PerFrequency::One(0.0),

@@ -21,7 +21,7 @@ pub struct ConfigOut {
     /// Predicted time, s.
     pub time_s: f64,
     /// Predicted energy, J.
-    pub energy_j: f64,
+    pub energy_j: Option<f64>,
     /// Useful Computation Ratio.
     pub ucr: f64,
     /// Network utilisation.
@@ -31,7 +31,7 @@ pub struct ConfigOut {
     /// Nodes x time, hours.
     pub node_hours: f64,
     /// Energy x time, J s.
-    pub energy_delay_js: f64,
+    pub energy_delay_js: Option<f64>,
     /// `[low, high]` time beyond the measured node counts, s.
     pub time_interval_s: Option<[f64; 2]>,
     /// `[low, high]` energy beyond the measured node counts, J.
@@ -66,15 +66,15 @@ pub struct BreakdownOut {
     /// The node law's `X(n)`, s.
     pub t_nodes_s: f64,
     /// `E_CPU`, J.
-    pub e_cpu_j: f64,
+    pub e_cpu_j: Option<f64>,
     /// `E_mem`, J.
-    pub e_mem_j: f64,
+    pub e_mem_j: Option<f64>,
     /// `E_net`, J.
-    pub e_net_j: f64,
+    pub e_net_j: Option<f64>,
     /// `E_idle`, J.
-    pub e_idle_j: f64,
+    pub e_idle_j: Option<f64>,
     /// `E_gpu`, J.
-    pub e_gpu_j: f64,
+    pub e_gpu_j: Option<f64>,
 }
 
 /// The predicted host tree and where each efficiency comes from.

@@ -134,6 +134,7 @@ pub struct SlurmArgs {
 pub fn run_slurm(args: &SlurmArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let config = values::parse_config("--config", &args.config)?;
     with_model(&args.inputs.source, |model, trust| {
+        one_node_without_network(model.machine, config.nodes)?;
         let opts = args.job.options(&model.profile.program)?;
         let p = match model.predict(config)? {
             Outcome::Finite(p) => p,

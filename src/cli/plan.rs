@@ -147,7 +147,18 @@ pub fn resolve(src: &SourceArgs, sa: &SpaceArgs, qa: &QueryArgs) -> InputResult<
         space.gpus = values::parse_int_spec("--gpus", s)?;
     }
     space.validate(&machine)?;
+    let most = space.nodes.iter().copied().max().unwrap_or(1);
+    one_node_without_network(&machine, most)?;
     let query = query(qa)?;
+    if machine.time_only() && query.budget.is_some() {
+        return Err(InputError::Argument {
+            flag: "--budget".into(),
+            expected: "no energy budget: the machine file has no [power], so energy is \
+                       unavailable (plan with --deadline or --slowdown)"
+                .into(),
+            got: qa.budget.clone().unwrap_or_default(),
+        });
+    }
     let reference = qa
         .reference
         .as_deref()
@@ -229,6 +240,7 @@ pub fn run_plan(args: &PlanArgs, out: &mut dyn Write) -> anyhow::Result<Plan> {
     let inp = resolve(&args.inputs.source, &args.space, &args.query)?;
     if let Some(p) = &args.plot {
         check_plot_path(p)?;
+        refuse_chart_without_energy(&inp.machine, "--plot")?;
     }
     // Job options are checked before the search, so a bad flag costs nothing.
     let job = match &args.sbatch {
@@ -326,6 +338,19 @@ fn write_job(
 
 /// Most configurations drawn in a scatter.
 pub const SAMPLE_MAX: u64 = 100_000;
+
+/// The charts draw energy: without measured power they are refused, naming what to use.
+pub(crate) fn refuse_chart_without_energy(machine: &Machine, what: &str) -> InputResult<()> {
+    if !machine.time_only() {
+        return Ok(());
+    }
+    Err(InputError::Mismatch(format!(
+        "{what}: {} has no [power], so there is no energy to chart; the front by time and \
+         node-hours is in plan's text, --json and --csv (give the machine file a [power] \
+         section for charts)",
+        machine.file.display()
+    )))
+}
 
 pub(crate) fn check_plot_path(p: &Path) -> InputResult<()> {
     plot::format_of(p)

@@ -20,6 +20,7 @@ pub struct PredictArgs {
 pub fn run_predict(args: &PredictArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let config = values::parse_config("--config", &args.config)?;
     with_model(&args.inputs.source, |model, trust| {
+        one_node_without_network(model.machine, config.nodes)?;
         for w in warnings_for(trust, config.nodes) {
             super::say::warning(&w);
         }

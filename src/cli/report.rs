@@ -55,6 +55,7 @@ fn measured_runs(
 /// Runs `report`: writes the report folder and says what it wrote.
 pub fn run_report(args: &ReportArgs, out: &mut dyn Write) -> anyhow::Result<Plan> {
     let inp = resolve(&args.source, &args.space, &args.query)?;
+    super::plan::refuse_chart_without_energy(&inp.machine, "report")?;
     // The runs are read before the search, so a bad file costs nothing.
     let rows = match &args.measured {
         Some(path) => validate::read_csv_file(path)?,

@@ -156,8 +156,15 @@ pub struct Loaded {
 /// frequencies ([`Profile::fill_frequencies`]). The notes say what the profile could not
 /// measure and which points were derived.
 pub fn load_sources(src: &SourceArgs) -> InputResult<Loaded> {
-    let machine = load_machine(src.machine.as_deref())?;
+    let (path, text) = machine_text(src.machine.as_deref())?;
+    let (machine, _) = Machine::from_toml_for_plan(&path, &text)?;
     let mut profile = load_profile(src.profile.as_deref())?;
+    if machine.time_only() {
+        // Measured energies cannot be compared with node-seconds: time only.
+        for p in &mut profile.baseline {
+            p.energy = None;
+        }
+    }
     let trust = trust::machine_matches(&machine, &profile, src.accept())?;
     let mut notes: Vec<String> = profile
         .assumptions
@@ -167,6 +174,7 @@ pub fn load_sources(src: &SourceArgs) -> InputResult<Loaded> {
     notes.extend(trust.notes.iter().cloned());
     notes.extend(trust::estimates(&profile));
     notes.extend(fit_to_machine(&mut profile, &machine));
+    notes.extend(time_only_note(&machine));
     Ok(Loaded {
         machine,
         profile,
@@ -176,6 +184,31 @@ pub fn load_sources(src: &SourceArgs) -> InputResult<Loaded> {
             ..trust
         },
     })
+}
+
+/// What a machine without `[power]` means for the plan, said once.
+fn time_only_note(machine: &Machine) -> Option<String> {
+    machine.time_only().then(|| {
+        format!(
+            "energy unavailable: {} has no [power] section, so configurations are ranked by time \
+             and node-hours (the front is time against node-hours; --budget cannot be used); {}",
+            machine.file.display(),
+            crate::model::machine::POWER_HINT
+        )
+    })
+}
+
+/// Refuses node counts above one when the machine file has no `[network]`.
+pub fn one_node_without_network(machine: &Machine, nodes: u32) -> InputResult<()> {
+    if !machine.lacks.network || nodes <= 1 {
+        return Ok(());
+    }
+    Err(InputError::Mismatch(format!(
+        "{}: no [network] section, which {nodes} nodes need (one node plans without it): give \
+         it {}",
+        machine.file.display(),
+        crate::model::machine::NETWORK_HINT
+    )))
 }
 
 /// Fits a profile to a machine: derived points for the machine's core counts inside the

@@ -76,6 +76,10 @@ pub struct Machine {
     pub power: Power,
     /// Provenance of the numbers: key -> how it was measured or which public source.
     pub sources: Vec<(String, String)>,
+    /// The sections the file lacks, when read for `plan` or `fit`. Without `[power]`
+    /// ([`Machine::time_only`]) the power above is one watt per node and nothing else, so
+    /// every predicted "energy" is node-seconds and is never shown as energy.
+    pub lacks: Lacks,
     /// The file it was read from.
     pub file: PathBuf,
     /// SHA-256 of the file's text.
@@ -149,6 +153,7 @@ impl Machine {
                 .iter()
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect(),
+            lacks: Lacks::default(),
             file: path.to_path_buf(),
             digest,
         })
@@ -176,6 +181,32 @@ impl Machine {
             Self::from_file(&file, path, input::sha256_hex(text))?,
             lacks,
         ))
+    }
+
+    /// As [`Machine::from_toml`] for `plan` and `predict`: a file without `[power]` (as
+    /// `machine init` writes it) plans by time and node-hours ([`Machine::time_only`]), and a
+    /// file without `[network]` plans one node; the second value says which was missing.
+    pub fn from_toml_for_plan(path: &Path, text: &str) -> InputResult<(Self, Lacks)> {
+        let mut file = MachineFile::parse(path, text)?;
+        let lacks = Lacks {
+            power: file.power.is_none(),
+            network: file.network.is_none(),
+        };
+        if lacks.power {
+            file.power = Some(PowerSection::unit_node());
+        }
+        if lacks.network {
+            file.network = Some(crate::artefact::machine::NetworkSection::unused());
+        }
+        file.validate(path)?;
+        let mut m = Self::from_file(&file, path, input::sha256_hex(text))?;
+        m.lacks = lacks;
+        Ok((m, lacks))
+    }
+
+    /// No power was measured: plans rank by time and node-hours.
+    pub fn time_only(&self) -> bool {
+        self.lacks.power
     }
 
     /// Index of `f` in the frequency set, matching to within 1 kHz.

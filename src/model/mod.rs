@@ -136,6 +136,9 @@ pub struct Prediction {
     pub carried: host_tree::Carried,
     /// The interval beyond the largest measured node count (MODEL.md 6c d), `None` within.
     pub interval: Option<evidence::Interval>,
+    /// No power was measured ([`machine::Machine::time_only`]): `energy` is node-seconds, and
+    /// every output shows node-hours and says energy is unavailable.
+    pub time_only: bool,
 }
 
 /// The result of evaluating one configuration.
@@ -226,6 +229,8 @@ pub struct Group {
     weak: bool,
     /// The machine's power-fit residual (0 where its file does not state one).
     power_rel: f64,
+    /// The machine has no power ([`machine::Machine::time_only`]).
+    time_only: bool,
 }
 
 /// The node law's waiting time at `n` nodes: `k X(n)`. The one expression both the search's
@@ -463,6 +468,7 @@ impl Group {
             device,
             carried: self.carried,
             interval: self.interval(n, ev),
+            time_only: self.time_only,
         }
     }
 
@@ -701,6 +707,7 @@ impl<'a> Model<'a> {
                 .fit_residual_rms
                 .or(m.power.fit_residual_rel)
                 .unwrap_or(0.0),
+            time_only: m.time_only(),
         };
         g.folded(y * y * (1.0 + net.cv2) / 2.0)
     }

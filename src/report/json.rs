@@ -17,20 +17,25 @@ pub struct Json;
 /// The config object of the contract (see [`ConfigOut`]).
 pub fn config_json(p: &Prediction) -> ConfigOut {
     let c = &p.config;
+    // Without measured power the model's energy is node-seconds: no energy is shown.
+    let energy = |j: f64| (!p.time_only).then_some(j);
     ConfigOut {
         nodes: c.nodes,
         cores: c.cores,
         freq_hz: c.freq.0,
         gpus: c.gpus,
         time_s: p.time.0,
-        energy_j: p.energy.0,
+        energy_j: energy(p.energy.0),
         ucr: p.ucr,
         rho: p.rho,
         headroom: 1.0 - p.rho,
         node_hours: f64::from(c.nodes) * p.time.0 / 3600.0,
-        energy_delay_js: p.energy.0 * p.time.0,
+        energy_delay_js: energy(p.energy.0 * p.time.0),
         time_interval_s: p.interval.map(|i| [i.time_s.0, i.time_s.1]),
-        energy_interval_j: p.interval.map(|i| [i.energy_j.0, i.energy_j.1]),
+        energy_interval_j: p
+            .interval
+            .filter(|_| !p.time_only)
+            .map(|i| [i.energy_j.0, i.energy_j.1]),
         breakdown: breakdown(p),
         host_tree: host_tree_json(p),
         device: p.device.map(|d| DeviceOut {
@@ -45,6 +50,7 @@ pub fn config_json(p: &Prediction) -> ConfigOut {
 
 /// The time and energy terms.
 fn breakdown(p: &Prediction) -> BreakdownOut {
+    let energy = |j: f64| (!p.time_only).then_some(j);
     BreakdownOut {
         t_cpu_s: p.t.cpu,
         t_mem_s: p.t.mem,
@@ -60,11 +66,11 @@ fn breakdown(p: &Prediction) -> BreakdownOut {
         t_serial_s: p.t.serial,
         t_idle_wait_s: p.t.wait,
         t_nodes_s: p.t.nodes,
-        e_cpu_j: p.e.cpu,
-        e_mem_j: p.e.mem,
-        e_net_j: p.e.net,
-        e_idle_j: p.e.idle,
-        e_gpu_j: p.e.gpu,
+        e_cpu_j: energy(p.e.cpu),
+        e_mem_j: energy(p.e.mem),
+        e_net_j: energy(p.e.net),
+        e_idle_j: energy(p.e.idle),
+        e_gpu_j: energy(p.e.gpu),
     }
 }
 
@@ -152,7 +158,11 @@ pub fn plan_json(plan: &Plan) -> PlanOut {
         machine_file: plan.machine_file.display().to_string(),
         program: plan.program.clone(),
         profile_file: plan.profile_file.display().to_string(),
-        energy_scope: plan.energy_scope.csv_name().into(),
+        energy_scope: if plan.time_only() {
+            "unavailable".into()
+        } else {
+            plan.energy_scope.csv_name().into()
+        },
         evaluated: plan.evaluated,
         saturated: plan.saturated,
         pruned: plan.pruned,

@@ -394,17 +394,7 @@ fn header(w: &mut String, p: &Prediction, prov: &Provenance) {
             let _ = writeln!(w, "#   - {}", comment(u));
         }
     }
-    let _ = writeln!(
-        w,
-        "# Predicted: time {} ({:.6} s), {} {} ({:.3} J), UCR {:.3}, network headroom 1-rho {:.3}",
-        fmt_duration(p.time),
-        p.time.0,
-        prov.energy_scope.describe(),
-        fmt_energy(p.energy),
-        p.energy.0,
-        p.ucr,
-        1.0 - p.rho
-    );
+    predicted_line(w, p, prov);
     let node_law = if p.t.nodes != 0.0 {
         format!(" + X(n) {:.6}", p.t.nodes)
     } else {
@@ -422,6 +412,57 @@ fn header(w: &mut String, p: &Prediction, prov: &Provenance) {
         p.t.serial,
         p.t.wait
     );
+    energy_lines(w, p, prov);
+    terms(w, p);
+}
+
+/// The prediction's headline: time, energy (or node-hours without measured power), UCR.
+fn predicted_line(w: &mut String, p: &Prediction, prov: &Provenance) {
+    if p.time_only {
+        let _ = writeln!(
+            w,
+            "# Predicted: time {} ({:.6} s), {:.4} node-hours (energy unavailable: the machine \
+             file has no [power]), UCR {:.3}, network headroom 1-rho {:.3}",
+            fmt_duration(p.time),
+            p.time.0,
+            p.energy.0 / 3600.0,
+            p.ucr,
+            1.0 - p.rho
+        );
+        return;
+    }
+    let _ = writeln!(
+        w,
+        "# Predicted: time {} ({:.6} s), {} {} ({:.3} J), UCR {:.3}, network headroom 1-rho {:.3}",
+        fmt_duration(p.time),
+        p.time.0,
+        prov.energy_scope.describe(),
+        fmt_energy(p.energy),
+        p.energy.0,
+        p.ucr,
+        1.0 - p.rho
+    );
+}
+
+/// The interval beyond the measured node counts and the energy terms (node-hours only,
+/// without measured power).
+fn energy_lines(w: &mut String, p: &Prediction, prov: &Provenance) {
+    let c = &p.config;
+    if p.time_only {
+        if let Some(i) = &p.interval {
+            let _ = writeln!(
+                w,
+                "# Beyond the measured node counts (up to {}): time {:.3} to {:.3} s, {:.4} to \
+                 {:.4} node-hours.",
+                i.largest_measured,
+                i.time_s.0,
+                i.time_s.1,
+                i.energy_j.0 / 3600.0,
+                i.energy_j.1 / 3600.0
+            );
+        }
+        return;
+    }
     if let Some(i) = &p.interval {
         let _ = writeln!(
             w,
@@ -444,7 +485,6 @@ fn header(w: &mut String, p: &Prediction, prov: &Provenance) {
         p.e.idle,
         p.e.gpu
     );
-    terms(w, p);
 }
 
 /// The efficiency trees of the prediction.
@@ -562,6 +602,24 @@ fn body(w: &mut String, p: &Prediction, opts: &JobOptions, t: &Tasks) {
 /// `ConsumedEnergyRaw` is taken as the whole node's energy (node scope); a prediction of
 /// another scope is said not to compare with it directly.
 fn comparison(w: &mut String, p: &Prediction, scope: EnergyScope) {
+    if p.time_only {
+        let _ = writeln!(
+            w,
+            "# Prediction next to measurement (energy unavailable: no [power]):"
+        );
+        let _ = writeln!(
+            w,
+            "echo \"jouleplan predicted: Elapsed {} ({:.3} s)\"",
+            slurm_elapsed(p.time),
+            p.time.0
+        );
+        let _ = writeln!(
+            w,
+            "sacct -j \"$SLURM_JOB_ID\" -o JobID,Elapsed || echo \"sacct: job accounting is not available here\""
+        );
+        let _ = writeln!(w, "exit $status");
+        return;
+    }
     let _ = writeln!(
         w,
         "# Prediction next to measurement. sacct's ConsumedEnergyRaw is the whole node's energy \

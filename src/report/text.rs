@@ -25,8 +25,21 @@ fn rows_to_show(len: usize, max: Option<usize>) -> Vec<usize> {
 
 /// Writes the breakdown of one prediction, indented.
 pub fn breakdown(p: &Prediction, out: &mut dyn Write) -> io::Result<()> {
-    let d = |s: f64| fmt_duration(Seconds(s));
-    let e = |j: f64| fmt_energy(Joules(j));
+    // A term that is exactly zero reads as 0, not as "0.0 us" of something.
+    let d = |s: f64| {
+        if s == 0.0 {
+            "0".into()
+        } else {
+            fmt_duration(Seconds(s))
+        }
+    };
+    let e = |j: f64| {
+        if j == 0.0 {
+            "0".into()
+        } else {
+            fmt_energy(Joules(j))
+        }
+    };
     let extra = |name: &str, v: f64| {
         if v > 0.0 {
             format!(" + {name} {}", d(v))
@@ -48,6 +61,9 @@ pub fn breakdown(p: &Prediction, out: &mut dyn Write) -> io::Result<()> {
         extra("T_idle", p.t.wait),
         node_law_term(p.t.nodes),
     )?;
+    if p.time_only {
+        return time_only_rest(p, out);
+    }
     if let Some(i) = &p.interval {
         writeln!(
             out,
@@ -83,6 +99,39 @@ pub fn breakdown(p: &Prediction, out: &mut dyn Write) -> io::Result<()> {
         p.energy.0 * p.time.0
     )?;
     host_tree(p, out)?;
+    device_tree(p, out)
+}
+
+/// The rest of a breakdown without measured power: the interval in time and node-hours, and
+/// no energy.
+fn time_only_rest(p: &Prediction, out: &mut dyn Write) -> io::Result<()> {
+    let d = |s: f64| fmt_duration(Seconds(s));
+    let nh = |node_s: f64| node_s / 3600.0;
+    if let Some(i) = &p.interval {
+        writeln!(
+            out,
+            "  beyond the measured node counts (up to {}): time {} to {}, node-hours {:.4} to {:.4}",
+            i.largest_measured,
+            d(i.time_s.0),
+            d(i.time_s.1),
+            nh(i.energy_j.0),
+            nh(i.energy_j.1)
+        )?;
+    }
+    writeln!(
+        out,
+        "  energy unavailable (the machine file has no [power])   UCR {:.3}   network headroom \
+         1-rho {:.3}   node-hours {:.4}",
+        p.ucr,
+        1.0 - p.rho,
+        nh(p.energy.0)
+    )?;
+    host_tree(p, out)?;
+    device_tree(p, out)
+}
+
+/// The device tree line, for predictions with GPUs doing device work.
+fn device_tree(p: &Prediction, out: &mut dyn Write) -> io::Result<()> {
     if let Some(dev) = &p.device {
         writeln!(
             out,
@@ -201,10 +250,17 @@ fn front_table(plan: &Plan, max_rows: Option<usize>, out: &mut dyn Write) -> io:
     } else {
         writeln!(out, "Pareto front, fastest first:")?;
     }
+    let time_only = plan.time_only();
     writeln!(
         out,
         "  {:>6} {:>6} {:>6} {:>5} {:>11} {:>11} {:>6}  ties",
-        "nodes", "cores", "GHz", "GPUs", "time", "energy", "UCR"
+        "nodes",
+        "cores",
+        "GHz",
+        "GPUs",
+        "time",
+        if time_only { "node-hours" } else { "energy" },
+        "UCR"
     )?;
     let pick = plan.answer.pick;
     for i in shown {
@@ -219,7 +275,11 @@ fn front_table(plan: &Plan, max_rows: Option<usize>, out: &mut dyn Write) -> io:
             p.config.freq.ghz(),
             p.config.gpus,
             fmt_duration(p.time),
-            fmt_energy(p.energy),
+            if time_only {
+                format!("{:.4}", p.energy.0 / 3600.0)
+            } else {
+                fmt_energy(p.energy)
+            },
             p.ucr,
             if f.ties > 1 {
                 format!("{}", f.ties)
@@ -253,11 +313,19 @@ impl Exporter for Text {
             plan.saturated,
             plan.front.len()
         )?;
-        writeln!(
-            out,
-            "energy: {}, the scope the profile's energy was measured in",
-            plan.energy_scope.describe()
-        )?;
+        if plan.time_only() {
+            writeln!(
+                out,
+                "energy: unavailable (the machine file has no [power]): ranked by time and \
+                 node-hours"
+            )?;
+        } else {
+            writeln!(
+                out,
+                "energy: {}, the scope the profile's energy was measured in",
+                plan.energy_scope.describe()
+            )?;
+        }
         writeln!(out)?;
         front_table(plan, self.max_rows, out)?;
         writeln!(out)?;
@@ -266,10 +334,10 @@ impl Exporter for Text {
                 let p = &f.prediction;
                 writeln!(
                     out,
-                    "Recommendation: {} = {} nodes x {} cores at {} GHz, {}",
+                    "Recommendation: {} = {} x {} at {} GHz, {}",
                     label(&p.config),
-                    p.config.nodes,
-                    p.config.cores,
+                    count(p.config.nodes, "node", "nodes"),
+                    count(p.config.cores, "core", "cores"),
                     p.config.freq.ghz(),
                     match p.config.gpus {
                         0 => "no GPUs".to_string(),

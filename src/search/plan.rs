@@ -188,7 +188,24 @@ pub fn measure_next(model: &Model<'_>, rec: &Prediction) -> InputResult<Vec<Meas
     Ok(out)
 }
 
+/// A query's answer said in node-hours, for a machine without power, where the model's energy
+/// is node-seconds (the queries' words are fixed: least energy, the energy-delay product).
+fn in_node_hours(reason: &str) -> String {
+    reason
+        .replace(
+            "the least energy-delay product (E x T)",
+            "the least product of node-hours and time (energy is unavailable)",
+        )
+        .replace("least energy", "fewest node-hours")
+}
+
 impl Plan {
+    /// Whether the plan ranks by time and node-hours (no power measured): its "energies" are
+    /// node-seconds.
+    pub fn time_only(&self) -> bool {
+        self.front.iter().any(|f| f.prediction.time_only)
+    }
+
     /// The recommended configuration, if the query is feasible.
     pub fn recommendation(&self) -> Option<&FrontEntry> {
         self.answer.pick.map(|i| &self.front[i])
@@ -247,6 +264,9 @@ pub fn plan(
         answer.reason = nearest_efficiency(model, space, m)?;
     } else if let (Some(m), true) = (query.min_efficiency, answer.feasible) {
         answer.reason += &format!(", among configurations of predicted parallel efficiency >= {m}");
+    }
+    if model.machine.time_only() {
+        answer.reason = in_node_hours(&answer.reason);
     }
     let measure_next = match answer.pick.and_then(|i| front.get(i)) {
         Some(rec) => measure_next(model, &rec.prediction)?,
