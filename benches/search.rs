@@ -1,4 +1,4 @@
-//! Speed of the exact front on the large space of issue 2: n 1-10,000, c 1-128, 30 frequencies,
+//! Speed of the exact front on a large space: n 1-10,000, c 1-128, 30 frequencies,
 //! 0-8 GPUs (about 3.5e8 configurations), single- and multi-threaded, plus the raw model
 //! evaluation rate and the memory peak.
 //!
@@ -129,7 +129,7 @@ fn bench(c: &mut Criterion) {
     let fast = machine(1e-9);
     // Four workloads: two 64 KiB messages per iteration to 6 neighbours (most large node counts
     // saturate the single switch); none (nothing saturates: every configuration is swept); and
-    // issue 17's wide fronts: one 8-byte message per iteration on a 1 ns network, growing as
+    // wide fronts: one 8-byte message per iteration on a 1 ns network, growing as
     // `constant` and as `log2` (fronts of thousands of points over most node counts).
     let workloads = [
         ("neighbours", &slow, 2.0, 65536.0, "neighbours"),

@@ -1,4 +1,4 @@
-//! The stages depend only downward (issue 27, docs/ARCHITECTURE.md): every `crate::STAGE`
+//! The stages depend only downward (docs/ARCHITECTURE.md): every `crate::STAGE`
 //! path in a stage's code names a stage below it. Comments are not imports and are skipped.
 
 use std::collections::BTreeSet;
@@ -88,7 +88,7 @@ fn the_checker_sees_an_import_and_skips_a_comment() {
     assert_eq!(used(text), BTreeSet::from(["measure".to_string()]));
 }
 
-/// The most lines a function outside tests may have (issue 27).
+/// The most lines a function outside tests may have (docs/ARCHITECTURE.md, "Functions").
 const MAX_FN_LINES: usize = 80;
 
 /// `(first line, name, lines)` of every function in `text` before its `#[cfg(test)]` module:

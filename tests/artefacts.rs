@@ -1,4 +1,4 @@
-//! Each file format is one type (issue 27): every profile and machine file in the repository
+//! Each file format is one type (docs/ARCHITECTURE.md, "The artefacts"): every profile and machine file in the repository
 //! reads through it and writes back as read; a file written before the types existed is
 //! written again byte for byte; and a bad value is named by its key path with what was
 //! expected and what was found.

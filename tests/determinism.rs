@@ -1,4 +1,4 @@
-//! The suite is deterministic (issue 28): property tests draw from the seed that
+//! The suite is deterministic: property tests draw from the seed that
 //! `.cargo/config.toml` sets (or one the user sets in the environment, which wins), never from
 //! a random one that could fail one run in sixty.
 

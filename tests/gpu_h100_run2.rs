@@ -1,8 +1,8 @@
-//! Issue 11 parts 1, 2 and 4 and issue 16's acceptance on GPU recordings made by this copy of
-//! jouleplan on an H100 node (`tests/data/gpu-h100-run2`, README there): NVML's sampled busy
-//! time against the workload's CUDA-event kernel time, held-out core counts predicted before
-//! they were run, the GPU used and unused, and the predicted trees against TALP preloaded into
-//! the very runs the profile holds.
+//! The GPU model on real hardware, and the predicted efficiency trees against measured ones,
+//! on GPU recordings made by this copy of jouleplan on an H100 node (`tests/data/gpu-h100-run2`,
+//! README there): NVML's sampled busy time against the workload's CUDA-event kernel time,
+//! held-out core counts predicted before they were run, the GPU used and unused, and the
+//! predicted trees against TALP preloaded into the very runs the profile holds.
 
 mod common;
 
@@ -174,7 +174,7 @@ fn predict(prof: &Path, cores: u32) -> Value {
 
 #[test]
 fn predicted_trees_agree_with_talp_preloaded_into_the_same_runs_within_0_02() {
-    // Issue 16's acceptance like for like: the profile's NVML times and TALP's times come from
+    // Predicted trees against measured ones, like for like: the profile's NVML times and TALP's times come from
     // the same 15 runs. Largest difference measured: 0.019 (device offload, 16 cores).
     let prof = data("talp_nvml.json");
     let mut worst: f64 = 0.0;

@@ -1,4 +1,4 @@
-//! The node axis on real multi-node runs (issue 26, MODEL.md 6c): SPEChpc 2021 codes on 1-32
+//! The node axis on real multi-node runs (MODEL.md 6c, docs/NODE_AXIS.md): SPEChpc 2021 codes on 1-32
 //! Ice Lake nodes with RAPL energy (`tests/data/multinode/`, measured by Afzal, Hager and
 //! Wellein, PMBS'23, GPL-3.0). Each code is fitted on a few node counts and every other count
 //! up to 16 is predicted: the figures are the held-out error of `validate`.

@@ -203,7 +203,7 @@ proptest! {
     ) {
         let c = case_with(seed, 700, 3, 2, 1, max_msgs);
         let mut model = Model::new(&c.machine, &c.profile).unwrap();
-        // Weak scaling too (issue 26): the bounds and the table take the other layout.
+        // Weak scaling too: the bounds and the table take the other layout.
         model.set_weak(weak).unwrap();
         let space = Space {
             nodes: (1..=700).collect(),
@@ -411,7 +411,7 @@ proptest! {
     #[test]
     fn lower_bounds_hold_over_their_node_range(seed in any::<u64>(), gpus in 0u32..3, n1 in 1u32..300, len in 0u32..300, msgs in prop_oneof![Just(0.0), 0.0f64..0.5], weak in any::<bool>(), law in (-0.05f64..0.05, -0.01f64..0.01), anchor in 1u32..6) {
         let mut c = case_with(seed, 600, 3, 2, gpus, msgs);
-        // A node law of either sign on each term (issue 26): the bounds take its least.
+        // A node law of either sign on each term: the bounds take its least.
         use jouleplan::model::node_law::{Basis, Candidate, Law, NodeFit, Spread};
         let law = Law::anchored(anchor, &[(Basis { i: -1.0, j: 0 }, law.0), (Basis { i: 0.5, j: 1 }, law.1)]);
         c.profile.node_law = Some(NodeFit {

@@ -1,4 +1,4 @@
-//! `profile --nodes` outside Slurm (issue 26): runs placed by a hostfile (the first N hosts of
+//! `profile --nodes` outside Slurm: runs placed by a hostfile (the first N hosts of
 //! it for a point on N nodes), recorded with their node count, ranks per node, threads per
 //! rank and hosts, resumed, and refused where they cannot be placed. Every run here is a real
 //! process; the launcher that receives each point's hostfile is a shell that keeps a copy and

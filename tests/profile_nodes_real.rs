@@ -1,4 +1,4 @@
-//! `profile --nodes` for real (issue 26): job steps over two nodes of a Slurm started on this
+//! `profile --nodes` for real: job steps over two nodes of a Slurm started on this
 //! machine by `scripts/slurm-local.sh start DIR 2` (two slurmd, Debian's slurm-wlm), and
 //! `mpirun` over a hostfile (Debian's OpenMPI). The node law is then fitted into the profile
 //! with `--resume --machine`, and `predict` gives the measured two-node time back. When Slurm

@@ -380,7 +380,7 @@ fn a_perf_stat_capture_from_a_cluster_node_becomes_a_point_plan_reads() {
     let (code, _, err) = jouleplan(&["plan", "--profile", out.to_str().unwrap()]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("alone exceed the measured time"), "{err}");
-    assert!(err.contains("(1 cores, 0.6 GHz, 0 GPUs)"), "{err}");
+    assert!(err.contains("(1 core, 0.6 GHz, 0 GPUs)"), "{err}");
     let (code, plan_out, err) = jouleplan(&[
         "plan",
         "--profile",
@@ -419,7 +419,7 @@ fn warmup_runs_are_not_recorded_and_the_summary_reads_like_hyperfine() {
     let lines = std::fs::read_to_string(&marker).unwrap().lines().count();
     assert_eq!(lines, 3, "1 warm-up + 2 measured runs");
     assert_eq!(runs(&read(&out)).len(), 2, "the warm-up is not recorded");
-    assert!(stderr.contains("warm-up 1/1 at 1 cores"), "{stderr}");
+    assert!(stderr.contains("warm-up 1/1 at 1 core,"), "{stderr}");
     assert!(stderr.contains("eta "), "{stderr}");
     assert!(
         stdout.contains("to-stdout"),

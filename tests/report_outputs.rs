@@ -154,7 +154,7 @@ fn csv_and_json_share_keys_and_order() {
     let front = v["front"].as_array().unwrap();
     assert_eq!(rows.len(), front.len());
     for (row, obj) in rows.iter().zip(front) {
-        // The interval's ends are the JSON arrays' (issue 26).
+        // The interval's ends are the JSON arrays'.
         for (k, key, i) in [
             ("time_low_s", "time_interval_s", 0),
             ("time_high_s", "time_interval_s", 1),

@@ -207,7 +207,8 @@ fn fitted_profile(
 
 /// The power laws fitted on one-node runs with energy; where energy cannot identify them,
 /// why (the time is still fitted), and node power within bounds at each measured frequency
-/// where the laws would go negative and every machine frequency was measured (issue 26).
+/// where the laws would go negative and every machine frequency was measured (as runs over
+/// several nodes are fitted).
 #[allow(clippy::type_complexity)]
 fn single_node_power(
     file: &Path,

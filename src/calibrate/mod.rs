@@ -2,7 +2,8 @@
 //! against them. Power per core state from measured node power ([`power`]), the wall-time law
 //! over core counts that fills unmeasured core counts ([`core_fill`]), the model against its
 //! own baseline ([`reproduce`]), on a weighted least-squares core (`crate::numeric::lsq`).
-//! (Network ping-pong and memory-contention fits belong here too; see the README's status.)
+//! The ping-pong fit ([`network_fit`]) and the memory-contention curve ([`contention`]) are
+//! here too; docs/ARCHITECTURE.md ("Where each file lives") lists the rest.
 
 pub mod contention;
 pub mod core_fill;

@@ -448,7 +448,7 @@ impl Group {
                 load_balance: self.dev_load_balance,
                 communication_efficiency: comm,
                 orchestration_efficiency: orch,
-                // One value per prediction: the host tree's (issue 26).
+                // One value per prediction: the host tree's, node law included.
                 offload_efficiency: self.host_tree(n, ev).device_offload_efficiency,
             }
         });

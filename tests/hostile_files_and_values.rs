@@ -1,4 +1,4 @@
-//! Hostile input, round 3 (each test named after the failure it pins): no write through a
+//! Hostile files and values (each test named after the failure it pins): no write through a
 //! planted link, in-place rewrites that keep the file's mode and its link, no output onto an
 //! input, a closed stdout that only stops the printing, memory bounded by what is kept, and
 //! impossible values refused (exit 2, naming the file, key or line).

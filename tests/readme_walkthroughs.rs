@@ -1,0 +1,177 @@
+//! The README's walkthroughs run as written: each `sh` block of a section, command by command,
+//! in a scratch folder that sees the repository's `models`, `tests` and `examples`, with
+//! `target/release/jouleplan` the binary cargo built (wherever `CARGO_TARGET_DIR` put it).
+//! Each command must exit 0, or the code its README comment names (`exit 2`).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn repo(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
+}
+
+/// The commands of every `sh` block in the README section whose heading starts with
+/// `heading`, up to the next `## ` heading: continuation lines joined, comments after ` # `
+/// dropped, `cargo` lines left out (`cargo test` builds the binary and the examples itself).
+fn section_commands(heading: &str) -> Vec<String> {
+    let readme = std::fs::read_to_string(repo("README.md")).unwrap();
+    let start = readme
+        .find(&format!("\n{heading}"))
+        .unwrap_or_else(|| panic!("README has no section {heading:?}"));
+    let rest = &readme[start + 1..];
+    let end = rest[3..].find("\n## ").map_or(rest.len(), |e| e + 3);
+    let section = &rest[..end];
+    let mut commands = Vec::new();
+    for block in section.split("```sh\n").skip(1) {
+        let block = block.split("```").next().unwrap();
+        for line in block.replace("\\\n", " ").lines() {
+            let command = line.split(" # ").next().unwrap().trim();
+            if command.is_empty() || command.starts_with("cargo ") {
+                continue;
+            }
+            // The README's comment names a non-zero exit where there is one.
+            let keep = if line.contains("# exit 2") {
+                format!("{command} # exit 2")
+            } else {
+                command.to_string()
+            };
+            commands.push(keep);
+        }
+    }
+    assert!(!commands.is_empty(), "no sh block under {heading:?}");
+    commands
+}
+
+/// A scratch folder laid out like the repository root for the README's commands.
+fn scratch() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for link in ["models", "tests", "examples"] {
+        std::os::unix::fs::symlink(repo(link), dir.path().join(link)).unwrap();
+    }
+    std::fs::create_dir_all(dir.path().join("target/release")).unwrap();
+    let bin = Path::new(env!("CARGO_BIN_EXE_jouleplan"));
+    std::os::unix::fs::symlink(bin, dir.path().join("target/release/jouleplan")).unwrap();
+    // `cargo test` builds the examples beside the binary.
+    std::os::unix::fs::symlink(
+        bin.parent().unwrap().join("examples"),
+        dir.path().join("target/release/examples"),
+    )
+    .unwrap();
+    dir
+}
+
+/// Runs each command in `dir` with `sh -c`; returns each one's stdout.
+fn run_all(dir: &Path, commands: &[String]) -> Vec<String> {
+    let mut outs = Vec::new();
+    for line in commands {
+        let (command, want) = match line.strip_suffix(" # exit 2") {
+            Some(c) => (c, 2),
+            None => (line.as_str(), 0),
+        };
+        let out = Command::new("sh")
+            .arg("-c")
+            .arg(command)
+            .current_dir(dir)
+            .env_remove("SLURM_JOB_ID")
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(want),
+            "{command}\n{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        outs.push(String::from_utf8_lossy(&out.stdout).into_owned());
+    }
+    outs
+}
+
+#[test]
+fn the_quick_start_runs_verbatim() {
+    let dir = scratch();
+    let commands = section_commands("## Quick start");
+    let outs = run_all(dir.path(), &commands);
+    assert!(commands.len() >= 3, "{commands:?}");
+    assert!(outs[0].contains("Recommendation:"), "{}", outs[0]);
+    assert!(dir.path().join("report/index.html").exists());
+}
+
+#[test]
+fn how_many_nodes_runs_verbatim_with_its_interval_layout_and_validation() {
+    let dir = scratch();
+    let commands = section_commands("## How many nodes?");
+    let outs = run_all(dir.path(), &commands);
+    let at = |word: &str| {
+        commands
+            .iter()
+            .position(|c| c.starts_with(&format!("target/release/jouleplan {word}")))
+            .unwrap_or_else(|| panic!("no `jouleplan {word}` in {commands:?}"))
+    };
+    // Kept to 1, 2, 4 and 8 nodes.
+    let runs = std::fs::read_to_string(dir.path().join("runs.csv")).unwrap();
+    let mut counts: Vec<&str> = runs
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').next().unwrap())
+        .collect();
+    counts.sort();
+    counts.dedup();
+    assert_eq!(counts, ["1", "2", "4", "8"], "{runs}");
+    // The fit on the Ice Lake machine file writes a profile and the machine with [power].
+    let fit = &commands[at("fit")];
+    assert!(
+        fit.contains("tests/data/multinode/icelake-8360y.toml"),
+        "{fit}"
+    );
+    assert!(fit.contains("--machine-out"), "{fit}");
+    assert!(
+        outs[at("fit")].contains("node law over nodes 1, 2, 4, 8"),
+        "{}",
+        outs[at("fit")]
+    );
+    let machine = std::fs::read_to_string(dir.path().join("icelake.toml")).unwrap();
+    assert!(machine.contains("[power]"), "{machine}");
+    // The plan prints an interval.
+    let plan = &outs[at("plan")];
+    assert!(
+        plan.contains("beyond the measured node counts (up to 8): time "),
+        "{plan}"
+    );
+    // The job script names the measured layout.
+    let sbatch = commands
+        .iter()
+        .find(|c| c.contains("--sbatch"))
+        .expect("a --sbatch command");
+    let script_name = sbatch
+        .split_whitespace()
+        .skip_while(|w| *w != "--sbatch")
+        .nth(1)
+        .unwrap();
+    let script = std::fs::read_to_string(dir.path().join(script_name)).unwrap();
+    assert!(
+        script.contains("# Layout: 72 MPI ranks a node x 1 thread a rank, as measured"),
+        "{script}"
+    );
+    assert!(script.contains("#SBATCH --ntasks-per-node=72"), "{script}");
+    // Validation on every measured node count.
+    let validate = &commands[at("validate")];
+    assert!(
+        validate.contains("--measured tests/data/multinode/hpgmgfv.csv"),
+        "{validate}"
+    );
+    let scores = &outs[at("validate")];
+    assert!(
+        scores.contains("80% intervals at node counts not measured held"),
+        "{scores}"
+    );
+}
+
+#[test]
+fn measure_your_own_program_runs_verbatim() {
+    let dir = scratch();
+    let commands = section_commands("## Measure your own program");
+    run_all(dir.path(), &commands);
+    assert!(commands.len() >= 4, "{commands:?}");
+    assert!(dir.path().join("heat.json").exists());
+}
