@@ -163,17 +163,32 @@ impl Machine {
     /// into: a file without one is read with every power 0 (time does not depend on power),
     /// and the second value says so.
     pub fn from_toml_for_fit(path: &Path, text: &str) -> InputResult<(Self, Lacks)> {
+        Self::read_lacking(path, text, PowerSection::zero())
+    }
+
+    /// As [`Machine::from_toml`] for `plan` and `predict`: a file without `[power]` (as
+    /// `machine init` writes it) plans by time and node-hours ([`Machine::time_only`]), and a
+    /// file without `[network]` plans one node; the second value says which was missing.
+    pub fn from_toml_for_plan(path: &Path, text: &str) -> InputResult<(Self, Lacks)> {
+        let (mut m, lacks) = Self::read_lacking(path, text, PowerSection::unit_node())?;
+        m.lacks = lacks;
+        Ok((m, lacks))
+    }
+
+    /// Reads a file that may lack `[power]` (read as `power`) or `[network]` (one that no
+    /// one-node run reaches).
+    fn read_lacking(path: &Path, text: &str, power: PowerSection) -> InputResult<(Self, Lacks)> {
         let mut file = MachineFile::parse(path, text)?;
         let lacks = Lacks {
             power: file.power.is_none(),
             network: file.network.is_none(),
         };
         if lacks.power {
-            file.power = Some(PowerSection::zero());
+            file.power = Some(power);
         }
         if lacks.network {
             // One-node runs of a profile without messages never reach the network terms:
-            // `fit` refuses runs over several nodes against such a file.
+            // `fit` and `plan` refuse runs over several nodes against such a file.
             file.network = Some(crate::artefact::machine::NetworkSection::unused());
         }
         file.validate(path)?;
@@ -181,27 +196,6 @@ impl Machine {
             Self::from_file(&file, path, input::sha256_hex(text))?,
             lacks,
         ))
-    }
-
-    /// As [`Machine::from_toml`] for `plan` and `predict`: a file without `[power]` (as
-    /// `machine init` writes it) plans by time and node-hours ([`Machine::time_only`]), and a
-    /// file without `[network]` plans one node; the second value says which was missing.
-    pub fn from_toml_for_plan(path: &Path, text: &str) -> InputResult<(Self, Lacks)> {
-        let mut file = MachineFile::parse(path, text)?;
-        let lacks = Lacks {
-            power: file.power.is_none(),
-            network: file.network.is_none(),
-        };
-        if lacks.power {
-            file.power = Some(PowerSection::unit_node());
-        }
-        if lacks.network {
-            file.network = Some(crate::artefact::machine::NetworkSection::unused());
-        }
-        file.validate(path)?;
-        let mut m = Self::from_file(&file, path, input::sha256_hex(text))?;
-        m.lacks = lacks;
-        Ok((m, lacks))
     }
 
     /// No power was measured: plans rank by time and node-hours.
