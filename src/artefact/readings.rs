@@ -82,6 +82,26 @@ pub struct Readings {
 }
 
 impl Readings {
+    /// Drops every energy reading outside the range a sweep record may hold (a counter that
+    /// wrapped or lied: non-finite, negative, above the physical range), each said as a
+    /// warning, so a profile never holds a reading its own `--resume` would refuse.
+    pub fn drop_impossible_energies(&mut self) {
+        let bad: Vec<(String, f64)> = self
+            .energy_j
+            .iter()
+            .filter(|(_, v)| !crate::limits::Reading::PartEnergy.ok(**v))
+            .map(|(d, v)| (d.clone(), *v))
+            .collect();
+        for (d, v) in bad {
+            self.energy_j.remove(&d);
+            self.warnings.push(format!(
+                "energy domain {d}: read {} J, which no run can use ({}): not recorded",
+                crate::limits::shown(v),
+                crate::limits::Reading::PartEnergy.expected(1.0, "J")
+            ));
+        }
+    }
+
     /// Sum of the energy domains that do not overlap, and the names summed.
     pub fn total_energy(&self) -> Option<(f64, Vec<String>)> {
         // A node-level Slurm figure already holds the package, DRAM and GPU domains.
@@ -137,5 +157,22 @@ impl TalpAttachment {
             .map(|i| if i == 0 { self.max_gpu_useful_s } else { rest })
             .collect();
         (kernel, vec![transfer; g])
+    }
+}
+
+#[cfg(test)]
+mod impossible_energy_tests {
+    use super::*;
+
+    #[test]
+    fn a_wrapped_counter_is_not_recorded_and_is_said() {
+        let mut r = Readings::default();
+        r.energy_j.insert("package-0".into(), 1.5e13);
+        r.energy_j.insert("dram-0".into(), f64::NAN);
+        r.energy_j.insert("package-1".into(), 812.5);
+        r.drop_impossible_energies();
+        assert_eq!(r.energy_j.keys().collect::<Vec<_>>(), ["package-1"]);
+        assert_eq!(r.warnings.len(), 2, "{:?}", r.warnings);
+        assert!(r.warnings[0].contains("not recorded"), "{:?}", r.warnings);
     }
 }

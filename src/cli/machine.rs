@@ -228,7 +228,8 @@ fn missing_sections(file: &str) -> anyhow::Result<()> {
         return Ok(());
     }
     Err(crate::error::InputError::Mismatch(format!(
-        "{}: incomplete, plan and predict will refuse it until it has\n  - {}",
+        "{}: incomplete (without [power] plans rank by time and node-hours, energy \
+         unavailable; without [network] they stay on one node); it lacks\n  - {}",
         path.display(),
         missing.join("\n  - ")
     ))

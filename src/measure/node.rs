@@ -206,7 +206,8 @@ pub fn machine_toml(f: &NodeFacts) -> String {
     let mut s = format!(
         "# Written by `jouleplan machine init` on {host}: what this node says about itself.\n\
          # Not measured here: [network] and [power] below; `jouleplan machine check` lists what\n\
-         # is missing, and plan/predict refuse the file until they are filled.\n\n\
+         # is missing. Until they are filled, plan ranks by time and node-hours (no energy)\n\
+         # and stays on one node without [network].\n\n\
          format = \"{MACHINE_FORMAT}\"\n\n",
         host = f.hostname,
     );

@@ -89,6 +89,7 @@ pub(super) fn measure_once(
             readings.warnings.push(format!("{}: {e}", b.name()));
         }
     }
+    readings.drop_impossible_energies();
     for b in backends.iter_mut() {
         if let Err(e) = b.begin() {
             readings.warnings.push(format!("{}: {e}", b.name()));
