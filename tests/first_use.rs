@@ -14,6 +14,9 @@ fn repo(rel: &str) -> String {
 /// Joules of a printed energy (`209.3 J`, `1.25 kJ`, `3.1 MJ`).
 fn joules(text: &str) -> f64 {
     let t = text.trim();
+    if t.rsplit(' ').next() == Some("0") {
+        return 0.0; // a term that is exactly zero prints as 0
+    }
     let (num, unit) = t.split_at(t.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(t.len()));
     let v: f64 = num.trim().parse().unwrap_or_else(|_| panic!("{text:?}"));
     v * match unit.trim() {
