@@ -30,8 +30,9 @@ fn report_writes_every_file_and_the_png_has_content() {
             p.is_file() && std::fs::metadata(&p).unwrap().len() > 100,
             "{f}"
         );
-        assert!(stdout.contains(f), "{stdout}");
+        assert!(err.contains(&format!("wrote {}", p.display())), "{err}");
     }
+    assert_eq!(stdout, "", "notes on stderr; the folder is the result");
     let (w, h, colours, ink) = png_stats(&dir.join("pareto.png"));
     assert_eq!((w, h), (1000, 700));
     assert!(colours > 20, "only {colours} colours");

@@ -123,7 +123,7 @@ fn run_network(a: &NetworkArgs, out: &mut dyn Write) -> anyhow::Result<i32> {
     )?;
     Machine::from_toml(&output, &new)?;
     outputs::write_machine(&a.machine, &output, new.as_bytes())?;
-    writeln!(out, "wrote [network] to {}", output.display())?;
+    super::say::progress(&format!("wrote [network] to {}", output.display()));
     Ok(0)
 }
 

@@ -121,7 +121,7 @@ pub fn run_power(a: &PowerArgs, out: &mut dyn Write) -> anyhow::Result<i32> {
         .collect();
     super::outputs::check_distinct(&inputs, &[("--output", &output)])?;
     super::outputs::write_machine(&a.machine, &output, new.as_bytes())?;
-    writeln!(out, "wrote [power] to {}", output.display())?;
+    super::say::progress(&format!("wrote [power] to {}", output.display()));
     Ok(0)
 }
 

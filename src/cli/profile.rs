@@ -508,7 +508,11 @@ fn after_sweep(a: &ProfileArgs, o: &Options, out: &mut dyn Write) -> anyhow::Res
     let written = super::profile_nodes::read_written(&o.output)?;
     if let Some(csv) = &a.measured_out {
         match super::profile_nodes::write_measured_csv(&written, csv)? {
-            Some(rows) => writeln!(out, "wrote {rows} runs to {}", csv.display())?,
+            Some(rows) => super::say::progress(&format!(
+                "wrote {} to {}",
+                crate::units::count(rows as u64, "run", "runs"),
+                csv.display()
+            )),
             None => super::say::note(&format!(
                 "no run succeeded: {} is left as it was",
                 csv.display()

@@ -52,8 +52,9 @@ fn measured_runs(
         .collect())
 }
 
-/// Runs `report`: writes the report folder and says what it wrote.
-pub fn run_report(args: &ReportArgs, out: &mut dyn Write) -> anyhow::Result<Plan> {
+/// Runs `report`: writes the report folder and says on standard error what it wrote (the
+/// folder is the result: nothing goes to standard output).
+pub fn run_report(args: &ReportArgs, _out: &mut dyn Write) -> anyhow::Result<Plan> {
     let inp = resolve(&args.source, &args.space, &args.query)?;
     super::plan::refuse_chart_without_energy(&inp.machine, "report")?;
     // The runs are read before the search, so a bad file costs nothing.
@@ -97,10 +98,10 @@ pub fn run_report(args: &ReportArgs, out: &mut dyn Write) -> anyhow::Result<Plan
     ];
     for (name, bytes) in files {
         save(&dir.join(name), bytes, false)?;
-        writeln!(out, "wrote {}", dir.join(name).display())?;
+        super::say::progress(&format!("wrote {}", dir.join(name).display()));
     }
     let png = dir.join("pareto.png");
     plot::write_pareto(&png, &plan, &sample, &marks).map_err(anyhow::Error::msg)?;
-    writeln!(out, "wrote {}", png.display())?;
+    super::say::progress(&format!("wrote {}", png.display()));
     Ok(plan)
 }
