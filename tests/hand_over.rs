@@ -245,3 +245,34 @@ fn small_things_read_as_a_user_expects() {
     assert!(out.contains("x 1 GPU count ="), "{out}");
     assert!(out.contains("measured on one node"), "{out}");
 }
+
+#[test]
+fn a_closed_standard_error_loses_no_output() {
+    // `fit ... 2>&1 | head -2`: the reader goes away while notes are still being said.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (_, _) = fit_fixture_code(d, "hpgmgfv", &[1, 2, 4, 8]);
+    let (prof, mach) = (d.join("p2.json"), d.join("m2.toml"));
+    let machine = Path::new(env!("CARGO_MANIFEST_DIR")).join(common::ICELAKE);
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_jouleplan"))
+        .args([
+            "fit",
+            "--measured",
+            s(&d.join("fit.csv")),
+            "--machine",
+            s(&machine),
+        ])
+        .args(["--profile-out", s(&prof), "--machine-out", s(&mach)])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stderr.take());
+    drop(child.stdout.take());
+    let status = child.wait().unwrap();
+    assert_ne!(status.code(), Some(101), "no panic on a closed pipe");
+    assert!(
+        prof.is_file() && mach.is_file(),
+        "both outputs written: {status}"
+    );
+}

@@ -141,7 +141,7 @@ fn measure(a: &NetworkArgs, max_bytes: u64, record: &Path) -> anyhow::Result<Opt
         record: record.to_path_buf(),
         done,
     };
-    pingpong::run(&o, &mut |l| eprintln!("{l}"))
+    pingpong::run(&o, &mut |l| super::say::line(l))
 }
 
 #[cfg(not(feature = "mpi"))]

@@ -306,7 +306,7 @@ fn measure_kernels(
             cores.clone()
         };
         let o = kernel_options(a, (name, &exe, &path), kernel_cores, freqs.clone());
-        let done = sweep::run(&o, &mut |l| eprintln!("{l}"))?;
+        let done = sweep::run(&o, &mut |l| super::say::line(l))?;
         if !done.complete {
             anyhow::bail!(
                 "the {name} kernel's sweep did not complete ({} failed runs; {}): what was measured is in {}; rerun with --resume",

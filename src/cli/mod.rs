@@ -257,7 +257,7 @@ pub fn main_with(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32 {
         Ok(code) => code,
         Err(e) if is_broken_pipe(&e) => 0,
         Err(e) => {
-            eprintln!("Error: {e:#}");
+            say::line(&format!("Error: {e:#}"));
             exit_code(&e)
         }
     }

@@ -302,10 +302,10 @@ fn write_job(
             Some(e) => (e, plan.answer.reason.clone()),
             // No configuration meets the query: exit 3 as for the plan, saying why.
             None if !plan.answer.feasible => {
-                eprintln!(
+                super::say::line(&format!(
                     "no job script written: {}; choose a front point with --pick INDEX",
                     plan.answer.reason
-                );
+                ));
                 return Ok(());
             }
             None => {

@@ -386,7 +386,7 @@ pub fn run_profile(a: &ProfileArgs, out: &mut dyn Write) -> anyhow::Result<i32> 
     let quiet = a.quiet;
     let mut log = |l: &str| {
         if !quiet {
-            eprintln!("{l}");
+            super::say::line(l);
         }
     };
     let res = sweep::run(&o, &mut log)?;
@@ -399,7 +399,7 @@ pub fn run_profile(a: &ProfileArgs, out: &mut dyn Write) -> anyhow::Result<i32> 
     }
     if res.interrupted {
         let sig = crate::measure::launch::STOP_SIGNAL.load(std::sync::atomic::Ordering::SeqCst);
-        eprintln!(
+        super::say::line(&format!(
             "interrupted ({}): every finished run is saved{}; continue with --resume",
             crate::measure::launch::signal_name(sig),
             if a.measured_out.is_some() {
@@ -407,7 +407,7 @@ pub fn run_profile(a: &ProfileArgs, out: &mut dyn Write) -> anyhow::Result<i32> 
             } else {
                 ""
             }
-        );
+        ));
         return Ok(if sig > 0 { 128 + sig } else { EXIT_INTERRUPTED });
     }
     Ok(if res.failed.is_empty() {
@@ -498,7 +498,7 @@ fn summarise(o: &Options, res: &sweep::Outcome, out: &mut dyn Write) -> std::io:
         writeln!(out, "{line}")?;
     }
     for f in &res.failed {
-        eprintln!("failed: {f}");
+        super::say::line(&format!("failed: {f}"));
     }
     Ok(())
 }

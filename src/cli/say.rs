@@ -1,7 +1,14 @@
 //! Where notes and warnings go: standard error, one prefixed line each, unless `--quiet`
 //! (`-q`) asked for the result and errors only. Standard output holds the result alone.
 
+use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
+
+/// One line on standard error, whatever `--quiet` says; a closed or full standard error is
+/// ignored (never a panic: what was measured and written stays).
+pub fn line(text: &str) {
+    let _ = writeln!(std::io::stderr().lock(), "{text}");
+}
 
 static QUIET: AtomicBool = AtomicBool::new(false);
 
@@ -18,7 +25,7 @@ pub fn quiet() -> bool {
 /// A note (what was derived, assumed or left out) on standard error, unless quiet.
 pub fn note(what: &str) {
     if !quiet() {
-        eprintln!("note: {what}");
+        line(&format!("note: {what}"));
     }
 }
 
@@ -26,13 +33,13 @@ pub fn note(what: &str) {
 /// quiet.
 pub fn warning(what: &str) {
     if !quiet() {
-        eprintln!("warning: {what}");
+        line(&format!("warning: {what}"));
     }
 }
 
 /// A line of progress (a file written, a run made) on standard error, unless quiet.
 pub fn progress(what: &str) {
     if !quiet() {
-        eprintln!("{what}");
+        line(what);
     }
 }
