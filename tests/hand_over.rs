@@ -276,3 +276,28 @@ fn a_closed_standard_error_loses_no_output() {
         "both outputs written: {status}"
     );
 }
+
+#[test]
+fn too_few_runs_with_energy_are_not_called_a_missing_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/multinode/hpgmgfv.csv"),
+    )
+    .unwrap();
+    let two: String = text.lines().take(2).map(|l| format!("{l}\n")).collect();
+    let csv = common::write(d, "one.csv", &two);
+    let machine = Path::new(env!("CARGO_MANIFEST_DIR")).join(common::ICELAKE);
+    let (rc, _, err) = jouleplan(&[
+        "fit",
+        "--measured",
+        s(&csv),
+        "--machine",
+        s(&machine),
+        "--profile-out",
+        s(&d.join("p.json")),
+    ]);
+    assert_eq!(rc, 2, "{err}");
+    assert!(!err.contains("no energy_j column"), "{err}");
+    assert!(err.contains("1 run with energy"), "{err}");
+}

@@ -241,11 +241,20 @@ fn check_power(
     unpowered: bool,
 ) -> anyhow::Result<Option<String>> {
     let no_power = fitted.power.is_none() && fitted.node_power.is_none();
-    let why = fitted
-        .power_unidentified
-        .clone()
-        .unwrap_or_else(|| format!("no energy_j column in {}", args.measured.display()));
-    let measured_energy = rows.iter().any(|r| r.energy.is_some());
+    let with_energy = rows.iter().filter(|r| r.energy.is_some()).count();
+    let measured_energy = with_energy > 0;
+    let why = fitted.power_unidentified.clone().unwrap_or_else(|| {
+        if measured_energy {
+            format!(
+                "{} with energy in {}, too few to fit power, which needs two or more core \
+                 counts on one node or two or more runs over several nodes",
+                crate::units::count(with_energy as u64, "run", "runs"),
+                args.measured.display()
+            )
+        } else {
+            format!("no energy_j column in {}", args.measured.display())
+        }
+    });
     if args.machine_out.is_some() && no_power {
         return Err(InputError::Argument {
             flag: "--machine-out".into(),
