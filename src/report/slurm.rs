@@ -98,9 +98,9 @@ impl TaskSplit {
         let gpus_per_task = self.gpus_for(per_node, gpus)?;
         let words = |r: u32, t: u32| {
             format!(
-                "{r} MPI rank{} a node x {t} thread{} a rank",
-                plural(r),
-                plural(t)
+                "{} a node x {} a rank",
+                crate::units::count(r, "MPI rank", "MPI ranks"),
+                crate::units::count(t, "thread", "threads")
             )
         };
         let (said, differs) =
@@ -196,10 +196,6 @@ fn undivided(l: Layout, cores: u32) -> InputError {
         ),
         got: "nothing".into(),
     }
-}
-
-fn plural(k: u32) -> &'static str {
-    if k == 1 { "" } else { "s" }
 }
 
 fn plain_word(w: &str) -> bool {
