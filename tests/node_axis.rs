@@ -193,8 +193,13 @@ fn plan(mach: &Path, prof: &Path) -> Value {
 fn the_recommended_node_count_wastes_little_energy_against_what_was_measured() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    for code in ["hpgmgfv", "soma", "weather"] {
-        let fit_csv = subset(d, code, "fit.csv", |n| [1, 2, 4, 8].contains(&n));
+    // lbm from its 3, 4, 8 nodes: at the prediction itself the least E x T was 7 nodes, 19.3%
+    // above 8 nodes' energy; at the intervals' high ends it is a measured count.
+    for code in ["hpgmgfv", "lbm", "soma", "sweep", "weather"] {
+        // Each code's fewest measured nodes too (lbm starts at 3).
+        let fit_csv = subset(d, code, "fit.csv", |n| {
+            [1, 2, 4, 8].contains(&n) || (code == "lbm" && n == 3)
+        });
         let (prof, mach, _) = fit(d, &fit_csv, code);
         let rec = plan(&mach, &prof)["recommendation"].clone();
         let n = rec["nodes"].as_u64().unwrap() as u32;
@@ -936,6 +941,15 @@ fn time_only_profiles_plan_by_time_and_node_hours_with_energy_said_unavailable()
     let (rc, _, err) = jouleplan(&[&["plan", "--plot", "x.svg"], &src[..]].concat());
     assert_eq!(rc, 2, "{err}");
     assert!(err.contains("no energy to chart"), "{err}");
+    // An infeasible deadline names the nearest point in node-hours, never in joules.
+    let (rc, out, err) = jouleplan(&[&["plan", "--deadline", "1ms"], &src[..]].concat());
+    assert_eq!(rc, 3, "{err}");
+    let said = format!("{out}{err}");
+    assert!(
+        said.contains("the fastest, (1, 16, 2.1 GHz, 0) (546.5 ms, 0.0002 node-hours)"),
+        "{said}"
+    );
+    assert!(!said.contains(" J)") && !said.contains("mJ"), "{said}");
 }
 
 #[test]

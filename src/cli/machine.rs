@@ -120,14 +120,10 @@ pub fn run_machine(a: &MachineArgs, out: &mut dyn Write) -> anyhow::Result<()> {
 fn check_json(file: &str, out: &mut dyn Write) -> anyhow::Result<()> {
     let (path, text) = super::sources::machine_text(Some(file))?;
     let (m, lacks) = Machine::from_toml_for_fit(&path, &text)?;
-    let mut problems: Vec<String> = [
-        (lacks.network, crate::model::machine::NETWORK_HINT),
-        (lacks.power, crate::model::machine::POWER_HINT),
-    ]
-    .into_iter()
-    .filter(|(missing, _)| *missing)
-    .map(|(_, hint)| format!("missing: {hint}"))
-    .collect();
+    let mut problems: Vec<String> = lacking(lacks)
+        .into_iter()
+        .map(|hint| format!("missing: {hint}"))
+        .collect();
     if !lacks.power && !lacks.network {
         problems.extend(
             crate::model::plausible::implausible(&m)
@@ -207,23 +203,27 @@ fn check_out(
     }
 }
 
-/// Names every missing `[network]` and `[power]` section at once (a file from `machine init`
-/// lacks both), with what each should hold.
-fn missing_sections(file: &str) -> anyhow::Result<()> {
-    let path = std::path::Path::new(file);
-    if !path.exists() {
-        return Ok(()); // a bundled name, or an error load_machine will name
-    }
-    let text = crate::input::read_file(path)?;
-    let doc = crate::input::parse_toml(path, &text)?;
-    let missing: Vec<&str> = [
-        ("network", crate::model::machine::NETWORK_HINT),
-        ("power", crate::model::machine::POWER_HINT),
+/// What each missing section should hold, `[network]` first.
+fn lacking(lacks: crate::model::machine::Lacks) -> Vec<&'static str> {
+    [
+        (lacks.network, crate::model::machine::NETWORK_HINT),
+        (lacks.power, crate::model::machine::POWER_HINT),
     ]
     .into_iter()
-    .filter(|(k, _)| doc.get(k).is_none())
+    .filter(|(missing, _)| *missing)
     .map(|(_, hint)| hint)
-    .collect();
+    .collect()
+}
+
+/// Names every missing `[network]` and `[power]` section at once (a file from `machine init`
+/// lacks both), with what each should hold: the same reading as `--json`'s.
+fn missing_sections(file: &str) -> anyhow::Result<()> {
+    if !std::path::Path::new(file).exists() {
+        return Ok(()); // a bundled name, or an error load_machine will name
+    }
+    let (path, text) = super::sources::machine_text(Some(file))?;
+    let (_, lacks) = Machine::from_toml_for_fit(&path, &text)?;
+    let missing = lacking(lacks);
     if missing.is_empty() {
         return Ok(());
     }

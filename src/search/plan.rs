@@ -188,17 +188,6 @@ pub fn measure_next(model: &Model<'_>, rec: &Prediction) -> InputResult<Vec<Meas
     Ok(out)
 }
 
-/// A query's answer said in node-hours, for a machine without power, where the model's energy
-/// is node-seconds (the queries' words are fixed: least energy, the energy-delay product).
-fn in_node_hours(reason: &str) -> String {
-    reason
-        .replace(
-            "the least energy-delay product (E x T)",
-            "the least product of node-hours and time (energy is unavailable)",
-        )
-        .replace("least energy", "fewest node-hours")
-}
-
 impl Plan {
     /// Whether the plan ranks by time and node-hours (no power measured): its "energies" are
     /// node-seconds.
@@ -256,7 +245,15 @@ pub fn plan(
     }
     let reference = reference_of(model, &query, reference, &front)?;
     let configs: Vec<Config> = front.iter().map(|f| f.prediction.config).collect();
-    let mut answer = query::answer(&query, &outcome.front, reference.as_ref(), |p| {
+    let (far, coverage) = far_ends(model, &front);
+    let ranking = query::Ranking {
+        cost: match model.machine.time_only() {
+            true => query::Cost::NodeHours,
+            false => query::Cost::Energy,
+        },
+        far: (&far, coverage),
+    };
+    let mut answer = query::answer(&query, &outcome.front, (reference.as_ref(), ranking), |p| {
         let i = outcome.front.iter().position(|q| q == p).unwrap_or(0);
         configs.get(i).map(label).unwrap_or_default()
     });
@@ -264,9 +261,6 @@ pub fn plan(
         answer.reason = nearest_efficiency(model, space, m)?;
     } else if let (Some(m), true) = (query.min_efficiency, answer.feasible) {
         answer.reason += &format!(", among configurations of predicted parallel efficiency >= {m}");
-    }
-    if model.machine.time_only() {
-        answer.reason = in_node_hours(&answer.reason);
     }
     let measure_next = match answer.pick.and_then(|i| front.get(i)) {
         Some(rec) => measure_next(model, &rec.prediction)?,
@@ -292,6 +286,29 @@ pub fn plan(
         notes,
         warnings: Vec::new(),
     })
+}
+
+/// Each front entry's far end `(T, E)`: the high ends of its interval, the prediction itself
+/// where it has none (a measured node count); and the intervals' coverage. Only a fitted node
+/// law's intervals are calibrated (docs/NODE_AXIS.md): one node's bounds beyond it span perfect
+/// scaling to none, so a profile without a law ranks by the prediction (no far ends).
+fn far_ends(model: &Model<'_>, front: &[FrontEntry]) -> (Vec<(f64, f64)>, Option<f64>) {
+    if model.profile.node_law.is_none() {
+        return (Vec::new(), None);
+    }
+    let coverage = front
+        .iter()
+        .find_map(|f| f.prediction.interval.map(|i| i.coverage));
+    let far = front
+        .iter()
+        .map(|f| {
+            let p = &f.prediction;
+            p.interval.map_or((p.time.0, p.energy.0), |i| {
+                (i.time_s.1.max(p.time.0), i.energy_j.1.max(p.energy.0))
+            })
+        })
+        .collect();
+    (far, coverage)
 }
 
 /// The slowdown reference: the configuration the user named, else the fastest of the front.

@@ -1,7 +1,8 @@
 //! Recommendation queries (MODEL.md section 7): a deadline, an energy budget, a slowdown
 //! allowance against a fixed reference time, or none (then the front point with the least
-//! energy-delay product `E x T`). Every answer lies on the front: a configuration off the front
-//! is dominated by a front point that is no slower and uses no more energy.
+//! energy-delay product `E x T`, each point's product taken at the far end of its interval
+//! where it has one). Every answer lies on the front: a configuration off the front is
+//! dominated by a front point that is no slower and uses no more energy.
 
 use super::front::FrontPoint;
 use crate::units::{Joules, Seconds, fmt_duration, fmt_energy};
@@ -44,13 +45,61 @@ pub struct Answer {
     pub feasible: bool,
 }
 
+/// The front's second axis, as the answers name it: energy, or node-hours where no power was
+/// measured (the model's "energy" is then node-seconds: one watt a node and nothing else).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Cost {
+    /// Joules.
+    #[default]
+    Energy,
+    /// Node-seconds, said as node-hours.
+    NodeHours,
+}
+
+impl Cost {
+    /// An amount on this axis, in its unit.
+    pub fn amount(self, v: f64) -> String {
+        match self {
+            Cost::Energy => fmt_energy(Joules(v)),
+            Cost::NodeHours => format!("{:.4} node-hours", v / 3600.0),
+        }
+    }
+
+    /// "least energy" or "fewest node-hours".
+    fn least(self) -> &'static str {
+        match self {
+            Cost::Energy => "least energy",
+            Cost::NodeHours => "fewest node-hours",
+        }
+    }
+
+    /// The product the default query minimises, in words.
+    fn product(self) -> &'static str {
+        match self {
+            Cost::Energy => "energy-delay product (E x T)",
+            Cost::NodeHours => "product of node-hours and time (energy is unavailable)",
+        }
+    }
+}
+
+/// How the front's points are ranked: the cost axis, and each point's far end `(T, E)` (the
+/// high ends of its interval; the point itself where it has none), in front order.
+#[derive(Debug, Clone, Copy)]
+pub struct Ranking<'a> {
+    /// The second axis.
+    pub cost: Cost,
+    /// The far end of each front point, and the intervals' nominal coverage where any has one.
+    pub far: (&'a [(f64, f64)], Option<f64>),
+}
+
 /// Answers `q` on `front` (fastest first). `label` renders a front point for messages.
 pub fn answer(
     q: &Query,
     front: &[FrontPoint],
-    reference: Option<&Reference>,
+    (reference, ranking): (Option<&Reference>, Ranking<'_>),
     label: impl Fn(&FrontPoint) -> String,
 ) -> Answer {
+    let cost = ranking.cost;
     let time_limit = match (q.deadline, q.slowdown, reference) {
         (Some(d), _, _) => Some(d),
         (None, Some(th), Some(r)) => Some(Seconds((1.0 + th) * r.time.0)),
@@ -62,7 +111,7 @@ pub fn answer(
             "{} ({}, {})",
             label(p),
             fmt_duration(Seconds(p.time)),
-            fmt_energy(Joules(p.energy))
+            cost.amount(p.energy)
         )
     };
     let done = |pick: Option<usize>, reason: String| Answer {
@@ -89,34 +138,44 @@ pub fn answer(
         _ => fmt_duration(l),
     };
     let (pick, reason) = match (time_limit, energy_limit) {
-        (None, None) => least_edp(front),
-        (Some(l), e) => within_time(front, &time_text(l), l, e, &at),
+        (None, None) => least_edp(front, ranking),
+        (Some(l), e) => within_time(front, (&time_text(l), l, e), cost, &at),
         (None, Some(b)) => within_budget(front, b, &at),
     };
     done(pick, reason)
 }
 
-/// No limit: the front point with the least energy-delay product.
-fn least_edp(front: &[FrontPoint]) -> (Option<usize>, String) {
+/// No limit: the front point with the least energy-delay product at the far end of its
+/// interval. An unmeasured count is chosen over a measured one only where it is better even
+/// if its time and energy come out at their interval's high ends (judged on held-out
+/// recommendations: docs/NODE_AXIS.md).
+fn least_edp(front: &[FrontPoint], ranking: Ranking<'_>) -> (Option<usize>, String) {
+    let (far, coverage) = ranking.far;
+    let product = |i: usize| match far.get(i) {
+        Some(&(t, e)) => t * e,
+        None => front[i].time * front[i].energy,
+    };
     let best = (0..front.len())
-        .min_by(|&a, &b| {
-            (front[a].time * front[a].energy).total_cmp(&(front[b].time * front[b].energy))
-        })
+        .min_by(|&a, &b| product(a).total_cmp(&product(b)))
         .unwrap_or(0);
-    (
-        Some(best),
-        "no deadline, budget or slowdown given: the front point with the least energy-delay \
-         product (E x T)"
-            .into(),
-    )
+    let mut reason = format!(
+        "no deadline, budget or slowdown given: the front point with the least {}",
+        ranking.cost.product()
+    );
+    if let Some(c) = coverage {
+        reason += &format!(
+            ", each taken at the high end of its {:.0}% interval where it has one",
+            100.0 * c
+        );
+    }
+    (Some(best), reason)
 }
 
 /// A time limit `l` (said as `limit`), perhaps with a budget `e`: the least energy within it.
 fn within_time(
     front: &[FrontPoint],
-    limit: &str,
-    l: Seconds,
-    e: Option<Joules>,
+    (limit, l, e): (&str, Seconds, Option<Joules>),
+    cost: Cost,
     at: &dyn Fn(&FrontPoint) -> String,
 ) -> (Option<usize>, String) {
     // Energy falls along the front: the last point within the time limit uses the least.
@@ -151,7 +210,7 @@ fn within_time(
         }
         _ => (
             Some(i - 1),
-            format!("least energy that finishes within {limit}")
+            format!("{} that finishes within {limit}", cost.least())
                 + &e.map(|b| format!(" and within {}", fmt_energy(b)))
                     .unwrap_or_default(),
         ),
