@@ -203,38 +203,8 @@ fn the_recommended_node_count_wastes_little_energy_against_what_was_measured() {
         let (prof, mach, _) = fit(d, &fit_csv, code);
         let rec = plan(&mach, &prof)["recommendation"].clone();
         let n = rec["nodes"].as_u64().unwrap() as u32;
-        // Measured full-node runs (72 ranks a node), repeats averaged.
-        let text =
-            std::fs::read_to_string(repo(&format!("tests/data/multinode/{code}.csv"))).unwrap();
-        let mut runs: std::collections::BTreeMap<u32, Vec<(f64, f64)>> = Default::default();
-        for l in text.lines().skip(1) {
-            let c: Vec<&str> = l.split(',').collect();
-            if c[1] == "72" {
-                let node: u32 = c[0].parse().unwrap();
-                runs.entry(node)
-                    .or_default()
-                    .push((c[4].parse().unwrap(), c[5].parse().unwrap()));
-            }
-        }
-        let mean = |v: &Vec<(f64, f64)>| {
-            let k = v.len() as f64;
-            (
-                v.iter().map(|r| r.0).sum::<f64>() / k,
-                v.iter().map(|r| r.1).sum::<f64>() / k,
-            )
-        };
-        let (t_rec, e_rec) = mean(&runs[&n]);
-        let cheapest = runs
-            .iter()
-            .filter(|(m, _)| **m <= 16)
-            .map(|(_, v)| mean(v))
-            .filter(|&(t, _)| t <= 1.05 * t_rec)
-            .map(|(_, e)| e)
-            .fold(f64::INFINITY, f64::min);
-        assert!(
-            e_rec <= 1.10 * cheapest,
-            "{code}: {n} nodes use {e_rec} J, {cheapest} J would do"
-        );
+        let w = common::waste_at_72(code, n);
+        assert!(w <= 0.10, "{code}: {n} nodes waste {:.1}%", 100.0 * w);
     }
 }
 

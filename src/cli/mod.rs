@@ -3,6 +3,7 @@
 
 pub mod calibrate;
 pub mod calibrate_power;
+pub mod campaign;
 pub mod completions;
 pub mod fit;
 pub mod fit_json;

@@ -30,7 +30,8 @@ pub struct ProfileArgs {
     pub gpus: Option<String>,
     /// Node counts to measure (1,2,4; must include 1, the baseline): runs on more nodes are
     /// srun steps of the Slurm allocation jouleplan runs in, or mpirun over the first hosts of
-    /// --hostfile; --cores and --ranks are then per node.
+    /// --hostfile; --cores and --ranks are then per node. `auto`: a campaign that chooses the
+    /// counts itself (with --machine, --replay and --measured-out).
     #[arg(long, value_name = "SPEC", default_value = "1")]
     pub nodes: String,
     /// Hostfile (one host a line, Open MPI or MPICH style) whose first N hosts the runs on N
@@ -124,6 +125,9 @@ pub struct ProfileArgs {
     /// balance, communication, serialisation and transfer, carried into every prediction.
     #[arg(long, value_name = "CORES=FILE")]
     pub trace: Vec<String>,
+    /// `--nodes auto`: the campaign's own flags.
+    #[command(flatten)]
+    pub campaign: super::campaign::CampaignArgs,
     /// The program and its arguments.
     #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<String>,
@@ -372,6 +376,9 @@ pub const EXIT_RUNS_FAILED: i32 = 4;
 
 /// Runs `profile`; returns the exit code.
 pub fn run_profile(a: &ProfileArgs, out: &mut dyn Write) -> anyhow::Result<i32> {
+    if a.nodes.trim() == "auto" {
+        return super::campaign::run(a, out);
+    }
     if !a.talp.is_empty() || !a.trace.is_empty() {
         return attach_trees(a, out);
     }

@@ -338,3 +338,35 @@ pub fn fit_fixture_code(d: &Path, code: &str, keep: &[u32]) -> (PathBuf, PathBuf
     assert_eq!(rc, 0, "{err}");
     (prof, mach)
 }
+
+/// The measured energy at `n` nodes of an Ice Lake fixture code (`tests/data/multinode/`, 72
+/// ranks a node, repeats averaged) over that of the cheapest measured count up to 16 within 5%
+/// of its time, less one: the energy a recommendation of `n` nodes wastes.
+pub fn waste_at_72(code: &str, n: u32) -> f64 {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/data/multinode/{code}.csv"));
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut runs: std::collections::BTreeMap<u32, Vec<(f64, f64)>> = Default::default();
+    for l in text.lines().skip(1) {
+        let c: Vec<&str> = l.split(',').collect();
+        if c[1] == "72" {
+            runs.entry(c[0].parse().unwrap())
+                .or_default()
+                .push((c[4].parse().unwrap(), c[5].parse().unwrap()));
+        }
+    }
+    let mean = |v: &Vec<(f64, f64)>| {
+        let k = v.len() as f64;
+        let t = v.iter().map(|r| r.0).sum::<f64>() / k;
+        (t, v.iter().map(|r| r.1).sum::<f64>() / k)
+    };
+    let (t, e) = mean(&runs[&n]);
+    let best = runs
+        .iter()
+        .filter(|(m, _)| **m <= 16)
+        .map(|(_, v)| mean(v))
+        .filter(|&(tm, _)| tm <= 1.05 * t)
+        .map(|(_, em)| em)
+        .fold(f64::INFINITY, f64::min);
+    e / best - 1.0
+}

@@ -1,0 +1,278 @@
+//! `profile --nodes auto`: the measurement campaign (MODEL.md 6d). It measures a few small
+//! node counts, fits and plans exactly as `fit` and `plan` do, then measures, step by step, the
+//! count that can still change the recommendation, until nothing can (within `--tolerance`),
+//! the `--budget` is spent, or no count is left. Each step is said on stderr (`--json`: a list
+//! on stdout). Runs come from `--replay` (recorded runs) in this version.
+
+use crate::error::InputError;
+use crate::search::plan::{FrontEntry, Plan};
+use crate::units::{Joules, Seconds, fmt_duration, fmt_energy};
+use clap::Args;
+use replay::Recorded;
+use serde::Serialize;
+use std::collections::BTreeSet;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// The counts a campaign starts from: the smallest available at or above each, ascending.
+pub const START: [u32; 3] = [1, 2, 4];
+
+/// The default tolerance: run-to-run spread of one configuration is 2.7-8.4% (median per code)
+/// on the clusters we measured, so an `E x T` gain under 5% cannot be told from repeating a run.
+pub const DEFAULT_TOLERANCE: f64 = 0.05;
+
+/// `profile --nodes auto`'s own flags.
+#[derive(Debug, Args, Default, Clone)]
+pub struct CampaignArgs {
+    /// With --nodes auto: take each run from these recorded runs (a `fit`/`validate` CSV), in
+    /// file order, instead of launching the program; a count not recorded is never invented.
+    #[arg(long, value_name = "RUNS.csv")]
+    pub replay: Option<PathBuf>,
+    /// With --nodes auto: stop once the recommendation was measured and no unmeasured node
+    /// count could beat its energy-delay product by more than this at its interval's low ends
+    /// (0.05 or 5%).
+    #[arg(long, value_name = "FRACTION", default_value = "5%")]
+    pub tolerance: String,
+    /// With --nodes auto: the node-hours the campaign may spend (its start included).
+    #[arg(long = "node-hours", value_name = "NODE-HOURS")]
+    pub node_hours: Option<f64>,
+    /// With --nodes auto: the largest node count to plan and measure [default: the machine's].
+    #[arg(long, value_name = "N")]
+    pub max_nodes: Option<u32>,
+    /// With --nodes auto: print the campaign's steps as JSON on standard output.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The recommendation as a step reports it.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Rec {
+    /// Node count.
+    pub nodes: u32,
+    /// Cores per node.
+    pub cores: u32,
+    /// Predicted time, s.
+    pub time_s: f64,
+    /// Predicted energy, J (null where energy is unavailable).
+    pub energy_j: Option<f64>,
+    /// The time interval, s (null at a measured count).
+    pub time_interval_s: Option<(f64, f64)>,
+    /// The energy interval, J.
+    pub energy_interval_j: Option<(f64, f64)>,
+    /// Whether its node count was measured.
+    pub measured: bool,
+}
+
+/// One step: what was measured, why, at what cost, and how the recommendation moved.
+#[derive(Debug, Clone, Serialize)]
+pub struct Step {
+    /// 1, 2, ...
+    pub step: usize,
+    /// The node count measured.
+    pub nodes: u32,
+    /// Runs taken.
+    pub runs: usize,
+    /// Why this count.
+    pub why: String,
+    /// Its cost in node-hours (the runs' nodes x time).
+    pub node_hours: f64,
+    /// Its cost in node-runs (a run on `n` nodes costs `n`).
+    pub node_runs: u32,
+    /// The recommendation before (none before the first fit).
+    pub before: Option<Rec>,
+    /// The recommendation after the refit.
+    pub after: Option<Rec>,
+}
+
+/// The campaign's JSON.
+#[derive(Debug, Serialize)]
+struct Report {
+    format: &'static str,
+    steps: Vec<Step>,
+    stopped: String,
+    recommendation: Option<Rec>,
+    measured_nodes: Vec<u32>,
+    node_hours: f64,
+    node_runs: u32,
+    runs_file: String,
+    profile_file: String,
+}
+
+/// What the campaign measures next, or why it stops.
+enum Next {
+    Measure(u32, String),
+    Stop(String),
+}
+
+/// The state of a campaign.
+struct Campaign<'a> {
+    args: &'a crate::cli::profile::ProfileArgs,
+    recorded: Recorded,
+    runs: Vec<(u32, f64, String)>,
+    measured: BTreeSet<u32>,
+    max_nodes: u32,
+    work: tempfile::TempDir,
+}
+
+/// Runs `profile --nodes auto`; returns the exit code.
+pub fn run(a: &crate::cli::profile::ProfileArgs, out: &mut dyn Write) -> anyhow::Result<i32> {
+    let c = &a.campaign;
+    let tolerance = crate::cli::values::parse_fraction("--tolerance", &c.tolerance)?;
+    let (replay, csv) = match (&c.replay, &a.measured_out) {
+        (Some(r), Some(m)) => (r.clone(), m.clone()),
+        (None, _) => return Err(no_launch().into()),
+        (_, None) => {
+            return Err(crate::cli::values::bad(
+                "--measured-out",
+                "a CSV for the campaign's runs (fit reads it)",
+                "nothing",
+            )
+            .into());
+        }
+    };
+    let _locks = crate::cli::outputs::lock(&[a.output.as_path(), csv.as_path()])?;
+    let mut k = Campaign::new(a, &replay)?;
+    let (steps, stopped) = k.steps(tolerance, &csv)?;
+    k.finish(&csv, (steps, stopped), out)?;
+    Ok(0)
+}
+
+/// Why a campaign without `--replay` is refused in this version.
+fn no_launch() -> InputError {
+    InputError::Mismatch(
+        "--nodes auto measures from recorded runs in this version: give --replay RUNS.csv \
+         (a fit/validate CSV of the program's runs), or list the node counts to launch with \
+         --nodes 1,2,4,8"
+            .into(),
+    )
+}
+
+impl<'a> Campaign<'a> {
+    fn new(a: &'a crate::cli::profile::ProfileArgs, replay: &Path) -> anyhow::Result<Campaign<'a>> {
+        let cores = a
+            .cores
+            .as_deref()
+            .map(|s| crate::cli::values::parse_int_spec("--cores", s))
+            .transpose()?;
+        let freqs = a
+            .freqs
+            .as_deref()
+            .map(|s| crate::cli::values::parse_ghz_values("--freqs", s))
+            .transpose()?;
+        let recorded = Recorded::read(replay, cores.as_deref(), freqs.as_deref())?;
+        if a.machine.is_none() {
+            return Err(crate::cli::values::bad(
+                "--machine",
+                "the machine file the campaign fits against (as `fit --machine`)",
+                "nothing",
+            )
+            .into());
+        }
+        let (file, text) = crate::cli::sources::machine_text(a.machine.as_deref())?;
+        let (machine, _) = crate::model::machine::Machine::from_toml_for_fit(&file, &text)?;
+        let max_nodes = a.campaign.max_nodes.unwrap_or(machine.max_nodes).max(1);
+        let mut k = Campaign {
+            args: a,
+            recorded,
+            runs: Vec::new(),
+            measured: BTreeSet::new(),
+            max_nodes,
+            work: tempfile::tempdir()?,
+        };
+        if a.resume {
+            k.resume()?;
+        }
+        Ok(k)
+    }
+
+    /// `--resume`: the runs already in `--measured-out`, taken again from the recording in
+    /// the same order, so the campaign goes on where it stopped.
+    fn resume(&mut self) -> anyhow::Result<()> {
+        let Some(csv) = &self.args.measured_out else {
+            return Ok(());
+        };
+        if !csv.exists() {
+            return Ok(());
+        }
+        let text = crate::input::read_table(csv)?;
+        for m in crate::calibrate::validate::read_csv(csv, &text)? {
+            let n = m.config.nodes;
+            let taken = self.recorded.take(n, 1);
+            if taken.is_empty() {
+                return Err(InputError::Mismatch(format!(
+                    "{}: --resume holds a run on {n} nodes that {} has no more of: resume with \
+                     the recording the campaign began with",
+                    csv.display(),
+                    self.recorded.file.display()
+                ))
+                .into());
+            }
+            self.runs.extend(taken.into_iter().map(|(t, l)| (n, t, l)));
+            self.measured.insert(n);
+        }
+        Ok(())
+    }
+
+    /// The counts to start from that are not yet measured.
+    fn start(&self) -> Vec<u32> {
+        let mut avail = self.recorded.available(self.max_nodes);
+        avail.extend(self.measured.iter().copied());
+        avail.sort_unstable();
+        avail.dedup();
+        let mut chosen: Vec<u32> = Vec::new();
+        for t in START {
+            let above = chosen.last().copied().unwrap_or(0);
+            if let Some(&n) = avail.iter().find(|&&n| n >= t && n > above) {
+                chosen.push(n);
+            }
+        }
+        chosen.retain(|n| !self.measured.contains(n));
+        chosen
+    }
+}
+
+mod replay;
+mod steps;
+
+/// The recommendation of a plan, as a step says it.
+fn rec_of(plan: &Plan, measured: &BTreeSet<u32>) -> Option<Rec> {
+    plan.recommendation().map(|f| rec_entry(f, measured))
+}
+
+fn rec_entry(f: &FrontEntry, measured: &BTreeSet<u32>) -> Rec {
+    let p = &f.prediction;
+    Rec {
+        nodes: p.config.nodes,
+        cores: p.config.cores,
+        time_s: p.time.0,
+        energy_j: (!p.time_only).then_some(p.energy.0),
+        time_interval_s: p.interval.map(|i| i.time_s),
+        energy_interval_j: p.interval.filter(|_| !p.time_only).map(|i| i.energy_j),
+        measured: measured.contains(&p.config.nodes),
+    }
+}
+
+/// A recommendation in words: `11 nodes, 7m02.2s [6m44.3s, 7m21.0s], 1.87 MJ [...]`.
+fn said(r: &Option<Rec>) -> String {
+    let Some(r) = r else {
+        return "none".into();
+    };
+    let mut s = format!("{} nodes, {}", r.nodes, fmt_duration(Seconds(r.time_s)));
+    if let Some((lo, hi)) = r.time_interval_s {
+        s += &format!(
+            " [{}, {}]",
+            fmt_duration(Seconds(lo)),
+            fmt_duration(Seconds(hi))
+        );
+    }
+    if let Some(e) = r.energy_j {
+        s += &format!(", {}", fmt_energy(Joules(e)));
+    }
+    if let Some((lo, hi)) = r.energy_interval_j {
+        s += &format!(" [{}, {}]", fmt_energy(Joules(lo)), fmt_energy(Joules(hi)));
+    }
+    if r.measured {
+        s += " (measured)";
+    }
+    s
+}

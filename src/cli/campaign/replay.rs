@@ -1,0 +1,126 @@
+//! `profile --nodes auto --replay RUNS.csv`: each requested run taken from recorded runs
+//! instead of launching the program (MODEL.md 6d). A count that was not recorded is never
+//! invented: it is unavailable, and the campaign chooses among the recorded ones.
+
+use crate::calibrate::validate as cv;
+use crate::error::{InputError, InputResult};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Recorded runs: each one's time (s) and CSV line.
+type Runs = Vec<(f64, String)>;
+
+/// The recorded runs, in file order, by node count.
+#[derive(Debug)]
+pub struct Recorded {
+    /// The file they came from.
+    pub file: PathBuf,
+    /// The CSV header line, written at the top of the campaign's runs.
+    pub header: String,
+    /// Each node count's recorded lines (file order) that match the requested cores, and how
+    /// many of them the campaign has taken.
+    by_nodes: BTreeMap<u32, (Runs, usize)>,
+}
+
+impl Recorded {
+    /// Reads `file` (a `fit`/`validate` CSV, checked by the same reader, errors naming the
+    /// line), keeping the runs with `cores` cores a node (any, without `--cores`), no GPUs,
+    /// and `freq_hz` among `freqs_hz` where given.
+    pub fn read(
+        file: &Path,
+        cores: Option<&[u32]>,
+        freqs_hz: Option<&[f64]>,
+    ) -> InputResult<Recorded> {
+        let text = crate::input::read_table(file)?;
+        let rows = cv::read_csv(file, &text)?;
+        let lines: Vec<&str> = text.lines().collect();
+        let header = lines
+            .iter()
+            .find(|l| !l.trim().is_empty())
+            .map_or(String::new(), |l| l.trim_end().to_string());
+        let mut by_nodes: BTreeMap<u32, (Runs, usize)> = BTreeMap::new();
+        // The reader keeps every row in file order and names its line (`file:line`).
+        for row in &rows {
+            let at = row
+                .source
+                .rsplit(':')
+                .next()
+                .and_then(|n| n.parse::<usize>().ok());
+            let Some(line) = at.and_then(|n| lines.get(n.wrapping_sub(1))) else {
+                continue;
+            };
+            let c = &row.config;
+            let cores_ok = cores.is_none_or(|cs| cs.contains(&c.cores));
+            let freq_ok = freqs_hz.is_none_or(|fs| {
+                fs.iter()
+                    .any(|f| (f - c.freq.0).abs() <= 1e-6 * f.abs().max(1.0))
+            });
+            if cores_ok && freq_ok && c.gpus == 0 {
+                let e = by_nodes.entry(c.nodes).or_default();
+                e.0.push((row.time_s, line.trim_end().to_string()));
+            }
+        }
+        if by_nodes.is_empty() {
+            return Err(InputError::Key {
+                file: file.to_path_buf(),
+                key: "rows".into(),
+                expected: "recorded CPU runs (gpus 0) with the requested --cores and --freqs"
+                    .into(),
+                got: "none".into(),
+            });
+        }
+        Ok(Recorded {
+            file: file.to_path_buf(),
+            header,
+            by_nodes,
+        })
+    }
+
+    /// The node counts with runs left to take, up to `max`.
+    pub fn available(&self, max: u32) -> Vec<u32> {
+        self.by_nodes
+            .iter()
+            .filter(|(n, (lines, taken))| **n <= max && *taken < lines.len())
+            .map(|(n, _)| *n)
+            .collect()
+    }
+
+    /// The next `k` recorded runs on `nodes` nodes, in file order (fewer where fewer are
+    /// left; none where the count was not recorded): each one's time and line.
+    pub fn take(&mut self, nodes: u32, k: u32) -> Runs {
+        let Some((lines, taken)) = self.by_nodes.get_mut(&nodes) else {
+            return Vec::new();
+        };
+        let end = (*taken + k as usize).min(lines.len());
+        let out = lines[*taken..end].to_vec();
+        *taken = end;
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runs_are_taken_in_file_order_and_never_invented() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("r.csv");
+        std::fs::write(
+            &f,
+            "nodes,cores,freq_hz,gpus,time_s,energy_j\n\
+             1,72,2.4e9,0,10,1000\n2,72,2.4e9,0,6,1100\n2,36,2.4e9,0,9,1000\n2,72,2.4e9,0,6.2,1120\n",
+        )
+        .unwrap();
+        let mut r = Recorded::read(&f, Some(&[72]), None).unwrap();
+        assert_eq!(r.available(16), vec![1, 2]);
+        assert_eq!(r.take(2, 1), vec![(6.0, "2,72,2.4e9,0,6,1100".to_string())]);
+        assert_eq!(
+            r.take(2, 5),
+            vec![(6.2, "2,72,2.4e9,0,6.2,1120".to_string())]
+        );
+        assert_eq!(r.available(16), vec![1]);
+        assert!(r.take(3, 1).is_empty(), "3 nodes were not recorded");
+        assert!(Recorded::read(&f, Some(&[8]), None).is_err());
+    }
+}

@@ -1,0 +1,331 @@
+//! The campaign's loop: measure, refit and replan as `fit` and `plan` do, decide the next count.
+
+use super::{Campaign, Next, Rec, Report, Step, rec_of, said};
+use crate::cli::{Cli, Command};
+use crate::search::plan::Plan;
+use clap::Parser;
+use std::io::Write;
+use std::path::Path;
+
+impl Campaign<'_> {
+    /// Measures the start counts, then one count a step until the campaign stops; returns the
+    /// steps and why it stopped.
+    pub(super) fn steps(
+        &mut self,
+        tolerance: f64,
+        csv: &Path,
+    ) -> anyhow::Result<(Vec<Step>, String)> {
+        let mut steps = Vec::new();
+        let mut before: Option<Rec> = None;
+        let mut todo: Vec<(u32, String)> = self
+            .start()
+            .into_iter()
+            .map(|n| {
+                (
+                    n,
+                    format!(
+                        "start: the smallest recorded count at or above {:?}",
+                        super::START
+                    ),
+                )
+            })
+            .collect();
+        loop {
+            if todo.is_empty() {
+                if self.measured.is_empty() {
+                    return Ok((steps, "nothing recorded to start from".into()));
+                }
+                let plan = self.fit_and_plan(csv)?;
+                let after = rec_of(&plan, &self.measured);
+                if let Some(last) = steps.last_mut().filter(|s: &&mut Step| s.after.is_none()) {
+                    last.after = after.clone();
+                    self.say_step(last);
+                }
+                match self.next(&plan, tolerance) {
+                    Next::Stop(why) => return Ok((steps, why)),
+                    Next::Measure(n, why) => todo.push((n, why)),
+                }
+                before = after;
+            }
+            let (n, why) = todo.remove(0);
+            let step = self.measure(n, why, (steps.len() + 1, before.clone()), csv)?;
+            if !todo.is_empty() {
+                // The start is fitted once it is complete.
+                self.say_step(&step);
+            }
+            steps.push(step);
+        }
+    }
+
+    /// Takes `--repeat` runs on `n` nodes and saves every run so far to `csv`.
+    fn measure(
+        &mut self,
+        n: u32,
+        why: String,
+        (number, before): (usize, Option<Rec>),
+        csv: &Path,
+    ) -> anyhow::Result<Step> {
+        let taken = self.recorded.take(n, self.args.repeat.max(1));
+        let node_hours: f64 = taken.iter().map(|(t, _)| f64::from(n) * t / 3600.0).sum();
+        let runs = taken.len();
+        self.runs.extend(taken.into_iter().map(|(t, l)| (n, t, l)));
+        self.measured.insert(n);
+        let mut text = self.recorded.header.clone() + "\n";
+        for (_, _, line) in &self.runs {
+            text += line;
+            text.push('\n');
+        }
+        crate::atomic_write::write_atomic(csv, text.as_bytes(), false)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", csv.display()))?;
+        Ok(Step {
+            step: number,
+            nodes: n,
+            runs,
+            why,
+            node_hours,
+            node_runs: n * runs as u32,
+            before,
+            after: None,
+        })
+    }
+
+    /// Fits the runs so far and plans `1..=max_nodes`, through the same code as `fit` and
+    /// `plan` (their checks accepted: a campaign goes on and the final fit says them).
+    fn fit_and_plan(&self, csv: &Path) -> anyhow::Result<Plan> {
+        let a = self.args;
+        let dir = self.work.path();
+        let (prof, mach) = (dir.join("profile.json"), dir.join("machine.toml"));
+        let machine = a.machine.clone().unwrap_or_default();
+        let energy = self.recorded.header.contains("energy_j");
+        let mut fit: Vec<String> = vec!["jouleplan".into(), "-q".into(), "fit".into()];
+        fit.extend(["--measured", path(csv), "--machine", &machine].map(String::from));
+        fit.extend(["--profile-out", path(&prof), "--accept-model-error"].map(String::from));
+        if let Some(p) = &a.program {
+            fit.extend(["--program".into(), p.clone()]);
+        }
+        if energy {
+            fit.extend(["--machine-out".into(), path(&mach).into()]);
+        }
+        if a.weak {
+            fit.push("--weak".into());
+        }
+        let planned = if energy {
+            path(&mach).to_string()
+        } else {
+            machine
+        };
+        let mut plan: Vec<String> = vec!["jouleplan".into(), "-q".into(), "plan".into()];
+        plan.extend(["--machine", &planned, "--profile", path(&prof)].map(String::from));
+        plan.extend(["--nodes".into(), format!("1-{}", self.max_nodes)]);
+        plan.push("--accept-model-error".into());
+        for (flag, v) in [("--cores", &a.cores), ("--freqs", &a.freqs)] {
+            if let Some(v) = v {
+                plan.extend([flag.to_string(), v.clone()]);
+            }
+        }
+        let was_quiet = crate::cli::say::quiet();
+        crate::cli::say::set_quiet(true);
+        let result = run_quietly(&fit, &plan);
+        crate::cli::say::set_quiet(was_quiet);
+        result
+    }
+
+    /// What to measure next: the recommended count where it is unmeasured (or, not recorded,
+    /// the nearest recorded count); where it is measured, the unmeasured count whose low ends
+    /// could beat its `E x T` by more than `tolerance`; else stop.
+    fn next(&self, plan: &Plan, tolerance: f64) -> Next {
+        let Some(rec) = plan.recommendation() else {
+            return Next::Stop(format!("no recommendation: {}", plan.answer.reason));
+        };
+        let n = rec.prediction.config.nodes;
+        let avail: Vec<u32> = self
+            .recorded
+            .available(self.max_nodes)
+            .into_iter()
+            .filter(|m| !self.measured.contains(m))
+            .collect();
+        if !self.measured.contains(&n) {
+            if avail.contains(&n) {
+                return self.within_budget(
+                    plan,
+                    n,
+                    format!("the recommendation, {n} nodes, was not measured"),
+                );
+            }
+            let near = avail.iter().copied().min_by(|&a, &b| {
+                let d = |m: u32| (f64::from(m) / f64::from(n)).ln().abs();
+                d(a).total_cmp(&d(b)).then(a.cmp(&b))
+            });
+            return match near {
+                Some(m) => self.within_budget(plan, m, format!(
+                    "the recommendation, {n} nodes, was not recorded: {m} is the nearest recorded count"
+                )),
+                None => Next::Stop(format!(
+                    "the recommendation, {n} nodes, was not measured and no recorded count is left"
+                )),
+            };
+        }
+        // Measured: the far-end ranking already prefers it to every unmeasured count at its
+        // interval's high ends; measure on only where a count's prediction itself beats it by
+        // more than the tolerance.
+        let edp = |f: &crate::search::plan::FrontEntry| f.prediction.time.0 * f.prediction.energy.0;
+        let best = plan
+            .front
+            .iter()
+            .filter(|f| avail.contains(&f.prediction.config.nodes))
+            .min_by(|a, b| edp(a).total_cmp(&edp(b)));
+        match best {
+            Some(f) if edp(f) < edp(rec) * (1.0 - tolerance) => {
+                let m = f.prediction.config.nodes;
+                self.within_budget(plan, m, format!(
+                    "the recommendation, {n} nodes, was measured, but {m} nodes are predicted to \
+                     beat its energy-delay product by {:.1}% (tolerance {:.1}%)",
+                    100.0 * (1.0 - edp(f) / edp(rec)),
+                    100.0 * tolerance
+                ))
+            }
+            _ => Next::Stop(format!(
+                "stable: the recommendation, {n} nodes, was measured, and no unmeasured recorded \
+                 count up to {} is predicted to beat its energy-delay product by more than {:.1}%",
+                self.max_nodes,
+                100.0 * tolerance
+            )),
+        }
+    }
+
+    /// Measures `m` unless its predicted cost would pass `--node-hours`.
+    fn within_budget(&self, plan: &Plan, m: u32, why: String) -> Next {
+        let Some(budget) = self.args.campaign.node_hours else {
+            return Next::Measure(m, why);
+        };
+        let spent: f64 = self
+            .runs
+            .iter()
+            .map(|(n, t, _)| f64::from(*n) * t / 3600.0)
+            .sum();
+        let time = plan
+            .front
+            .iter()
+            .find(|f| f.prediction.config.nodes == m)
+            .or(plan.recommendation())
+            .map_or(0.0, |f| f.prediction.time.0);
+        let cost = f64::from(m) * time * f64::from(self.args.repeat.max(1)) / 3600.0;
+        if spent + cost > budget {
+            return Next::Stop(format!(
+                "budget: {why}, but measuring {m} nodes would cost about {cost:.2} node-hours \
+                 and {:.2} of {budget:.2} are left",
+                (budget - spent).max(0.0)
+            ));
+        }
+        Next::Measure(m, why)
+    }
+
+    /// Says a step on stderr.
+    fn say_step(&self, s: &Step) {
+        crate::cli::say::progress(&format!(
+            "step {}: measured {} node{} ({} run{}, {:.3} node-hours, {} node-runs): {}\n  \
+             recommendation before: {}\n  after: {}",
+            s.step,
+            s.nodes,
+            if s.nodes == 1 { "" } else { "s" },
+            s.runs,
+            if s.runs == 1 { "" } else { "s" },
+            s.node_hours,
+            s.node_runs,
+            s.why,
+            said(&s.before),
+            match s.after {
+                None => "fitted once the start is measured".to_string(),
+                Some(_) => said(&s.after),
+            }
+        ));
+    }
+
+    /// Writes the profile of the last fit to `--output`, prints the summary (or the JSON).
+    pub(super) fn finish(
+        &self,
+        csv: &Path,
+        (steps, stopped): (Vec<Step>, String),
+        out: &mut dyn Write,
+    ) -> anyhow::Result<()> {
+        let a = self.args;
+        let fitted = self.work.path().join("profile.json");
+        if fitted.exists() {
+            let bytes = std::fs::read(&fitted)?;
+            crate::atomic_write::write_atomic(&a.output, &bytes, false)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", a.output.display()))?;
+        }
+        let node_hours: f64 = self
+            .runs
+            .iter()
+            .map(|(n, t, _)| f64::from(*n) * t / 3600.0)
+            .sum();
+        let node_runs: u32 = self.runs.iter().map(|(n, _, _)| n).sum();
+        let recommendation = steps.last().and_then(|s| s.after.clone());
+        crate::cli::say::progress(&format!("campaign ended: {stopped}"));
+        let report = Report {
+            format: "jouleplan-campaign/1",
+            measured_nodes: self.measured.iter().copied().collect(),
+            steps,
+            stopped,
+            recommendation,
+            node_hours,
+            node_runs,
+            runs_file: csv.display().to_string(),
+            profile_file: a.output.display().to_string(),
+        };
+        if a.campaign.json {
+            crate::artefact::write_sorted(&report, out)?;
+            return Ok(());
+        }
+        summary(&report, a, out)
+    }
+}
+
+/// The campaign's end in a few lines, with the commands that reproduce its recommendation.
+fn summary(
+    r: &Report,
+    a: &crate::cli::profile::ProfileArgs,
+    out: &mut dyn Write,
+) -> anyhow::Result<()> {
+    let counts: Vec<String> = r.measured_nodes.iter().map(u32::to_string).collect();
+    writeln!(
+        out,
+        "campaign: {} step{} measured node counts {} at {:.3} node-hours ({} node-runs)",
+        r.steps.len(),
+        if r.steps.len() == 1 { "" } else { "s" },
+        counts.join(", "),
+        r.node_hours,
+        r.node_runs
+    )?;
+    writeln!(out, "stopped: {}", r.stopped)?;
+    writeln!(out, "recommendation: {}", said(&r.recommendation))?;
+    writeln!(
+        out,
+        "runs in {}; profile in {}; the machine's power from them: jouleplan fit --measured {} \
+         --machine {} --profile-out P.json --machine-out M.toml",
+        r.runs_file,
+        r.profile_file,
+        r.runs_file,
+        a.machine.as_deref().unwrap_or("M.toml")
+    )?;
+    Ok(())
+}
+
+/// Runs `fit` then `plan` from their command lines, their output discarded.
+fn run_quietly(fit: &[String], plan: &[String]) -> anyhow::Result<Plan> {
+    let mut sink = std::io::sink();
+    match Cli::try_parse_from(fit).map(|c| c.command) {
+        Ok(Some(Command::Fit(f))) => crate::cli::fit::run_fit(&f, &mut sink)?,
+        other => anyhow::bail!("internal: the campaign's fit did not parse: {other:?}"),
+    }
+    match Cli::try_parse_from(plan).map(|c| c.command) {
+        Ok(Some(Command::Plan(p))) => crate::cli::plan::run_plan(&p, &mut sink),
+        other => anyhow::bail!("internal: the campaign's plan did not parse: {other:?}"),
+    }
+}
+
+/// A path as a command-line argument.
+fn path(p: &Path) -> &str {
+    p.to_str().unwrap_or_default()
+}
