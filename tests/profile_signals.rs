@@ -13,11 +13,16 @@ fn start(dir: &Path, program: &str, repeat: &str) -> Child {
 }
 
 fn start_argv(dir: &Path, argv: &[&str], repeat: &str) -> Child {
+    start_with(dir, &[], argv, repeat)
+}
+
+fn start_with(dir: &Path, flags: &[&str], argv: &[&str], repeat: &str) -> Child {
     Command::new(env!("CARGO_BIN_EXE_jouleplan"))
         .current_dir(dir)
         .env_remove("SLURM_JOB_ID")
+        .arg("profile")
+        .args(flags)
         .args([
-            "profile",
             "--cores",
             "1",
             "--repeat",
@@ -98,6 +103,43 @@ fn a_program_that_ignores_sigterm_is_killed_after_the_grace_period() {
     assert_eq!(out.status.code(), Some(129), "{err}");
     assert!(waited < Duration::from_secs(20), "{waited:?}");
     assert!(!running(marker), "the program outlived profile");
+}
+
+#[test]
+fn grace_sets_how_long_a_program_that_ignores_sigterm_is_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let marker = "33.1415";
+    let program = format!("trap '' TERM; sleep {marker}");
+    let child = start_with(d, &["--grace", "1"], &["/bin/sh", "-c", &program], "1");
+    let t = Instant::now();
+    while !running(marker) {
+        assert!(t.elapsed() < Duration::from_secs(10));
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    signal(&child, libc::SIGTERM);
+    let t = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    let waited = t.elapsed();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(143), "{err}");
+    // The default grace is 10 s: with --grace 1 the program is gone well before.
+    assert!(waited < Duration::from_secs(8), "{waited:?}");
+    assert!(!running(marker), "the program outlived profile");
+}
+
+#[test]
+fn a_grace_that_is_not_a_positive_number_is_refused_naming_the_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    for bad in ["0", "-1", "NaN", "inf", "ten"] {
+        let out = start_with(dir.path(), &["--grace", bad], &["true"], "1")
+            .wait_with_output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "--grace {bad}: {err}");
+        assert!(err.contains("--grace") && err.contains("above 0"), "{err}");
+        assert!(!dir.path().join("p.json").exists(), "nothing ran for {bad}");
+    }
 }
 
 #[test]
