@@ -166,3 +166,78 @@ fn a_sigkilled_profile_leaves_no_measured_program_running() {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// The runs of a profile and its journal as (repeat, wall time) pairs, the journal's after
+/// the profile's (a torn last line left out).
+fn saved_runs(d: &Path) -> Vec<(u64, f64)> {
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("p.json")).unwrap()).unwrap();
+    let key =
+        |r: &serde_json::Value| (r["repeat"].as_u64().unwrap(), r["wall_s"].as_f64().unwrap());
+    let mut runs: Vec<(u64, f64)> = doc["sweep"]["record"]["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(key)
+        .collect();
+    let journal = std::fs::read_to_string(d.join("p.json.journal")).unwrap_or_default();
+    for line in journal.split_inclusive('\n').filter(|l| l.ends_with('\n')) {
+        let l: serde_json::Value = serde_json::from_str(line).unwrap();
+        if l["index"].as_u64().unwrap() as usize >= runs.len() {
+            runs.push(key(&l["run"]));
+        }
+    }
+    runs
+}
+
+#[test]
+fn a_sigkilled_sweep_loses_no_finished_run_and_resume_reads_its_journal() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let repeat = "1500";
+    let mut child = start_argv(d, &["true"], repeat);
+    let t = Instant::now();
+    while std::fs::read_to_string(d.join("p.json.journal"))
+        .map(|j| j.lines().count() < 5)
+        .unwrap_or(true)
+    {
+        assert!(t.elapsed() < Duration::from_secs(30), "no run journalled");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    signal(&child, libc::SIGKILL);
+    let _ = child.wait();
+    let before = saved_runs(d);
+    assert!(before.len() < 1500, "killed mid-sweep: {}", before.len());
+    // A kill in the middle of an append leaves a torn last line.
+    let mut j = std::fs::OpenOptions::new()
+        .append(true)
+        .open(d.join("p.json.journal"))
+        .unwrap();
+    std::io::Write::write_all(&mut j, b"{\"index\":").unwrap();
+    let out = start_with(d, &["--resume"], &["true"], repeat)
+        .wait_with_output()
+        .unwrap();
+    let (so, se) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(0), "{so}{se}");
+    assert!(se.contains("torn"), "{se}");
+    let made = format!(
+        "{} runs made, {} already there",
+        1500 - before.len(),
+        before.len()
+    );
+    assert!(so.contains(&made), "{made}: {so}");
+    let after = saved_runs(d);
+    assert_eq!(after.len(), 1500);
+    assert_eq!(
+        after[..before.len()],
+        before[..],
+        "every finished run kept as measured"
+    );
+    assert!(
+        !d.join("p.json.journal").exists(),
+        "the journal is folded into the profile"
+    );
+}

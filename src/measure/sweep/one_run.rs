@@ -129,10 +129,12 @@ pub(super) fn measure_once(
             ranks_per_node: o.ranks,
             threads_per_rank: p.cores / o.ranks,
         }),
-        hosts: if p.nodes > 1 {
-            s.hosts.iter().take(p.nodes as usize).cloned().collect()
+        hosts: Vec::new(),
+        host_list: if p.nodes > 1 {
+            let n = s.hosts.len().min(p.nodes as usize);
+            s.rec.intern_hosts(&s.hosts[..n])
         } else {
-            Vec::new()
+            None
         },
     })
 }
