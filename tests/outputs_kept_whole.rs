@@ -133,3 +133,133 @@ fn a_second_writer_onto_one_output_is_refused_at_once_and_no_run_is_lost() {
     assert_eq!(doc["sweep"]["record"]["runs"].as_array().unwrap().len(), 3);
     assert!(!lock.exists(), "the lock is removed when its command ends");
 }
+
+/// A fitted profile and machine file in `d` (p.json, m.toml), and the fit's CSV (fit.csv).
+fn fitted(d: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    common::fit_on_1_2_4_8(d, "hpgmgfv")
+}
+
+fn fit_again(d: &Path, profile_out: &Path, machine_out: &Path) -> (i32, String) {
+    let machine = Path::new(env!("CARGO_MANIFEST_DIR")).join(common::ICELAKE);
+    let (code, _, err) = jouleplan(&[
+        "fit",
+        "--measured",
+        s(&d.join("fit.csv")),
+        "--machine",
+        s(&machine),
+        "--profile-out",
+        s(profile_out),
+        "--machine-out",
+        s(machine_out),
+    ]);
+    (code, err)
+}
+
+#[test]
+fn a_write_error_names_the_output_the_user_gave_never_a_temporary() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (_, machine) = fitted(d);
+    // A parent that is a regular file fails for root too.
+    std::fs::write(d.join("file"), "not a folder").unwrap();
+    let out = d.join("file").join("p.json");
+    let (code, err) = fit_again(d, &out, &d.join("m2.toml"));
+    assert_ne!(code, 0, "{err}");
+    assert!(err.contains(s(&out)), "{err}");
+    assert!(!err.contains("jouleplan-tmp"), "{err}");
+    assert!(
+        !d.join("m2.toml").exists(),
+        "nothing of the set was written"
+    );
+    // A read-only folder, where the lock beside the output is already there (left by a
+    // killed command): the temporary cannot be made.
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        eprintln!("skipped the read-only folder: root ignores permissions");
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let ro = d.join("ro");
+    std::fs::create_dir(&ro).unwrap();
+    std::fs::write(ro.join(".p.json.jouleplan-lock"), "").unwrap();
+    std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o555)).unwrap();
+    let out = ro.join("p.json");
+    let (code, err) = fit_again(d, &out, &machine);
+    std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o755)).unwrap();
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains(s(&out)) && !err.contains("jouleplan-tmp"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_machine_file_that_cannot_be_written_leaves_the_profile_written_with_it_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (profile, _) = fitted(d);
+    let old = std::fs::read(&profile).unwrap();
+    // Refit onto the same profile with another program name, so its bytes would change...
+    let machine = Path::new(env!("CARGO_MANIFEST_DIR")).join(common::ICELAKE);
+    let blocked = d.join("blocked.toml");
+    std::fs::create_dir(&blocked).unwrap();
+    let (code, _, err) = jouleplan(&[
+        "fit",
+        "--measured",
+        s(&d.join("fit.csv")),
+        "--machine",
+        s(&machine),
+        "--program",
+        "renamed",
+        "--profile-out",
+        s(&profile),
+        "--machine-out",
+        s(&blocked),
+    ]);
+    // ...but the machine file cannot be written: neither is.
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains(s(&blocked)), "{err}");
+    assert!(err.contains("nothing was written"), "{err}");
+    assert_eq!(
+        std::fs::read(&profile).unwrap(),
+        old,
+        "the profile kept its bytes"
+    );
+    let left: Vec<String> = std::fs::read_dir(d)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("jouleplan"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
+fn a_report_is_swapped_in_whole_leaving_no_half_folder_beside_it() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("report");
+    let (code, _, err) = jouleplan(&["report", "--out", s(&out)]);
+    assert_eq!(code, 0, "{err}");
+    let first = std::fs::metadata(&out).unwrap().ino();
+    let (code, _, err) = jouleplan(&["report", "--deadline", "500ms", "--out", s(&out)]);
+    assert_eq!(code, 0, "{err}");
+    // A new folder took the old one's place (one rename), with every file in it.
+    assert_ne!(std::fs::metadata(&out).unwrap().ino(), first);
+    for f in [
+        "index.html",
+        "pareto.svg",
+        "pareto.png",
+        "breakdown.svg",
+        "front.json",
+        "front.csv",
+    ] {
+        assert!(out.join(f).is_file(), "{f}");
+    }
+    let names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["report"], "nothing is left beside the report");
+}

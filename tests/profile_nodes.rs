@@ -78,10 +78,20 @@ fn runs_on_n_nodes_get_the_first_n_hosts_and_are_recorded_with_their_layout() {
     // A launcher of the user's is used for every point; only runs on more nodes name hosts.
     let r = runs(&d.join("p.json"));
     assert_eq!(r.len(), 2);
-    assert!(r[0].get("hosts").is_none());
+    assert!(r[0].get("host_list").is_none());
     assert!(r[0].get("nodes").is_none(), "one node is written as before");
     assert_eq!(r[1]["nodes"], 2);
-    assert_eq!(r[1]["hosts"], serde_json::json!(["node01", "node02"]));
+    // The hosts: the first two of the sweep's one host list.
+    assert_eq!(
+        r[1]["host_list"],
+        serde_json::json!({"list": 0, "count": 2})
+    );
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("p.json")).unwrap()).unwrap();
+    assert_eq!(
+        doc["sweep"]["record"]["host_lists"],
+        serde_json::json!([["node01", "node02", "node03"]])
+    );
     assert_eq!(
         r[1]["layout"],
         serde_json::json!({"ranks_per_node": 2, "threads_per_rank": 1})
@@ -157,4 +167,183 @@ fn node_counts_that_cannot_be_placed_are_refused_before_anything_runs() {
         assert!(err.contains(want), "{args:?}: {err}");
         assert!(!d.join("p.json").exists(), "{args:?} wrote a profile");
     }
+}
+
+/// 10,000 fake hosts, one a line.
+fn many_hosts(d: &Path) {
+    let hosts: String = (0..10_000).map(|i| format!("node{i:05}\n")).collect();
+    std::fs::write(d.join("hosts"), hosts).unwrap();
+}
+
+/// A launcher that does not launch: it notes how many hostfiles lie in the sweep's working
+/// folder and how many hosts this point's has, then runs the program here.
+const COUNT_HOSTFILES: &str = "sh -c 'ls \"$(dirname \"$(dirname \"$0\")\")\" | grep -c nodes$ >> \
+     seen.txt; wc -l < \"$0\" >> seen.txt; exec \"$@\"' {hostfile}";
+
+#[test]
+fn a_sweep_over_10000_hosts_writes_a_profile_jouleplan_reads_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    many_hosts(d);
+    let args = [
+        "--nodes",
+        "1,10000",
+        "--repeat",
+        "30",
+        "--cores",
+        "1",
+        "--hostfile",
+        "hosts",
+        "--launcher",
+        COUNT_HOSTFILES,
+        "--output",
+        "p.json",
+        "--",
+        "true",
+    ];
+    let (ok, out, err) = profile(d, &args);
+    assert!(ok, "{out}{err}");
+    let size = std::fs::metadata(d.join("p.json")).unwrap().len();
+    assert!(size < 16 << 20, "{size} bytes");
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("p.json")).unwrap()).unwrap();
+    let rec = &doc["sweep"]["record"];
+    assert_eq!(rec["host_lists"].as_array().unwrap().len(), 1, "one list");
+    assert_eq!(rec["host_lists"][0].as_array().unwrap().len(), 10_000);
+    let runs = rec["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 60);
+    for r in runs.iter().filter(|r| r["nodes"] == 10_000) {
+        assert_eq!(
+            r["host_list"],
+            serde_json::json!({"list": 0, "count": 10000})
+        );
+        assert!(r.get("hosts").is_none());
+    }
+    // Each point's hostfile was written as its runs began, one at a time, and is gone.
+    let seen = std::fs::read_to_string(d.join("seen.txt")).unwrap();
+    let counts: Vec<&str> = seen.lines().collect();
+    assert!(counts.chunks(2).all(|c| c[0] == "1"), "{seen}");
+    assert!(counts.chunks(2).any(|c| c[1] == "10000"), "{seen}");
+    let left: Vec<String> = std::fs::read_dir(d)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("p.json") || n.contains("jouleplan"))
+        .collect();
+    assert_eq!(
+        left,
+        ["p.json"],
+        "no journal, working folder or temporary is left"
+    );
+    // Read back: by --resume (nothing to run) and by plan (which gets past reading to the
+    // machine check: this VM is not the bundled machine).
+    let mut again = args.to_vec();
+    again.insert(0, "--resume");
+    let (ok, out, err) = profile(d, &again);
+    assert!(
+        ok && out.contains("0 runs made, 60 already there"),
+        "{out}{err}"
+    );
+    let plan = Command::cargo_bin("jouleplan")
+        .unwrap()
+        .current_dir(d)
+        .args(["plan", "--profile", "p.json"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&plan.stderr);
+    assert!(
+        err.contains("was measured on") && !err.contains("MiB"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_sweep_whose_profile_would_be_too_large_to_read_is_refused_before_it_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    many_hosts(d);
+    let args = [
+        "--nodes",
+        "1-10000",
+        "--repeat",
+        "100",
+        "--cores",
+        "1",
+        "--hostfile",
+        "hosts",
+        "--launcher",
+        COUNT_HOSTFILES,
+        "--output",
+        "p.json",
+        "--",
+        "true",
+    ];
+    let out = Command::cargo_bin("jouleplan")
+        .unwrap()
+        .current_dir(d)
+        .arg("profile")
+        .args(args)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("16.0 MiB") && err.contains("--repeat"),
+        "{err}"
+    );
+    assert!(!d.join("seen.txt").exists(), "nothing ran");
+    assert!(!d.join("p.json").exists() && !d.join("p.json.runs").exists());
+}
+
+#[test]
+fn a_profile_with_hosts_in_each_run_still_reads_and_is_written_again_with_the_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("hosts"), "a\nb\nc\n").unwrap();
+    let args = [
+        "--nodes",
+        "1,3",
+        "--cores",
+        "1",
+        "--hostfile",
+        "hosts",
+        "--launcher",
+        KEEP_HOSTFILE,
+        "--output",
+        "p.json",
+        "--",
+        "true",
+    ];
+    let (ok, out, err) = profile(d, &args);
+    assert!(ok, "{out}{err}");
+    // The form written before the table: each run lists its hosts.
+    let path = d.join("p.json");
+    let mut doc: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let rec = doc["sweep"]["record"].as_object_mut().unwrap();
+    rec.remove("host_lists");
+    for r in rec["runs"].as_array_mut().unwrap() {
+        let r = r.as_object_mut().unwrap();
+        if r.remove("host_list").is_some() {
+            r.insert("hosts".into(), serde_json::json!(["a", "b", "c"]));
+        }
+    }
+    std::fs::write(&path, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
+    let mut more = args.to_vec();
+    more[1] = "1,2,3";
+    more.insert(0, "--resume");
+    let (ok, out, err) = profile(d, &more);
+    assert!(
+        ok && out.contains("1 runs made, 2 already there"),
+        "{out}{err}"
+    );
+    let r = runs(&path);
+    assert!(r.iter().all(|r| r.get("hosts").is_none()), "{r:?}");
+    assert_eq!(
+        r[1]["host_list"],
+        serde_json::json!({"list": 0, "count": 3})
+    );
+    assert_eq!(
+        r[2]["host_list"],
+        serde_json::json!({"list": 0, "count": 2})
+    );
 }

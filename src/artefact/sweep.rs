@@ -41,10 +41,25 @@ pub struct RunRecord {
     /// axis: the sweep's `ranks`, and `cores / ranks`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub layout: Option<RankLayout>,
-    /// The hosts the run was given (a `--hostfile` run's first `nodes` hosts; a Slurm step's
-    /// node list where sacct gave it).
+    /// The hosts the run was given, as files written before the table of host lists held
+    /// them (read, never written: [`SweepRecord::intern_old_hosts`] moves them to the table).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hosts: Vec<String>,
+    /// The hosts the run was given (a `--hostfile` run's first `nodes` hosts), as a part of
+    /// one of the sweep's `host_lists`: see [`SweepRecord::hosts_of`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_list: Option<HostsRef>,
+}
+
+/// A run's hosts: the first `count` hosts of `sweep.record.host_lists[list]`, so that a host
+/// list of 10,000 nodes is written once, not once per run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostsRef {
+    /// Index into `host_lists`.
+    pub list: usize,
+    /// How many of its first hosts.
+    pub count: usize,
 }
 
 /// How one run's ranks and threads were laid out.
@@ -204,6 +219,53 @@ pub struct SweepRecord {
     /// and host-runtime times replace NVML's sampled ones in the baseline.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub talp: Vec<TalpAttachment>,
+    /// Each distinct list of hosts the runs were given, once (runs refer to them by index).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub host_lists: Vec<Vec<String>>,
+}
+
+impl SweepRecord {
+    /// The reference of `hosts` in the table of host lists: a list that begins with them, or a
+    /// new list; `None` for no hosts.
+    pub fn intern_hosts(&mut self, hosts: &[String]) -> Option<HostsRef> {
+        if hosts.is_empty() {
+            return None;
+        }
+        let count = hosts.len();
+        let found = self
+            .host_lists
+            .iter()
+            .position(|l| l.len() >= count && l[..count] == *hosts);
+        let list = found.unwrap_or_else(|| {
+            self.host_lists.push(hosts.to_vec());
+            self.host_lists.len() - 1
+        });
+        Some(HostsRef { list, count })
+    }
+
+    /// Moves the per-run host lists of an older file into the table, so that the file is
+    /// written again in the table's form.
+    pub fn intern_old_hosts(&mut self) {
+        for i in 0..self.runs.len() {
+            if self.runs[i].hosts.is_empty() {
+                continue;
+            }
+            let hosts = std::mem::take(&mut self.runs[i].hosts);
+            self.runs[i].host_list = self.intern_hosts(&hosts);
+        }
+    }
+
+    /// The hosts a run was given (empty where none were recorded).
+    pub fn hosts_of<'a>(&'a self, run: &'a RunRecord) -> &'a [String] {
+        match run.host_list {
+            Some(r) => self
+                .host_lists
+                .get(r.list)
+                .and_then(|l| l.get(..r.count))
+                .unwrap_or(&[]),
+            None => &run.hosts,
+        }
+    }
 }
 
 /// Checks one recorded run's readings: its times and energies through the range every reader
@@ -313,6 +375,24 @@ impl SweepRecord {
             }
             if !(1e7..=2e10).contains(&r.freq_hz) {
                 return Err(bad("freq_hz", r.freq_hz));
+            }
+            if let Some(h) = r.host_list
+                && self
+                    .host_lists
+                    .get(h.list)
+                    .is_none_or(|l| h.count > l.len())
+            {
+                return Err(format!(
+                    "sweep.record.runs[{i}].host_list: the first {} hosts of host list {}, but \
+                     sweep.record.host_lists has {} lists{}",
+                    h.count,
+                    h.list,
+                    self.host_lists.len(),
+                    self.host_lists
+                        .get(h.list)
+                        .map(|l| format!(" and that one {} hosts", l.len()))
+                        .unwrap_or_default()
+                ));
             }
             check_readings(i, r)?;
             let x = &r.readings;

@@ -372,6 +372,7 @@ fn kernel_options(
         quiet: false,
         verbose: false,
         gpu_sample: Duration::from_millis(100),
+        grace: crate::measure::launch::DEFAULT_GRACE,
     }
 }
 

@@ -4,7 +4,7 @@
 
 use super::validate::{Block, write_block};
 use super::{SourceArgs, bind, fit_to_machine, trust};
-use crate::atomic_write::write_atomic;
+use crate::atomic_write::{Links, SetFile, write_set};
 use crate::calibrate::from_measured::{self, FitOutcome};
 use crate::calibrate::machine_edit;
 use crate::calibrate::node_fit::Rule;
@@ -219,13 +219,23 @@ fn write_outputs(
         let problems = planner_checks(&fitted.profile, machine, machine_new.as_ref())?;
         refuse_or_warn(args, &problems)?;
     }
-    write_atomic(&args.profile_out, profile_json.as_bytes(), false)?;
-    super::say::progress(&format!("wrote {}", args.profile_out.display()));
-    let mut wrote = vec![args.profile_out.display().to_string()];
-    if let Some((path, text)) = machine_new {
-        super::outputs::write_machine(machine_file, path, text.as_bytes())?;
-        super::say::progress(&format!("wrote {}", path.display()));
-        wrote.push(path.display().to_string());
+    // The profile and the machine file fitted with it: both written, or neither.
+    let mut set = vec![SetFile {
+        path: &args.profile_out,
+        bytes: profile_json.as_bytes(),
+        links: Links::Refuse,
+    }];
+    if let Some((path, text)) = &machine_new {
+        set.push(SetFile {
+            path,
+            bytes: text.as_bytes(),
+            links: super::outputs::machine_links(machine_file, path),
+        });
+    }
+    write_set(&set)?;
+    let wrote: Vec<String> = set.iter().map(|f| f.path.display().to_string()).collect();
+    for w in &wrote {
+        super::say::progress(&format!("wrote {w}"));
     }
     Ok(wrote)
 }

@@ -70,8 +70,7 @@ pub fn run_machine(a: &MachineArgs, out: &mut dyn Write) -> anyhow::Result<()> {
                 )
                 .into()),
                 Some(p) => {
-                    crate::atomic_write::write_atomic(p, text.as_bytes(), false)
-                        .map_err(|e| anyhow::anyhow!("{}: cannot write: {e}", p.display()))?;
+                    crate::atomic_write::write_atomic(p, text.as_bytes(), false)?;
                     super::say::progress(&format!(
                         "wrote {}: {} core{}, {} GHz, {}; network and power still to measure \
                          (jouleplan machine check {} lists them)",

@@ -68,14 +68,20 @@ pub fn lock(outputs: &[&Path]) -> anyhow::Result<Vec<crate::atomic_write::Output
         .collect()
 }
 
+/// How a machine file output treats a link: followed (rewritten in place, keeping its mode)
+/// when `output` is the machine file that was read, else refused as for every new output.
+pub fn machine_links(machine: &Path, output: &Path) -> crate::atomic_write::Links {
+    if same_file(machine, output) {
+        crate::atomic_write::Links::Follow
+    } else {
+        crate::atomic_write::Links::Refuse
+    }
+}
+
 /// Writes a machine file: in place (through a link, keeping its mode) when `output` is the
 /// machine file that was read, else as a new output.
 pub fn write_machine(machine: &Path, output: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    if same_file(machine, output) {
-        crate::atomic_write::rewrite_atomic(output, bytes)
-    } else {
-        crate::atomic_write::write_atomic(output, bytes, false)
-    }
+    crate::atomic_write::write_with(output, bytes, false, machine_links(machine, output))
 }
 
 #[cfg(test)]

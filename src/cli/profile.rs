@@ -99,6 +99,15 @@ pub struct ProfileArgs {
     /// Stop a run after this long (90s, 15m) and record it as failed.
     #[arg(long, value_name = "DURATION")]
     pub timeout: Option<String>,
+    /// Seconds a stopped program (Ctrl-C, SIGTERM, SIGHUP) gets between SIGTERM and SIGKILL;
+    /// keep it below the batch system's own grace (Slurm's KillWait, 30 s by default).
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value = "10",
+        allow_hyphen_values = true
+    )]
+    pub grace: String,
     /// Total and memory stall events as perf raw codes (r04a3,r14a3) for CPUs jouleplan does
     /// not know.
     #[arg(long, value_name = "TOTAL,MEM")]
@@ -299,6 +308,20 @@ fn gpu_sample(a: &ProfileArgs) -> Result<std::time::Duration, InputError> {
     Ok(std::time::Duration::from_secs_f64(d))
 }
 
+/// `--grace`: seconds, more than 0 and at most a day.
+fn grace(a: &ProfileArgs) -> Result<std::time::Duration, InputError> {
+    let expected = "seconds between SIGTERM and SIGKILL: a number above 0, at most 86400 (10, 2.5)";
+    let s: f64 = a
+        .grace
+        .trim()
+        .parse()
+        .map_err(|_| values::bad("--grace", expected, &a.grace))?;
+    if !(s > 0.0 && s <= 86_400.0) {
+        return Err(values::bad("--grace", expected, &a.grace));
+    }
+    Ok(std::time::Duration::from_secs_f64(s))
+}
+
 fn options(a: &ProfileArgs) -> anyhow::Result<Options> {
     let import = a.perf_stat.is_some();
     if a.command.is_empty() && !import {
@@ -348,6 +371,7 @@ fn options(a: &ProfileArgs) -> anyhow::Result<Options> {
         verbose: a.verbose,
         at_node_frequency: a.at_node_frequency,
         gpu_sample: gpu_sample(a)?,
+        grace: grace(a)?,
     })
 }
 

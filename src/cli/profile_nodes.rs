@@ -136,8 +136,7 @@ fn push_assumption(doc: &mut ProfileFile, what: String) {
 
 fn write_doc(output: &Path, doc: &ProfileFile) -> anyhow::Result<()> {
     let text = doc.to_text()?;
-    write_atomic(output, text.as_bytes(), false)
-        .map_err(|e| anyhow::anyhow!("{}: cannot write: {e}", output.display()))
+    write_atomic(output, text.as_bytes(), false).map_err(anyhow::Error::from)
 }
 
 /// Writes every successful run of the profile at `output` as a measured CSV at `csv`, in the
@@ -172,7 +171,6 @@ pub fn write_measured_csv(written: &Written, csv: &Path) -> anyhow::Result<Optio
     } else {
         measured::to_csv(&rows)?
     };
-    write_atomic(csv, text.as_bytes(), false)
-        .map_err(|e| anyhow::anyhow!("{}: cannot write: {e}", csv.display()))?;
+    write_atomic(csv, text.as_bytes(), false)?;
     Ok(Some(rows.len()))
 }

@@ -74,9 +74,6 @@ pub fn run_report(args: &ReportArgs, _out: &mut dyn Write) -> anyhow::Result<Pla
             .map_err(|e| anyhow::anyhow!("{}: cannot create: {e}", parent.display()))?;
     }
     let _lock = super::outputs::lock(&[dir.as_path()])?;
-    // Never a planted link: the report's files would land where the link points.
-    crate::atomic_write::create_dir_safely(dir)
-        .map_err(|e| anyhow::anyhow!("{}: cannot create: {e}", dir.display()))?;
     let mut json = Vec::new();
     Json.plan(&plan, &mut json)?;
     let mut csv = Vec::new();
@@ -89,19 +86,26 @@ pub fn run_report(args: &ReportArgs, _out: &mut dyn Write) -> anyhow::Result<Pla
         &breakdown,
         file.as_deref().map(|f| (f, &runs[..])),
     );
-    let files: [(&str, &[u8]); 5] = [
+    let png = plot::pareto_png(&plan, &sample, &marks)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", dir.join("pareto.png").display()))?;
+    let files: [(&str, &[u8]); 6] = [
         ("pareto.svg", pareto.as_bytes()),
         ("breakdown.svg", breakdown.as_bytes()),
         ("front.json", &json),
         ("front.csv", &csv),
         ("index.html", html.as_bytes()),
+        ("pareto.png", &png),
     ];
-    for (name, bytes) in files {
-        save(&dir.join(name), bytes, false)?;
+    // Built beside the folder and swapped in: a kill leaves the old report or the new one.
+    let how = crate::atomic_write::write_folder(dir, &files)?;
+    if how == crate::atomic_write::Written::FileByFile {
+        super::say::note(&format!(
+            "{} holds other files: the report's files were replaced one by one",
+            dir.display()
+        ));
+    }
+    for (name, _) in files {
         super::say::progress(&format!("wrote {}", dir.join(name).display()));
     }
-    let png = dir.join("pareto.png");
-    plot::write_pareto(&png, &plan, &sample, &marks).map_err(anyhow::Error::msg)?;
-    super::say::progress(&format!("wrote {}", png.display()));
     Ok(plan)
 }

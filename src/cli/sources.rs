@@ -320,8 +320,7 @@ fn unmeasured(machine: &Machine, profile: &Profile) -> Vec<String> {
 
 /// Writes a file atomically, naming it when that fails.
 pub(crate) fn save(path: &Path, bytes: &[u8], executable: bool) -> anyhow::Result<()> {
-    crate::atomic_write::write_atomic(path, bytes, executable)
-        .map_err(|e| anyhow::anyhow!("{}: cannot write: {e}", path.display()))
+    crate::atomic_write::write_atomic(path, bytes, executable).map_err(anyhow::Error::from)
 }
 
 /// Loads the sources, binds and checks the model, prints the notes to standard error, and

@@ -15,9 +15,10 @@ pub static CURRENT_PGID: AtomicI32 = AtomicI32::new(0);
 /// The signal that stopped the sweep (SIGINT, SIGTERM or SIGHUP; 0 while none came).
 pub static STOP_SIGNAL: AtomicI32 = AtomicI32::new(0);
 
-/// How long a stopped program gets between SIGTERM and SIGKILL: shorter than Slurm's default
-/// `KillWait` (30 s), so jouleplan saves its runs before Slurm kills it.
-pub const GRACE: Duration = Duration::from_secs(10);
+/// How long a stopped program gets between SIGTERM and SIGKILL unless `profile --grace` says
+/// otherwise: shorter than Slurm's default `KillWait` (30 s), so jouleplan saves its runs
+/// before Slurm kills it.
+pub const DEFAULT_GRACE: Duration = Duration::from_secs(10);
 
 /// The handler of SIGINT, SIGTERM and SIGHUP (async-signal-safe: atomics and `kill`): the
 /// first asks the run's process group to stop (SIGTERM), a second kills it (SIGKILL).
@@ -254,8 +255,13 @@ fn read_tail(err: Option<std::fs::File>, echo: bool) -> std::sync::mpsc::Receive
 }
 
 impl Paused {
-    /// Lets the child `exec`, then waits for it (up to `limit`), keeping its stderr tail.
-    pub fn release_and_wait(mut self, limit: Option<Duration>) -> std::io::Result<Exit> {
+    /// Lets the child `exec`, then waits for it (up to `limit`), keeping its stderr tail. Once
+    /// a stop signal came, the program's group gets `grace` between SIGTERM and SIGKILL.
+    pub fn release_and_wait(
+        mut self,
+        limit: Option<Duration>,
+        grace: Duration,
+    ) -> std::io::Result<Exit> {
         use std::os::fd::AsRawFd;
         CURRENT_PGID.store(self.pid, Ordering::SeqCst);
         let rx = read_tail(self.err.take().map(std::fs::File::from), self.echo);
@@ -283,7 +289,7 @@ impl Paused {
             }
             if STOP_SIGNAL.load(Ordering::SeqCst) != 0 {
                 let at = *stopped_at.get_or_insert_with(Instant::now);
-                if at.elapsed() > GRACE {
+                if at.elapsed() > grace {
                     // SAFETY: signals the child's own process group.
                     unsafe { libc::kill(-self.pid, libc::SIGKILL) };
                 }

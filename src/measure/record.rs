@@ -1,7 +1,8 @@
 //! The file a sweep writes: a workload profile that `plan` reads (`jouleplan-profile/1`), whose
 //! `sweep` section keeps every run as measured (failed runs too) and where and how it was
-//! measured. After each run the whole file is rewritten atomically, so an interruption loses at
-//! most the run in progress, and `--resume` continues from it.
+//! measured. Each run is appended to a journal beside it as it finishes (`journal.rs` of the
+//! sweep), and the whole file is rewritten atomically from time to time and at the end, so an
+//! interruption loses at most the run in progress, and `--resume` continues from both.
 
 use super::Readings;
 use crate::artefact::profile::{
@@ -10,7 +11,8 @@ use crate::artefact::profile::{
 };
 use crate::artefact::sweep::mean;
 pub use crate::artefact::sweep::{
-    Missing, Planned, PointKey, RankLayout, RunRecord, SweepRecord, TalpAttachment, key, rel_spread,
+    HostsRef, Missing, Planned, PointKey, RankLayout, RunRecord, SweepRecord, TalpAttachment, key,
+    rel_spread,
 };
 use crate::error::{InputError, InputResult};
 use crate::units::Hertz;
@@ -62,7 +64,11 @@ impl Header {
 /// Reads a profile that `jouleplan profile` wrote, for `--resume`, `--talp` and the node law:
 /// the file (its baseline may still be empty) and its checked sweep record.
 pub fn read_written(path: &Path, text: &str) -> InputResult<(ProfileFile, SweepRecord)> {
-    let doc = ProfileFile::parse(path, text)?;
+    let mut doc = ProfileFile::parse(path, text)?;
+    if let Some(s) = &mut doc.sweep {
+        // Older files list each run's hosts in the run: written again, in the table.
+        s.record.intern_old_hosts();
+    }
     let rec = match &doc.sweep {
         None => {
             return Err(InputError::Mismatch(format!(

@@ -239,7 +239,6 @@ pub fn attach(output: &Path, specs: &[TalpSpec]) -> anyhow::Result<Vec<String>> 
         ))
     })?;
     let text = file.to_text()?;
-    crate::atomic_write::rewrite_atomic(output, text.as_bytes())
-        .map_err(|e| anyhow::anyhow!("{}: cannot write: {e}", output.display()))?;
+    crate::atomic_write::rewrite_atomic(output, text.as_bytes())?;
     Ok(lines)
 }

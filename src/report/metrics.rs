@@ -347,5 +347,5 @@ pub fn write_plot(path: &std::path::Path, r: &MetricsReport) -> Result<(), Strin
         }
         root.present().map_err(|e| format!("{e:?}"))?;
     }
-    std::fs::write(path, svg).map_err(|e| format!("{}: cannot write: {e}", path.display()))
+    crate::atomic_write::write_atomic(path, svg.as_bytes(), false).map_err(|e| e.to_string())
 }

@@ -32,7 +32,7 @@ pub fn import_perf_stat(
         )
         .into());
     };
-    let mut rec = load_existing(o)?.unwrap_or_else(|| imported_record(o));
+    let mut rec = load_existing(o, &mut |_| {})?.unwrap_or_else(|| imported_record(o));
     let mut readings = imp.readings;
     if readings.stall_cycles.is_none() {
         rec.unsupported.retain(|m| m.backend != "perf-stat");
@@ -74,6 +74,7 @@ pub fn import_perf_stat(
         finished_unix: now_unix(),
         layout: None,
         hosts: Vec::new(),
+        host_list: None,
     };
     rec.runs.push(r.clone());
     rec.planned.push(Planned {
@@ -109,5 +110,6 @@ fn imported_record(o: &Options) -> SweepRecord {
         runs: Vec::new(),
         complete: true,
         talp: Vec::new(),
+        host_lists: Vec::new(),
     }
 }

@@ -1,12 +1,13 @@
 //! The sweep: run the program at every `(nodes, cores, frequency, GPUs)` point, `repeat`
-//! times, with every working backend, and write each run to the profile as it completes. One
-//! file per concern: the options, the node, the profile file, the frequency, the set-up, one
-//! run, the sweep's loop, the summary, and the import of a `perf stat` capture.
+//! times, with every working backend, and save each run as it completes. One file per concern:
+//! the options, the node, the profile file, its journal, the frequency, the set-up, one run, the
+//! sweep's loop, the summary, and the import of a `perf stat` capture.
 
 mod file;
 mod frequency;
 mod host;
 mod import;
+mod journal;
 mod one_run;
 mod options;
 mod run;
@@ -15,6 +16,7 @@ mod summary;
 
 pub use host::{core_cpus, resolve_program};
 pub use import::import_perf_stat;
+pub use journal::{Journal, journal_path};
 pub use options::{INTERRUPTED, Options, Outcome, Roots};
 pub use run::run;
 pub use summary::summarise;

@@ -95,7 +95,7 @@ pub(super) fn measure_once(
             readings.warnings.push(format!("{}: {e}", b.name()));
         }
     }
-    let exit = paused.release_and_wait(o.timeout)?;
+    let exit = paused.release_and_wait(o.timeout, o.grace)?;
     let ctx = RunContext {
         wall_s: exit.wall_s,
         run_dir,
@@ -129,10 +129,12 @@ pub(super) fn measure_once(
             ranks_per_node: o.ranks,
             threads_per_rank: p.cores / o.ranks,
         }),
-        hosts: if p.nodes > 1 {
-            s.hosts.iter().take(p.nodes as usize).cloned().collect()
+        hosts: Vec::new(),
+        host_list: if p.nodes > 1 {
+            let n = s.hosts.len().min(p.nodes as usize);
+            s.rec.intern_hosts(&s.hosts[..n])
         } else {
-            Vec::new()
+            None
         },
     })
 }
@@ -149,7 +151,7 @@ pub(super) fn warm_up(
         let spec = spec_for(o, s, todo);
         let exit = launch::spawn_paused(&spec)
             .map_err(|e| anyhow::anyhow!("starting {:?}: {e}", spec.argv.join(" ")))?
-            .release_and_wait(o.timeout)?;
+            .release_and_wait(o.timeout, o.grace)?;
         if !o.quiet {
             log(&format!(
                 "warm-up {w}/{} at {}: {:.3} s (not recorded)",

@@ -56,6 +56,8 @@ pub struct Options {
     pub repeat: u32,
     /// Time limit per run.
     pub timeout: Option<Duration>,
+    /// How long a stopped run gets between SIGTERM and SIGKILL (`--grace`).
+    pub grace: Duration,
     /// The profile to write.
     pub output: PathBuf,
     /// Continue an existing file.

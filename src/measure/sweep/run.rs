@@ -1,27 +1,65 @@
 //! The sweep itself: every run still to make, in order, saved as it finishes.
 
 use super::file::*;
+use super::journal::Journal;
 use super::one_run::*;
 use super::options::*;
 use super::setup::*;
 use super::summary::*;
 use crate::measure::cpufreq::Control;
-use crate::measure::record::{self};
-use std::collections::BTreeSet;
+use crate::measure::record::{self, RunRecord};
+use std::collections::{BTreeSet, VecDeque};
 use std::sync::atomic::Ordering;
 
-/// `1m20s`-style time left, from the mean wall time of the runs made so far.
-pub(super) fn eta(done_s: f64, made: usize, left: usize) -> String {
+/// The finishing times of the last runs, for the time left at the rate runs are really made
+/// (their wall time, launching and saving included), which follows the sweep as it speeds up or
+/// slows down.
+pub(super) struct Rate {
+    start: std::time::Instant,
+    /// Seconds from the start at which the last (up to [`WINDOW`]) runs finished.
+    recent: VecDeque<f64>,
+}
+
+/// Runs the rate is taken over.
+const WINDOW: usize = 50;
+
+impl Rate {
+    pub(super) fn new() -> Rate {
+        Rate {
+            start: std::time::Instant::now(),
+            recent: VecDeque::with_capacity(WINDOW + 1),
+        }
+    }
+
+    /// Notes that a run finished now.
+    pub(super) fn finished(&mut self) {
+        self.recent.push_back(self.start.elapsed().as_secs_f64());
+        if self.recent.len() > WINDOW {
+            self.recent.pop_front();
+        }
+    }
+
+    /// `eta 1m20s` for `left` runs more.
+    pub(super) fn eta(&self, left: usize) -> String {
+        let times: Vec<f64> = self.recent.iter().copied().collect();
+        eta(&times, left)
+    }
+}
+
+/// `1m20s`-style time left for `left` runs, from the times (seconds from the sweep's start) at
+/// which the last runs finished: the mean time between them, or since the start for one run.
+pub(super) fn eta(finished: &[f64], left: usize) -> String {
     if left == 0 {
         return "last run".into();
     }
-    if made == 0 {
-        return "eta unknown".into();
-    }
-    let secs = done_s / made as f64 * left as f64;
+    let per_run = match finished {
+        [] => return "eta unknown".into(),
+        [one] => *one,
+        [first, .., last] => (last - first) / (finished.len() - 1) as f64,
+    };
     format!(
         "eta {}",
-        crate::units::fmt_duration(crate::units::Seconds(secs))
+        crate::units::fmt_duration(crate::units::Seconds(per_run * left as f64))
     )
 }
 
@@ -29,10 +67,15 @@ pub(super) fn eta(done_s: f64, made: usize, left: usize) -> String {
 pub(super) struct Progress {
     pub(super) failed: Vec<String>,
     pub(super) made: usize,
-    pub(super) done_s: f64,
+    pub(super) rate: Rate,
     pub(super) last_freq: Option<f64>,
     pub(super) warmed: BTreeSet<(u32, record::PointKey)>,
     pub(super) bar: Option<indicatif::ProgressBar>,
+    pub(super) journal: Journal,
+    /// The profile's size at its last rewrite, plus the runs saved to the journal since.
+    pub(super) bytes: usize,
+    /// Runs the profile held at its last rewrite.
+    pub(super) compacted: usize,
 }
 
 pub(super) fn progress_bar(o: &Options, runs: usize) -> Option<indicatif::ProgressBar> {
@@ -66,6 +109,7 @@ pub(super) fn run_one(
             .map_err(|e| anyhow::anyhow!("setting {:.3} GHz: {e}", f / 1e9))?;
         p.last_freq = Some(f);
     }
+    point_hostfile(o, s, pt.nodes)?;
     if p.warmed.insert(pt.key()) {
         warm_up(o, s, t, log)?;
     }
@@ -88,10 +132,11 @@ pub(super) fn run_one(
             env.join(" ")
         ));
     }
+    let lists = s.rec.host_lists.len();
     let r = measure_once(o, s, t, &run_dir)?;
     let _ = std::fs::remove_dir(&run_dir); // kept when a profiler wrote into it
     p.made += 1;
-    p.done_s += r.wall_s;
+    p.rate.finished();
     let line = format!(
         "[{}/{total}] {}, run {k}/{}: {:.3} s {}, {}",
         i + 1,
@@ -99,14 +144,14 @@ pub(super) fn run_one(
         o.repeat,
         r.wall_s,
         r.failure.as_deref().unwrap_or("ok"),
-        eta(p.done_s, p.made, total - i - 1)
+        p.rate.eta(total - i - 1)
     );
     if !r.ok && !super::options::interrupted() {
         p.failed.push(format!("{line}\n{}", r.stderr_tail));
     }
     let wall = r.wall_s;
-    s.rec.runs.push(r);
-    save(o, &s.rec)?;
+    let grew = s.rec.host_lists.len() != lists;
+    keep(o, s, p, r, grew)?;
     match &p.bar {
         Some(b) => {
             b.set_message(format!("last: {} {wall:.2} s", pt.describe()));
@@ -118,14 +163,36 @@ pub(super) fn run_one(
     Ok(())
 }
 
-/// Removes the sweep's working folder when nothing a profiler wrote is left in it.
-pub(super) fn clean_up(o: &Options, s: &Setup) {
-    for f in s.hostfiles.values() {
-        let _ = std::fs::remove_file(f);
-        if let Some(d) = f.parent() {
-            let _ = std::fs::remove_dir(d);
-        }
+/// Saves a finished run: appended to the journal (flat cost), and the profile rewritten from
+/// every run when the journal holds as many runs as the profile did at its last rewrite (so
+/// rewriting costs a constant share of each run), or when the run added a host list the
+/// profile must hold before a journal line may refer to it.
+pub(super) fn keep(
+    o: &Options,
+    s: &mut Setup,
+    p: &mut Progress,
+    r: RunRecord,
+    grew: bool,
+) -> anyhow::Result<()> {
+    p.bytes += bytes_in_profile(&r);
+    let index = s.rec.runs.len();
+    s.rec.runs.push(r);
+    if grew {
+        p.bytes = compact(o, &s.rec, &mut p.journal)?;
+        p.compacted = s.rec.runs.len();
+        return Ok(());
     }
+    p.journal.append(index, &s.rec.runs[index])?;
+    if p.journal.since_compaction >= p.compacted.max(1) {
+        p.bytes = compact(o, &s.rec, &mut p.journal)?;
+        p.compacted = s.rec.runs.len();
+    }
+    Ok(())
+}
+
+/// Removes the sweep's working folder when nothing a profiler wrote is left in it.
+pub(super) fn clean_up(o: &Options, s: &mut Setup) {
+    remove_hostfiles(s);
     let _ = std::fs::remove_dir(crate::atomic_write::runs_dir(&o.output));
 }
 
@@ -140,20 +207,14 @@ pub fn run(o: &Options, log: &mut dyn FnMut(&str)) -> anyhow::Result<Outcome> {
             o.output.display()
         ));
     }
-    save(o, &s.rec)?;
-    install_interrupt_handler();
-    INTERRUPTED.store(false, Ordering::SeqCst);
-    crate::measure::launch::STOP_SIGNAL.store(0, Ordering::SeqCst);
-    let mut p = Progress {
-        failed: Vec::new(),
-        made: 0,
-        done_s: 0.0,
-        last_freq: None,
-        warmed: BTreeSet::new(),
-        bar: progress_bar(o, todo.len()),
-    };
+    let mut p = start(o, &s, &todo)?;
+    let mut full = None;
     for (i, &t) in todo.iter().enumerate() {
         if super::options::interrupted() {
+            break;
+        }
+        if !room_for_a_run(p.bytes) {
+            full = Some(s.rec.runs.len());
             break;
         }
         run_one(o, &mut s, (i, todo.len()), t, &mut p, log)?;
@@ -161,7 +222,7 @@ pub fn run(o: &Options, log: &mut dyn FnMut(&str)) -> anyhow::Result<Outcome> {
     if let Some(b) = p.bar.take() {
         b.finish_and_clear();
     }
-    clean_up(o, &s);
+    clean_up(o, &mut s);
     let interrupted = super::options::interrupted();
     let have: BTreeSet<((u32, record::PointKey), u32)> = s
         .rec
@@ -174,6 +235,15 @@ pub fn run(o: &Options, log: &mut dyn FnMut(&str)) -> anyhow::Result<Outcome> {
         .iter()
         .all(|q| (1..=o.repeat).all(|k| have.contains(&(q.key(), k))));
     save(o, &s.rec)?;
+    p.journal.remove()?;
+    if let Some(runs) = full {
+        anyhow::bail!(
+            "{}: stopped after {runs} runs: one more could take the profile past the 16 MiB \
+             jouleplan reads back; every finished run is saved; measure the rest into another \
+             --output",
+            o.output.display()
+        );
+    }
     let complete = s.rec.complete && !interrupted;
     let summary = summarise(&s.rec);
     let unsupported = std::mem::take(&mut s.unsupported);
@@ -187,4 +257,42 @@ pub fn run(o: &Options, log: &mut dyn FnMut(&str)) -> anyhow::Result<Outcome> {
         unsupported,
         summary,
     })
+}
+
+/// Before the first run: the size check, the profile written with every run so far (a resumed
+/// journal's folded in), the journal opened, the stop signals caught.
+fn start(o: &Options, s: &Setup, todo: &[Todo]) -> anyhow::Result<Progress> {
+    check_size(o, &s.rec, todo)?;
+    let bytes = save(o, &s.rec)?;
+    let mut journal = Journal::open(&o.output)?;
+    journal.clear()?;
+    install_interrupt_handler();
+    INTERRUPTED.store(false, Ordering::SeqCst);
+    crate::measure::launch::STOP_SIGNAL.store(0, Ordering::SeqCst);
+    Ok(Progress {
+        failed: Vec::new(),
+        made: 0,
+        rate: Rate::new(),
+        last_freq: None,
+        warmed: BTreeSet::new(),
+        bar: progress_bar(o, todo.len()),
+        journal,
+        bytes,
+        compacted: s.rec.runs.len(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::eta;
+
+    #[test]
+    fn the_time_left_follows_the_rate_of_the_last_runs() {
+        assert_eq!(eta(&[], 5), "eta unknown");
+        assert_eq!(eta(&[1.0, 2.0], 0), "last run");
+        // One run a second: 10 left take 10 s.
+        assert_eq!(eta(&[1.0, 2.0, 3.0], 10), "eta 10.00 s");
+        // The same sweep, slowed to a run every 10 s: the estimate follows.
+        assert_eq!(eta(&[30.0, 40.0, 50.0], 10), "eta 1m40.0s");
+    }
 }

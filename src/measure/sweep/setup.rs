@@ -210,7 +210,7 @@ pub(super) fn discover_backends(o: &Options, log: &mut dyn FnMut(&str)) -> (Work
 
 /// Everything before the first run: checks, backends, frequency control, the record.
 pub(super) fn setup(o: &Options, log: &mut dyn FnMut(&str)) -> anyhow::Result<Setup> {
-    let existing = load_existing(o)?;
+    let existing = load_existing(o, log)?;
     let cpu_id = cpu::this_cpu();
     let cpus = core_cpus(&o.roots.cpu);
     let Launchers {
@@ -249,6 +249,7 @@ pub(super) fn setup(o: &Options, log: &mut dyn FnMut(&str)) -> anyhow::Result<Se
         runs: Vec::new(),
         complete: false,
         talp: Vec::new(),
+        host_lists: Vec::new(),
     });
     rec.backends = backend_notes;
     rec.unsupported = unsupported.clone();
@@ -263,7 +264,14 @@ pub(super) fn setup(o: &Options, log: &mut dyn FnMut(&str)) -> anyhow::Result<Se
             rec.planned.push(*p);
         }
     }
-    let (hostfiles, hosts) = hostfiles(o, &place)?;
+    let hosts = match &place {
+        Placement::Hosts { hosts, .. } => hosts.clone(),
+        _ => Vec::new(),
+    };
+    if max_nodes(o) > 1 {
+        // Written once, before any run refers to it (the runs on n nodes: its first n hosts).
+        rec.intern_hosts(&hosts);
+    }
     Ok(Setup {
         rec,
         working,
@@ -274,7 +282,7 @@ pub(super) fn setup(o: &Options, log: &mut dyn FnMut(&str)) -> anyhow::Result<Se
         cpus,
         planned,
         gpu_ids,
-        hostfiles,
+        hostfiles: BTreeMap::new(),
         hosts,
     })
 }
@@ -325,30 +333,36 @@ pub(super) fn one_node_only(working: &Working) -> Missing {
     }
 }
 
-/// The hostfile of each node count above one (the first `n` hosts), written beside the
-/// profile, and the hosts; empty without a hostfile.
-pub(super) fn hostfiles(
-    o: &Options,
-    place: &Placement,
-) -> anyhow::Result<(BTreeMap<u32, PathBuf>, Vec<String>)> {
-    let Placement::Hosts { hosts, .. } = place else {
-        return Ok((BTreeMap::new(), Vec::new()));
-    };
+/// Writes the hostfile of the runs on `nodes` nodes (their first `nodes` hosts) beside the
+/// profile when the sweep places runs by a hostfile, as the first of those runs starts, and
+/// removes the previous point's: one hostfile at a time, however many node counts.
+pub(super) fn point_hostfile(o: &Options, s: &mut Setup, nodes: u32) -> anyhow::Result<()> {
+    if s.hosts.is_empty() || s.hostfiles.contains_key(&nodes) {
+        return Ok(());
+    }
+    remove_hostfiles(s);
     let dir = crate::atomic_write::runs_dir(&o.output);
     crate::atomic_write::create_dir_safely(&dir)
         .map_err(|e| anyhow::anyhow!("{}: {e}", dir.display()))?;
     // Absolute: the launcher may start the ranks elsewhere.
     let dir = dir.canonicalize().unwrap_or(dir);
-    let mut files = BTreeMap::new();
-    for &n in &o.nodes {
-        let sub = dir.join(format!("{n}-nodes"));
-        crate::atomic_write::create_dir_safely(&sub)
-            .map_err(|e| anyhow::anyhow!("{}: {e}", sub.display()))?;
-        let f = placement::write_point_hostfile(&sub, hosts, n, o.ranks)
-            .map_err(|e| anyhow::anyhow!("{}: {e}", sub.display()))?;
-        files.insert(n, f);
+    let sub = dir.join(format!("{nodes}-nodes"));
+    crate::atomic_write::create_dir_safely(&sub)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", sub.display()))?;
+    let f = placement::write_point_hostfile(&sub, &s.hosts, nodes, o.ranks)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", sub.display()))?;
+    s.hostfiles.insert(nodes, f);
+    Ok(())
+}
+
+/// Removes the hostfiles written so far, and their folders.
+pub(super) fn remove_hostfiles(s: &mut Setup) {
+    for f in std::mem::take(&mut s.hostfiles).values() {
+        let _ = std::fs::remove_file(f);
+        if let Some(d) = f.parent() {
+            let _ = std::fs::remove_dir(d);
+        }
     }
-    Ok((files, hosts.clone()))
 }
 
 /// The runs still to make (resume skips those the file has).

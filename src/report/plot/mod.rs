@@ -829,8 +829,16 @@ pub(crate) fn png_bytes(
 
 /// Writes chart bytes to `path` atomically, through the same rules as every output.
 pub(crate) fn save_bytes(path: &Path, bytes: &[u8]) -> Result<(), String> {
-    crate::atomic_write::write_atomic(path, bytes, false)
-        .map_err(|e| format!("{}: cannot write: {e}", path.display()))
+    crate::atomic_write::write_atomic(path, bytes, false).map_err(|e| e.to_string())
+}
+
+/// The time-energy chart as PNG bytes, drawn in memory.
+pub fn pareto_png(
+    plan: &Plan,
+    sample: &Sample,
+    measured: &[(f64, f64)],
+) -> Result<Vec<u8>, String> {
+    png_bytes(SIZE, |root| draw_pareto(root, plan, sample, measured))
 }
 
 /// Writes the time-energy chart to `path`, with the `measured` runs `(time s, energy J)`: SVG
@@ -844,7 +852,7 @@ pub fn write_pareto(
     match format_of(path)? {
         Format::Svg => save_svg(path, &pareto_svg(plan, sample, measured)?),
         Format::Png => {
-            let png = png_bytes(SIZE, |root| draw_pareto(root, plan, sample, measured))
+            let png = pareto_png(plan, sample, measured)
                 .map_err(|e| format!("{}: {e}", path.display()))?;
             save_bytes(path, &png)
         }
