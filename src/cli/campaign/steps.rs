@@ -75,8 +75,7 @@ impl Campaign<'_> {
             text += line;
             text.push('\n');
         }
-        crate::atomic_write::write_atomic(csv, text.as_bytes(), false)
-            .map_err(|e| anyhow::anyhow!("{}: {e}", csv.display()))?;
+        crate::atomic_write::write_atomic(csv, text.as_bytes(), false)?;
         Ok(Step {
             step: number,
             nodes: n,
@@ -252,8 +251,7 @@ impl Campaign<'_> {
         let fitted = self.work.path().join("profile.json");
         if fitted.exists() {
             let bytes = std::fs::read(&fitted)?;
-            crate::atomic_write::write_atomic(&a.output, &bytes, false)
-                .map_err(|e| anyhow::anyhow!("{}: {e}", a.output.display()))?;
+            crate::atomic_write::write_atomic(&a.output, &bytes, false)?;
         }
         let node_hours: f64 = self
             .runs
