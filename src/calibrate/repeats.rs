@@ -273,6 +273,54 @@ mod tests {
     }
 
     #[test]
+    fn node_power_on_equivalent_points_is_node_power_on_every_run() {
+        use crate::calibrate::node_fit::{PowerPoint, node_power};
+        // Runs of two configurations at one frequency: (nodes, busy core-seconds per second,
+        // time, energy), noisy. The fit on their moments is the fit on the runs.
+        let runs = [
+            (1.0, 70.0, 100.0, 30_000.0),
+            (1.0, 70.0, 103.0, 30_500.0),
+            (2.0, 140.0, 55.0, 33_000.0),
+            (2.0, 140.0, 54.0, 32_100.0),
+            (2.0, 140.0, 56.5, 33_900.0),
+        ];
+        let every: Vec<PowerPoint> = runs
+            .iter()
+            .map(|&(n, busy, t, e)| PowerPoint {
+                energy: e,
+                node_s: n * t,
+                busy_core_s: busy * 50.0,
+            })
+            .collect();
+        let mut m = Moments2::default();
+        for &(n, busy, t, e) in &runs {
+            let mut one = Repeats::default();
+            one.add(t, Some(e));
+            m.merge(&one.power_moments().scaled(n, busy * 50.0));
+        }
+        let eq: Vec<PowerPoint> = m
+            .equivalent_points()
+            .iter()
+            .map(|&[node_s, busy_core_s]| PowerPoint {
+                energy: 1.0,
+                node_s,
+                busy_core_s,
+            })
+            .collect();
+        let (a, b) = (node_power(&every).unwrap(), node_power(&eq).unwrap());
+        assert!((a.idle - b.idle).abs() < 1e-9 * a.idle.abs(), "{a:?} {b:?}");
+        assert!(
+            (a.core - b.core).abs() < 1e-9 * a.core.abs().max(1e-9),
+            "{a:?} {b:?}"
+        );
+        assert!(
+            (a.residual_rms - b.residual_rms).abs() < 1e-12,
+            "{a:?} {b:?}"
+        );
+        assert_eq!(a.bound, b.bound);
+    }
+
+    #[test]
     fn equivalent_points_keep_the_mean_and_covariance() {
         let pts = [(1.0, 2.0), (2.0, 3.5), (4.0, 3.0), (3.0, 7.0), (0.5, 1.0)];
         let mut m = Moments2::default();

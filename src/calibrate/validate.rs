@@ -410,3 +410,35 @@ fn measurement(path: &Path, row: &MeasuredRow, line: u64) -> InputResult<RowRun>
         energy: row.energy().map(|(e, _)| (e, scope)),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_csv_is_held_as_one_row_per_configuration_whatever_its_runs() {
+        let mut text = String::from("nodes,cores,freq_hz,gpus,time_s,energy_j,ranks\n");
+        for i in 0..3000 {
+            let (n, t) = [(1, 10.0), (2, 6.0), (4, 4.0)][i % 3];
+            let noise = 1.0 + 0.01 * ((i / 3) % 5) as f64;
+            text += &format!("{n},8,2e9,0,{},{},{}\n", t * noise, 900.0 * noise, 8 * n);
+        }
+        let rows = read_csv(Path::new("m.csv"), &text).unwrap();
+        assert_eq!(rows.len(), 3);
+        assert!(rows.iter().all(|r| r.runs.count == 1000));
+        // The mean of 200 runs at each of 1.00, 1.01, ... 1.04 times the time.
+        assert!((rows[0].time_s - 10.2).abs() < 1e-9, "{:?}", rows[0]);
+        assert_eq!(rows[1].source, "m.csv:3");
+        assert_eq!(rows[1].described_source(), "m.csv:3 (mean of 1000 runs)");
+        // Every run is there to be read again, in order.
+        let mut n = 0;
+        CsvText(Path::new("m.csv"), &text)
+            .replay(&mut |r| {
+                assert_eq!(r.key, rows[n % 3].key());
+                n += 1;
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(n, 3000);
+    }
+}
