@@ -306,11 +306,11 @@ fn aggregate(path: &Path, reader: impl std::io::Read) -> InputResult<Vec<Measure
     let mut groups: Vec<Measured> = Vec::new();
     let mut index: HashMap<ConfigKey, usize> = HashMap::new();
     read_runs(path, reader, |run, line| {
-        let (config, energy_j) = (run.config, run.energy.map(|e| e.0));
-        match index.get(&run.key()) {
+        let (key, config, energy_j) = (run.key(), run.config, run.energy.map(|e| e.0));
+        match index.get(&key) {
             Some(&i) => groups[i].runs.add(run.time_s, energy_j),
             None => {
-                index.insert(run.key(), groups.len());
+                index.insert(key, groups.len());
                 groups.push(Measured {
                     config,
                     time_s: run.time_s,
