@@ -977,3 +977,69 @@ fn time_only_runs_over_several_nodes_rank_node_counts_by_node_hours() {
     assert!(beyond["time_interval_s"].is_array(), "{beyond}");
     assert!(beyond["energy_interval_j"].is_null(), "{beyond}");
 }
+
+/// Numbers of a JSON value in document order (keys sorted), for comparing two fits.
+fn numbers(v: &Value, out: &mut Vec<f64>) {
+    match v {
+        Value::Number(n) => out.push(n.as_f64().unwrap()),
+        Value::Array(a) => a.iter().for_each(|x| numbers(x, out)),
+        Value::Object(o) => o.values().for_each(|x| numbers(x, out)),
+        _ => {}
+    }
+}
+
+#[test]
+fn every_run_repeated_three_times_fits_the_same_profile_and_node_power() {
+    // Repeats are averaged one way: three copies of every run leave every mean, the node law's
+    // points, node power and its residuals (each copy has the residual of its run) as they
+    // were; only the run count and the run-to-run spread (copies agree exactly) may move.
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let text = std::fs::read_to_string(repo("tests/data/multinode/hpgmgfv.csv")).unwrap();
+    let mut lines = text.lines();
+    let mut thrice = format!("{}\n", lines.next().unwrap());
+    let rows: Vec<&str> = lines.collect();
+    for _ in 0..3 {
+        rows.iter().for_each(|r| thrice += &format!("{r}\n"));
+    }
+    let csv = common::write(d, "thrice.csv", &thrice);
+    let fit = |csv: &Path, tag: &str| -> Value {
+        let (_, _, out) = fit_with(d, csv, tag, &["--json"]);
+        serde_json::from_str(&out).unwrap()
+    };
+    let (once, three) = (
+        fit(&repo("tests/data/multinode/hpgmgfv.csv"), "once"),
+        fit(&csv, "thrice"),
+    );
+    assert_eq!(once["configurations"], three["configurations"]);
+    assert_eq!(
+        3 * once["runs"].as_u64().unwrap(),
+        three["runs"].as_u64().unwrap()
+    );
+    for key in ["time_split", "power"] {
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        numbers(&once[key], &mut a);
+        numbers(&three[key], &mut b);
+        assert_eq!(a.len(), b.len(), "{key}");
+        for (x, y) in a.iter().zip(&b) {
+            // `runs` of each frequency triples; every other figure is the same.
+            assert!(
+                common::close(*x, *y, 1e-12) || common::close(3.0 * x, *y, 0.0),
+                "{key}: {x} against {y}"
+            );
+        }
+    }
+    for c in ["candidates", "combined", "residuals", "folds"] {
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        numbers(&once["node_law"][c], &mut a);
+        numbers(&three["node_law"][c], &mut b);
+        assert_eq!(a.len(), b.len());
+        for (x, y) in a.iter().zip(&b) {
+            assert!(common::close(*x, *y, 1e-9), "node law {c}: {x} against {y}");
+        }
+        assert_eq!(
+            once["node_law"]["combined"], three["node_law"]["combined"],
+            "the combined law as written"
+        );
+    }
+}

@@ -4,7 +4,7 @@
 mod common;
 
 use common::{MACHINE, profile_json};
-use jouleplan::calibrate::validate::read_csv;
+use jouleplan::calibrate::validate::{CsvText, read_csv};
 use jouleplan::cli::values::{
     parse_config, parse_duration, parse_energy, parse_int_spec, parse_slowdown,
 };
@@ -133,10 +133,10 @@ proptest! {
         let text = mutate(&lines.join("\n"), cut, &flips);
         let machine = jouleplan::cli::load_machine(Some("xeon-phi-57c")).unwrap();
         if let Ok(rows) = read_csv(Path::new("m.csv"), &text)
-            && let Ok(f) = jouleplan::calibrate::from_measured::fit(Path::new("m.csv"), &rows, &machine, "p")
+            && let Ok(f) = jouleplan::calibrate::from_measured::fit(Path::new("m.csv"), (&rows, &CsvText(Path::new("m.csv"), &text)), &machine, "p")
         {
             prop_assert!(f.profile.baseline.iter().all(|p| p.cycles.is_finite() && p.mem_stall_cycles.is_finite()));
-            if let Some((laws, p)) = &f.power {
+            if let jouleplan::calibrate::from_measured::FittedPower::Laws(laws, p) = &f.power {
                 prop_assert!(p.idle.iter().chain(&p.core_active).all(|w| w.0.is_finite() && w.0 >= 0.0));
                 prop_assert!(laws.max_residual().is_finite());
             }

@@ -2,15 +2,16 @@
 //! energy alone (no counters): averaging repeats, the time split ([`super::time_split`]), the
 //! power laws ([`super::power_fit`]), and the profile and `[power]` values they give.
 
+use super::multi_node::NodePowerFit;
 use super::power_fit::{self, Kind, PROGRAM_LAWS, PowerLaws, PowerSample};
+use super::repeats::Replay;
 use super::reproduce::EnergyScope;
 use super::time_split::{self, CoreSplit, Sample};
-use super::validate::Measured;
+use super::validate::{Measured, merge_by};
 use crate::error::{InputError, InputResult};
 use crate::model::machine::{Machine, Power};
 use crate::model::workload::{Communication, Profile};
 use crate::units::Watts;
-use std::collections::BTreeMap;
 use std::path::Path;
 
 /// What `fit` produced.
@@ -22,21 +23,48 @@ pub struct FitOutcome {
     pub splits: Vec<CoreSplit>,
     /// The profile.
     pub profile: Profile,
-    /// The power laws and the machine's power at its frequencies, when energy was measured
-    /// on one node only.
-    pub power: Option<(PowerLaws, Power)>,
-    /// Why the measured energy could not give the power laws, when it could not.
-    pub power_unidentified: Option<String>,
-    /// Node power fitted on runs over several nodes, when they measured energy.
-    pub node_power: Option<super::multi_node::NodePowerFit>,
+    /// Which power the measured energy gave.
+    pub power: FittedPower,
     /// The per-node core counts derived for the multi-node layouts, said to the user.
     pub derived: Vec<String>,
+}
+
+/// Which power `fit` fitted from the measured energy.
+#[derive(Debug, Clone)]
+pub enum FittedPower {
+    /// Power laws `P_idle(f) + c P_core(f)` on runs on one node, and the machine's power at
+    /// its frequencies.
+    Laws(PowerLaws, Power),
+    /// Node power at each measured frequency, on runs over several nodes, or on one node where
+    /// the laws would go negative (`laws_refused` says why the laws were not kept).
+    Nodes {
+        /// The fit.
+        fit: NodePowerFit,
+        /// Why the power laws were not fitted, where they were tried first.
+        laws_refused: Option<String>,
+    },
+    /// Energy was measured but cannot identify the power: why.
+    Unidentified(String),
+    /// Energy was measured on this many runs, too few to fit node power.
+    TooFew(usize),
+    /// No energy was measured.
+    NoEnergy,
+}
+
+impl FittedPower {
+    /// The machine's `[power]` fitted, where there is one.
+    pub fn machine_power(&self) -> Option<&Power> {
+        match self {
+            FittedPower::Laws(_, power) => Some(power),
+            FittedPower::Nodes { fit, .. } => Some(&fit.power),
+            _ => None,
+        }
+    }
 }
 
 /// Averages repeats of each `(cores, freq)` of single-node rows; refuses rows with GPUs or
 /// whose energy is GPU energy.
 pub fn samples(file: &Path, rows: &[Measured]) -> InputResult<Vec<Sample>> {
-    let mut groups: BTreeMap<(u32, u64), Vec<&Measured>> = BTreeMap::new();
     for r in rows {
         let bad = |col: &str, expected: &str, got: String| InputError::Key {
             file: file.to_path_buf(),
@@ -58,60 +86,44 @@ pub fn samples(file: &Path, rows: &[Measured]) -> InputResult<Vec<Sample>> {
                 "GPU energy only".into(),
             ));
         }
-        groups
-            .entry((r.config.cores, r.config.freq.0.round() as u64))
-            .or_default()
-            .push(r);
     }
-    Ok(groups
+    Ok(merge_by(rows, |k| (k.cores, k.freq_khz))
         .into_iter()
-        .map(|((cores, f), g)| {
-            let n = g.len() as f64;
-            let energies: Vec<f64> = g.iter().filter_map(|r| r.energy.map(|e| e.0)).collect();
-            Sample {
-                cores,
-                freq: f as f64,
-                time: g.iter().map(|r| r.time_s).sum::<f64>() / n,
-                energy: (energies.len() == g.len()).then(|| energies.iter().sum::<f64>() / n),
-                repeats: g.len(),
-            }
+        .map(|m| Sample {
+            cores: m.config.cores,
+            freq: m.config.freq.0,
+            time: m.time_s,
+            energy: m.energy.map(|e| e.0),
+            repeats: m.runs.count,
         })
         .collect())
 }
 
 /// Fits the profile and, when every sample has energy, the power laws at `machine`'s
-/// frequencies (its other power values kept).
+/// frequencies (its other power values kept). `rows` are one per configuration (repeats in
+/// their [`Repeats`](super::repeats::Repeats)); `runs` reads every run again, where a fit needs
+/// each (node power's largest residual).
 pub fn fit(
     file: &Path,
-    rows: &[Measured],
+    (rows, runs): (&[Measured], &dyn Replay),
     machine: &Machine,
     program: &str,
-) -> InputResult<FitOutcome> {
-    fit_scaled(file, rows, machine, program, false)
-}
-
-/// As [`fit`], the multi-node runs taken as weak scaling when `weak` (each rank keeps the
-/// work per core of the one-node runs at its core count; MODEL.md 6c e).
-pub fn fit_scaled(
-    file: &Path,
-    rows: &[Measured],
-    machine: &Machine,
-    program: &str,
-    weak: bool,
 ) -> InputResult<FitOutcome> {
     fit_with_rule(
         file,
-        rows,
+        (rows, runs),
         machine,
         program,
-        (weak, &super::node_fit::Rule::default()),
+        (false, &super::node_fit::Rule::default()),
     )
 }
 
-/// As [`fit_scaled`], the node law weighed by `rule` (the design study sets others).
+/// As [`fit`], the multi-node runs taken as weak scaling when `weak` (each rank keeps the
+/// work per core of the one-node runs at its core count; MODEL.md 6c e), the node law weighed
+/// by `rule` (the design study sets others).
 pub fn fit_with_rule(
     file: &Path,
-    rows: &[Measured],
+    (rows, runs): (&[Measured], &dyn Replay),
     machine: &Machine,
     program: &str,
     (weak, rule): (bool, &super::node_fit::Rule),
@@ -143,29 +155,34 @@ pub fn fit_with_rule(
             .assumptions
             .push(super::multi_node::FROM_SMALLEST.into());
     }
-    if multi.iter().any(|m| m.energy.is_some()) {
-        let node_power = super::multi_node::fit_power(file, &profile, machine, rows)?;
-        return Ok(FitOutcome {
-            samples,
-            splits,
-            profile,
-            power: None,
-            power_unidentified: None,
-            node_power,
-            derived,
-        });
-    }
-    let (power, power_unidentified, node_power) =
-        single_node_power(file, &samples, &profile, machine, rows)?;
+    let power = if multi.iter().any(|m| m.energy.is_some()) {
+        let fit = super::multi_node::fit_power(file, &profile, machine, rows, runs)?;
+        nodes_or_too_few(fit, None, rows)
+    } else {
+        single_node_power(file, &samples, &profile, machine, (rows, runs))?
+    };
     Ok(FitOutcome {
         samples,
         splits,
         profile,
         power,
-        power_unidentified,
-        node_power,
         derived,
     })
+}
+
+/// Node power where it was fitted, else the runs with energy that were too few (or none).
+fn nodes_or_too_few(
+    fit: Option<NodePowerFit>,
+    laws_refused: Option<String>,
+    rows: &[Measured],
+) -> FittedPower {
+    match fit {
+        Some(fit) => FittedPower::Nodes { fit, laws_refused },
+        None => match rows.iter().map(|r| r.runs.with_energy()).sum::<usize>() {
+            0 => FittedPower::NoEnergy,
+            n => FittedPower::TooFew(n),
+        },
+    }
 }
 
 /// The energy scope every row with energy measured, when they agree (`fit` refuses GPU energy
@@ -209,18 +226,13 @@ fn fitted_profile(
 /// why (the time is still fitted), and node power within bounds at each measured frequency
 /// where the laws would go negative and every machine frequency was measured (as runs over
 /// several nodes are fitted).
-#[allow(clippy::type_complexity)]
 fn single_node_power(
     file: &Path,
     samples: &[Sample],
     profile: &Profile,
     machine: &Machine,
-    rows: &[Measured],
-) -> InputResult<(
-    Option<(PowerLaws, Power)>,
-    Option<String>,
-    Option<super::multi_node::NodePowerFit>,
-)> {
+    (rows, runs): (&[Measured], &dyn Replay),
+) -> InputResult<FittedPower> {
     let with_energy: Vec<PowerSample> = samples
         .iter()
         .filter_map(|s| {
@@ -232,19 +244,24 @@ fn single_node_power(
             })
         })
         .collect();
-    let fitted_power = (!with_energy.is_empty()).then(|| power_laws(file, &with_energy, machine));
-    let (power, gap) = match fitted_power {
-        None => (None, None),
-        Some(Ok(p)) => (Some(p), None),
-        Some(Err(g)) => (None, Some(g)),
+    if with_energy.is_empty() {
+        return Ok(nodes_or_too_few(None, None, rows));
+    }
+    let gap = match power_laws(file, &with_energy, machine) {
+        Ok((laws, power)) => return Ok(FittedPower::Laws(laws, power)),
+        Err(g) => g,
     };
-    let node_power = match &gap {
-        Some(g) if g.out_of_bounds && covers(&with_energy, machine) => {
-            super::multi_node::fit_power(file, profile, machine, rows)?
+    let why = gap.why.to_string();
+    if gap.out_of_bounds && covers(&with_energy, machine) {
+        let fit = super::multi_node::fit_power(file, profile, machine, rows, runs)?;
+        if let Some(fit) = fit {
+            return Ok(FittedPower::Nodes {
+                fit,
+                laws_refused: Some(why),
+            });
         }
-        _ => None,
-    };
-    Ok((power, gap.map(|g| g.why.to_string()), node_power))
+    }
+    Ok(FittedPower::Unidentified(why))
 }
 
 /// Refuses a row with more cores than the machine has (the core law would be fitted over

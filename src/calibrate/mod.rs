@@ -18,6 +18,7 @@ pub mod node_fit;
 pub mod nonlinear;
 pub mod power;
 pub mod power_fit;
+pub mod repeats;
 pub mod reproduce;
 pub mod sacct_runs;
 pub mod time_split;

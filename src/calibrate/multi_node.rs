@@ -4,15 +4,16 @@
 //! fitted on every run with energy ([`super::node_fit::node_power`]).
 
 use super::node_fit::{self, LawPoint, NodePower, PowerPoint, Rule};
+use super::repeats::{ConfigKey, Moments2, Replay};
 use super::reproduce::EnergyScope;
-use super::validate::Measured;
+use super::validate::{Measured, merge_by};
 use crate::error::{InputError, InputResult};
 use crate::model::machine::{Machine, Power};
 use crate::model::node_law::NodeFit;
 use crate::model::workload::{BaselinePoint, Profile, freq_key};
 use crate::model::{Model, Outcome, Prediction};
 use crate::units::{Hertz, Seconds, Watts};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 /// Derived points for each per-node core count of `multi` at a frequency the single-node
@@ -97,7 +98,8 @@ pub const FROM_SMALLEST: &str = "no run on one node: the one-node points are the
      and that count); one-node predictions are optimistic by whatever that scaling lost";
 
 /// Single-node rows derived from the runs on the fewest nodes, when none was measured on one:
-/// each run's core-seconds `R T` on its per-node core count (time `R T / c`, no energy).
+/// each run's core-seconds `R T` on its per-node core count (time `R T / c`, no energy), its
+/// repeats kept.
 pub fn one_node_from_smallest(multi: &[Measured], weak: bool) -> Vec<Measured> {
     let Some(n0) = multi.iter().map(|m| m.config.nodes).min() else {
         return Vec::new();
@@ -109,10 +111,13 @@ pub fn one_node_from_smallest(multi: &[Measured], weak: bool) -> Vec<Measured> {
             let ranks = f64::from(m.ranks.unwrap_or(m.config.nodes * m.config.cores));
             let mut one = m.clone();
             // Weak scaling: one node of the same ranks a node runs as long.
-            if !weak {
-                one.time_s = m.time_s * ranks / f64::from(m.config.cores);
-            }
-            one.runs = vec![(one.time_s, None)];
+            let k = if weak {
+                1.0
+            } else {
+                ranks / f64::from(m.config.cores)
+            };
+            one.runs = m.runs.time_scaled(k);
+            one.time_s = one.runs.time_mean();
             one.energy = None;
             one.ranks = None;
             one.config.nodes = 1;
@@ -168,49 +173,16 @@ pub fn fit_law(
 /// `None` where nothing was repeated.
 pub fn repeat_spread(rows: &[Measured]) -> Option<f64> {
     let (mut ss, mut dof) = (0.0, 0usize);
-    for g in groups(rows).values() {
-        if g.len() < 2 {
-            continue;
-        }
-        let mean = g.iter().map(|r| r.time_s).sum::<f64>() / g.len() as f64;
-        ss += g
-            .iter()
-            .map(|r| (r.time_s / mean - 1.0).powi(2))
-            .sum::<f64>();
-        dof += g.len() - 1;
+    for g in averaged(rows).iter().filter(|g| g.runs.count >= 2) {
+        ss += g.runs.time_sq_dev() / (g.time_s * g.time_s);
+        dof += g.runs.count - 1;
     }
     (dof > 0).then(|| (ss / dof as f64).sqrt())
 }
 
-type GroupKey = (u32, u32, u64, Option<u32>);
-
-/// Rows by configuration (nodes, cores, frequency, ranks).
-fn groups(rows: &[Measured]) -> BTreeMap<GroupKey, Vec<&Measured>> {
-    let mut groups: BTreeMap<GroupKey, Vec<&Measured>> = BTreeMap::new();
-    for r in rows {
-        groups
-            .entry((
-                r.config.nodes,
-                r.config.cores,
-                freq_key(r.config.freq),
-                r.ranks,
-            ))
-            .or_default()
-            .push(r);
-    }
-    groups
-}
-
-/// Rows averaged per configuration (nodes, cores, frequency, ranks).
+/// Rows averaged per configuration (nodes, cores, frequency, ranks), in that order.
 fn averaged(rows: &[Measured]) -> Vec<Measured> {
-    groups(rows)
-        .into_values()
-        .map(|g| {
-            let mut m = g[0].clone();
-            m.time_s = g.iter().map(|r| r.time_s).sum::<f64>() / g.len() as f64;
-            m
-        })
-        .collect()
+    merge_by(rows, |k| (k.nodes, k.cores, k.freq_khz, k.ranks))
 }
 
 /// Node power fitted at each measured frequency, and the machine's power with it.
@@ -226,19 +198,28 @@ pub struct NodePowerFit {
     pub power: Power,
 }
 
-/// Fits node power on every row with energy: `E = P_idle n T + P_core (busy core-seconds)`,
-/// busy core-seconds as the model (with its node law) gives each run.
+/// What each configuration with energy adds to node power: its frequency's key, its nodes
+/// and the busy core-seconds the model gives it.
+type Terms = HashMap<ConfigKey, (u64, f64, f64)>;
+
+/// Fits node power on every run with energy: `E = P_idle n T + P_core (busy core-seconds)`,
+/// busy core-seconds as the model (with its node law) gives each configuration. The fit sees
+/// each frequency's runs through their moments ([`Moments2::equivalent_points`]: the same
+/// weighted least squares, whatever the number of runs); the largest residual is taken over
+/// every run, read again from `runs`.
 pub fn fit_power(
     file: &Path,
     profile: &Profile,
     machine: &Machine,
     rows: &[Measured],
+    runs: &dyn Replay,
 ) -> InputResult<Option<NodePowerFit>> {
     let model = Model::new(machine, profile)?;
-    let mut by_freq: BTreeMap<u64, (Hertz, Vec<PowerPoint>)> = BTreeMap::new();
+    let mut by_freq: BTreeMap<u64, (Hertz, Moments2)> = BTreeMap::new();
+    let mut terms = Terms::new();
     let mut scope = None;
     for m in rows {
-        let Some((e, s)) = m.energy else { continue };
+        let Some((_, s)) = m.energy else { continue };
         if scope.is_some_and(|x| x != s) || s == EnergyScope::Gpu {
             return Err(InputError::Key {
                 file: file.to_path_buf(),
@@ -250,31 +231,93 @@ pub fn fit_power(
         scope = Some(s);
         let p = predicted(file, &model, m)?;
         let ranks = f64::from(m.ranks.unwrap_or(m.config.nodes * m.config.cores));
-        let busy = ranks * (p.t.cpu + p.t.mem);
+        let (fk, nodes, busy) = (
+            freq_key(m.config.freq),
+            f64::from(m.config.nodes),
+            ranks * (p.t.cpu + p.t.mem),
+        );
         let entry = by_freq
-            .entry(freq_key(m.config.freq))
-            .or_insert((m.config.freq, Vec::new()));
-        entry.1.push(PowerPoint {
-            energy: e,
-            node_s: f64::from(m.config.nodes) * m.time_s,
-            busy_core_s: busy,
-        });
+            .entry(fk)
+            .or_insert((m.config.freq, Moments2::default()));
+        // Each run's weighted design row is (n T / E, busy / E), its right-hand side 1.
+        entry.1.merge(&m.runs.power_moments().scaled(nodes, busy));
+        terms.insert(m.key(), (fk, nodes, busy));
     }
     let Some(scope) = scope else { return Ok(None) };
     let mut power = machine.power.clone();
     let mut fitted = Vec::new();
-    for (f, pts) in by_freq.values() {
-        let (Some(i), Some(np)) = (machine.frequency_index(*f), node_fit::node_power(pts)) else {
+    for (f, moments) in by_freq.values() {
+        let pts: Vec<PowerPoint> = moments
+            .equivalent_points()
+            .iter()
+            .map(|&[node_s, busy_core_s]| PowerPoint {
+                energy: 1.0,
+                node_s,
+                busy_core_s,
+            })
+            .collect();
+        let (Some(i), Some(np)) = (machine.frequency_index(*f), node_fit::node_power(&pts)) else {
             continue;
         };
         power.idle[i] = Watts(np.idle);
         power.core_active[i] = Watts(np.core);
         power.core_stall[i] = Watts(np.core);
-        fitted.push((*f, np, pts.len()));
+        fitted.push((*f, np, moments.n));
     }
     if fitted.is_empty() {
         return Ok(None);
     }
+    largest_residuals(file, &mut fitted, &terms, runs)?;
+    Ok(Some(node_power_fit(machine, fitted, scope, power)))
+}
+
+/// Each fitted frequency's largest relative energy residual over every run with energy, read
+/// again; refused where the runs read are not those fitted (the file changed in between).
+fn largest_residuals(
+    file: &Path,
+    fitted: &mut [(Hertz, NodePower, usize)],
+    terms: &Terms,
+    runs: &dyn Replay,
+) -> InputResult<()> {
+    let mut seen: HashMap<u64, (f64, f64, f64, usize)> = fitted
+        .iter()
+        .map(|(f, np, _)| (freq_key(*f), (np.idle, np.core, 0.0, 0)))
+        .collect();
+    runs.replay(&mut |run| {
+        let (Some(e), Some(&(fk, nodes, busy))) = (run.energy_j, terms.get(&run.key)) else {
+            return Ok(());
+        };
+        if let Some((idle, core, largest, n)) = seen.get_mut(&fk) {
+            let rel = ((*idle * (nodes * run.time_s) + *core * busy) / e - 1.0).abs();
+            *largest = largest.max(rel);
+            *n += 1;
+        }
+        Ok(())
+    })?;
+    for (f, np, fitted_runs) in fitted.iter_mut() {
+        match seen.get(&freq_key(*f)) {
+            Some(&(_, _, largest, n)) if n == *fitted_runs => np.residual_max = largest,
+            _ => {
+                return Err(InputError::Mismatch(format!(
+                    "{}: changed while it was read (read again for the energy residuals, its \
+                     runs at {:.2} GHz are not those fitted); fit it again",
+                    file.display(),
+                    f.ghz()
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The node power fit with the machine's `[power]` carrying it: the residual bounds rounded
+/// up past the written digits, the frequencies without energy kept.
+fn node_power_fit(
+    machine: &Machine,
+    fitted: Vec<(Hertz, NodePower, usize)>,
+    scope: EnergyScope,
+    mut power: Power,
+) -> NodePowerFit {
     power.memory = Watts(0.0);
     // The bound the reproduction check allows is the largest residual of this very fit,
     // rounded up past the written digits, so that what `fit` writes `plan` accepts.
@@ -288,10 +331,10 @@ pub fn fit_power(
         .copied()
         .filter(|f| !fitted.iter().any(|x| freq_key(x.0) == freq_key(*f)))
         .collect();
-    Ok(Some(NodePowerFit {
+    NodePowerFit {
         fitted,
         kept,
         scope,
         power,
-    }))
+    }
 }

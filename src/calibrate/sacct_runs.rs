@@ -190,7 +190,7 @@ fn row(
         energy,
         ranks,
         source: format!("{}:{} (step {})", path.display(), f.line, f.id),
-        runs: vec![(time_s, energy.map(|e| e.0))],
+        runs: crate::calibrate::repeats::Repeats::one(time_s, energy.map(|e| e.0)),
     })
 }
 

@@ -4,11 +4,13 @@
 //! CSV of measured runs, or the profile's own measured points held out of the fit
 //! (`--use-cores`), or each interior measured core count in turn (leave-one-out).
 
+use super::repeats::{ConfigKey, Repeats, Replay, Run};
 use super::reproduce::EnergyScope;
 use crate::artefact::measured::{self, MeasuredRow};
 use crate::error::InputResult;
 use crate::model::{Config, Model, Outcome};
 use crate::units::Hertz;
+use std::collections::HashMap;
 use std::path::Path;
 
 /// One measured configuration to predict.
@@ -23,11 +25,51 @@ pub struct Measured {
     /// Total MPI ranks, when the CSV gives them (an uneven layout: 126 ranks on 2 nodes of 72
     /// cores); `None`: `nodes x cores`.
     pub ranks: Option<u32>,
-    /// Where it came from (`file:line`, or `profile point`).
+    /// Where it came from (`file:line` of its first run, or `profile point`).
     pub source: String,
-    /// Each run's measured time and energy, where `time_s` and `energy` are their means over
-    /// repeats of the configuration: the error statistics count every run.
-    pub runs: Vec<(f64, Option<f64>)>,
+    /// Its runs, where `time_s` and `energy` are their means: the error statistics count
+    /// every run.
+    pub runs: Repeats,
+}
+
+impl Measured {
+    /// Its configuration's key.
+    pub fn key(&self) -> ConfigKey {
+        ConfigKey::of(self.config, self.ranks, self.energy.map(|e| e.1))
+    }
+
+    /// Where it came from, and of how many runs it is the mean where more than one.
+    pub fn described_source(&self) -> String {
+        match self.runs.count {
+            0 | 1 => self.source.clone(),
+            n => format!("{} (mean of {n} runs)", self.source),
+        }
+    }
+
+    /// Its time and energy set to the means of its runs (energy where every run has it).
+    fn averaged(mut self) -> Measured {
+        self.time_s = self.runs.time_mean();
+        let e = self.runs.energy_mean();
+        self.energy = self.energy.and_then(|(_, s)| e.map(|e| (e, s)));
+        self
+    }
+}
+
+/// Measurements merged by a key coarser than their own (`by`), in its order: each keeps the
+/// configuration and source of the first, its runs are all of theirs, its time and energy
+/// their means. The one way repeats are averaged.
+pub fn merge_by<K: Ord>(rows: &[Measured], by: impl Fn(&ConfigKey) -> K) -> Vec<Measured> {
+    use std::collections::btree_map::Entry;
+    let mut groups: std::collections::BTreeMap<K, Measured> = Default::default();
+    for r in rows {
+        match groups.entry(by(&r.key())) {
+            Entry::Vacant(v) => {
+                v.insert(r.clone());
+            }
+            Entry::Occupied(mut o) => o.get_mut().runs.merge(&r.runs),
+        }
+    }
+    groups.into_values().map(Measured::averaged).collect()
 }
 
 /// One measured configuration against its prediction.
@@ -108,29 +150,42 @@ pub struct ErrorStats {
     pub smape: f64,
 }
 
-/// Statistics of `(predicted, measured)` pairs.
-pub fn stats(pairs: &[(f64, f64)]) -> ErrorStats {
-    let n = pairs.len();
-    if n == 0 {
-        return ErrorStats::default();
+/// Error statistics accumulated one `(predicted, measured)` pair at a time (the standard
+/// deviation by Welford's update), so that every run counts without being kept.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct StatsAcc {
+    n: usize,
+    mean: f64,
+    m2: f64,
+    max: f64,
+    smape: f64,
+}
+
+impl StatsAcc {
+    /// Adds a pair.
+    pub fn add(&mut self, p: f64, m: f64) {
+        let ape = 100.0 * (p - m).abs() / m.abs();
+        self.n += 1;
+        let d = ape - self.mean;
+        self.mean += d / self.n as f64;
+        self.m2 += d * (ape - self.mean);
+        self.max = self.max.max(ape);
+        self.smape += 200.0 * (p - m).abs() / (p.abs() + m.abs());
     }
-    let ape: Vec<f64> = pairs
-        .iter()
-        .map(|(p, m)| 100.0 * (p - m).abs() / m.abs())
-        .collect();
-    let mape = ape.iter().sum::<f64>() / n as f64;
-    let sd = (ape.iter().map(|a| (a - mape).powi(2)).sum::<f64>() / n as f64).sqrt();
-    let smape = pairs
-        .iter()
-        .map(|(p, m)| 200.0 * (p - m).abs() / (p.abs() + m.abs()))
-        .sum::<f64>()
-        / n as f64;
-    ErrorStats {
-        n,
-        mape,
-        sd,
-        max: ape.iter().copied().fold(0.0, f64::max),
-        smape,
+
+    /// The statistics of the pairs added.
+    pub fn stats(&self) -> ErrorStats {
+        if self.n == 0 {
+            return ErrorStats::default();
+        }
+        let n = self.n as f64;
+        ErrorStats {
+            n: self.n,
+            mape: self.mean,
+            sd: (self.m2 / n).sqrt(),
+            max: self.max,
+            smape: self.smape / n,
+        }
     }
 }
 
@@ -193,87 +248,148 @@ pub fn compare(model: &Model<'_>, measured: &[Measured]) -> InputResult<Vec<Comp
 }
 
 /// Time and energy statistics of compared points, every measured run counted (points not
-/// predicted are left out, and counted by the caller).
-pub fn summary(rows: &[Compared]) -> (ErrorStats, ErrorStats) {
-    let t: Vec<(f64, f64)> = rows
+/// predicted are left out, and counted by the caller): the runs read again from `runs`, or,
+/// without it, each row taken as one run.
+pub fn summary(
+    rows: &[Compared],
+    runs: Option<&dyn Replay>,
+) -> InputResult<(ErrorStats, ErrorStats)> {
+    let (mut t, mut e) = (StatsAcc::default(), StatsAcc::default());
+    let Some(runs) = runs else {
+        for r in rows {
+            if let Some(p) = r.time_s {
+                t.add(p, r.measured.time_s);
+            }
+            if let (Some(p), Some((m, _))) = (r.energy_j, r.measured.energy) {
+                e.add(p, m);
+            }
+        }
+        return Ok((t.stats(), e.stats()));
+    };
+    let predicted: HashMap<ConfigKey, (Option<f64>, Option<f64>)> = rows
         .iter()
-        .filter_map(|r| r.time_s.map(|p| (p, &r.measured.runs)))
-        .flat_map(|(p, runs)| runs.iter().map(move |m| (p, m.0)))
+        .map(|r| (r.measured.key(), (r.time_s, r.energy_j)))
         .collect();
-    let e: Vec<(f64, f64)> = rows
-        .iter()
-        .filter_map(|r| r.energy_j.map(|p| (p, &r.measured.runs)))
-        .flat_map(|(p, runs)| runs.iter().filter_map(move |m| m.1.map(|e| (p, e))))
-        .collect();
-    (stats(&t), stats(&e))
-}
-
-/// Reads measured runs: a CSV with a header naming `nodes, cores, freq_hz, gpus, time_s` and
-/// optionally `energy_j` (the whole node) or `gpu_energy_j` (GPUs only). Every row is kept.
-pub fn read_csv(path: &Path, text: &str) -> InputResult<Vec<Measured>> {
-    let mut out = Vec::new();
-    read_rows(path, std::io::Cursor::new(text), |m| {
-        out.push(m);
-        Ok(())
-    })?;
-    Ok(out)
-}
-
-/// Reads a measured CSV file as a stream and keeps one row per configuration and energy scope,
-/// its time and energy the means of its repeats: memory is one row per configuration plus 16
-/// bytes a run (each run's time and energy, which the error statistics count), never the text.
-/// The source names the first line and the number of repeats.
-pub fn read_csv_file(path: &Path) -> InputResult<Vec<Measured>> {
-    let (file, _) = crate::input::open_regular(path)?;
-    let mut groups: Vec<Measured> = Vec::new();
-    type Key = (u32, u32, u64, u32, Option<&'static str>, Option<u32>);
-    let mut index: std::collections::HashMap<Key, usize> = std::collections::HashMap::new();
-    read_rows(path, std::io::BufReader::new(file), |m| {
-        let key = (
-            m.config.nodes,
-            m.config.cores,
-            m.config.freq.0.to_bits(),
-            m.config.gpus,
-            m.energy.map(|e| e.1.name()),
-            m.ranks,
-        );
-        match index.get(&key) {
-            Some(&i) => groups[i].runs.extend(m.runs),
-            None => {
-                index.insert(key, groups.len());
-                groups.push(m);
+    // A run whose configuration is not among the rows (a refit that failed) is left out.
+    runs.replay(&mut |run| {
+        if let Some(&(pt, pe)) = predicted.get(&run.key) {
+            if let Some(p) = pt {
+                t.add(p, run.time_s);
+            }
+            if let (Some(p), Some(m)) = (pe, run.energy_j) {
+                e.add(p, m);
             }
         }
         Ok(())
     })?;
-    Ok(groups
-        .into_iter()
-        .map(|mut m| {
-            let n = m.runs.len();
-            m.time_s = m.runs.iter().map(|r| r.0).sum::<f64>() / n as f64;
-            if let Some(e) = &mut m.energy {
-                e.0 = m.runs.iter().filter_map(|r| r.1).sum::<f64>() / n as f64;
-            }
-            if n > 1 {
-                m.source = format!("{} (mean of {n} runs)", m.source);
-            }
-            m
-        })
-        .collect())
+    Ok((t.stats(), e.stats()))
 }
 
-/// Reads the rows of a measured CSV as measurements (one run each).
-fn read_rows(
+/// Reads measured runs: a CSV with a header naming `nodes, cores, freq_hz, gpus, time_s` and
+/// optionally `energy_j` (the whole node) or `gpu_energy_j` (GPUs only), one measurement per
+/// configuration ([`ConfigKey`]), as [`read_csv_file`] gives them.
+pub fn read_csv(path: &Path, text: &str) -> InputResult<Vec<Measured>> {
+    aggregate(path, std::io::Cursor::new(text))
+}
+
+/// Reads a measured CSV file as a stream and keeps one row per configuration and energy scope,
+/// its time and energy the means of its repeats: memory grows with the configurations, never
+/// with the runs or the text (each configuration's [`Repeats`]). The source names the first
+/// line; what needs each run reads the file again ([`CsvFile`]).
+pub fn read_csv_file(path: &Path) -> InputResult<Vec<Measured>> {
+    let (file, _) = crate::input::open_regular(path)?;
+    aggregate(path, std::io::BufReader::new(file))
+}
+
+/// One measurement per configuration, in the order each first appears.
+fn aggregate(path: &Path, reader: impl std::io::Read) -> InputResult<Vec<Measured>> {
+    let mut groups: Vec<Measured> = Vec::new();
+    let mut index: HashMap<ConfigKey, usize> = HashMap::new();
+    read_runs(path, reader, |run, line| {
+        let (key, config, energy_j) = (run.key(), run.config, run.energy.map(|e| e.0));
+        match index.get(&key) {
+            Some(&i) => groups[i].runs.add(run.time_s, energy_j),
+            None => {
+                index.insert(key, groups.len());
+                groups.push(Measured {
+                    config,
+                    time_s: run.time_s,
+                    energy: run.energy,
+                    ranks: run.ranks,
+                    source: format!("{}:{line}", path.display()),
+                    runs: Repeats::one(run.time_s, energy_j),
+                });
+            }
+        }
+        Ok(())
+    })?;
+    Ok(groups.into_iter().map(Measured::averaged).collect())
+}
+
+/// Every row of a measured CSV's text in file order, checked as [`read_csv`] checks it: its
+/// configuration, time (s) and line number (the campaign's replay takes runs one by one).
+pub fn each_row(path: &Path, text: &str, mut f: impl FnMut(Config, f64, u64)) -> InputResult<()> {
+    read_runs(path, std::io::Cursor::new(text), |run, line| {
+        f(run.config, run.time_s, line);
+        Ok(())
+    })
+}
+
+/// The runs of a measured CSV file, read again.
+pub struct CsvFile<'a>(pub &'a Path);
+
+impl Replay for CsvFile<'_> {
+    fn replay(&self, f: &mut dyn FnMut(Run) -> InputResult<()>) -> InputResult<()> {
+        let (file, _) = crate::input::open_regular(self.0)?;
+        read_runs(self.0, std::io::BufReader::new(file), |run, _| f(run.run()))
+    }
+}
+
+/// The runs of a measured CSV's text, read again (`path` names it in errors).
+pub struct CsvText<'a>(pub &'a Path, pub &'a str);
+
+impl Replay for CsvText<'_> {
+    fn replay(&self, f: &mut dyn FnMut(Run) -> InputResult<()>) -> InputResult<()> {
+        read_runs(self.0, std::io::Cursor::new(self.1), |run, _| f(run.run()))
+    }
+}
+
+/// One checked row of a measured CSV.
+struct RowRun {
+    config: Config,
+    ranks: Option<u32>,
+    time_s: f64,
+    energy: Option<(f64, EnergyScope)>,
+}
+
+impl RowRun {
+    fn key(&self) -> ConfigKey {
+        ConfigKey::of(self.config, self.ranks, self.energy.map(|e| e.1))
+    }
+
+    fn run(&self) -> Run {
+        Run {
+            key: self.key(),
+            time_s: self.time_s,
+            energy_j: self.energy.map(|e| e.0),
+        }
+    }
+}
+
+/// Reads the rows of a measured CSV as runs, with their line numbers.
+fn read_runs(
     path: &Path,
     reader: impl std::io::Read,
-    mut f: impl FnMut(Measured) -> InputResult<()>,
+    mut f: impl FnMut(RowRun, u64) -> InputResult<()>,
 ) -> InputResult<()> {
-    measured::read_rows(path, reader, |row, line| f(measurement(path, &row, line)?))
+    measured::read_rows(path, reader, |row, line| {
+        f(measurement(path, &row, line)?, line)
+    })
 }
 
-/// A checked row as a measurement: its energy in the scope its `energy_scope` cell names, else
-/// its column's (`energy_j`: the node; `gpu_energy_j`: the GPUs).
-fn measurement(path: &Path, row: &MeasuredRow, line: u64) -> InputResult<Measured> {
+/// A checked row as a run: its energy in the scope its `energy_scope` cell names, else its
+/// column's (`energy_j`: the node; `gpu_energy_j`: the GPUs).
+fn measurement(path: &Path, row: &MeasuredRow, line: u64) -> InputResult<RowRun> {
     let column_scope = match row.energy() {
         Some((_, "gpu_energy_j")) => EnergyScope::Gpu,
         _ => EnergyScope::Node,
@@ -291,18 +407,47 @@ fn measurement(path: &Path, row: &MeasuredRow, line: u64) -> InputResult<Measure
             )
         })?,
     };
-    let energy = row.energy().map(|(e, _)| (e, scope));
-    Ok(Measured {
+    Ok(RowRun {
         config: Config {
             nodes: row.nodes,
             cores: row.cores,
             freq: Hertz(row.freq_hz),
             gpus: row.gpus,
         },
-        time_s: row.time_s,
-        energy,
         ranks: row.ranks,
-        source: format!("{}:{line}", path.display()),
-        runs: vec![(row.time_s, energy.map(|e| e.0))],
+        time_s: row.time_s,
+        energy: row.energy().map(|(e, _)| (e, scope)),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_csv_is_held_as_one_row_per_configuration_whatever_its_runs() {
+        let mut text = String::from("nodes,cores,freq_hz,gpus,time_s,energy_j,ranks\n");
+        for i in 0..3000 {
+            let (n, t) = [(1, 10.0), (2, 6.0), (4, 4.0)][i % 3];
+            let noise = 1.0 + 0.01 * ((i / 3) % 5) as f64;
+            text += &format!("{n},8,2e9,0,{},{},{}\n", t * noise, 900.0 * noise, 8 * n);
+        }
+        let rows = read_csv(Path::new("m.csv"), &text).unwrap();
+        assert_eq!(rows.len(), 3);
+        assert!(rows.iter().all(|r| r.runs.count == 1000));
+        // The mean of 200 runs at each of 1.00, 1.01, ... 1.04 times the time.
+        assert!((rows[0].time_s - 10.2).abs() < 1e-9, "{:?}", rows[0]);
+        assert_eq!(rows[1].source, "m.csv:3");
+        assert_eq!(rows[1].described_source(), "m.csv:3 (mean of 1000 runs)");
+        // Every run is there to be read again, in order.
+        let mut n = 0;
+        CsvText(Path::new("m.csv"), &text)
+            .replay(&mut |r| {
+                assert_eq!(r.key, rows[n % 3].key());
+                n += 1;
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(n, 3000);
+    }
 }

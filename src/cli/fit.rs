@@ -5,10 +5,11 @@
 use super::validate::{Block, write_block};
 use super::{SourceArgs, bind, fit_to_machine, trust};
 use crate::atomic_write::{Links, SetFile, write_set};
-use crate::calibrate::from_measured::{self, FitOutcome};
+use crate::calibrate::from_measured::{self, FitOutcome, FittedPower};
 use crate::calibrate::machine_edit;
 use crate::calibrate::node_fit::Rule;
-use crate::calibrate::validate::{self as cv, Measured};
+use crate::calibrate::repeats::{Replay, Without};
+use crate::calibrate::validate::{self as cv, CsvFile, Measured};
 use crate::error::InputError;
 use crate::model::machine::Machine;
 use clap::Args;
@@ -121,8 +122,8 @@ pub fn run_fit(args: &FitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let mut outputs = vec![args.profile_out.as_path()];
     outputs.extend(args.machine_out.as_deref());
     let _locks = super::outputs::lock(&outputs)?;
-    let text = crate::input::read_table(&args.measured)?;
-    let rows = cv::read_csv(&args.measured, &text)?;
+    let rows = cv::read_csv_file(&args.measured)?;
+    let runs = CsvFile(&args.measured);
     if lacks.network && rows.iter().any(|r| r.config.nodes > 1) {
         return Err(InputError::Mismatch(format!(
             "{}: the machine file has no [network] section, which runs over several nodes \
@@ -136,13 +137,13 @@ pub fn run_fit(args: &FitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let rule = args.design.unwrap_or_default();
     let mut fitted = from_measured::fit_with_rule(
         &args.measured,
-        &rows,
+        (&rows, &runs),
         &machine,
         &program,
         (args.weak, &rule),
     )?;
     fitted.profile.layout = layout_of(&rows);
-    let time_only = check_power(args, &fitted, &rows, lacks.power)?;
+    let time_only = check_power(args, &fitted, lacks.power)?;
     let mut json = args
         .json
         .then(|| super::fit_json::fit_json(&fitted, (&machine, &rows), (&args.measured, &program)));
@@ -162,7 +163,7 @@ pub fn run_fit(args: &FitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let loo = match args.loo {
         true => Some(leave_one_out(
             &args.measured,
-            &rows,
+            (&rows, &runs),
             &machine,
             &program,
             (args.weak, &rule),
@@ -247,25 +248,21 @@ fn write_outputs(
 fn check_power(
     args: &FitArgs,
     fitted: &FitOutcome,
-    rows: &[Measured],
     unpowered: bool,
 ) -> anyhow::Result<Option<String>> {
-    let no_power = fitted.power.is_none() && fitted.node_power.is_none();
-    let with_energy = rows.iter().filter(|r| r.energy.is_some()).count();
-    let measured_energy = with_energy > 0;
-    let why = fitted.power_unidentified.clone().unwrap_or_else(|| {
-        if measured_energy {
-            format!(
-                "{} with energy in {}, too few to fit power, which needs two or more core \
-                 counts on one node or two or more runs over several nodes",
-                crate::units::count(with_energy as u64, "run", "runs"),
-                args.measured.display()
-            )
-        } else {
-            format!("no energy_j column in {}", args.measured.display())
-        }
-    });
-    if args.machine_out.is_some() && no_power {
+    let why = match &fitted.power {
+        FittedPower::Laws(..) | FittedPower::Nodes { .. } => return Ok(None),
+        FittedPower::Unidentified(why) => why.clone(),
+        FittedPower::TooFew(with_energy) => format!(
+            "{} with energy in {}, too few to fit power, which needs two or more core counts on \
+             one node or two or more runs over several nodes",
+            crate::units::count(*with_energy as u64, "run", "runs"),
+            args.measured.display()
+        ),
+        FittedPower::NoEnergy => format!("no energy_j column in {}", args.measured.display()),
+    };
+    let measured_energy = !matches!(fitted.power, FittedPower::NoEnergy);
+    if args.machine_out.is_some() {
         return Err(InputError::Argument {
             flag: "--machine-out".into(),
             expected: "measured energy that identifies the power laws".into(),
@@ -273,7 +270,7 @@ fn check_power(
         }
         .into());
     }
-    if unpowered && no_power && measured_energy {
+    if unpowered && measured_energy {
         return Err(InputError::Mismatch(format!(
             "{}: the machine file has no [power] section and the measured energy cannot give \
              one ({why}); measure energy at two or more core counts or over several nodes, or \
@@ -283,7 +280,7 @@ fn check_power(
         ))
         .into());
     }
-    Ok((unpowered && no_power).then(|| {
+    Ok(unpowered.then(|| {
         format!(
             "energy unavailable: {} measured no energy and the machine file has no [power] \
              section, so the profile holds time only (its node law included); plan it with a \
@@ -312,25 +309,17 @@ fn machine_output<'a>(
     } else {
         machine_text.to_string()
     };
-    Ok(
-        match (&args.machine_out, &fitted.power, &fitted.node_power) {
-            (Some(path), Some((laws, power)), _) => Some((
-                path,
-                machine_with_power(path, &text, machine, laws, power, &args.measured)?,
-            )),
-            (Some(path), None, Some(np)) => Some((
-                path,
-                super::fit_nodes::machine_with_node_power(
-                    path,
-                    &text,
-                    machine,
-                    np,
-                    &args.measured,
-                )?,
-            )),
-            _ => None,
-        },
-    )
+    Ok(match (&args.machine_out, &fitted.power) {
+        (Some(path), FittedPower::Laws(laws, power)) => Some((
+            path,
+            machine_with_power(path, &text, machine, laws, power, &args.measured)?,
+        )),
+        (Some(path), FittedPower::Nodes { fit, .. }) => Some((
+            path,
+            super::fit_nodes::machine_with_node_power(path, &text, machine, fit, &args.measured)?,
+        )),
+        _ => None,
+    })
 }
 
 /// Refuses what `plan` would refuse, unless `--accept-model-error` (then said on stderr).
@@ -475,14 +464,13 @@ fn report(
         )?;
     }
     super::fit_nodes::report(f, out)?;
-    if f.node_power.is_some() {
-        return Ok(());
-    }
-    let Some((laws, power)) = &f.power else {
-        return match &f.power_unidentified {
-            Some(why) => writeln!(out, "power: not fitted: {why}"),
-            None => writeln!(out, "power: not fitted (no energy_j column)"),
-        };
+    let (laws, power) = match &f.power {
+        FittedPower::Laws(laws, power) => (laws, power),
+        FittedPower::Nodes { .. } => return Ok(()),
+        FittedPower::Unidentified(why) => return writeln!(out, "power: not fitted: {why}"),
+        FittedPower::TooFew(_) | FittedPower::NoEnergy => {
+            return writeln!(out, "power: not fitted (no energy_j column)");
+        }
     };
     writeln!(
         out,
@@ -524,24 +512,36 @@ fn report(
 /// and said, never skipped silently.
 fn leave_one_out(
     file: &Path,
-    rows: &[Measured],
+    (rows, runs): (&[Measured], &dyn Replay),
     machine: &Machine,
     program: &str,
     (weak, rule): (bool, &Rule),
 ) -> anyhow::Result<Block> {
+    // A configuration is left out whole: every rank count and energy scope it was run with.
+    let config = |k: &crate::calibrate::repeats::ConfigKey| (k.nodes, k.cores, k.freq_khz, k.gpus);
     let mut configs = Vec::new();
     for r in rows {
-        if !configs.contains(&r.config) {
-            configs.push(r.config);
+        if !configs.iter().any(|(k, _)| *k == config(&r.key())) {
+            configs.push((config(&r.key()), r.config));
         }
     }
     let mut compared = Vec::new();
     let mut failed: Vec<String> = Vec::new();
-    for c in configs {
+    for (key, c) in configs {
         let (held, rest): (Vec<Measured>, Vec<Measured>) =
-            rows.iter().cloned().partition(|r| r.config == c);
-        let fitted = match from_measured::fit_with_rule(file, &rest, machine, program, (weak, rule))
-        {
+            rows.iter().cloned().partition(|r| config(&r.key()) == key);
+        let skip = |k: &crate::calibrate::repeats::ConfigKey| config(k) == key;
+        let others = Without {
+            replay: runs,
+            skip: &skip,
+        };
+        let fitted = match from_measured::fit_with_rule(
+            file,
+            (&rest, &others),
+            machine,
+            program,
+            (weak, rule),
+        ) {
             Ok(f) => f,
             Err(e) => {
                 failed.push(format!("{}: {e}", crate::search::plan::label(&c)));
@@ -549,10 +549,8 @@ fn leave_one_out(
             }
         };
         let mut m = machine.clone();
-        match (&fitted.power, &fitted.node_power) {
-            (Some((_, power)), _) => m.power = power.clone(),
-            (None, Some(np)) => m.power = np.power.clone(),
-            (None, None) => {}
+        if let Some(power) = fitted.power.machine_power() {
+            m.power = power.clone();
         }
         let mut profile = fitted.profile;
         fit_to_machine(&mut profile, &m);
@@ -580,9 +578,10 @@ fn leave_one_out(
             failed.join("; ")
         ));
     }
-    Ok(Block {
+    Block::new(
         title,
-        rows: compared,
-        coverage: crate::model::evidence::DEFAULT_COVERAGE,
-    })
+        compared,
+        crate::model::evidence::DEFAULT_COVERAGE,
+        Some(runs),
+    )
 }

@@ -3,28 +3,23 @@
 use crate::artefact::fit::{
     CandidateOut, FIT_FORMAT, FitOut, FoldOut, NodeLawOut, PowerOut, SplitOut,
 };
-use crate::calibrate::from_measured::FitOutcome;
+use crate::calibrate::from_measured::{FitOutcome, FittedPower};
 use crate::calibrate::validate::Measured;
 use crate::model::machine::Machine;
 use crate::model::node_law::NodeFit;
 use std::path::Path;
 
-/// Distinct configurations, runs and node counts of the rows.
+/// Distinct configurations (energy scopes aside), runs and node counts of the rows.
 pub fn counts(rows: &[Measured]) -> (usize, usize, Vec<u32>) {
-    let mut configs: Vec<(u32, u32, u64, u32, Option<u32>)> = rows
-        .iter()
-        .map(|r| {
-            let c = r.config;
-            let f = crate::units::freq_key(c.freq);
-            (c.nodes, c.cores, f, c.gpus, r.ranks)
-        })
-        .collect();
+    let mut configs: Vec<_> = rows.iter().map(|r| r.key()).collect();
+    configs.iter_mut().for_each(|k| k.scope = None);
     configs.sort_unstable();
     configs.dedup();
     let mut nodes: Vec<u32> = rows.iter().map(|r| r.config.nodes).collect();
     nodes.sort_unstable();
     nodes.dedup();
-    (configs.len(), rows.len(), nodes)
+    let runs = rows.iter().map(|r| r.runs.count).sum();
+    (configs.len(), runs, nodes)
 }
 
 /// The whole fit as JSON; `wrote`, `notes` and the leave-one-out block are the caller's.
@@ -57,11 +52,11 @@ pub fn fit_json(
         node_law: f.profile.node_law.as_ref().map(node_law),
         power: power(f, machine),
         energy_scope: energy_scope(f, rows),
-        power_not_fitted: (f.power.is_none() && f.node_power.is_none()).then(|| {
-            f.power_unidentified
-                .clone()
-                .unwrap_or_else(|| "no energy_j column".into())
-        }),
+        power_not_fitted: match &f.power {
+            FittedPower::Laws(..) | FittedPower::Nodes { .. } => None,
+            FittedPower::Unidentified(why) => Some(why.clone()),
+            FittedPower::TooFew(_) | FittedPower::NoEnergy => Some("no energy_j column".into()),
+        },
         wrote: Vec::new(),
         notes: Vec::new(),
         leave_one_out: None,
@@ -100,8 +95,8 @@ fn node_law(law: &NodeFit) -> NodeLawOut {
 
 /// The energy scope of the rows with energy (`node`, `cpu`, `gpu`).
 fn energy_scope(f: &FitOutcome, rows: &[Measured]) -> Option<String> {
-    if let Some(np) = &f.node_power {
-        return Some(np.scope.csv_name().into());
+    if let FittedPower::Nodes { fit, .. } = &f.power {
+        return Some(fit.scope.csv_name().into());
     }
     rows.iter()
         .find_map(|r| r.energy.map(|e| e.1.csv_name().to_string()))
@@ -110,7 +105,7 @@ fn energy_scope(f: &FitOutcome, rows: &[Measured]) -> Option<String> {
 /// The power per frequency: node power where fitted over several nodes, else the one-node
 /// power laws at the machine's frequencies.
 fn power(f: &FitOutcome, machine: &Machine) -> Vec<PowerOut> {
-    if let Some(np) = &f.node_power {
+    if let FittedPower::Nodes { fit: np, .. } = &f.power {
         let mut v: Vec<PowerOut> = np
             .fitted
             .iter()
@@ -136,7 +131,7 @@ fn power(f: &FitOutcome, machine: &Machine) -> Vec<PowerOut> {
         }));
         return v;
     }
-    let Some((laws, power)) = &f.power else {
+    let FittedPower::Laws(laws, power) = &f.power else {
         return Vec::new();
     };
     let (lo, hi) = f.samples.iter().fold((f64::MAX, 0.0f64), |(l, h), s| {

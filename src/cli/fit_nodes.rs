@@ -1,7 +1,7 @@
 //! `jouleplan fit` on runs over several nodes: the node law and node power as printed, and the
 //! machine file with the fitted node power.
 
-use crate::calibrate::from_measured::FitOutcome;
+use crate::calibrate::from_measured::{FitOutcome, FittedPower};
 use crate::calibrate::machine_edit;
 use crate::calibrate::multi_node::NodePowerFit;
 use crate::model::machine::Machine;
@@ -87,10 +87,14 @@ pub fn report_law(law: &NodeFit, out: &mut dyn Write) -> std::io::Result<()> {
 }
 
 fn report_power(f: &FitOutcome, out: &mut dyn Write) -> std::io::Result<()> {
-    let Some(np) = &f.node_power else {
+    let FittedPower::Nodes {
+        fit: np,
+        laws_refused,
+    } = &f.power
+    else {
         return Ok(());
     };
-    if let Some(why) = &f.power_unidentified {
+    if let Some(why) = laws_refused {
         writeln!(
             out,
             "power laws across frequencies not fitted ({why}): node power fitted within bounds \

@@ -45,7 +45,7 @@ fn multi_node_rows(output: &Path, rec: &SweepRecord) -> Vec<Measured> {
                     r.repeat,
                     r.planned().describe()
                 ),
-                runs: vec![(r.wall_s, energy.map(|e| e.0))],
+                runs: crate::calibrate::repeats::Repeats::one(r.wall_s, energy.map(|e| e.0)),
             }
         })
         .collect()

@@ -42,7 +42,7 @@ fn measured_runs(
         .map(|c| MeasuredRun {
             config: c.measured.config,
             ranks: c.measured.ranks,
-            runs: c.measured.runs.len(),
+            runs: c.measured.runs.count,
             time_s: c.measured.time_s,
             energy: c.measured.energy,
             predicted_time_s: c.time_s,

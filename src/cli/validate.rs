@@ -5,8 +5,9 @@ use crate::artefact::validation::{
     BlockOut, CoverageOut, NotPredictedOut, PointOut, ReasonOut, StatsOut, VALIDATION_FORMAT,
     ValidationOut,
 };
+use crate::calibrate::repeats::{Repeats, Replay};
 use crate::calibrate::reproduce::EnergyScope;
-use crate::calibrate::validate::{self, Compared, ErrorStats, Measured};
+use crate::calibrate::validate::{self, Compared, CsvFile, ErrorStats, Measured};
 use crate::error::InputError;
 use crate::model::Config;
 use crate::model::machine::Machine;
@@ -61,6 +62,27 @@ pub(crate) struct Block {
     pub(crate) rows: Vec<Compared>,
     /// The intervals' nominal coverage.
     pub(crate) coverage: f64,
+    /// Time and energy error statistics over every measured run.
+    stats: (ErrorStats, ErrorStats),
+}
+
+impl Block {
+    /// A block of `rows`, its statistics over every run read again from `runs` (without it,
+    /// each row is one run).
+    pub(crate) fn new(
+        title: String,
+        rows: Vec<Compared>,
+        coverage: f64,
+        runs: Option<&dyn Replay>,
+    ) -> anyhow::Result<Block> {
+        let stats = validate::summary(&rows, runs)?;
+        Ok(Block {
+            title,
+            rows,
+            coverage,
+            stats,
+        })
+    }
 }
 
 /// Runs `validate`.
@@ -105,8 +127,9 @@ pub fn run_validate(args: &ValidateArgs, out: &mut dyn Write) -> anyhow::Result<
         ..args.source.clone()
     };
     let model = bind(&machine, &profile, &scoring, &mut t, &mut notes)?;
-    blocks.push(Block {
-        title: format!(
+    let csv = args.measured.as_deref().map(CsvFile);
+    blocks.push(Block::new(
+        format!(
             "fitted on {} ({}); predicted: {}",
             profile.file.display(),
             fitted_cores(&loo_source),
@@ -114,9 +137,10 @@ pub fn run_validate(args: &ValidateArgs, out: &mut dyn Write) -> anyhow::Result<
                 .display()
                 .to_string())
         ),
-        rows: validate::compare(&model, &measured)?,
-        coverage: model.coverage(),
-    });
+        validate::compare(&model, &measured)?,
+        model.coverage(),
+        csv.as_ref().map(|c| c as &dyn Replay),
+    )?);
     if let Some(path) = given {
         refuse_if_nothing_predicted(path, &blocks[0].rows)?;
     }
@@ -274,7 +298,7 @@ fn as_measured(profile: &Profile, p: &BaselinePoint) -> Measured {
         time_s: p.wall_time.0,
         energy: p.energy.map(|e| (e.0, scope)),
         source: "profile point".into(),
-        runs: vec![(p.wall_time.0, p.energy.map(|e| e.0))],
+        runs: Repeats::one(p.wall_time.0, p.energy.map(|e| e.0)),
     }
 }
 
@@ -297,11 +321,12 @@ fn leave_one_out(machine: &Machine, profile: &Profile, src: &SourceArgs) -> anyh
         let model = bind(machine, &p, &src, &mut t, &mut Vec::new())?;
         rows.extend(validate::compare(&model, &measured)?);
     }
-    Ok(Block {
-        title: "leave-one-out: each interior measured core count predicted from the others".into(),
+    Block::new(
+        "leave-one-out: each interior measured core count predicted from the others".into(),
         rows,
-        coverage: crate::model::evidence::DEFAULT_COVERAGE,
-    })
+        crate::model::evidence::DEFAULT_COVERAGE,
+        None,
+    )
 }
 
 fn pct(v: Option<f64>) -> String {
@@ -372,7 +397,7 @@ pub(crate) fn write_block(b: &Block, out: &mut dyn Write) -> std::io::Result<()>
             writeln!(out, "    {n} x {why}")?;
         }
     }
-    let (t, e) = validate::summary(&b.rows);
+    let (t, e) = b.stats;
     write_stats("time", &t, out)?;
     if e.n > 0 {
         let scope = b
@@ -461,7 +486,7 @@ fn to_json(blocks: &[Block], notes: &[String], problems: &[String]) -> Validatio
 }
 
 pub(crate) fn block_json(b: &Block) -> BlockOut {
-    let (t, e) = validate::summary(&b.rows);
+    let (t, e) = b.stats;
     let why = not_predicted_reasons(&b.rows);
     let skipped: usize = why.iter().map(|w| w.1).sum();
     let reasons = why
@@ -502,8 +527,8 @@ fn point_json(r: &Compared) -> PointOut {
         energy_scope: r.measured.energy.map(|e| e.1.name().to_string()),
         predicted_energy_j: r.energy_j,
         energy_error: r.energy_error(),
-        source: r.measured.source.clone(),
-        runs: r.measured.runs.len(),
+        source: r.measured.described_source(),
+        runs: r.measured.runs.count,
         not_predicted: r.not_predicted.clone(),
         time_interval_s: r.interval.map(|i| [i.0.0, i.0.1]),
         energy_interval_j: r.interval.and_then(|i| i.1).map(|e| [e.0, e.1]),

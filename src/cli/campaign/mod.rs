@@ -195,8 +195,9 @@ impl<'a> Campaign<'a> {
             return Ok(());
         }
         let text = crate::input::read_table(csv)?;
-        for m in crate::calibrate::validate::read_csv(csv, &text)? {
-            let n = m.config.nodes;
+        let mut nodes = Vec::new();
+        crate::calibrate::validate::each_row(csv, &text, |c, _, _| nodes.push(c.nodes))?;
+        for n in nodes {
             let taken = self.recorded.take(n, 1);
             if taken.is_empty() {
                 return Err(InputError::Mismatch(format!(

@@ -32,34 +32,24 @@ impl Recorded {
         freqs_hz: Option<&[f64]>,
     ) -> InputResult<Recorded> {
         let text = crate::input::read_table(file)?;
-        let rows = cv::read_csv(file, &text)?;
         let lines: Vec<&str> = text.lines().collect();
         let header = lines
             .iter()
             .find(|l| !l.trim().is_empty())
             .map_or(String::new(), |l| l.trim_end().to_string());
         let mut by_nodes: BTreeMap<u32, (Runs, usize)> = BTreeMap::new();
-        // The reader keeps every row in file order and names its line (`file:line`).
-        for row in &rows {
-            let at = row
-                .source
-                .rsplit(':')
-                .next()
-                .and_then(|n| n.parse::<usize>().ok());
-            let Some(line) = at.and_then(|n| lines.get(n.wrapping_sub(1))) else {
-                continue;
-            };
-            let c = &row.config;
+        cv::each_row(file, &text, |c, time_s, line| {
             let cores_ok = cores.is_none_or(|cs| cs.contains(&c.cores));
             let freq_ok = freqs_hz.is_none_or(|fs| {
                 fs.iter()
                     .any(|f| (f - c.freq.0).abs() <= 1e-6 * f.abs().max(1.0))
             });
-            if cores_ok && freq_ok && c.gpus == 0 {
+            let text = lines.get((line as usize).wrapping_sub(1));
+            if let (true, true, 0, Some(l)) = (cores_ok, freq_ok, c.gpus, text) {
                 let e = by_nodes.entry(c.nodes).or_default();
-                e.0.push((row.time_s, line.trim_end().to_string()));
+                e.0.push((time_s, l.trim_end().to_string()));
             }
-        }
+        })?;
         if by_nodes.is_empty() {
             return Err(InputError::Key {
                 file: file.to_path_buf(),
