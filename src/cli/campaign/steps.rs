@@ -222,15 +222,13 @@ impl Campaign<'_> {
     /// Says a step on stderr.
     fn say_step(&self, s: &Step) {
         crate::cli::say::progress(&format!(
-            "step {}: measured {} node{} ({} run{}, {:.3} node-hours, {} node-runs): {}\n  \
+            "step {}: measured {} ({}, {:.3} node-hours, {}): {}\n  \
              recommendation before: {}\n  after: {}",
             s.step,
-            s.nodes,
-            if s.nodes == 1 { "" } else { "s" },
-            s.runs,
-            if s.runs == 1 { "" } else { "s" },
+            crate::units::count(u64::from(s.nodes), "node", "nodes"),
+            crate::units::count(s.runs as u64, "run", "runs"),
             s.node_hours,
-            s.node_runs,
+            crate::units::count(u64::from(s.node_runs), "node-run", "node-runs"),
             s.why,
             said(&s.before),
             match s.after {
