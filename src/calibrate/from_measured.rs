@@ -52,6 +52,20 @@ pub enum FittedPower {
 }
 
 impl FittedPower {
+    /// Why no power was fitted, in a few words (`None` where it was).
+    pub fn not_fitted(&self) -> Option<String> {
+        match self {
+            FittedPower::Laws(..) | FittedPower::Nodes { .. } => None,
+            FittedPower::Unidentified(why) => Some(why.clone()),
+            FittedPower::TooFew(n) => Some(format!(
+                "{} with energy, too few to fit power, which needs two or more core counts on \
+                 one node or two or more runs over several nodes",
+                crate::units::count(*n as u64, "run", "runs")
+            )),
+            FittedPower::NoEnergy => Some("no energy_j column".into()),
+        }
+    }
+
     /// The machine's `[power]` fitted, where there is one.
     pub fn machine_power(&self) -> Option<&Power> {
         match self {
@@ -464,4 +478,20 @@ fn assumptions() -> Vec<String> {
          measure them with `jouleplan profile --mpi-profiler` before trusting multi-node plans"
             .into(),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn too_few_runs_with_energy_are_not_said_to_be_a_missing_column() {
+        let why = FittedPower::TooFew(1).not_fitted().unwrap();
+        assert!(why.starts_with("1 run with energy, too few"), "{why}");
+        assert!(!why.contains("energy_j column"), "{why}");
+        assert_eq!(
+            FittedPower::NoEnergy.not_fitted().as_deref(),
+            Some("no energy_j column")
+        );
+    }
 }

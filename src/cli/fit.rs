@@ -467,9 +467,10 @@ fn report(
     let (laws, power) = match &f.power {
         FittedPower::Laws(laws, power) => (laws, power),
         FittedPower::Nodes { .. } => return Ok(()),
-        FittedPower::Unidentified(why) => return writeln!(out, "power: not fitted: {why}"),
-        FittedPower::TooFew(_) | FittedPower::NoEnergy => {
-            return writeln!(out, "power: not fitted (no energy_j column)");
+        FittedPower::NoEnergy => return writeln!(out, "power: not fitted (no energy_j column)"),
+        other => {
+            let why = other.not_fitted().unwrap_or_default();
+            return writeln!(out, "power: not fitted: {why}");
         }
     };
     writeln!(

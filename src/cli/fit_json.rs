@@ -52,11 +52,7 @@ pub fn fit_json(
         node_law: f.profile.node_law.as_ref().map(node_law),
         power: power(f, machine),
         energy_scope: energy_scope(f, rows),
-        power_not_fitted: match &f.power {
-            FittedPower::Laws(..) | FittedPower::Nodes { .. } => None,
-            FittedPower::Unidentified(why) => Some(why.clone()),
-            FittedPower::TooFew(_) | FittedPower::NoEnergy => Some("no energy_j column".into()),
-        },
+        power_not_fitted: f.power.not_fitted(),
         wrote: Vec::new(),
         notes: Vec::new(),
         leave_one_out: None,
