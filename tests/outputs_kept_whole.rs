@@ -134,6 +134,43 @@ fn a_second_writer_onto_one_output_is_refused_at_once_and_no_run_is_lost() {
     assert!(!lock.exists(), "the lock is removed when its command ends");
 }
 
+#[test]
+fn every_command_that_writes_a_file_refuses_an_output_another_command_is_writing() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // A sweep holds out.file for its whole run.
+    let first = std::process::Command::new(env!("CARGO_BIN_EXE_jouleplan"))
+        .current_dir(d)
+        .env_remove("SLURM_JOB_ID")
+        .args([
+            "profile", "--cores", "1", "-o", "out.file", "--", "sleep", "1",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let lock = d.join(".out.file.jouleplan-lock");
+    let t = std::time::Instant::now();
+    while !lock.exists() {
+        assert!(t.elapsed().as_secs() < 10, "no lock taken");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let out = s(&d.join("out.file")).to_string();
+    for args in [
+        vec![
+            "plan", "-q", "--nodes", "1-2", "--sbatch", &out, "--app", "./a",
+        ],
+        vec!["plan", "-q", "--nodes", "1-2", "--plot", &out],
+        vec!["machine", "init", "--output", &out],
+    ] {
+        let (code, _, err) = jouleplan(&args);
+        assert_eq!(code, 1, "{args:?}: {err}");
+        assert!(err.contains("being written by another jouleplan"), "{err}");
+    }
+    let first = first.wait_with_output().unwrap();
+    assert!(first.status.success());
+}
+
 /// A fitted profile and machine file in `d` (p.json, m.toml), and the fit's CSV (fit.csv).
 fn fitted(d: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
     common::fit_on_1_2_4_8(d, "hpgmgfv")

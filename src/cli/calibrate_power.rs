@@ -91,6 +91,9 @@ pub fn run_power(a: &PowerArgs, out: &mut dyn Write) -> anyhow::Result<i32> {
     let text = crate::input::read_file(&a.machine)?;
     let machine = Machine::from_toml(&a.machine, &text)?;
     let output = a.output.clone().unwrap_or_else(|| a.machine.clone());
+    let mut outputs = vec![output.as_path()];
+    outputs.extend(a.record.as_deref());
+    let _locks = super::outputs::lock(&outputs)?;
     let sources: Vec<(Kind, PathBuf)> = if a.from.is_empty() {
         measure_kernels(a, &machine, &output)?
     } else {

@@ -90,6 +90,7 @@ pub fn run_validate(args: &ValidateArgs, out: &mut dyn Write) -> anyhow::Result<
     if let Some(p) = &args.plot {
         super::plan::check_plot_path(p)?;
     }
+    let _lock = super::outputs::lock(&args.plot.iter().map(|p| p.as_path()).collect::<Vec<_>>())?;
     let machine = load_machine(args.source.machine.as_deref())?;
     let mut profile = load_profile(args.source.profile.as_deref())?;
     trust::machine_matches(&machine, &profile, accept(&args.source))?;
