@@ -25,7 +25,7 @@ pub struct Launch {
     /// Whether a run failed.
     pub(super) any_failed: bool,
     /// The stop signal that interrupted a sweep (0: stopped without one).
-    pub(super) signal: Option<i32>,
+    signal: Option<i32>,
 }
 
 impl Launch {
@@ -76,6 +76,13 @@ impl Launch {
             signal: None,
         };
         Ok((l, max))
+    }
+
+    /// The stop signal that interrupted the campaign (0: stopped without one): during a sweep,
+    /// or caught between two (the sweep's handler stays installed while the campaign fits).
+    pub(super) fn stopped(&self) -> Option<i32> {
+        self.signal
+            .or_else(|| sweep::interrupted().then(stop_signal))
     }
 
     /// Every count up to `max` not measured and not failed.
@@ -153,7 +160,7 @@ impl Launch {
     /// Fits the node law on `-o`'s runs over several nodes into it, as `profile --nodes
     /// --machine` does; when interrupted, leaves `-o` as the sweep saved it.
     pub(super) fn write_profile(&self, a: &ProfileArgs) -> anyhow::Result<()> {
-        if self.signal.is_some() {
+        if self.stopped().is_some() {
             // The campaign's end says so; the sweep saved every run.
             return Ok(());
         }

@@ -64,7 +64,7 @@ impl Source {
     pub(super) fn interrupted(&self) -> Option<i32> {
         match self {
             Source::Replay(_) => None,
-            Source::Launch(l) => l.signal,
+            Source::Launch(l) => l.stopped(),
         }
     }
 
@@ -73,7 +73,7 @@ impl Source {
         use crate::cli::profile::{EXIT_INTERRUPTED, EXIT_RUNS_FAILED};
         match self {
             Source::Replay(_) => 0,
-            Source::Launch(l) => match l.signal {
+            Source::Launch(l) => match l.stopped() {
                 Some(s) if s > 0 => 128 + s,
                 Some(_) => EXIT_INTERRUPTED,
                 None if l.any_failed => EXIT_RUNS_FAILED,

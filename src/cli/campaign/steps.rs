@@ -38,6 +38,9 @@ impl Campaign<'_> {
                     return Ok((steps, format!("nothing {word} to start from")));
                 }
                 let plan = self.fit_and_plan(csv)?;
+                if let Some(sig) = self.source.interrupted() {
+                    return Ok((steps, interrupted(sig, self.runs.len())));
+                }
                 let after = rec_of(&plan, &self.measured);
                 if let Some(last) = steps.last_mut().filter(|s: &&mut Step| s.after.is_none()) {
                     last.after = after.clone();
