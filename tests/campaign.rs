@@ -2,8 +2,9 @@
 //! the nine SPEChpc 2021 codes on Ice Lake nodes (`tests/data/multinode/`, measured by Afzal,
 //! Hager and Wellein, PMBS'23, GPL-3.0). Each campaign must end by itself, say every step, cost
 //! no more than the fixed sweeps, and lead `fit` and `plan` to a count that wastes little energy
-//! against the counts that were measured.
-
+//! against the counts that were measured. Launched (no `--replay`), it runs a real program
+//! through a hostfile of fake hosts and a launcher that runs it here: time only (no RAPL
+//! assumed), each chosen count measured once, a failed count left out, a SIGTERM resumed.
 mod common;
 
 use common::jouleplan;
@@ -198,22 +199,218 @@ fn a_campaign_stopped_by_its_budget_resumes_to_the_same_end_without_repeating_a_
     }
 }
 
+/// The machine file `machine init` writes for this node (once a folder), given 8 nodes and a
+/// network: no [power] (no RAPL here), so the campaign plans by time and node-hours.
+fn this_node_times_8(d: &Path) -> PathBuf {
+    let m = d.join("m.toml");
+    if m.exists() {
+        return m;
+    }
+    let (rc, _, err) = jouleplan(&["machine", "init", "-o", s(&m)]);
+    assert_eq!(rc, 0, "{err}");
+    let text = std::fs::read_to_string(&m).unwrap();
+    assert!(text.contains("\nnodes = 1\n"), "{text}");
+    let text = text.replacen("\nnodes = 1\n", "\nnodes = 8\n", 1)
+        + "\n[network]\nlatency_s = 1e-6\nbandwidth_bytes_per_s = 1e10\n";
+    std::fs::write(&m, text).unwrap();
+    std::fs::write(d.join("hosts"), "a\nb\nc\nd\ne\nf\ng\nh\n").unwrap();
+    m
+}
+
+/// A program that takes 0.02 + 0.8 / n seconds on n nodes (the launcher says n), fails on
+/// `fail` nodes, and while `d/block` exists waits on 4 nodes after touching `d/started`.
+fn program(d: &Path, fail: u32) -> String {
+    let d = s(d);
+    format!(
+        "if [ $JP_NODES = {fail} ]; then exit 1; fi; \
+         if [ -e {d}/block ] && [ $JP_NODES = 4 ]; then touch {d}/started; exec sleep 30; fi; \
+         exec sleep $(awk \"BEGIN{{print 0.02 + 0.8 / $JP_NODES}}\")"
+    )
+}
+
+/// `profile --nodes auto` launching `program` through a hostfile of 8 fake hosts (the
+/// launcher runs it here, telling it the point's node count).
+fn launched(d: &Path, fail: u32, extra: &[&str]) -> std::process::Command {
+    let m = this_node_times_8(d);
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_jouleplan"));
+    c.current_dir(d).env_remove("SLURM_JOB_ID");
+    c.args(["profile", "--nodes", "auto", "--cores", "1", "--json"]);
+    c.args(["--hostfile", "hosts", "--launcher", "env JP_NODES={nodes}"]);
+    c.args([
+        "--machine",
+        s(&m),
+        "--measured-out",
+        "runs.csv",
+        "-o",
+        "p.json",
+    ]);
+    c.args(["--grace", "1"]).args(extra);
+    c.args(["--", "/bin/sh", "-c", &program(d, fail)]);
+    c.stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    c
+}
+
+/// Exit code, JSON and stderr of a finished campaign.
+fn ended(child: std::process::Child) -> (i32, Value, String) {
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    let json = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    (out.status.code().unwrap_or(-1), json, err)
+}
+
+/// The node counts of the rows of `--measured-out`, sorted.
+fn rows(d: &Path) -> Vec<u64> {
+    let text = std::fs::read_to_string(d.join("runs.csv")).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(
+        lines.next(),
+        Some("nodes,cores,freq_hz,gpus,time_s,energy_j,gpu_energy_j,ranks,energy_scope")
+    );
+    let mut v: Vec<u64> = lines
+        .map(|l| l.split(',').next().unwrap().parse().unwrap())
+        .collect();
+    v.sort_unstable();
+    v
+}
+
+/// The node counts of the profile's successful runs, sorted (each count's `--repeat` runs).
+fn profiled(d: &Path) -> Vec<u64> {
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("p.json")).unwrap()).unwrap();
+    let mut v: Vec<u64> = doc["sweep"]["record"]["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["ok"] == true)
+        .map(|r| r["nodes"].as_u64().unwrap_or(1))
+        .collect();
+    v.sort_unstable();
+    v
+}
+
+/// The `measured_nodes` of a campaign's JSON.
+fn measured_nodes(v: &Value) -> Vec<u64> {
+    let nodes = v["measured_nodes"].as_array().unwrap();
+    nodes.iter().map(|n| n.as_u64().unwrap()).collect()
+}
+
 #[test]
-fn without_recorded_runs_the_campaign_says_what_to_give() {
+fn a_launched_campaign_measures_the_counts_it_chooses_and_ends_by_itself() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let (rc, _, err) = jouleplan(&[
-        "profile",
-        "--nodes",
-        "auto",
-        "--machine",
-        &repo(MACHINE),
-        "--measured-out",
-        s(&d.join("r.csv")),
-        "--",
-        "true",
-    ]);
-    assert_eq!(rc, 2, "{err}");
-    assert!(err.contains("--replay RUNS.csv"), "{err}");
-    assert!(!d.join("r.csv").exists());
+    let (rc, v, err) = ended(launched(d, 0, &[]).spawn().unwrap());
+    assert_eq!(rc, 0, "{err}");
+    assert!(err.contains("campaign ended: stable"), "{err}");
+    assert!(v["stopped"].as_str().unwrap().starts_with("stable"), "{v}");
+    let steps = v["steps"].as_array().unwrap();
+    for st in steps {
+        assert!(!st["why"].as_str().unwrap().is_empty(), "{st}");
+        assert_eq!(st["runs"], 1, "{st}");
+    }
+    // The start, then at least one count it chose; each count measured once, in one row.
+    let counts = measured_nodes(&v);
+    assert!(counts.starts_with(&[1, 2, 4]) && counts.len() > 3, "{v}");
+    let mut stepped: Vec<u64> = steps.iter().map(|s| s["nodes"].as_u64().unwrap()).collect();
+    stepped.sort_unstable();
+    assert_eq!(stepped, counts);
+    assert_eq!(rows(d), counts);
+    assert_eq!(profiled(d), counts, "the profile holds every run, once");
+    // The profile is the sweep's, with the node law fitted on its runs over several nodes.
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("p.json")).unwrap()).unwrap();
+    assert!(doc["node_law"].is_object(), "{doc}");
+    assert!(v["recommendation"]["energy_j"].is_null(), "time only: {v}");
+}
+
+#[test]
+fn a_count_whose_runs_all_fail_is_said_left_out_and_never_invented() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (rc, v, err) = ended(launched(d, 2, &[]).spawn().unwrap());
+    assert_eq!(rc, 4, "runs failed: {err}");
+    assert!(
+        err.contains("every run on 2 nodes failed") && err.contains("campaign ended:"),
+        "{err}"
+    );
+    let counts = measured_nodes(&v);
+    assert!(!counts.contains(&2) && counts.contains(&1), "{v}");
+    assert_eq!(rows(d), counts);
+}
+
+#[test]
+fn a_launched_campaign_stopped_by_sigterm_keeps_its_runs_and_resumes_without_repeating_a_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("block"), "").unwrap();
+    let child = launched(d, 0, &[]).spawn().unwrap();
+    let t = std::time::Instant::now();
+    while !d.join("started").exists() {
+        assert!(
+            t.elapsed().as_secs() < 60,
+            "the run on 4 nodes never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    // SAFETY: signals our own child process.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+    let (rc, v, err) = ended(child);
+    assert_eq!(rc, 143, "{err}");
+    assert!(
+        err.contains("campaign ended: interrupted (SIGTERM"),
+        "{err}"
+    );
+    assert!(v["stopped"].as_str().unwrap().contains("--resume"), "{v}");
+    assert_eq!(rows(d), [1, 2], "the finished runs are in --measured-out");
+    std::fs::remove_file(d.join("block")).unwrap();
+    let (rc, v, err) = ended(launched(d, 0, &["--resume"]).spawn().unwrap());
+    assert_eq!(rc, 0, "{err}");
+    assert!(err.contains("campaign ended: stable"), "{err}");
+    let counts = measured_nodes(&v);
+    assert!(counts.starts_with(&[1, 2, 4]), "{v}");
+    let stepped: Vec<u64> = v["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["nodes"].as_u64().unwrap())
+        .collect();
+    assert!(!stepped.contains(&1) && !stepped.contains(&2), "{v}");
+    assert_eq!(rows(d), counts);
+    assert_eq!(profiled(d), counts, "no count was measured twice");
+}
+
+#[test]
+fn a_launched_campaign_is_refused_before_anything_runs_where_it_cannot_place_its_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (rc, _, err) = assert_cmd::Command::cargo_bin("jouleplan")
+        .unwrap()
+        .env_remove("SLURM_JOB_ID")
+        .args(["profile", "--nodes", "auto", "--machine", &repo(MACHINE)])
+        .args([
+            "--measured-out",
+            s(&d.join("r.csv")),
+            "-o",
+            s(&d.join("p.json")),
+        ])
+        .args(["--cores", "1", "--", "true"])
+        .output()
+        .map(|o| {
+            let e = String::from_utf8_lossy(&o.stderr).into_owned();
+            (o.status.code(), o.stdout, e)
+        })
+        .unwrap();
+    assert_eq!(rc, Some(2), "{err}");
+    assert!(
+        err.contains("--nodes auto measures up to 64 nodes") && err.contains("--hostfile"),
+        "{err}"
+    );
+    assert!(!d.join("r.csv").exists() && !d.join("p.json").exists());
+    // A profile already there is continued only with --resume.
+    std::fs::write(d.join("p.json"), "{}").unwrap();
+    let out = launched(d, 0, &[]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("add --resume"), "{err}");
+    assert!(!d.join("runs.csv").exists());
 }

@@ -31,7 +31,8 @@ pub struct ProfileArgs {
     /// Node counts to measure (1,2,4; must include 1, the baseline): runs on more nodes are
     /// srun steps of the Slurm allocation jouleplan runs in, or mpirun over the first hosts of
     /// --hostfile; --cores and --ranks are then per node. `auto`: a campaign that chooses the
-    /// counts itself (with --machine, --replay and --measured-out).
+    /// counts itself and launches them (with --machine and --measured-out; --replay takes the
+    /// runs from a recording instead).
     #[arg(long, value_name = "SPEC", default_value = "1")]
     pub nodes: String,
     /// Hostfile (one host a line, Open MPI or MPICH style) whose first N hosts the runs on N
@@ -179,7 +180,7 @@ struct Points {
     gpus: Vec<u32>,
 }
 
-fn points(a: &ProfileArgs) -> Result<Points, InputError> {
+fn points(a: &ProfileArgs, nodes: &str) -> Result<Points, InputError> {
     let cores = match &a.cores {
         Some(s) => values::parse_int_spec("--cores", s)?,
         None => {
@@ -206,7 +207,7 @@ fn points(a: &ProfileArgs) -> Result<Points, InputError> {
     Ok(Points {
         cores,
         freqs,
-        nodes: nodes_spec(&a.nodes)?,
+        nodes: nodes_spec(nodes)?,
         gpus,
     })
 }
@@ -322,7 +323,9 @@ fn grace(a: &ProfileArgs) -> Result<std::time::Duration, InputError> {
     Ok(std::time::Duration::from_secs_f64(s))
 }
 
-fn options(a: &ProfileArgs) -> anyhow::Result<Options> {
+/// The sweep's validated options from the flags, with `nodes` as the node counts (`--nodes`,
+/// or the campaign's baseline).
+pub(super) fn options(a: &ProfileArgs, nodes: &str) -> anyhow::Result<Options> {
     let import = a.perf_stat.is_some();
     if a.command.is_empty() && !import {
         return Err(values::bad(
@@ -336,7 +339,7 @@ fn options(a: &ProfileArgs) -> anyhow::Result<Options> {
         let flag = if a.ranks == 0 { "--ranks" } else { "--repeat" };
         return Err(values::bad(flag, "at least 1", "0").into());
     }
-    let pts = points(a)?;
+    let pts = points(a, nodes)?;
     let (launcher, timeout, stall_override, mpi_profiler) = running(a)?;
     let command = if import {
         vec![format!("(perf stat capture) {}", a.command.join(" "))]
@@ -376,7 +379,7 @@ fn options(a: &ProfileArgs) -> anyhow::Result<Options> {
 }
 
 /// Refuses a measured CSV onto the profile or the hostfile.
-fn check_outputs(a: &ProfileArgs) -> anyhow::Result<()> {
+pub(super) fn check_outputs(a: &ProfileArgs) -> anyhow::Result<()> {
     let Some(csv) = &a.measured_out else {
         return Ok(());
     };
@@ -406,7 +409,7 @@ pub fn run_profile(a: &ProfileArgs, out: &mut dyn Write) -> anyhow::Result<i32> 
     if !a.talp.is_empty() || !a.trace.is_empty() {
         return attach_trees(a, out);
     }
-    let o = options(a)?;
+    let o = options(a, &a.nodes)?;
     if let Some(capture) = &a.perf_stat {
         return import_capture(a, &o, capture, out);
     }

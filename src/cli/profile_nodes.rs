@@ -139,6 +139,33 @@ fn write_doc(output: &Path, doc: &ProfileFile) -> anyhow::Result<()> {
     write_atomic(output, text.as_bytes(), false).map_err(anyhow::Error::from)
 }
 
+/// The header of a measured CSV, in the columns [`measured_row`] fills.
+pub const MEASURED_HEADER: &str =
+    "nodes,cores,freq_hz,gpus,time_s,energy_j,gpu_energy_j,ranks,energy_scope";
+
+/// A successful run as a row of the measured CSV.
+pub fn measured_row(r: &RunRecord) -> MeasuredRow {
+    let energy = energy(r);
+    MeasuredRow {
+        nodes: r.nodes,
+        cores: r.cores,
+        freq_hz: r.freq_hz,
+        gpus: r.gpus,
+        time_s: r.wall_s,
+        energy_j: energy.map(|e| e.0),
+        gpu_energy_j: None,
+        ranks: None,
+        energy_scope: energy.map(|e| e.1.csv_name().to_string()),
+    }
+}
+
+impl Written {
+    /// Every run of the record (failed ones included), in the order they were made.
+    pub fn runs(&self) -> &[RunRecord] {
+        &self.rec.runs
+    }
+}
+
 /// Writes every successful run of the profile at `output` as a measured CSV at `csv`, in the
 /// columns `fit --measured` and `validate --measured` read; returns the rows written. With no
 /// successful run nothing replaces an existing file (`None`), and a new one gets the header.
@@ -148,26 +175,13 @@ pub fn write_measured_csv(written: &Written, csv: &Path) -> anyhow::Result<Optio
         .runs
         .iter()
         .filter(|r| r.ok)
-        .map(|r| {
-            let energy = energy(r);
-            MeasuredRow {
-                nodes: r.nodes,
-                cores: r.cores,
-                freq_hz: r.freq_hz,
-                gpus: r.gpus,
-                time_s: r.wall_s,
-                energy_j: energy.map(|e| e.0),
-                gpu_energy_j: None,
-                ranks: None,
-                energy_scope: energy.map(|e| e.1.csv_name().to_string()),
-            }
-        })
+        .map(measured_row)
         .collect();
     if rows.is_empty() && std::fs::symlink_metadata(csv).is_ok() {
         return Ok(None);
     }
     let text = if rows.is_empty() {
-        "nodes,cores,freq_hz,gpus,time_s,energy_j,gpu_energy_j,ranks,energy_scope\n".to_string()
+        format!("{MEASURED_HEADER}\n")
     } else {
         measured::to_csv(&rows)?
     };

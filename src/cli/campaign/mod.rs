@@ -2,14 +2,15 @@
 //! node counts, fits and plans exactly as `fit` and `plan` do, then measures, step by step, the
 //! count that can still change the recommendation, until nothing can (within `--tolerance`),
 //! the `--budget` is spent, or no count is left. Each step is said on stderr (`--json`: a list
-//! on stdout). Runs come from `--replay` (recorded runs) in this version.
+//! on stdout). Runs come from `--replay` (recorded runs) or from launching the program
+//! through the sweep of `profile --nodes` ([`source::Source`]).
 
-use crate::error::InputError;
 use crate::search::plan::{FrontEntry, Plan};
 use crate::units::{Joules, Seconds, fmt_duration, fmt_energy};
 use clap::Args;
 use replay::Recorded;
 use serde::Serialize;
+use source::{Run, Source};
 use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -107,59 +108,39 @@ enum Next {
 /// The state of a campaign.
 struct Campaign<'a> {
     args: &'a crate::cli::profile::ProfileArgs,
-    recorded: Recorded,
-    runs: Vec<(u32, f64, String)>,
+    source: Source,
+    runs: Vec<Run>,
     measured: BTreeSet<u32>,
     max_nodes: u32,
     work: tempfile::TempDir,
 }
 
-/// Runs `profile --nodes auto`; returns the exit code.
+/// Runs `profile --nodes auto`; returns the exit code (as `profile`'s: 128 + the signal when
+/// stopped, 4 when runs failed).
 pub fn run(a: &crate::cli::profile::ProfileArgs, out: &mut dyn Write) -> anyhow::Result<i32> {
     let c = &a.campaign;
     let tolerance = crate::cli::values::parse_fraction("--tolerance", &c.tolerance)?;
-    let (replay, csv) = match (&c.replay, &a.measured_out) {
-        (Some(r), Some(m)) => (r.clone(), m.clone()),
-        (None, _) => return Err(no_launch().into()),
-        (_, None) => {
-            return Err(crate::cli::values::bad(
-                "--measured-out",
-                "a CSV for the campaign's runs (fit reads it)",
-                "nothing",
-            )
-            .into());
-        }
+    let Some(csv) = a.measured_out.clone() else {
+        return Err(crate::cli::values::bad(
+            "--measured-out",
+            "a CSV for the campaign's runs (fit reads it)",
+            "nothing",
+        )
+        .into());
     };
     let _locks = crate::cli::outputs::lock(&[a.output.as_path(), csv.as_path()])?;
-    let mut k = Campaign::new(a, &replay)?;
+    let mut k = Campaign::new(a, c.replay.as_deref(), &csv)?;
     let (steps, stopped) = k.steps(tolerance, &csv)?;
     k.finish(&csv, (steps, stopped), out)?;
-    Ok(0)
-}
-
-/// Why a campaign without `--replay` is refused in this version.
-fn no_launch() -> InputError {
-    InputError::Mismatch(
-        "--nodes auto measures from recorded runs in this version: give --replay RUNS.csv \
-         (a fit/validate CSV of the program's runs), or list the node counts to launch with \
-         --nodes 1,2,4,8"
-            .into(),
-    )
+    Ok(k.source.exit_code())
 }
 
 impl<'a> Campaign<'a> {
-    fn new(a: &'a crate::cli::profile::ProfileArgs, replay: &Path) -> anyhow::Result<Campaign<'a>> {
-        let cores = a
-            .cores
-            .as_deref()
-            .map(|s| crate::cli::values::parse_int_spec("--cores", s))
-            .transpose()?;
-        let freqs = a
-            .freqs
-            .as_deref()
-            .map(|s| crate::cli::values::parse_ghz_values("--freqs", s))
-            .transpose()?;
-        let recorded = Recorded::read(replay, cores.as_deref(), freqs.as_deref())?;
+    fn new(
+        a: &'a crate::cli::profile::ProfileArgs,
+        replay: Option<&Path>,
+        csv: &Path,
+    ) -> anyhow::Result<Campaign<'a>> {
         if a.machine.is_none() {
             return Err(crate::cli::values::bad(
                 "--machine",
@@ -170,53 +151,35 @@ impl<'a> Campaign<'a> {
         }
         let (file, text) = crate::cli::sources::machine_text(a.machine.as_deref())?;
         let (machine, _) = crate::model::machine::Machine::from_toml_for_fit(&file, &text)?;
-        let max_nodes = a.campaign.max_nodes.unwrap_or(machine.max_nodes).max(1);
+        let (source, max_nodes) = match replay {
+            Some(r) => (
+                Source::Replay(recorded(a, r)?),
+                a.campaign.max_nodes.unwrap_or(machine.max_nodes).max(1),
+            ),
+            None => {
+                let (l, max) = launch::Launch::new(a, machine.max_nodes)?;
+                (Source::Launch(Box::new(l)), max)
+            }
+        };
         let mut k = Campaign {
             args: a,
-            recorded,
+            source,
             runs: Vec::new(),
             measured: BTreeSet::new(),
             max_nodes,
             work: tempfile::tempdir()?,
         };
         if a.resume {
-            k.resume()?;
+            // The runs measured before, taken again from their source, in their order.
+            k.runs = k.source.resume(csv)?;
+            k.measured = k.runs.iter().map(|r| r.0).collect();
         }
         Ok(k)
     }
 
-    /// `--resume`: the runs already in `--measured-out`, taken again from the recording in
-    /// the same order, so the campaign goes on where it stopped.
-    fn resume(&mut self) -> anyhow::Result<()> {
-        let Some(csv) = &self.args.measured_out else {
-            return Ok(());
-        };
-        if !csv.exists() {
-            return Ok(());
-        }
-        let text = crate::input::read_table(csv)?;
-        let mut nodes = Vec::new();
-        crate::calibrate::validate::each_row(csv, &text, |c, _, _| nodes.push(c.nodes))?;
-        for n in nodes {
-            let taken = self.recorded.take(n, 1);
-            if taken.is_empty() {
-                return Err(InputError::Mismatch(format!(
-                    "{}: --resume holds a run on {n} nodes that {} has no more of: resume with \
-                     the recording the campaign began with",
-                    csv.display(),
-                    self.recorded.file.display()
-                ))
-                .into());
-            }
-            self.runs.extend(taken.into_iter().map(|(t, l)| (n, t, l)));
-            self.measured.insert(n);
-        }
-        Ok(())
-    }
-
     /// The counts to start from that are not yet measured.
     fn start(&self) -> Vec<u32> {
-        let mut avail = self.recorded.available(self.max_nodes);
+        let mut avail = self.source.available(self.max_nodes);
         avail.extend(self.measured.iter().copied());
         avail.sort_unstable();
         avail.dedup();
@@ -232,8 +195,25 @@ impl<'a> Campaign<'a> {
     }
 }
 
+mod launch;
 mod replay;
+mod source;
 mod steps;
+
+/// `--replay`'s recorded runs with the requested `--cores` and `--freqs`.
+fn recorded(a: &crate::cli::profile::ProfileArgs, file: &Path) -> anyhow::Result<Recorded> {
+    let cores = a
+        .cores
+        .as_deref()
+        .map(|s| crate::cli::values::parse_int_spec("--cores", s))
+        .transpose()?;
+    let freqs = a
+        .freqs
+        .as_deref()
+        .map(|s| crate::cli::values::parse_ghz_values("--freqs", s))
+        .transpose()?;
+    Ok(Recorded::read(file, cores.as_deref(), freqs.as_deref())?)
+}
 
 /// The recommendation of a plan, as a step says it.
 fn rec_of(plan: &Plan, measured: &BTreeSet<u32>) -> Option<Rec> {

@@ -86,6 +86,32 @@ impl Recorded {
         *taken = end;
         out
     }
+
+    /// `--resume`: the runs already in `csv` (the campaign's `--measured-out`), taken again
+    /// from the recording in the same order, so the campaign goes on where it stopped.
+    pub(super) fn resume(&mut self, csv: &Path) -> anyhow::Result<Vec<super::source::Run>> {
+        if !csv.exists() {
+            return Ok(Vec::new());
+        }
+        let text = crate::input::read_table(csv)?;
+        let mut nodes = Vec::new();
+        cv::each_row(csv, &text, |c, _, _| nodes.push(c.nodes))?;
+        let mut runs = Vec::new();
+        for n in nodes {
+            let taken = self.take(n, 1);
+            if taken.is_empty() {
+                return Err(InputError::Mismatch(format!(
+                    "{}: --resume holds a run on {n} nodes that {} has no more of: resume with \
+                     the recording the campaign began with",
+                    csv.display(),
+                    self.file.display()
+                ))
+                .into());
+            }
+            runs.extend(taken.into_iter().map(|(t, l)| (n, t, l)));
+        }
+        Ok(runs)
+    }
 }
 
 #[cfg(test)]

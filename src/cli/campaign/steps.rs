@@ -17,25 +17,30 @@ impl Campaign<'_> {
     ) -> anyhow::Result<(Vec<Step>, String)> {
         let mut steps = Vec::new();
         let mut before: Option<Rec> = None;
+        let word = self.source.word();
         let mut todo: Vec<(u32, String)> = self
             .start()
             .into_iter()
             .map(|n| {
+                let at = super::START;
                 (
                     n,
-                    format!(
-                        "start: the smallest recorded count at or above {:?}",
-                        super::START
-                    ),
+                    format!("start: the smallest {word} count at or above {at:?}"),
                 )
             })
             .collect();
         loop {
+            if let Some(sig) = self.source.interrupted() {
+                return Ok((steps, interrupted(sig, self.runs.len())));
+            }
             if todo.is_empty() {
                 if self.measured.is_empty() {
-                    return Ok((steps, "nothing recorded to start from".into()));
+                    return Ok((steps, format!("nothing {word} to start from")));
                 }
                 let plan = self.fit_and_plan(csv)?;
+                if let Some(sig) = self.source.interrupted() {
+                    return Ok((steps, interrupted(sig, self.runs.len())));
+                }
                 let after = rec_of(&plan, &self.measured);
                 if let Some(last) = steps.last_mut().filter(|s: &&mut Step| s.after.is_none()) {
                     last.after = after.clone();
@@ -48,7 +53,9 @@ impl Campaign<'_> {
                 before = after;
             }
             let (n, why) = todo.remove(0);
-            let step = self.measure(n, why, (steps.len() + 1, before.clone()), csv)?;
+            let Some(step) = self.measure(n, why, (steps.len() + 1, before.clone()), csv)? else {
+                continue;
+            };
             if !todo.is_empty() {
                 // The start is fitted once it is complete.
                 self.say_step(&step);
@@ -57,26 +64,31 @@ impl Campaign<'_> {
         }
     }
 
-    /// Takes `--repeat` runs on `n` nodes and saves every run so far to `csv`.
+    /// Takes `--repeat` runs on `n` nodes and saves every run so far to `csv`; no step where
+    /// no run on `n` nodes could be had (every one failed, or a stop signal came).
     fn measure(
         &mut self,
         n: u32,
         why: String,
         (number, before): (usize, Option<Rec>),
         csv: &Path,
-    ) -> anyhow::Result<Step> {
-        let taken = self.recorded.take(n, self.args.repeat.max(1));
-        let node_hours: f64 = taken.iter().map(|(t, _)| f64::from(n) * t / 3600.0).sum();
-        let runs = taken.len();
-        self.runs.extend(taken.into_iter().map(|(t, l)| (n, t, l)));
-        self.measured.insert(n);
-        let mut text = self.recorded.header.clone() + "\n";
+    ) -> anyhow::Result<Option<Step>> {
+        let taken = self.source.take(n, self.args.repeat.max(1))?;
+        let of_n = || taken.iter().filter(|r| r.0 == n);
+        let node_hours: f64 = of_n().map(|(_, t, _)| f64::from(n) * t / 3600.0).sum();
+        let runs = of_n().count();
+        self.measured.extend(taken.iter().map(|r| r.0));
+        self.runs.extend(taken);
+        let mut text = self.source.header().to_string() + "\n";
         for (_, _, line) in &self.runs {
             text += line;
             text.push('\n');
         }
         crate::atomic_write::write_atomic(csv, text.as_bytes(), false)?;
-        Ok(Step {
+        if runs == 0 {
+            return Ok(None);
+        }
+        Ok(Some(Step {
             step: number,
             nodes: n,
             runs,
@@ -85,7 +97,7 @@ impl Campaign<'_> {
             node_runs: n * runs as u32,
             before,
             after: None,
-        })
+        }))
     }
 
     /// Fits the runs so far and plans `1..=max_nodes`, through the same code as `fit` and
@@ -95,7 +107,7 @@ impl Campaign<'_> {
         let dir = self.work.path();
         let (prof, mach) = (dir.join("profile.json"), dir.join("machine.toml"));
         let machine = a.machine.clone().unwrap_or_default();
-        let energy = self.recorded.header.contains("energy_j");
+        let energy = self.any_energy();
         let mut fit: Vec<String> = vec!["jouleplan".into(), "-q".into(), "fit".into()];
         fit.extend(["--measured", path(csv), "--machine", &machine].map(String::from));
         fit.extend(["--profile-out", path(&prof), "--accept-model-error"].map(String::from));
@@ -137,8 +149,9 @@ impl Campaign<'_> {
             return Next::Stop(format!("no recommendation: {}", plan.answer.reason));
         };
         let n = rec.prediction.config.nodes;
+        let word = self.source.word();
         let avail: Vec<u32> = self
-            .recorded
+            .source
             .available(self.max_nodes)
             .into_iter()
             .filter(|m| !self.measured.contains(m))
@@ -157,10 +170,10 @@ impl Campaign<'_> {
             });
             return match near {
                 Some(m) => self.within_budget(plan, m, format!(
-                    "the recommendation, {n} nodes, was not recorded: {m} is the nearest recorded count"
+                    "the recommendation, {n} nodes, was not {word}: {m} is the nearest {word} count"
                 )),
                 None => Next::Stop(format!(
-                    "the recommendation, {n} nodes, was not measured and no recorded count is left"
+                    "the recommendation, {n} nodes, was not measured and no {word} count is left"
                 )),
             };
         }
@@ -184,7 +197,7 @@ impl Campaign<'_> {
                 ))
             }
             _ => Next::Stop(format!(
-                "stable: the recommendation, {n} nodes, was measured, and no unmeasured recorded \
+                "stable: the recommendation, {n} nodes, was measured, and no unmeasured {word} \
                  count up to {} is predicted to beat its energy-delay product by more than {:.1}%",
                 self.max_nodes,
                 100.0 * tolerance
@@ -246,11 +259,8 @@ impl Campaign<'_> {
         out: &mut dyn Write,
     ) -> anyhow::Result<()> {
         let a = self.args;
-        let fitted = self.work.path().join("profile.json");
-        if fitted.exists() {
-            let bytes = std::fs::read(&fitted)?;
-            crate::atomic_write::write_atomic(&a.output, &bytes, false)?;
-        }
+        self.source
+            .write_profile(a, &self.work.path().join("profile.json"))?;
         let node_hours: f64 = self
             .runs
             .iter()
@@ -306,6 +316,33 @@ fn summary(
         a.machine.as_deref().unwrap_or("M.toml")
     )?;
     Ok(())
+}
+
+impl Campaign<'_> {
+    /// Whether a run so far has an energy (a value in the `energy_j` column).
+    fn any_energy(&self) -> bool {
+        let Some(col) = self
+            .source
+            .header()
+            .split(',')
+            .position(|c| c.trim() == "energy_j")
+        else {
+            return false;
+        };
+        self.runs
+            .iter()
+            .any(|(_, _, l)| l.split(',').nth(col).is_some_and(|v| !v.trim().is_empty()))
+    }
+}
+
+/// Why an interrupted campaign stopped.
+fn interrupted(sig: i32, runs: usize) -> String {
+    format!(
+        "interrupted ({}) after {}: every finished run is saved in --output and \
+         --measured-out; continue with --resume",
+        crate::measure::launch::signal_name(sig),
+        crate::units::count(runs as u64, "run", "runs")
+    )
 }
 
 /// Runs `fit` then `plan` from their command lines, their output discarded.

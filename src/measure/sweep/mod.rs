@@ -17,6 +17,6 @@ mod summary;
 pub use host::{core_cpus, resolve_program};
 pub use import::import_perf_stat;
 pub use journal::{Journal, journal_path};
-pub use options::{INTERRUPTED, Options, Outcome, Roots};
+pub use options::{INTERRUPTED, Options, Outcome, Roots, interrupted};
 pub use run::run;
 pub use summary::summarise;
