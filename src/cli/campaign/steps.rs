@@ -284,14 +284,14 @@ impl Campaign<'_> {
             crate::artefact::write_sorted(&report, out)?;
             return Ok(());
         }
-        summary(&report, a, out)
+        summary(&report, (a, self.any_energy()), out)
     }
 }
 
 /// The campaign's end in a few lines, with the commands that reproduce its recommendation.
 fn summary(
     r: &Report,
-    a: &crate::cli::profile::ProfileArgs,
+    (a, energy): (&crate::cli::profile::ProfileArgs, bool),
     out: &mut dyn Write,
 ) -> anyhow::Result<()> {
     let counts: Vec<String> = r.measured_nodes.iter().map(u32::to_string).collect();
@@ -306,14 +306,19 @@ fn summary(
     )?;
     writeln!(out, "stopped: {}", r.stopped)?;
     writeln!(out, "recommendation: {}", said(&r.recommendation))?;
+    let machine = a.machine.as_deref().unwrap_or("M.toml");
+    let fit = format!(
+        "jouleplan fit --measured {} --machine {machine} --profile-out P.json",
+        r.runs_file
+    );
+    let then = match energy {
+        true => format!("the machine's power from them: {fit} --machine-out M.toml"),
+        false => format!("no energy was measured, so plans rank by time and node-hours: {fit}"),
+    };
     writeln!(
         out,
-        "runs in {}; profile in {}; the machine's power from them: jouleplan fit --measured {} \
-         --machine {} --profile-out P.json --machine-out M.toml",
-        r.runs_file,
-        r.profile_file,
-        r.runs_file,
-        a.machine.as_deref().unwrap_or("M.toml")
+        "runs in {}; profile in {}; {then}",
+        r.runs_file, r.profile_file
     )?;
     Ok(())
 }
