@@ -414,3 +414,93 @@ fn a_launched_campaign_is_refused_before_anything_runs_where_it_cannot_place_its
     assert!(err.contains("add --resume"), "{err}");
     assert!(!d.join("runs.csv").exists());
 }
+
+#[test]
+fn campaign_flags_are_checked_before_anything_is_measured() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let refused = |extra: &[&str], says: &str| {
+        let (rc, _, err, runs) = campaign(d, "weather", extra);
+        assert_eq!(rc, 2, "{extra:?}: {err}");
+        assert!(err.contains(says), "{extra:?}: {err}");
+        assert!(!runs.exists(), "{extra:?}: nothing measured");
+    };
+    // A bare 5 would be 500%.
+    refused(&["--tolerance", "5"], "--tolerance");
+    // The machine file has 64 nodes: plan would refuse 100 after the start was measured.
+    refused(&["--max-nodes", "100"], "--max-nodes");
+    refused(&["--max-nodes", "0"], "--max-nodes");
+    // A campaign flag without --nodes auto would launch the program instead of replaying.
+    let (rc, _, err) = jouleplan(&[
+        "profile",
+        "--replay",
+        &repo("tests/data/multinode/weather.csv"),
+        "-o",
+        s(&d.join("x.json")),
+        "--",
+        "true",
+    ]);
+    assert_eq!(rc, 2, "{err}");
+    assert!(
+        err.contains("--replay") && err.contains("--nodes auto"),
+        "{err}"
+    );
+    assert!(!d.join("x.json").exists());
+    // A finished campaign is not replaced without --resume.
+    let (rc, _, err, runs) = campaign(d, "weather", &[]);
+    assert_eq!(rc, 0, "{err}");
+    let before = std::fs::read_to_string(&runs).unwrap();
+    let (rc, _, err, _) = campaign(d, "weather", &[]);
+    assert_eq!(rc, 2, "{err}");
+    assert!(err.contains("add --resume"), "{err}");
+    assert_eq!(std::fs::read_to_string(&runs).unwrap(), before);
+    // Resumed when finished, it says the same recommendation again.
+    let (rc, out, err, _) = campaign(d, "weather", &["--resume", "--json"]);
+    assert_eq!(rc, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["recommendation"]["nodes"], 16, "{v}");
+    assert_eq!(v["recommendation"]["measured"], true, "{v}");
+}
+
+#[test]
+fn a_recommended_layout_that_was_never_run_is_not_called_measured() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // LULESH at 120 elements a side, replayed in any layout: its one-node run used 1 core.
+    let runs = d.join("r.csv");
+    let (rc, out, err) = jouleplan(&[
+        "profile",
+        "--nodes",
+        "auto",
+        "--replay",
+        &repo("tests/data/multinode/lulesh-120.csv"),
+        "--machine",
+        &repo(MACHINE),
+        "--max-nodes",
+        "16",
+        "--measured-out",
+        s(&runs),
+        "-o",
+        s(&d.join("p.json")),
+        "--json",
+    ]);
+    assert_eq!(rc, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let rec = &v["recommendation"];
+    let (n, c) = (
+        rec["nodes"].as_u64().unwrap(),
+        rec["cores"].as_u64().unwrap(),
+    );
+    let ran = std::fs::read_to_string(&runs)
+        .unwrap()
+        .lines()
+        .any(|l| l.starts_with(&format!("{n},{c},")));
+    assert_eq!(rec["measured"].as_bool().unwrap(), ran, "{rec}");
+    assert_eq!(rec["measured_time_s"].is_null(), !ran, "{rec}");
+    if !ran {
+        assert!(
+            v["stopped"].as_str().unwrap().contains("give --cores"),
+            "{v}"
+        );
+    }
+}

@@ -74,9 +74,7 @@ fn run_network(a: &NetworkArgs, out: &mut dyn Write) -> anyhow::Result<i32> {
     let text = crate::input::read_file(&a.machine)?;
     Machine::from_toml(&a.machine, &text)?;
     let output = a.output.clone().unwrap_or_else(|| a.machine.clone());
-    let mut outputs = vec![output.as_path()];
-    outputs.extend(a.record.as_deref());
-    let _locks = super::outputs::lock(&outputs)?;
+    // No output lock here: under mpirun every rank runs this command (rank 0 writes).
     let max_bytes = values::parse_bytes("--max-bytes", &a.max_bytes)?;
     if a.repeats == 0 || a.repeats > 1000 {
         return Err(values::bad("--repeats", "1 to 1000", a.repeats.to_string()).into());

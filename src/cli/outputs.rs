@@ -64,8 +64,18 @@ fn clash(flag: &str, out: &Path, what: &str, other: &Path) -> InputError {
 pub fn lock(outputs: &[&Path]) -> anyhow::Result<Vec<crate::atomic_write::OutputLock>> {
     outputs
         .iter()
+        // A device or pipe is refused by the writer, naming it; no lock file beside it.
+        .filter(|p| !is_special(p))
         .map(|p| crate::atomic_write::OutputLock::take(p).map_err(anyhow::Error::from))
         .collect()
+}
+
+/// Whether `p` exists and is neither a regular file, a folder nor a link.
+fn is_special(p: &Path) -> bool {
+    std::fs::symlink_metadata(p).is_ok_and(|m| {
+        let t = m.file_type();
+        !(t.is_file() || t.is_dir() || t.is_symlink())
+    })
 }
 
 /// How a machine file output treats a link: followed (rewritten in place, keeping its mode)

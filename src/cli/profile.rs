@@ -406,6 +406,14 @@ pub fn run_profile(a: &ProfileArgs, out: &mut dyn Write) -> anyhow::Result<i32> 
     if a.nodes.trim() == "auto" {
         return super::campaign::run(a, out);
     }
+    if let Some(flag) = a.campaign.given().first() {
+        return Err(values::bad(
+            flag,
+            "--nodes auto as well (it is a flag of the measurement campaign)",
+            format!("--nodes {}", a.nodes),
+        )
+        .into());
+    }
     if !a.talp.is_empty() || !a.trace.is_empty() {
         return attach_trees(a, out);
     }

@@ -30,10 +30,10 @@ pub struct CampaignArgs {
     #[arg(long, value_name = "RUNS.csv")]
     pub replay: Option<PathBuf>,
     /// With --nodes auto: stop once the recommendation was measured and no unmeasured node
-    /// count could beat its energy-delay product by more than this at its interval's low ends
-    /// (0.05 or 5%).
-    #[arg(long, value_name = "FRACTION", default_value = "5%")]
-    pub tolerance: String,
+    /// count is predicted to beat its energy-delay product by more than this (0.05 or 5%)
+    /// [default: 5%].
+    #[arg(long, value_name = "FRACTION")]
+    pub tolerance: Option<String>,
     /// With --nodes auto: the node-hours the campaign may spend (its start included).
     #[arg(long = "node-hours", value_name = "NODE-HOURS")]
     pub node_hours: Option<f64>,
@@ -60,8 +60,11 @@ pub struct Rec {
     pub time_interval_s: Option<(f64, f64)>,
     /// The energy interval, J.
     pub energy_interval_j: Option<(f64, f64)>,
-    /// Whether its node count was measured.
+    /// Whether this node count was measured at these cores a node.
     pub measured: bool,
+    /// The mean time of those measured runs, s (null where not measured): the time shown is
+    /// always the model's, as for every other count.
+    pub measured_time_s: Option<f64>,
 }
 
 /// One step: what was measured, why, at what cost, and how the recommendation moved.
@@ -113,13 +116,15 @@ struct Campaign<'a> {
     measured: BTreeSet<u32>,
     max_nodes: u32,
     work: tempfile::TempDir,
+    /// The recommendation of the last fit and plan.
+    last: Option<Rec>,
 }
 
 /// Runs `profile --nodes auto`; returns the exit code (as `profile`'s: 128 + the signal when
 /// stopped, 4 when runs failed).
 pub fn run(a: &crate::cli::profile::ProfileArgs, out: &mut dyn Write) -> anyhow::Result<i32> {
     let c = &a.campaign;
-    let tolerance = crate::cli::values::parse_fraction("--tolerance", &c.tolerance)?;
+    let tolerance = tolerance(c.tolerance.as_deref())?;
     let Some(csv) = a.measured_out.clone() else {
         return Err(crate::cli::values::bad(
             "--measured-out",
@@ -133,6 +138,41 @@ pub fn run(a: &crate::cli::profile::ProfileArgs, out: &mut dyn Write) -> anyhow:
     let (steps, stopped) = k.steps(tolerance, &csv)?;
     k.finish(&csv, (steps, stopped), out)?;
     Ok(k.source.exit_code())
+}
+
+/// `--tolerance`: a fraction from 0 to 1 or a percentage; a bare number above 1 is refused
+/// (5 would be 500%).
+fn tolerance(t: Option<&str>) -> anyhow::Result<f64> {
+    let Some(t) = t else {
+        return Ok(DEFAULT_TOLERANCE);
+    };
+    let v = crate::cli::values::parse_fraction("--tolerance", t)?;
+    if !t.trim().ends_with('%') && v > 1.0 {
+        return Err(crate::cli::values::bad(
+            "--tolerance",
+            "a fraction from 0 to 1 (0.05) or a percentage (5%)",
+            t,
+        )
+        .into());
+    }
+    Ok(v)
+}
+
+impl CampaignArgs {
+    /// The campaign flags given, by name: refused without `--nodes auto`.
+    pub fn given(&self) -> Vec<&'static str> {
+        [
+            ("--replay", self.replay.is_some()),
+            ("--tolerance", self.tolerance.is_some()),
+            ("--node-hours", self.node_hours.is_some()),
+            ("--max-nodes", self.max_nodes.is_some()),
+            ("--json", self.json),
+        ]
+        .into_iter()
+        .filter(|(_, on)| *on)
+        .map(|(flag, _)| flag)
+        .collect()
+    }
 }
 
 impl<'a> Campaign<'a> {
@@ -152,10 +192,11 @@ impl<'a> Campaign<'a> {
         let (file, text) = crate::cli::sources::machine_text(a.machine.as_deref())?;
         let (machine, _) = crate::model::machine::Machine::from_toml_for_fit(&file, &text)?;
         let (source, max_nodes) = match replay {
-            Some(r) => (
-                Source::Replay(recorded(a, r)?),
-                a.campaign.max_nodes.unwrap_or(machine.max_nodes).max(1),
-            ),
+            Some(r) => {
+                replay_outputs(a, csv)?;
+                let max = max_nodes(a.campaign.max_nodes, machine.max_nodes, &file)?;
+                (Source::Replay(recorded(a, r)?), max)
+            }
             None => {
                 let (l, max) = launch::Launch::new(a, machine.max_nodes)?;
                 (Source::Launch(Box::new(l)), max)
@@ -168,6 +209,7 @@ impl<'a> Campaign<'a> {
             measured: BTreeSet::new(),
             max_nodes,
             work: tempfile::tempdir()?,
+            last: None,
         };
         if a.resume {
             // The runs measured before, taken again from their source, in their order.
@@ -216,12 +258,13 @@ fn recorded(a: &crate::cli::profile::ProfileArgs, file: &Path) -> anyhow::Result
 }
 
 /// The recommendation of a plan, as a step says it.
-fn rec_of(plan: &Plan, measured: &BTreeSet<u32>) -> Option<Rec> {
+fn rec_of(plan: &Plan, measured: &dyn Fn(u32, u32) -> Option<f64>) -> Option<Rec> {
     plan.recommendation().map(|f| rec_entry(f, measured))
 }
 
-fn rec_entry(f: &FrontEntry, measured: &BTreeSet<u32>) -> Rec {
+fn rec_entry(f: &FrontEntry, measured: &dyn Fn(u32, u32) -> Option<f64>) -> Rec {
     let p = &f.prediction;
+    let at = measured(p.config.nodes, p.config.cores);
     Rec {
         nodes: p.config.nodes,
         cores: p.config.cores,
@@ -229,7 +272,8 @@ fn rec_entry(f: &FrontEntry, measured: &BTreeSet<u32>) -> Rec {
         energy_j: (!p.time_only).then_some(p.energy.0),
         time_interval_s: p.interval.map(|i| i.time_s),
         energy_interval_j: p.interval.filter(|_| !p.time_only).map(|i| i.energy_j),
-        measured: measured.contains(&p.config.nodes),
+        measured: at.is_some(),
+        measured_time_s: at,
     }
 }
 
@@ -238,7 +282,11 @@ fn said(r: &Option<Rec>) -> String {
     let Some(r) = r else {
         return "none".into();
     };
-    let mut s = format!("{} nodes, {}", r.nodes, fmt_duration(Seconds(r.time_s)));
+    let mut s = format!(
+        "{}, {}",
+        crate::units::count(u64::from(r.nodes), "node", "nodes"),
+        fmt_duration(Seconds(r.time_s))
+    );
     if let Some((lo, hi)) = r.time_interval_s {
         s += &format!(
             " [{}, {}]",
@@ -252,8 +300,46 @@ fn said(r: &Option<Rec>) -> String {
     if let Some((lo, hi)) = r.energy_interval_j {
         s += &format!(" [{}, {}]", fmt_energy(Joules(lo)), fmt_energy(Joules(hi)));
     }
-    if r.measured {
-        s += " (measured)";
+    if let Some(t) = r.measured_time_s {
+        s += &format!(
+            " (predicted; {} nodes x {} cores were measured: {})",
+            r.nodes,
+            r.cores,
+            fmt_duration(Seconds(t))
+        );
     }
     s
+}
+
+/// `--max-nodes` for a replay: from 1 to the machine's node count (`plan` plans no more).
+fn max_nodes(given: Option<u32>, machine: u32, file: &Path) -> anyhow::Result<u32> {
+    match given {
+        None => Ok(machine.max(1)),
+        Some(n) if (1..=machine).contains(&n) => Ok(n),
+        Some(n) => Err(crate::cli::values::bad(
+            "--max-nodes",
+            format!(
+                "a node count from 1 to {machine}, the nodes of {} (plan plans no more)",
+                file.display()
+            ),
+            n.to_string(),
+        )
+        .into()),
+    }
+}
+
+/// A replay onto an existing `-o` or `--measured-out` without `--resume` is refused, as a
+/// launched campaign's is: nothing measured is replaced by accident.
+fn replay_outputs(a: &crate::cli::profile::ProfileArgs, csv: &Path) -> anyhow::Result<()> {
+    if a.resume {
+        return Ok(());
+    }
+    match [a.output.as_path(), csv].into_iter().find(|p| p.exists()) {
+        Some(p) => Err(crate::error::InputError::Mismatch(format!(
+            "{} exists: add --resume to go on with the campaign it holds, or remove it",
+            p.display()
+        ))
+        .into()),
+        None => Ok(()),
+    }
 }

@@ -41,7 +41,8 @@ impl Campaign<'_> {
                 if let Some(sig) = self.source.interrupted() {
                     return Ok((steps, interrupted(sig, self.runs.len())));
                 }
-                let after = rec_of(&plan, &self.measured);
+                let after = rec_of(&plan, &|n, c| self.measured_at(n, c));
+                self.last = after.clone();
                 if let Some(last) = steps.last_mut().filter(|s: &&mut Step| s.after.is_none()) {
                     last.after = after.clone();
                     self.say_step(last);
@@ -138,7 +139,17 @@ impl Campaign<'_> {
         crate::cli::say::set_quiet(true);
         let result = run_quietly(&fit, &plan);
         crate::cli::say::set_quiet(was_quiet);
-        result
+        result.map_err(|e| {
+            anyhow::anyhow!(
+                "the campaign's fit and plan of the runs so far ({}, on {} node counts) failed \
+                 (it runs `fit --measured {}{}` and `plan --nodes 1-{}` itself): {e:#}",
+                csv.display(),
+                self.measured.len(),
+                csv.display(),
+                if energy { " --machine-out" } else { "" },
+                self.max_nodes
+            )
+        })
     }
 
     /// What to measure next: the recommended count where it is unmeasured (or, not recorded,
@@ -168,7 +179,17 @@ impl Campaign<'_> {
                 let d = |m: u32| (f64::from(m) / f64::from(n)).ln().abs();
                 d(a).total_cmp(&d(b)).then(a.cmp(&b))
             });
+            let d = |m: u32| (f64::from(m) / f64::from(n)).ln().abs();
+            let closest_measured = self
+                .measured
+                .iter()
+                .map(|&m| d(m))
+                .fold(f64::INFINITY, f64::min);
             return match near {
+                Some(m) if d(m) >= closest_measured => Next::Stop(format!(
+                    "the recommendation, {n} nodes, was not {word}, and a measured count lies \
+                     nearer to it than any {word} count left"
+                )),
                 Some(m) => self.within_budget(plan, m, format!(
                     "the recommendation, {n} nodes, was not {word}: {m} is the nearest {word} count"
                 )),
@@ -177,28 +198,55 @@ impl Campaign<'_> {
                 )),
             };
         }
-        // Measured: the far-end ranking already prefers it to every unmeasured count at its
-        // interval's high ends; measure on only where a count's prediction itself beats it by
-        // more than the tolerance.
+        self.after_measured(plan, rec, (&avail, tolerance))
+    }
+
+    /// The recommendation's count was measured: the far-end ranking already prefers it to
+    /// every unmeasured count at its interval's high ends; measure on only where a count's
+    /// prediction itself beats it by more than the tolerance.
+    fn after_measured(
+        &self,
+        plan: &Plan,
+        rec: &crate::search::plan::FrontEntry,
+        (avail, tolerance): (&[u32], f64),
+    ) -> Next {
+        let n = rec.prediction.config.nodes;
+        let word = self.source.word();
         let edp = |f: &crate::search::plan::FrontEntry| f.prediction.time.0 * f.prediction.energy.0;
         let best = plan
             .front
             .iter()
             .filter(|f| avail.contains(&f.prediction.config.nodes))
             .min_by(|a, b| edp(a).total_cmp(&edp(b)));
+        let product = match plan.time_only() {
+            true => "product of node-hours and time",
+            false => "energy-delay product",
+        };
+        let cores = rec.prediction.config.cores;
+        let layout = match self.measured_at(n, cores) {
+            Some(_) => String::new(),
+            None => format!(
+                " (at other cores a node than its {cores}: give --cores to measure the layout \
+                 you plan)"
+            ),
+        };
         match best {
             Some(f) if edp(f) < edp(rec) * (1.0 - tolerance) => {
                 let m = f.prediction.config.nodes;
-                self.within_budget(plan, m, format!(
-                    "the recommendation, {n} nodes, was measured, but {m} nodes are predicted to \
-                     beat its energy-delay product by {:.1}% (tolerance {:.1}%)",
-                    100.0 * (1.0 - edp(f) / edp(rec)),
-                    100.0 * tolerance
-                ))
+                self.within_budget(
+                    plan,
+                    m,
+                    format!(
+                        "the recommendation, {n} nodes, was measured{layout}, but {m} nodes are \
+                     predicted to beat its {product} by {:.1}% (tolerance {:.1}%)",
+                        100.0 * (1.0 - edp(f) / edp(rec)),
+                        100.0 * tolerance
+                    ),
+                )
             }
             _ => Next::Stop(format!(
-                "stable: the recommendation, {n} nodes, was measured, and no unmeasured {word} \
-                 count up to {} is predicted to beat its energy-delay product by more than {:.1}%",
+                "stable: the recommendation, {n} nodes, was measured{layout}, and no unmeasured \
+                 {word} count up to {} is predicted to beat its {product} by more than {:.1}%",
                 self.max_nodes,
                 100.0 * tolerance
             )),
@@ -261,13 +309,15 @@ impl Campaign<'_> {
         let a = self.args;
         self.source
             .write_profile(a, &self.work.path().join("profile.json"))?;
+        // + 0.0: an empty sum is -0.0.
         let node_hours: f64 = self
             .runs
             .iter()
             .map(|(n, t, _)| f64::from(*n) * t / 3600.0)
-            .sum();
+            .sum::<f64>()
+            + 0.0;
         let node_runs: u32 = self.runs.iter().map(|(n, _, _)| n).sum();
-        let recommendation = steps.last().and_then(|s| s.after.clone());
+        let recommendation = self.last.clone();
         crate::cli::say::progress(&format!("campaign ended: {stopped}"));
         let report = Report {
             format: "jouleplan-campaign/1",
@@ -300,7 +350,11 @@ fn summary(
         "campaign: {} step{} measured node counts {} at {:.3} node-hours ({} node-runs)",
         r.steps.len(),
         if r.steps.len() == 1 { "" } else { "s" },
-        counts.join(", "),
+        if counts.is_empty() {
+            "none".to_string()
+        } else {
+            counts.join(", ")
+        },
         r.node_hours,
         r.node_runs
     )?;
@@ -324,6 +378,25 @@ fn summary(
 }
 
 impl Campaign<'_> {
+    /// The mean time of the runs so far on `nodes` nodes of `cores` cores, where there are.
+    fn measured_at(&self, nodes: u32, cores: u32) -> Option<f64> {
+        let col = self
+            .source
+            .header()
+            .split(',')
+            .position(|c| c.trim() == "cores")?;
+        let times: Vec<f64> = self
+            .runs
+            .iter()
+            .filter(|(n, _, l)| {
+                *n == nodes
+                    && l.split(',').nth(col).and_then(|v| v.trim().parse().ok()) == Some(cores)
+            })
+            .map(|r| r.1)
+            .collect();
+        (!times.is_empty()).then(|| times.iter().sum::<f64>() / times.len() as f64)
+    }
+
     /// Whether a run so far has an energy (a value in the `energy_j` column).
     fn any_energy(&self) -> bool {
         let Some(col) = self
