@@ -92,6 +92,15 @@ fn a_sweep_with_no_successful_run_leaves_the_measured_csv_as_it_was() {
     );
 }
 
+/// Waits (10 s at most) until a command has taken the lock `lock`.
+fn wait_for(lock: &Path) {
+    let t = std::time::Instant::now();
+    while !lock.exists() {
+        assert!(t.elapsed().as_secs() < 10, "no lock taken");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
 #[test]
 fn a_second_writer_onto_one_output_is_refused_at_once_and_no_run_is_lost() {
     let dir = tempfile::tempdir().unwrap();
@@ -110,11 +119,7 @@ fn a_second_writer_onto_one_output_is_refused_at_once_and_no_run_is_lost() {
     };
     let first = start();
     let lock = d.join(".p.json.jouleplan-lock");
-    let t = std::time::Instant::now();
-    while !lock.exists() {
-        assert!(t.elapsed().as_secs() < 10, "no lock taken");
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
+    wait_for(&lock);
     let second = start().wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&second.stderr);
     assert_eq!(second.status.code(), Some(1), "{err}");
@@ -149,12 +154,7 @@ fn every_command_that_writes_a_file_refuses_an_output_another_command_is_writing
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let lock = d.join(".out.file.jouleplan-lock");
-    let t = std::time::Instant::now();
-    while !lock.exists() {
-        assert!(t.elapsed().as_secs() < 10, "no lock taken");
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
+    wait_for(&d.join(".out.file.jouleplan-lock"));
     let out = s(&d.join("out.file")).to_string();
     for args in [
         vec![

@@ -3,7 +3,7 @@
 //! not explain is carried by a node law ([`super::node_fit::fit_law`]), and node power is
 //! fitted on every run with energy ([`super::node_fit::node_power`]).
 
-use super::node_fit::{self, LawPoint, NodePower, PowerPoint, Rule};
+use super::node_fit::{self, LawPoint, NodePower, Rule};
 use super::repeats::{ConfigKey, Moments2, Replay};
 use super::reproduce::EnergyScope;
 use super::validate::{Measured, merge_by};
@@ -247,15 +247,7 @@ pub fn fit_power(
     let mut power = machine.power.clone();
     let mut fitted = Vec::new();
     for (f, moments) in by_freq.values() {
-        let pts: Vec<PowerPoint> = moments
-            .equivalent_points()
-            .iter()
-            .map(|&[node_s, busy_core_s]| PowerPoint {
-                energy: 1.0,
-                node_s,
-                busy_core_s,
-            })
-            .collect();
+        let pts = moments.power_points();
         let (Some(i), Some(np)) = (machine.frequency_index(*f), node_fit::node_power(&pts)) else {
             continue;
         };

@@ -120,6 +120,19 @@ impl Moments2 {
             [m[0], m[1] - s * l22],
         ]
     }
+
+    /// The equivalent points as node-power points of the weighted design: each run's row is
+    /// `(n T / E, busy / E)` against a right-hand side of 1 (so `energy` 1).
+    pub fn power_points(&self) -> Vec<super::node_fit::PowerPoint> {
+        self.equivalent_points()
+            .iter()
+            .map(|&[node_s, busy_core_s]| super::node_fit::PowerPoint {
+                energy: 1.0,
+                node_s,
+                busy_core_s,
+            })
+            .collect()
+    }
 }
 
 /// What the runs of one configuration leave once read.
@@ -298,15 +311,7 @@ mod tests {
             one.add(t, Some(e));
             m.merge(&one.power_moments().scaled(n, busy * 50.0));
         }
-        let eq: Vec<PowerPoint> = m
-            .equivalent_points()
-            .iter()
-            .map(|&[node_s, busy_core_s]| PowerPoint {
-                energy: 1.0,
-                node_s,
-                busy_core_s,
-            })
-            .collect();
+        let eq = m.power_points();
         let (a, b) = (node_power(&every).unwrap(), node_power(&eq).unwrap());
         assert!((a.idle - b.idle).abs() < 1e-9 * a.idle.abs(), "{a:?} {b:?}");
         assert!(

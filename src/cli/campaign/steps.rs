@@ -175,11 +175,12 @@ impl Campaign<'_> {
                     format!("the recommendation, {n} nodes, was not measured"),
                 );
             }
-            let near = avail.iter().copied().min_by(|&a, &b| {
-                let d = |m: u32| (f64::from(m) / f64::from(n)).ln().abs();
-                d(a).total_cmp(&d(b)).then(a.cmp(&b))
-            });
+            // Nearness in doublings.
             let d = |m: u32| (f64::from(m) / f64::from(n)).ln().abs();
+            let near = avail
+                .iter()
+                .copied()
+                .min_by(|&a, &b| d(a).total_cmp(&d(b)).then(a.cmp(&b)));
             let closest_measured = self
                 .measured
                 .iter()
@@ -378,13 +379,17 @@ fn summary(
 }
 
 impl Campaign<'_> {
-    /// The mean time of the runs so far on `nodes` nodes of `cores` cores, where there are.
-    fn measured_at(&self, nodes: u32, cores: u32) -> Option<f64> {
-        let col = self
-            .source
+    /// The position of the column `name` in the runs' CSV header.
+    fn column(&self, name: &str) -> Option<usize> {
+        self.source
             .header()
             .split(',')
-            .position(|c| c.trim() == "cores")?;
+            .position(|c| c.trim() == name)
+    }
+
+    /// The mean time of the runs so far on `nodes` nodes of `cores` cores, where there are.
+    fn measured_at(&self, nodes: u32, cores: u32) -> Option<f64> {
+        let col = self.column("cores")?;
         let times: Vec<f64> = self
             .runs
             .iter()
@@ -399,12 +404,7 @@ impl Campaign<'_> {
 
     /// Whether a run so far has an energy (a value in the `energy_j` column).
     fn any_energy(&self) -> bool {
-        let Some(col) = self
-            .source
-            .header()
-            .split(',')
-            .position(|c| c.trim() == "energy_j")
-        else {
+        let Some(col) = self.column("energy_j") else {
             return false;
         };
         self.runs
