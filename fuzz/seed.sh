@@ -41,7 +41,7 @@ seed_dir=$(mktemp -d)
 awk -F, 'NR == 1 || $1 == 1 || $1 == 2 || $1 == 4 || $1 == 8' ../tests/data/multinode/hpgmgfv.csv \
   > "$seed_dir/fit.csv"
 cargo run -q --release --manifest-path ../Cargo.toml -- fit --measured "$seed_dir/fit.csv" \
-  --machine ../tests/data/multinode/icelake-8360y.toml --profile-out "$seed_dir/law.json" \
+  --machine ../tests/data/machines/icelake-8360y.toml --profile-out "$seed_dir/law.json" \
   --machine-out "$seed_dir/law.toml" > /dev/null 2>&1
 cp "$seed_dir/law.json" corpus/profile_json/node_law.json
 rm -rf "$seed_dir"

@@ -184,7 +184,7 @@ fn a_bad_node_law_is_named_by_its_path() {
         "--measured",
         "tests/data/multinode/weather.csv",
         "--machine",
-        "tests/data/multinode/icelake-8360y.toml",
+        "tests/data/machines/icelake-8360y.toml",
         "--profile-out",
         out.to_str().unwrap(),
     ]);

@@ -11,7 +11,7 @@ use common::jouleplan;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
-const MACHINE: &str = "tests/data/multinode/icelake-8360y.toml";
+const MACHINE: &str = "tests/data/machines/icelake-8360y.toml";
 
 /// Codes recorded at 72 ranks a node on most counts (the others: any layout).
 const FULL: [&str; 5] = ["hpgmgfv", "lbm", "soma", "sweep", "weather"];

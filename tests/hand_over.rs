@@ -222,7 +222,7 @@ fn small_things_read_as_a_user_expects() {
     // A frequency in MHz gets a hint.
     let dir = tempfile::tempdir().unwrap();
     let text = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/multinode/icelake-8360y.toml"),
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/machines/icelake-8360y.toml"),
     )
     .unwrap()
     .replace("frequencies_ghz = [2.4]", "frequencies_ghz = [2400]");

@@ -17,7 +17,7 @@ fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
-const MACHINE: &str = "tests/data/multinode/icelake-8360y.toml";
+const MACHINE: &str = "tests/data/machines/icelake-8360y.toml";
 
 /// The code's rows whose node count `keep` accepts, as a CSV in `dir`.
 fn subset(dir: &Path, code: &str, name: &str, keep: impl Fn(u32) -> bool) -> PathBuf {
@@ -940,7 +940,7 @@ fn time_only_runs_over_several_nodes_rank_node_counts_by_node_hours() {
         .collect();
     let csv = d.join("time.csv");
     std::fs::write(&csv, cut).unwrap();
-    let mach = repo("tests/data/multinode/icelake-8360y.toml");
+    let mach = repo("tests/data/machines/icelake-8360y.toml");
     let prof = d.join("p.json");
     let fit = ["fit", "--measured", s(&csv), "--machine", s(&mach)];
     let (rc, _, err) = jouleplan(&[&fit[..], &["--profile-out", s(&prof)]].concat());

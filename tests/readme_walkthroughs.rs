@@ -121,7 +121,7 @@ fn how_many_nodes_runs_verbatim_with_its_interval_layout_and_validation() {
     // The fit on the Ice Lake machine file writes a profile and the machine with [power].
     let fit = &commands[at("fit")];
     assert!(
-        fit.contains("tests/data/multinode/icelake-8360y.toml"),
+        fit.contains("tests/data/machines/icelake-8360y.toml"),
         "{fit}"
     );
     assert!(fit.contains("--machine-out"), "{fit}");

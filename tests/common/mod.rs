@@ -4,6 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
+mod public;
+pub use public::*;
+
 /// A 16-node machine with 8 cores, two frequencies and two GPUs per node (illustrative).
 pub const MACHINE: &str = r#"
 [machine]
@@ -124,10 +127,11 @@ pub fn fixture(rel: &str) -> PathBuf {
     p
 }
 
-/// The Ice Lake machine file of the multi-node fixtures (`tests/data/multinode`).
-pub const ICELAKE: &str = "tests/data/multinode/icelake-8360y.toml";
+/// The Ice Lake cluster's machine file (the cluster of the public multi-node fixtures, written
+/// from Intel's specification of its CPU; `tests/data/README.md`).
+pub const ICELAKE: &str = "tests/data/machines/icelake-8360y.toml";
 
-/// Fits `code`'s real runs (`tests/data/multinode/CODE.csv`, CPU-scope energy) on 1, 2, 4 and
+/// Fits `code`'s real runs (made from the public fixtures, CPU-scope energy) on 1, 2, 4 and
 /// 8 nodes in `d`; returns (profile, machine).
 pub fn fit_on_1_2_4_8(d: &Path, code: &str) -> (PathBuf, PathBuf) {
     fit_fixture_code(d, code, &[1, 2, 4, 8])
@@ -303,10 +307,10 @@ pub fn start_slurm(nodes: u32) -> Result<SlurmCluster, String> {
     }
 }
 
-/// Fits the Ice Lake fixture's real runs of `code` (`tests/data/multinode/CODE.csv`) on the
+/// Fits the Ice Lake fixture's real runs of `code` (made from the public fixtures, `multinode_dir`) on the
 /// node counts `keep` in `d` with the fixture's machine file; returns (profile, machine).
 pub fn fit_fixture_code(d: &Path, code: &str, keep: &[u32]) -> (PathBuf, PathBuf) {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/multinode");
+    let root = multinode_dir();
     let fit_csv = d.join("fit.csv");
     let text = std::fs::read_to_string(root.join(format!("{code}.csv"))).unwrap();
     let kept: String = text
@@ -339,12 +343,11 @@ pub fn fit_fixture_code(d: &Path, code: &str, keep: &[u32]) -> (PathBuf, PathBuf
     (prof, mach)
 }
 
-/// The measured energy at `n` nodes of an Ice Lake fixture code (`tests/data/multinode/`, 72
+/// The measured energy at `n` nodes of an Ice Lake fixture code (made from the public fixtures, 72
 /// ranks a node, repeats averaged) over that of the cheapest measured count up to 16 within 5%
 /// of its time, less one: the energy a recommendation of `n` nodes wastes.
 pub fn waste_at_72(code: &str, n: u32) -> f64 {
-    let path =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/data/multinode/{code}.csv"));
+    let path = multinode(&format!("{code}.csv"));
     let text = std::fs::read_to_string(path).unwrap();
     let mut runs: std::collections::BTreeMap<u32, Vec<(f64, f64)>> = Default::default();
     for l in text.lines().skip(1) {
