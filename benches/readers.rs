@@ -5,7 +5,7 @@
 //! through `ProfileFile`. Criterion reports rows (or bytes) per second.
 //!
 //! The CSV is SYNTHETIC (written here in memory; its numbers are illustrative, shaped like
-//! `tests/data/multinode/*.csv`). Run: `cargo bench --bench readers`
+//! the Ice Lake measured-run CSVs of `scripts/multinode_csv.sh`). Run: `cargo bench --bench readers`
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use jouleplan::artefact::measured;

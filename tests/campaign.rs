@@ -32,14 +32,15 @@ fn s(p: &Path) -> &str {
 fn campaign(d: &Path, code: &str, extra: &[&str]) -> (i32, String, String, PathBuf) {
     let runs = d.join(format!("{code}-runs.csv"));
     let prof = d.join(format!("{code}.json"));
-    let replay = repo(&format!("tests/data/multinode/{code}.csv"));
+    let replay = common::multinode(&format!("{code}.csv"));
+    let replay = replay.to_str().unwrap();
     let machine = repo(MACHINE);
     let mut args = vec![
         "profile",
         "--nodes",
         "auto",
         "--replay",
-        &replay,
+        replay,
         "--machine",
         &machine,
         "--max-nodes",
@@ -93,6 +94,10 @@ fn recommended(d: &Path, runs: &Path) -> u32 {
 }
 
 #[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
 fn every_code_s_campaign_ends_by_itself_cheaply_and_recommends_a_count_that_wastes_little() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
@@ -132,6 +137,10 @@ fn every_code_s_campaign_ends_by_itself_cheaply_and_recommends_a_count_that_wast
 }
 
 #[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
 fn a_count_that_was_not_recorded_is_never_measured_and_every_run_is_a_recorded_one() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
@@ -142,7 +151,7 @@ fn a_count_that_was_not_recorded_is_never_measured_and_every_run_is_a_recorded_o
     for n in v["measured_nodes"].as_array().unwrap() {
         assert!((2..=5).contains(&n.as_u64().unwrap()), "{v}");
     }
-    let recorded = std::fs::read_to_string(repo("tests/data/multinode/sweep.csv")).unwrap();
+    let recorded = std::fs::read_to_string(common::multinode("sweep.csv")).unwrap();
     let written = std::fs::read_to_string(&runs).unwrap();
     let mut lines = written.lines();
     assert_eq!(lines.next(), recorded.lines().next(), "the header");
@@ -153,6 +162,10 @@ fn a_count_that_was_not_recorded_is_never_measured_and_every_run_is_a_recorded_o
 }
 
 #[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
 fn each_step_is_said_with_its_reason_cost_and_the_recommendation_before_and_after() {
     let dir = tempfile::tempdir().unwrap();
     let (rc, out, err, _) = campaign(dir.path(), "weather", &[]);
@@ -174,6 +187,10 @@ fn each_step_is_said_with_its_reason_cost_and_the_recommendation_before_and_afte
 }
 
 #[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
 fn a_campaign_stopped_by_its_budget_resumes_to_the_same_end_without_repeating_a_run() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
@@ -416,6 +433,10 @@ fn a_launched_campaign_is_refused_before_anything_runs_where_it_cannot_place_its
 }
 
 #[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
 fn campaign_flags_are_checked_before_anything_is_measured() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
@@ -434,7 +455,7 @@ fn campaign_flags_are_checked_before_anything_is_measured() {
     let (rc, _, err) = jouleplan(&[
         "profile",
         "--replay",
-        &repo("tests/data/multinode/weather.csv"),
+        common::multinode("weather.csv").to_str().unwrap(),
         "-o",
         s(&d.join("x.json")),
         "--",
@@ -463,6 +484,10 @@ fn campaign_flags_are_checked_before_anything_is_measured() {
 }
 
 #[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
 fn a_recommended_layout_that_was_never_run_is_not_called_measured() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
@@ -473,7 +498,7 @@ fn a_recommended_layout_that_was_never_run_is_not_called_measured() {
         "--nodes",
         "auto",
         "--replay",
-        &repo("tests/data/multinode/lulesh-120.csv"),
+        common::multinode("lulesh-120.csv").to_str().unwrap(),
         "--machine",
         &repo(MACHINE),
         "--max-nodes",

@@ -147,7 +147,7 @@ fn missing_file_is_named() {
     );
     assert_bad(
         run(&["plan", "--machine", "no-such-bundled-machine"]),
-        &["--machine", "xeon-phi-57c"],
+        &["--machine", "h100-gpu"],
     );
 }
 

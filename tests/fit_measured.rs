@@ -20,13 +20,13 @@ fn s(p: &Path) -> &str {
 fn fit_sparse(dir: &Path, extra: &[&str]) -> (PathBuf, PathBuf, String) {
     let prof = dir.join("p.json");
     let mach = dir.join("m.toml");
-    let csv = repo("examples/measured/xeon-phi-spmv-sparse.csv");
+    let csv = common::xeon_phi("sparse.csv");
     let mut args = vec![
         "fit",
         "--measured",
         s(&csv),
         "--machine",
-        "xeon-phi-57c",
+        common::xeon_phi_arg("machine.toml"),
         "--profile-out",
         s(&prof),
         "--machine-out",
@@ -39,6 +39,10 @@ fn fit_sparse(dir: &Path, extra: &[&str]) -> (PathBuf, PathBuf, String) {
 }
 
 #[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
 fn twelve_measured_points_predict_all_399_of_the_xeon_phi_data_set() {
     // Cores 1, 8, 29, 57 at 0.6, 0.8, 1.1 GHz: time and energy only, nothing else from the
     // data set. Achieved on all 399 points: time 1.9% mean, 9.4% max; energy 1.9% mean, 10.1%
@@ -48,7 +52,7 @@ fn twelve_measured_points_predict_all_399_of_the_xeon_phi_data_set() {
     let (prof, mach, out) = fit_sparse(tmp.path(), &[]);
     assert!(out.contains("fit: 12 configurations from 12 runs"), "{out}");
     assert!(out.contains("Gauss-Newton"), "{out}");
-    let all = repo("examples/measured/xeon-phi-spmv.csv");
+    let all = common::xeon_phi("all.csv");
     let (code, out, err) = jouleplan(&[
         "validate",
         "--json",
@@ -77,6 +81,10 @@ fn twelve_measured_points_predict_all_399_of_the_xeon_phi_data_set() {
 }
 
 #[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
 fn the_written_machine_keeps_its_comments_and_says_where_the_power_comes_from() {
     let tmp = tempfile::tempdir().unwrap();
     let (prof, mach, _) = fit_sparse(tmp.path(), &[]);
@@ -105,6 +113,10 @@ fn the_written_machine_keeps_its_comments_and_says_where_the_power_comes_from() 
 }
 
 #[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
 fn leave_one_out_refits_without_each_configuration() {
     let tmp = tempfile::tempdir().unwrap();
     let (_, _, out) = fit_sparse(tmp.path(), &["--loo"]);

@@ -193,6 +193,10 @@ fn fit_again(d: &Path, profile_out: &Path, machine_out: &Path) -> (i32, String) 
 }
 
 #[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
 fn a_write_error_names_the_output_the_user_gave_never_a_temporary() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
@@ -231,6 +235,10 @@ fn a_write_error_names_the_output_the_user_gave_never_a_temporary() {
 }
 
 #[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
 fn a_machine_file_that_cannot_be_written_leaves_the_profile_written_with_it_as_it_was() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();

@@ -76,19 +76,18 @@ fn plot_flag_writes_svg_or_png_and_rejects_other_extensions() {
 fn large_spaces_are_sampled_and_say_so() {
     let out = tempfile::tempdir().unwrap();
     let dir = out.path().join("big");
-    // The bundled default holds 25,536 configurations: all drawn. A machine file with more
-    // nodes makes 511,024 (above the 100,000 cap): a stratified sample.
+    // The worked example on 5,000 nodes makes 240,000 configurations (5,000 nodes x 8 cores x
+    // 2 frequencies x 3 GPU counts), above the 100,000 cap: a stratified sample.
     let big = tempfile::tempdir().unwrap();
-    let text = std::fs::read_to_string(
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("models/xeon-phi-57c.toml"),
-    )
-    .unwrap()
-    .replace("nodes = 64", "nodes = 1280");
+    let text = common::MACHINE.replace("nodes = 16", "nodes = 5000");
     let m = write(big.path(), "big.toml", &text);
+    let p = write(big.path(), "p.json", &common::profile_json());
     let (code, _, err) = jouleplan(&[
         "report",
         "--machine",
         m.to_str().unwrap(),
+        "--profile",
+        p.to_str().unwrap(),
         "--out",
         dir.to_str().unwrap(),
     ]);
@@ -373,6 +372,10 @@ fn hpgmgfv_report(dir: &std::path::Path, extra: &[&str]) -> std::path::PathBuf {
 }
 
 #[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
 fn the_report_shows_every_term_the_node_law_included_adding_up_to_the_total() {
     let dir = tempfile::tempdir().unwrap();
     let out = hpgmgfv_report(dir.path(), &[]);
@@ -397,6 +400,10 @@ fn the_report_shows_every_term_the_node_law_included_adding_up_to_the_total() {
 }
 
 #[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
 fn the_report_shows_intervals_measure_next_and_the_energy_scope() {
     let dir = tempfile::tempdir().unwrap();
     // A deadline only 19 nodes or more meet: beyond twice the 8 measured, so measure next.
@@ -431,9 +438,13 @@ fn the_report_shows_intervals_measure_next_and_the_energy_scope() {
 }
 
 #[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
 fn measured_runs_are_drawn_beside_the_predictions() {
     let dir = tempfile::tempdir().unwrap();
-    let runs = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/multinode/hpgmgfv.csv");
+    let runs = common::multinode("hpgmgfv.csv");
     let out = hpgmgfv_report(dir.path(), &["--measured", runs.to_str().unwrap()]);
     let html = std::fs::read_to_string(out.join("index.html")).unwrap();
     let table = &html[html.find("<table id=\"measured\">").unwrap()..];

@@ -26,7 +26,7 @@ pub struct FitArgs {
     #[arg(long, value_name = "CSV")]
     pub measured: PathBuf,
     /// The machine whose `[power]` section the fit replaces (file or bundled name)
-    /// [default: xeon-phi-57c].
+    /// [default: h100-gpu].
     #[arg(long, value_name = "FILE")]
     pub machine: Option<String>,
     /// Write the fitted profile (JSON) here.

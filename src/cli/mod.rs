@@ -36,10 +36,11 @@ use clap::{Parser, Subcommand};
 use std::io::Write;
 
 /// The first line of `jouleplan` without a command.
-pub const DEMO: &str = "jouleplan with no command: planning the bundled demo (SpMV on a Xeon Phi \
-                        cluster); `jouleplan --help` lists the commands.\nThe demo profile was \
-                        measured on one node: counts above one rest on the network model alone, \
-                        hence the wide intervals and the counts to measure next at the end";
+pub const DEMO: &str = "jouleplan with no command: planning the bundled demo, a GPU job this \
+                        project measured on one H100 node (examples/gpu/gpu_mix.py: matrix products \
+                        on the host cores, then on the GPU), over the host core counts; \
+                        `jouleplan --help` lists the commands.\nFor node counts, fit runs \
+                        measured on a few of them: the README's \"How many nodes?\"";
 
 /// Exit code for bad input (files, flags).
 pub const EXIT_BAD_INPUT: i32 = 2;

@@ -17,9 +17,14 @@ use std::path::{Path, PathBuf};
 /// Machines bundled in the binary: name, file name, TOML text.
 pub const BUNDLED_MACHINES: &[(&str, &str, &str)] = &[
     (
-        "xeon-phi-57c",
-        "models/xeon-phi-57c.toml",
-        include_str!("../../models/xeon-phi-57c.toml"),
+        "h100-gpu",
+        "models/h100-gpu.toml",
+        include_str!("../../models/h100-gpu.toml"),
+    ),
+    (
+        "h100-node",
+        "models/h100-node.toml",
+        include_str!("../../models/h100-node.toml"),
     ),
     (
         "xeon-e5-2603-cluster",
@@ -30,18 +35,18 @@ pub const BUNDLED_MACHINES: &[(&str, &str, &str)] = &[
 
 /// Profiles bundled in the binary: name, file name, JSON text.
 pub const BUNDLED_PROFILES: &[(&str, &str, &str)] = &[(
-    "spmv-xeon-phi",
-    "examples/profiles/spmv-xeon-phi.json",
-    include_str!("../../examples/profiles/spmv-xeon-phi.json"),
+    "gpu-mix-h100",
+    "examples/profiles/gpu-mix-h100.json",
+    include_str!("../../examples/profiles/gpu-mix-h100.json"),
 )];
 
 /// Where the machine and the workload come from.
 #[derive(Debug, Args, Default, Clone)]
 pub struct SourceArgs {
-    /// Machine description (TOML) or the name of a bundled one [default: xeon-phi-57c].
+    /// Machine description (TOML) or the name of a bundled one [default: h100-gpu].
     #[arg(long, value_name = "FILE")]
     pub machine: Option<String>,
-    /// Workload profile (JSON) or the name of a bundled one [default: spmv-xeon-phi].
+    /// Workload profile (JSON) or the name of a bundled one [default: gpu-mix-h100].
     #[arg(long, value_name = "FILE")]
     pub profile: Option<String>,
     /// Plan a profile against a machine file that does not describe the node it was measured
