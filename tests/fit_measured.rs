@@ -1,5 +1,5 @@
 //! `jouleplan fit` on real measurements: the Xeon Phi SpMV data set (time and card energy at
-//! 1-57 threads and 7 frequencies, `examples/measured/README.md`), fitted on 12 points and
+//! 1-57 threads and 7 frequencies: public data, read from `../shared/fixtures`), fitted on 12 points and
 //! validated on all 399; and its refusals of input it cannot fit.
 
 mod common;
@@ -7,10 +7,6 @@ mod common;
 use common::{jouleplan, write};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-
-fn repo(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
-}
 
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()
@@ -130,12 +126,26 @@ fn leave_one_out_refits_without_each_configuration() {
 }
 
 #[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
 fn input_that_cannot_be_fitted_is_refused_with_its_line_and_column() {
+    // Against the Xeon Phi card fitted on its 399 runs (0.6-1.1 GHz, 64 nodes).
+    let phi = common::xeon_phi_fitted().1;
     let tmp = tempfile::tempdir().unwrap();
     let p = tmp.path();
     let out = p.join("o.json");
     let run = |csv: &Path, extra: &[&str]| {
-        let mut a = vec!["fit", "--measured", s(csv), "--profile-out", s(&out)];
+        let mut a = vec![
+            "fit",
+            "--measured",
+            s(csv),
+            "--machine",
+            s(&phi),
+            "--profile-out",
+            s(&out),
+        ];
         a.extend_from_slice(extra);
         jouleplan(&a)
     };
@@ -182,7 +192,7 @@ fn input_that_cannot_be_fitted_is_refused_with_its_line_and_column() {
         "o.csv",
         &format!("nodes,cores,freq_hz,gpus,time_s,energy_j\n{one_count}"),
     );
-    // The energy disagrees with the bundled machine's power, which `plan` would refuse: fit
+    // The energy disagrees with the machine's power, which `plan` would refuse: fit
     // refuses too, naming the points, unless told to accept it ...
     let (code, _, err) = run(&one, &[]);
     assert_eq!(code, 2, "{err}");

@@ -76,7 +76,7 @@ fn talp_fixtures_give_dlbs_expected_values() {
     }
 }
 
-fn modelfactors(f: &std::path::Path) -> std::collections::HashMap<String, Vec<f64>> {
+fn modelfactors() -> std::collections::HashMap<String, Vec<f64>> {
     let text =
         std::fs::read_to_string(common::public_root().join("paraver/epoch/modelfactors.csv"))
             .unwrap();
@@ -97,8 +97,7 @@ fn modelfactors(f: &std::path::Path) -> std::collections::HashMap<String, Vec<f6
     ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
 )]
 fn epoch_traces_match_basicanalysis() {
-    let f = fixtures();
-    let mf = modelfactors(&f);
+    let mf = modelfactors();
     let files: Vec<String> = [1, 2, 4, 8, 16]
         .iter()
         .map(|p| {
@@ -175,7 +174,6 @@ fn epoch_traces_match_basicanalysis() {
     ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
 )]
 fn one_window_over_the_whole_run_gives_the_whole_run_metrics() {
-    let f = fixtures();
     let file = common::public_root().join("paraver/epoch/epoch_4proc.prv.gz");
     let whole = metrics(&[file.to_str().unwrap()])["runs"][0]["pop"].clone();
     let v = metrics(&[file.to_str().unwrap(), "--window", "1h"]);
@@ -216,7 +214,6 @@ fn one_window_over_the_whole_run_gives_the_whole_run_metrics() {
     ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
 )]
 fn the_2004_legacy_trace_parses_quickly() {
-    let f = fixtures();
     let file = common::public_root().join("paraver/legacy/qsort_beo3.prv");
     let start = std::time::Instant::now();
     let v = metrics(&[file.to_str().unwrap()]);

@@ -158,9 +158,9 @@ fn every_command_that_writes_a_file_refuses_an_output_another_command_is_writing
     let out = s(&d.join("out.file")).to_string();
     for args in [
         vec![
-            "plan", "-q", "--nodes", "1-2", "--sbatch", &out, "--app", "./a",
+            "plan", "-q", "--nodes", "1", "--sbatch", &out, "--app", "./a",
         ],
-        vec!["plan", "-q", "--nodes", "1-2", "--plot", &out],
+        vec!["plan", "-q", "--nodes", "1", "--plot", &out],
         vec!["machine", "init", "--output", &out],
     ] {
         let (code, _, err) = jouleplan(&args);
@@ -287,7 +287,7 @@ fn a_report_is_swapped_in_whole_leaving_no_half_folder_beside_it() {
     let (code, _, err) = jouleplan(&["report", "--out", s(&out)]);
     assert_eq!(code, 0, "{err}");
     let first = std::fs::metadata(&out).unwrap().ino();
-    let (code, _, err) = jouleplan(&["report", "--deadline", "500ms", "--out", s(&out)]);
+    let (code, _, err) = jouleplan(&["report", "--deadline", "10s", "--out", s(&out)]);
     assert_eq!(code, 0, "{err}");
     // A new folder took the old one's place (one rename), with every file in it.
     assert_ne!(std::fs::metadata(&out).unwrap().ino(), first);

@@ -132,7 +132,7 @@ proptest! {
         cells[col] = v;
         lines[line] = cells.join(",");
         let text = mutate(&lines.join("\n"), cut, &flips);
-        let machine = jouleplan::cli::load_machine(Some(common::xeon_phi_arg("machine.toml"))).unwrap();
+        let machine = jouleplan::cli::load_machine(Some(common::xeon_phi_fitted().1.to_str().unwrap())).unwrap();
         if let Ok(rows) = read_csv(Path::new("m.csv"), &text)
             && let Ok(f) = jouleplan::calibrate::from_measured::fit(Path::new("m.csv"), (&rows, &CsvText(Path::new("m.csv"), &text)), &machine, "p")
         {
