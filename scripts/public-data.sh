@@ -162,14 +162,11 @@ if [ ${#missing[@]} -gt 0 ]; then
   for m in "${missing[@]}"; do echo "$ME: missing tool: $m" >&2; done
   die "install the tools above (this script installs nothing) and run it again"
 fi
-mkdir -p "$DIR" "$CACHE" || die "cannot create $DIR or $CACHE"
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/public-data.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
 
 RAW_URL=${JOULEPLAN_PUBLIC_RAW_URL:-https://raw.githubusercontent.com}
 url_of() { echo "$RAW_URL/$1/$2/$3"; }
 
-# Fetches source $1's PATH $2 at its commit into $3 (via a .part file), unchecked.
+# Fetches source $1's PATH $2 at its commit into $3.part, unchecked.
 fetch_one() {
   source_of "$1"
   local part="$3.part"
@@ -183,7 +180,6 @@ fetch_one() {
   else
     wget --quiet --tries=3 -O "$part" "$(url_of "$REPO" "$COMMIT" "$2")" || { rm -f "$part"; return 1; }
   fi
-  mv -f "$part" "$3"
 }
 
 # Fetches (unless already there with the right hash) and checks one file; $1 source, $2 hash,
@@ -195,11 +191,17 @@ get_checked() {
     fail "$5" "could not be fetched from $(url_of "$REPO" "$COMMIT" "$3")${MIRROR:+ (mirror $MIRROR)}"
     return 1
   fi
-  if ! verify "$4" "$2" "$5"; then rm -f "$4"; return 1; fi
+  if ! verify "$4.part" "$2" "$5"; then rm -f "$4.part"; return 1; fi
+  mv -f "$4.part" "$4"
 }
 
 check_mirrors() {
-  local name
+  local name m known
+  for m in $MIRRORS; do
+    known=0
+    for name in "${SRC_REPOS[@]}"; do [ "${m%%=*}" = "${name/\//+}" ] && known=1; done
+    [ "$known" = 1 ] || die "--from-mirror '$m': expected OWNER+REPO=GITDIR with OWNER/REPO one of: ${SRC_REPOS[*]}"
+  done
   for name in "${SRC_NAMES[@]}"; do
     source_of "$name"
     [ -n "$MIRROR" ] || continue
@@ -208,6 +210,9 @@ check_mirrors() {
   done
 }
 check_mirrors
+mkdir -p "$DIR" "$CACHE" || die "cannot create $DIR or $CACHE"
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/public-data.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
 
 echo "$ME: fetching the public fixtures into $DIR (raw inputs cached in $CACHE)"
 # 1. Byte copies.
