@@ -81,11 +81,7 @@ pub fn fit_into_profile(
         return Ok(());
     }
     let counts: std::collections::BTreeSet<u32> = multi.iter().map(|m| m.config.nodes).collect();
-    let list = counts
-        .iter()
-        .map(u32::to_string)
-        .collect::<Vec<_>>()
-        .join(", ");
+    let list = crate::units::count_ranges(counts);
     let Some(machine) = machine else {
         let why = format!(
             "runs on {list} nodes are recorded but no node law was fitted (no --machine): \
@@ -114,8 +110,9 @@ pub fn fit_into_profile(
     let law = multi_node::fit_law(output, &profile, &machine, &multi, (true, weak), &rule)?;
     match law {
         Some(law) => {
-            super::fit_nodes::report_law(&law, out)?;
             doc.node_law = Some(law.to_file());
+            readable(output, &doc, &list)?;
+            super::fit_nodes::report_law(&law, out)?;
         }
         None => {
             let why = format!(
@@ -128,6 +125,23 @@ pub fn fit_into_profile(
         }
     }
     write_doc(output, &doc)
+}
+
+/// Refuses to write a node law that `plan`, `slurm`, `validate` and `--resume` would refuse
+/// when they read the profile: the same check they run, before anything is written.
+fn readable(output: &Path, doc: &ProfileFile, list: &str) -> anyhow::Result<()> {
+    let text = doc.to_text()?;
+    ProfileFile::read(output, &text).map_err(|e| {
+        crate::error::InputError::Mismatch(format!(
+            "{}: the node law fitted on the runs on {list} nodes would be refused when the \
+             profile is read ({e}), so it was not written (the profile keeps every run): the \
+             times over nodes are too erratic for a law; measure each node count again with a \
+             larger --repeat on a quieter machine (or leave out the counts that disagree), \
+             then fit with --resume",
+            output.display()
+        ))
+    })?;
+    Ok(())
 }
 
 fn push_assumption(doc: &mut ProfileFile, what: String) {

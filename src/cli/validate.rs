@@ -90,9 +90,19 @@ pub fn run_validate(args: &ValidateArgs, out: &mut dyn Write) -> anyhow::Result<
     if let Some(p) = &args.plot {
         super::plan::check_plot_path(p)?;
     }
-    let _lock = super::outputs::lock(&args.plot.iter().map(|p| p.as_path()).collect::<Vec<_>>())?;
+    let _lock = super::outputs::lock(
+        &args
+            .plot
+            .iter()
+            .map(|p| ("--plot", p.as_path()))
+            .collect::<Vec<_>>(),
+    )?;
+    for said in super::sources::settle_pair(&args.source)? {
+        super::say::note(&said);
+    }
     let machine = load_machine(args.source.machine.as_deref())?;
     let mut profile = load_profile(args.source.profile.as_deref())?;
+    super::sources::same_fit(&machine, &profile)?;
     trust::machine_matches(&machine, &profile, accept(&args.source))?;
     // Held-out profile points describe the baseline run itself: predict them with S = S_s.
     let given = args.measured.as_ref().or(args.sacct.as_ref());
