@@ -23,21 +23,21 @@ use std::path::{Path, PathBuf};
 /// The working folder of an output: its file name with `.runs` appended (`p.json` ->
 /// `p.json.runs`), so that it is never the output itself, whatever the output is called.
 pub fn runs_dir(output: &Path) -> PathBuf {
-    let mut name = output
-        .file_name()
-        .map(|n| n.to_os_string())
-        .unwrap_or_default();
-    name.push(".runs");
-    output.with_file_name(name)
+    beside(output, ".runs")
 }
 
 /// The journal of a sweep's profile `output`: its file name with `.journal` appended.
 pub fn journal_path(output: &Path) -> PathBuf {
+    beside(output, ".journal")
+}
+
+/// `output` with `suffix` appended to its file name.
+fn beside(output: &Path, suffix: &str) -> PathBuf {
     let mut name = output
         .file_name()
         .map(|n| n.to_os_string())
         .unwrap_or_default();
-    name.push(".journal");
+    name.push(suffix);
     output.with_file_name(name)
 }
 

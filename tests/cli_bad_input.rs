@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{MACHINE, jouleplan as run, profile_json, write};
+use common::{MACHINE, jouleplan as run, jouleplan_in as run_in, profile_json, write};
 use std::path::{Path, PathBuf};
 
 struct Files {
@@ -344,21 +344,6 @@ fn node_counts_too_small_for_the_memory_footprint_are_left_out() {
     let (code, _, err) = plan_with(&f, &["--nodes", "1-3"]);
     assert_eq!(code, 2);
     assert!(err.contains("needs at least 4 nodes"), "{err}");
-}
-
-/// Runs `jouleplan ARGS` in `dir` outside Slurm: (exit code, stdout, stderr).
-fn run_in(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_jouleplan"))
-        .current_dir(dir)
-        .env_remove("SLURM_JOB_ID")
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 #[test]

@@ -29,6 +29,12 @@ fn main() {
             strace,
             sweep_killed_at_every_save,
         ),
+        common::real_trial_in(
+            &args,
+            "a_launched_campaign_killed_at_its_saves_resumes_to_its_end_measuring_no_count_twice",
+            strace,
+            campaign_killed_at_its_saves,
+        ),
         Trial::test(
             "two_fits_and_a_plan_at_once_leave_one_fits_whole_pair",
             || {
@@ -118,25 +124,6 @@ fn text(o: &Output) -> String {
     )
 }
 
-/// The illustrative one-node runs of a two-frequency machine (time `100/c/f + 1`, power
-/// `100 + 3c` W; not a measurement) and the machine, in `d`.
-fn fit_inputs(d: &Path) {
-    write(
-        d,
-        "in.toml",
-        "[machine]\nname = \"two-freq\"\nnodes = 4\ncores_per_node = 8\nfrequencies_ghz = [1.0, 2.0]\n\
-         [network]\nlatency_s = 1e-6\nbandwidth_bytes_per_s = 1e9\n",
-    );
-    let mut csv = String::from("nodes,cores,freq_hz,gpus,time_s,energy_j\n");
-    for f in [1e9, 2e9] {
-        for c in [1.0, 2.0, 4.0, 8.0] {
-            let t = 100.0 / c * (1e9 / f) + 1.0;
-            csv += &format!("1,{c},{f},0,{t},{}\n", (100.0 + 3.0 * c) * t);
-        }
-    }
-    write(d, "runs.csv", &csv);
-}
-
 fn fit_args(program: &str) -> Vec<String> {
     [
         "fit",
@@ -198,7 +185,7 @@ fn leftovers(d: &Path) -> Vec<String> {
 fn fit_killed_at_every_step(_: PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    fit_inputs(d);
+    common::two_frequency_fit_inputs(d);
     let o = jp(
         d,
         &fit_args("p0")
@@ -302,10 +289,105 @@ fn sweep_killed_at_every_save(_: PathBuf) {
     }
 }
 
+/// `profile --nodes auto` launching a program that takes `0.02 + 0.4 / n` s on `n` nodes
+/// through a hostfile of 8 names (the launcher runs it here), against the machine file
+/// `machine init` writes for this node with 8 nodes and a network.
+fn campaign_args(d: &Path, resume: bool) -> Vec<String> {
+    if !d.join("m.toml").exists() {
+        let o = jp(d, &["machine", "init", "-o", "m.toml"]);
+        assert!(o.status.success(), "{}", text(&o));
+        let m = std::fs::read_to_string(d.join("m.toml")).unwrap();
+        let m = m.replacen("\nnodes = 1\n", "\nnodes = 8\n", 1)
+            + "\n[network]\nlatency_s = 1e-6\nbandwidth_bytes_per_s = 1e10\n";
+        std::fs::write(d.join("m.toml"), m).unwrap();
+        std::fs::write(d.join("hosts"), "a\nb\nc\nd\ne\nf\ng\nh\n").unwrap();
+    }
+    let mut a: Vec<&str> = vec![
+        "profile",
+        "--nodes",
+        "auto",
+        "--cores",
+        "1",
+        "--json",
+        "--hostfile",
+        "hosts",
+        "--launcher",
+        "env JP_NODES={nodes}",
+        "--machine",
+        "m.toml",
+        "--measured-out",
+        "runs.csv",
+        "-o",
+        "p.json",
+    ];
+    if resume {
+        a.push("--resume");
+    }
+    a.extend([
+        "--",
+        "/bin/sh",
+        "-c",
+        "exec sleep $(awk \"BEGIN{print 0.02 + 0.4 / $JP_NODES}\")",
+    ]);
+    a.into_iter().map(String::from).collect()
+}
+
+/// The node counts of the campaign's runs CSV, sorted.
+fn csv_counts(d: &Path) -> Vec<u64> {
+    let text = std::fs::read_to_string(d.join("runs.csv")).unwrap();
+    let mut v: Vec<u64> = text
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').next().unwrap().parse().unwrap())
+        .collect();
+    v.sort_unstable();
+    v
+}
+
+fn campaign_killed_at_its_saves(_: PathBuf) {
+    for k in [1, 2, 4, 7, 11, 16] {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let why = format!("killed at renameat #{k}");
+        let args = campaign_args(d, false);
+        let o = killed_at(
+            d,
+            "renameat",
+            k,
+            &args.iter().map(String::as_str).collect::<Vec<_>>(),
+        );
+        assert!(!o.status.success(), "{why}: it was killed: {}", text(&o));
+        let args = campaign_args(d, true);
+        let o = jp(d, &args.iter().map(String::as_str).collect::<Vec<_>>());
+        assert!(o.status.success(), "{why}: resumed: {}", text(&o));
+        assert!(
+            text(&o).contains("campaign ended: stable"),
+            "{why}: {}",
+            text(&o)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let counts: Vec<u64> = v["measured_nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n.as_u64().unwrap())
+            .collect();
+        assert!(counts.starts_with(&[1, 2, 4]), "{why}: {v}");
+        assert_eq!(csv_counts(d), counts, "{why}: each count once in the CSV");
+        let mut runs: Vec<u64> = runs_of(&d.join("p.json"))
+            .iter()
+            .filter(|r| r["ok"] == true)
+            .map(|r| r["nodes"].as_u64().unwrap_or(1))
+            .collect();
+        runs.sort_unstable();
+        assert_eq!(runs, counts, "{why}: no count measured twice, none lost");
+    }
+}
+
 fn two_writers_and_a_reader() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    fit_inputs(d);
+    common::two_frequency_fit_inputs(d);
     for round in 0..8 {
         let spawn = |args: Vec<String>| {
             Command::new(bin())
@@ -497,7 +579,7 @@ fn hostile_locks() {
         for cmd in ["profile", "fit", "report"] {
             let dir = tempfile::tempdir().unwrap();
             let d = dir.path();
-            fit_inputs(d);
+            common::two_frequency_fit_inputs(d);
             let victim = write(d, "victim.txt", "precious\n");
             let inputs = common::inputs();
             let (out, args): (&str, Vec<String>) = match cmd {
@@ -558,7 +640,7 @@ fn hostile_locks() {
 fn hostile_markers() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    fit_inputs(d);
+    common::two_frequency_fit_inputs(d);
     let o = jp(
         d,
         &fit_args("a").iter().map(String::as_str).collect::<Vec<_>>(),

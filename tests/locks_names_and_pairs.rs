@@ -7,27 +7,11 @@
 
 mod common;
 
-use common::{jouleplan, write};
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use common::{jouleplan, jouleplan_in as run_in, write};
+use std::path::Path;
 
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()
-}
-
-/// Runs `jouleplan ARGS` in `dir` outside Slurm: (exit code, stdout, stderr).
-fn run_in(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_jouleplan"))
-        .current_dir(dir)
-        .env_remove("SLURM_JOB_ID")
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 /// One quick run of `true` measured into `p.json`.
@@ -154,27 +138,8 @@ fn an_output_named_like_another_outputs_lock_or_journal_is_refused_before_anythi
     assert!(!d.join("p.json").exists() && !d.join("p.json.journal").exists());
 }
 
-/// A machine of two frequencies and the illustrative one-node runs fitted on it (time
-/// `100/c/f + 1`, power `100 + 3c` W; not a measurement). Returns (CSV, machine).
-fn fit_inputs(d: &Path) -> (PathBuf, PathBuf) {
-    let m = write(
-        d,
-        "in.toml",
-        "[machine]\nname = \"two-freq\"\nnodes = 4\ncores_per_node = 8\nfrequencies_ghz = [1.0, 2.0]\n\
-         [network]\nlatency_s = 1e-6\nbandwidth_bytes_per_s = 1e9\n",
-    );
-    let mut csv = String::from("nodes,cores,freq_hz,gpus,time_s,energy_j\n");
-    for f in [1e9, 2e9] {
-        for c in [1.0, 2.0, 4.0, 8.0] {
-            let t = 100.0 / c * (1e9 / f) + 1.0;
-            csv += &format!("1,{c},{f},0,{t},{}\n", (100.0 + 3.0 * c) * t);
-        }
-    }
-    (write(d, "runs.csv", &csv), m)
-}
-
 fn fit(d: &Path, program: &str, profile: &str, machine: &str) -> (i32, String) {
-    let (csv, m) = fit_inputs(d);
+    let (csv, m) = common::two_frequency_fit_inputs(d);
     let (code, _, err) = run_in(
         d,
         &[

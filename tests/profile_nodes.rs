@@ -425,13 +425,21 @@ fn a_node_law_that_plan_would_refuse_is_never_written_and_the_message_says_what_
         ]
         .concat(),
     );
-    assert!(!ok, "{out}{err}");
+    assert!(ok, "{out}{err}");
     assert!(
-        err.contains("would be refused when the profile is read") && err.contains("--repeat"),
-        "{err}"
+        err.contains("`plan` would refuse it") && err.contains("--repeat"),
+        "says why and what to do: {err}"
     );
     let doc: Value =
         serde_json::from_str(&std::fs::read_to_string(d.join("p.json")).unwrap()).unwrap();
     assert!(doc.get("node_law").is_none(), "no law written");
+    let said = doc["assumptions"].to_string();
+    assert!(
+        said.contains("was not written"),
+        "the profile says so: {said}"
+    );
     assert_eq!(runs(&d.join("p.json")).len(), 4, "every run kept");
+    // What was written is what jouleplan reads: `--resume` goes on from it.
+    let (ok, out, err) = profile(d, &[&args[..], &["--resume", "--", "true"]].concat());
+    assert!(ok, "{out}{err}");
 }

@@ -111,7 +111,13 @@ pub fn fit_into_profile(
     match law {
         Some(law) => {
             doc.node_law = Some(law.to_file());
-            readable(output, &doc, &list)?;
+            if let Err(why) = readable(output, &doc, &list) {
+                // Never written where `plan` would refuse it: said, and kept in the profile.
+                doc.node_law = None;
+                super::say::warning(&why);
+                push_assumption(&mut doc, why);
+                return write_doc(output, &doc);
+            }
             super::fit_nodes::report_law(&law, out)?;
         }
         None => {
@@ -127,21 +133,20 @@ pub fn fit_into_profile(
     write_doc(output, &doc)
 }
 
-/// Refuses to write a node law that `plan`, `slurm`, `validate` and `--resume` would refuse
-/// when they read the profile: the same check they run, before anything is written.
-fn readable(output: &Path, doc: &ProfileFile, list: &str) -> anyhow::Result<()> {
-    let text = doc.to_text()?;
-    ProfileFile::read(output, &text).map_err(|e| {
-        crate::error::InputError::Mismatch(format!(
-            "{}: the node law fitted on the runs on {list} nodes would be refused when the \
-             profile is read ({e}), so it was not written (the profile keeps every run): the \
-             times over nodes are too erratic for a law; measure each node count again with a \
-             larger --repeat on a quieter machine (or leave out the counts that disagree), \
-             then fit with --resume",
-            output.display()
-        ))
-    })?;
-    Ok(())
+/// Whether the profile with its node law is one that `plan`, `slurm`, `validate` and
+/// `--resume` read: the same check they run, before anything is written; else why not, and
+/// what to do.
+fn readable(output: &Path, doc: &ProfileFile, list: &str) -> Result<(), String> {
+    let text = doc.to_text().map_err(|e| e.to_string())?;
+    ProfileFile::read(output, &text).map(|_| ()).map_err(|e| {
+        format!(
+            "the node law fitted on the runs on {list} nodes was not written: `plan` would \
+             refuse it when it reads the profile ({e}); predictions beyond one node use the \
+             model's terms alone. The times over nodes are too erratic for a law: measure each \
+             node count again with a larger --repeat on a quieter machine (or leave out the \
+             counts that disagree), then fit with --resume"
+        )
+    })
 }
 
 fn push_assumption(doc: &mut ProfileFile, what: String) {

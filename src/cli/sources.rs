@@ -202,6 +202,19 @@ pub fn settle_pair(src: &SourceArgs) -> InputResult<Vec<String>> {
     crate::atomic_write::settle_inputs(&paths).map_err(|e| InputError::Mismatch(e.to_string()))
 }
 
+/// The machine file and the profile, each read as it is (no derived points), after a pair
+/// that a killed `fit` left half written is settled (said), and refused where two different
+/// fits wrote them.
+pub fn load_pair(src: &SourceArgs) -> InputResult<(Machine, Profile)> {
+    for said in settle_pair(src)? {
+        say::note(&said);
+    }
+    let machine = load_machine(src.machine.as_deref())?;
+    let profile = load_profile(src.profile.as_deref())?;
+    same_fit(&machine, &profile)?;
+    Ok((machine, profile))
+}
+
 /// Refuses a profile and a machine file that two different fits wrote (`fit --profile-out
 /// --machine-out` gives both one id: the profile's `fit_id`, the machine file's `[sources]
 /// fit_id`). A file without an id (older, or not written as a pair) is not compared.

@@ -252,9 +252,8 @@ pub(super) fn setup(o: &Options, log: &mut dyn FnMut(&str)) -> anyhow::Result<Se
         talp: Vec::new(),
         host_lists: Vec::new(),
     });
-    if rec.id.is_none() {
-        rec.id = Some(super::journal::new_sweep_id(&o.output));
-    }
+    rec.id
+        .get_or_insert_with(|| super::journal::new_sweep_id(&o.output));
     rec.backends = backend_notes;
     rec.unsupported = unsupported.clone();
     rec.frequency = freq_note;
