@@ -56,6 +56,64 @@ pub fn open_regular(path: &Path) -> InputResult<(std::fs::File, u64)> {
     Ok((f, meta.len()))
 }
 
+/// Reads a file jouleplan keeps beside an output (a sweep's journal, a set marker) as every
+/// input is read, and stricter: no link is followed (`O_NOFOLLOW`), a FIFO, device or folder
+/// is refused without blocking, a file with more than one name (a hard link to another file)
+/// is refused, and a file over `limit` bytes is refused before it is read. `Ok(None)` where
+/// there is no such file.
+pub fn read_own(path: &Path, limit: u64, what: &str) -> InputResult<Option<Vec<u8>>> {
+    use std::io::Read;
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    let read_err = |reason| InputError::Read {
+        file: path.to_path_buf(),
+        reason,
+    };
+    let refuse = |why: String| {
+        read_err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("{why}, not {what} jouleplan wrote: move it away"),
+        ))
+    };
+    let f = match std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+    {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+            return Err(refuse("a symbolic link".into()));
+        }
+        Err(e) => return Err(read_err(e)),
+    };
+    let meta = f.metadata().map_err(read_err)?;
+    if !meta.is_file() {
+        return Err(refuse("a pipe, device or folder".into()));
+    }
+    if meta.nlink() > 1 {
+        return Err(refuse(format!(
+            "a file with {} names (a hard link to another file)",
+            meta.nlink()
+        )));
+    }
+    if meta.len() > limit {
+        return Err(refuse(format!(
+            "{} bytes, more than the {limit} bytes {what} may hold",
+            meta.len()
+        )));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    f.take(limit + 1)
+        .read_to_end(&mut bytes)
+        .map_err(read_err)?;
+    if bytes.len() as u64 > limit {
+        return Err(refuse(format!(
+            "grew past the {limit} bytes {what} may hold"
+        )));
+    }
+    Ok(Some(bytes))
+}
+
 fn read_limited(path: &Path, limit: u64, what: &str) -> InputResult<String> {
     use std::io::Read;
     let (f, len) = open_regular(path)?;

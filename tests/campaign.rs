@@ -336,7 +336,12 @@ fn a_launched_campaign_measures_the_counts_it_chooses_and_ends_by_itself() {
     // The profile is the sweep's, with the node law fitted on its runs over several nodes.
     let doc: Value =
         serde_json::from_str(&std::fs::read_to_string(d.join("p.json")).unwrap()).unwrap();
-    assert!(doc["node_law"].is_object(), "{doc}");
+    // (or, where the times are too erratic for a law `plan` reads, why none was written).
+    let why = doc["assumptions"].to_string();
+    assert!(
+        doc["node_law"].is_object() || why.contains("was not written"),
+        "{doc}"
+    );
     assert!(v["recommendation"]["energy_j"].is_null(), "time only: {v}");
 }
 

@@ -456,11 +456,7 @@ fn note_nodes(profile: &mut Profile, derived: &[String], file: &Path) {
             format!(
                 "fitted by `jouleplan fit` on the runs over {} nodes in {} ({}), chosen by \
                  leave-one-node-count-out cross-validation among {} laws",
-                law.measured_nodes
-                    .iter()
-                    .map(u32::to_string)
-                    .collect::<Vec<_>>()
-                    .join(", "),
+                crate::units::count_ranges(law.measured_nodes.iter().copied()),
                 file.display(),
                 law.law().describe(),
                 law.compared

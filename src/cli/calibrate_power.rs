@@ -36,7 +36,7 @@ pub struct PowerArgs {
     #[arg(long, value_name = "GHZ,...")]
     pub freqs: Option<String>,
     /// Seconds each kernel run lasts.
-    #[arg(long, default_value_t = 10.0)]
+    #[arg(long, default_value_t = 10.0, value_parser = values::positive_number)]
     pub seconds: f64,
     /// Runs per point.
     #[arg(long, default_value_t = 2)]
@@ -61,7 +61,7 @@ pub struct KernelArgs {
     /// compute, memory or idle.
     pub kind: String,
     /// How long it runs.
-    #[arg(long, default_value_t = 10.0)]
+    #[arg(long, default_value_t = 10.0, value_parser = values::positive_number)]
     pub seconds: f64,
 }
 
@@ -91,8 +91,8 @@ pub fn run_power(a: &PowerArgs, out: &mut dyn Write) -> anyhow::Result<i32> {
     let text = crate::input::read_file(&a.machine)?;
     let machine = Machine::from_toml(&a.machine, &text)?;
     let output = a.output.clone().unwrap_or_else(|| a.machine.clone());
-    let mut outputs = vec![output.as_path()];
-    outputs.extend(a.record.as_deref());
+    let mut outputs = vec![("--output", output.as_path())];
+    outputs.extend(a.record.as_deref().map(|p| ("--record", p)));
     let _locks = super::outputs::lock(&outputs)?;
     let sources: Vec<(Kind, PathBuf)> = if a.from.is_empty() {
         measure_kernels(a, &machine, &output)?

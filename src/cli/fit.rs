@@ -119,8 +119,8 @@ pub fn run_fit(args: &FitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let (machine_file, machine_text) = super::sources::machine_text(args.machine.as_deref())?;
     let (machine, lacks) = Machine::from_toml_for_fit(&machine_file, &machine_text)?;
     check_outputs(args, &machine_file)?;
-    let mut outputs = vec![args.profile_out.as_path()];
-    outputs.extend(args.machine_out.as_deref());
+    let mut outputs = vec![("--profile-out", args.profile_out.as_path())];
+    outputs.extend(args.machine_out.as_deref().map(|p| ("--machine-out", p)));
     let _locks = super::outputs::lock(&outputs)?;
     let rows = cv::read_csv_file(&args.measured)?;
     let runs = CsvFile(&args.measured);
@@ -199,7 +199,7 @@ fn write_outputs(
     (machine, machine_file, machine_text): (&Machine, &Path, &str),
     (time_only, unpowered): (&Option<String>, bool),
 ) -> anyhow::Result<Vec<String>> {
-    let profile_file = fitted.profile.to_file();
+    let mut profile_file = fitted.profile.to_file();
     // What `plan` checks when it reads the profile, checked before it is written.
     profile_file.validate(&args.profile_out).map_err(|e| {
         anyhow::anyhow!(
@@ -207,8 +207,7 @@ fn write_outputs(
             args.measured.display()
         )
     })?;
-    let profile_json = profile_file.to_text()? + "\n";
-    let machine_new =
+    let mut machine_new =
         machine_output(args, fitted, machine, machine_text, unpowered).map_err(|e| {
             anyhow::anyhow!(
                 "{}: the fitted [power] is not a machine file jouleplan reads (nothing written; \
@@ -216,6 +215,11 @@ fn write_outputs(
                 args.measured.display()
             )
         })?;
+    // One fit id in both, so that `plan` refuses a pair from two different fits.
+    if let Some((path, text)) = &mut machine_new {
+        *text = machine_edit::stamp_pair(&mut profile_file, path, text)?;
+    }
+    let profile_json = profile_file.to_text()? + "\n";
     if time_only.is_none() {
         let problems = planner_checks(&fitted.profile, machine, machine_new.as_ref())?;
         refuse_or_warn(args, &problems)?;

@@ -23,7 +23,7 @@ pub fn report(f: &FitOutcome, out: &mut dyn Write) -> std::io::Result<()> {
 /// Prints the node law: the candidates with their weights and out-of-sample errors, the
 /// combined law and its own leave-one-out error, and the residuals.
 pub fn report_law(law: &NodeFit, out: &mut dyn Write) -> std::io::Result<()> {
-    let list = |v: &[u32]| v.iter().map(u32::to_string).collect::<Vec<_>>().join(", ");
+    let list = |v: &[u32]| crate::units::count_ranges(v.iter().copied());
     writeln!(
         out,
         "node law over nodes {} (X(n) = T(n) - T_model(n): waiting, 0 at {} node{}): {} \

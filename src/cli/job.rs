@@ -133,7 +133,11 @@ pub struct SlurmArgs {
 /// Runs `slurm`: a job script for one configuration.
 pub fn run_slurm(args: &SlurmArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let config = values::parse_config("--config", &args.config)?;
-    let script: Vec<&std::path::Path> = args.sbatch.iter().map(|p| p.as_path()).collect();
+    let script: Vec<_> = args
+        .sbatch
+        .iter()
+        .map(|p| ("--sbatch", p.as_path()))
+        .collect();
     let _lock = super::outputs::lock(&script)?;
     with_model(&args.inputs.source, |model, trust| {
         one_node_without_network(model.machine, config.nodes)?;

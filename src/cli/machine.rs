@@ -63,8 +63,12 @@ pub fn run_machine(a: &MachineArgs, out: &mut dyn Write) -> anyhow::Result<()> {
             });
             let text = node::machine_toml(&facts);
             // One writer: a second `machine init` onto the same file is refused, not raced.
-            let _lock =
-                super::outputs::lock(&output.iter().map(|p| p.as_path()).collect::<Vec<_>>())?;
+            let _lock = super::outputs::lock(
+                &output
+                    .iter()
+                    .map(|p| ("--output", p.as_path()))
+                    .collect::<Vec<_>>(),
+            )?;
             match output {
                 Some(p) if p.exists() => Err(super::values::bad(
                     "--output",

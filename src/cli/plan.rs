@@ -238,11 +238,8 @@ pub(crate) fn search_plan<'a>(
 /// Runs `plan`; returns the plan for the caller to choose the exit code.
 pub fn run_plan(args: &PlanArgs, out: &mut dyn Write) -> anyhow::Result<Plan> {
     let inp = resolve(&args.inputs.source, &args.space, &args.query)?;
-    let outputs: Vec<&std::path::Path> = args
-        .plot
-        .iter()
-        .chain(&args.sbatch)
-        .map(|p| p.as_path())
+    let outputs: Vec<_> = (args.plot.iter().map(|p| ("--plot", p.as_path())))
+        .chain(args.sbatch.iter().map(|p| ("--sbatch", p.as_path())))
         .collect();
     let _locks = super::outputs::lock(&outputs)?;
     if let Some(p) = &args.plot {

@@ -80,10 +80,10 @@ pub struct ProfileArgs {
     #[arg(long, value_name = "DURATION", default_value = "100ms")]
     pub gpu_sample: String,
     /// Iterations of the measured run (S_s).
-    #[arg(long, value_name = "S_s", default_value = "1")]
+    #[arg(long, value_name = "S_s", default_value = "1", value_parser = values::positive_number)]
     pub iterations: f64,
     /// Iterations of the run to plan (S) [default: S_s].
-    #[arg(long, value_name = "S")]
+    #[arg(long, value_name = "S", value_parser = values::positive_number)]
     pub target_iterations: Option<f64>,
     /// How messages per rank grow with nodes: constant, log2, all_to_all, neighbours:K.
     #[arg(long, value_name = "LAW", default_value = "constant")]
@@ -312,14 +312,11 @@ fn gpu_sample(a: &ProfileArgs) -> Result<std::time::Duration, InputError> {
 /// `--grace`: seconds, more than 0 and at most a day.
 fn grace(a: &ProfileArgs) -> Result<std::time::Duration, InputError> {
     let expected = "seconds between SIGTERM and SIGKILL: a number above 0, at most 86400 (10, 2.5)";
-    let s: f64 = a
-        .grace
-        .trim()
-        .parse()
-        .map_err(|_| values::bad("--grace", expected, &a.grace))?;
-    if !(s > 0.0 && s <= 86_400.0) {
-        return Err(values::bad("--grace", expected, &a.grace));
-    }
+    let s = values::number(
+        &a.grace,
+        crate::input::Bound::Within(f64::MIN_POSITIVE, 86_400.0),
+    )
+    .map_err(|_| values::bad("--grace", expected, &a.grace))?;
     Ok(std::time::Duration::from_secs_f64(s))
 }
 
@@ -422,8 +419,8 @@ pub fn run_profile(a: &ProfileArgs, out: &mut dyn Write) -> anyhow::Result<i32> 
         return import_capture(a, &o, capture, out);
     }
     check_outputs(a)?;
-    let mut outputs = vec![o.output.as_path()];
-    outputs.extend(a.measured_out.as_deref());
+    let mut outputs = vec![("--output", o.output.as_path())];
+    outputs.extend(a.measured_out.as_deref().map(|p| ("--measured-out", p)));
     let _locks = super::outputs::lock(&outputs)?;
     let quiet = a.quiet;
     let mut log = |l: &str| {

@@ -81,11 +81,7 @@ pub fn fit_into_profile(
         return Ok(());
     }
     let counts: std::collections::BTreeSet<u32> = multi.iter().map(|m| m.config.nodes).collect();
-    let list = counts
-        .iter()
-        .map(u32::to_string)
-        .collect::<Vec<_>>()
-        .join(", ");
+    let list = crate::units::count_ranges(counts);
     let Some(machine) = machine else {
         let why = format!(
             "runs on {list} nodes are recorded but no node law was fitted (no --machine): \
@@ -114,8 +110,15 @@ pub fn fit_into_profile(
     let law = multi_node::fit_law(output, &profile, &machine, &multi, (true, weak), &rule)?;
     match law {
         Some(law) => {
-            super::fit_nodes::report_law(&law, out)?;
             doc.node_law = Some(law.to_file());
+            if let Err(why) = readable(output, &doc, &list) {
+                // Never written where `plan` would refuse it: said, and kept in the profile.
+                doc.node_law = None;
+                super::say::warning(&why);
+                push_assumption(&mut doc, why);
+                return write_doc(output, &doc);
+            }
+            super::fit_nodes::report_law(&law, out)?;
         }
         None => {
             let why = format!(
@@ -128,6 +131,22 @@ pub fn fit_into_profile(
         }
     }
     write_doc(output, &doc)
+}
+
+/// Whether the profile with its node law is one that `plan`, `slurm`, `validate` and
+/// `--resume` read: the same check they run, before anything is written; else why not, and
+/// what to do.
+fn readable(output: &Path, doc: &ProfileFile, list: &str) -> Result<(), String> {
+    let text = doc.to_text().map_err(|e| e.to_string())?;
+    ProfileFile::read(output, &text).map(|_| ()).map_err(|e| {
+        format!(
+            "the node law fitted on the runs on {list} nodes was not written: `plan` would \
+             refuse it when it reads the profile ({e}); predictions beyond one node use the \
+             model's terms alone. The times over nodes are too erratic for a law: measure each \
+             node count again with a larger --repeat on a quieter machine (or leave out the \
+             counts that disagree), then fit with --resume"
+        )
+    })
 }
 
 fn push_assumption(doc: &mut ProfileFile, what: String) {

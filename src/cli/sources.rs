@@ -161,9 +161,11 @@ pub struct Loaded {
 /// frequencies ([`Profile::fill_frequencies`]). The notes say what the profile could not
 /// measure and which points were derived.
 pub fn load_sources(src: &SourceArgs) -> InputResult<Loaded> {
+    let settled = settle_pair(src)?;
     let (path, text) = machine_text(src.machine.as_deref())?;
     let (machine, _) = Machine::from_toml_for_plan(&path, &text)?;
     let mut profile = load_profile(src.profile.as_deref())?;
+    same_fit(&machine, &profile)?;
     if machine.time_only() {
         // Measured energies cannot be compared with node-seconds: time only.
         for p in &mut profile.baseline {
@@ -171,11 +173,13 @@ pub fn load_sources(src: &SourceArgs) -> InputResult<Loaded> {
         }
     }
     let trust = trust::machine_matches(&machine, &profile, src.accept())?;
-    let mut notes: Vec<String> = profile
-        .assumptions
-        .iter()
-        .map(|a| format!("profile assumption: {a}"))
-        .collect();
+    let mut notes: Vec<String> = settled;
+    notes.extend(
+        profile
+            .assumptions
+            .iter()
+            .map(|a| format!("profile assumption: {a}")),
+    );
     notes.extend(trust.notes.iter().cloned());
     notes.extend(trust::estimates(&profile));
     notes.extend(fit_to_machine(&mut profile, &machine));
@@ -189,6 +193,51 @@ pub fn load_sources(src: &SourceArgs) -> InputResult<Loaded> {
             ..trust
         },
     })
+}
+
+/// Before the machine file and the profile are read: a pair that a killed `fit` left half
+/// written is completed (or put back) first, or refused where it cannot be now
+/// ([`crate::atomic_write::settle_inputs`]). Returns what was done.
+pub fn settle_pair(src: &SourceArgs) -> InputResult<Vec<String>> {
+    let paths: Vec<&Path> = [&src.machine, &src.profile]
+        .into_iter()
+        .flatten()
+        .map(Path::new)
+        .collect();
+    crate::atomic_write::settle_inputs(&paths).map_err(|e| InputError::Mismatch(e.to_string()))
+}
+
+/// The machine file and the profile, each read as it is (no derived points), after a pair
+/// that a killed `fit` left half written is settled (said), and refused where two different
+/// fits wrote them.
+pub fn load_pair(src: &SourceArgs) -> InputResult<(Machine, Profile)> {
+    for said in settle_pair(src)? {
+        say::note(&said);
+    }
+    let machine = load_machine(src.machine.as_deref())?;
+    let profile = load_profile(src.profile.as_deref())?;
+    same_fit(&machine, &profile)?;
+    Ok((machine, profile))
+}
+
+/// Refuses a profile and a machine file that two different fits wrote (`fit --profile-out
+/// --machine-out` gives both one id: the profile's `fit_id`, the machine file's `[sources]
+/// fit_id`). A file without an id (older, or not written as a pair) is not compared.
+pub fn same_fit(machine: &Machine, profile: &Profile) -> InputResult<()> {
+    let key = crate::calibrate::machine_edit::FIT_ID_KEY;
+    let theirs = machine.sources.iter().find(|(k, _)| k == key);
+    match (&profile.fit_id, theirs) {
+        (Some(p), Some((_, m))) if p != m => Err(InputError::Mismatch(format!(
+            "{} and {} were written by two different fits (the profile's fit_id is {p}, the \
+             machine file's [sources] fit_id is {m}): a fit stopped between writing them, or \
+             the files of two fits put together; plan the profile with the machine file its \
+             fit wrote, fit again with --profile-out and --machine-out, or remove fit_id from \
+             the machine file's [sources] to plan with it all the same",
+            profile.file.display(),
+            machine.file.display()
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// What a machine without `[power]` means for the plan, said once.
@@ -245,11 +294,7 @@ pub fn bind<'a>(
         notes.push(format!(
             "node law fitted over nodes {}: {} (leave-one-out error {}); predictions at every \
              node count not measured carry a {:.0}% interval",
-            law.measured_nodes
-                .iter()
-                .map(u32::to_string)
-                .collect::<Vec<_>>()
-                .join(", "),
+            crate::units::count_ranges(law.measured_nodes.iter().copied()),
             law.law().describe(),
             if law.folds.is_empty() {
                 "none: no count to leave out".to_string()

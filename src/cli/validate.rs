@@ -1,6 +1,6 @@
 //! `jouleplan validate`: flags -> held-out measurements -> predictions -> the error table.
 
-use super::{SourceArgs, bind, fit_to_machine, load_machine, load_profile, trust, values};
+use super::{SourceArgs, bind, fit_to_machine, trust, values};
 use crate::artefact::validation::{
     BlockOut, CoverageOut, NotPredictedOut, PointOut, ReasonOut, StatsOut, VALIDATION_FORMAT,
     ValidationOut,
@@ -90,9 +90,9 @@ pub fn run_validate(args: &ValidateArgs, out: &mut dyn Write) -> anyhow::Result<
     if let Some(p) = &args.plot {
         super::plan::check_plot_path(p)?;
     }
-    let _lock = super::outputs::lock(&args.plot.iter().map(|p| p.as_path()).collect::<Vec<_>>())?;
-    let machine = load_machine(args.source.machine.as_deref())?;
-    let mut profile = load_profile(args.source.profile.as_deref())?;
+    let plots: Vec<_> = args.plot.iter().map(|p| ("--plot", p.as_path())).collect();
+    let _lock = super::outputs::lock(&plots)?;
+    let (machine, mut profile) = super::sources::load_pair(&args.source)?;
     trust::machine_matches(&machine, &profile, accept(&args.source))?;
     // Held-out profile points describe the baseline run itself: predict them with S = S_s.
     let given = args.measured.as_ref().or(args.sacct.as_ref());

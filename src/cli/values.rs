@@ -2,6 +2,7 @@
 //! configurations. Each parser names the flag and shows what a valid value looks like.
 
 use crate::error::{InputError, InputResult};
+use crate::input::Bound;
 use crate::model::Config;
 use crate::model::machine::Machine;
 use crate::units::{Hertz, Joules, Seconds};
@@ -306,16 +307,29 @@ pub fn parse_coverage(s: &str) -> Result<f64, String> {
 pub fn parse_fraction(flag: &str, s: &str) -> InputResult<f64> {
     const EXPECTED: &str = "a fraction >= 0 like 0.1, or a percentage like 10%";
     let t = s.trim();
-    let v = match t.strip_suffix('%') {
-        Some(p) => p.trim().parse::<f64>().map(|v| v / 100.0),
-        None => t.parse::<f64>(),
+    let (num, scale) = match t.strip_suffix('%') {
+        Some(p) => (p, 0.01),
+        None => (t, 1.0),
+    };
+    number(num, Bound::NonNegative)
+        .map(|v| v * scale)
+        .map_err(|_| bad(flag, EXPECTED, s))
+}
+
+/// The one checked reading of a number a flag takes: a decimal number within `bound`, which
+/// is always finite (`NaN`, `inf` and `-inf` are refused with the rest); the error says what
+/// was expected and what was given.
+pub fn number(s: &str, bound: Bound) -> Result<f64, String> {
+    let t = s.trim();
+    match t.parse::<f64>() {
+        Ok(v) if bound.check(v) => Ok(v),
+        _ => Err(format!("{}, not `{t}`", bound.describe())),
     }
-    .map_err(|_| bad(flag, EXPECTED, s))?;
-    if v.is_finite() && v >= 0.0 {
-        Ok(v)
-    } else {
-        Err(bad(flag, EXPECTED, s))
-    }
+}
+
+/// [`number`] for a flag that takes a finite number above 0 (a clap value parser).
+pub fn positive_number(s: &str) -> Result<f64, String> {
+    number(s, Bound::Positive)
 }
 
 /// Parses `N,C,GHZ[,G]`.
@@ -455,5 +469,10 @@ mod tests {
         assert!(e.contains("did you mean 10%?"), "{e}");
         assert_eq!(parse_slowdown("--slowdown", "150%").unwrap(), 1.5);
         assert_eq!(parse_slowdown("--slowdown", "0.25").unwrap(), 0.25);
+        for bad in ["NaN", "nan", "inf", "-inf", "-1", "0", "1e400", "", "2h"] {
+            assert!(positive_number(bad).is_err(), "{bad}");
+        }
+        assert_eq!(positive_number(" 2.5 ").unwrap(), 2.5);
+        assert!(parse_fraction("--tolerance", "NaN%").is_err());
     }
 }

@@ -35,7 +35,7 @@ pub struct CampaignArgs {
     #[arg(long, value_name = "FRACTION")]
     pub tolerance: Option<String>,
     /// With --nodes auto: the node-hours the campaign may spend (its start included).
-    #[arg(long = "node-hours", value_name = "NODE-HOURS")]
+    #[arg(long = "node-hours", value_name = "NODE-HOURS", value_parser = crate::cli::values::positive_number)]
     pub node_hours: Option<f64>,
     /// With --nodes auto: the largest node count to plan and measure [default: the machine's].
     #[arg(long, value_name = "N")]
@@ -133,7 +133,7 @@ pub fn run(a: &crate::cli::profile::ProfileArgs, out: &mut dyn Write) -> anyhow:
         )
         .into());
     };
-    let _locks = crate::cli::outputs::lock(&[a.output.as_path(), csv.as_path()])?;
+    let _locks = crate::cli::outputs::lock(&[("--output", &a.output), ("--measured-out", &csv)])?;
     let mut k = Campaign::new(a, c.replay.as_deref(), &csv)?;
     let (steps, stopped) = k.steps(tolerance, &csv)?;
     k.finish(&csv, (steps, stopped), out)?;

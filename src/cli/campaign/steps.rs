@@ -345,7 +345,7 @@ fn summary(
     (a, energy): (&crate::cli::profile::ProfileArgs, bool),
     out: &mut dyn Write,
 ) -> anyhow::Result<()> {
-    let counts: Vec<String> = r.measured_nodes.iter().map(u32::to_string).collect();
+    let counts = crate::units::count_ranges(r.measured_nodes.iter().copied());
     writeln!(
         out,
         "campaign: {} step{} measured node counts {} at {:.3} node-hours ({} node-runs)",
@@ -354,7 +354,7 @@ fn summary(
         if counts.is_empty() {
             "none".to_string()
         } else {
-            counts.join(", ")
+            counts
         },
         r.node_hours,
         r.node_runs

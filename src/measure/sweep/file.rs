@@ -37,7 +37,7 @@ pub(super) fn load_existing(
     }
     let text = crate::input::read_file(&o.output)?;
     let (_, mut rec) = record::read_written(&o.output, &text)?;
-    let (runs, note) = journal::read(&o.output, rec.runs.len())?;
+    let (runs, note) = journal::read(&o.output, &rec)?;
     if let Some(n) = note {
         log(&n);
     }
