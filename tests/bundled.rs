@@ -5,8 +5,8 @@ mod common;
 
 use assert_cmd::Command;
 use jouleplan::calibrate::power::fit_line;
-use jouleplan::cli::{BUNDLED_MACHINES, load_machine, load_profile};
 use jouleplan::model::{Config, Model, Outcome};
+use jouleplan::search::inputs::{BUNDLED_MACHINES, load_machine, load_profile};
 use std::path::PathBuf;
 
 fn fixture_dir() -> PathBuf {
