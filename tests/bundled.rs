@@ -5,8 +5,8 @@
 mod common;
 
 use assert_cmd::Command;
-use jouleplan::cli::{BUNDLED_MACHINES, load_machine, load_profile};
 use jouleplan::model::{Config, Model, Outcome};
+use jouleplan::search::inputs::{BUNDLED_MACHINES, load_machine, load_profile};
 
 fn repo(rel: &str) -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)

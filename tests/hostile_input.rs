@@ -335,7 +335,7 @@ fn refusal(r: jouleplan::error::InputResult<impl std::fmt::Debug>, cell: &str) -
 
 #[test]
 fn measured_csv_and_sacct_refuse_hostile_times_naming_line_and_column() {
-    use jouleplan::calibrate::{reproduce::EnergyScope, sacct_runs, validate::read_csv};
+    use jouleplan::calibrate::{reproduce::EnergyScope, runs::read_csv, sacct_runs};
     use std::path::Path;
     let machine = jouleplan::model::machine::Machine::from_toml(Path::new("m.toml"), MACHINE)
         .expect("the test machine");
@@ -474,7 +474,7 @@ fn profile_times_and_energies_share_the_readers_range() {
 #[test]
 fn a_crlf_measured_csv_names_the_line_of_the_bad_row_not_the_header() {
     use jouleplan::artefact::measured::read_rows;
-    use jouleplan::calibrate::validate::read_csv;
+    use jouleplan::calibrate::runs::read_csv;
     use std::path::Path;
     // tests/data/hostile/README.md: found by the measured_csv fuzz target.
     let file = Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -6,10 +6,11 @@
 mod common;
 
 use common::{MACHINE, fixture, jouleplan, profile_json, write};
+use jouleplan::calibrate::core_fill::fit_to_machine;
 use jouleplan::calibrate::reproduce;
-use jouleplan::cli::{fit_to_machine, load_machine, load_profile};
 use jouleplan::model::machine::Machine;
 use jouleplan::model::{Config, Model, Outcome};
+use jouleplan::search::inputs::{load_machine, load_profile};
 use jouleplan::units::Hertz;
 use serde_json::Value;
 use std::path::{Path, PathBuf};

@@ -4,12 +4,12 @@
 mod common;
 
 use common::{MACHINE, profile_json};
-use jouleplan::calibrate::validate::{CsvText, read_csv};
-use jouleplan::cli::values::{
-    parse_config, parse_duration, parse_energy, parse_int_spec, parse_slowdown,
-};
+use jouleplan::calibrate::runs::{CsvText, read_csv};
 use jouleplan::model::machine::Machine;
 use jouleplan::model::workload::Profile;
+use jouleplan::values::{
+    parse_config, parse_duration, parse_energy, parse_int_spec, parse_slowdown,
+};
 use proptest::prelude::*;
 use std::path::Path;
 
@@ -132,7 +132,7 @@ proptest! {
         cells[col] = v;
         lines[line] = cells.join(",");
         let text = mutate(&lines.join("\n"), cut, &flips);
-        let machine = jouleplan::cli::load_machine(Some(common::xeon_phi_fitted().1.to_str().unwrap())).unwrap();
+        let machine = jouleplan::search::inputs::load_machine(Some(common::xeon_phi_fitted().1.to_str().unwrap())).unwrap();
         if let Ok(rows) = read_csv(Path::new("m.csv"), &text)
             && let Ok(f) = jouleplan::calibrate::from_measured::fit(Path::new("m.csv"), (&rows, &CsvText(Path::new("m.csv"), &text)), &machine, "p")
         {

@@ -5,7 +5,8 @@
 use super::node_law::NodeLawFile;
 use super::sweep::SweepRecord;
 use crate::error::{InputError, InputResult};
-use crate::input::{self, Bound, Check};
+use crate::input::{self, Check};
+use crate::limits::Bound;
 use crate::limits::{self, Reading};
 use crate::units::Hertz;
 use serde::{Deserialize, Serialize};

@@ -5,7 +5,6 @@
 //! `[power]` section. Where energy cannot be measured it says what, why and what to do, and
 //! exits non-zero.
 
-use super::values;
 use crate::calibrate::kernels::{self, Kernel};
 use crate::calibrate::machine_edit::{self, Number};
 use crate::calibrate::power_fit::{self, Kind, Law, PowerLaws, PowerSample};
@@ -15,6 +14,7 @@ use crate::measure::sweep::{self, Options, Roots};
 use crate::measure::{self, Backend};
 use crate::model::machine::Machine;
 use crate::model::workload::{Growth, Profile};
+use crate::values;
 use clap::Args;
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -1,9 +1,12 @@
 //! `jouleplan slurm` and the job options every job script takes.
 
-use super::*;
+use super::sources::{InputArgs, provenance, save, with_model};
+use crate::calibrate::trust::warnings_for;
 use crate::error::{InputError, InputResult};
 use crate::model::Outcome;
 use crate::report::slurm::{self, JobOptions};
+use crate::search::inputs::one_node_without_network;
+use crate::values;
 use clap::Args;
 use std::io::Write;
 use std::path::PathBuf;

@@ -1,7 +1,7 @@
 //! `jouleplan metrics`: TALP, Paraver and mpiP files -> runs -> the efficiency trees.
 
-use super::*;
 use crate::error::InputError;
+use crate::values;
 use clap::Args;
 use std::io::Write;
 use std::path::PathBuf;

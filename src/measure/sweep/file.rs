@@ -4,7 +4,6 @@
 
 use super::journal::{self, Journal};
 use super::options::*;
-use super::setup::Todo;
 use crate::input::MAX_DOCUMENT_BYTES;
 use crate::measure::Readings;
 use crate::measure::record::{self, RunRecord, SweepRecord};

@@ -97,9 +97,6 @@ pub(super) fn launchers(o: &Options) -> anyhow::Result<Launchers> {
     })
 }
 
-/// A point to run and its repeat index.
-pub(super) type Todo = (Planned, u32);
-
 /// The backends that work here, each with what it measures.
 pub(super) type Working = Vec<(Box<dyn Backend>, String)>;
 

@@ -10,6 +10,73 @@ use crate::model::Model;
 use crate::model::machine::Machine;
 use crate::model::workload::{Profile, freq_key};
 
+/// How a model is bound and checked: what the user accepts, weak scaling, the intervals'
+/// coverage (`plan`'s `--other-machine`, `--accept-model-error`, `--weak`, `--coverage`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Checks {
+    /// What would otherwise be refused.
+    pub accept: Accept,
+    /// Weak scaling: each rank keeps the profile's work per core.
+    pub weak: bool,
+    /// Nominal coverage of the intervals at node counts not measured (default 0.8).
+    pub coverage: Option<f64>,
+}
+
+/// Binds the model and checks it against the profile's own measurements (MODEL.md 6b);
+/// appends what the user must be told to `notes`.
+pub fn bind<'a>(
+    machine: &'a Machine,
+    profile: &'a Profile,
+    checks: &Checks,
+    trust: &mut Trust,
+    notes: &mut Vec<String>,
+) -> InputResult<Model<'a>> {
+    let mut model = Model::new(machine, profile)?;
+    if checks.weak {
+        model.set_weak(true)?;
+    }
+    if let Some(c) = checks.coverage {
+        model.set_coverage(c);
+    }
+    if let Some(law) = &profile.node_law {
+        notes.push(format!(
+            "node law fitted over nodes {}: {} (leave-one-out error {}); predictions at every \
+             node count not measured carry a {:.0}% interval",
+            law.measured_nodes
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(", "),
+            law.law().describe(),
+            if law.folds.is_empty() {
+                "none: no count to leave out".to_string()
+            } else {
+                format!("{:.2}%", 100.0 * law.loo_rel())
+            },
+            100.0 * model.coverage()
+        ));
+    }
+    if model.is_weak() {
+        notes.push(
+            "weak scaling: each rank keeps the profile's work per core, so the problem grows \
+             with the nodes"
+                .into(),
+        );
+    }
+    check_model(&model, checks.accept, trust)?;
+    notes.append(&mut trust.notes);
+    Ok(model)
+}
+
+/// The warnings a recommendation at `nodes` nodes carries.
+pub fn warnings_for(trust: &Trust, nodes: u32) -> Vec<String> {
+    let mut w = trust.warnings.clone();
+    if nodes > 1 {
+        w.extend(trust.multi_node_warnings.iter().cloned());
+    }
+    w
+}
+
 /// What the user must be told, and what the recommendation must carry.
 #[derive(Debug, Clone, Default)]
 pub struct Trust {

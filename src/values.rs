@@ -1,8 +1,9 @@
-//! Command-line values: SPEC sets, frequencies in GHz, durations, energies, fractions and
-//! configurations. Each parser names the flag and shows what a valid value looks like.
+//! The values a user writes, parsed: SPEC sets (`1-8,16`), frequencies in GHz, durations
+//! (`90s`, `1h30m`, `D-HH:MM:SS`), energies (`kWh`), fractions (`5%`) and configurations.
+//! Each parser names the flag (or key) it reads and shows what a valid value looks like.
 
 use crate::error::{InputError, InputResult};
-use crate::input::Bound;
+use crate::limits::Bound;
 use crate::model::Config;
 use crate::model::machine::Machine;
 use crate::units::{Hertz, Joules, Seconds};
