@@ -124,7 +124,9 @@ fn plan(
         model_error: true,
         other_machine: false,
     };
-    let profile = fitted.profile().clone();
+    let mut profile = fitted.profile().clone();
+    // Named in the plan's messages by the runs it was fitted on.
+    profile.file = format!("the profile fitted on {}", settings.runs_file.display()).into();
     let mut inputs = Loaded::new(planned_on, profile, accept)?;
     let have = fitted.profile().core_counts();
     let cores = settings.cores.as_ref().map(|c| {
