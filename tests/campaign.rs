@@ -1,5 +1,5 @@
 //! The measurement campaign (`profile --nodes auto`, MODEL.md 6d) replayed on real recorded runs:
-//! the nine SPEChpc 2021 codes on Ice Lake nodes (`tests/data/multinode/`, measured by Afzal,
+//! the nine SPEChpc 2021 codes on Ice Lake nodes (public data read from `../shared/fixtures`, measured by Afzal,
 //! Hager and Wellein, PMBS'23, GPL-3.0). Each campaign must end by itself, say every step, cost
 //! no more than the fixed sweeps, and lead `fit` and `plan` to a count that wastes little energy
 //! against the counts that were measured. Launched (no `--replay`), it runs a real program
@@ -556,17 +556,19 @@ fn recording_like(d: &Path, name: &str, edit: impl Fn(Vec<String>) -> Vec<String
     p
 }
 
-/// A replay of `recording` at 72 cores a node with `extra` flags, in `d` as the working
-/// folder: (exit code, JSON, stderr).
+/// A replay of `recording` with `extra` flags (on the Ice Lake machine file unless they name
+/// one), in `d` as the working folder: (exit code, JSON, stderr).
 fn replayed(d: &Path, recording: &Path, extra: &[&str]) -> (i32, Value, String) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_jouleplan"))
-        .current_dir(d)
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_jouleplan"));
+    cmd.current_dir(d)
         .args(["profile", "--nodes", "auto", "--replay"])
         .arg(recording)
-        .args(["--machine", &repo(MACHINE), "--max-nodes", "16", "--json"])
-        .args(extra)
-        .output()
-        .unwrap();
+        .args(["--max-nodes", "16", "--json"])
+        .args(extra);
+    if !extra.iter().any(|a| a.starts_with("--machine")) {
+        cmd.args(["--machine", &repo(MACHINE)]);
+    }
+    let out = cmd.output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr).into_owned();
     let json = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
     (out.status.code().unwrap_or(-1), json, err)
@@ -577,16 +579,18 @@ fn replayed(d: &Path, recording: &Path, extra: &[&str]) -> (i32, Value, String) 
     not(public_fixtures),
     ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
 )]
-fn a_campaign_takes_output_paths_and_a_program_name_that_begin_with_a_dash() {
+fn a_campaign_takes_paths_and_a_program_name_that_begin_with_a_dash() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let rec = common::multinode("weather.csv");
+    std::fs::copy(repo(MACHINE), d.join("-m.toml")).unwrap();
     let (rc, v, err) = replayed(
         d,
         &rec,
         &[
             "--cores",
             "72",
+            "--machine=-m.toml",
             "--measured-out=-r.csv",
             "--output=-p.json",
             "--program=-x",

@@ -1,7 +1,7 @@
 //! What the user takes away matches what was measured: a job script launches the ranks and
 //! threads the profile's runs used (or says loudly that it does not), and `fit` and
 //! `machine check` print JSON on request. On the real Ice Lake runs of
-//! `tests/data/multinode/`.
+//! the public data read from `../shared/fixtures`.
 
 mod common;
 

@@ -1,5 +1,5 @@
 //! The node axis on real multi-node runs (MODEL.md 6c, docs/NODE_AXIS.md): SPEChpc 2021 codes on 1-32
-//! Ice Lake nodes with RAPL energy (`tests/data/multinode/`, measured by Afzal, Hager and
+//! Ice Lake nodes with RAPL energy (the public data read from `../shared/fixtures`, measured by Afzal, Hager and
 //! Wellein, PMBS'23, GPL-3.0). Each code is fitted on a few node counts and every other count
 //! up to 16 is predicted: the figures are the held-out error of `validate`.
 
@@ -493,7 +493,7 @@ fn past_slurm_jobs_are_a_validation_set() {
     ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
 )]
 fn weak_scaling_follows_lulesh_from_eight_nodes_to_thirty_one() {
-    // LULESH with a fixed work per rank (tests/data/multinode/lulesh-SIZE.csv): fitted on the
+    // LULESH with a fixed work per rank (lulesh-SIZE.csv, made from the public data): fitted on the
     // two-socket runs up to 8 nodes (one-node runs of 1-27 ranks use one socket, which RAPL's
     // CPU scope measures alone), predicted on 11-31 nodes (729-2,197 ranks).
     let dir = tempfile::tempdir().unwrap();
