@@ -339,7 +339,10 @@ fn a_launched_campaign_measures_the_counts_it_chooses_and_ends_by_itself() {
     }
     // The start, then at least one count it chose; each count measured once, in one row.
     let counts = measured_nodes(&v);
-    assert!(counts.starts_with(&[1, 2, 4]) && counts.len() > 3, "{v}");
+    assert!(
+        [1, 2, 4].iter().all(|n| counts.contains(n)) && counts.len() > 3,
+        "{v}"
+    );
     let mut stepped: Vec<u64> = steps.iter().map(|s| s["nodes"].as_u64().unwrap()).collect();
     stepped.sort_unstable();
     assert_eq!(stepped, counts);
@@ -401,7 +404,7 @@ fn a_launched_campaign_stopped_by_sigterm_keeps_its_runs_and_resumes_without_rep
     assert_eq!(rc, 0, "{err}");
     assert!(err.contains("campaign ended: stable"), "{err}");
     let counts = measured_nodes(&v);
-    assert!(counts.starts_with(&[1, 2, 4]), "{v}");
+    assert!([1, 2, 4].iter().all(|n| counts.contains(n)), "{v}");
     let stepped: Vec<u64> = v["steps"]
         .as_array()
         .unwrap()

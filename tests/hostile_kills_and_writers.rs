@@ -376,7 +376,7 @@ fn campaign_killed_at_its_saves(_: PathBuf) {
             .iter()
             .map(|n| n.as_u64().unwrap())
             .collect();
-        assert!(counts.starts_with(&[1, 2, 4]), "{why}: {v}");
+        assert!([1, 2, 4].iter().all(|n| counts.contains(n)), "{why}: {v}");
         assert_eq!(csv_counts(d), counts, "{why}: each count once in the CSV");
         let mut runs: Vec<u64> = runs_of(&d.join("p.json"))
             .iter()

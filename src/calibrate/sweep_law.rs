@@ -77,6 +77,9 @@ pub enum SweepLaw {
     Fitted(Box<NodeFit>),
     /// Why there is no law (said in the profile's assumptions too).
     NotFitted(String),
+    /// A law was fitted but not written: `plan` would refuse it when it reads the profile;
+    /// why, and what to do (said in the profile's assumptions too).
+    Refused(String),
 }
 
 /// Fits the node law on the runs over several nodes of `rec` (the sweep of `doc`, read from
@@ -130,7 +133,7 @@ pub fn fit_into(
                 // Never written where `plan` would refuse it: said, and kept in the profile.
                 doc.node_law = None;
                 doc.assumptions.get_or_insert_default().push(why.clone());
-                return Ok(SweepLaw::NotFitted(why));
+                return Ok(SweepLaw::Refused(why));
             }
             Ok(SweepLaw::Fitted(Box::new(law)))
         }

@@ -49,6 +49,7 @@ pub(crate) fn fit_into_profile(
         SweepLaw::OneNode => return Ok(()),
         SweepLaw::Fitted(law) => crate::report::fit::report_law(law, out)?,
         SweepLaw::NotFitted(why) => writeln!(out, "{why}")?,
+        SweepLaw::Refused(why) => super::say::warning(why),
     }
     let text = doc.to_text()?;
     write_atomic(output, text.as_bytes(), false).map_err(anyhow::Error::from)
