@@ -160,15 +160,15 @@ fn each_step_is_said_with_its_reason_cost_and_the_recommendation_before_and_afte
     for said in [
         "step 1: measured 1 node (1 run,",
         "start: the smallest recorded count at or above [1, 2, 4]",
-        "the recommendation, 11 nodes, was not measured",
-        "recommendation before: 11 nodes,",
+        "the recommendation, 8 nodes, was not measured",
+        "recommendation before: 8 nodes,",
         "after: 16 nodes,",
         "campaign ended: stable",
     ] {
         assert!(err.contains(said), "{said:?} in {err}");
     }
     assert!(
-        out.contains("measured node counts 1, 2, 4, 11, 16"),
+        out.contains("measured node counts 1, 2, 4, 8, 10, 16"),
         "{out}"
     );
 }
