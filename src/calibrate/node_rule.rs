@@ -103,7 +103,7 @@ impl Default for Rule {
             span: 0.05,
             repeat_prior: 0.01,
             per_doubling_prior: 0.1,
-            unvalidated_per_doubling: 0.05,
+            unvalidated_per_doubling: 0.1,
         }
     }
 }
