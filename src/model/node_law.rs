@@ -352,7 +352,11 @@ impl EnergyLaw {
                 .iter()
                 .map(|(n, e)| format!("{n}: {:+.1}%", 100.0 * e))
                 .collect();
-            if v.is_empty() { "-".into() } else { v.join(", ") }
+            if v.is_empty() {
+                "-".into()
+            } else {
+                v.join(", ")
+            }
         };
         let mut out = vec![format!(
             "energy over node counts: the derived form against direct laws E_d(n0) (1 + h(n)), \
