@@ -8,6 +8,7 @@
 pub mod contention;
 pub mod core_fill;
 pub mod energy_law;
+pub mod fit;
 pub mod from_measured;
 #[path = "../../calibration/kernels.rs"]
 pub mod kernels;
@@ -23,6 +24,9 @@ pub mod power;
 pub mod power_fit;
 pub mod repeats;
 pub mod reproduce;
+pub mod runs;
 pub mod sacct_runs;
+pub mod sweep_law;
 pub mod time_split;
+pub mod trust;
 pub mod validate;

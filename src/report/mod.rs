@@ -1,13 +1,16 @@
 //! Outputs. Every rendering of a plan or a prediction goes through the [`Exporter`] seam.
 
 pub mod csv;
+pub mod fit;
 pub mod html;
 pub mod json;
+pub mod markup;
 pub mod measured;
 pub mod metrics;
 pub mod plot;
 pub mod slurm;
 pub mod text;
+pub mod validation;
 
 use crate::model::Prediction;
 use crate::search::plan::Plan;
