@@ -436,9 +436,12 @@ def main():
         # it half the time.
         growths, priors, spans = ["1", "2"], ["1", "0.3"], ["0.05", "0.2"]
         centers, energies = ["median", "relative"], ["derived", "median:1"]
-    law_grid = [f"weigh={w},growth={g},prior={q},span={s},center={m},energy={e}"
-                for w, g, q, s, m, e in itertools.product(weighs, growths, priors, spans, centers,
-                                                          energies)]
+    # The serial time of either sign lets a law of perfect division follow a code that turns
+    # slower beyond some count (a/n - b + c n), as the plain reference's free fit does.
+    serials = ["nonneg"] if args.quick else ["nonneg", "free"]
+    law_grid = [f"weigh={w},growth={g},prior={q},span={s},center={m},energy={e},serial={z}"
+                for w, g, q, s, m, e, z in itertools.product(weighs, growths, priors, spans, centers,
+                                                             energies, serials)]
     study.run_all(law_grid)
 
     print("## Each law setting over every regime (for the record; the choice is nested)\n")
