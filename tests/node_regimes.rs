@@ -337,3 +337,29 @@ fn energy_judged_per_code_follows_what_the_left_out_counts_favour() {
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(&prof).unwrap()).unwrap();
     assert!(doc["node_law"]["energy"].is_null());
 }
+
+#[test]
+fn a_code_that_turns_slower_beyond_some_count_keeps_turning_slower() {
+    // SYNTHETIC: 2,000 s of work dividing perfectly, and 55.6 s more per node beyond 3 nodes
+    // (fastest at 3-4 nodes), measured at 1, 2, 4 and 8 nodes with 1% noise: 847 s at 16
+    // nodes, 1,674 s at 32.
+    let truth = |n: f64| 2000.0 / n + 2000.0 / 36.0 * (n - 3.0).max(0.0);
+    let dir = tempfile::tempdir().unwrap();
+    let csv = runs(truth, &[1, 2, 4, 8], 0.01, 200.0);
+    let (prof, mach, _) = fit(dir.path(), &csv, None);
+    let (t16, t32) = (time_at(&mach, &prof, 16), time_at(&mach, &prof, 32));
+    assert!(
+        (t16 / truth(16.0) - 1.0).abs() < 0.3,
+        "16 nodes: {t16} s against {}",
+        truth(16.0)
+    );
+    assert!(t32 > 1.2 * t16, "32 nodes: {t32} s, 16 nodes: {t16} s");
+    // A serial time held >= 0 cannot take the knee back: the growth it fits is too weak.
+    let other = tempfile::tempdir().unwrap();
+    let (prof0, mach0, _) = fit(other.path(), &csv, Some("serial=nonneg"));
+    assert!(
+        time_at(&mach0, &prof0, 16) < 0.6 * truth(16.0),
+        "serial >= 0: {} s",
+        time_at(&mach0, &prof0, 16)
+    );
+}

@@ -94,16 +94,16 @@ impl Default for Rule {
         // scored with the settings chosen on the others.
         Rule {
             weighing: Weighing::Evidence(4.0),
-            serial_nonneg: true,
+            serial_nonneg: false,
             power: true,
-            growth_evidence: Some(2.0),
+            growth_evidence: Some(1.0),
             growth_prior: 1.0,
             center: Center::Median,
             energy_law: None,
             span: 0.05,
             repeat_prior: 0.01,
             per_doubling_prior: 0.1,
-            unvalidated_per_doubling: 0.1,
+            unvalidated_per_doubling: 0.05,
         }
     }
 }
