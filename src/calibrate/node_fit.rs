@@ -5,21 +5,10 @@
 //! error relative to the measured time.
 
 use super::node_forms::Form;
+pub use super::node_forms::LawPoint;
 pub use super::node_rule::{Center, Rule, Weighing};
 use crate::model::node_law::{Candidate, Law, NodeFit, Spread};
 use crate::numeric::lsq;
-
-/// One measured multi-node configuration for the law: node count, measured time (repeats
-/// averaged), and the time the single-node terms give it.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct LawPoint {
-    /// Nodes.
-    pub nodes: u32,
-    /// Measured wall time, s.
-    pub measured: f64,
-    /// `T_model(n)`: the model without a node law, s.
-    pub model: f64,
-}
 
 /// Fits the law on `points` (every multi-node configuration, repeats averaged); `one_node`:
 /// whether runs on one node were measured (otherwise the fewest nodes are the anchor).

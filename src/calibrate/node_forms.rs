@@ -14,10 +14,21 @@
 //! exponent fitted rather than taken from a fixed list), so that a code that keeps gaining
 //! less than 2x a doubling is not forced to saturate or turn back.
 
-use super::node_fit::LawPoint;
 use super::node_rule::Rule;
 use crate::model::node_law::{Basis, Law};
 use crate::numeric::lsq;
+
+/// One measured multi-node configuration for the law: node count, measured time (repeats
+/// averaged), and the time the single-node terms give it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LawPoint {
+    /// Nodes.
+    pub nodes: u32,
+    /// Measured wall time, s.
+    pub measured: f64,
+    /// `T_model(n)`: the model without a node law, s.
+    pub model: f64,
+}
 
 /// The growing term of a law.
 #[derive(Debug, Clone, Copy, PartialEq)]
