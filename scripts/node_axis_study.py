@@ -1,23 +1,38 @@
 #!/usr/bin/env python3
 """The node axis's design study and held-out figures (docs/NODE_AXIS.md).
 
-Fits each strong-scaling code of the Ice Lake fixture (public data, ../shared/fixtures; Afzal, Hager and
-Wellein, PMBS'23) on a few node counts with `jouleplan fit`, predicts every other measured count
-with `jouleplan validate --json`, and asks `jouleplan plan` for a node count. Every setting of the
-node law's rule is chosen by leaving whole codes out: for each code, the setting with the least
-error on the other eight is used to score it, so no figure is scored on a point that chose it.
+Two kinds of codes, scored alike:
+- the nine SPEChpc 2021 strong-scaling codes on the Ice Lake cluster (real runs, Afzal, Hager
+  and Wellein, PMBS'23, GPL-3.0), read from `${JOULEPLAN_FIXTURES:-../shared/fixtures}/multinode`
+  and converted by `scripts/multinode_csv.sh` into a temporary folder, each fitted on a few node
+  counts (`1,2,4,8`, `1,2,4`, its 3 and its 4 smallest) and predicted at every other count;
+- SYNTHETIC codes of known shape (`scripts/synthetic_codes.py`, seeded; never measurements),
+  seven regimes of four codes, each fitted on its 3 and its 4 smallest counts and predicted up
+  to 128 times beyond.
+
+Each case is fitted with `jouleplan fit`, predicted with `jouleplan validate --json`, and (Ice
+Lake) asked for a node count with `jouleplan plan`. Beside it, the plain reference: one of 7 laws
+`a/n + b + c g(n)` (`g` in log2 n, sqrt n, n; `b` or `c` may be absent) fitted by least squares
+on relative residuals to the measured time, and another to the energy, chosen by
+leave-one-node-count-out error.
+
+Every setting of the node law's rule is chosen nested: each synthetic regime, and each Ice Lake
+code, is scored with the settings chosen on all the others (the other regimes and every Ice Lake
+code; every synthetic regime and the other Ice Lake codes). The choice minimises, over the
+regimes it sees, the mean of (time + energy) / 2 plus how far each is worse than the plain
+reference; then the interval settings whose coverage comes nearest 80% in every regime and fit
+set.
 
     python3 scripts/node_axis_study.py [--bin target/release/jouleplan] [--quick]
-
-Prints the design table (each setting's error over all codes, for the record), the nested
-held-out figures per code and fit set, the intervals' coverage, the recommendation's waste, and
-LULESH weak scaling (never used in the design).
 """
 
 import argparse
+import atexit
+import collections
 import csv
 import itertools
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -27,36 +42,42 @@ from concurrent.futures import ThreadPoolExecutor
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-# Public data, never in the repository: ../shared/fixtures beside the checkout, or the folder
-# JOULEPLAN_FIXTURES names (scripts/public-data.sh fetches it). The per-code CSVs are made from
-# it by scripts/multinode_csv.sh into a temporary folder.
-PUBLIC = os.environ.get("JOULEPLAN_FIXTURES") or os.path.join(ROOT, "..", "shared", "fixtures")
+sys.path.insert(0, HERE)
+import synthetic_codes  # noqa: E402
 
-
-def _multinode_csvs():
-    src = os.path.join(PUBLIC, "multinode", "pmbs23-icelake.csv")
-    if not os.path.exists(src):
-        sys.exit(f"no public data at {PUBLIC}: run scripts/public-data.sh DIR and set JOULEPLAN_FIXTURES=DIR")
-    out = tempfile.mkdtemp(prefix="multinode-")
-    subprocess.run([os.path.join(HERE, "multinode_csv.sh"), src, out], check=True)
-    return out
-
-
-DATA = _multinode_csvs()
+FIXTURES = os.environ.get("JOULEPLAN_FIXTURES") or os.path.join(ROOT, "..", "shared", "fixtures")
 MACHINE = os.path.join(ROOT, "tests", "data", "machines", "icelake-8360y.toml")
 CODES = ["clvleaf", "hpgmgfv", "lbm", "pot3d", "soma", "sph_exa", "sweep", "tealeaf", "weather"]
 LULESH = ["lulesh-150", "lulesh-120", "lulesh-90", "lulesh-60"]
+ICELAKE = "icelake"
+REGIMES = [ICELAKE] + synthetic_codes.REGIMES
+SETS = ["1,2,4,8", "1,2,4", "3 smallest", "4 smallest"]
+# What the choice weighs alike: each synthetic regime, and the Ice Lake codes of each fit set.
+GROUPS = [(ICELAKE, s) for s in SETS] + synthetic_codes.REGIMES
+RANKS_A_NODE = 72
+# Results kept between runs of one binary (`--cache FILE`); None: none kept.
+DISK = None
 
 
-def read_rows(code):
-    with open(os.path.join(DATA, code + ".csv")) as f:
+def icelake_dir(tmp):
+    """The Ice Lake codes' measured-run CSVs, made from the public fixture in `tmp`."""
+    out = os.path.join(tmp, "multinode")
+    src = os.path.join(FIXTURES, "multinode", "pmbs23-icelake.csv")
+    if not os.path.exists(src):
+        sys.exit(f"{src} is missing: set JOULEPLAN_FIXTURES to the public fixtures")
+    subprocess.run(["sh", os.path.join(HERE, "multinode_csv.sh"), src, out], check=True)
+    return out
+
+
+def read_csv(path):
+    with open(path) as f:
         r = csv.reader(f)
         header = next(r)
         return header, [row for row in r]
 
 
-def fit_sets(rows):
-    """The fit sets of a code: (name, counts fitted, counts predicted)."""
+def icelake_sets(rows):
+    """The fit sets of an Ice Lake code: (name, counts fitted, counts predicted)."""
     counts = sorted({int(r[0]) for r in rows})
     n0 = counts[0]
     sets = []
@@ -84,12 +105,87 @@ def run(cmd):
     return p.returncode, p.stdout, p.stderr
 
 
+# ---------------------------------------------------------------------------------------------
+# The plain reference: one of 7 laws a/x + b + c g(x), chosen by leave-one-count-out error.
+
+G = {"log": lambda x: math.log2(x), "sqrt": math.sqrt, "lin": lambda x: x}
+PLAIN = [("b",)] + [(g,) for g in G] + [("b", g) for g in G]
+
+
+def columns(form, x):
+    return [1.0 / x] + [1.0 if t == "b" else G[t](x) for t in form]
+
+
+def solve(a, b):
+    """Gauss-Jordan with partial pivoting; None when singular."""
+    n = len(b)
+    m = [row[:] + [b[i]] for i, row in enumerate(a)]
+    for i in range(n):
+        p = max(range(i, n), key=lambda r: abs(m[r][i]))
+        m[i], m[p] = m[p], m[i]
+        if abs(m[i][i]) < 1e-300:
+            return None
+        for r in range(n):
+            if r != i:
+                f = m[r][i] / m[i][i]
+                m[r] = [x - f * y for x, y in zip(m[r], m[i])]
+    return [m[i][n] / m[i][i] for i in range(n)]
+
+
+def lsq(form, pts):
+    """Least squares on relative residuals of `y ~ form(x)` over pts [(x, y)]."""
+    rows = [[c / y for c in columns(form, x)] for x, y in pts]
+    k = len(rows[0])
+    a = [[sum(r[i] * r[j] for r in rows) for j in range(k)] for i in range(k)]
+    b = [sum(r[i] for r in rows) for i in range(k)]
+    return solve(a, b)
+
+
+def at(form, c, x):
+    return sum(p * q for p, q in zip(columns(form, x), c))
+
+
+def plain_law(pts, targets):
+    """The plain reference's prediction function fitted on pts [(x, y)]: the law of least
+    leave-one-count-out error among those the counts allow (p parameters need p + 1 counts)
+    that stays positive at every target."""
+    xs = sorted({x for x, _ in pts})
+    best = None
+    for form in PLAIN:
+        k = len(form) + 1
+        if len(xs) < k + 1:
+            continue
+        c = lsq(form, pts)
+        if c is None or any(at(form, c, x) <= 0 for x in targets):
+            continue
+        errs = []
+        for m in xs:
+            cc = lsq(form, [p for p in pts if p[0] != m])
+            if cc is None:
+                errs = None
+                break
+            errs += [abs(at(form, cc, x) / y - 1.0) for x, y in pts if x == m]
+        if errs is None:
+            continue
+        e = statistics.mean(errs)
+        if best is None or e < best[0]:
+            best = (e, form, c)
+    if best is None:
+        return None
+    _, form, c = best
+    return lambda x: at(form, c, x)
+
+
+# ---------------------------------------------------------------------------------------------
+
+
 class Case:
     """One code fitted on one set of counts."""
 
-    def __init__(self, tmp, code, name, fit, held, weak=False):
-        self.code, self.name, self.fit, self.held, self.weak = code, name, fit, held, weak
-        header, rows = read_rows(code)
+    def __init__(self, tmp, src, code, regime, name, fit, held, machine, weak=False):
+        self.code, self.regime, self.name = code, regime, name
+        self.fit, self.held, self.machine, self.weak = fit, held, machine, weak
+        header, rows = read_csv(src)
         self.rows = rows
         self.dir = os.path.join(tmp, f"{code}-{name.replace(',', '_').replace(' ', '_')}")
         os.makedirs(self.dir, exist_ok=True)
@@ -97,12 +193,35 @@ class Case:
         self.held_csv = os.path.join(self.dir, "held.csv")
         write_csv(self.fit_csv, header, [r for r in rows if int(r[0]) in fit])
         write_csv(self.held_csv, header, [r for r in rows if int(r[0]) in held])
+        self.cache = {}
+
+    @property
+    def group(self):
+        """What the choice weighs alike ([`GROUPS`])."""
+        return (ICELAKE, self.name) if self.regime == ICELAKE else self.regime
+
+    @property
+    def unit(self):
+        """What the nested choice holds out together: an Ice Lake code, or a synthetic regime."""
+        return self.code if self.regime == ICELAKE else self.regime
 
     def evaluate(self, binary, design, coverage=0.8, plan=False):
-        tag = design.replace(",", "_").replace("=", "-") or "default"
+        key = (design, coverage, plan)
+        if key not in self.cache:
+            disk = f"{self.code}|{self.name}|{design}|{coverage}|{plan}"
+            if DISK is not None and disk in DISK:
+                self.cache[key] = DISK[disk]
+            else:
+                self.cache[key] = self._evaluate(binary, design, coverage, plan)
+                if DISK is not None:
+                    DISK[disk] = self.cache[key]
+        return self.cache[key]
+
+    def _evaluate(self, binary, design, coverage, plan):
+        tag = str(abs(hash(design)))
         prof = os.path.join(self.dir, f"p-{tag}.json")
         mach = os.path.join(self.dir, f"m-{tag}.toml")
-        cmd = [binary, "fit", "--measured", self.fit_csv, "--machine", MACHINE,
+        cmd = [binary, "fit", "--measured", self.fit_csv, "--machine", self.machine,
                "--profile-out", prof, "--machine-out", mach]
         if design:
             cmd += ["--design", design]
@@ -122,21 +241,14 @@ class Case:
         if rc != 0:
             res["validate_err"] = err.strip()[-300:]
             return res
-        if json.loads(out).get("model_problems"):
-            res["validate_err"] = "; ".join(json.loads(out)["model_problems"])[-300:]
-        pts = json.loads(out)["validations"][0]["points"]
+        doc = json.loads(out)
+        if doc.get("model_problems"):
+            res["validate_err"] = "; ".join(doc["model_problems"])[-300:]
         res["points"] = [
-            {
-                "nodes": p["nodes"],
-                "t": p["time_error"],
-                "e": p["energy_error"],
-                "ti": p["time_interval_s"],
-                "ei": p["energy_interval_j"],
-                "tm": p["time_s"],
-                "em": p["energy_j"],
-            }
-            for p in pts
-            if p["time_error"] is not None
+            {"nodes": p["nodes"], "t": p["time_error"], "e": p["energy_error"],
+             "ti": p["time_interval_s"], "ei": p["energy_interval_j"],
+             "tm": p["time_s"], "em": p["energy_j"]}
+            for p in doc["validations"][0]["points"] if p["time_error"] is not None
         ]
         if plan:
             rc, out, err = run([binary, "plan", "--machine", mach, "--profile", prof,
@@ -145,12 +257,31 @@ class Case:
             if rc == 0:
                 rec = json.loads(out).get("recommendation")
                 res["recommended"] = rec and rec["nodes"]
-                front = json.loads(out)["front"]
-                # The rule this replaced: the least E x T at the prediction itself.
-                res["point_edp"] = min(front, key=lambda p: p["time_s"] * p["energy_j"])["nodes"]
             else:
                 res["plan_err"] = err.strip()[-300:]
         return res
+
+    def plain(self):
+        """The plain reference's held-out errors and its recommendation (least E x T among
+        1-16 nodes at 72 ranks a node)."""
+        if "plain" in self.cache:
+            return self.cache["plain"]
+        fit = [r for r in self.rows if int(r[0]) in self.fit]
+        held = [r for r in self.rows if int(r[0]) in self.held]
+        x = lambda r: int(r[6]) / RANKS_A_NODE  # noqa: E731
+        targets = sorted({x(r) for r in held} | set(range(1, 17)))
+        tl = plain_law([(x(r), float(r[4])) for r in fit], targets)
+        el = plain_law([(x(r), float(r[5])) for r in fit if r[5]], targets)
+        pts = []
+        for r in held:
+            t = tl(x(r)) / float(r[4]) - 1.0 if tl else None
+            e = el(x(r)) / float(r[5]) - 1.0 if el and r[5] else None
+            pts.append({"nodes": int(r[0]), "t": t, "e": e, "ti": None, "ei": None})
+        rec = None
+        if tl and el:
+            rec = min(range(1, 17), key=lambda n: tl(n) * el(n))
+        self.cache["plain"] = {"points": pts, "recommended": rec}
+        return self.cache["plain"]
 
     def waste(self, n):
         """Measured energy at `n` nodes (72 ranks a node) above the cheapest measured count
@@ -172,177 +303,252 @@ def mape(xs):
     return 100.0 * statistics.mean(abs(x) for x in xs) if xs else float("nan")
 
 
-def summary(results):
-    """Mean over cases of each case's mean absolute time and energy error, and pooled
-    coverage."""
-    t, e, tc, tn, ec, en, mx = [], [], 0, 0, 0, 0, 0.0
-    for r in results:
-        pts = r.get("points")
-        if not pts:
-            continue
-        t.append(mape([p["t"] for p in pts]))
-        es = [p["e"] for p in pts if p["e"] is not None]
-        if es:
-            e.append(mape(es))
-        mx = max([mx] + [abs(p["t"]) * 100 for p in pts])
-        for p in pts:
-            if p["ti"]:
-                tn += 1
-                tc += p["ti"][0] <= p["tm"] <= p["ti"][1]
-            if p["ei"] and p["em"] is not None:
-                en += 1
-                ec += p["ei"][0] <= p["em"] <= p["ei"][1]
+def case_scores(res):
+    """A case's mean absolute time and energy error (%; 100 where nothing was predicted),
+    its largest time error, and its interval counts."""
+    pts = res.get("points") or []
+    ts = [p["t"] for p in pts if p["t"] is not None]
+    es = [p["e"] for p in pts if p["e"] is not None]
+    held = lambda iv, m: iv is not None and m is not None and iv[0] <= m <= iv[1]  # noqa: E731
     return {
-        "time": statistics.mean(t) if t else float("nan"),
-        "energy": statistics.mean(e) if e else float("nan"),
-        "max": mx,
-        "cov_t": tc / tn if tn else float("nan"),
-        "cov_e": ec / en if en else float("nan"),
-        "n_t": tn,
+        "t": mape(ts) if ts else 100.0,
+        "e": mape(es) if es else 100.0,
+        "max": max([abs(x) * 100 for x in ts] or [100.0]),
+        "tc": sum(held(p["ti"], p.get("tm")) for p in pts),
+        "tn": sum(p["ti"] is not None for p in pts),
+        "ec": sum(held(p["ei"], p.get("em")) for p in pts),
+        "en": sum(p["ei"] is not None and p.get("em") is not None for p in pts),
+        "ok": res.get("fit_rc") == 0 and not res.get("validate_err"),
     }
+
+
+def pooled(scores):
+    """Mean over cases of each case's errors; coverage pooled over points."""
+    if not scores:
+        return None
+    tn, en = sum(s["tn"] for s in scores), sum(s["en"] for s in scores)
+    return {
+        "t": statistics.mean(s["t"] for s in scores),
+        "e": statistics.mean(s["e"] for s in scores),
+        "max": max(s["max"] for s in scores),
+        "cov_t": sum(s["tc"] for s in scores) / tn if tn else float("nan"),
+        "cov_e": sum(s["ec"] for s in scores) / en if en else float("nan"),
+        "n": len(scores),
+        "refused": sum(not s["ok"] for s in scores),
+    }
+
+
+class Study:
+    def __init__(self, binary, cases):
+        self.binary, self.cases = binary, cases
+        self.plain = {c: case_scores(c.plain()) for c in cases}
+
+    def run_all(self, designs, plan=False):
+        jobs = [(c, d) for c in self.cases for d in designs]
+        with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as ex:
+            list(ex.map(lambda j: j[0].evaluate(self.binary, j[1], plan=plan), jobs))
+
+    def scores(self, design, cases):
+        return {c: case_scores(c.evaluate(self.binary, design)) for c in cases}
+
+    def law_objective(self, design, cases):
+        """Each group's (a synthetic regime, or the Ice Lake codes of one fit set) time and
+        energy error as a share of the plain reference's there, and four times more where it is
+        worse than plain; the mean over the groups seen."""
+        s = self.scores(design, cases)
+        total, k = 0.0, 0
+        for group in GROUPS:
+            cs = [c for c in cases if c.group == group]
+            if not cs:
+                continue
+            me, pl = pooled([s[c] for c in cs]), pooled([self.plain[c] for c in cs])
+            for key in ("t", "e"):
+                r = me[key] / max(pl[key], 0.1)
+                total += r + 4.0 * max(0.0, r - 1.0)
+            k += 1
+        return total / k
+
+    def interval_objective(self, design, cases):
+        """How far each regime's and fit set's coverage lies from 80%, time and energy."""
+        s = self.scores(design, cases)
+        total, k = 0.0, 0
+        for regime in REGIMES:
+            for name in SETS:
+                cs = [c for c in cases if c.regime == regime and c.name == name]
+                if not cs:
+                    continue
+                p = pooled([s[c] for c in cs])
+                for key in ("cov_t", "cov_e"):
+                    if p[key] == p[key]:
+                        total += abs(p[key] - 0.8)
+                        k += 1
+        return total / max(k, 1)
+
+    def choose(self, grid, objective, exclude):
+        cases = [c for c in self.cases if c.unit != exclude]
+        return min(grid, key=lambda d: objective(d, cases))
+
+
+def fmt(x):
+    return "-" if x is None or x != x else f"{x:.1f}%"
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", default=os.path.join(ROOT, "target", "release", "jouleplan"))
     ap.add_argument("--quick", action="store_true", help="a small grid")
+    ap.add_argument("--cache", help="keep results in FILE between runs of the same binary")
     args = ap.parse_args()
+    global DISK
+    if args.cache:
+        stamp = str(os.path.getmtime(args.bin))
+        DISK = {}
+        if os.path.exists(args.cache):
+            with open(args.cache) as f:
+                saved = json.load(f)
+            if saved.get("binary") == stamp:
+                DISK = saved["results"]
+        atexit.register(lambda: json.dump({"binary": stamp, "results": DISK}, open(args.cache, "w")))
     tmp = tempfile.mkdtemp(prefix="node-axis-study-")
+    multinode = icelake_dir(tmp)
+    synth = os.path.join(tmp, "synthetic")
+    synthetic_codes.write(synth)
     cases = []
     for code in CODES:
-        _, rows = read_rows(code)
-        for name, fit, held in fit_sets(rows):
-            cases.append(Case(tmp, code, name, fit, held))
-    floors = ["best", "0.01", "0.03", "0.1", "1"] if args.quick else \
-        ["best", "0.005", "0.01", "0.02", "0.03", "0.05", "0.1", "1"]
-    serials = ["free", "nonneg"]
-    law_grid = [f"floor={f},serial={s}" for f, s in itertools.product(floors, serials)]
-    iv_grid = [(r, d, u) for r in ("0.01", "0.02", "0.03", "0.05") for d in ("0", "0.01", "0.02", "0.05", "0.08")
-               for u in ("0.05", "0.1", "0.15", "0.2")]
-    jobs = [(c, g) for c in cases for g in law_grid]
+        src = os.path.join(multinode, code + ".csv")
+        for name, fit, held in icelake_sets(read_csv(src)[1]):
+            cases.append(Case(tmp, src, code, ICELAKE, name, fit, held, MACHINE))
+    for sc in synthetic_codes.codes():
+        src = os.path.join(synth, sc.name + ".csv")
+        for name, fit, held in sc.fit_sets:
+            cases.append(Case(tmp, src, sc.name, sc.regime, name, fit, held,
+                              os.path.join(synth, "synthetic.toml")))
+    study = Study(args.bin, cases)
+    units = sorted({c.unit for c in cases})
 
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as ex:
-        law_res = dict(zip(jobs, ex.map(lambda j: j[0].evaluate(args.bin, j[1]), jobs)))
+    if args.quick:
+        weighs, growths, priors, spans = ["floor:1", "evidence:2", "evidence:4"], ["1"], ["1"], ["0.05"]
+        centers, energies = ["median", "relative"], ["derived", "median:1"]
+    else:
+        weighs = ["floor:1", "evidence:1", "evidence:2", "evidence:4"]
+        # A growing law needs a left-out count slower than every law without growth by at least
+        # the code's run-to-run spread (1) or twice it (2): less is no evidence, as noise gives
+        # it half the time.
+        growths, priors, spans = ["1", "2"], ["1", "0.3"], ["0.05", "0.2"]
+        centers, energies = ["median", "relative"], ["derived", "median:1"]
+    # The serial time of either sign lets a law of perfect division follow a code that turns
+    # slower beyond some count (a/n - b + c n), as the plain reference's free fit does.
+    serials = ["nonneg"] if args.quick else ["nonneg", "free"]
+    law_grid = [f"weigh={w},growth={g},prior={q},span={s},center={m},energy={e},serial={z}"
+                for w, g, q, s, m, e, z in itertools.product(weighs, growths, priors, spans, centers,
+                                                             energies, serials)]
+    study.run_all(law_grid)
 
-    # Point predictions do not depend on the interval settings: choose the law rule first.
-    print("## Design: each law rule over every case (for the record; the choice is nested)\n")
-    print("| rule | time | energy | max |")
-    print("|---|---|---|---|")
-    for g in law_grid:
-        s = summary([law_res[(c, g)] for c in cases])
-        print(f"| {g} | {s['time']:.1f}% | {s['energy']:.1f}% | {s['max']:.0f}% |")
+    print("## Each law setting over every regime (for the record; the choice is nested)\n")
+    names = [g[1] if isinstance(g, tuple) else g for g in GROUPS]
+    print("| setting | " + " | ".join(names) + " | objective |")
+    print("|---|" + "---|" * (len(GROUPS) + 1))
+    for d in sorted(law_grid, key=lambda d: study.law_objective(d, cases)):
+        s = study.scores(d, cases)
+        cells = []
+        for g in GROUPS:
+            p = pooled([s[c] for c in cases if c.group == g])
+            cells.append(f"{p['t']:.1f} / {p['e']:.1f}")
+        print(f"| {d} | " + " | ".join(cells) + f" | {study.law_objective(d, cases):.2f} |")
+    cells = []
+    for g in GROUPS:
+        p = pooled([study.plain[c] for c in cases if c.group == g])
+        cells.append(f"{p['t']:.1f} / {p['e']:.1f}")
+    print("| plain 7-law pick | " + " | ".join(cells) + " | |")
 
-    def best_rule(exclude):
-        def score(g):
-            s = summary([law_res[(c, g)] for c in cases if c.code != exclude])
-            return s["time"] + s["energy"]
-        return min(law_grid, key=score)
-
-    chosen_law = {code: best_rule(code) for code in CODES}
-    overall_law = best_rule(None)
-    # The interval settings, with each code's law rule, chosen on the other codes' coverage.
+    chosen_law = {u: study.choose(law_grid, study.law_objective, u) for u in units}
+    overall_law = study.choose(law_grid, study.law_objective, None)
+    if args.quick:
+        iv = [("0.01", "0", "0.2"), ("0.02", "0.02", "0.1")]
+    else:
+        iv = [(r, d, u) for r in ("0.01", "0.02", "0.03") for d in ("0", "0.02", "0.05", "0.1")
+              for u in ("0.05", "0.1", "0.2")]
+    iv_of = lambda law: [f"{law},repeat={r},doubling={d},unvalidated={u}" for r, d, u in iv]  # noqa: E731
     laws = sorted(set(chosen_law.values()) | {overall_law})
-    iv_jobs = [(c, f"{law},repeat={r},doubling={d},unvalidated={u}") for c in cases for law in laws for r, d, u in iv_grid]
+    study.run_all([d for law in laws for d in iv_of(law)])
+    chosen = {u: study.choose(iv_of(chosen_law[u]), study.interval_objective, u) for u in units}
+    overall = study.choose(iv_of(overall_law), study.interval_objective, None)
+
+    # The nested figures: each case with the settings chosen without its unit.
+    ice = [c for c in cases if c.regime == ICELAKE]
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as ex:
-        iv_res = dict(zip(iv_jobs, ex.map(lambda j: j[0].evaluate(args.bin, j[1]), iv_jobs)))
+        list(ex.map(lambda c: c.evaluate(args.bin, chosen[c.unit], plan=True), ice))
+    final = {c: case_scores(c.evaluate(args.bin, chosen[c.unit], plan=c.regime == ICELAKE))
+             for c in cases}
 
-    def best_iv(exclude, law):
-        def score(rd):
-            # Each fit set's coverage of time and energy near the nominal 80%; the narrower
-            # prior on a tie.
-            total = 0.0
-            for name in {c.name for c in cases}:
-                s = summary([iv_res[(c, f"{law},repeat={rd[0]},doubling={rd[1]},unvalidated={rd[2]}")]
-                             for c in cases if c.code != exclude and c.name == name])
-                for k in ("cov_t", "cov_e"):
-                    if s[k] == s[k]:
-                        total += abs(s[k] - 0.8)
-            return total + 0.001 * float(rd[1])
-        return min(iv_grid, key=score)
+    print("\n## Nested: each regime (each Ice Lake code) scored with the settings chosen on the others\n")
+    print("| regime | cases | time | energy | max time | plain time | plain energy | "
+          "80% intervals held: time, energy | worse than plain by more than 2 points |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for r in REGIMES:
+        cs = [c for c in cases if c.regime == r]
+        me, pl = pooled([final[c] for c in cs]), pooled([study.plain[c] for c in cs])
+        bad = [k for k in ("t", "e") if me[k] > pl[k] + 2.0]
+        print(f"| {r}{' (synthetic)' if r != ICELAKE else ''} | {me['n']} | {fmt(me['t'])} | {fmt(me['e'])} | "
+              f"{me['max']:.0f}% | {fmt(pl['t'])} | {fmt(pl['e'])} | "
+              f"{100 * me['cov_t']:.0f}%, {100 * me['cov_e']:.0f}% | "
+              f"{', '.join({'t': 'time', 'e': 'energy'}[k] for k in bad) or 'no'} |")
 
-    print("\n## Nested held-out figures (each code scored with the settings chosen on the others)\n")
-    print("| code | fitted on nodes | points | time | energy | max time | intervals held (time, energy) | rule chosen on the others |")
+    print("\n## Coverage by regime and fit set (nested)\n")
+    print("| regime | fit set | cases | time | energy | plain time | plain energy | held: time, energy |")
     print("|---|---|---|---|---|---|---|---|")
-    final = {}
-    for code in CODES:
-        r, d, u = best_iv(code, chosen_law[code])
-        design = f"{chosen_law[code]},repeat={r},doubling={d},unvalidated={u}"
-        for c in [c for c in cases if c.code == code]:
-            res = c.evaluate(args.bin, design, plan=True)
-            final[c] = res
-            s = summary([res])
-            pts = res.get("points", [])
-            held_t = sum(1 for p in pts if p["ti"] and p["ti"][0] <= p["tm"] <= p["ti"][1])
-            n_t = sum(1 for p in pts if p["ti"])
-            held_e = sum(1 for p in pts if p["ei"] and p["em"] is not None and p["ei"][0] <= p["em"] <= p["ei"][1])
-            n_e = sum(1 for p in pts if p["ei"] and p["em"] is not None)
-            refused = "" if res.get("fit_rc") == 0 else " (fit refused)"
-            refused += "" if not res.get("validate_err") else " (model check failed)"
-            print(f"| {code} | {','.join(map(str, c.fit))} | {len(pts)} | {s['time']:.1f}% | "
-                  f"{s['energy']:.1f}% | {s['max']:.0f}% | {held_t}/{n_t}, {held_e}/{n_e} | {design}{refused} |")
-    print("\n## Pooled by fit set (nested)\n")
-    print("| fit set | cases | time | energy | max | 80% intervals held: time, energy |")
-    print("|---|---|---|---|---|---|")
-    for name in ["1,2,4,8", "1,2,4", "3 smallest", "4 smallest"]:
-        rs = [final[c] for c in cases if c.name == name]
-        if rs:
-            s = summary(rs)
-            print(f"| {name} | {len(rs)} | {s['time']:.1f}% | {s['energy']:.1f}% | {s['max']:.0f}% | "
-                  f"{100 * s['cov_t']:.0f}%, {100 * s['cov_e']:.0f}% |")
-    refused = [f"{c.code} {c.name}: {r.get('fit_err') or r.get('validate_err') or r.get('plan_err')}"
-               for c, r in final.items()
-               if r.get("fit_rc") != 0 or r.get("validate_err") or r.get("plan_rc", 0) != 0]
-    print(f"\nrefused by fit, validate or plan: {len(refused)}")
-    for x in refused:
-        print("  " + x)
-    print("\n## Recommendation (fitted on 1,2,4,8; plan --nodes 1-16 --cores 72)\n")
-    print("| code | recommended | measured energy above the cheapest count within 5% of its time |")
-    print("|---|---|---|")
-    for c, r in final.items():
-        if c.name == "1,2,4,8" and "recommended" in r:
-            w = c.waste(r["recommended"])
-            print(f"| {c.code} | {r['recommended']} | {'not measured at 72 ranks a node' if w is None else f'{100 * w:.1f}%'} |")
+    for r in REGIMES:
+        for name in SETS:
+            cs = [c for c in cases if c.regime == r and c.name == name]
+            if not cs:
+                continue
+            me, pl = pooled([final[c] for c in cs]), pooled([study.plain[c] for c in cs])
+            print(f"| {r} | {name} | {me['n']} | {fmt(me['t'])} | {fmt(me['e'])} | {fmt(pl['t'])} | "
+                  f"{fmt(pl['e'])} | {100 * me['cov_t']:.0f}%, {100 * me['cov_e']:.0f}% |")
 
-    print("\n## The default objective on every fit set: waste of the recommendation\n")
-    print("Least E x T at each point's high interval ends (now) against least E x T at the "
-          "prediction (before); counts measured at 72 ranks a node only.\n")
-    print("| fit set | recommendations scored | now: mean, max | before: mean, max |")
-    print("|---|---|---|---|")
-    for name in ["1,2,4,8", "1,2,4", "3 smallest", "4 smallest"]:
-        now, before = [], []
-        for c, r in final.items():
-            if c.name == name and "recommended" in r:
-                w, v = c.waste(r["recommended"]), c.waste(r["point_edp"])
-                if w is not None and v is not None:
-                    now.append(100 * w)
-                    before.append(100 * v)
-        if now:
-            print(f"| {name} | {len(now)} | {statistics.mean(now):.1f}%, {max(now):.1f}% | "
-                  f"{statistics.mean(before):.1f}%, {max(before):.1f}% |")
+    print("\n## Ice Lake by fit set, with the recommendation's waste (plan --nodes 1-16 --cores 72)\n")
+    print("| fit set | cases | time | energy | plain time | plain energy | held: time, energy | "
+          "waste: mean, max (scored) | plain's waste: mean, max |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for name in SETS:
+        cs = [c for c in ice if c.name == name]
+        me, pl = pooled([final[c] for c in cs]), pooled([study.plain[c] for c in cs])
+        w, wp = [], []
+        for c in cs:
+            rec = c.evaluate(args.bin, chosen[c.unit], plan=True).get("recommended")
+            prec = c.plain()["recommended"]
+            a, b = (c.waste(rec) if rec else None), (c.waste(prec) if prec else None)
+            if a is not None and b is not None:
+                w.append(100 * a)
+                wp.append(100 * b)
+        ws = f"{statistics.mean(w):.1f}%, {max(w):.1f}% ({len(w)})" if w else "-"
+        wps = f"{statistics.mean(wp):.1f}%, {max(wp):.1f}%" if wp else "-"
+        print(f"| {name} | {me['n']} | {fmt(me['t'])} | {fmt(me['e'])} | {fmt(pl['t'])} | {fmt(pl['e'])} | "
+              f"{100 * me['cov_t']:.0f}%, {100 * me['cov_e']:.0f}% | {ws} | {wps} |")
 
-    print(f"\nrule chosen on all nine codes: {overall_law}, intervals {best_iv(None, overall_law)}")
-    # LULESH: weak scaling, never used above.
-    print("\n## LULESH weak scaling, fitted on up to 8 nodes (held out of the design)\n")
-    r, d, u = best_iv(None, overall_law)
-    design = f"{overall_law},repeat={r},doubling={d},unvalidated={u}"
+    print("\n## Settings chosen without each unit\n")
+    for u in units:
+        print(f"- {u}: {chosen[u]}")
+    refused = [f"{c.code} {c.name}" for c in cases if not final[c]["ok"]]
+    print(f"\nrefused by fit or validate: {len(refused)} {refused}")
+    print(f"\nchosen on everything: {overall}")
+
+    print("\n## LULESH weak scaling, fitted on up to 8 nodes (held out of every choice)\n")
     print("| size | points | time | energy | max time | intervals held (time, energy) |")
     print("|---|---|---|---|---|---|")
     for code in LULESH:
-        _, rows = read_rows(code)
+        src = os.path.join(multinode, code + ".csv")
+        header, rows = read_csv(src)
         counts = sorted({int(x[0]) for x in rows})
-        fit = [n for n in counts if n <= 8]
-        c = Case(tmp, code, "weak", fit, [n for n in counts if n > 8], weak=True)
+        c = Case(tmp, src, code, "weak", "weak", [n for n in counts if n <= 8],
+                 [n for n in counts if n > 8], MACHINE, weak=True)
         # Two-socket runs only: RAPL's CPU scope on a one-socket run is half a node's.
-        write_csv(c.fit_csv, read_rows(code)[0],
+        write_csv(c.fit_csv, header,
                   [r for r in rows if int(r[0]) <= 8 and (int(r[0]) > 1 or int(r[1]) > 36)])
-        res = c.evaluate(args.bin, design)
-        s = summary([res])
-        if "points" not in res:
-            print(f"| {code} | refused: {res.get('fit_err') or res.get('validate_err')} |")
-            continue
-        print(f"| {code} | {len(res['points'])} | {s['time']:.1f}% | {s['energy']:.1f}% | {s['max']:.0f}% | "
-              f"{100 * s['cov_t']:.0f}%, {100 * s['cov_e']:.0f}% |"
-              + ("" if res.get("fit_rc") == 0 else " (fit refused)"))
+        s = case_scores(c.evaluate(args.bin, overall))
+        p = pooled([s])
+        print(f"| {code} | {s['tn']} | {fmt(s['t'])} | {fmt(s['e'])} | {s['max']:.0f}% | "
+              f"{100 * p['cov_t']:.0f}%, {100 * p['cov_e']:.0f}% |")
 
 
 if __name__ == "__main__":

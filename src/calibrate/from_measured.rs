@@ -171,6 +171,16 @@ pub fn fit_with_rule(
     }
     let power = if multi.iter().any(|m| m.energy.is_some()) {
         let fit = super::multi_node::fit_power(file, &profile, machine, rows, runs)?;
+        if let Some(f) = &fit {
+            let powered = Machine {
+                power: f.power.clone(),
+                ..machine.clone()
+            };
+            let energy = super::multi_node::fit_energy_law(file, &profile, &powered, &multi, rule)?;
+            if let Some(law) = profile.node_law.as_mut() {
+                law.energy = energy;
+            }
+        }
         nodes_or_too_few(fit, None, rows)
     } else {
         single_node_power(file, &samples, &profile, machine, (rows, runs))?

@@ -7,6 +7,7 @@
 
 pub mod contention;
 pub mod core_fill;
+pub mod energy_law;
 pub mod fit;
 pub mod from_measured;
 #[path = "../../calibration/kernels.rs"]
@@ -16,6 +17,8 @@ pub mod machine_edit;
 pub mod multi_node;
 pub mod network_fit;
 pub mod node_fit;
+mod node_forms;
+pub mod node_rule;
 pub mod nonlinear;
 pub mod power;
 pub mod power_fit;

@@ -169,6 +169,79 @@ pub fn fit_law(
     Ok(fit.map(|f| NodeFit { weak, ..f }))
 }
 
+/// Judges the energy over node counts (MODEL.md 6c; [`super::energy_law`]) on the multi-node
+/// rows with energy, with the profile's node law and the machine's fitted power; `None` without
+/// a node law judged on left-out counts or without energy.
+pub fn fit_energy_law(
+    file: &Path,
+    profile: &Profile,
+    machine: &Machine,
+    multi: &[Measured],
+    rule: &Rule,
+) -> InputResult<Option<crate::model::node_law::EnergyLaw>> {
+    use super::energy_law::{EnergyInputs, EnergyPoint};
+    let Some(law) = profile.node_law.as_ref() else {
+        return Ok(None);
+    };
+    let mut model = Model::new(machine, profile)?;
+    model.set_weak(law.weak)?;
+    let n0 = law.smallest();
+    let scoped = |p: &Prediction, s: EnergyScope| match s {
+        EnergyScope::Cpu => p.e.cpu + p.e.mem + p.e.idle,
+        _ => p.energy.0,
+    };
+    let mut pts = Vec::new();
+    for m in averaged(multi) {
+        let Some((e, s)) = m.energy else { continue };
+        let p = predicted(file, &model, &m)?;
+        let at_n0 = crate::model::Config {
+            nodes: n0,
+            ..m.config
+        };
+        let Outcome::Finite(a) = model.predict(at_n0)? else {
+            continue;
+        };
+        let idle = machine
+            .frequency_index(m.config.freq)
+            .map_or(0.0, |i| machine.power.idle[i].0);
+        pts.push(EnergyPoint {
+            nodes: m.config.nodes,
+            measured: e,
+            derived: scoped(&p, s),
+            anchor: scoped(&a, s),
+            wait_w: f64::from(m.config.nodes) * idle,
+            time: m.time_s,
+            predicted_time: p.time.0,
+        });
+    }
+    let Some(top) = averaged(multi)
+        .into_iter()
+        .filter(|m| m.energy.is_some())
+        .max_by_key(|m| m.config.nodes)
+    else {
+        return Ok(None);
+    };
+    let scope = top.energy.map_or(EnergyScope::Node, |e| e.1);
+    let far = |n: u32| -> Option<(f64, f64)> {
+        let at = |nodes| match model.predict(crate::model::Config {
+            nodes,
+            ..top.config
+        }) {
+            Ok(Outcome::Finite(p)) => Some(scoped(&p, scope)),
+            _ => None,
+        };
+        Some((at(n)?, at(n0)?))
+    };
+    let inputs = EnergyInputs {
+        anchor: n0,
+        time_folds: &law.folds,
+        repeat_rel: repeat_spread(multi),
+        horizon: machine.max_nodes,
+        far: &far,
+    };
+    Ok(super::energy_law::fit(&pts, &inputs, rule))
+}
+
 /// The pooled run-to-run spread of repeated configurations (relative standard deviation),
 /// `None` where nothing was repeated.
 pub fn repeat_spread(rows: &[Measured]) -> Option<f64> {

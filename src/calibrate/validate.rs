@@ -156,6 +156,7 @@ pub fn compare(model: &Model<'_>, measured: &[Measured]) -> InputResult<Vec<Comp
                     let ev = crate::model::Eval {
                         time: p.time.0,
                         energy: p.energy.0,
+                        derived_energy: p.energy.0,
                         rho: p.rho,
                         t: p.t,
                         e: p.e,

@@ -48,8 +48,8 @@ pub struct FitArgs {
     #[arg(long)]
     pub weak: bool,
     /// The node law's rule for the design study (`docs/NODE_AXIS.md`), as
-    /// `floor=0.03|best,serial=free|nonneg,repeat=0.03,doubling=0.05,unvalidated=0.1`; each key
-    /// optional.
+    /// `weigh=evidence:2,power=on,growth=1,span=0.05,repeat=0.03,doubling=0.05,...`
+    /// ([`Rule::parse`] lists the keys); each key optional.
     #[arg(long, hide = true, value_name = "RULE", value_parser = parse_rule)]
     pub design: Option<Rule>,
     /// Print the fit as JSON (the same figures as the text) instead of text.
@@ -57,31 +57,9 @@ pub struct FitArgs {
     pub json: bool,
 }
 
-/// Parses `--design`.
+/// Parses `--design` ([`Rule::parse`]).
 fn parse_rule(s: &str) -> Result<Rule, String> {
-    let mut r = Rule::default();
-    for kv in s.split(',').filter(|x| !x.is_empty()) {
-        let (k, v) = kv
-            .split_once('=')
-            .ok_or_else(|| format!("KEY=VALUE pairs, not `{kv}`"))?;
-        let num = || -> Result<f64, String> {
-            v.parse::<f64>()
-                .ok()
-                .filter(|x| x.is_finite() && *x >= 0.0)
-                .ok_or_else(|| format!("{k}: a number >= 0, not `{v}`"))
-        };
-        match (k, v) {
-            ("floor", "best") => r.floor = None,
-            ("floor", _) => r.floor = Some(num()?),
-            ("serial", "free") => r.serial_nonneg = false,
-            ("serial", "nonneg") => r.serial_nonneg = true,
-            ("repeat", _) => r.repeat_prior = num()?,
-            ("doubling", _) => r.per_doubling_prior = num()?,
-            ("unvalidated", _) => r.unvalidated_per_doubling = num()?,
-            _ => return Err(format!("unknown key or value `{kv}`")),
-        }
-    }
-    Ok(r)
+    Rule::parse(s)
 }
 
 /// Refuses outputs onto the inputs (the measured CSV; the machine file except as the

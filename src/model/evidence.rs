@@ -2,18 +2,21 @@
 //! interval it carries at every node count that was not measured. `docs/MODEL.md` section 6c
 //! writes the rule; this file is its only implementation.
 //!
-//! With a node law, the time at `n` nodes lies in `T exp(+-z s)`, `z` the normal quantile of
-//! the stated coverage (80% unless asked) and `s` the relative standard deviation from, in
-//! quadrature: the run-to-run spread of repeated runs; the combined law's out-of-sample error
-//! between the measured counts; the error per doubling (the code's own extrapolation error and
-//! the rule's prior) times the doublings beyond the measured counts; and the candidate laws'
-//! weighted disagreement at `n`. Without one (a profile measured on one node), the time lies
-//! between the model's (its network terms and perfect division of the work) and the time with
-//! the work divided no further than over the largest measured count. Energy moves with the
-//! time at the nodes' waiting power (the time the interval adds or takes is waiting), widened
-//! by the machine's power-fit residual.
+//! With a node law, the time at `n` nodes lies between the most and the least favourable of the
+//! laws the evidence has not ruled out (every candidate of weight above 0, and the combined law),
+//! each widened by `exp(+-z s)`, `z` the normal quantile of the stated coverage (80% unless
+//! asked) and `s` the relative standard deviation from, in quadrature: the run-to-run spread of
+//! repeated runs; the combined law's out-of-sample error between the measured counts; and the
+//! error per doubling (the code's own extrapolation error and the rule's prior) times the
+//! doublings beyond the measured counts. Without one (a profile measured on one node), the time
+//! lies between the model's (its network terms and perfect division of the work) and the time
+//! with the work divided no further than over the largest measured count. Energy moves with the
+//! time at the nodes' waiting power (the time the interval adds or takes is waiting); where an
+//! energy law judged the derived energy against direct laws of `n`, the interval reaches every
+//! one of them left a weight too (each widened by the energy's own error per doubling); the
+//! whole is widened by the machine's power-fit residual.
 
-use super::node_law::{Law, NodeFit, Spread};
+use super::node_law::{EnergyLaw, Law, NodeFit, Spread};
 use super::workload::Profile;
 
 /// The coverage of an interval unless asked otherwise.
@@ -30,6 +33,8 @@ pub struct Evidence {
     measured: Vec<u32>,
     /// The law's spread and its weighted candidates, when there is a law.
     fitted: Option<Fit>,
+    /// The energy law, where the runs' energy judged one.
+    energy: Option<EnergyLaw>,
     /// The intervals' nominal coverage.
     pub coverage: f64,
     /// Its two-sided normal quantile.
@@ -51,6 +56,9 @@ pub struct Interval {
     pub power_rel: f64,
     /// The factor the power residual widens the energy interval by, `exp(z power_rel)`.
     pub energy_widen: f64,
+    /// The energy law's reach, `(low, high)` relative to the predicted energy (`(1, 1)`
+    /// without one).
+    pub energy_span: (f64, f64),
     /// The nominal coverage.
     pub coverage: f64,
 }
@@ -59,8 +67,10 @@ impl Interval {
     /// The energy interval of the CPU scope (idle power only while waiting).
     pub fn cpu_energy(&self, time: f64, energy: f64) -> (f64, f64) {
         (
-            (energy - self.idle_w * (time - self.time_s.0)) / self.energy_widen,
-            (energy + self.idle_w * (self.time_s.1 - time)) * self.energy_widen,
+            (energy - self.idle_w * (time - self.time_s.0)).min(energy * self.energy_span.0)
+                / self.energy_widen,
+            (energy + self.idle_w * (self.time_s.1 - time)).max(energy * self.energy_span.1)
+                * self.energy_widen,
         )
     }
 }
@@ -74,6 +84,7 @@ impl Evidence {
                 smallest: 1,
                 measured: Vec::new(),
                 fitted: None,
+                energy: None,
                 coverage: DEFAULT_COVERAGE,
                 z: 0.0,
             },
@@ -90,6 +101,7 @@ impl Evidence {
             smallest: f.smallest(),
             measured: f.measured_nodes.clone(),
             fitted: Some((f.spread, f.law(), laws)),
+            energy: f.energy.clone(),
             coverage: DEFAULT_COVERAGE,
             z: 0.0,
         }
@@ -106,7 +118,8 @@ impl Evidence {
     /// `undivided`: the time the divided terms would add with the work divided over `largest`
     /// nodes only; `(wait_w, idle_w, power_rel)`: the nodes' power over time while waiting,
     /// all and idle only, and the machine's power-fit residual, which widens the energy
-    /// interval too.
+    /// interval too; `(e_d, e0)`: the derived energy at `n` and at the anchor, from which the
+    /// energy law's alternatives are read.
     pub fn interval(
         &self,
         n: u32,
@@ -114,56 +127,176 @@ impl Evidence {
         k: f64,
         undivided: f64,
         (wait_w, idle_w, power_rel): (f64, f64, f64),
+        (e_d, e0): (f64, f64),
     ) -> Option<Interval> {
         let (lo, hi) = match &self.fitted {
             None if n <= self.largest => return None,
             None => (time, time + undivided.max(0.0)),
             Some(_) if self.measured.contains(&n) => return None,
             Some(fit) => {
-                let s = self.time_sd(n, time, k, fit);
-                (time * (-self.z * s).exp(), time * (self.z * s).exp())
+                let s = self.time_sd(n, fit);
+                let (least, most) = span(n, time, k, fit);
+                (least * (-self.z * s).exp(), most * (self.z * s).exp())
             }
         };
         let p = power_rel.max(0.0);
         let widen = (self.z * p).exp();
+        let span = self.energy_span(n, energy, (e_d, e0));
         Some(Interval {
             time_s: (lo, hi),
             energy_j: (
-                (energy - wait_w * (time - lo)) / widen,
-                (energy + wait_w * (hi - time)) * widen,
+                (energy - wait_w * (time - lo)).min(energy * span.0) / widen,
+                (energy + wait_w * (hi - time)).max(energy * span.1) * widen,
             ),
             idle_w,
             largest_measured: self.largest,
             power_rel: p,
             energy_widen: widen,
+            energy_span: span,
             coverage: self.coverage,
         })
     }
 
-    /// The relative standard deviation of the time at `n` nodes (module docs).
-    fn time_sd(&self, n: u32, time: f64, k: f64, (spread, law, laws): &Fit) -> f64 {
+    /// The energy law's reach at `n`, relative to the prediction `energy`: from the least to the
+    /// most of the energies it judged (the derived and each direct law left a weight), each
+    /// widened by its error per doubling beyond the measured counts. `(1, 1)` without one.
+    fn energy_span(&self, n: u32, energy: f64, parts: (f64, f64)) -> (f64, f64) {
+        let Some(e) = &self.energy else {
+            return (1.0, 1.0);
+        };
+        if energy <= 0.0 {
+            return (1.0, 1.0);
+        }
+        let s = self.z * e.per_doubling_rel * self.doublings(n);
+        e.alternatives(f64::from(n), parts)
+            .into_iter()
+            .chain([energy])
+            .fold((1.0f64, 1.0f64), |(lo, hi), x| {
+                (
+                    lo.min(x * (-s).exp() / energy),
+                    hi.max(x * s.exp() / energy),
+                )
+            })
+    }
+
+    /// Doublings beyond the largest measured count (or below the fewest); 0 between.
+    fn doublings(&self, n: u32) -> f64 {
         let nf = f64::from(n);
-        let x = k * law.at(nf);
-        let disagreement = laws
-            .iter()
-            .map(|(w, l)| w * (k * l.at(nf) - x).powi(2))
-            .sum::<f64>()
-            .sqrt()
-            / time.max(f64::MIN_POSITIVE);
-        let doublings = if n > self.largest {
+        if n > self.largest {
             (nf / f64::from(self.largest)).log2()
         } else if n < self.smallest {
             (f64::from(self.smallest) / nf).log2()
         } else {
             0.0
-        };
-        let beyond = spread.per_doubling_rel * doublings;
-        (spread.repeat_rel.powi(2)
-            + spread.within_rel.powi(2)
-            + beyond.powi(2)
-            + disagreement.powi(2))
-        .sqrt()
+        }
+    }
+
+    /// The relative standard deviation of the time at `n` nodes about each law (module docs).
+    fn time_sd(&self, n: u32, (spread, _, _): &Fit) -> f64 {
+        let beyond = spread.per_doubling_rel * self.doublings(n);
+        (spread.repeat_rel.powi(2) + spread.within_rel.powi(2) + beyond.powi(2)).sqrt()
     }
 }
 
+/// The least and the most time at `n` among the combined law (`time`) and every candidate the
+/// evidence left a weight: each candidate's time is `time` moved by `k (X_k(n) - X(n))`, never
+/// below a thousandth of `time`.
+fn span(n: u32, time: f64, k: f64, (_, law, laws): &Fit) -> (f64, f64) {
+    let nf = f64::from(n);
+    let x = k * law.at(nf);
+    laws.iter()
+        .filter(|(w, _)| *w > 0.0)
+        .map(|(_, l)| (time + k * l.at(nf) - x).max(1e-3 * time))
+        .fold((time, time), |(lo, hi), t| (lo.min(t), hi.max(t)))
+}
+
 type Fit = (Spread, Law, Vec<(f64, Law)>);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::node_law::{Basis, Candidate, EnergyLaw};
+
+    /// A fit over 1, 2, 4 nodes whose two laws the evidence could not tell apart: perfect
+    /// division and a serial time of 100 s.
+    fn two_laws(energy: Option<EnergyLaw>) -> NodeFit {
+        let none = Law::anchored(1, &[]);
+        let serial = Law::anchored(1, &[(Basis { i: -1.0, j: 0 }, -100.0)]);
+        let cand = |law, w| Candidate {
+            law,
+            form: String::new(),
+            weight: w,
+            folds: vec![(2, 0.01), (4, 0.02)],
+        };
+        NodeFit {
+            law: serial,
+            candidates: vec![cand(serial, 0.5), cand(none, 0.5), cand(none, 0.0)],
+            folds: vec![(2, 0.01), (4, 0.02)],
+            rule: String::new(),
+            spread: Spread {
+                repeat_rel: 0.01,
+                within_rel: 0.01,
+                per_doubling_rel: 0.01,
+            },
+            measured_nodes: vec![1, 2, 4],
+            residuals: Vec::new(),
+            compared: 3,
+            weak: false,
+            energy,
+        }
+    }
+
+    #[test]
+    fn the_interval_reaches_from_the_most_to_the_least_favourable_law_left() {
+        let e = Evidence::of_fit(&two_laws(None));
+        let mut e = e;
+        e.set_coverage(0.8);
+        // At 64 nodes: 1000/64 s with perfect division, 100 s more with the serial time.
+        let (t_fast, t_slow) = (1000.0 / 64.0, 1000.0 / 64.0 + 100.0 * (1.0 - 1.0 / 64.0));
+        let iv = e
+            .interval(64, (t_slow, 1e5), 1.0, 0.0, (100.0, 100.0, 0.0), (1e5, 0.0))
+            .unwrap();
+        assert!(iv.time_s.0 < t_fast && t_fast < t_slow, "{iv:?}");
+        assert!(iv.time_s.1 > t_slow, "{iv:?}");
+        // A measured count has none.
+        assert!(
+            e.interval(4, (t_slow, 1e5), 1.0, 0.0, (100.0, 100.0, 0.0), (1e5, 0.0))
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn the_energy_interval_reaches_every_energy_law_left() {
+        let direct = Law::anchored(1, &[(Basis { i: 1.0, j: 0 }, 0.01)]);
+        let energy = EnergyLaw {
+            derived_use: 1.0,
+            law: Law::anchored(1, &[]),
+            derived_weight: 0.6,
+            derived_folds: vec![(2, 0.0), (4, 0.0)],
+            candidates: vec![Candidate {
+                law: direct,
+                form: String::new(),
+                weight: 0.4,
+                folds: vec![(2, 0.0), (4, 0.0)],
+            }],
+            folds: vec![(2, 0.0), (4, 0.0)],
+            per_doubling_rel: 0.0,
+        };
+        let mut e = Evidence::of_fit(&two_laws(Some(energy)));
+        e.set_coverage(0.8);
+        // The direct law says 1.63x the anchor's energy at 64 nodes; the derived, 1.0x.
+        let iv = e
+            .interval(
+                64,
+                (50.0, 1000.0),
+                1.0,
+                0.0,
+                (0.0, 0.0, 0.0),
+                (1000.0, 1000.0),
+            )
+            .unwrap();
+        assert!(iv.energy_j.1 >= 1000.0 * (1.0 + 0.63) - 1e-9, "{iv:?}");
+        assert!(iv.energy_j.0 <= 1000.0, "{iv:?}");
+        assert!((iv.energy_span.1 - 1.63).abs() < 1e-9, "{iv:?}");
+    }
+}

@@ -25,6 +25,10 @@ pub struct NodeTable {
     factor: Vec<f64>,
     /// `X(n)`: the node law's waiting time (MODEL.md 6c b), the same for every group.
     x: Vec<f64>,
+    /// The energy law's weights of the derived energy and of the anchor's energy
+    /// ([`super::node_law::EnergyLaw::mix`]): 1 and 0 without one.
+    ew: Vec<f64>,
+    eh: Vec<f64>,
 }
 
 impl NodeTable {
@@ -56,9 +60,20 @@ impl NodeTable {
             work,
             q,
             x: nodes.iter().map(|&n| x(n)).collect(),
+            ew: vec![1.0; nf.len()],
+            eh: vec![0.0; nf.len()],
             factor,
             nf,
         }
+    }
+
+    /// The table with the energy law's weights at each node count (`mix(n)`:
+    /// [`super::Model::energy_mix`]).
+    pub fn with_energy(mut self, mix: impl Fn(u32) -> (f64, f64)) -> Self {
+        for (i, &n) in self.nf.iter().enumerate() {
+            (self.ew[i], self.eh[i]) = mix(n as u32);
+        }
+        self
     }
 
     /// The node law's waiting time at index `i`.
@@ -143,12 +158,18 @@ fn range(g: &Group, tab: &NodeTable, lo: usize, out: Out<'_>, min_of: impl Fn(&[
     let hi = lo + t.len();
     let (nf, inv, factor) = (&tab.nf[lo..hi], &tab.inv[lo..hi], &tab.factor[lo..hi]);
     let (x, q, work) = (&tab.x[lo..hi], &tab.q[lo..hi], &tab.work[lo..hi]);
+    let (ew, eh) = (&tab.ew[lo..hi], &tab.eh[lo..hi]);
     let e = &mut e[..t.len()];
     for i in 0..t.len() {
         let c = core(g, nf[i], (inv[i], work[i]), factor[i], q[i], x[i]);
         let ok = c.rho < 1.0;
         t[i] = if ok { c.time } else { f64::INFINITY };
-        e[i] = if ok { c.energy } else { f64::INFINITY };
+        // The energy law: the derived energy and the anchor's, weighted (1 and 0 without).
+        e[i] = if ok {
+            ew[i] * c.energy + eh[i] * g.e_anchor
+        } else {
+            f64::INFINITY
+        };
     }
     for ((m, tc), ec) in least.iter_mut().zip(t.chunks(CHUNK)).zip(e.chunks(CHUNK)) {
         *m = [min_of(tc), min_of(ec)];

@@ -180,6 +180,11 @@ pub struct Group {
     /// The node law, and the iteration ratio `k` its time scales by.
     law: node_law::Law,
     law_k: f64,
+    /// The energy law's weights `(u, h)` (`E = u E_d(n) + (1 - u) E_d(n0) (1 + h(n))` above
+    /// the anchor), `None` without one.
+    energy_law: Option<(f64, node_law::Law)>,
+    /// `E_d(n0)`: this group's derived energy at the anchor (0 without an energy law).
+    pub(crate) e_anchor: f64,
     /// The node-axis evidence the intervals come from (shared: it is the profile's, and
     /// large beside the hot path's coefficients).
     evidence: std::sync::Arc<evidence::Evidence>,
@@ -291,9 +296,18 @@ impl Group {
         let e_net = self.p_net * (t_wait + t_serv);
         let e_idle = self.p_idle * time;
         let e_gpu = self.p_gpu_busy * k_busy + self.p_gpu_time * time;
+        let (ew, eh) = self.mix(nf);
+        let energy = ew * c.energy + eh * self.e_anchor;
+        // Every energy term carries the energy law's share, so that any scope sees it.
+        let share = if c.energy > 0.0 {
+            energy / c.energy
+        } else {
+            1.0
+        };
         Some(Eval {
             time,
-            energy: c.energy,
+            energy,
+            derived_energy: c.energy,
             rho: c.rho,
             t: TimeTerms {
                 cpu: t_cpu,
@@ -312,13 +326,22 @@ impl Group {
             },
             e: EnergyTerms {
                 // Busy core-seconds are the work's, however the ranks are spread.
-                cpu: nf * e_cpu / spread,
-                mem: nf * e_mem / spread,
-                net: nf * e_net,
-                idle: nf * e_idle,
-                gpu: nf * e_gpu,
+                cpu: share * nf * e_cpu / spread,
+                mem: share * nf * e_mem / spread,
+                net: share * nf * e_net,
+                idle: share * nf * e_idle,
+                gpu: share * nf * e_gpu,
             },
         })
+    }
+
+    /// The energy law's weights of `E_d(n)` and `E_d(n0)` at `n` nodes (1 and 0 without one).
+    #[inline(always)]
+    fn mix(&self, nf: f64) -> (f64, f64) {
+        match &self.energy_law {
+            Some((u, h)) if nf > f64::from(h.anchor()) => (*u, (1.0 - u) * (1.0 + h.at(nf))),
+            _ => (1.0, 0.0),
+        }
     }
 
     /// The coefficients the hot path uses, folded from the others once (`wait_coef`: the
@@ -368,6 +391,15 @@ impl Group {
         let e_lb = e_fixed * work1
             + p_time * (f64::max(nt_div, n1f * serv_msg) + n1f * t_extra + nx)
             + self.p_net * n1f * serv_msg;
+        // The energy law: above the anchor, the derived energy's share and the anchor's
+        // energy times the least of its direct law; at or below it, the derived energy.
+        let e_lb = match &self.energy_law {
+            Some((u, h)) => {
+                let direct = ((1.0 - u) * (1.0 + h.lower_bound(n1f, f64::from(n2)))).max(0.0);
+                e_lb.min(u * e_lb + direct * self.e_anchor)
+            }
+            None => e_lb,
+        };
         (t_lb * (1.0 - BOUND_MARGIN), e_lb * (1.0 - BOUND_MARGIN))
     }
 
@@ -426,6 +458,7 @@ impl Group {
             self.law_k,
             undivided,
             (nf * self.p_time, nf * self.p_idle, self.power_rel),
+            (ev.derived_energy, self.e_anchor),
         )
     }
 
@@ -643,6 +676,8 @@ impl<'a> Model<'a> {
                 .as_ref()
                 .map_or(node_law::Law::default(), |f| f.law()),
             law_k: k,
+            energy_law: None,
+            e_anchor: 0.0,
             evidence: self.evidence.clone(),
             weak: self.weak,
             power_rel: m
@@ -652,7 +687,44 @@ impl<'a> Model<'a> {
                 .unwrap_or(0.0),
             time_only: m.time_only(),
         };
-        g.folded(y * y * (1.0 + net.cv2) / 2.0)
+        self.with_energy_law(g.folded(y * y * (1.0 + net.cv2) / 2.0))
+    }
+
+    /// The group with the profile's energy law and its own derived energy at the anchor (none
+    /// where the derived energy is used alone).
+    fn with_energy_law(&self, mut g: Group) -> Group {
+        let Some(e) = self
+            .profile
+            .node_law
+            .as_ref()
+            .and_then(|f| f.energy.as_ref())
+        else {
+            return g;
+        };
+        let n0 = e.law.anchor();
+        if e.derived_use >= 1.0 {
+            return g;
+        }
+        // Where the anchor saturates the network, so does every count above it: no energy.
+        g.e_anchor = g
+            .eval(n0, self.growth_factor(n0))
+            .map_or(0.0, |ev| ev.derived_energy);
+        g.energy_law = Some((e.derived_use, e.law));
+        g
+    }
+
+    /// The energy law's weights of `E_d(n)` and `E_d(n0)` at `n` nodes, the same for every
+    /// group (1 and 0 without one): [`node_law::EnergyLaw::mix`].
+    pub fn energy_mix(&self, n: u32) -> (f64, f64) {
+        match self
+            .profile
+            .node_law
+            .as_ref()
+            .and_then(|f| f.energy.as_ref())
+        {
+            Some(e) => e.mix(f64::from(n)),
+            None => (1.0, 0.0),
+        }
     }
 
     /// What was measured beside the baseline point with `gpus` GPUs nearest to `cores` (fewer

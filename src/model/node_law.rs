@@ -8,7 +8,7 @@
 
 pub use crate::artefact::node_law::MAX_TERMS;
 use crate::artefact::node_law::{
-    CandidateFile, CombinedFile, FoldFile, NodeLawFile, ResidualFile, TermFile,
+    CandidateFile, CombinedFile, EnergyLawFile, FoldFile, NodeLawFile, ResidualFile, TermFile,
 };
 
 /// One basis function `n^i log2(n)^j - [j = 0]` (`i = -1, j = 0`: `1/n - 1`).
@@ -221,7 +221,7 @@ pub struct Candidate {
     pub law: Law,
     /// The law's form in time, `T(n) = a/n + b + c log2(n)` (empty where not recorded).
     pub form: String,
-    /// Its weight in the combined law (the weights add up to 1).
+    /// Its weight from the left-out evidence (the weights add up to 1; 0: ruled out).
     pub weight: f64,
     /// `(nodes, signed mean relative time error)` at each left-out node count, predicted by
     /// the law refitted without it (ascending: the last is the extrapolation to the largest).
@@ -261,11 +261,12 @@ pub struct Spread {
     pub per_doubling_rel: f64,
 }
 
-/// The node law of a profile: the combined law, the candidates it averages, and the evidence
-/// it rests on.
+/// The node law of a profile: the combined law, the candidates it was chosen among, and the
+/// evidence it rests on.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NodeFit {
-    /// The law the model uses: the candidates weighted (or the one chosen, in older files).
+    /// The law the model uses ("combined"): the weighted median or mean of the candidates left
+    /// (or the one chosen, in older files).
     pub law: Law,
     /// Candidates, heaviest first.
     pub candidates: Vec<Candidate>,
@@ -283,6 +284,153 @@ pub struct NodeFit {
     pub compared: usize,
     /// Whether the runs were weak scaling (work per rank fixed) rather than strong.
     pub weak: bool,
+    /// The energy over node counts, where runs with energy judged it ([`EnergyLaw`]); `None`:
+    /// energy derived from the predicted time and node power alone.
+    pub energy: Option<EnergyLaw>,
+}
+
+/// Energy over node counts (MODEL.md 6c, docs/MODEL.md "Energy over node counts"): the derived
+/// energy `E_d(n)` (node power over the predicted time) and direct laws of `n`, `E_d(n0) (1 +
+/// h_k(n))`, each weighted by its own left-out error. The model uses
+/// `E(n) = u E_d(n) + (1 - u) E_d(n0) (1 + h(n))` above the anchor `n0`, `E_d(n)` at and below it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EnergyLaw {
+    /// `u`: the weight the model puts on the derived energy.
+    pub derived_use: f64,
+    /// `h`: the direct laws the model uses, as one law (anchored at `n0`: 0 there).
+    pub law: Law,
+    /// The derived energy's evidence weight.
+    pub derived_weight: f64,
+    /// The derived energy's signed relative error at each left-out count.
+    pub derived_folds: Vec<(u32, f64)>,
+    /// The direct laws `h_k`, with their weights (with `derived_weight`, they add up to 1).
+    pub candidates: Vec<Candidate>,
+    /// The energy's signed relative error at each left-out count, as the model combines it.
+    pub folds: Vec<(u32, f64)>,
+    /// Its error per doubling beyond the measured counts.
+    pub per_doubling_rel: f64,
+}
+
+impl EnergyLaw {
+    /// `(u, (1 - u) (1 + h(n)))`: the weights of `E_d(n)` and of `E_d(n0)` at `n` nodes; `(1,
+    /// 0)` at and below the anchor.
+    #[inline]
+    pub fn mix(&self, n: f64) -> (f64, f64) {
+        if n <= self.law.anchor || self.derived_use >= 1.0 {
+            (1.0, 0.0)
+        } else {
+            (
+                self.derived_use,
+                (1.0 - self.derived_use) * (1.0 + self.law.at(n)),
+            )
+        }
+    }
+
+    /// The least of `(1 - u) (1 + h(n))` over `n1..=n2` above the anchor (each anchored term is
+    /// monotone, [`Law::lower_bound`]), never below 0.
+    pub fn direct_lower_bound(&self, n1: f64, n2: f64) -> f64 {
+        ((1.0 - self.derived_use) * (1.0 + self.law.lower_bound(n1, n2))).max(0.0)
+    }
+
+    /// Each judged energy at `n` nodes with weight above 0, from the derived energy `e_d` and
+    /// the anchor's `e0`: the derived and each direct law.
+    pub fn alternatives(&self, n: f64, (e_d, e0): (f64, f64)) -> Vec<f64> {
+        let derived = (self.derived_weight > 0.0).then_some(e_d);
+        let direct = self
+            .candidates
+            .iter()
+            .filter(|c| c.weight > 0.0)
+            .map(|c| e0 * (1.0 + c.law.at(n)).max(1e-3));
+        derived.into_iter().chain(direct).collect()
+    }
+
+    /// The energy law as `fit` prints it: each judged energy with its weight and left-out
+    /// errors, and what the model uses.
+    pub fn describe(&self) -> Vec<String> {
+        let folds = |f: &[(u32, f64)]| -> String {
+            let v: Vec<String> = f
+                .iter()
+                .map(|(n, e)| format!("{n}: {:+.1}%", 100.0 * e))
+                .collect();
+            if v.is_empty() {
+                "-".into()
+            } else {
+                v.join(", ")
+            }
+        };
+        let mut out = vec![format!(
+            "energy over node counts: the derived form against direct laws E_d(n0) (1 + h(n)), \
+             weighted by their left-out errors; the model uses {:.3} x derived + {:.3} x E_d(n0) \
+             (1 + h(n)), {}",
+            self.derived_use,
+            1.0 - self.derived_use,
+            self.law.describe().replace("X(n)", "h(n)")
+        )];
+        out.push(format!(
+            "  weight {:>5.3}  derived (node power over the predicted time)   left out {}",
+            self.derived_weight,
+            folds(&self.derived_folds)
+        ));
+        for c in &self.candidates {
+            out.push(format!(
+                "  weight {:>5.3}  {}   left out {}",
+                c.weight,
+                c.form,
+                folds(&c.folds)
+            ));
+        }
+        out
+    }
+
+    fn to_file(&self, terms: impl Fn(&Law) -> Vec<TermFile>) -> EnergyLawFile {
+        let folds = |f: &[(u32, f64)]| -> Vec<FoldFile> {
+            f.iter()
+                .map(|&(nodes, rel)| FoldFile { nodes, rel })
+                .collect()
+        };
+        EnergyLawFile {
+            derived_use: self.derived_use,
+            terms: terms(&self.law),
+            derived_weight: self.derived_weight,
+            derived_folds: folds(&self.derived_folds),
+            candidates: self
+                .candidates
+                .iter()
+                .map(|c| CandidateFile {
+                    terms: terms(&c.law),
+                    loo_rel: c.loo_rel(),
+                    extrapolation_rel: c.extrapolation_rel(),
+                    form: Some(c.form.clone()),
+                    weight: Some(c.weight),
+                    folds: Some(folds(&c.folds)),
+                })
+                .collect(),
+            folds: folds(&self.folds),
+            per_doubling_rel: self.per_doubling_rel,
+        }
+    }
+
+    fn from_file(f: &EnergyLawFile, law_of: impl Fn(&[TermFile]) -> Law) -> EnergyLaw {
+        let folds = |fs: &[FoldFile]| fs.iter().map(|x| (x.nodes, x.rel)).collect::<Vec<_>>();
+        EnergyLaw {
+            derived_use: f.derived_use,
+            law: law_of(&f.terms),
+            derived_weight: f.derived_weight,
+            derived_folds: folds(&f.derived_folds),
+            candidates: f
+                .candidates
+                .iter()
+                .map(|c| Candidate {
+                    law: law_of(&c.terms),
+                    form: c.form.clone().unwrap_or_default(),
+                    weight: c.weight.unwrap_or(0.0),
+                    folds: c.folds.as_deref().map(folds).unwrap_or_default(),
+                })
+                .collect(),
+            folds: folds(&f.folds),
+            per_doubling_rel: f.per_doubling_rel,
+        }
+    }
 }
 
 impl NodeFit {
@@ -351,6 +499,7 @@ impl NodeFit {
                 within_rel: self.spread.within_rel,
                 per_doubling_rel: self.spread.per_doubling_rel,
             }),
+            energy: self.energy.as_ref().map(|e| e.to_file(terms)),
         }
     }
 
@@ -419,6 +568,7 @@ impl NodeFit {
             measured_nodes: f.measured_nodes.clone(),
             residuals: f.residuals.iter().map(|r| (r.nodes, r.rel)).collect(),
             weak: f.scaling.as_deref() == Some("weak"),
+            energy: f.energy.as_ref().map(|e| EnergyLaw::from_file(e, law_of)),
         }
     }
 }
@@ -474,6 +624,20 @@ mod tests {
             residuals: vec![(2, 0.01)],
             compared: 40,
             weak: true,
+            energy: Some(EnergyLaw {
+                derived_use: 0.25,
+                law: Law::anchored(2, &[(Basis { i: 0.0, j: 1 }, 0.1)]),
+                derived_weight: 0.25,
+                derived_folds: vec![(4, 0.05), (8, -0.1)],
+                candidates: vec![Candidate {
+                    law: Law::anchored(2, &[(Basis { i: 0.0, j: 1 }, 0.1)]),
+                    form: "c log2(n)".into(),
+                    weight: 0.75,
+                    folds: vec![(4, 0.01), (8, 0.02)],
+                }],
+                folds: vec![(4, 0.02), (8, -0.01)],
+                per_doubling_rel: 0.03,
+            }),
         };
         assert_eq!(NodeFit::from_file(&f.to_file()), f);
         assert!(f.law().describe().contains("n^0.5 log2(n)"));

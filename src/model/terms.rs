@@ -67,6 +67,9 @@ pub struct Eval {
     pub time: f64,
     /// `E`.
     pub energy: f64,
+    /// `E_d`: the energy derived from time and node power, before the energy law (MODEL.md 6c;
+    /// `energy` without one).
+    pub derived_energy: f64,
     /// `rho`.
     pub rho: f64,
     /// Time terms.

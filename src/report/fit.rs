@@ -175,7 +175,11 @@ pub fn report_law(law: &NodeFit, out: &mut dyn Write) -> std::io::Result<()> {
         100.0 * law.spread.repeat_rel,
         100.0 * law.spread.within_rel,
         100.0 * law.spread.per_doubling_rel
-    )
+    )?;
+    for line in law.energy.iter().flat_map(|e| e.describe()) {
+        writeln!(out, "{line}")?;
+    }
+    Ok(())
 }
 
 fn report_power(f: &FitOutcome, out: &mut dyn Write) -> std::io::Result<()> {

@@ -124,7 +124,8 @@ fn sweep_space(
         |n| model.growth_factor(n),
         |n| model.node_wait(n),
         model.is_weak(),
-    );
+    )
+    .with_energy(|n| model.energy_mix(n));
     // rho grows with n: the saturated node counts of a group are a suffix.
     let stable: Vec<usize> = groups
         .par_iter()
