@@ -62,6 +62,18 @@ pub fn count(k: impl Into<u64>, one: &str, many: &str) -> String {
     format!("{k} {}", if k == 1 { one } else { many })
 }
 
+/// Node-hours in the unit that shows the figure: `2.50 node-hours`, `12.5 node-minutes` under
+/// a tenth of a node-hour, `40.0 node-seconds` under a node-minute.
+pub fn fmt_node_hours(h: f64) -> String {
+    if !h.is_finite() || h == 0.0 || h >= 0.1 {
+        format!("{h:.2} node-hours")
+    } else if h * 60.0 >= 1.0 {
+        format!("{:.1} node-minutes", h * 60.0)
+    } else {
+        format!("{:.1} node-seconds", h * 3600.0)
+    }
+}
+
 /// A human-friendly rendering of a duration (`850 ms`, `12.3 s`, `4m05s`, `2h13m`).
 pub fn fmt_duration(s: Seconds) -> String {
     let v = s.0;

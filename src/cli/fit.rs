@@ -58,6 +58,10 @@ pub struct FitArgs {
     /// Print the fit as JSON (the same figures as the text) instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Draw the node law: each measured run's time (and energy) per node count, the fitted
+    /// model and its interval band, as FILE.svg or FILE.png.
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
 }
 
 /// Parses `--design`.
@@ -92,6 +96,10 @@ fn parse_rule(s: &str) -> Result<Rule, String> {
 fn check_outputs(args: &FitArgs, machine_file: &Path) -> anyhow::Result<()> {
     let mut outputs = vec![("--profile-out", args.profile_out.as_path())];
     outputs.extend(args.machine_out.as_deref().map(|p| ("--machine-out", p)));
+    if let Some(p) = &args.plot {
+        super::plan::check_plot_path(p)?;
+        outputs.push(("--plot", p));
+    }
     // Written as a pair: a folder that is not there fails before either is written.
     for (flag, p) in &outputs {
         let dir = crate::atomic_write::folder_of(p);
@@ -121,6 +129,7 @@ pub fn run_fit(args: &FitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     check_outputs(args, &machine_file)?;
     let mut outputs = vec![args.profile_out.as_path()];
     outputs.extend(args.machine_out.as_deref());
+    outputs.extend(args.plot.as_deref());
     let _locks = super::outputs::lock(&outputs)?;
     let rows = cv::read_csv_file(&args.measured)?;
     let runs = CsvFile(&args.measured);
@@ -154,12 +163,15 @@ pub fn run_fit(args: &FitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         super::say::note(why);
         json.iter_mut().for_each(|j| j.notes.push(why.clone()));
     }
-    let wrote = write_outputs(
+    let mut wrote = write_outputs(
         args,
         &fitted,
         (&machine, &machine_file, &machine_text),
         (&time_only, lacks.power),
     )?;
+    if let Some(p) = &args.plot {
+        wrote.push(super::node_chart::write_fit_plot(args, p)?);
+    }
     let loo = match args.loo {
         true => Some(leave_one_out(
             &args.measured,

@@ -11,6 +11,7 @@ pub mod fit_nodes;
 pub mod job;
 pub mod machine;
 pub mod metrics;
+pub mod node_chart;
 pub mod outputs;
 pub mod plan;
 pub mod predict;
@@ -65,6 +66,8 @@ macro_rules! exit_codes {
 /// The exit codes, in every `--help` and the man page.
 pub const EXIT_CODES: &str = exit_codes!();
 
+pub mod examples;
+
 /// The examples and exit codes at the end of `jouleplan --help`.
 pub const MAIN_HELP: &str = concat!(
     "Examples:
@@ -98,42 +101,42 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Search every configuration for the exact time-energy Pareto front and recommend one.
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = examples::PLAN)]
     Plan(PlanArgs),
     /// Predict one configuration with its full time and energy breakdown.
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = examples::PREDICT)]
     Predict(PredictArgs),
     /// Write a Slurm job script for any configuration.
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = examples::SLURM)]
     Slurm(SlurmArgs),
     /// Write a self-contained report: charts (SVG, PNG), the front (JSON, CSV) and index.html.
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = examples::REPORT)]
     Report(ReportArgs),
     /// Efficiency metrics from TALP outputs, Paraver traces and mpiP reports.
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = examples::METRICS)]
     Metrics(MetricsArgs),
     /// Measure the program on this node at each (cores, frequency, GPUs) point and write the
     /// workload profile that `plan` reads.
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = examples::PROFILE)]
     Profile(profile::ProfileArgs),
     /// Predictions against measurements the model did not see: held-out profile points,
     /// leave-one-out over core counts, or a CSV of measured runs.
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = examples::VALIDATE)]
     Validate(validate::ValidateArgs),
     /// Measure this machine and write its [network] (MPI ping-pong) or [power] section.
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = examples::CALIBRATE)]
     Calibrate(calibrate::CalibrateArgs),
     /// Fit a profile and the machine's power from measured time and energy alone (no counters).
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = examples::FIT)]
     Fit(fit::FitArgs),
     /// Write a machine file from this node (`init`), or check one (`check`).
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = examples::MACHINE)]
     Machine(machine::MachineArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = examples::COMPLETIONS)]
     Completions(completions::CompletionsArgs),
     /// Print the man page (roff; `jouleplan man | man -l -`).
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = examples::MAN)]
     Man,
 }
 

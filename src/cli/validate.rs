@@ -56,19 +56,37 @@ pub struct ValidateArgs {
     pub plot: Option<PathBuf>,
 }
 
+/// The order rows are shown in: by configuration (nodes, cores, frequency, GPUs, as the
+/// columns), runs of one configuration in the order read.
+pub(crate) fn by_configuration(a: &Compared, b: &Compared) -> std::cmp::Ordering {
+    let (x, y) = (&a.measured.config, &b.measured.config);
+    (x.nodes, x.cores)
+        .cmp(&(y.nodes, y.cores))
+        .then(x.freq.0.total_cmp(&y.freq.0))
+        .then(x.gpus.cmp(&y.gpus))
+}
+
 /// A block of results: what was fitted, the rows and their statistics.
 pub(crate) struct Block {
     pub(crate) title: String,
     pub(crate) rows: Vec<Compared>,
     /// The intervals' nominal coverage.
     pub(crate) coverage: f64,
+    /// Whether the ranges beyond the measured node counts are bounds (a profile measured on
+    /// one node, no node law), not intervals: then no coverage is stated.
+    pub(crate) bounds: bool,
     /// Time and energy error statistics over every measured run.
     stats: (ErrorStats, ErrorStats),
 }
 
 impl Block {
-    /// A block of `rows`, its statistics over every run read again from `runs` (without it,
-    /// each row is one run).
+    /// The block, its ranges called bounds where `bounds` (a profile without a node law).
+    fn bounds_if(self, bounds: bool) -> Block {
+        Block { bounds, ..self }
+    }
+
+    /// A block of `rows` (sorted by configuration: nodes, cores, frequency, GPUs, as the columns), its
+    /// statistics over every run read again from `runs` (without it, each row is one run).
     pub(crate) fn new(
         title: String,
         rows: Vec<Compared>,
@@ -76,10 +94,15 @@ impl Block {
         runs: Option<&dyn Replay>,
     ) -> anyhow::Result<Block> {
         let stats = validate::summary(&rows, runs)?;
+        // Shown by configuration, not in the file's order (the statistics are over every run,
+        // in any order).
+        let mut rows = rows;
+        rows.sort_by(by_configuration);
         Ok(Block {
             title,
             rows,
             coverage,
+            bounds: false,
             stats,
         })
     }
@@ -129,7 +152,7 @@ pub fn run_validate(args: &ValidateArgs, out: &mut dyn Write) -> anyhow::Result<
     };
     let model = bind(&machine, &profile, &scoring, &mut t, &mut notes)?;
     let csv = args.measured.as_deref().map(CsvFile);
-    blocks.push(Block::new(
+    let block = Block::new(
         format!(
             "fitted on {} ({}); predicted: {}",
             profile.file.display(),
@@ -141,7 +164,8 @@ pub fn run_validate(args: &ValidateArgs, out: &mut dyn Write) -> anyhow::Result<
         validate::compare(&model, &measured)?,
         model.coverage(),
         csv.as_ref().map(|c| c as &dyn Replay),
-    )?);
+    )?;
+    blocks.push(block.bounds_if(profile.node_law.is_none()));
     if let Some(path) = given {
         refuse_if_nothing_predicted(path, &blocks[0].rows)?;
     }
@@ -381,8 +405,8 @@ pub(crate) fn write_block(b: &Block, out: &mut dyn Write) -> std::io::Result<()>
     if with_iv {
         writeln!(
             out,
-            "  {:.0}% intervals (time s; energy J): where the measured value lies outside, *",
-            100.0 * b.coverage
+            "  {} (time s; energy J): where the measured value lies outside, *",
+            ranges_name(b)
         )?;
     }
     write_rows(b, out)?;
@@ -413,9 +437,9 @@ pub(crate) fn write_block(b: &Block, out: &mut dyn Write) -> std::io::Result<()>
         let share = |k: usize, n: usize| 100.0 * k as f64 / n.max(1) as f64;
         writeln!(
             out,
-            "  {:.0}% intervals at node counts not measured held {} of {} measured times ({:.0}%) \
-             and {} of {} measured energies ({:.0}%)",
-            100.0 * b.coverage,
+            "  {} at node counts not measured held {} of {} measured times ({:.0}%) and {} of \
+             {} measured energies ({:.0}%)",
+            ranges_name(b),
             c.time_covered,
             c.time_points,
             share(c.time_covered, c.time_points),
@@ -425,6 +449,16 @@ pub(crate) fn write_block(b: &Block, out: &mut dyn Write) -> std::io::Result<()>
         )?;
     }
     Ok(())
+}
+
+/// What a block's ranges beyond the measured node counts are: `80% intervals`, or bounds
+/// from perfect division of the work to no gain (a one-node profile: no coverage to state).
+fn ranges_name(b: &Block) -> String {
+    if b.bounds {
+        "bounds (perfect division of the work to no gain past the node measured)".into()
+    } else {
+        format!("{:.0}% intervals", 100.0 * b.coverage)
+    }
 }
 
 /// A row's intervals, marked `*` where the measurement lies outside.
@@ -462,8 +496,12 @@ fn write_problems(problems: &[String], out: &mut dyn Write) -> std::io::Result<(
 fn write_stats(what: &str, s: &ErrorStats, out: &mut dyn Write) -> std::io::Result<()> {
     writeln!(
         out,
-        "  {what}: mean absolute error {:.1}% (sd {:.1}%, max {:.1}%), SMAPE {:.1}%, over {} points",
-        s.mape, s.sd, s.max, s.smape, s.n
+        "  {what}: mean absolute error {:.1}% (sd {:.1}%, max {:.1}%), SMAPE {:.1}%, over {}",
+        s.mape,
+        s.sd,
+        s.max,
+        s.smape,
+        crate::units::count(s.n as u64, "point", "points")
     )
 }
 
@@ -509,7 +547,8 @@ pub(crate) fn block_json(b: &Block) -> BlockOut {
             time_covered: c.time_covered,
             energy_points: c.energy_points,
             energy_covered: c.energy_covered,
-            nominal: (c.time_points > 0).then_some(b.coverage),
+            nominal: (c.time_points > 0 && !b.bounds).then_some(b.coverage),
+            kind: (c.time_points > 0).then(|| if b.bounds { "bounds" } else { "interval" }.into()),
         },
     }
 }

@@ -5,6 +5,7 @@ pub mod html;
 pub mod json;
 pub mod measured;
 pub mod metrics;
+pub mod node_law;
 pub mod plot;
 pub mod slurm;
 pub mod text;

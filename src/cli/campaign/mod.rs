@@ -311,6 +311,28 @@ fn said(r: &Option<Rec>) -> String {
     s
 }
 
+/// Records in `-o`'s provenance the node counts the runs measured, in the order they were
+/// first measured (the node-law chart of `report` numbers the campaign's steps by it).
+fn record_order(profile: &Path, runs: &[Run]) -> anyhow::Result<()> {
+    let mut order: Vec<u32> = Vec::new();
+    for r in runs {
+        if !order.contains(&r.0) {
+            order.push(r.0);
+        }
+    }
+    if order.is_empty() || !profile.exists() {
+        return Ok(());
+    }
+    let text = crate::input::read_file(profile)?;
+    let mut file = crate::artefact::profile::ProfileFile::parse(profile, &text)?;
+    file.provenance.insert(
+        crate::artefact::profile::CAMPAIGN_KEY.into(),
+        crate::artefact::profile::campaign_note(&order),
+    );
+    crate::atomic_write::write_atomic(profile, (file.to_text()? + "\n").as_bytes(), false)?;
+    Ok(())
+}
+
 /// `--max-nodes` for a replay: from 1 to the machine's node count (`plan` plans no more).
 fn max_nodes(given: Option<u32>, machine: u32, file: &Path) -> anyhow::Result<u32> {
     match given {

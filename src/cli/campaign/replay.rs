@@ -22,6 +22,24 @@ pub struct Recorded {
     by_nodes: BTreeMap<u32, (Runs, usize)>,
 }
 
+/// What a recording holds, in words: `runs at 72 cores 2.4 GHz, 36 cores 2.4 GHz`.
+fn held_words(held: &std::collections::BTreeSet<(u32, u64, u32)>) -> String {
+    if held.is_empty() {
+        return "no runs".into();
+    }
+    let list: Vec<String> = held
+        .iter()
+        .map(|(c, mhz, g)| {
+            let gpus = match g {
+                0 => String::new(),
+                g => format!(" {g} GPUs"),
+            };
+            format!("{c} cores {} GHz{gpus}", *mhz as f64 / 1e3)
+        })
+        .collect();
+    format!("runs at {} (--cores, --freqs)", list.join(", "))
+}
+
 impl Recorded {
     /// Reads `file` (a `fit`/`validate` CSV, checked by the same reader, errors naming the
     /// line), keeping the runs with `cores` cores a node (any, without `--cores`), no GPUs,
@@ -38,7 +56,10 @@ impl Recorded {
             .find(|l| !l.trim().is_empty())
             .map_or(String::new(), |l| l.trim_end().to_string());
         let mut by_nodes: BTreeMap<u32, (Runs, usize)> = BTreeMap::new();
+        // What the recording holds, for the refusal when nothing matches.
+        let mut held: std::collections::BTreeSet<(u32, u64, u32)> = Default::default();
         cv::each_row(file, &text, |c, time_s, line| {
+            held.insert((c.cores, (c.freq.0 / 1e6).round() as u64, c.gpus));
             let cores_ok = cores.is_none_or(|cs| cs.contains(&c.cores));
             let freq_ok = freqs_hz.is_none_or(|fs| {
                 fs.iter()
@@ -56,7 +77,7 @@ impl Recorded {
                 key: "rows".into(),
                 expected: "recorded CPU runs (gpus 0) with the requested --cores and --freqs"
                     .into(),
-                got: "none".into(),
+                got: format!("none; it holds {}", held_words(&held)),
             });
         }
         Ok(Recorded {

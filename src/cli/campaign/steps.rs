@@ -310,6 +310,9 @@ impl Campaign<'_> {
         let a = self.args;
         self.source
             .write_profile(a, &self.work.path().join("profile.json"))?;
+        if self.source.interrupted().is_none() {
+            super::record_order(&a.output, &self.runs)?;
+        }
         // + 0.0: an empty sum is -0.0.
         let node_hours: f64 = self
             .runs
@@ -346,18 +349,20 @@ fn summary(
     out: &mut dyn Write,
 ) -> anyhow::Result<()> {
     let counts: Vec<String> = r.measured_nodes.iter().map(u32::to_string).collect();
+    let steps = match (r.steps.len(), counts.is_empty()) {
+        (_, true) => "nothing measured".to_string(),
+        // A resumed campaign that had already ended measures nothing new.
+        (0, false) => format!(
+            "no new step (resumed: nothing left to measure); measured node counts {}",
+            counts.join(", ")
+        ),
+        (1, false) => format!("1 step measured node counts {}", counts.join(", ")),
+        (k, false) => format!("{k} steps measured node counts {}", counts.join(", ")),
+    };
     writeln!(
         out,
-        "campaign: {} step{} measured node counts {} at {:.3} node-hours ({} node-runs)",
-        r.steps.len(),
-        if r.steps.len() == 1 { "" } else { "s" },
-        if counts.is_empty() {
-            "none".to_string()
-        } else {
-            counts.join(", ")
-        },
-        r.node_hours,
-        r.node_runs
+        "campaign: {steps} at {:.3} node-hours ({} node-runs)",
+        r.node_hours, r.node_runs
     )?;
     writeln!(out, "stopped: {}", r.stopped)?;
     writeln!(out, "recommendation: {}", said(&r.recommendation))?;
