@@ -14,14 +14,21 @@ fn main() {
         _ => manifest.join("../shared/fixtures"),
     };
     // The three public sources the tests read; a folder without them is not the fixtures.
-    let complete = ["multinode/pmbs23-icelake.csv", "paraver/epoch", "energy/xeon-phi-spmv"]
-        .iter()
-        .all(|rel| dir.join(rel).exists());
+    let complete = [
+        "multinode/pmbs23-icelake.csv",
+        "paraver/epoch",
+        "energy/xeon-phi-spmv",
+    ]
+    .iter()
+    .all(|rel| dir.join(rel).exists());
     if complete {
         let dir = dir.canonicalize().unwrap_or(dir);
         println!("cargo::rerun-if-changed={}", dir.display());
         println!("cargo::rustc-cfg=public_fixtures");
-        println!("cargo::rustc-env=JOULEPLAN_PUBLIC_FIXTURES={}", dir.display());
+        println!(
+            "cargo::rustc-env=JOULEPLAN_PUBLIC_FIXTURES={}",
+            dir.display()
+        );
     }
     // Where it is missing, setting JOULEPLAN_FIXTURES (scripts/public-data.sh prints how) makes
     // cargo look again.

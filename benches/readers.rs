@@ -1,11 +1,11 @@
 //! Speed of the artefact readers: a measured CSV of 200,000 rows (8 MB) read as a stream
 //! through `MeasuredRow`, the same rows aggregated into one measurement per configuration as
-//! `fit` and `validate` read them (`calibrate::validate::read_csv`: 15 configurations), and the largest recorded profile in the repository
+//! `fit` and `validate` read them (`calibrate::runs::read_csv`: 15 configurations), and the largest recorded profile in the repository
 //! (`tests/data/gpu-h100-run2/sync_all.json`, with its sweep record) read and validated
 //! through `ProfileFile`. Criterion reports rows (or bytes) per second.
 //!
 //! The CSV is SYNTHETIC (written here in memory; its numbers are illustrative, shaped like
-//! `tests/data/multinode/*.csv`). Run: `cargo bench --bench readers`
+//! the Ice Lake measured-run CSVs of `scripts/multinode_csv.sh`). Run: `cargo bench --bench readers`
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use jouleplan::artefact::measured;
@@ -48,7 +48,7 @@ fn bench(c: &mut Criterion) {
     });
     g.bench_function("measured_csv_200k_rows_aggregated", |b| {
         b.iter(|| {
-            let rows = jouleplan::calibrate::validate::read_csv(Path::new("m.csv"), &text)
+            let rows = jouleplan::calibrate::runs::read_csv(Path::new("m.csv"), &text)
                 .expect("the generated CSV reads");
             assert_eq!(rows.len(), 15);
             rows

@@ -35,6 +35,7 @@ fn run(i: usize) -> RunRecord {
 
 fn sweep(runs: usize) -> SweepRecord {
     SweepRecord {
+        id: None,
         command: vec!["true".into()],
         ranks: 1,
         launcher: Vec::new(),
@@ -75,7 +76,7 @@ fn bench(c: &mut Criterion) {
     for at in [10usize, 10_000] {
         let rec = sweep(at);
         let out = dir.path().join(format!("p{at}.json"));
-        let mut journal = Journal::open(&out).expect("the journal opens");
+        let mut journal = Journal::open(&out, None).expect("the journal opens");
         for (i, r) in rec.runs.iter().enumerate() {
             journal.append(i, r).expect("appended");
         }

@@ -4,6 +4,13 @@
 # (cargo install cargo-fuzz; the nightly toolchain). Crashes land in artifacts/.
 set -euo pipefail
 cd "$(dirname "$0")"
+# Public data (never in the repository): ../shared/fixtures beside the checkout, or the folder
+# JOULEPLAN_FIXTURES names (scripts/public-data.sh fetches it). Seeds made from it stay in
+# corpus/, which is not committed.
+public=${JOULEPLAN_FIXTURES:-../../shared/fixtures}
+[ -d "$public/multinode" ] || { echo "no public data at $public: run scripts/public-data.sh DIR and set JOULEPLAN_FIXTURES=DIR" >&2; exit 2; }
+multinode=$(mktemp -d)
+../scripts/multinode_csv.sh "$public/multinode/pmbs23-icelake.csv" "$multinode"
 mkdir -p corpus/machine_toml corpus/profile_json corpus/metrics_text corpus/flag_values
 cp ../models/*.toml corpus/machine_toml/
 cp ../tests/data/sleep/sleep_1.json corpus/profile_json/
@@ -22,23 +29,23 @@ done
 # real traces (header and a few hundred records).
 mkdir -p corpus/paraver corpus/calibrate_inputs
 i=0
-for t in ../tests/data/fixtures/paraver/epoch/epoch_2proc.prv.gz ../tests/data/fixtures/paraver/epoch/epoch_1proc.prv.gz; do
+for t in $public/paraver/epoch/epoch_2proc.prv.gz $public/paraver/epoch/epoch_1proc.prv.gz; do
   for sel in '\000' '\020' '\040' '\100'; do
     { printf "$sel"; gunzip -c "$t" 2>/dev/null | head -300 || true; } > "corpus/paraver/s$i"; i=$((i + 1))
   done
 done
-for t in ../tests/data/fixtures/paraver/legacy/*.prv; do
+for t in $public/paraver/legacy/*.prv; do
   [ -f "$t" ] && { printf '\000'; head -300 "$t"; } > "corpus/paraver/l$(basename "$t")"
 done
-cp ../examples/measured/*.csv ../tests/data/pingpong/*.json corpus/calibrate_inputs/
+cp ../tests/data/pingpong/*.json corpus/calibrate_inputs/
 # Multi-node runs (ranks, energy_scope columns) and past Slurm jobs .
-cp ../tests/data/multinode/soma.csv ../tests/data/multinode/lulesh-150.csv \
+cp "$multinode/soma.csv" "$multinode/lulesh-150.csv" \
   ../tests/data/sacct/localhost-sleep.txt corpus/calibrate_inputs/
 mkdir -p corpus/machine_rewrite && cp ../models/*.toml corpus/machine_rewrite/
 # A profile with a combined node law (weights, folds, anchor, interval parts): fitted by this
 # jouleplan from the Ice Lake fixture's hpgmgfv runs on 1, 2, 4, 8 nodes, sweep record left out.
 seed_dir=$(mktemp -d)
-awk -F, 'NR == 1 || $1 == 1 || $1 == 2 || $1 == 4 || $1 == 8' ../tests/data/multinode/hpgmgfv.csv \
+awk -F, 'NR == 1 || $1 == 1 || $1 == 2 || $1 == 4 || $1 == 8' "$multinode/hpgmgfv.csv" \
   > "$seed_dir/fit.csv"
 cargo run -q --release --manifest-path ../Cargo.toml -- fit --measured "$seed_dir/fit.csv" \
   --machine ../tests/data/machines/icelake-8360y.toml --profile-out "$seed_dir/law.json" \
@@ -69,14 +76,14 @@ printf '%s\n' 'JobID|NNodes|NCPUS|Elapsed|ConsumedEnergyRaw|ReqCPUFreq' \
   '7.2|1|2|00:00:1e-320||' '7.3|1|2|00:00:00.5|0|2.1G' > corpus/sacct/validate-one-freq.txt
 # The measured CSV: the examples, the small multi-node sets (ranks, energy_scope), and rows at
 # the edges of the range checks (1e-320, 1e400, 0, empty energies, mJ and wrapped energies).
-cp ../examples/measured/xeon-phi-spmv-sparse.csv corpus/measured_csv/
 for f in soma lulesh-150 sweep weather hpgmgfv; do
-  cp "../tests/data/multinode/$f.csv" corpus/measured_csv/
+  cp "$multinode/$f.csv" corpus/measured_csv/
 done
-head -c 4000 ../examples/measured/xeon-phi-spmv.csv > corpus/measured_csv/xeon-phi-spmv-head.csv
+cp ../tests/data/gpu-h100-run2/sync_heldout.csv corpus/measured_csv/
 printf '%s\n' 'nodes,cores,freq_hz,gpus,time_s,energy_j,ranks,energy_scope' \
   '1,72,2.4e9,0,100,50000,72,CPU' '2,72,2.4e9,0,100,,144,node' '1,72,2.4e9,0,1e-320,50000,,' \
   '1,72,2.4e9,0,100,1e400,,' '1,72,2.4e9,0,100,0,,gpu' '1,72,2.4e9,0,100,18446744073709551614,,' \
   '1,72,2.4e9,0,1e-6,0.001,72,' > corpus/measured_csv/edges.csv
 printf '%s\n' 'Nodes, Cores, Freq_Hz, GPUs, Time_S, GPU_Energy_J' ' 1, 8, 2.1e9, 1, 12.5, 4100' \
   > corpus/measured_csv/gpu-spaces.csv
+rm -rf "$multinode"

@@ -2,7 +2,7 @@
 """The measurement campaign judged by replay on the Ice Lake fixture (README, "How many nodes to
 measure?"; docs/NODE_AXIS.md).
 
-For each strong-scaling code of tests/data/multinode/ (Afzal, Hager and Wellein, PMBS'23):
+For each strong-scaling code of the Ice Lake fixture (public data, ../shared/fixtures; Afzal, Hager and Wellein, PMBS'23):
 `jouleplan profile --nodes auto --replay CODE.csv --machine icelake-8360y.toml --max-nodes 16
 --measured-out RUNS.csv` (with `--cores 72` where the code was recorded at 72 ranks a node on
 most counts), then `fit --measured RUNS.csv` and `plan --nodes 1-16`, as a user would. The

@@ -1,7 +1,9 @@
 #!/bin/sh
 # Converts the PMBS'23 SPEChpc fixture (Afzal, Hager, Wellein; RRZE-HPC/PMBS23-AD, GPL-3.0) to
 # jouleplan's measured-run CSV, one file per code of the `small` (strong-scaling) workload:
-#   scripts/multinode_csv.sh ../shared/fixtures/multinode/pmbs23-icelake.csv tests/data/multinode
+#   scripts/multinode_csv.sh "${JOULEPLAN_FIXTURES:-../shared/fixtures}/multinode/pmbs23-icelake.csv" OUT_DIR
+# (public data: its output is never committed; the tests make the same files at test time with
+# tests/common/public.rs, its Rust twin).
 # cores = the most ranks on one node (max_ranks_per_host), ranks = total MPI ranks,
 # energy_j = pkg_energy_j + dram_energy_j (RAPL of the sockets with ranks: energy_scope cpu).
 set -eu

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The node axis's design study and held-out figures (docs/NODE_AXIS.md).
 
-Fits each strong-scaling code of the Ice Lake fixture (tests/data/multinode/, Afzal, Hager and
+Fits each strong-scaling code of the Ice Lake fixture (public data, ../shared/fixtures; Afzal, Hager and
 Wellein, PMBS'23) on a few node counts with `jouleplan fit`, predicts every other measured count
 with `jouleplan validate --json`, and asks `jouleplan plan` for a node count. Every setting of the
 node law's rule is chosen by leaving whole codes out: for each code, the setting with the least
@@ -27,8 +27,23 @@ from concurrent.futures import ThreadPoolExecutor
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-DATA = os.path.join(ROOT, "tests", "data", "multinode")
-MACHINE = os.path.join(DATA, "icelake-8360y.toml")
+# Public data, never in the repository: ../shared/fixtures beside the checkout, or the folder
+# JOULEPLAN_FIXTURES names (scripts/public-data.sh fetches it). The per-code CSVs are made from
+# it by scripts/multinode_csv.sh into a temporary folder.
+PUBLIC = os.environ.get("JOULEPLAN_FIXTURES") or os.path.join(ROOT, "..", "shared", "fixtures")
+
+
+def _multinode_csvs():
+    src = os.path.join(PUBLIC, "multinode", "pmbs23-icelake.csv")
+    if not os.path.exists(src):
+        sys.exit(f"no public data at {PUBLIC}: run scripts/public-data.sh DIR and set JOULEPLAN_FIXTURES=DIR")
+    out = tempfile.mkdtemp(prefix="multinode-")
+    subprocess.run([os.path.join(HERE, "multinode_csv.sh"), src, out], check=True)
+    return out
+
+
+DATA = _multinode_csvs()
+MACHINE = os.path.join(ROOT, "tests", "data", "machines", "icelake-8360y.toml")
 CODES = ["clvleaf", "hpgmgfv", "lbm", "pot3d", "soma", "sph_exa", "sweep", "tealeaf", "weather"]
 LULESH = ["lulesh-150", "lulesh-120", "lulesh-90", "lulesh-60"]
 

@@ -1,13 +1,19 @@
 //! Atomic writes of every file jouleplan produces (profiles, job scripts, reports, machine
 //! files): a temporary sibling with a random name, created exclusively (so nothing planted at
 //! that name, a symbolic link included, is ever opened), then a rename, so an interruption never
-//! leaves a half-written file and a reader sees the old file or the new one. Below both
+//! leaves a half-written file and a reader sees the old file or the new one. Also the one
+//! writer per output ([`OutputLock`]), sets of outputs written all or none ([`StagedSet`]) and
+//! the names jouleplan keeps for itself beside an output ([`companions`]). Below both
 //! `measure` and `report`. Unix only, as the rest of jouleplan (modes, perf, powercap).
 
 mod folder;
+mod lock;
+mod set;
 mod stale;
 
 pub use folder::{Written, write_folder};
+pub use lock::{LOCK_SUFFIX, OutputLock, lock_path};
+pub use set::{SET_SUFFIX, StagedSet, marker_path, settle_inputs};
 pub use stale::clean as clean_stale;
 
 use std::fs::{self, Permissions};
@@ -17,80 +23,42 @@ use std::path::{Path, PathBuf};
 /// The working folder of an output: its file name with `.runs` appended (`p.json` ->
 /// `p.json.runs`), so that it is never the output itself, whatever the output is called.
 pub fn runs_dir(output: &Path) -> PathBuf {
+    beside(output, ".runs")
+}
+
+/// The journal of a sweep's profile `output`: its file name with `.journal` appended.
+pub fn journal_path(output: &Path) -> PathBuf {
+    beside(output, ".journal")
+}
+
+/// `output` with `suffix` appended to its file name.
+fn beside(output: &Path, suffix: &str) -> PathBuf {
     let mut name = output
         .file_name()
         .map(|n| n.to_os_string())
         .unwrap_or_default();
-    name.push(".runs");
+    name.push(suffix);
     output.with_file_name(name)
 }
 
-/// One writer per output: an advisory lock (`flock`) on a hidden file beside the output,
-/// `.NAME.jouleplan-lock`, held for the whole command and removed when it ends. A second
-/// command onto the same output is refused at once, naming the process that holds it. Taking
-/// it removes what a killed writer of the output left ([`clean_stale`]).
-#[derive(Debug)]
-pub struct OutputLock {
-    file: fs::File,
-    path: PathBuf,
+/// Whether `name` is a file name jouleplan keeps for itself beside an output: a lock, a set
+/// marker or a temporary. No output may be given such a name.
+pub fn is_reserved_name(name: &str) -> bool {
+    [LOCK_SUFFIX, SET_SUFFIX, TMP_SUFFIX]
+        .iter()
+        .any(|s| name.ends_with(s))
 }
 
-impl OutputLock {
-    /// Takes the lock of `output`, or says who holds it.
-    pub fn take(output: &Path) -> io::Result<OutputLock> {
-        use std::os::fd::AsRawFd;
-        use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
-        let name = output
-            .file_name()
-            .map(|n| n.to_string_lossy())
-            .unwrap_or_default();
-        let path = folder_of(output).join(format!(".{name}.jouleplan-lock"));
-        for _ in 0..3 {
-            let file = fs::OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create(true)
-                .truncate(false)
-                .mode(0o600)
-                .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-                .open(&path)
-                .map_err(|e| named(output, e))?;
-            // SAFETY: flock on a descriptor we own.
-            if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-                let holder = fs::read_to_string(&path).unwrap_or_default();
-                return Err(io::Error::other(format!(
-                    "{} is being written by another jouleplan (process {}): one writer per \
-                     output; wait for it, or stop it",
-                    output.display(),
-                    holder.trim()
-                )));
-            }
-            // The file may have been removed by the holder between our open and our lock:
-            // locked, it must still be the file at the path.
-            let same = fs::symlink_metadata(&path)
-                .is_ok_and(|m| m.ino() == file.metadata().map(|f| f.ino()).unwrap_or(0));
-            if same {
-                // Held: what a killed writer of this output left can go.
-                stale::clean(output);
-                let mut f = &file;
-                f.set_len(0)
-                    .and_then(|()| write!(f, "{}", std::process::id()))
-                    .map_err(|e| named(output, e))?;
-                return Ok(OutputLock { file, path });
-            }
-        }
-        Err(io::Error::other(format!(
-            "{}: its lock file kept changing under us; try again",
-            output.display()
-        )))
-    }
-}
-
-impl Drop for OutputLock {
-    fn drop(&mut self) {
-        let _ = fs::remove_file(&self.path);
-        let _ = &self.file;
-    }
+/// What jouleplan makes beside `output` while it writes it, by kind: its lock, its set marker,
+/// its journal and its working folder. Another output of the same command named like one of
+/// them would be overwritten or removed.
+pub fn companions(output: &Path) -> [(&'static str, PathBuf); 4] {
+    [
+        ("lock", lock_path(output)),
+        ("set marker", marker_path(output)),
+        ("journal", journal_path(output)),
+        ("working folder", runs_dir(output)),
+    ]
 }
 
 /// Creates the folder `dir` (its parent must exist), or accepts it where it already is a
@@ -170,17 +138,10 @@ pub struct SetFile<'a> {
 #[derive(Debug)]
 struct Staged {
     /// The path the user gave (errors name it).
-    shown: PathBuf,
+    pub(super) shown: PathBuf,
     /// The file to replace (`shown`, or what the link at `shown` points to).
-    target: PathBuf,
-    tmp: tempfile::NamedTempFile,
-}
-
-/// Outputs written as a set: every new content staged (written and fsynced beside its
-/// output), not yet in place. [`StagedSet::commit`] puts them in place, all or none.
-#[derive(Debug)]
-pub struct StagedSet {
-    files: Vec<Staged>,
+    pub(super) target: PathBuf,
+    pub(super) tmp: tempfile::NamedTempFile,
 }
 
 /// Stages every file of a set; the first that cannot be staged is named, and nothing is
@@ -198,97 +159,6 @@ pub fn stage_set(files: &[SetFile]) -> io::Result<StagedSet> {
 /// with it). See [`stage_set`] and [`StagedSet::commit`].
 pub fn write_set(files: &[SetFile]) -> io::Result<()> {
     stage_set(files)?.commit()
-}
-
-impl StagedSet {
-    /// Puts every staged file in place. The old content of each output is kept (a hard link,
-    /// or a copy where links cannot be made) until all are in place; where one cannot be put
-    /// in place, those already put are given their old content back (or removed, where they
-    /// are new), and the error names what was and was not written.
-    pub fn commit(self) -> io::Result<()> {
-        let mut kept = Vec::with_capacity(self.files.len());
-        for f in &self.files {
-            let old = keep_old(&f.target).map_err(|e| {
-                let e = named(&f.shown, e);
-                io::Error::new(e.kind(), format!("{e}; nothing was written"))
-            })?;
-            kept.push(old);
-        }
-        let mut placed: Vec<(&Path, &Path, Option<tempfile::NamedTempFile<()>>)> = Vec::new();
-        for (f, old) in self.files.iter().zip(kept) {
-            if let Err(e) = fs::rename(f.tmp.path(), &f.target) {
-                let failed = named(&f.shown, e);
-                return Err(undo(failed, placed));
-            }
-            placed.push((&f.shown, &f.target, old));
-        }
-        Ok(())
-    }
-}
-
-/// A hidden second name for the current content of `target` (none where it does not exist),
-/// removed when dropped.
-fn keep_old(target: &Path) -> io::Result<Option<tempfile::NamedTempFile<()>>> {
-    if fs::symlink_metadata(target).is_err() {
-        return Ok(None);
-    }
-    let name = target
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    tempfile::Builder::new()
-        .prefix(&format!(".{name}."))
-        .suffix(TMP_SUFFIX)
-        .make_in(folder_of(target), |p| {
-            fs::hard_link(target, p).or_else(|e| {
-                if e.kind() == io::ErrorKind::AlreadyExists {
-                    return Err(e);
-                }
-                let mut from = fs::File::open(target)?;
-                let mut to = fs::OpenOptions::new()
-                    .write(true)
-                    .create_new(true)
-                    .open(p)?;
-                io::copy(&mut from, &mut to)?;
-                to.sync_all()
-            })
-        })
-        .map(Some)
-}
-
-/// Gives the outputs already put in place their old content back after `failed`, and says
-/// which were and were not restored.
-fn undo(
-    failed: io::Error,
-    placed: Vec<(&Path, &Path, Option<tempfile::NamedTempFile<()>>)>,
-) -> io::Error {
-    let (mut back, mut written) = (Vec::new(), Vec::new());
-    for (shown, target, old) in placed {
-        let restored = match old {
-            Some(old) => old.persist(target).map(|_| ()).map_err(|e| e.error),
-            None => fs::remove_file(target),
-        };
-        match restored {
-            Ok(()) => back.push(shown.display().to_string()),
-            Err(e) => written.push(format!("{} ({})", shown.display(), why(&e))),
-        }
-    }
-    let mut msg = format!("{failed}; nothing of this set was written");
-    if !written.is_empty() {
-        msg = format!(
-            "{failed}; written all the same, their old content could not be put back: {}",
-            written.join(", ")
-        );
-    }
-    if !back.is_empty() {
-        let verb = if back.len() == 1 {
-            "it was"
-        } else {
-            "they were"
-        };
-        msg += &format!(" ({} left as {verb})", back.join(", "));
-    }
-    io::Error::new(failed.kind(), msg)
 }
 
 /// The suffix of every temporary file jouleplan makes beside an output.

@@ -2,6 +2,7 @@
 //! path and the expectation. Unknown keys are rejected, so a typo never silently becomes a default.
 
 use crate::error::{InputError, InputResult};
+use crate::limits::{Bound, Whole};
 use serde_json::{Map, Value};
 use std::path::Path;
 
@@ -54,6 +55,64 @@ pub fn open_regular(path: &Path) -> InputResult<(std::fs::File, u64)> {
         )));
     }
     Ok((f, meta.len()))
+}
+
+/// Reads a file jouleplan keeps beside an output (a sweep's journal, a set marker) as every
+/// input is read, and stricter: no link is followed (`O_NOFOLLOW`), a FIFO, device or folder
+/// is refused without blocking, a file with more than one name (a hard link to another file)
+/// is refused, and a file over `limit` bytes is refused before it is read. `Ok(None)` where
+/// there is no such file.
+pub fn read_own(path: &Path, limit: u64, what: &str) -> InputResult<Option<Vec<u8>>> {
+    use std::io::Read;
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    let read_err = |reason| InputError::Read {
+        file: path.to_path_buf(),
+        reason,
+    };
+    let refuse = |why: String| {
+        read_err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("{why}, not {what} jouleplan wrote: move it away"),
+        ))
+    };
+    let f = match std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+    {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+            return Err(refuse("a symbolic link".into()));
+        }
+        Err(e) => return Err(read_err(e)),
+    };
+    let meta = f.metadata().map_err(read_err)?;
+    if !meta.is_file() {
+        return Err(refuse("a pipe, device or folder".into()));
+    }
+    if meta.nlink() > 1 {
+        return Err(refuse(format!(
+            "a file with {} names (a hard link to another file)",
+            meta.nlink()
+        )));
+    }
+    if meta.len() > limit {
+        return Err(refuse(format!(
+            "{} bytes, more than the {limit} bytes {what} may hold",
+            meta.len()
+        )));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    f.take(limit + 1)
+        .read_to_end(&mut bytes)
+        .map_err(read_err)?;
+    if bytes.len() as u64 > limit {
+        return Err(refuse(format!(
+            "grew past the {limit} bytes {what} may hold"
+        )));
+    }
+    Ok(Some(bytes))
 }
 
 fn read_limited(path: &Path, limit: u64, what: &str) -> InputResult<String> {
@@ -114,54 +173,6 @@ pub fn parse_json(path: &Path, text: &str) -> InputResult<Value> {
         format: "JSON",
         detail: e.to_string(),
     })
-}
-
-/// What a number must satisfy.
-#[derive(Debug, Clone, Copy)]
-pub enum Bound {
-    /// Finite and > 0.
-    Positive,
-    /// Finite and >= 0.
-    NonNegative,
-    /// Finite and within `[lo, hi]`.
-    Within(f64, f64),
-}
-
-impl Bound {
-    /// Whether `v` satisfies the bound.
-    pub fn check(self, v: f64) -> bool {
-        v.is_finite()
-            && match self {
-                Bound::Positive => v > 0.0,
-                Bound::NonNegative => v >= 0.0,
-                Bound::Within(lo, hi) => (lo..=hi).contains(&v),
-            }
-    }
-
-    /// The bound in words, for messages.
-    pub fn describe(self) -> String {
-        match self {
-            Bound::Positive => "a finite number > 0".into(),
-            Bound::NonNegative => "a finite number >= 0".into(),
-            Bound::Within(lo, hi) => format!("a finite number from {lo} to {hi}"),
-        }
-    }
-}
-
-/// The range a whole number must be within, `[lo, hi]`.
-#[derive(Debug, Clone, Copy)]
-pub struct Whole(pub u64, pub u64);
-
-impl Whole {
-    /// Whether `v` is within the range.
-    pub fn contains(self, v: u64) -> bool {
-        (self.0..=self.1).contains(&v)
-    }
-
-    /// The range in words, for messages.
-    pub fn describe(self) -> String {
-        format!("a whole number from {} to {}", self.0, self.1)
-    }
 }
 
 /// The `validate()` pass of a typed document: checks values against their bounds and names

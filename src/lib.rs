@@ -8,7 +8,7 @@
 pub mod artefact;
 pub mod atomic_write;
 pub mod calibrate;
-pub mod cli;
+pub mod campaign;
 pub mod error;
 pub mod input;
 pub mod limits;
@@ -19,3 +19,4 @@ pub mod numeric;
 pub mod report;
 pub mod search;
 pub mod units;
+pub mod values;

@@ -3,7 +3,53 @@
 //! range; the bounds are generous (real machines and runs are far inside them) but finite, so
 //! nothing subnormal, huge or infinite reaches the model.
 
-use crate::input::{Bound, Whole};
+/// What a number must satisfy.
+#[derive(Debug, Clone, Copy)]
+pub enum Bound {
+    /// Finite and > 0.
+    Positive,
+    /// Finite and >= 0.
+    NonNegative,
+    /// Finite and within `[lo, hi]`.
+    Within(f64, f64),
+}
+
+impl Bound {
+    /// Whether `v` satisfies the bound.
+    pub fn check(self, v: f64) -> bool {
+        v.is_finite()
+            && match self {
+                Bound::Positive => v > 0.0,
+                Bound::NonNegative => v >= 0.0,
+                Bound::Within(lo, hi) => (lo..=hi).contains(&v),
+            }
+    }
+
+    /// The bound in words, for messages.
+    pub fn describe(self) -> String {
+        match self {
+            Bound::Positive => "a finite number > 0".into(),
+            Bound::NonNegative => "a finite number >= 0".into(),
+            Bound::Within(lo, hi) => format!("a finite number from {lo} to {hi}"),
+        }
+    }
+}
+
+/// The range a whole number must be within, `[lo, hi]`.
+#[derive(Debug, Clone, Copy)]
+pub struct Whole(pub u64, pub u64);
+
+impl Whole {
+    /// Whether `v` is within the range.
+    pub fn contains(self, v: u64) -> bool {
+        (self.0..=self.1).contains(&v)
+    }
+
+    /// The range in words, for messages.
+    pub fn describe(self) -> String {
+        format!("a whole number from {} to {}", self.0, self.1)
+    }
+}
 
 /// Network latency, s: up to 1 s.
 pub const LATENCY_S: Bound = Bound::Within(0.0, 1.0);

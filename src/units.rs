@@ -74,6 +74,45 @@ pub fn fmt_node_hours(h: f64) -> String {
     }
 }
 
+/// A list of counts (node counts, core counts) as people read it: sorted, each run of three
+/// or more consecutive counts as a range (`1, 2, 4, 8` stays; `2-3525`), and at most 16 ranges
+/// shown, the middle ones left out with how many counts the list holds (`2, 4, ..., 3524
+/// (1762 counts)`), so that a list is one short line however many counts it holds.
+pub fn count_ranges<T: Into<u64>>(counts: impl IntoIterator<Item = T>) -> String {
+    count_ranges_with(counts, ", ")
+}
+
+/// [`count_ranges`] with `sep` between the ranges (`1-4,8,16` with `,`).
+pub fn count_ranges_with<T: Into<u64>>(counts: impl IntoIterator<Item = T>, sep: &str) -> String {
+    let mut v: Vec<u64> = counts.into_iter().map(Into::into).collect();
+    v.sort_unstable();
+    v.dedup();
+    let mut ranges: Vec<(u64, u64)> = Vec::new();
+    for &n in &v {
+        match ranges.last_mut() {
+            Some((_, hi)) if *hi + 1 == n => *hi = n,
+            _ => ranges.push((n, n)),
+        }
+    }
+    let mut parts: Vec<String> = Vec::new();
+    for (lo, hi) in ranges {
+        match hi - lo {
+            0 => parts.push(lo.to_string()),
+            1 => parts.extend([lo.to_string(), hi.to_string()]),
+            _ => parts.push(format!("{lo}-{hi}")),
+        }
+    }
+    if parts.len() <= 16 {
+        return parts.join(sep);
+    }
+    format!(
+        "{}{sep}...{sep}{} ({} counts)",
+        parts[..10].join(sep),
+        parts[parts.len() - 3..].join(sep),
+        v.len()
+    )
+}
+
 /// A human-friendly rendering of a duration (`850 ms`, `12.3 s`, `4m05s`, `2h13m`).
 pub fn fmt_duration(s: Seconds) -> String {
     let v = s.0;

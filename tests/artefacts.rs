@@ -176,13 +176,17 @@ fn a_bad_machine_value_is_named_by_its_path() {
 }
 
 #[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
 fn a_bad_node_law_is_named_by_its_path() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("p.json");
     let (rc, _, err) = common::jouleplan(&[
         "fit",
         "--measured",
-        "tests/data/multinode/weather.csv",
+        common::multinode("weather.csv").to_str().unwrap(),
         "--machine",
         "tests/data/machines/icelake-8360y.toml",
         "--profile-out",
@@ -209,8 +213,8 @@ mod common;
 fn the_plan_validation_and_job_json_read_back_as_their_types() {
     use jouleplan::artefact::plan::{ConfigOut, JobOut, PlanOut};
     use jouleplan::artefact::validation::ValidationOut;
-    let m = "models/xeon-phi-57c.toml";
-    let p = "examples/profiles/spmv-xeon-phi.json";
+    let inputs = common::inputs();
+    let (m, p) = (inputs.machine.as_str(), inputs.profile.as_str());
     let (rc, out, err) = common::jouleplan(&["plan", "--machine", m, "--profile", p, "--json"]);
     assert_eq!(rc, 0, "{err}");
     let plan: PlanOut = serde_json::from_str(&out).unwrap();
@@ -228,13 +232,13 @@ fn the_plan_validation_and_job_json_read_back_as_their_types() {
         "--profile",
         p,
         "--config",
-        "2,57,1.1",
+        "2,8,2.0",
         "--json",
     ];
     let (rc, out, err) = common::jouleplan(&[&["predict"][..], &cfg[..]].concat());
     assert_eq!(rc, 0, "{err}");
     let c: ConfigOut = serde_json::from_str(&out).unwrap();
-    assert_eq!((c.nodes, c.cores), (2, 57));
+    assert_eq!((c.nodes, c.cores), (2, 8));
     let (rc, out, err) = common::jouleplan(&[&["slurm"][..], &cfg[..], &["--", "./app"]].concat());
     assert_eq!(rc, 0, "{err}");
     let j: JobOut = serde_json::from_str(&out).unwrap();
@@ -242,11 +246,15 @@ fn the_plan_validation_and_job_json_read_back_as_their_types() {
 }
 
 #[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
 fn a_measured_csv_written_by_the_type_reads_back_row_for_row() {
     use jouleplan::artefact::measured::{self, MeasuredRow};
-    let text = std::fs::read_to_string("tests/data/multinode/weather.csv").unwrap();
+    let p = &common::multinode("weather.csv");
+    let text = std::fs::read_to_string(p).unwrap();
     let mut rows = Vec::new();
-    let p = Path::new("tests/data/multinode/weather.csv");
     measured::read_rows(p, text.as_bytes(), |r, _| {
         rows.push(r);
         Ok(())

@@ -1,40 +1,32 @@
-//! The bundled machines and example profile: they load, the default run plans something, and
-//! their measured numbers match the raw data they came from (`tests/data/fixtures`).
+//! The bundled machines and default profile: they load, the default run plans something
+//! without a warning, and their measured numbers match the project's own recordings they came
+//! from (`tests/data/fixtures/gpu-h100`, `tests/data/gpu-h100-run2`).
 
 mod common;
 
 use assert_cmd::Command;
-use jouleplan::calibrate::power::fit_line;
-use jouleplan::cli::{BUNDLED_MACHINES, load_machine, load_profile};
 use jouleplan::model::{Config, Model, Outcome};
-use std::path::PathBuf;
+use jouleplan::search::inputs::{BUNDLED_MACHINES, load_machine, load_profile};
 
-fn fixture_dir() -> PathBuf {
-    common::fixture("energy/xeon-phi-spmv")
-}
-
-/// (threads, time, power, energy) of one frequency file, threads 1-57.
-fn rows(dir: &std::path::Path, khz: u64) -> Vec<(u32, f64, f64, f64)> {
-    let text = std::fs::read_to_string(dir.join(format!("spmv.{khz}.csv"))).unwrap();
-    text.lines()
-        .skip(1)
-        .map(|l| {
-            let c: Vec<f64> = l.split(',').map(|x| x.parse().unwrap()).collect();
-            (c[0] as u32, c[2], c[3], c[1])
-        })
-        .filter(|r| r.0 <= 57)
-        .collect()
+fn repo(rel: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
 }
 
 #[test]
-fn no_arguments_plans_the_bundled_default() {
+fn no_arguments_plans_the_bundled_default_without_a_warning() {
     let out = Command::cargo_bin("jouleplan").unwrap().output().unwrap();
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
-    assert!(text.contains("machine xeon-phi-57c"), "{text}");
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(text.contains("machine h100-gpu"), "{text}");
     assert!(text.contains("Pareto front, fastest first"), "{text}");
     assert!(text.contains("Recommendation: "), "{text}");
-    assert!(text.contains("T_CPU") && text.contains("idle"), "{text}");
+    assert!(
+        text.contains("T_gpu") && text.contains("GPU energy"),
+        "{text}"
+    );
+    assert!(!err.contains("warning"), "{err}");
+    assert!(!text.contains("80%") && !err.contains("80%"), "{text}{err}");
 }
 
 #[test]
@@ -50,67 +42,49 @@ fn every_bundled_machine_loads_and_labels_its_sources() {
 }
 
 #[test]
-fn phi_power_numbers_are_the_fit_of_the_measured_data() {
-    let dir = fixture_dir();
-    let m = load_machine(Some("xeon-phi-57c")).unwrap();
-    for (i, f) in m.frequencies.iter().enumerate() {
-        let khz = (f.0 / 1e3).round() as u64;
-        let fit = fit_line(
-            &rows(&dir, khz)
-                .iter()
-                .map(|r| (f64::from(r.0), r.2))
-                .collect::<Vec<_>>(),
-        )
-        .unwrap();
-        assert!(
-            (m.power.idle[i].0 - fit.intercept).abs() < 0.006,
-            "{khz}: idle {}",
-            fit.intercept
-        );
-        assert!(
-            (m.power.core_active[i].0 - fit.slope).abs() < 6e-5,
-            "{khz}: core {}",
-            fit.slope
-        );
-    }
+fn the_default_machine_holds_the_measured_gpu_power_states() {
+    let text =
+        std::fs::read_to_string(repo("tests/data/fixtures/gpu-h100/power_states.json")).unwrap();
+    let s: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let m = load_machine(None).unwrap();
+    let near = |a: f64, b: &str| (a - s[b].as_f64().unwrap()).abs() < 0.05;
+    assert!(near(m.power.gpu_active.0, "active_w"), "{:?}", m.power);
+    let idle = (s["context_idle_w_0_5s"].as_f64().unwrap()
+        + s["context_idle_w_5_10s"].as_f64().unwrap())
+        / 2.0;
+    assert!((m.power.gpu_idle.0 - idle).abs() < 0.05, "{:?}", m.power);
+    // CPU power was not measured on that node (no RAPL): 0, so energy is the GPU's alone.
+    assert!(m.power.idle.iter().all(|w| w.0 == 0.0));
 }
 
 #[test]
-fn phi_profile_holds_the_measured_times_and_predicts_measured_energy() {
-    let dir = fixture_dir();
-    let m = load_machine(Some("xeon-phi-57c")).unwrap();
-    let p = load_profile(Some("spmv-xeon-phi")).unwrap();
-    let model = Model::new(&m, &p).unwrap();
-    let (mut sum_err, mut max_err, mut count) = (0.0, 0.0f64, 0);
-    for f in &m.frequencies {
-        let khz = (f.0 / 1e3).round() as u64;
-        for (threads, time, _, energy) in rows(&dir, khz) {
-            let point = p.point(threads, *f, 0).unwrap();
-            assert_eq!(point.wall_time.0, time, "{threads} threads at {khz} kHz");
-            assert_eq!(point.energy.unwrap().0, energy);
-            let cfg = Config {
-                nodes: 1,
-                cores: threads,
-                freq: *f,
-                gpus: 0,
-            };
-            let Outcome::Finite(pred) = model.predict(cfg).unwrap() else {
-                panic!()
-            };
-            // One node, U = 1, no messages: T is the measured time exactly.
-            assert!((pred.time.0 - time).abs() < 1e-9 * time);
-            let err = (pred.energy.0 - energy).abs() / energy;
-            sum_err += err;
-            max_err = max_err.max(err);
-            count += 1;
-        }
-    }
-    let mean = sum_err / f64::from(count);
-    eprintln!(
-        "in-sample energy error over {count} points: mean {:.2}%, max {:.2}%",
-        mean * 100.0,
-        max_err * 100.0
+fn the_default_profile_is_the_recorded_h100_sweep_and_reproduces_its_gpu_energy() {
+    let bundled = std::fs::read(repo("examples/profiles/gpu-mix-h100.json")).unwrap();
+    let recorded = std::fs::read(repo("tests/data/gpu-h100-run2/sync_all.json")).unwrap();
+    assert_eq!(
+        bundled, recorded,
+        "the bundled profile is the recording, unchanged"
     );
-    assert_eq!(count, 57 * 7);
-    assert!(mean < 0.01 && max_err < 0.05, "mean {mean}, max {max_err}");
+    let (m, p) = (load_machine(None).unwrap(), load_profile(None).unwrap());
+    let model = Model::new(&m, &p).unwrap();
+    let mut count = 0;
+    for point in p.baseline.iter().filter(|b| b.measured) {
+        let cfg = Config {
+            nodes: 1,
+            cores: point.cores,
+            freq: point.freq,
+            gpus: point.gpus,
+        };
+        let Outcome::Finite(pred) = model.predict(cfg).unwrap() else {
+            panic!("{cfg:?}")
+        };
+        let e = point.energy.unwrap().0;
+        assert!(
+            (pred.energy.0 - e).abs() < 0.01 * e,
+            "{cfg:?}: {} vs {e}",
+            pred.energy.0
+        );
+        count += 1;
+    }
+    assert_eq!(count, 7, "cores 1, 2, 4, 6, 8, 12, 16 were measured");
 }

@@ -22,21 +22,23 @@ const VM: &str = "[machine]\nname = \"vm\"\nnodes = 1\ncores_per_node = 2\nfrequ
 core_stall_w = 4.0\nmemory_w = 1.0\nnetwork_w = 0.0\n";
 
 #[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
 fn recorded_card_energy_gives_the_per_frequency_power_of_the_importer() {
+    let (phi_profile, _) = common::xeon_phi_fitted();
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("phi.toml");
     let (code, text, err) = jouleplan(&[
         "calibrate",
         "power",
         "--machine",
-        s(&repo("models/xeon-phi-57c.toml")),
+        s(&common::xeon_phi_fitted().1),
         "--output",
         s(&out),
         "--from",
-        &format!(
-            "program={}",
-            s(&repo("examples/profiles/spmv-xeon-phi.json"))
-        ),
+        &format!("program={}", s(&phi_profile)),
     ]);
     assert_eq!(code, 0, "{err}");
     // 399 runs; the importer's independent line per frequency gives 97.70 W idle at 0.6 GHz

@@ -1,5 +1,5 @@
 //! The measurement campaign (`profile --nodes auto`, MODEL.md 6d) replayed on real recorded runs:
-//! the nine SPEChpc 2021 codes on Ice Lake nodes (`tests/data/multinode/`, measured by Afzal,
+//! the nine SPEChpc 2021 codes on Ice Lake nodes (public data read from `../shared/fixtures`, measured by Afzal,
 //! Hager and Wellein, PMBS'23, GPL-3.0). Each campaign must end by itself, say every step, cost
 //! no more than the fixed sweeps, and lead `fit` and `plan` to a count that wastes little energy
 //! against the counts that were measured. Launched (no `--replay`), it runs a real program
@@ -8,6 +8,7 @@
 mod common;
 
 use common::jouleplan;
+use jouleplan::artefact::measured::read_lines;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -32,14 +33,15 @@ fn s(p: &Path) -> &str {
 fn campaign(d: &Path, code: &str, extra: &[&str]) -> (i32, String, String, PathBuf) {
     let runs = d.join(format!("{code}-runs.csv"));
     let prof = d.join(format!("{code}.json"));
-    let replay = repo(&format!("tests/data/multinode/{code}.csv"));
+    let replay = common::multinode(&format!("{code}.csv"));
+    let replay = replay.to_str().unwrap();
     let machine = repo(MACHINE);
     let mut args = vec![
         "profile",
         "--nodes",
         "auto",
         "--replay",
-        &replay,
+        replay,
         "--machine",
         &machine,
         "--max-nodes",
@@ -93,6 +95,10 @@ fn recommended(d: &Path, runs: &Path) -> u32 {
 }
 
 #[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
 fn every_code_s_campaign_ends_by_itself_cheaply_and_recommends_a_count_that_wastes_little() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
@@ -132,6 +138,10 @@ fn every_code_s_campaign_ends_by_itself_cheaply_and_recommends_a_count_that_wast
 }
 
 #[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
 fn a_count_that_was_not_recorded_is_never_measured_and_every_run_is_a_recorded_one() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
@@ -142,17 +152,32 @@ fn a_count_that_was_not_recorded_is_never_measured_and_every_run_is_a_recorded_o
     for n in v["measured_nodes"].as_array().unwrap() {
         assert!((2..=5).contains(&n.as_u64().unwrap()), "{v}");
     }
-    let recorded = std::fs::read_to_string(repo("tests/data/multinode/sweep.csv")).unwrap();
-    let written = std::fs::read_to_string(&runs).unwrap();
-    let mut lines = written.lines();
-    assert_eq!(lines.next(), recorded.lines().next(), "the header");
-    for l in lines {
-        assert!(recorded.lines().any(|r| r == l), "{l} was not recorded");
-        assert_eq!(l.split(',').nth(1), Some("72"), "{l}");
+    // Read as fit reads them: each saved run is a recorded one at 72 cores, none taken twice.
+    let recorded = read_lines(&common::multinode("sweep.csv")).unwrap();
+    let written = read_lines(&runs).unwrap();
+    let taken: u64 = v["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|st| st["runs"].as_u64().unwrap())
+        .sum();
+    assert_eq!(written.len() as u64, taken, "one saved row a run taken");
+    for (i, w) in written.iter().enumerate() {
+        assert!(
+            recorded.iter().any(|r| r.row == w.row),
+            "{:?} was not recorded",
+            w.row
+        );
+        assert_eq!(w.row.cores, 72, "{:?}", w.row);
+        assert!(!written[..i].contains(w), "{:?} twice", w.row);
     }
 }
 
 #[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
 fn each_step_is_said_with_its_reason_cost_and_the_recommendation_before_and_after() {
     let dir = tempfile::tempdir().unwrap();
     let (rc, out, err, _) = campaign(dir.path(), "weather", &[]);
@@ -174,6 +199,10 @@ fn each_step_is_said_with_its_reason_cost_and_the_recommendation_before_and_afte
 }
 
 #[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
 fn a_campaign_stopped_by_its_budget_resumes_to_the_same_end_without_repeating_a_run() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
@@ -310,7 +339,10 @@ fn a_launched_campaign_measures_the_counts_it_chooses_and_ends_by_itself() {
     }
     // The start, then at least one count it chose; each count measured once, in one row.
     let counts = measured_nodes(&v);
-    assert!(counts.starts_with(&[1, 2, 4]) && counts.len() > 3, "{v}");
+    assert!(
+        [1, 2, 4].iter().all(|n| counts.contains(n)) && counts.len() > 3,
+        "{v}"
+    );
     let mut stepped: Vec<u64> = steps.iter().map(|s| s["nodes"].as_u64().unwrap()).collect();
     stepped.sort_unstable();
     assert_eq!(stepped, counts);
@@ -319,7 +351,12 @@ fn a_launched_campaign_measures_the_counts_it_chooses_and_ends_by_itself() {
     // The profile is the sweep's, with the node law fitted on its runs over several nodes.
     let doc: Value =
         serde_json::from_str(&std::fs::read_to_string(d.join("p.json")).unwrap()).unwrap();
-    assert!(doc["node_law"].is_object(), "{doc}");
+    // (or, where the times are too erratic for a law `plan` reads, why none was written).
+    let why = doc["assumptions"].to_string();
+    assert!(
+        doc["node_law"].is_object() || why.contains("was not written"),
+        "{doc}"
+    );
     assert!(v["recommendation"]["energy_j"].is_null(), "time only: {v}");
 }
 
@@ -367,7 +404,7 @@ fn a_launched_campaign_stopped_by_sigterm_keeps_its_runs_and_resumes_without_rep
     assert_eq!(rc, 0, "{err}");
     assert!(err.contains("campaign ended: stable"), "{err}");
     let counts = measured_nodes(&v);
-    assert!(counts.starts_with(&[1, 2, 4]), "{v}");
+    assert!([1, 2, 4].iter().all(|n| counts.contains(n)), "{v}");
     let stepped: Vec<u64> = v["steps"]
         .as_array()
         .unwrap()
@@ -416,6 +453,10 @@ fn a_launched_campaign_is_refused_before_anything_runs_where_it_cannot_place_its
 }
 
 #[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
 fn campaign_flags_are_checked_before_anything_is_measured() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
@@ -434,7 +475,7 @@ fn campaign_flags_are_checked_before_anything_is_measured() {
     let (rc, _, err) = jouleplan(&[
         "profile",
         "--replay",
-        &repo("tests/data/multinode/weather.csv"),
+        common::multinode("weather.csv").to_str().unwrap(),
         "-o",
         s(&d.join("x.json")),
         "--",
@@ -463,6 +504,10 @@ fn campaign_flags_are_checked_before_anything_is_measured() {
 }
 
 #[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
 fn a_recommended_layout_that_was_never_run_is_not_called_measured() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
@@ -473,7 +518,7 @@ fn a_recommended_layout_that_was_never_run_is_not_called_measured() {
         "--nodes",
         "auto",
         "--replay",
-        &repo("tests/data/multinode/lulesh-120.csv"),
+        common::multinode("lulesh-120.csv").to_str().unwrap(),
         "--machine",
         &repo(MACHINE),
         "--max-nodes",
@@ -503,4 +548,301 @@ fn a_recommended_layout_that_was_never_run_is_not_called_measured() {
             "{v}"
         );
     }
+}
+
+/// `weather`'s recording rewritten by `edit` (its lines, header first) into `d/name`.
+fn recording_like(d: &Path, name: &str, edit: impl Fn(Vec<String>) -> Vec<String>) -> PathBuf {
+    let text = std::fs::read_to_string(common::multinode("weather.csv")).unwrap();
+    let lines = edit(text.lines().map(String::from).collect());
+    let p = d.join(name);
+    std::fs::write(&p, lines.join("\n") + "\n").unwrap();
+    p
+}
+
+/// A replay of `recording` with `extra` flags (on the Ice Lake machine file unless they name
+/// one), in `d` as the working folder: (exit code, JSON, stderr).
+fn replayed(d: &Path, recording: &Path, extra: &[&str]) -> (i32, Value, String) {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_jouleplan"));
+    cmd.current_dir(d)
+        .args(["profile", "--nodes", "auto", "--replay"])
+        .arg(recording)
+        .args(["--max-nodes", "16", "--json"])
+        .args(extra);
+    if !extra.iter().any(|a| a.starts_with("--machine")) {
+        cmd.args(["--machine", &repo(MACHINE)]);
+    }
+    let out = cmd.output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    let json = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    (out.status.code().unwrap_or(-1), json, err)
+}
+
+#[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
+fn a_campaign_takes_paths_and_a_program_name_that_begin_with_a_dash() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let rec = common::multinode("weather.csv");
+    std::fs::copy(repo(MACHINE), d.join("-m.toml")).unwrap();
+    let (rc, v, err) = replayed(
+        d,
+        &rec,
+        &[
+            "--cores",
+            "72",
+            "--machine=-m.toml",
+            "--measured-out=-r.csv",
+            "--output=-p.json",
+            "--program=-x",
+        ],
+    );
+    assert_eq!(rc, 0, "{err}");
+    assert!(v["stopped"].as_str().unwrap().starts_with("stable"), "{v}");
+    assert_eq!(v["measured_nodes"], serde_json::json!([1, 2, 4, 11, 16]));
+    assert_eq!(read_lines(&d.join("-r.csv")).unwrap().len(), 5);
+    let profile = std::fs::read_to_string(d.join("-p.json")).unwrap();
+    assert!(profile.contains("\"program\": \"-x\""), "{profile}");
+}
+
+#[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
+fn a_campaign_takes_paths_that_are_not_utf8() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let runs = std::ffi::OsStr::from_bytes(b"runs-\xff.csv");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_jouleplan"))
+        .current_dir(d)
+        .args(["profile", "--nodes", "auto", "--replay"])
+        .arg(common::multinode("weather.csv"))
+        .args([
+            "--machine",
+            &repo(MACHINE),
+            "--max-nodes",
+            "16",
+            "--cores",
+            "72",
+        ])
+        .arg("--measured-out")
+        .arg(runs)
+        .args(["-o", "p.json"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert_eq!(read_lines(&d.join(runs)).unwrap().len(), 5);
+    assert!(d.join("p.json").exists());
+}
+
+#[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
+fn a_recording_of_one_node_count_stops_saying_what_it_has_and_what_to_measure() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let one = recording_like(d, "one.csv", |l| {
+        let mut v = vec![l[0].clone()];
+        v.extend(l.into_iter().filter(|x| x.starts_with("4,72,")));
+        v
+    });
+    let (rc, v, err) = replayed(d, &one, &["--measured-out", "r.csv", "-o", "p.json"]);
+    assert_eq!(rc, 0, "{err}");
+    let stopped = v["stopped"].as_str().unwrap();
+    assert!(
+        stopped.contains("only one node count") && stopped.contains("measure another count"),
+        "{v}"
+    );
+    assert_eq!(v["measured_nodes"], serde_json::json!([4]));
+    assert_eq!(
+        read_lines(&d.join("r.csv")).unwrap().len(),
+        1,
+        "the run is kept"
+    );
+    assert!(!err.contains("--machine-out"), "{err}");
+}
+
+#[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
+fn energy_on_one_run_only_is_planned_by_time_and_said() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // Energy blanked on every run but the first: too few to fit power.
+    let rec = recording_like(d, "e.csv", |l| {
+        let mut v = vec![l[0].clone(), l[1].clone()];
+        for x in &l[2..] {
+            let mut c: Vec<&str> = x.split(',').collect();
+            c[5] = "";
+            c[7] = "";
+            v.push(c.join(","));
+        }
+        v
+    });
+    let (rc, v, err) = replayed(d, &rec, &["--measured-out", "r.csv", "-o", "p.json"]);
+    assert_eq!(rc, 0, "{err}");
+    assert!(err.contains("power not fitted"), "{err}");
+    assert!(v["recommendation"]["energy_j"].is_null(), "time only: {v}");
+    assert!(!err.contains("--machine-out M.toml"), "{err}");
+}
+
+#[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
+fn cores_given_as_a_range_plan_the_cores_the_runs_measured() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let rec = common::multinode("weather.csv");
+    let (rc, v, err) = replayed(
+        d,
+        &rec,
+        &["--cores", "1-72", "--measured-out", "r.csv", "-o", "p.json"],
+    );
+    assert_eq!(rc, 0, "{err}");
+    assert!(
+        err.contains("planned at the cores a node measured (54-72)"),
+        "{err}"
+    );
+    assert!(v["recommendation"]["nodes"].as_u64().is_some(), "{v}");
+    assert!(
+        !err.contains("profile.json") && !err.contains("internal"),
+        "{err}"
+    );
+}
+
+#[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
+fn a_replay_reads_quoted_multi_line_cells_blank_lines_and_quoted_headers_as_fit_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let plain = common::multinode("weather.csv");
+    let (rc, want, err) = replayed(
+        d,
+        &plain,
+        &["--cores", "72", "--measured-out", "a.csv", "-o", "a.json"],
+    );
+    assert_eq!(rc, 0, "{err}");
+    let odd = recording_like(d, "odd.csv", |l| {
+        let quoted: Vec<String> = l[0].split(',').map(|h| format!("\"{h}\"")).collect();
+        let mut v = vec![quoted.join(",") + ",\"note\"", String::new()];
+        for (i, x) in l[1..].iter().enumerate() {
+            v.push(format!("{x},\"run {i}\nsecond line, with a comma\""));
+            v.push(String::new());
+        }
+        v
+    });
+    let (rc, got, err) = replayed(
+        d,
+        &odd,
+        &["--cores", "72", "--measured-out", "b.csv", "-o", "b.json"],
+    );
+    assert_eq!(rc, 0, "{err}");
+    for key in ["measured_nodes", "recommendation", "node_runs", "stopped"] {
+        assert_eq!(got[key], want[key], "{key}");
+    }
+    // fit on the campaign's runs sees every run the campaign took, none of them blank.
+    let (a, b) = (
+        read_lines(&d.join("a.csv")).unwrap(),
+        read_lines(&d.join("b.csv")).unwrap(),
+    );
+    let rows = |v: &[jouleplan::artefact::measured::MeasuredLine]| -> Vec<_> {
+        v.iter().map(|l| l.row.clone()).collect()
+    };
+    assert_eq!(rows(&a), rows(&b));
+    assert!(
+        !std::fs::read_to_string(d.join("b.csv"))
+            .unwrap()
+            .contains("\n\n")
+    );
+}
+
+#[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
+fn a_resumed_replay_refuses_changed_flags_and_another_recording_naming_the_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let weather = common::multinode("weather.csv");
+    let lbm = common::multinode("lbm.csv");
+    let outputs = ["--measured-out", "r.csv", "-o", "p.json"];
+    let (rc, v, err) = replayed(
+        d,
+        &weather,
+        &[&["--cores", "72", "--node-hours", "1.5"][..], &outputs[..]].concat(),
+    );
+    assert_eq!(rc, 0, "{err}");
+    assert!(v["stopped"].as_str().unwrap().starts_with("budget"), "{v}");
+    let saved = std::fs::read(d.join("r.csv")).unwrap();
+    // Without --cores, the second saved run (2 nodes, line 3) is not the recording's next on 2
+    // nodes; lbm has no run on 1 node, the first saved (line 2).
+    for (rec, flags, line) in [(&weather, &[][..], 3), (&lbm, &["--cores", "72"][..], 2)] {
+        let (rc, _, err) = replayed(d, rec, &[flags, &outputs[..], &["--resume"][..]].concat());
+        assert_eq!(rc, 2, "{err}");
+        let says = format!("r.csv: line {line}, a run on");
+        assert!(
+            err.contains(&says) && err.contains("resume with the recording"),
+            "{err}"
+        );
+        assert_eq!(
+            std::fs::read(d.join("r.csv")).unwrap(),
+            saved,
+            "nothing replaced"
+        );
+    }
+    let (rc, v, err) = replayed(
+        d,
+        &weather,
+        &[&["--cores", "72", "--resume"][..], &outputs[..]].concat(),
+    );
+    assert_eq!(rc, 0, "{err}");
+    assert_eq!(v["measured_nodes"], serde_json::json!([1, 2, 4, 11, 16]));
+}
+
+#[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
+fn runs_the_fit_refuses_end_the_campaign_with_the_runs_kept_and_the_reason_said() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // 80 cores a node on a machine of 72: the fit refuses the runs, naming the line.
+    let rec = recording_like(d, "wide.csv", |l| {
+        l.into_iter()
+            .map(|x| x.replacen(",72,", ",80,", 1))
+            .collect()
+    });
+    let (rc, v, err) = replayed(
+        d,
+        &rec,
+        &["--cores", "80", "--measured-out", "r.csv", "-o", "p.json"],
+    );
+    assert_eq!(rc, 0, "{err}");
+    let stopped = v["stopped"].as_str().unwrap();
+    assert!(
+        stopped.contains("the fit of the runs so far was refused") && stopped.contains("r.csv"),
+        "{v}"
+    );
+    assert_eq!(
+        read_lines(&d.join("r.csv")).unwrap().len(),
+        3,
+        "the start is kept"
+    );
+    assert!(err.contains("found: the fit"), "{err}");
 }

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{MACHINE, jouleplan as run, profile_json, write};
+use common::{MACHINE, jouleplan as run, jouleplan_in as run_in, profile_json, write};
 use std::path::{Path, PathBuf};
 
 struct Files {
@@ -147,7 +147,7 @@ fn missing_file_is_named() {
     );
     assert_bad(
         run(&["plan", "--machine", "no-such-bundled-machine"]),
-        &["--machine", "xeon-phi-57c"],
+        &["--machine", "h100-gpu"],
     );
 }
 
@@ -344,4 +344,58 @@ fn node_counts_too_small_for_the_memory_footprint_are_left_out() {
     let (code, _, err) = plan_with(&f, &["--nodes", "1-3"]);
     assert_eq!(code, 2);
     assert!(err.contains("needs at least 4 nodes"), "{err}");
+}
+
+#[test]
+fn every_number_a_flag_takes_is_checked_once_nan_and_infinities_included() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let m = write(d, "m.toml", common::MACHINE);
+    let runs = write(
+        d,
+        "runs.csv",
+        "nodes,cores,freq_hz,gpus,time_s\n1,8,2e9,0,10\n",
+    );
+    for v in ["NaN", "-1", "-inf", "inf", "0"] {
+        let hours = format!("--node-hours={v}");
+        let (code, _, err) = run_in(
+            d,
+            &[
+                "profile",
+                "--nodes",
+                "auto",
+                "--replay",
+                runs.to_str().unwrap(),
+                "--machine",
+                m.to_str().unwrap(),
+                "-o",
+                "p.json",
+                "--measured-out",
+                "r.csv",
+                &hours,
+            ],
+        );
+        assert_eq!(code, 2, "{v}: {err}");
+        assert!(
+            err.contains("--node-hours") && err.contains("finite"),
+            "{v}: {err}"
+        );
+        let iterations = format!("--iterations={v}");
+        let (code, _, err) = run_in(
+            d,
+            &[
+                "profile",
+                "--cores",
+                "1",
+                &iterations,
+                "-o",
+                "q.json",
+                "--",
+                "true",
+            ],
+        );
+        assert_eq!(code, 2, "{v}: {err}");
+        assert!(err.contains("--iterations"), "{v}: {err}");
+    }
+    assert!(!d.join("p.json").exists() && !d.join("q.json").exists());
 }

@@ -49,6 +49,10 @@ fn an_os_error_is_printed_once() {
 }
 
 #[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
 fn metrics_names_the_formats_it_reads() {
     let (code, _, err) = jouleplan(&["metrics", "README.md"]);
     assert_eq!(code, 2);
@@ -56,7 +60,7 @@ fn metrics_names_the_formats_it_reads() {
         err.contains("a TALP output") && err.contains("mpiP"),
         "{err}"
     );
-    let pcf = common::fixture("paraver/epoch/epoch_1proc.pcf");
+    let pcf = common::public_fixture("paraver/epoch/epoch_1proc.pcf");
     let (code, _, err) = jouleplan(&["metrics", pcf.to_str().unwrap()]);
     assert_eq!(code, 2);
     assert!(err.contains(".prv or .prv.gz"), "{err}");

@@ -12,6 +12,10 @@ fn s(p: &Path) -> &str {
 }
 
 #[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
 fn a_profile_fitted_on_cpu_scope_rows_records_the_scope_and_is_never_called_node_energy() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();

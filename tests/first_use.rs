@@ -140,15 +140,17 @@ fn frequencies_take_their_units_and_ranges_name_what_was_typed() {
         times.push(v["time_s"].as_f64().unwrap());
     }
     assert!(times.windows(2).all(|w| w[0] == w[1]), "{times:?}");
-    let (code, _, err) = jouleplan(&["plan", "--freqs", "1100MHz,1.1GHz", "-q"]);
+    // The worked example's machine: 16 nodes, 1 and 2 GHz.
+    let i = common::inputs();
+    let (code, _, err) = i.run("plan", &["--freqs", "2000MHz,2GHz", "-q"]);
     assert_eq!(code, 0, "{err}");
-    let (code, _, err) = jouleplan(&["plan", "--freqs", "1100"]);
+    let (code, _, err) = i.run("plan", &["--freqs", "2000"]);
     assert_eq!(code, 2);
-    assert!(err.contains("1100MHz"), "{err}");
-    let (code, _, err) = jouleplan(&["plan", "--nodes", "1-1000"]);
+    assert!(err.contains("2000MHz"), "{err}");
+    let (code, _, err) = i.run("plan", &["--nodes", "1-1000"]);
     assert_eq!(code, 2);
     assert!(
-        err.contains("1-1000") && err.contains("65-1000") && err.contains("from 1 to 64"),
+        err.contains("1-1000") && err.contains("17-1000") && err.contains("from 1 to 16"),
         "{err}"
     );
 }
@@ -156,7 +158,7 @@ fn frequencies_take_their_units_and_ranges_name_what_was_typed() {
 #[test]
 fn machine_check_refuses_implausible_numbers_and_points_to_calibrate() {
     let dir = tempfile::tempdir().unwrap();
-    let text = std::fs::read_to_string(repo("models/xeon-phi-57c.toml")).unwrap();
+    let text = std::fs::read_to_string(repo("models/h100-node.toml")).unwrap();
     let odd = dir.path().join("odd.toml");
     let mut lines: Vec<String> = text.lines().map(String::from).collect();
     for l in lines.iter_mut() {
@@ -264,31 +266,45 @@ fn the_job_script_says_what_is_unmeasured_and_takes_a_task_split() {
     let dir = tempfile::tempdir().unwrap();
     let job = dir.path().join("j.sh");
     let j = job.to_str().unwrap();
-    // The bundled demo: a warning with an apostrophe, an illustrative network.
+    // A machine whose network is illustrative, and a profile with no measured messages: a
+    // warning with an apostrophe.
+    let m = common::write(
+        dir.path(),
+        "m.toml",
+        &format!(
+            "{}\n[sources]\n\"network\" = \"illustrative: not measured\"\n",
+            common::MACHINE
+        ),
+    );
+    let p = common::write(dir.path(), "p.json", &common::profile_json());
+    let (m, p) = (m.to_str().unwrap(), p.to_str().unwrap());
     let (code, _, err) = jouleplan(&[
         "plan",
+        "--machine",
+        m,
+        "--profile",
+        p,
         "--sbatch",
         j,
         "--app",
         "./app",
         "--ntasks-per-node",
-        "3",
+        "2",
         "--cpus-per-task",
-        "19",
+        "4",
     ]);
     assert_eq!(code, 0, "{err}");
     let script = std::fs::read_to_string(&job).unwrap();
     assert!(!script.contains("\\'"), "{script}");
-    assert!(script.contains("the profile's MPI messages"), "{script}");
     assert!(
         script.contains("# Rests on numbers that were not measured:")
             && script.contains("#   - machine network: illustrative"),
         "{script}"
     );
     for line in [
-        "#SBATCH --ntasks-per-node=3",
-        "#SBATCH --cpus-per-task=19",
-        "export OMP_NUM_THREADS=19",
+        "#SBATCH --ntasks-per-node=2",
+        "#SBATCH --cpus-per-task=4",
+        "export OMP_NUM_THREADS=4",
     ] {
         assert!(script.contains(line), "{line}:\n{script}");
     }
@@ -297,16 +313,20 @@ fn the_job_script_says_what_is_unmeasured_and_takes_a_task_split() {
     let (code, _, err) = jouleplan(&[
         "plan",
         "-q",
+        "--machine",
+        m,
+        "--profile",
+        p,
         "--sbatch",
         other.to_str().unwrap(),
         "--app",
         "./app",
         "--ntasks-per-node",
-        "4",
+        "3",
     ]);
     assert_eq!(code, 2);
     assert!(
-        err.contains("--ntasks-per-node") && err.contains("57"),
+        err.contains("--ntasks-per-node") && err.contains('8'),
         "{err}"
     );
     assert!(!other.exists());
@@ -359,7 +379,8 @@ fn exit_codes_are_in_every_help_and_the_man_page() {
 fn the_report_page_links_the_big_chart_instead_of_inlining_it() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r");
-    let (code, _, err) = jouleplan(&["report", "-q", "-o", out.to_str().unwrap()]);
+    let i = common::inputs();
+    let (code, _, err) = i.run("report", &["-q", "-o", out.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
     let html = std::fs::metadata(out.join("index.html")).unwrap().len();
     let svg = std::fs::metadata(out.join("pareto.svg")).unwrap().len();
@@ -374,21 +395,18 @@ fn the_report_page_links_the_big_chart_instead_of_inlining_it() {
 fn the_pareto_chart_explains_its_labels_colours_and_zoom() {
     let dir = tempfile::tempdir().unwrap();
     let svg = dir.path().join("n.svg");
-    let (code, _, err) = jouleplan(&[
+    let i = common::inputs();
+    let (code, _, err) = i.run(
         "plan",
-        "-q",
-        "--nodes",
-        "1-4",
-        "--plot",
-        svg.to_str().unwrap(),
-    ]);
+        &["-q", "--nodes", "1-4", "--plot", svg.to_str().unwrap()],
+    );
     assert_eq!(code, 0, "{err}");
     let text = std::fs::read_to_string(&svg).unwrap();
     let has = |t: &str| text.contains(t);
     assert!(has("UCR 0"), "a colour bar");
     assert!(has("labels: nodes x cores @ GHz"), "the tuple is explained");
-    assert!(has("recommended: 4 nodes x 57 cores @ 1.1 GHz"), "{text}");
-    assert!(has("x 57 @ 1.1 GHz"), "points labelled nodes x cores @ GHz");
+    assert!(has("recommended: 4 nodes x 8 cores @ 2 GHz"), "{text}");
+    assert!(has("x 8 @ 2 GHz"), "points labelled nodes x cores @ GHz");
     assert!(
         has("energy spans only"),
         "a zoomed axis over a sliver says so"

@@ -1,5 +1,5 @@
 //! `jouleplan fit` on real measurements: the Xeon Phi SpMV data set (time and card energy at
-//! 1-57 threads and 7 frequencies, `examples/measured/README.md`), fitted on 12 points and
+//! 1-57 threads and 7 frequencies: public data, read from `../shared/fixtures`), fitted on 12 points and
 //! validated on all 399; and its refusals of input it cannot fit.
 
 mod common;
@@ -7,10 +7,6 @@ mod common;
 use common::{jouleplan, write};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-
-fn repo(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
-}
 
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()
@@ -20,13 +16,13 @@ fn s(p: &Path) -> &str {
 fn fit_sparse(dir: &Path, extra: &[&str]) -> (PathBuf, PathBuf, String) {
     let prof = dir.join("p.json");
     let mach = dir.join("m.toml");
-    let csv = repo("examples/measured/xeon-phi-spmv-sparse.csv");
+    let csv = common::xeon_phi("sparse.csv");
     let mut args = vec![
         "fit",
         "--measured",
         s(&csv),
         "--machine",
-        "xeon-phi-57c",
+        common::xeon_phi_arg("machine.toml"),
         "--profile-out",
         s(&prof),
         "--machine-out",
@@ -39,6 +35,10 @@ fn fit_sparse(dir: &Path, extra: &[&str]) -> (PathBuf, PathBuf, String) {
 }
 
 #[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
 fn twelve_measured_points_predict_all_399_of_the_xeon_phi_data_set() {
     // Cores 1, 8, 29, 57 at 0.6, 0.8, 1.1 GHz: time and energy only, nothing else from the
     // data set. Achieved on all 399 points: time 1.9% mean, 9.4% max; energy 1.9% mean, 10.1%
@@ -48,7 +48,7 @@ fn twelve_measured_points_predict_all_399_of_the_xeon_phi_data_set() {
     let (prof, mach, out) = fit_sparse(tmp.path(), &[]);
     assert!(out.contains("fit: 12 configurations from 12 runs"), "{out}");
     assert!(out.contains("Gauss-Newton"), "{out}");
-    let all = repo("examples/measured/xeon-phi-spmv.csv");
+    let all = common::xeon_phi("all.csv");
     let (code, out, err) = jouleplan(&[
         "validate",
         "--json",
@@ -77,6 +77,10 @@ fn twelve_measured_points_predict_all_399_of_the_xeon_phi_data_set() {
 }
 
 #[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
 fn the_written_machine_keeps_its_comments_and_says_where_the_power_comes_from() {
     let tmp = tempfile::tempdir().unwrap();
     let (prof, mach, _) = fit_sparse(tmp.path(), &[]);
@@ -105,6 +109,10 @@ fn the_written_machine_keeps_its_comments_and_says_where_the_power_comes_from() 
 }
 
 #[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
 fn leave_one_out_refits_without_each_configuration() {
     let tmp = tempfile::tempdir().unwrap();
     let (_, _, out) = fit_sparse(tmp.path(), &["--loo"]);
@@ -118,12 +126,26 @@ fn leave_one_out_refits_without_each_configuration() {
 }
 
 #[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
 fn input_that_cannot_be_fitted_is_refused_with_its_line_and_column() {
+    // Against the Xeon Phi card fitted on its 399 runs (0.6-1.1 GHz, 64 nodes).
+    let phi = common::xeon_phi_fitted().1;
     let tmp = tempfile::tempdir().unwrap();
     let p = tmp.path();
     let out = p.join("o.json");
     let run = |csv: &Path, extra: &[&str]| {
-        let mut a = vec!["fit", "--measured", s(csv), "--profile-out", s(&out)];
+        let mut a = vec![
+            "fit",
+            "--measured",
+            s(csv),
+            "--machine",
+            s(&phi),
+            "--profile-out",
+            s(&out),
+        ];
         a.extend_from_slice(extra);
         jouleplan(&a)
     };
@@ -170,7 +192,7 @@ fn input_that_cannot_be_fitted_is_refused_with_its_line_and_column() {
         "o.csv",
         &format!("nodes,cores,freq_hz,gpus,time_s,energy_j\n{one_count}"),
     );
-    // The energy disagrees with the bundled machine's power, which `plan` would refuse: fit
+    // The energy disagrees with the machine's power, which `plan` would refuse: fit
     // refuses too, naming the points, unless told to accept it ...
     let (code, _, err) = run(&one, &[]);
     assert_eq!(code, 2, "{err}");

@@ -1,7 +1,7 @@
 //! What the user takes away matches what was measured: a job script launches the ranks and
 //! threads the profile's runs used (or says loudly that it does not), and `fit` and
 //! `machine check` print JSON on request. On the real Ice Lake runs of
-//! `tests/data/multinode/`.
+//! the public data read from `../shared/fixtures`.
 
 mod common;
 
@@ -48,6 +48,10 @@ fn line_value(script: &str, key: &str) -> String {
 }
 
 #[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
 fn a_job_script_for_mpi_only_runs_launches_one_rank_a_core() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
@@ -67,6 +71,10 @@ fn a_job_script_for_mpi_only_runs_launches_one_rank_a_core() {
 }
 
 #[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
 fn a_layout_asked_that_differs_from_the_measured_one_is_said_loudly() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
@@ -86,6 +94,10 @@ fn a_layout_asked_that_differs_from_the_measured_one_is_said_loudly() {
 }
 
 #[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
 fn runs_without_ranks_give_a_job_script_that_says_its_layout_is_assumed() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
@@ -124,6 +136,10 @@ fn runs_without_ranks_give_a_job_script_that_says_its_layout_is_assumed() {
 }
 
 #[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
 fn fit_json_carries_the_figures_the_text_prints() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
@@ -176,6 +192,10 @@ fn fit_json_carries_the_figures_the_text_prints() {
 }
 
 #[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
 fn machine_check_json_names_what_is_missing_and_init_keeps_stdout_empty() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
@@ -243,10 +263,14 @@ fn small_things_read_as_a_user_expects() {
         );
     }
     assert!(out.contains("x 1 GPU count ="), "{out}");
-    assert!(out.contains("measured on one node"), "{out}");
+    assert!(out.contains("measured on one H100 node"), "{out}");
 }
 
 #[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
 fn a_closed_standard_error_loses_no_output() {
     // `fit ... 2>&1 | head -2`: the reader goes away while notes are still being said.
     let dir = tempfile::tempdir().unwrap();
@@ -278,13 +302,14 @@ fn a_closed_standard_error_loses_no_output() {
 }
 
 #[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
 fn too_few_runs_with_energy_are_not_called_a_missing_column() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let text = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/multinode/hpgmgfv.csv"),
-    )
-    .unwrap();
+    let text = std::fs::read_to_string(common::multinode("hpgmgfv.csv")).unwrap();
     let two: String = text.lines().take(2).map(|l| format!("{l}\n")).collect();
     let csv = common::write(d, "one.csv", &two);
     let machine = Path::new(env!("CARGO_MANIFEST_DIR")).join(common::ICELAKE);

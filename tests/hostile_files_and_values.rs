@@ -98,11 +98,15 @@ fn an_in_place_rewrite_keeps_mode_0600_and_updates_a_links_target() {
 }
 
 #[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
 fn outputs_onto_inputs_are_refused_before_anything_is_written() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let csv = d.join("runs.csv");
-    std::fs::copy(repo("examples/measured/xeon-phi-spmv-sparse.csv"), &csv).unwrap();
+    std::fs::copy(common::xeon_phi("sparse.csv"), &csv).unwrap();
     let before = std::fs::read(&csv).unwrap();
     let dotted = d.join(".").join("runs.csv");
     refused(
@@ -311,6 +315,10 @@ fn zero_energy_and_nothing_predicted_are_refused_not_printed_as_inf_or_zero() {
 }
 
 #[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
 fn fit_refuses_what_its_points_cannot_identify_and_cores_the_machine_lacks() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
@@ -326,7 +334,7 @@ fn fit_refuses_what_its_points_cannot_identify_and_cores_the_machine_lacks() {
             "--measured".into(),
             s(csv).into(),
             "--machine".into(),
-            "xeon-phi-57c".into(),
+            s(&common::xeon_phi_fitted().1).into(),
             "--profile-out".into(),
             s(&out).into(),
         ]
@@ -339,7 +347,7 @@ fn fit_refuses_what_its_points_cannot_identify_and_cores_the_machine_lacks() {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     refused(
         &args,
-        &["refused by `plan`", "(8 cores, 0.6 GHz, 0 GPUs)", "-28.6%"],
+        &["refused by `plan`", "(8 cores, 0.6 GHz, 0 GPUs)", "-28.4%"],
     );
     assert!(!out.exists());
     let mut args = fit(&two);
@@ -374,15 +382,19 @@ fn fit_refuses_what_its_points_cannot_identify_and_cores_the_machine_lacks() {
 }
 
 #[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
 fn a_profile_fitted_for_one_machine_is_not_planned_silently_on_another() {
     let dir = tempfile::tempdir().unwrap();
     let prof = dir.path().join("fit.json");
     let (code, _, err) = jouleplan(&[
         "fit",
         "--measured",
-        s(&repo("examples/measured/xeon-phi-spmv-sparse.csv")),
+        s(&common::xeon_phi("sparse.csv")),
         "--machine",
-        "xeon-phi-57c",
+        s(&common::xeon_phi("machine.toml")),
         "--profile-out",
         s(&prof),
     ]);
@@ -417,17 +429,37 @@ fn a_profile_fitted_for_one_machine_is_not_planned_silently_on_another() {
 }
 
 #[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
 fn a_power_fit_worse_than_ten_percent_is_refused_by_plan() {
     let dir = tempfile::tempdir().unwrap();
-    let text = std::fs::read_to_string(repo("models/xeon-phi-57c.toml")).unwrap();
-    let bad = text.replace("fit_residual_rel = 0.02893", "fit_residual_rel = 0.5");
+    let (profile, machine) = common::xeon_phi_fitted();
+    let text = std::fs::read_to_string(machine).unwrap();
+    let bad: String = text
+        .lines()
+        .filter(|l| !l.starts_with("fit_residual_rms"))
+        .map(|l| match l.starts_with("fit_residual_rel") {
+            true => "fit_residual_rel = 0.5\n".to_string(),
+            false => format!("{l}\n"),
+        })
+        .collect();
     assert_ne!(bad, text);
     let m = write(dir.path(), "m.toml", &bad);
+    let p = s(&profile);
     refused(
-        &["plan", "--machine", s(&m)],
+        &["plan", "--machine", s(&m), "--profile", p],
         &["fit_residual_rel", "50.0%", "--accept-model-error"],
     );
-    let (code, out, err) = jouleplan(&["plan", "--machine", s(&m), "--accept-model-error"]);
+    let (code, out, err) = jouleplan(&[
+        "plan",
+        "--machine",
+        s(&m),
+        "--profile",
+        p,
+        "--accept-model-error",
+    ]);
     assert_eq!(code, 0, "{err}");
     assert!(
         out.contains("power fit") || err.contains("power fit"),

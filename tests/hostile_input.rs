@@ -221,12 +221,16 @@ fn a_paraver_header_cannot_size_memory() {
 }
 
 #[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
 fn a_trace_with_duplicated_state_records_is_flagged_not_silent() {
     use std::io::Read;
     let dir = tempfile::tempdir().unwrap();
     let mut text = String::new();
     flate2::read::GzDecoder::new(
-        std::fs::File::open(fixture("paraver/epoch/epoch_2proc.prv.gz")).unwrap(),
+        std::fs::File::open(common::public_fixture("paraver/epoch/epoch_2proc.prv.gz")).unwrap(),
     )
     .read_to_string(&mut text)
     .unwrap();
@@ -242,7 +246,7 @@ fn a_trace_with_duplicated_state_records_is_flagged_not_silent() {
     let prv = write(dir.path(), "dup.prv", &out);
     for ext in ["pcf", "row"] {
         std::fs::copy(
-            fixture(&format!("paraver/epoch/epoch_2proc.{ext}")),
+            common::public_fixture(&format!("paraver/epoch/epoch_2proc.{ext}")),
             dir.path().join(format!("dup.{ext}")),
         )
         .unwrap();
@@ -291,7 +295,7 @@ fn zero_energy_recordings_are_refused_at_once_instead_of_hanging_the_power_fit()
 
 #[test]
 fn a_tiny_window_over_a_long_trace_cannot_size_a_huge_grid() {
-    // tests/data/hostile/README.md: the fuzzer's input that took over 2 GB.
+    // tests/data/hostile/README.md: the shape of the fuzzer's input that took over 2 GB.
     let f = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/data/hostile/paraver-huge-window-grid.prv");
     bad_input(
@@ -299,7 +303,7 @@ fn a_tiny_window_over_a_long_trace_cannot_size_a_huge_grid() {
         &[
             "paraver-huge-window-grid.prv",
             "at most 65536 windows",
-            "21898660 windows",
+            "21900000 windows",
         ],
     );
 }
@@ -331,7 +335,7 @@ fn refusal(r: jouleplan::error::InputResult<impl std::fmt::Debug>, cell: &str) -
 
 #[test]
 fn measured_csv_and_sacct_refuse_hostile_times_naming_line_and_column() {
-    use jouleplan::calibrate::{reproduce::EnergyScope, sacct_runs, validate::read_csv};
+    use jouleplan::calibrate::{reproduce::EnergyScope, runs::read_csv, sacct_runs};
     use std::path::Path;
     let machine = jouleplan::model::machine::Machine::from_toml(Path::new("m.toml"), MACHINE)
         .expect("the test machine");
@@ -470,7 +474,7 @@ fn profile_times_and_energies_share_the_readers_range() {
 #[test]
 fn a_crlf_measured_csv_names_the_line_of_the_bad_row_not_the_header() {
     use jouleplan::artefact::measured::read_rows;
-    use jouleplan::calibrate::validate::read_csv;
+    use jouleplan::calibrate::runs::read_csv;
     use std::path::Path;
     // tests/data/hostile/README.md: found by the measured_csv fuzz target.
     let file = Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -76,8 +76,10 @@ fn talp_fixtures_give_dlbs_expected_values() {
     }
 }
 
-fn modelfactors(f: &std::path::Path) -> std::collections::HashMap<String, Vec<f64>> {
-    let text = std::fs::read_to_string(f.join("paraver/epoch/modelfactors.csv")).unwrap();
+fn modelfactors() -> std::collections::HashMap<String, Vec<f64>> {
+    let text =
+        std::fs::read_to_string(common::public_root().join("paraver/epoch/modelfactors.csv"))
+            .unwrap();
     text.lines()
         .filter_map(|l| l.strip_prefix('#'))
         .filter_map(|l| {
@@ -90,20 +92,25 @@ fn modelfactors(f: &std::path::Path) -> std::collections::HashMap<String, Vec<f6
 }
 
 #[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
 fn epoch_traces_match_basicanalysis() {
-    let f = fixtures();
-    let mf = modelfactors(&f);
+    let mf = modelfactors();
     let files: Vec<String> = [1, 2, 4, 8, 16]
         .iter()
         .map(|p| {
-            f.join(format!("paraver/epoch/epoch_{p}proc.prv.gz"))
+            common::public_root()
+                .join(format!("paraver/epoch/epoch_{p}proc.prv.gz"))
                 .display()
                 .to_string()
         })
         .collect();
     let args: Vec<&str> = files.iter().map(String::as_str).collect();
     let v = metrics(&args);
-    let pre = std::fs::read_to_string(f.join("paraver/epoch/precomputed.csv")).unwrap();
+    let pre = std::fs::read_to_string(common::public_root().join("paraver/epoch/precomputed.csv"))
+        .unwrap();
     let rows: Vec<Vec<String>> = pre
         .lines()
         .skip(1)
@@ -162,9 +169,12 @@ fn epoch_traces_match_basicanalysis() {
 }
 
 #[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
 fn one_window_over_the_whole_run_gives_the_whole_run_metrics() {
-    let f = fixtures();
-    let file = f.join("paraver/epoch/epoch_4proc.prv.gz");
+    let file = common::public_root().join("paraver/epoch/epoch_4proc.prv.gz");
     let whole = metrics(&[file.to_str().unwrap()])["runs"][0]["pop"].clone();
     let v = metrics(&[file.to_str().unwrap(), "--window", "1h"]);
     let w = v["runs"][0]["windows"].as_array().unwrap();
@@ -199,9 +209,12 @@ fn one_window_over_the_whole_run_gives_the_whole_run_metrics() {
 }
 
 #[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
 fn the_2004_legacy_trace_parses_quickly() {
-    let f = fixtures();
-    let file = f.join("paraver/legacy/qsort_beo3.prv");
+    let file = common::public_root().join("paraver/legacy/qsort_beo3.prv");
     let start = std::time::Instant::now();
     let v = metrics(&[file.to_str().unwrap()]);
     assert!(
@@ -260,6 +273,10 @@ fn text_output_is_a_tree_with_two_decimals() {
 }
 
 #[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
 fn csv_rows_and_window_plots() {
     let f = fixtures();
     let talp = f.join("talp/test_hybrid_profile_1_0.json");
@@ -278,7 +295,7 @@ fn csv_rows_and_window_plots() {
         "{out}"
     );
 
-    let trace = f.join("paraver/epoch/epoch_2proc.prv.gz");
+    let trace = common::public_root().join("paraver/epoch/epoch_2proc.prv.gz");
     let dir = tempfile::tempdir().unwrap();
     let svg = dir.path().join("w.svg");
     let (code, _, err) = jouleplan(&[

@@ -6,10 +6,11 @@
 mod common;
 
 use common::{MACHINE, fixture, jouleplan, profile_json, write};
+use jouleplan::calibrate::core_fill::fit_to_machine;
 use jouleplan::calibrate::reproduce;
-use jouleplan::cli::{fit_to_machine, load_machine, load_profile};
 use jouleplan::model::machine::Machine;
 use jouleplan::model::{Config, Model, Outcome};
+use jouleplan::search::inputs::{load_machine, load_profile};
 use jouleplan::units::Hertz;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -29,8 +30,8 @@ fn s(p: &Path) -> &str {
 fn cases(tmp: &Path) -> Vec<(PathBuf, PathBuf)> {
     vec![
         (
-            repo("models/xeon-phi-57c.toml"),
-            repo("examples/profiles/spmv-xeon-phi.json"),
+            repo("models/h100-gpu.toml"),
+            repo("examples/profiles/gpu-mix-h100.json"),
         ),
         (repo(H100), fixture("gpu-h100/sync.json")),
         (repo(H100), fixture("cpu-16core/heat_1024.json")),
@@ -221,20 +222,27 @@ fn a_program_that_sleeps_is_refused_with_its_unexplained_share() {
 #[test]
 fn a_profile_from_another_machine_is_refused_naming_both_and_accepted_with_a_warning() {
     let heat = fixture("cpu-16core/heat_8192.json");
-    let (code, _, err) = jouleplan(&["plan", "--profile", s(&heat)]);
+    let tmp = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(repo(H100)).unwrap();
+    let wide = text
+        .replace("cores_per_node = 16", "cores_per_node = 32")
+        .replace("name = \"h100-node\"", "name = \"wide-node\"");
+    let wide = write(tmp.path(), "wide.toml", &wide);
+    let (code, _, err) = jouleplan(&["plan", "--profile", s(&heat), "--machine", s(&wide)]);
     assert_eq!(code, 2);
-    assert!(err.contains("not on machine `xeon-phi-57c`"), "{err}");
+    assert!(err.contains("not on machine `wide-node`"), "{err}");
     assert!(
-        err.contains("16 physical cores where the machine file has 57"),
+        err.contains("16 physical cores where the machine file has 32"),
         "{err}"
     );
-    let tmp = tempfile::tempdir().unwrap();
     let script = tmp.path().join("job.sh");
     let (code, out, err) = jouleplan(&[
         "plan",
         "--json",
         "--profile",
         s(&heat),
+        "--machine",
+        s(&wide),
         "--other-machine",
         "--sbatch",
         s(&script),
@@ -253,7 +261,18 @@ fn a_profile_from_another_machine_is_refused_naming_both_and_accepted_with_a_war
 }
 
 #[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
 fn a_multi_node_recommendation_without_measured_messages_warns_in_the_recommendation() {
+    // The Xeon Phi data set fitted on one node, planned on 64 such nodes.
+    let (profile, machine) = common::xeon_phi_fitted();
+    let jouleplan = |extra: &[&str]| {
+        let mut args = vec![extra[0], "--machine", s(&machine), "--profile", s(&profile)];
+        args.extend_from_slice(&extra[1..]);
+        jouleplan(&args)
+    };
     let (code, out, err) = jouleplan(&["plan", "--json"]);
     assert_eq!(code, 0, "{err}");
     let v: Value = serde_json::from_str(&out).unwrap();
@@ -367,15 +386,24 @@ fn a_talp_output_without_device_times_or_for_no_point_is_refused() {
 }
 
 #[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
 fn the_xeon_phi_data_set_from_4_core_counts_at_3_frequencies_predicts_the_other_387_points() {
     // 12 measured points fitted (cores 1, 8, 29, 57 at 0.6, 0.8, 1.1 GHz); the other 387 of
     // the 399 predicted by the core law and the frequency fill. Achieved: time 2.1% mean, 9.5%
     // max; node energy 2.2% mean, 11.3% max. Caveat: the bundled profile's work/stall split and
     // the machine's power were fitted on all 399 points by the importer, so the frequency axis
     // and the energy are not fully held out.
+    let (profile, machine) = common::xeon_phi_fitted();
     let (code, out, err) = jouleplan(&[
         "validate",
         "--json",
+        "--machine",
+        s(&machine),
+        "--profile",
+        s(&profile),
         "--use-cores",
         "1,8,29,57",
         "--use-freqs",
@@ -563,6 +591,10 @@ fn the_predicted_trees_at_the_measured_points_agree_with_talp() {
 }
 
 #[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
 fn a_paraver_trace_of_the_baseline_carries_its_load_balance_into_predictions() {
     // Plumbing on real files: the heat stencil's CPU profile (16-core node) with the epoch
     // traces' trees attached at 2 and 4 cores. The traces are of another program (EPOCH, 2 and
@@ -571,8 +603,14 @@ fn a_paraver_trace_of_the_baseline_carries_its_load_balance_into_predictions() {
     let tmp = tempfile::tempdir().unwrap();
     let prof = tmp.path().join("h.json");
     std::fs::copy(fixture("cpu-16core/heat_8192.json"), &prof).unwrap();
-    let t2 = format!("2={}", s(&fixture("paraver/epoch/epoch_2proc.prv.gz")));
-    let t4 = format!("4={}", s(&fixture("paraver/epoch/epoch_4proc.prv.gz")));
+    let t2 = format!(
+        "2={}",
+        s(&common::public_fixture("paraver/epoch/epoch_2proc.prv.gz"))
+    );
+    let t4 = format!(
+        "4={}",
+        s(&common::public_fixture("paraver/epoch/epoch_4proc.prv.gz"))
+    );
     let (code, out, err) = jouleplan(&[
         "profile",
         "--output",

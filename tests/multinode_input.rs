@@ -90,6 +90,10 @@ fn an_output_named_like_a_runs_folder_is_not_its_own_runs_folder() {
 }
 
 #[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
 fn slurm_no_value_energies_and_impossible_powers_are_no_reading() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
@@ -227,6 +231,10 @@ fn the_measured_csv_names_the_column_at_fault() {
 }
 
 #[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
 fn a_node_law_edited_into_negative_time_or_loose_weights_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();

@@ -1,5 +1,5 @@
 //! The node axis on real multi-node runs (MODEL.md 6c, docs/NODE_AXIS.md): SPEChpc 2021 codes on 1-32
-//! Ice Lake nodes with RAPL energy (`tests/data/multinode/`, measured by Afzal, Hager and
+//! Ice Lake nodes with RAPL energy (the public data read from `../shared/fixtures`, measured by Afzal, Hager and
 //! Wellein, PMBS'23, GPL-3.0). Each code is fitted on a few node counts and every other count
 //! up to 16 is predicted: the figures are the held-out error of `validate`.
 
@@ -21,7 +21,7 @@ const MACHINE: &str = "tests/data/machines/icelake-8360y.toml";
 
 /// The code's rows whose node count `keep` accepts, as a CSV in `dir`.
 fn subset(dir: &Path, code: &str, name: &str, keep: impl Fn(u32) -> bool) -> PathBuf {
-    let text = std::fs::read_to_string(repo(&format!("tests/data/multinode/{code}.csv"))).unwrap();
+    let text = std::fs::read_to_string(common::multinode(&format!("{code}.csv"))).unwrap();
     let mut lines = text.lines();
     let mut out = format!("{}\n", lines.next().unwrap());
     for l in lines {
@@ -113,6 +113,10 @@ fn validate(mach: &Path, prof: &Path, csv: &Path) -> Value {
 }
 
 #[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
 fn fitted_on_1_2_4_8_nodes_the_other_counts_up_to_16_are_predicted_within_6_percent() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
@@ -147,6 +151,10 @@ fn fitted_on_1_2_4_8_nodes_the_other_counts_up_to_16_are_predicted_within_6_perc
 }
 
 #[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
 fn a_node_law_beats_perfect_scaling_from_one_node() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
@@ -190,6 +198,10 @@ fn plan(mach: &Path, prof: &Path) -> Value {
 }
 
 #[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
 fn the_recommended_node_count_wastes_little_energy_against_what_was_measured() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
@@ -209,6 +221,10 @@ fn the_recommended_node_count_wastes_little_energy_against_what_was_measured() {
 }
 
 #[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
 fn from_one_node_no_recommendation_goes_beyond_two_nodes_without_its_interval() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
@@ -297,6 +313,10 @@ fn uneven_layouts_and_energy_scopes_are_read_and_checked() {
 }
 
 #[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
 fn the_profile_keeps_its_law_and_the_machine_gets_its_power() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
@@ -464,16 +484,19 @@ fn past_slurm_jobs_are_a_validation_set() {
 }
 
 #[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
 fn weak_scaling_follows_lulesh_from_eight_nodes_to_thirty_one() {
-    // LULESH with a fixed work per rank (tests/data/multinode/lulesh-SIZE.csv): fitted on the
+    // LULESH with a fixed work per rank (lulesh-SIZE.csv, made from the public data): fitted on the
     // two-socket runs up to 8 nodes (one-node runs of 1-27 ranks use one socket, which RAPL's
     // CPU scope measures alone), predicted on 11-31 nodes (729-2,197 ranks).
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     for size in ["150", "120"] {
         let code = format!("lulesh-{size}");
-        let text =
-            std::fs::read_to_string(repo(&format!("tests/data/multinode/{code}.csv"))).unwrap();
+        let text = std::fs::read_to_string(common::multinode(&format!("{code}.csv"))).unwrap();
         let keep = |pick: &dyn Fn(u32, u32) -> bool, name: &str| {
             let mut out = String::new();
             for (i, l) in text.lines().enumerate() {
@@ -525,7 +548,7 @@ fn weak_scaling_follows_lulesh_from_eight_nodes_to_thirty_one() {
 /// The fit sets the design study and the README use: counts among 1, 2, 4, 8 (and the
 /// fewest), among 1, 2, 4, and the 3 and 4 smallest counts.
 fn fit_sets(code: &str) -> Vec<Vec<u32>> {
-    let text = std::fs::read_to_string(repo(&format!("tests/data/multinode/{code}.csv"))).unwrap();
+    let text = std::fs::read_to_string(common::multinode(&format!("{code}.csv"))).unwrap();
     let mut counts: Vec<u32> = text
         .lines()
         .skip(1)
@@ -554,6 +577,10 @@ const CODES: [&str; 9] = [
 ];
 
 #[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
 fn what_fit_writes_plan_and_validate_accept_for_every_fixture_code_and_subset() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
@@ -588,7 +615,7 @@ fn what_fit_writes_plan_and_validate_accept_for_every_fixture_code_and_subset() 
     // bound) is accepted; where node power over 1-32 nodes leaves a root-mean-square residual
     // beyond 10% (soma: 13.5%), `fit` refuses at once, naming it, and writes nothing.
     for code in CODES {
-        let all = repo(&format!("tests/data/multinode/{code}.csv"));
+        let all = common::multinode(&format!("{code}.csv"));
         let (prof, mach) = (
             d.join(format!("{code}-all.json")),
             d.join(format!("{code}-all.toml")),
@@ -620,6 +647,10 @@ fn what_fit_writes_plan_and_validate_accept_for_every_fixture_code_and_subset() 
 }
 
 #[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
 fn every_count_not_measured_carries_an_interval_of_the_stated_coverage() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
@@ -713,6 +744,10 @@ fn every_count_not_measured_carries_an_interval_of_the_stated_coverage() {
 }
 
 #[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
 fn a_law_anchored_at_the_fewest_nodes_reproduces_them() {
     // lbm was first measured on 3 nodes: the law vanishes there, so the 3-node runs are the
     // model's own (perfect scaling from them), not a law's extrapolation down to one node.
@@ -729,6 +764,10 @@ fn a_law_anchored_at_the_fewest_nodes_reproduces_them() {
 }
 
 #[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
 fn a_deadline_the_interval_crosses_is_a_named_risk_with_a_safe_alternative() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
@@ -770,6 +809,10 @@ fn a_deadline_the_interval_crosses_is_a_named_risk_with_a_safe_alternative() {
 }
 
 #[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
 fn fit_loo_on_runs_over_several_nodes_predicts_their_energy() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
@@ -925,6 +968,10 @@ fn time_only_profiles_plan_by_time_and_node_hours_with_energy_said_unavailable()
 }
 
 #[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
 fn time_only_runs_over_several_nodes_rank_node_counts_by_node_hours() {
     // hpgmgfv's real runs on 1, 2, 4, 8 nodes without their energy, against the Ice Lake
     // machine file, which has a [network] and no [power].
@@ -991,13 +1038,17 @@ fn numbers(v: &Value, out: &mut Vec<f64>) {
 }
 
 #[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
 fn every_run_repeated_three_times_fits_the_same_profile_and_node_power() {
     // Repeats are averaged one way: three copies of every run leave every mean, the node law's
     // points, node power and its residuals (each copy has the residual of its run) as they
     // were; only the run count and the run-to-run spread (copies agree exactly) may move.
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
-    let text = std::fs::read_to_string(repo("tests/data/multinode/hpgmgfv.csv")).unwrap();
+    let text = std::fs::read_to_string(common::multinode("hpgmgfv.csv")).unwrap();
     let mut lines = text.lines();
     let mut thrice = format!("{}\n", lines.next().unwrap());
     let rows: Vec<&str> = lines.collect();
@@ -1010,7 +1061,7 @@ fn every_run_repeated_three_times_fits_the_same_profile_and_node_power() {
         serde_json::from_str(&out).unwrap()
     };
     let (once, three) = (
-        fit(&repo("tests/data/multinode/hpgmgfv.csv"), "once"),
+        fit(&common::multinode("hpgmgfv.csv"), "once"),
         fit(&csv, "thrice"),
     );
     assert_eq!(once["configurations"], three["configurations"]);

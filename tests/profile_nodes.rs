@@ -347,3 +347,99 @@ fn a_profile_with_hosts_in_each_run_still_reads_and_is_written_again_with_the_ta
         serde_json::json!({"list": 0, "count": 2})
     );
 }
+
+#[test]
+fn a_sweep_over_thousands_of_node_counts_says_them_as_ranges_on_one_short_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (ok, out, err) = profile(d, &["--cores", "1", "-o", "p.json", "--", "true"]);
+    assert!(ok, "{out}{err}");
+    // The runs of a sweep over 2..=3525 nodes, recorded (copies of the one real run).
+    let mut doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("p.json")).unwrap()).unwrap();
+    let rec = &mut doc["sweep"]["record"];
+    let run = rec["runs"][0].clone();
+    let runs = rec["runs"].as_array_mut().unwrap();
+    for n in 2..=3525u32 {
+        let mut r = run.clone();
+        r["nodes"] = n.into();
+        runs.push(r);
+    }
+    std::fs::write(d.join("p.json"), doc.to_string()).unwrap();
+    let (ok, out, err) = profile(
+        d,
+        &["--cores", "1", "-o", "p.json", "--resume", "--", "true"],
+    );
+    assert!(ok, "{out}{err}");
+    let line = out
+        .lines()
+        .find(|l| l.contains("no node law was fitted"))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(line.contains("runs on 2-3525 nodes"), "{line}");
+    assert!(line.len() < 400, "{} bytes: {line}", line.len());
+}
+
+#[test]
+fn a_node_law_that_plan_would_refuse_is_never_written_and_the_message_says_what_to_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("hosts"), "n1\nn2\nn3\nn4\nn5\nn6\nn7\nn8\n").unwrap();
+    let launcher = "sh -c 'exec \"$@\"' {hostfile}";
+    let args = [
+        "--nodes",
+        "1,2,4,8",
+        "--cores",
+        "1",
+        "--hostfile",
+        "hosts",
+        "--launcher",
+        launcher,
+        "-o",
+        "p.json",
+    ];
+    let (ok, out, err) = profile(d, &[&args[..], &["--", "true"]].concat());
+    assert!(ok, "{out}{err}");
+    // Times over nodes no law can follow (a run's times edited: erratic by a factor 10^5).
+    let mut doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("p.json")).unwrap()).unwrap();
+    for r in doc["sweep"]["record"]["runs"].as_array_mut().unwrap() {
+        let n = r["nodes"].as_u64().unwrap_or(1);
+        r["wall_s"] = [1.0, 300.0, 0.002, 900.0][n.trailing_zeros() as usize].into();
+    }
+    std::fs::write(d.join("p.json"), doc.to_string()).unwrap();
+    // This node, at the frequency the runs were made at.
+    let ghz = doc["sweep"]["record"]["runs"][0]["freq_hz"]
+        .as_f64()
+        .unwrap()
+        / 1e9;
+    let machine = format!(
+        "[machine]\nname = \"here\"\nnodes = 16\ncores_per_node = 1\nfrequencies_ghz = [{ghz}]\n\
+         [network]\nlatency_s = 1e-6\nbandwidth_bytes_per_s = 1e9\n"
+    );
+    std::fs::write(d.join("m.toml"), machine).unwrap();
+    let (ok, out, err) = profile(
+        d,
+        &[
+            &args[..],
+            &["--resume", "--machine", "m.toml", "--", "true"],
+        ]
+        .concat(),
+    );
+    assert!(ok, "{out}{err}");
+    assert!(
+        err.contains("`plan` would refuse it") && err.contains("--repeat"),
+        "says why and what to do: {err}"
+    );
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("p.json")).unwrap()).unwrap();
+    assert!(doc.get("node_law").is_none(), "no law written");
+    let said = doc["assumptions"].to_string();
+    assert!(
+        said.contains("was not written"),
+        "the profile says so: {said}"
+    );
+    assert_eq!(runs(&d.join("p.json")).len(), 4, "every run kept");
+    // What was written is what jouleplan reads: `--resume` goes on from it.
+    let (ok, out, err) = profile(d, &[&args[..], &["--resume", "--", "true"]].concat());
+    assert!(ok, "{out}{err}");
+}

@@ -95,8 +95,10 @@ fn srun_steps(c: &Cluster) {
     );
     let runs = rec["runs"].as_array().unwrap();
     let one = runs.iter().find(|r| r.get("nodes").is_none()).unwrap();
+    // The shell loop burns about 0.3 s of CPU; a launcher alone would read near 0. Compared
+    // with a floor, not with the wall time, which grows on a loaded machine.
     assert!(
-        one["readings"]["cpu_time_s"].as_f64().unwrap() > 0.5 * one["wall_s"].as_f64().unwrap(),
+        one["readings"]["cpu_time_s"].as_f64().unwrap() > 0.1,
         "the one-node run's CPU time is the program's: {one}"
     );
     let two: Vec<&Value> = runs.iter().filter(|r| r["nodes"] == 2).collect();

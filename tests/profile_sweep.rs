@@ -92,12 +92,9 @@ fn a_real_sweep_of_the_heat_example_gives_a_profile_that_plan_accepts() {
     // naming both; --other-machine plans it and the recommendation says so.
     let (code, _, plan_err) = jouleplan(&["plan", "--profile", out.to_str().unwrap()]);
     assert_eq!(code, 2, "{plan_err}");
+    assert!(plan_err.contains("not on machine `h100-gpu`"), "{plan_err}");
     assert!(
-        plan_err.contains("not on machine `xeon-phi-57c`"),
-        "{plan_err}"
-    );
-    assert!(
-        plan_err.contains("2 physical cores where the machine file has 57"),
+        plan_err.contains("2 physical cores where the machine file has 16"),
         "{plan_err}"
     );
     let (code, plan_out, plan_err) = jouleplan(&[
@@ -113,7 +110,7 @@ fn a_real_sweep_of_the_heat_example_gives_a_profile_that_plan_accepts() {
         "{plan_err}"
     );
     assert!(plan_err.contains("profile assumption"), "{plan_err}");
-    assert!(plan_err.contains("cores 3-57 left out"), "{plan_err}");
+    assert!(plan_err.contains("cores 3-16 left out"), "{plan_err}");
     assert!(plan_out.contains("Recommendation"), "{plan_out}");
 }
 
@@ -362,7 +359,7 @@ fn a_perf_stat_capture_from_a_cluster_node_becomes_a_point_plan_reads() {
         "--cores",
         "1",
         "--freqs",
-        "0.6",
+        "1.0",
         "--program",
         "random-reads",
         "--output",
@@ -375,20 +372,30 @@ fn a_perf_stat_capture_from_a_cluster_node_becomes_a_point_plan_reads() {
     assert_eq!(p["stall_cycles"].as_f64(), Some(418262067.0));
     assert_eq!(p["mem_stall_cycles"].as_f64(), Some(352397497.0));
     assert!((p["wall_time_s"].as_f64().unwrap() - 3.48050178).abs() < 1e-9);
-    // Recorded at 0.6 GHz, 7.4e9 cycles cannot have run in 3.48 s on one core: the model
+    // Said to be recorded at 1.0 GHz, 7.4e9 cycles cannot have run in 3.48 s on one core: the model
     // refuses to plan from it, and says which term is too large.
-    let (code, _, err) = jouleplan(&["plan", "--profile", out.to_str().unwrap()]);
+    // The bundled node at 1.0 GHz.
+    let node =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("models/h100-gpu.toml"))
+            .unwrap()
+            .replace("frequencies_ghz = [2.1]", "frequencies_ghz = [1.0]");
+    let node_file = dir.path().join("node.toml");
+    std::fs::write(&node_file, node).unwrap();
+    let m = node_file.to_str().unwrap();
+    let (code, _, err) = jouleplan(&["plan", "--machine", m, "--profile", out.to_str().unwrap()]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("alone exceed the measured time"), "{err}");
-    assert!(err.contains("(1 core, 0.6 GHz, 0 GPUs)"), "{err}");
+    assert!(err.contains("(1 core, 1 GHz, 0 GPUs)"), "{err}");
     let (code, plan_out, err) = jouleplan(&[
         "plan",
+        "--machine",
+        m,
         "--profile",
         out.to_str().unwrap(),
         "--accept-model-error",
     ]);
     assert_eq!(code, 0, "{plan_out}{err}");
-    assert!(err.contains("derived"), "{err}");
+    assert!(err.contains("cores 2-16 left out"), "{err}");
     assert!(err.contains("warning: model error accepted"), "{err}");
 }
 

@@ -4,12 +4,12 @@
 mod common;
 
 use common::{MACHINE, profile_json};
-use jouleplan::calibrate::validate::{CsvText, read_csv};
-use jouleplan::cli::values::{
-    parse_config, parse_duration, parse_energy, parse_int_spec, parse_slowdown,
-};
+use jouleplan::calibrate::runs::{CsvText, read_csv};
 use jouleplan::model::machine::Machine;
 use jouleplan::model::workload::Profile;
+use jouleplan::values::{
+    parse_config, parse_duration, parse_energy, parse_int_spec, parse_slowdown,
+};
 use proptest::prelude::*;
 use std::path::Path;
 
@@ -114,16 +114,17 @@ proptest! {
 
 /// The sparse Xeon Phi CSV that `jouleplan fit` reads (12 real runs).
 fn sparse_csv() -> String {
-    std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/measured/xeon-phi-spmv-sparse.csv"),
-    )
-    .unwrap()
+    std::fs::read_to_string(common::xeon_phi("sparse.csv")).unwrap()
 }
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(200))]
 
     #[test]
+    #[cfg_attr(
+        not(public_fixtures),
+        ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+    )]
     fn fit_gives_finite_profiles_and_powers_or_an_error(cut in 0usize..700, flips in prop::collection::vec((0usize..700, any::<u8>()), 0..6), v in number(), line in 1usize..13, col in 4usize..6) {
         // Mutated bytes, and one time or energy replaced by an extreme or non-finite spelling.
         let mut lines: Vec<String> = sparse_csv().lines().map(str::to_string).collect();
@@ -131,7 +132,7 @@ proptest! {
         cells[col] = v;
         lines[line] = cells.join(",");
         let text = mutate(&lines.join("\n"), cut, &flips);
-        let machine = jouleplan::cli::load_machine(Some("xeon-phi-57c")).unwrap();
+        let machine = jouleplan::search::inputs::load_machine(Some(common::xeon_phi_fitted().1.to_str().unwrap())).unwrap();
         if let Ok(rows) = read_csv(Path::new("m.csv"), &text)
             && let Ok(f) = jouleplan::calibrate::from_measured::fit(Path::new("m.csv"), (&rows, &CsvText(Path::new("m.csv"), &text)), &machine, "p")
         {

@@ -42,10 +42,17 @@ fn section_commands(heading: &str) -> Vec<String> {
     commands
 }
 
+/// Where the README's commands find the public data (`JOULEPLAN_FIXTURES`, as the README says):
+/// the folder the build found, or a path that does not exist where it found none (the
+/// walkthroughs that need it are then ignored).
+fn public_data() -> &'static str {
+    option_env!("JOULEPLAN_PUBLIC_FIXTURES").unwrap_or("/nonexistent/public-fixtures")
+}
+
 /// A scratch folder laid out like the repository root for the README's commands.
 fn scratch() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    for link in ["models", "tests", "examples"] {
+    for link in ["models", "tests", "examples", "scripts"] {
         std::os::unix::fs::symlink(repo(link), dir.path().join(link)).unwrap();
     }
     std::fs::create_dir_all(dir.path().join("target/release")).unwrap();
@@ -73,6 +80,7 @@ fn run_all(dir: &Path, commands: &[String]) -> Vec<String> {
             .arg(command)
             .current_dir(dir)
             .env_remove("SLURM_JOB_ID")
+            .env("JOULEPLAN_FIXTURES", public_data())
             .output()
             .unwrap();
         assert_eq!(
@@ -98,6 +106,10 @@ fn the_quick_start_runs_verbatim() {
 }
 
 #[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
 fn how_many_nodes_runs_verbatim_with_its_interval_layout_and_validation() {
     let dir = scratch();
     let commands = section_commands("## How many nodes?");
@@ -157,7 +169,7 @@ fn how_many_nodes_runs_verbatim_with_its_interval_layout_and_validation() {
     // Validation on every measured node count.
     let validate = &commands[at("validate")];
     assert!(
-        validate.contains("--measured tests/data/multinode/hpgmgfv.csv"),
+        validate.contains("--measured multinode/hpgmgfv.csv"),
         "{validate}"
     );
     let scores = &outs[at("validate")];
@@ -177,6 +189,10 @@ fn measure_your_own_program_runs_verbatim() {
 }
 
 #[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
 fn how_many_nodes_to_measure_runs_verbatim_and_ends_by_itself() {
     let dir = scratch();
     let commands = section_commands("## How many nodes to measure?");

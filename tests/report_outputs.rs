@@ -76,19 +76,18 @@ fn plot_flag_writes_svg_or_png_and_rejects_other_extensions() {
 fn large_spaces_are_sampled_and_say_so() {
     let out = tempfile::tempdir().unwrap();
     let dir = out.path().join("big");
-    // The bundled default holds 25,536 configurations: all drawn. A machine file with more
-    // nodes makes 511,024 (above the 100,000 cap): a stratified sample.
+    // The worked example on 10,000 nodes makes 160,000 configurations (10,000 nodes x 8 cores
+    // x 2 frequencies), above the 100,000 cap: a stratified sample.
     let big = tempfile::tempdir().unwrap();
-    let text = std::fs::read_to_string(
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("models/xeon-phi-57c.toml"),
-    )
-    .unwrap()
-    .replace("nodes = 64", "nodes = 1280");
+    let text = common::MACHINE.replace("nodes = 16", "nodes = 10000");
     let m = write(big.path(), "big.toml", &text);
+    let p = write(big.path(), "p.json", &common::profile_json());
     let (code, _, err) = jouleplan(&[
         "report",
         "--machine",
         m.to_str().unwrap(),
+        "--profile",
+        p.to_str().unwrap(),
         "--out",
         dir.to_str().unwrap(),
     ]);
@@ -264,10 +263,11 @@ fn svg_chart_matches_its_snapshot() {
 
 #[test]
 fn charts_have_round_ticks_a_zoom_on_a_thin_front_and_bars_named_by_configuration() {
-    // The bundled default: a front of 463-493 J inside a cloud up to 100 kJ.
+    // The worked example on 16 nodes: a front within 8.64-8.65 kJ inside a cloud up to 60 kJ.
+    let i = inputs();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("rep");
-    let (code, _, err) = jouleplan(&["report", "--out", out.to_str().unwrap()]);
+    let (code, _, err) = i.run("report", &["--out", out.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
     let svg = std::fs::read_to_string(out.join("pareto.svg")).unwrap();
     // SVG text content stands alone on its line, between the tags.
@@ -276,23 +276,23 @@ fn charts_have_round_ticks_a_zoom_on_a_thin_front_and_bars_named_by_configuratio
         svg.contains("the front, zoomed"),
         "no zoom panel on a sliver front"
     );
-    for tick in ["500 J", "1 kJ", "200 ms", "1 s", "470 J", "490 J"] {
+    for tick in ["10 kJ", "20 kJ", "10 s", "100 s", "8.645 kJ"] {
         assert!(text(&svg, tick), "tick {tick} missing");
     }
-    for odd in ["3.16 kJ", "316.2 ms", "1m40.0s", "631.0 J"] {
+    for odd in ["31.62 s", "316.2 s", "1m40.0s", "31.62 kJ"] {
         assert!(!svg.contains(odd), "unround tick {odd}");
     }
-    assert!(svg.contains("recommended: 28 nodes x 57 cores @ 1.1 GHz"));
+    assert!(svg.contains("recommended: 16 nodes x 8 cores @ 2 GHz"));
     let bars = std::fs::read_to_string(out.join("breakdown.svg")).unwrap();
-    // Every bar is 57 cores at 1.1 GHz: the caption says so, a bar is named by its node count
+    // Every bar is 8 cores at 2 GHz: the caption says so, a bar is named by its node count
     // (horizontal, so two-digit counts never run together), the recommended one in red.
     assert!(
-        bars.contains("bars: nodes, each x 57 cores @ 1.1 GHz"),
+        bars.contains("bars: nodes, each x 8 cores @ 2 GHz"),
         "bars not named"
     );
-    assert!(text(&bars, "29") && text(&bars, "1") && !bars.contains("x57@"));
+    assert!(text(&bars, "16") && text(&bars, "1") && !bars.contains("x8@"));
     assert!(
-        bars.contains("fill=\"#FF0000\">\n28\n</text>"),
+        bars.contains("fill=\"#FF0000\">\n16\n</text>"),
         "the recommended bar's label is not marked"
     );
     assert!(text(&bars, "recommended"));
@@ -393,6 +393,10 @@ fn hpgmgfv_report(dir: &std::path::Path, extra: &[&str]) -> std::path::PathBuf {
 }
 
 #[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
 fn the_report_shows_every_term_the_node_law_included_adding_up_to_the_total() {
     let dir = tempfile::tempdir().unwrap();
     let out = hpgmgfv_report(dir.path(), &[]);
@@ -417,6 +421,10 @@ fn the_report_shows_every_term_the_node_law_included_adding_up_to_the_total() {
 }
 
 #[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
 fn the_report_shows_intervals_measure_next_and_the_energy_scope() {
     let dir = tempfile::tempdir().unwrap();
     // A deadline only 19 nodes or more meet: beyond twice the 8 measured, so measure next.
@@ -451,9 +459,13 @@ fn the_report_shows_intervals_measure_next_and_the_energy_scope() {
 }
 
 #[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
 fn measured_runs_are_drawn_beside_the_predictions() {
     let dir = tempfile::tempdir().unwrap();
-    let runs = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/multinode/hpgmgfv.csv");
+    let runs = common::multinode("hpgmgfv.csv");
     let out = hpgmgfv_report(dir.path(), &["--measured", runs.to_str().unwrap()]);
     let html = std::fs::read_to_string(out.join("index.html")).unwrap();
     let table = &html[html.find("<table id=\"measured\">").unwrap()..];

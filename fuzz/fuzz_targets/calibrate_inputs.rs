@@ -3,9 +3,11 @@
 //! values or an error), the same CSVs validated against the bundled model (finite statistics),
 //! and ping-pong records fitted by `calibrate network`.
 #![no_main]
-use jouleplan::calibrate::validate::{compare, read_csv, summary};
+use jouleplan::calibrate::runs::read_csv;
+use jouleplan::calibrate::validate::{compare, summary};
 use jouleplan::calibrate::{from_measured, network_fit};
-use jouleplan::cli::{fit_to_machine, load_machine, load_profile};
+use jouleplan::calibrate::core_fill::fit_to_machine;
+use jouleplan::search::inputs::{load_machine, load_profile};
 use jouleplan::model::Model;
 use jouleplan::measure::pingpong::Record;
 use libfuzzer_sys::fuzz_target;
@@ -14,7 +16,7 @@ use std::path::Path;
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
     if let Ok(rows) = read_csv(Path::new("m.csv"), &text) {
-        let machine = load_machine(Some("xeon-phi-57c")).expect("bundled machine");
+        let machine = load_machine(None).expect("bundled machine");
         // validate: every row predicted or named, statistics finite.
         let mut profile = load_profile(None).expect("bundled profile");
         fit_to_machine(&mut profile, &machine);

@@ -1,7 +1,7 @@
 //! Flag values: durations, energies, fractions, specs and configurations parse to finite,
 //! positive, bounded values or errors; never a panic.
 #![no_main]
-use jouleplan::cli::values::{
+use jouleplan::values::{
     parse_bytes, parse_config, parse_duration, parse_energy, parse_ghz_values, parse_int_spec,
     parse_slowdown,
 };

@@ -4,7 +4,7 @@
 //! error, or rows that hold to them. Never a subnormal, zero, infinite or NaN time or energy.
 #![no_main]
 use jouleplan::artefact::measured::read_rows;
-use jouleplan::calibrate::validate::read_csv;
+use jouleplan::calibrate::runs::read_csv;
 use jouleplan::limits::{Reading, plausible_node_power};
 use libfuzzer_sys::fuzz_target;
 use std::path::Path;

@@ -1,7 +1,7 @@
 //! The text readers of `metrics` and `profile`: TALP JSON and CSV, mpiP, `perf stat -x,`, and
 //! measured CSVs. A value or an error; never a panic.
 #![no_main]
-use jouleplan::calibrate::validate::read_csv;
+use jouleplan::calibrate::runs::read_csv;
 use jouleplan::measure::perfstat;
 use jouleplan::metrics::{mpip, run, talp};
 use libfuzzer_sys::fuzz_target;

@@ -1,6 +1,6 @@
 //! Profiles, fitted to a machine and evaluated: finite predictions or errors; never a panic.
 #![no_main]
-use jouleplan::cli::fit_to_machine;
+use jouleplan::calibrate::core_fill::fit_to_machine;
 use jouleplan::model::machine::Machine;
 use jouleplan::model::workload::Profile;
 use jouleplan::model::{Config, Model, Outcome};

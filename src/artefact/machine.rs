@@ -3,8 +3,9 @@
 //! in place with `toml_edit`, keeping the user's comments; this type reads it.
 
 use crate::error::InputResult;
-use crate::input::{self, Bound, Check};
+use crate::input::{self, Check};
 use crate::limits;
+use crate::limits::Bound;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -42,6 +42,10 @@ pub struct MeasuredRow {
 /// The columns a file must have.
 pub const REQUIRED: [&str; 5] = ["nodes", "cores", "freq_hz", "gpus", "time_s"];
 
+/// The header [`to_csv`] writes: every column, in this order.
+pub const MEASURED_HEADER: &str =
+    "nodes,cores,freq_hz,gpus,time_s,energy_j,gpu_energy_j,ranks,energy_scope";
+
 /// The header a file must have, in words.
 pub const HEADER: &str =
     "columns nodes,cores,freq_hz,gpus,time_s[,energy_j|gpu_energy_j][,ranks][,energy_scope]";
@@ -129,6 +133,28 @@ impl MeasuredRow {
     }
 }
 
+/// A checked row and the line of its file it starts on (a quoted cell may span lines).
+#[derive(Debug, Clone, PartialEq)]
+pub struct MeasuredLine {
+    /// The line number, from 1 (the header's).
+    pub line: u64,
+    /// The row.
+    pub row: MeasuredRow,
+}
+
+/// Every checked row of a measured CSV file, in file order, each with its line ([`read_rows`]
+/// on the file; up to [`crate::input::MAX_TABLE_BYTES`]).
+pub fn read_lines(path: &Path) -> InputResult<Vec<MeasuredLine>> {
+    let (file, _) = crate::input::open_regular(path)?;
+    let reader = std::io::Read::take(std::io::BufReader::new(file), crate::input::MAX_TABLE_BYTES);
+    let mut lines = Vec::new();
+    read_rows(path, reader, |row, line| {
+        lines.push(MeasuredLine { line, row });
+        Ok(())
+    })?;
+    Ok(lines)
+}
+
 /// Reads a measured CSV as a stream, one checked row at a time with its line number: the
 /// header is found by name (case and spaces ignored), blank lines are skipped, a bad cell is
 /// named by its line and column with what was expected and what was found.
@@ -144,7 +170,7 @@ pub fn read_rows(
         .trim(csv::Trim::Headers)
         .flexible(true)
         .terminator(csv::Terminator::Any(b'\n'))
-        .from_reader(reader);
+        .from_reader(Tail::new(reader));
     let headers = header(path, &mut rdr)?;
     let mut record = csv::StringRecord::new();
     loop {
@@ -154,7 +180,7 @@ pub fn read_rows(
             Ok(true) => {}
             Err(e) => return Err(csv_error(path, line, &e)),
         }
-        let line = record.position().map_or(line, csv::Position::line);
+        let line = first_line(&rdr, &record);
         // Cells are trimmed only where one needs it (`1, 72, 2.4e9`): trimming every record
         // costs half the reading time.
         if record.iter().any(|c| c.trim().len() != c.len()) {
@@ -170,6 +196,54 @@ pub fn read_rows(
         row.validate(path, line)?;
         f(row, line)?;
     }
+}
+
+/// A reader that remembers how many bytes it gave and the last of them, so that the line a
+/// record starts on can be told from where it ends.
+struct Tail<R> {
+    inner: R,
+    given: u64,
+    last: Option<u8>,
+}
+
+impl<R> Tail<R> {
+    fn new(inner: R) -> Tail<R> {
+        Tail {
+            inner,
+            given: 0,
+            last: None,
+        }
+    }
+}
+
+impl<R: std::io::Read> std::io::Read for Tail<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        if n > 0 {
+            self.given += n as u64;
+            self.last = Some(buf[n - 1]);
+        }
+        Ok(n)
+    }
+}
+
+/// The line `record` (just read) starts on. csv skips blank lines before a record and gives
+/// the position where its read began, so a record after a blank line would be named by the
+/// line above; the line is counted back from where the record ends instead: its end line, less
+/// the line breaks inside its quoted cells, less its own terminator (none for a last record
+/// without a line break at the end of the input).
+fn first_line<R: std::io::Read>(rdr: &csv::Reader<Tail<R>>, record: &csv::StringRecord) -> u64 {
+    let end = rdr.position();
+    let inside: u64 = record
+        .iter()
+        .map(|c| c.bytes().filter(|&b| b == b'\n').count() as u64)
+        .sum();
+    let tail = rdr.get_ref();
+    let at_end = end.byte() == tail.given;
+    let terminated = !at_end || tail.last == Some(b'\n');
+    end.line()
+        .saturating_sub(inside + u64::from(terminated))
+        .max(1)
 }
 
 /// The header, lower-cased; refused without the required columns.
@@ -338,4 +412,41 @@ pub fn to_csv(rows: &[MeasuredRow]) -> Result<String, csv::Error> {
     }
     let bytes = w.into_inner().map_err(|e| e.into_error())?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `(line, nodes)` of every row of `text`.
+    fn lines(text: &[u8]) -> Vec<(u64, u32)> {
+        let mut v = Vec::new();
+        read_rows(Path::new("m.csv"), text, |r, line| {
+            v.push((line, r.nodes));
+            Ok(())
+        })
+        .unwrap();
+        v
+    }
+
+    #[test]
+    fn each_row_is_named_by_the_line_it_starts_on_whatever_comes_before_it() {
+        let plain = b"nodes,cores,freq_hz,gpus,time_s\n1,8,2e9,0,10\n2,8,2e9,0,6\n";
+        assert_eq!(lines(plain), [(2, 1), (3, 2)]);
+        let blank = b"nodes,cores,freq_hz,gpus,time_s\n\n1,8,2e9,0,10\n\n\n2,8,2e9,0,6";
+        assert_eq!(
+            lines(blank),
+            [(3, 1), (6, 2)],
+            "blank lines, no final line break"
+        );
+        let crlf = b"nodes,cores,freq_hz,gpus,time_s\r\n\r\n1,8,2e9,0,10\r\n2,8,2e9,0,6\r\n";
+        assert_eq!(lines(crlf), [(3, 1), (4, 2)]);
+        let quoted = b"\xef\xbb\xbf\"nodes\",\"cores\",freq_hz,gpus,time_s,note\n\
+             1,8,2e9,0,10,\"two\nlines\"\n2,8,2e9,0,6,x\n";
+        assert_eq!(
+            lines(quoted),
+            [(2, 1), (4, 2)],
+            "a BOM, quoted header and cells"
+        );
+    }
 }

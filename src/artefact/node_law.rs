@@ -2,8 +2,9 @@
 //! evidence, as `fit` and `profile --nodes --machine` write it and `plan` reads it.
 
 use crate::error::InputResult;
-use crate::input::{Bound, Check, Whole};
+use crate::input::Check;
 use crate::limits;
+use crate::limits::{Bound, Whole};
 use serde::{Deserialize, Serialize};
 
 /// The most basis terms a law has.

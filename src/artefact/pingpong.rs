@@ -4,7 +4,8 @@
 
 use crate::atomic_write::write_atomic;
 use crate::error::InputResult;
-use crate::input::{self, Bound, Check};
+use crate::input::{self, Check};
+use crate::limits::Bound;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 

@@ -5,7 +5,8 @@
 use super::node_law::NodeLawFile;
 use super::sweep::SweepRecord;
 use crate::error::{InputError, InputResult};
-use crate::input::{self, Bound, Check};
+use crate::input::{self, Check};
+use crate::limits::Bound;
 use crate::limits::{self, Reading};
 use crate::units::Hertz;
 use serde::{Deserialize, Serialize};
@@ -101,6 +102,11 @@ pub struct ProfileFile {
     /// with a sweep record, whose energy domains say it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub energy_scope: Option<String>,
+    /// The fit that wrote this profile together with a machine file (`fit --machine-out`):
+    /// the same id is that machine file's `[sources] fit_id`, so that `plan` refuses a pair
+    /// from two different fits. Absent in older files and in profiles fitted alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fit_id: Option<String>,
 }
 
 /// The profile's `layout` key: how the measured runs laid ranks and threads on a node,
@@ -127,6 +133,14 @@ impl LayoutFile {
             _ => Err("a whole number of at least 1"),
         }
     }
+}
+
+/// What a fit id is, in words.
+pub const FIT_ID: &str = "a fit id: 16 to 64 hexadecimal digits, as `fit --machine-out` writes";
+
+/// Whether `id` is a fit id ([`FIT_ID`]).
+pub fn is_fit_id(id: &str) -> bool {
+    (16..=64).contains(&id.len()) && id.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
 /// The names a profile's `energy_scope` may hold.
@@ -374,6 +388,11 @@ impl ProfileFile {
         if let Some(law) = &self.node_law {
             law.validate(&c, "node_law")?;
         }
+        if let Some(id) = self.fit_id.as_deref()
+            && !is_fit_id(id)
+        {
+            return Err(c.fail("fit_id", FIT_ID, format!("{id:?}")));
+        }
         if let Some(l) = self.layout {
             let got = serde_json::to_string(&l).unwrap_or_default();
             l.check().map_err(|e| c.fail("layout", e, got))?;
@@ -436,6 +455,7 @@ fn expects(key: &str) -> Option<String> {
         "communication.neighbours" => Some(limits::MANY.describe()),
         "description" | "format" | "communication.growth" => Some("a string".into()),
         "energy_scope" => Some("one of \"node\", \"cpu\", \"gpu\"".into()),
+        "fit_id" => Some(FIT_ID.into()),
         "assumptions" => Some("a list of strings".into()),
         "provenance" => Some("a table of strings".into()),
         "baseline[].freq_hz" => b(FREQ_HZ),

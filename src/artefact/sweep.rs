@@ -189,6 +189,10 @@ pub struct Missing {
 /// The `sweep` section.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SweepRecord {
+    /// The sweep's identity, also on each line of its journal (absent in a file written
+    /// before sweeps had one; given one when such a sweep is resumed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
     /// The command measured, word by word.
     pub command: Vec<String>,
     /// MPI ranks per node.

@@ -30,15 +30,30 @@ impl Drop for Sibling {
 }
 
 /// Writes `files` (names and contents) as the folder `dir`: swapped in whole where `dir` does
-/// not exist or holds only files of these names (or jouleplan's temporaries), else file by file.
+/// not exist or holds only plain files of these names (or jouleplan's temporaries), else file
+/// by file, where an entry of one of these names that is not a plain file (a folder of the
+/// user's called `index.html`, a link) is refused before anything is written, naming it.
 /// `dir`'s parent must exist; a link at `dir` is refused. Errors name `dir` or the file.
 pub fn write_folder(dir: &Path, files: &[(&str, &[u8])]) -> io::Result<Written> {
-    let own = |n: &str| files.iter().any(|(f, _)| *f == n) || n.ends_with(TMP_SUFFIX);
     let fresh = create_dir_safely(dir).map_err(|e| in_dir(dir, e))?;
-    let others = fs::read_dir(dir)
-        .map_err(|e| in_dir(dir, e))?
-        .flatten()
-        .any(|e| !own(&e.file_name().to_string_lossy()));
+    let mut others = false;
+    for e in fs::read_dir(dir).map_err(|e| in_dir(dir, e))?.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let plain = e.file_type().is_ok_and(|t| t.is_file());
+        let ours = files.iter().any(|(f, _)| *f == name);
+        if ours && !plain {
+            return Err(in_dir(
+                &e.path(),
+                io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "is not a plain file (a folder or link of the user's at the name of one of \
+                     the report's files): jouleplan neither replaces nor moves it; move it away \
+                     or choose another --out; nothing was written",
+                ),
+            ));
+        }
+        others |= !(plain && (ours || name.ends_with(TMP_SUFFIX)));
+    }
     if others || dir.file_name().is_none() {
         for (name, bytes) in files {
             super::write_atomic(&dir.join(name), bytes, false)?;
@@ -159,5 +174,24 @@ mod tests {
         assert_eq!(write_folder(&out, &files).unwrap(), Written::FileByFile);
         assert_eq!(fs::read_to_string(out.join("mine.txt")).unwrap(), "user's");
         assert_eq!(fs::read_to_string(out.join("b.txt")).unwrap(), "two");
+    }
+
+    #[test]
+    fn a_users_folder_at_a_report_files_name_is_never_moved_nor_written_around() {
+        let d = tempfile::tempdir().unwrap();
+        let out = d.path().join("report");
+        let files: [(&str, &[u8]); 2] = [("a.txt", b"one"), ("b.txt", b"two")];
+        fs::create_dir_all(out.join("a.txt")).unwrap();
+        fs::write(out.join("a.txt").join("notes"), "user's").unwrap();
+        let err = write_folder(&out, &files).unwrap_err().to_string();
+        assert!(
+            err.contains("a.txt") && err.contains("not a plain file"),
+            "{err}"
+        );
+        assert_eq!(
+            fs::read_to_string(out.join("a.txt/notes")).unwrap(),
+            "user's"
+        );
+        assert!(!out.join("b.txt").exists(), "nothing was written");
     }
 }

@@ -10,7 +10,7 @@ use std::path::Path;
 
 /// Whether `file` is one of jouleplan's temporaries of the output named `name`: `.NAME.` then
 /// 1 to 16 letters and digits (the random part) or `aside`, then the suffix.
-fn is_temporary(file: &str, name: &str) -> bool {
+pub(super) fn is_temporary(file: &str, name: &str) -> bool {
     let Some(mid) = file
         .strip_prefix('.')
         .and_then(|f| f.strip_prefix(name))

@@ -140,6 +140,18 @@ fn fit_law(points: &[&BaselinePoint], law: Law) -> Option<CoreLaw> {
     })
 }
 
+/// Fits a profile to a machine: derived points for the machine's core counts inside the
+/// measured range, then for its frequencies. Returns what was done.
+pub fn fit_to_machine(
+    profile: &mut Profile,
+    machine: &crate::model::machine::Machine,
+) -> Vec<String> {
+    let wanted: Vec<u32> = (1..=machine.cores_per_node).collect();
+    let mut notes = fill_cores(profile, &wanted).1;
+    notes.extend(profile.fill_frequencies(&machine.frequencies));
+    notes
+}
+
 /// Fills the core counts of `wanted` that lie inside each group's measured range; returns the
 /// laws that derived points (with their residuals) and what was done, for the user to see.
 pub fn fill_cores(profile: &mut Profile, wanted: &[u32]) -> (Vec<CoreLaw>, Vec<String>) {

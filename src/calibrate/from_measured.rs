@@ -6,8 +6,8 @@ use super::multi_node::NodePowerFit;
 use super::power_fit::{self, Kind, PROGRAM_LAWS, PowerLaws, PowerSample};
 use super::repeats::Replay;
 use super::reproduce::EnergyScope;
+use super::runs::{Measured, merge_by};
 use super::time_split::{self, CoreSplit, Sample};
-use super::validate::{Measured, merge_by};
 use crate::error::{InputError, InputResult};
 use crate::model::machine::{Machine, Power};
 use crate::model::workload::{Communication, Profile};
@@ -456,11 +456,7 @@ fn note_nodes(profile: &mut Profile, derived: &[String], file: &Path) {
             format!(
                 "fitted by `jouleplan fit` on the runs over {} nodes in {} ({}), chosen by \
                  leave-one-node-count-out cross-validation among {} laws",
-                law.measured_nodes
-                    .iter()
-                    .map(u32::to_string)
-                    .collect::<Vec<_>>()
-                    .join(", "),
+                crate::units::count_ranges(law.measured_nodes.iter().copied()),
                 file.display(),
                 law.law().describe(),
                 law.compared

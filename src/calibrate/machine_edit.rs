@@ -121,6 +121,45 @@ pub fn update(
 
 pub use crate::units::today_utc;
 
+/// The `[sources]` key of a machine file written together with a profile by `fit`: the fit's
+/// id, which the profile carries as its `fit_id`.
+pub const FIT_ID_KEY: &str = "fit_id";
+
+/// Gives a profile and the machine file written with it one fit id, a hash of both (the
+/// profile's `fit_id`, the machine file's `[sources] fit_id`), so that a pair from two
+/// different fits can be told; returns the machine file's text with it.
+pub fn stamp_pair(
+    profile: &mut crate::artefact::profile::ProfileFile,
+    path: &Path,
+    machine_text: &str,
+) -> InputResult<String> {
+    profile.fit_id = None;
+    let seed = serde_json::to_string(profile).unwrap_or_default() + "\n" + machine_text;
+    let id = crate::input::sha256_hex(&seed)[..16].to_string();
+    let mut doc: DocumentMut =
+        machine_text
+            .parse()
+            .map_err(|e: toml_edit::TomlError| InputError::Key {
+                file: path.to_path_buf(),
+                key: "(file)".into(),
+                expected: "a TOML machine file".into(),
+                got: e.to_string().lines().next().unwrap_or("").to_string(),
+            })?;
+    let sources = doc
+        .entry("sources")
+        .or_insert_with(|| Item::Table(Table::new()))
+        .as_table_mut()
+        .ok_or_else(|| InputError::Key {
+            file: path.to_path_buf(),
+            key: "sources".into(),
+            expected: "a table".into(),
+            got: "another kind of value".into(),
+        })?;
+    set_keep_decor(sources, FIT_ID_KEY, id.as_str().into());
+    profile.fit_id = Some(id);
+    Ok(doc.to_string())
+}
+
 /// The machine file's text with `[power]` keys from `power` (core_stall_w = core_active_w,
 /// memory_w = 0: time and energy alone cannot separate them) and `residual` as its
 /// fit_residual_rel (and `rms` as fit_residual_rms, the residual itself where the fit gives no

@@ -7,6 +7,7 @@
 
 pub mod contention;
 pub mod core_fill;
+pub mod fit;
 pub mod from_measured;
 #[path = "../../calibration/kernels.rs"]
 pub mod kernels;
@@ -20,6 +21,9 @@ pub mod power;
 pub mod power_fit;
 pub mod repeats;
 pub mod reproduce;
+pub mod runs;
 pub mod sacct_runs;
+pub mod sweep_law;
 pub mod time_split;
+pub mod trust;
 pub mod validate;

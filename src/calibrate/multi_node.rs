@@ -6,7 +6,7 @@
 use super::node_fit::{self, LawPoint, NodePower, Rule};
 use super::repeats::{ConfigKey, Moments2, Replay};
 use super::reproduce::EnergyScope;
-use super::validate::{Measured, merge_by};
+use super::runs::{Measured, merge_by};
 use crate::error::{InputError, InputResult};
 use crate::model::machine::{Machine, Power};
 use crate::model::node_law::NodeFit;

@@ -6,7 +6,7 @@
 //! program, and are left out; a job without steps counts as one).
 
 use super::reproduce::EnergyScope;
-use super::validate::Measured;
+use super::runs::Measured;
 use crate::error::{InputError, InputResult};
 use crate::model::Config;
 use crate::model::machine::Machine;
@@ -130,7 +130,7 @@ fn row(
     scope: EnergyScope,
     bad: &Bad<'_>,
 ) -> InputResult<Measured> {
-    use crate::input::Whole;
+    use crate::limits::Whole;
     let whole = |key: &str, v: &str, range: Whole| -> InputResult<u32> {
         v.parse::<u32>()
             .ok()

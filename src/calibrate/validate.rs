@@ -4,73 +4,16 @@
 //! CSV of measured runs, or the profile's own measured points held out of the fit
 //! (`--use-cores`), or each interior measured core count in turn (leave-one-out).
 
-use super::repeats::{ConfigKey, Repeats, Replay, Run};
+use super::core_fill::fit_to_machine;
+use super::repeats::{ConfigKey, Repeats, Replay};
 use super::reproduce::EnergyScope;
-use crate::artefact::measured::{self, MeasuredRow};
+use super::runs::Measured;
+use super::trust::{Checks, Trust, bind};
 use crate::error::InputResult;
+use crate::model::machine::Machine;
+use crate::model::workload::{BaselinePoint, Profile};
 use crate::model::{Config, Model, Outcome};
-use crate::units::Hertz;
 use std::collections::HashMap;
-use std::path::Path;
-
-/// One measured configuration to predict.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Measured {
-    /// The configuration.
-    pub config: Config,
-    /// Measured wall time, s.
-    pub time_s: f64,
-    /// Measured energy, J, and what it covers.
-    pub energy: Option<(f64, EnergyScope)>,
-    /// Total MPI ranks, when the CSV gives them (an uneven layout: 126 ranks on 2 nodes of 72
-    /// cores); `None`: `nodes x cores`.
-    pub ranks: Option<u32>,
-    /// Where it came from (`file:line` of its first run, or `profile point`).
-    pub source: String,
-    /// Its runs, where `time_s` and `energy` are their means: the error statistics count
-    /// every run.
-    pub runs: Repeats,
-}
-
-impl Measured {
-    /// Its configuration's key.
-    pub fn key(&self) -> ConfigKey {
-        ConfigKey::of(self.config, self.ranks, self.energy.map(|e| e.1))
-    }
-
-    /// Where it came from, and of how many runs it is the mean where more than one.
-    pub fn described_source(&self) -> String {
-        match self.runs.count {
-            0 | 1 => self.source.clone(),
-            n => format!("{} (mean of {n} runs)", self.source),
-        }
-    }
-
-    /// Its time and energy set to the means of its runs (energy where every run has it).
-    fn averaged(mut self) -> Measured {
-        self.time_s = self.runs.time_mean();
-        let e = self.runs.energy_mean();
-        self.energy = self.energy.and_then(|(_, s)| e.map(|e| (e, s)));
-        self
-    }
-}
-
-/// Measurements merged by a key coarser than their own (`by`), in its order: each keeps the
-/// configuration and source of the first, its runs are all of theirs, its time and energy
-/// their means. The one way repeats are averaged.
-pub fn merge_by<K: Ord>(rows: &[Measured], by: impl Fn(&ConfigKey) -> K) -> Vec<Measured> {
-    use std::collections::btree_map::Entry;
-    let mut groups: std::collections::BTreeMap<K, Measured> = Default::default();
-    for r in rows {
-        match groups.entry(by(&r.key())) {
-            Entry::Vacant(v) => {
-                v.insert(r.clone());
-            }
-            Entry::Occupied(mut o) => o.get_mut().runs.merge(&r.runs),
-        }
-    }
-    groups.into_values().map(Measured::averaged).collect()
-}
 
 /// One measured configuration against its prediction.
 #[derive(Debug, Clone, PartialEq)]
@@ -285,169 +228,169 @@ pub fn summary(
     Ok((t.stats(), e.stats()))
 }
 
-/// Reads measured runs: a CSV with a header naming `nodes, cores, freq_hz, gpus, time_s` and
-/// optionally `energy_j` (the whole node) or `gpu_energy_j` (GPUs only), one measurement per
-/// configuration ([`ConfigKey`]), as [`read_csv_file`] gives them.
-pub fn read_csv(path: &Path, text: &str) -> InputResult<Vec<Measured>> {
-    aggregate(path, std::io::Cursor::new(text))
+/// A validation: what was fitted and predicted, the rows and their statistics.
+#[derive(Debug, Clone)]
+pub struct Validation {
+    /// What was fitted and what predicted.
+    pub title: String,
+    /// Each measured configuration against its prediction.
+    pub rows: Vec<Compared>,
+    /// The intervals' nominal coverage.
+    pub coverage: f64,
+    /// Whether the ranges beyond the measured node counts are bounds (a profile measured on
+    /// one node, no node law), not intervals: then no coverage is stated.
+    pub bounds: bool,
+    /// Time and energy error statistics over every measured run.
+    pub stats: (ErrorStats, ErrorStats),
 }
 
-/// Reads a measured CSV file as a stream and keeps one row per configuration and energy scope,
-/// its time and energy the means of its repeats: memory grows with the configurations, never
-/// with the runs or the text (each configuration's [`Repeats`]). The source names the first
-/// line; what needs each run reads the file again ([`CsvFile`]).
-pub fn read_csv_file(path: &Path) -> InputResult<Vec<Measured>> {
-    let (file, _) = crate::input::open_regular(path)?;
-    aggregate(path, std::io::BufReader::new(file))
+/// The order rows are shown in: by configuration (nodes, cores, frequency, GPUs, as the
+/// columns), runs of one configuration in the order read.
+pub fn by_configuration(a: &Compared, b: &Compared) -> std::cmp::Ordering {
+    let (x, y) = (&a.measured.config, &b.measured.config);
+    (x.nodes, x.cores)
+        .cmp(&(y.nodes, y.cores))
+        .then(x.freq.0.total_cmp(&y.freq.0))
+        .then(x.gpus.cmp(&y.gpus))
 }
 
-/// One measurement per configuration, in the order each first appears.
-fn aggregate(path: &Path, reader: impl std::io::Read) -> InputResult<Vec<Measured>> {
-    let mut groups: Vec<Measured> = Vec::new();
-    let mut index: HashMap<ConfigKey, usize> = HashMap::new();
-    read_runs(path, reader, |run, line| {
-        let (key, config, energy_j) = (run.key(), run.config, run.energy.map(|e| e.0));
-        match index.get(&key) {
-            Some(&i) => groups[i].runs.add(run.time_s, energy_j),
-            None => {
-                index.insert(key, groups.len());
-                groups.push(Measured {
-                    config,
-                    time_s: run.time_s,
-                    energy: run.energy,
-                    ranks: run.ranks,
-                    source: format!("{}:{line}", path.display()),
-                    runs: Repeats::one(run.time_s, energy_j),
-                });
-            }
-        }
-        Ok(())
-    })?;
-    Ok(groups.into_iter().map(Measured::averaged).collect())
-}
-
-/// Every row of a measured CSV's text in file order, checked as [`read_csv`] checks it: its
-/// configuration, time (s) and line number (the campaign's replay takes runs one by one).
-pub fn each_row(path: &Path, text: &str, mut f: impl FnMut(Config, f64, u64)) -> InputResult<()> {
-    read_runs(path, std::io::Cursor::new(text), |run, line| {
-        f(run.config, run.time_s, line);
-        Ok(())
-    })
-}
-
-/// The runs of a measured CSV file, read again.
-pub struct CsvFile<'a>(pub &'a Path);
-
-impl Replay for CsvFile<'_> {
-    fn replay(&self, f: &mut dyn FnMut(Run) -> InputResult<()>) -> InputResult<()> {
-        let (file, _) = crate::input::open_regular(self.0)?;
-        read_runs(self.0, std::io::BufReader::new(file), |run, _| f(run.run()))
-    }
-}
-
-/// The runs of a measured CSV's text, read again (`path` names it in errors).
-pub struct CsvText<'a>(pub &'a Path, pub &'a str);
-
-impl Replay for CsvText<'_> {
-    fn replay(&self, f: &mut dyn FnMut(Run) -> InputResult<()>) -> InputResult<()> {
-        read_runs(self.0, std::io::Cursor::new(self.1), |run, _| f(run.run()))
-    }
-}
-
-/// One checked row of a measured CSV.
-struct RowRun {
-    config: Config,
-    ranks: Option<u32>,
-    time_s: f64,
-    energy: Option<(f64, EnergyScope)>,
-}
-
-impl RowRun {
-    fn key(&self) -> ConfigKey {
-        ConfigKey::of(self.config, self.ranks, self.energy.map(|e| e.1))
+impl Validation {
+    /// A block of `rows`, sorted by configuration ([`by_configuration`], not the file's
+    /// order), its statistics over every run read again from `runs` (without it, each row is
+    /// one run).
+    pub fn new(
+        title: String,
+        mut rows: Vec<Compared>,
+        coverage: f64,
+        runs: Option<&dyn Replay>,
+    ) -> InputResult<Validation> {
+        // The statistics are over every run, in any order.
+        let stats = summary(&rows, runs)?;
+        rows.sort_by(by_configuration);
+        Ok(Validation {
+            title,
+            rows,
+            coverage,
+            bounds: false,
+            stats,
+        })
     }
 
-    fn run(&self) -> Run {
-        Run {
-            key: self.key(),
-            time_s: self.time_s,
-            energy_j: self.energy.map(|e| e.0),
+    /// What its ranges beyond the measured node counts are: `80% intervals`, or bounds from
+    /// perfect division of the work to no gain (a one-node profile: no coverage to state).
+    pub fn ranges_name(&self) -> String {
+        if self.bounds {
+            "bounds (perfect division of the work to no gain past the node measured)".into()
+        } else {
+            format!("{:.0}% intervals", 100.0 * self.coverage)
         }
     }
 }
 
-/// Reads the rows of a measured CSV as runs, with their line numbers.
-fn read_runs(
-    path: &Path,
-    reader: impl std::io::Read,
-    mut f: impl FnMut(RowRun, u64) -> InputResult<()>,
-) -> InputResult<()> {
-    measured::read_rows(path, reader, |row, line| {
-        f(measurement(path, &row, line)?, line)
-    })
+/// Rows not predicted, grouped by why, most frequent first.
+pub fn not_predicted_reasons(rows: &[Compared]) -> Vec<(String, usize)> {
+    let mut by: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+    for r in rows {
+        if let Some(why) = r.not_predicted.as_deref() {
+            *by.entry(why).or_default() += 1;
+        }
+    }
+    let mut v: Vec<(String, usize)> = by.into_iter().map(|(k, n)| (k.to_string(), n)).collect();
+    v.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    v
 }
 
-/// A checked row as a run: its energy in the scope its `energy_scope` cell names, else its
-/// column's (`energy_j`: the node; `gpu_energy_j`: the GPUs).
-fn measurement(path: &Path, row: &MeasuredRow, line: u64) -> InputResult<RowRun> {
-    let column_scope = match row.energy() {
-        Some((_, "gpu_energy_j")) => EnergyScope::Gpu,
-        _ => EnergyScope::Node,
-    };
-    let scope = match row.energy_scope.as_deref() {
-        None | Some("") => column_scope,
-        Some(name) => EnergyScope::from_name(name).ok_or_else(|| {
-            measured::cell_error(
-                path,
-                line,
-                "energy_scope",
-                "node (the whole node), cpu (RAPL packages and DRAM of the sockets hosting ranks) \
-                 or gpu",
-                name,
-            )
-        })?,
-    };
-    Ok(RowRun {
+/// A measured baseline point as a one-node measurement.
+pub fn as_measured(profile: &Profile, p: &BaselinePoint) -> Measured {
+    let scope = profile.point_scope(p);
+    Measured {
         config: Config {
-            nodes: row.nodes,
-            cores: row.cores,
-            freq: Hertz(row.freq_hz),
-            gpus: row.gpus,
+            nodes: 1,
+            cores: p.cores,
+            freq: p.freq,
+            gpus: p.gpus,
         },
-        ranks: row.ranks,
-        time_s: row.time_s,
-        energy: row.energy().map(|(e, _)| (e, scope)),
-    })
+        ranks: None,
+        time_s: p.wall_time.0,
+        energy: p.energy.map(|e| (e.0, scope)),
+        source: "profile point".into(),
+        runs: Repeats::one(p.wall_time.0, p.energy.map(|e| e.0)),
+    }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_csv_is_held_as_one_row_per_configuration_whatever_its_runs() {
-        let mut text = String::from("nodes,cores,freq_hz,gpus,time_s,energy_j,ranks\n");
-        for i in 0..3000 {
-            let (n, t) = [(1, 10.0), (2, 6.0), (4, 4.0)][i % 3];
-            let noise = 1.0 + 0.01 * ((i / 3) % 5) as f64;
-            text += &format!("{n},8,2e9,0,{},{},{}\n", t * noise, 900.0 * noise, 8 * n);
-        }
-        let rows = read_csv(Path::new("m.csv"), &text).unwrap();
-        assert_eq!(rows.len(), 3);
-        assert!(rows.iter().all(|r| r.runs.count == 1000));
-        // The mean of 200 runs at each of 1.00, 1.01, ... 1.04 times the time.
-        assert!((rows[0].time_s - 10.2).abs() < 1e-9, "{:?}", rows[0]);
-        assert_eq!(rows[1].source, "m.csv:3");
-        assert_eq!(rows[1].described_source(), "m.csv:3 (mean of 1000 runs)");
-        // Every run is there to be read again, in order.
-        let mut n = 0;
-        CsvText(Path::new("m.csv"), &text)
-            .replay(&mut |r| {
-                assert_eq!(r.key, rows[n % 3].key());
-                n += 1;
-                Ok(())
-            })
-            .unwrap();
-        assert_eq!(n, 3000);
+/// Each measured core count strictly inside the measured range of its `(f, g)` group, left
+/// out in turn and predicted from the others.
+pub fn leave_cores_out(
+    machine: &Machine,
+    profile: &Profile,
+    checks: &Checks,
+) -> InputResult<Validation> {
+    let cores = profile.core_counts();
+    let mut rows = Vec::new();
+    for &c in cores.iter().skip(1).take(cores.len().saturating_sub(2)) {
+        let mut p = profile.clone();
+        let keep: Vec<u32> = cores.iter().copied().filter(|&k| k != c).collect();
+        let held = p.restrict_cores(&keep);
+        let measured: Vec<Measured> = held.iter().map(|h| as_measured(&p, h)).collect();
+        fit_to_machine(&mut p, machine);
+        let mut t = Trust::default();
+        let mut checks = *checks;
+        checks.accept.model_error = true;
+        let model = bind(machine, &p, &checks, &mut t, &mut Vec::new())?;
+        rows.extend(compare(&model, &measured)?);
     }
+    Validation::new(
+        "leave-one-out: each interior measured core count predicted from the others".into(),
+        rows,
+        crate::model::evidence::DEFAULT_COVERAGE,
+        None,
+    )
+}
+
+/// A validation with what the model's checks said.
+#[derive(Debug, Clone)]
+pub struct Scored {
+    /// The validation.
+    pub validation: Validation,
+    /// What was derived or assumed while fitting the profile to the machine.
+    pub notes: Vec<String>,
+    /// What keeps the model from explaining the profile's own measurements (`plan` refuses
+    /// on them; a validation scores all the same).
+    pub problems: Vec<String>,
+}
+
+/// The model of `profile` on `machine` against `measured` (their runs read again from `runs`
+/// where given, so every run counts in the statistics): the profile fitted to the machine and
+/// the model scored whatever its checks say. `predicted` names what was measured.
+pub fn validate(
+    machine: &Machine,
+    profile: &Profile,
+    (measured, predicted, runs): (&[Measured], &str, Option<&dyn Replay>),
+    checks: &Checks,
+) -> InputResult<Scored> {
+    let mut fitted = profile.clone();
+    let mut notes = fit_to_machine(&mut fitted, machine);
+    let mut trust = Trust::default();
+    let mut checks = *checks;
+    checks.accept.model_error = true;
+    let model = bind(machine, &fitted, &checks, &mut trust, &mut notes)?;
+    let cores: Vec<u64> = profile
+        .core_counts()
+        .iter()
+        .map(|&c| u64::from(c))
+        .collect();
+    let title = format!(
+        "fitted on {} (cores {}); predicted: {predicted}",
+        profile.file.display(),
+        crate::model::workload::compact_list(&cores)
+    );
+    let validation = Validation {
+        bounds: profile.node_law.is_none(),
+        ..Validation::new(title, compare(&model, measured)?, model.coverage(), runs)?
+    };
+    Ok(Scored {
+        validation,
+        notes,
+        problems: trust.problems,
+    })
 }

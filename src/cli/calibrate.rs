@@ -2,12 +2,13 @@
 //! -> fitted parameters -> the machine file's `[network]` or `[power]` section, rewritten with
 //! its comments kept and a `[sources]` line saying how and when.
 
-use super::{outputs, values};
+use super::outputs;
 use crate::calibrate::machine_edit::{self, Number};
 use crate::calibrate::network_fit::{self, NetworkFit};
 use crate::error::InputError;
 use crate::measure::pingpong::{self, Record};
 use crate::model::machine::Machine;
+use crate::values;
 use clap::{Args, Subcommand};
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -5,7 +5,6 @@
 //! `[power]` section. Where energy cannot be measured it says what, why and what to do, and
 //! exits non-zero.
 
-use super::values;
 use crate::calibrate::kernels::{self, Kernel};
 use crate::calibrate::machine_edit::{self, Number};
 use crate::calibrate::power_fit::{self, Kind, Law, PowerLaws, PowerSample};
@@ -15,6 +14,7 @@ use crate::measure::sweep::{self, Options, Roots};
 use crate::measure::{self, Backend};
 use crate::model::machine::Machine;
 use crate::model::workload::{Growth, Profile};
+use crate::values;
 use clap::Args;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -36,7 +36,7 @@ pub struct PowerArgs {
     #[arg(long, value_name = "GHZ,...")]
     pub freqs: Option<String>,
     /// Seconds each kernel run lasts.
-    #[arg(long, default_value_t = 10.0)]
+    #[arg(long, default_value_t = 10.0, value_parser = values::positive_number)]
     pub seconds: f64,
     /// Runs per point.
     #[arg(long, default_value_t = 2)]
@@ -61,7 +61,7 @@ pub struct KernelArgs {
     /// compute, memory or idle.
     pub kind: String,
     /// How long it runs.
-    #[arg(long, default_value_t = 10.0)]
+    #[arg(long, default_value_t = 10.0, value_parser = values::positive_number)]
     pub seconds: f64,
 }
 
@@ -91,8 +91,8 @@ pub fn run_power(a: &PowerArgs, out: &mut dyn Write) -> anyhow::Result<i32> {
     let text = crate::input::read_file(&a.machine)?;
     let machine = Machine::from_toml(&a.machine, &text)?;
     let output = a.output.clone().unwrap_or_else(|| a.machine.clone());
-    let mut outputs = vec![output.as_path()];
-    outputs.extend(a.record.as_deref());
+    let mut outputs = vec![("--output", output.as_path())];
+    outputs.extend(a.record.as_deref().map(|p| ("--record", p)));
     let _locks = super::outputs::lock(&outputs)?;
     let sources: Vec<(Kind, PathBuf)> = if a.from.is_empty() {
         measure_kernels(a, &machine, &output)?

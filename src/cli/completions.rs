@@ -1,18 +1,9 @@
 //! `jouleplan completions SHELL` and `jouleplan man`: shell completion scripts (clap_complete)
 //! and the man page (clap_mangen), generated from the same clap definitions as the parser.
 
-use super::Cli;
-use clap::{Args, CommandFactory};
-use clap_complete::Shell;
+use super::args::{Cli, CompletionsArgs};
+use clap::CommandFactory;
 use std::io::Write;
-
-/// `jouleplan completions`.
-#[derive(Debug, Args)]
-pub struct CompletionsArgs {
-    /// bash, zsh, fish, elvish or powershell.
-    #[arg(value_name = "SHELL")]
-    pub shell: Shell,
-}
 
 /// Writes the completion script for a shell.
 pub fn run_completions(a: &CompletionsArgs, out: &mut dyn Write) -> anyhow::Result<()> {

@@ -1,9 +1,12 @@
 //! `jouleplan slurm` and the job options every job script takes.
 
-use super::*;
+use super::sources::{InputArgs, provenance, save, with_model};
+use crate::calibrate::trust::warnings_for;
 use crate::error::{InputError, InputResult};
 use crate::model::Outcome;
 use crate::report::slurm::{self, JobOptions};
+use crate::search::inputs::one_node_without_network;
+use crate::values;
 use clap::Args;
 use std::io::Write;
 use std::path::PathBuf;
@@ -133,7 +136,11 @@ pub struct SlurmArgs {
 /// Runs `slurm`: a job script for one configuration.
 pub fn run_slurm(args: &SlurmArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let config = values::parse_config("--config", &args.config)?;
-    let script: Vec<&std::path::Path> = args.sbatch.iter().map(|p| p.as_path()).collect();
+    let script: Vec<_> = args
+        .sbatch
+        .iter()
+        .map(|p| ("--sbatch", p.as_path()))
+        .collect();
     let _lock = super::outputs::lock(&script)?;
     with_model(&args.inputs.source, |model, trust| {
         one_node_without_network(model.machine, config.nodes)?;

@@ -65,10 +65,14 @@ pub fn run_machine(a: &MachineArgs, out: &mut dyn Write) -> anyhow::Result<()> {
             });
             let text = node::machine_toml(&facts);
             // One writer: a second `machine init` onto the same file is refused, not raced.
-            let _lock =
-                super::outputs::lock(&output.iter().map(|p| p.as_path()).collect::<Vec<_>>())?;
+            let _lock = super::outputs::lock(
+                &output
+                    .iter()
+                    .map(|p| ("--output", p.as_path()))
+                    .collect::<Vec<_>>(),
+            )?;
             match output {
-                Some(p) if p.exists() => Err(super::values::bad(
+                Some(p) if p.exists() => Err(crate::values::bad(
                     "--output",
                     "a file that does not exist yet (machine init never overwrites)",
                     p.display().to_string(),
@@ -103,7 +107,7 @@ pub fn run_machine(a: &MachineArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         MachineAction::Check { file, json: true } => check_json(file, out),
         MachineAction::Check { file, json: false } => {
             missing_sections(file)?;
-            let m = super::load_machine(Some(file))?;
+            let m = crate::search::inputs::load_machine(Some(file))?;
             let odd = crate::model::plausible::implausible(&m);
             if !odd.is_empty() {
                 return Err(crate::error::InputError::Mismatch(format!(
@@ -122,7 +126,7 @@ pub fn run_machine(a: &MachineArgs, out: &mut dyn Write) -> anyhow::Result<()> {
 /// `machine check --json`: the file's values, what is missing or implausible; exit 2 after
 /// printing when anything is.
 fn check_json(file: &str, out: &mut dyn Write) -> anyhow::Result<()> {
-    let (path, text) = super::sources::machine_text(Some(file))?;
+    let (path, text) = crate::search::inputs::machine_text(Some(file))?;
     let (m, lacks) = Machine::from_toml_for_fit(&path, &text)?;
     let mut problems: Vec<String> = lacking(lacks)
         .into_iter()
@@ -225,7 +229,7 @@ fn missing_sections(file: &str) -> anyhow::Result<()> {
     if !std::path::Path::new(file).exists() {
         return Ok(()); // a bundled name, or an error load_machine will name
     }
-    let (path, text) = super::sources::machine_text(Some(file))?;
+    let (path, text) = crate::search::inputs::machine_text(Some(file))?;
     let (_, lacks) = Machine::from_toml_for_fit(&path, &text)?;
     let missing = lacking(lacks);
     if missing.is_empty() {

@@ -1,7 +1,7 @@
 //! `jouleplan metrics`: TALP, Paraver and mpiP files -> runs -> the efficiency trees.
 
-use super::*;
 use crate::error::InputError;
+use crate::values;
 use clap::Args;
 use std::io::Write;
 use std::path::PathBuf;
@@ -44,7 +44,13 @@ pub struct MetricsArgs {
 /// Runs `metrics`.
 pub fn run_metrics(args: &MetricsArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     use crate::metrics::scaling;
-    let _lock = super::outputs::lock(&args.plot.iter().map(|p| p.as_path()).collect::<Vec<_>>())?;
+    let _lock = super::outputs::lock(
+        &args
+            .plot
+            .iter()
+            .map(|p| ("--plot", p.as_path()))
+            .collect::<Vec<_>>(),
+    )?;
     let forced = match args.scaling.as_deref() {
         None => None,
         Some("strong") => Some(scaling::Mode::Strong),

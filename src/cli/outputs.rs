@@ -59,15 +59,66 @@ fn clash(flag: &str, out: &Path, what: &str, other: &Path) -> InputError {
     }
 }
 
-/// The one-writer locks of every output of a command, taken before anything is read or
-/// written and held until the command ends (exit 1, naming the holder, when one is held).
-pub fn lock(outputs: &[&Path]) -> anyhow::Result<Vec<crate::atomic_write::OutputLock>> {
+/// The one-writer locks of every output of a command (each with the flag that named it),
+/// taken before anything is read or written and held until the command ends (exit 1, naming
+/// the holder, when one is held). First, an output named like a file jouleplan keeps beside
+/// an output (see [`check_names`]) is refused.
+pub fn lock(outputs: &[(&str, &Path)]) -> anyhow::Result<Vec<crate::atomic_write::OutputLock>> {
+    check_names(outputs)?;
     outputs
         .iter()
         // A device or pipe is refused by the writer, naming it; no lock file beside it.
-        .filter(|p| !is_special(p))
-        .map(|p| crate::atomic_write::OutputLock::take(p).map_err(anyhow::Error::from))
+        .filter(|(_, p)| !is_special(p))
+        .map(|(_, p)| crate::atomic_write::OutputLock::take(p).map_err(anyhow::Error::from))
         .collect()
+}
+
+/// Refuses, before anything runs, an output named like a file jouleplan keeps for itself
+/// (a lock, a set marker or a temporary, wherever it lies), or like the lock, set marker,
+/// journal or working folder of another output of the same command, which jouleplan
+/// overwrites or removes while it writes that output. Names the flag and both files.
+pub fn check_names(outputs: &[(&str, &Path)]) -> InputResult<()> {
+    use crate::atomic_write::{companions, is_reserved_name};
+    for (flag, out) in outputs {
+        let name = out.file_name().unwrap_or_default().to_string_lossy();
+        if is_reserved_name(&name) {
+            return Err(InputError::Argument {
+                flag: (*flag).into(),
+                expected: "a file name jouleplan does not keep for itself (names ending in \
+                           .jouleplan-lock, .jouleplan-set or .jouleplan-tmp are the locks, set \
+                           markers and temporaries it makes and removes beside an output); \
+                           nothing was written"
+                    .into(),
+                got: out.display().to_string(),
+            });
+        }
+        for (flag2, other) in outputs {
+            for (kind, c) in companions(other) {
+                if place(out) == place(&c) {
+                    return Err(clash(
+                        flag,
+                        out,
+                        &format!(
+                            "the {kind} of {flag2} {}, which jouleplan writes and removes while it writes that output",
+                            other.display()
+                        ),
+                        &c,
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Where a path lies: its folder's real path and its name (the path as given where the
+/// folder cannot be resolved).
+fn place(p: &Path) -> PathBuf {
+    let dir = std::fs::canonicalize(crate::atomic_write::folder_of(p));
+    match (dir, p.file_name()) {
+        (Ok(d), Some(n)) => d.join(n),
+        _ => p.to_path_buf(),
+    }
 }
 
 /// Whether `p` exists and is neither a regular file, a folder nor a link.

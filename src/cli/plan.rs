@@ -1,19 +1,22 @@
 //! `jouleplan plan`: flags -> validated space and query ([`resolve`]) -> the search -> the front
 //! and recommendation, with the chart and job script on request.
 
-use super::*;
+use super::job::JobArgs;
+use super::say;
+use super::sources::{InputArgs, SourceArgs, exporter, provenance, save};
+use crate::calibrate::trust::{Trust, warnings_for};
 use crate::error::{InputError, InputResult};
-use crate::model::machine::Machine;
-use crate::model::workload::Profile;
-use crate::model::{Config, Model};
 use crate::report::Exporter;
 use crate::report::csv::Csv;
 use crate::report::plot;
 use crate::report::slurm;
-use crate::search::plan::{Plan, plan};
+use crate::search::inputs::{Loaded, SpaceRequest};
+use crate::search::plan::Plan;
+use crate::search::planner::{self, Planned, Request};
 use crate::search::query::Query;
 use crate::search::sample::sample;
 use crate::search::space::Space;
+use crate::values;
 use clap::Args;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -93,65 +96,43 @@ pub struct PlanArgs {
 
 /// Validated inputs of `plan`.
 pub struct PlanInputs {
-    /// The machine.
-    pub machine: Machine,
-    /// The workload.
-    pub profile: Profile,
+    /// The machine and the profile fitted to it, with the notes and the machine check.
+    pub inputs: Loaded,
     /// The space.
     pub space: Space,
-    /// The query.
-    pub query: Query,
-    /// The slowdown reference.
-    pub reference: Option<Config>,
-    /// What was assumed or left out while fitting the inputs together, for the user to see.
-    pub notes: Vec<String>,
-    /// The machine check so far (the model check follows once the model is built).
-    pub trust: trust::Trust,
+    /// The query, its reference and the checks.
+    pub request: Request,
 }
 
 /// Second phase: raw flags and files become validated domain types.
 pub fn resolve(src: &SourceArgs, sa: &SpaceArgs, qa: &QueryArgs) -> InputResult<PlanInputs> {
-    let Loaded {
-        machine,
-        profile,
-        mut notes,
-        trust,
-    } = load_sources(src)?;
-    let mut space = Space::full(&machine, &profile);
-    if let Some(s) = &sa.nodes {
-        space.nodes = values::parse_int_spec("--nodes", s)?;
-    }
-    match &sa.cores {
-        Some(s) => space.cores = values::parse_int_spec("--cores", s)?,
-        None => {
-            let have = profile.core_counts();
-            let left_out: Vec<u64> = space
-                .cores
-                .iter()
-                .filter(|c| !have.contains(c))
-                .map(|&c| u64::from(c))
-                .collect();
-            if !left_out.is_empty() {
-                space.cores.retain(|c| have.contains(c));
-                notes.push(format!(
-                    "cores {} left out: outside the core counts the profile measured, where \
-                     nothing is extrapolated (measure them with `jouleplan profile --cores ...`)",
-                    crate::model::workload::compact_list(&left_out)
-                ));
-            }
-        }
-    }
-    if let Some(s) = &sa.freqs {
-        space.freqs = values::parse_freq_spec(s, &machine)?;
-    }
-    if let Some(s) = &sa.gpus {
-        space.gpus = values::parse_int_spec("--gpus", s)?;
-    }
-    space.validate(&machine)?;
-    let most = space.nodes.iter().copied().max().unwrap_or(1);
-    one_node_without_network(&machine, most)?;
+    let mut inputs = src.load()?;
+    let machine = &inputs.machine;
+    let request = SpaceRequest {
+        nodes: sa
+            .nodes
+            .as_deref()
+            .map(|s| values::parse_int_spec("--nodes", s))
+            .transpose()?,
+        cores: sa
+            .cores
+            .as_deref()
+            .map(|s| values::parse_int_spec("--cores", s))
+            .transpose()?,
+        freqs: sa
+            .freqs
+            .as_deref()
+            .map(|s| values::parse_freq_spec(s, machine))
+            .transpose()?,
+        gpus: sa
+            .gpus
+            .as_deref()
+            .map(|s| values::parse_int_spec("--gpus", s))
+            .transpose()?,
+    };
+    let space = inputs.space(&request)?;
     let query = query(qa)?;
-    if machine.time_only() && query.budget.is_some() {
+    if inputs.machine.time_only() && query.budget.is_some() {
         return Err(InputError::Argument {
             flag: "--budget".into(),
             expected: "no energy budget: the machine file has no [power], so energy is \
@@ -166,13 +147,13 @@ pub fn resolve(src: &SourceArgs, sa: &SpaceArgs, qa: &QueryArgs) -> InputResult<
         .map(|r| values::parse_config("--reference", r))
         .transpose()?;
     Ok(PlanInputs {
-        machine,
-        profile,
+        inputs,
         space,
-        query,
-        reference,
-        notes,
-        trust,
+        request: Request {
+            query,
+            reference,
+            checks: src.checks(),
+        },
     })
 }
 
@@ -214,36 +195,11 @@ fn query(qa: &QueryArgs) -> InputResult<Query> {
     })
 }
 
-/// Binds and checks the model, searches, and gives the plan its notes and its recommendation's
-/// warnings; returns the model, the plan and the trust figures (for job scripts of other front
-/// points).
-pub(crate) fn search_plan<'a>(
-    inp: &'a PlanInputs,
-    src: &SourceArgs,
-) -> InputResult<(Model<'a>, Plan, trust::Trust)> {
-    let (mut trust, mut notes) = (inp.trust.clone(), inp.notes.clone());
-    let model = bind(&inp.machine, &inp.profile, src, &mut trust, &mut notes)?;
-    let mut plan = plan(&model, &inp.space, inp.query, inp.reference)?;
-    plan.notes.extend(notes);
-    plan.warnings = plan
-        .recommendation()
-        .map(|r| warnings_for(&trust, r.prediction.config.nodes))
-        .unwrap_or_default();
-    if let Some(r) = &plan.risk {
-        plan.warnings
-            .push(crate::search::plan::describe_risk(r, model.coverage()));
-    }
-    Ok((model, plan, trust))
-}
-
 /// Runs `plan`; returns the plan for the caller to choose the exit code.
 pub fn run_plan(args: &PlanArgs, out: &mut dyn Write) -> anyhow::Result<Plan> {
     let inp = resolve(&args.inputs.source, &args.space, &args.query)?;
-    let outputs: Vec<&std::path::Path> = args
-        .plot
-        .iter()
-        .chain(&args.sbatch)
-        .map(|p| p.as_path())
+    let outputs: Vec<_> = (args.plot.iter().map(|p| ("--plot", p.as_path())))
+        .chain(args.sbatch.iter().map(|p| ("--sbatch", p.as_path())))
         .collect();
     let _locks = super::outputs::lock(&outputs)?;
     if let Some(p) = &args.plot {
@@ -251,10 +207,10 @@ pub fn run_plan(args: &PlanArgs, out: &mut dyn Write) -> anyhow::Result<Plan> {
     }
     // Job options are checked before the search, so a bad flag costs nothing.
     let job = match &args.sbatch {
-        Some(_) => Some(args.job.options(&inp.profile.program)?),
+        Some(_) => Some(args.job.options(&inp.inputs.profile.program)?),
         None => None,
     };
-    let (model, plan, trust) = search_plan(&inp, &args.inputs.source)?;
+    let Planned { model, plan, trust } = planner::plan(&inp.inputs, &inp.space, &inp.request)?;
     let exp: Box<dyn Exporter> = if args.csv {
         Box::new(Csv)
     } else {
@@ -284,7 +240,7 @@ fn write_job(
     args: &PlanArgs,
     inp: &PlanInputs,
     plan: &Plan,
-    trust: &trust::Trust,
+    trust: &Trust,
     (path, opts): (&Path, &slurm::JobOptions),
 ) -> anyhow::Result<()> {
     let (entry, reason) = match args.pick {
@@ -324,9 +280,10 @@ fn write_job(
             }
         },
     };
-    let mut prov = provenance(&inp.machine, &inp.profile, reason);
+    let mut prov = provenance(&inp.inputs.machine, &inp.inputs.profile, reason);
     prov.warnings = warnings_for(trust, entry.prediction.config.nodes);
     prov.mem_per_node_gib = inp
+        .inputs
         .profile
         .memory_footprint_gib
         .map(|m| m / f64::from(entry.prediction.config.nodes));

@@ -1,8 +1,11 @@
 //! `jouleplan predict`: one configuration with every term.
 
-use super::*;
+use super::sources::{InputArgs, exporter, with_model};
+use crate::calibrate::trust::warnings_for;
 use crate::model::Outcome;
 use crate::report::PredictionView;
+use crate::search::inputs::one_node_without_network;
+use crate::values;
 use clap::Args;
 use std::io::Write;
 

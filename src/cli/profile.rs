@@ -1,12 +1,12 @@
 //! `jouleplan profile`: flags -> validated sweep options -> the measure stage.
 
-use super::values;
 use crate::error::InputError;
 use crate::measure::cpu;
 use crate::measure::mpi::Profiler;
 use crate::measure::record::Header;
 use crate::measure::sweep::{self, Options, Roots};
 use crate::model::workload::Growth;
+use crate::values;
 use clap::Args;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -80,10 +80,10 @@ pub struct ProfileArgs {
     #[arg(long, value_name = "DURATION", default_value = "100ms")]
     pub gpu_sample: String,
     /// Iterations of the measured run (S_s).
-    #[arg(long, value_name = "S_s", default_value = "1")]
+    #[arg(long, value_name = "S_s", default_value = "1", value_parser = values::positive_number)]
     pub iterations: f64,
     /// Iterations of the run to plan (S) [default: S_s].
-    #[arg(long, value_name = "S")]
+    #[arg(long, value_name = "S", value_parser = values::positive_number)]
     pub target_iterations: Option<f64>,
     /// How messages per rank grow with nodes: constant, log2, all_to_all, neighbours:K.
     #[arg(long, value_name = "LAW", default_value = "constant")]
@@ -137,10 +137,50 @@ pub struct ProfileArgs {
     pub trace: Vec<String>,
     /// `--nodes auto`: the campaign's own flags.
     #[command(flatten)]
-    pub campaign: super::campaign::CampaignArgs,
+    pub campaign: CampaignArgs,
     /// The program and its arguments.
     #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<String>,
+}
+
+/// `profile --nodes auto`'s own flags.
+#[derive(Debug, Args, Default, Clone)]
+pub struct CampaignArgs {
+    /// With --nodes auto: take each run from these recorded runs (a `fit`/`validate` CSV), in
+    /// file order, instead of launching the program; a count not recorded is never invented.
+    #[arg(long, value_name = "RUNS.csv")]
+    pub replay: Option<PathBuf>,
+    /// With --nodes auto: stop once the recommendation was measured and no unmeasured node
+    /// count is predicted to beat its energy-delay product by more than this (0.05 or 5%)
+    /// [default: 5%].
+    #[arg(long, value_name = "FRACTION")]
+    pub tolerance: Option<String>,
+    /// With --nodes auto: the node-hours the campaign may spend (its start included).
+    #[arg(long = "node-hours", value_name = "NODE-HOURS", value_parser = crate::values::positive_number)]
+    pub node_hours: Option<f64>,
+    /// With --nodes auto: the largest node count to plan and measure [default: the machine's].
+    #[arg(long, value_name = "N")]
+    pub max_nodes: Option<u32>,
+    /// With --nodes auto: print the campaign's steps as JSON on standard output.
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl CampaignArgs {
+    /// The campaign flags given, by name: refused without `--nodes auto`.
+    fn given(&self) -> Vec<&'static str> {
+        [
+            ("--replay", self.replay.is_some()),
+            ("--tolerance", self.tolerance.is_some()),
+            ("--node-hours", self.node_hours.is_some()),
+            ("--max-nodes", self.max_nodes.is_some()),
+            ("--json", self.json),
+        ]
+        .into_iter()
+        .filter(|(_, on)| *on)
+        .map(|(flag, _)| flag)
+        .collect()
+    }
 }
 
 fn parse_growth(s: &str) -> Result<Growth, InputError> {
@@ -312,14 +352,11 @@ fn gpu_sample(a: &ProfileArgs) -> Result<std::time::Duration, InputError> {
 /// `--grace`: seconds, more than 0 and at most a day.
 fn grace(a: &ProfileArgs) -> Result<std::time::Duration, InputError> {
     let expected = "seconds between SIGTERM and SIGKILL: a number above 0, at most 86400 (10, 2.5)";
-    let s: f64 = a
-        .grace
-        .trim()
-        .parse()
-        .map_err(|_| values::bad("--grace", expected, &a.grace))?;
-    if !(s > 0.0 && s <= 86_400.0) {
-        return Err(values::bad("--grace", expected, &a.grace));
-    }
+    let s = values::number(
+        &a.grace,
+        crate::limits::Bound::Within(f64::MIN_POSITIVE, 86_400.0),
+    )
+    .map_err(|_| values::bad("--grace", expected, &a.grace))?;
     Ok(std::time::Duration::from_secs_f64(s))
 }
 
@@ -403,9 +440,6 @@ pub const EXIT_RUNS_FAILED: i32 = 4;
 
 /// Runs `profile`; returns the exit code.
 pub fn run_profile(a: &ProfileArgs, out: &mut dyn Write) -> anyhow::Result<i32> {
-    if a.nodes.trim() == "auto" {
-        return super::campaign::run(a, out);
-    }
     if let Some(flag) = a.campaign.given().first() {
         return Err(values::bad(
             flag,
@@ -422,8 +456,8 @@ pub fn run_profile(a: &ProfileArgs, out: &mut dyn Write) -> anyhow::Result<i32> 
         return import_capture(a, &o, capture, out);
     }
     check_outputs(a)?;
-    let mut outputs = vec![o.output.as_path()];
-    outputs.extend(a.measured_out.as_deref());
+    let mut outputs = vec![("--output", o.output.as_path())];
+    outputs.extend(a.measured_out.as_deref().map(|p| ("--measured-out", p)));
     let _locks = super::outputs::lock(&outputs)?;
     let quiet = a.quiet;
     let mut log = |l: &str| {

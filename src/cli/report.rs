@@ -1,6 +1,7 @@
 //! `jouleplan report`: the plan written as a self-contained folder (charts, front, page).
 
-use super::*;
+use super::plan::{QueryArgs, SAMPLE_MAX, SpaceArgs, resolve};
+use super::sources::SourceArgs;
 use crate::calibrate::validate;
 use crate::report::Exporter;
 use crate::report::csv::Csv;
@@ -37,10 +38,10 @@ pub struct ReportArgs {
 /// cores, frequency, GPUs) whatever the file's order.
 fn measured_runs(
     model: &crate::model::Model<'_>,
-    rows: &[validate::Measured],
+    rows: &[crate::calibrate::runs::Measured],
 ) -> anyhow::Result<Vec<MeasuredRun>> {
     let mut compared = validate::compare(model, rows)?;
-    compared.sort_by(super::validate::by_configuration);
+    compared.sort_by(validate::by_configuration);
     Ok(compared
         .into_iter()
         .map(|c| MeasuredRun {
@@ -62,10 +63,11 @@ pub fn run_report(args: &ReportArgs, _out: &mut dyn Write) -> anyhow::Result<Pla
     let inp = resolve(&args.source, &args.space, &args.query)?;
     // The runs are read before the search, so a bad file costs nothing.
     let rows = match &args.measured {
-        Some(path) => validate::read_csv_file(path)?,
+        Some(path) => crate::calibrate::runs::read_csv_file(path)?,
         None => Vec::new(),
     };
-    let (model, plan, _) = search_plan(&inp, &args.source)?;
+    let crate::search::planner::Planned { model, plan, .. } =
+        crate::search::planner::plan(&inp.inputs, &inp.space, &inp.request)?;
     let runs = measured_runs(&model, &rows)?;
     let marks = drawable(&runs, plan.energy_scope);
     let sample = sample(&model, &plan.space, SAMPLE_MAX)?;
@@ -77,7 +79,7 @@ pub fn run_report(args: &ReportArgs, _out: &mut dyn Write) -> anyhow::Result<Pla
         std::fs::create_dir_all(parent)
             .map_err(|e| anyhow::anyhow!("{}: cannot create: {e}", parent.display()))?;
     }
-    let _lock = super::outputs::lock(&[dir.as_path()])?;
+    let _lock = super::outputs::lock(&[("--out", dir.as_path())])?;
     let mut json = Vec::new();
     Json.plan(&plan, &mut json)?;
     let mut csv = Vec::new();
@@ -85,7 +87,7 @@ pub fn run_report(args: &ReportArgs, _out: &mut dyn Write) -> anyhow::Result<Pla
     let file = args.measured.as_ref().map(|p| p.display().to_string());
     let html = html::index_html(
         &plan,
-        (&inp.machine, &inp.profile),
+        (&inp.inputs.machine, &inp.inputs.profile),
         &sample,
         (&breakdown, &node_law),
         file.as_deref().map(|f| (f, &runs[..])),

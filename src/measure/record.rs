@@ -160,6 +160,7 @@ pub fn profile_file(h: &Header, s: &SweepRecord) -> ProfileFile {
         measured_on: None,
         layout: sweep_layout(s).map(crate::model::layout::Layout::to_file),
         energy_scope: None,
+        fit_id: None,
     }
 }
 

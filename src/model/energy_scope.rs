@@ -2,7 +2,7 @@
 //! DRAM, the whole node, or the GPUs), one vocabulary for every output (text, JSON, charts,
 //! job script, report).
 
-use super::Eval;
+use super::terms::Eval;
 
 /// What energy a measured `energy_j` covers, and so which model terms it is compared with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

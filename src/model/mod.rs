@@ -7,6 +7,7 @@
 //! tests all go through it, so a number is the same wherever it is printed.
 
 pub mod baseline;
+pub mod device;
 pub mod energy_scope;
 pub mod evidence;
 pub mod gpu_power;
@@ -18,11 +19,14 @@ pub mod node_law;
 pub mod overhead;
 pub mod plausible;
 pub mod sweep_facts;
+pub mod terms;
 pub mod workload;
 
 use crate::error::{InputError, InputResult};
 use crate::units::{Hertz, Joules, Seconds};
+use device::device_scaling;
 use machine::Machine;
+pub use terms::{EnergyTerms, Eval, TimeTerms};
 use workload::{BaselinePoint, Profile};
 
 /// A configuration `x = (n, c, f, g)`.
@@ -38,59 +42,17 @@ pub struct Config {
     pub gpus: u32,
 }
 
-/// The time terms of MODEL.md section 3 (and the host time blocked on GPUs, section 6).
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct TimeTerms {
-    /// `T_CPU`.
-    pub cpu: f64,
-    /// `T_mem = T_w,mem + T_s,mem`.
-    pub mem: f64,
-    /// `T_w,net`.
-    pub wait_net: f64,
-    /// `T_s,net`.
-    pub serv_net: f64,
-    /// `T_gpu`: host time blocked on the device (0 without GPUs).
-    pub gpu: f64,
-    /// `T_ser`: one thread busy (MODEL.md 6b); not divided over cores or nodes.
-    pub serial: f64,
-    /// `T_wait`: no thread busy (MODEL.md 6b); not divided over cores or nodes.
-    pub wait: f64,
-    /// `X(n)`: the node law's time (MODEL.md 6c b), waiting with no core busy; 0 at one node
-    /// and without a node law.
-    pub nodes: f64,
-    /// The part of `T_CPU + T_ser` the host spent spin-waiting in the GPU runtime (blocked
-    /// time that the busy cycles already hold): inside those terms, not added to `T`; used by
-    /// the efficiency trees (MODEL.md, "The predicted host tree").
-    pub gpu_spin: f64,
-}
-
-impl TimeTerms {
-    /// What `T_s,net` (and `E_net`) is at `nodes` nodes where it is not the network's service
-    /// time: on one node (no traffic between nodes) the time the cores are not busy,
-    /// `(1 - U) T_CPU`, and `E_net` that time at `P_net`. The terms keep their names at every
-    /// node count; this note goes beside them.
-    pub fn serv_net_at(nodes: u32) -> Option<&'static str> {
-        (nodes == 1).then_some(
-            "at one node T_s,net is the time the cores are not busy, (1 - U) T_CPU, and network \
-             energy that time at P_net (no traffic between nodes)",
+impl Config {
+    /// The configuration as messages name it: `(nodes, cores, f GHz, GPUs)`.
+    pub fn label(&self) -> String {
+        format!(
+            "({}, {}, {} GHz, {})",
+            self.nodes,
+            self.cores,
+            self.freq.ghz(),
+            self.gpus
         )
     }
-}
-
-/// The energy terms of MODEL.md section 4, each already multiplied by the node count, so that
-/// they add up to the total.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct EnergyTerms {
-    /// `n E_CPU`.
-    pub cpu: f64,
-    /// `n E_mem`.
-    pub mem: f64,
-    /// `n E_net`.
-    pub net: f64,
-    /// `n E_idle`.
-    pub idle: f64,
-    /// `n E_gpu`.
-    pub gpu: f64,
 }
 
 /// The predicted device tree (METRICS.md section 2) and host offload efficiency.
@@ -238,21 +200,6 @@ pub fn node_wait(law: &node_law::Law, k: f64, n: u32) -> f64 {
     } else {
         k * law.at(f64::from(n))
     }
-}
-
-/// The terms of one configuration before they are packaged (the hot path of the search).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Eval {
-    /// `T`.
-    pub time: f64,
-    /// `E`.
-    pub energy: f64,
-    /// `rho`.
-    pub rho: f64,
-    /// Time terms.
-    pub t: TimeTerms,
-    /// Energy terms.
-    pub e: EnergyTerms,
 }
 
 /// How a configuration's work is laid out over its nodes ([`Group::layout`]).
@@ -791,66 +738,5 @@ impl<'a> Model<'a> {
                 rho: g.rho(config.nodes, factor),
             },
         })
-    }
-}
-
-/// The device part of a group, each time multiplied by `n` (MODEL.md section 6 as written in
-/// `docs/MODEL.md`).
-pub(crate) struct DeviceScaling {
-    pub(crate) host_blocked: f64,
-    /// Spin-wait inside the busy terms: `s (R_raw - R_model)` (device share `s`).
-    host_spin: f64,
-    kernel_max: f64,
-    active_max: f64,
-    active_mean: f64,
-    load_balance: f64,
-}
-
-pub(crate) fn device_scaling(p: &BaselinePoint, k: f64, gpus: u32, host_n: f64) -> DeviceScaling {
-    let none = DeviceScaling {
-        host_blocked: 0.0,
-        host_spin: 0.0,
-        kernel_max: 0.0,
-        active_max: 0.0,
-        active_mean: 0.0,
-        load_balance: 1.0,
-    };
-    let Some(d) = (gpus > 0).then_some(()).and(p.device.as_ref()) else {
-        return none;
-    };
-    let g0 = d.kernel.len() as f64;
-    let kernel_sum: f64 = d.kernel.iter().map(|s| s.0).sum();
-    let kernel_max = d.kernel.iter().map(|s| s.0).fold(0.0, f64::max);
-    let active: Vec<f64> = d
-        .kernel
-        .iter()
-        .zip(&d.transfer)
-        .map(|(a, b)| a.0 + b.0)
-        .collect();
-    let active_max = active.iter().copied().fold(0.0, f64::max);
-    let active_sum: f64 = active.iter().sum();
-    // Every GPU's work is divided over the configuration's n g GPUs, keeping its imbalance:
-    // times scale by s = k g0 / (n g). Here everything is multiplied by n.
-    let s = k * g0 / f64::from(gpus);
-    // Host-device overlap: the share of host compute time during which the device ran without
-    // blocking the host, measured on the baseline and clamped to [0, 1].
-    let cf = f64::from(p.cores) * p.freq.0;
-    let host_s = p.cycles / cf;
-    let overlap = if host_s > 0.0 {
-        ((active_max - d.host_runtime.0) / host_s).clamp(0.0, 1.0)
-    } else {
-        0.0
-    };
-    DeviceScaling {
-        host_blocked: f64::max(0.0, s * active_max - overlap * host_n),
-        host_spin: s * (d.host_runtime_raw.0 - d.host_runtime.0).max(0.0),
-        kernel_max: s * kernel_max,
-        active_max: s * active_max,
-        active_mean: s * active_sum / g0,
-        load_balance: if kernel_max > 0.0 {
-            kernel_sum / (g0 * kernel_max)
-        } else {
-            1.0
-        },
     }
 }

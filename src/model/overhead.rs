@@ -56,7 +56,7 @@ pub fn paper_time(p: &BaselinePoint) -> f64 {
     let cf = f64::from(p.cores) * p.freq.0;
     let t_cpu = (p.work_cycles() + p.other_stall_cycles()) / cf;
     let t_mem = p.mem_stall_cycles / cf;
-    let t_gpu = super::device_scaling(p, 1.0, p.gpus, t_cpu + t_mem).host_blocked;
+    let t_gpu = super::device::device_scaling(p, 1.0, p.gpus, t_cpu + t_mem).host_blocked;
     t_cpu * (2.0 - p.utilisation) + t_mem + t_gpu
 }
 

@@ -76,6 +76,8 @@ pub struct Profile {
     /// The energy scope the profile records (its file's `energy_scope`), when it records one;
     /// [`Profile::energy_scope`] says what its energy covers in every case.
     pub recorded_scope: Option<EnergyScope>,
+    /// The fit that wrote the profile with a machine file (`fit --machine-out`), when one did.
+    pub fit_id: Option<String>,
     index: rustc_hash::FxHashMap<(u32, u64, u32), usize>,
 }
 
@@ -138,6 +140,7 @@ impl Profile {
             node_law: f.node_law.as_ref().map(super::node_law::NodeFit::from_file),
             layout: f.layout.and_then(super::layout::Layout::from_file),
             recorded_scope: f.energy_scope.as_deref().and_then(EnergyScope::from_name),
+            fit_id: f.fit_id.clone(),
             index: rustc_hash::FxHashMap::default(),
         };
         p.reindex();
@@ -392,6 +395,7 @@ impl Profile {
             measured_on,
             layout: self.layout.map(super::layout::Layout::to_file),
             energy_scope: self.recorded_scope.map(|s| s.csv_name().to_string()),
+            fit_id: self.fit_id.clone(),
         }
     }
 
@@ -422,6 +426,7 @@ impl Profile {
             node_law: None,
             layout: None,
             recorded_scope: None,
+            fit_id: None,
             index: rustc_hash::FxHashMap::default(),
         };
         let path = Path::new("(built in memory)");
@@ -454,24 +459,9 @@ fn at_frequency(src: &BaselinePoint, f: Hertz) -> BaselinePoint {
     p
 }
 
+/// A sorted list of counts as ranges, `1-4,8,16` ([`crate::units::count_ranges_with`]).
 pub fn compact_list(v: &[u64]) -> String {
-    let mut out: Vec<String> = Vec::new();
-    let mut i = 0;
-    while i < v.len() {
-        let mut j = i;
-        while j + 1 < v.len() && v[j + 1] == v[j] + 1 {
-            j += 1;
-        }
-        out.push(if j > i + 1 {
-            format!("{}-{}", v[i], v[j])
-        } else if j == i + 1 {
-            format!("{},{}", v[i], v[j])
-        } else {
-            v[i].to_string()
-        });
-        i = j + 1;
-    }
-    out.join(",")
+    crate::units::count_ranges_with(v.iter().copied(), ",")
 }
 
 /// The `(kHz, GPUs)` groups of the measured points, sorted.

@@ -3,6 +3,7 @@
 //! 10^5 configurations makes a 2 MB SVG, is the folder's `pareto.png` linked to `pareto.svg`,
 //! so that the page loads at once; the small charts are inline SVG.
 
+use super::markup::{config_cells, esc};
 use super::measured::{self, MeasuredRun};
 use crate::model::Prediction;
 use crate::model::evidence::IntervalKind;
@@ -12,25 +13,6 @@ use crate::search::plan::{MEASURE_TOLERANCE, Plan, label};
 use crate::search::sample::Sample;
 use crate::units::{Joules, Seconds, fmt_duration, fmt_energy, fmt_node_hours};
 use std::fmt::Write as _;
-
-/// Escapes text for HTML.
-pub fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
-/// A configuration as four table cells: nodes, cores, GHz, GPUs.
-pub fn config_cells(c: &crate::model::Config) -> String {
-    format!(
-        "<td>{}</td><td>{}</td><td>{}</td><td>{}</td>",
-        c.nodes,
-        c.cores,
-        c.freq.ghz(),
-        c.gpus
-    )
-}
 
 /// Strips an XML declaration so an SVG document can be inlined.
 fn inline_svg(svg: &str) -> &str {

@@ -2,7 +2,7 @@
 //! and energy next to the model's at the same configuration, and the runs the time-energy
 //! chart can mark (those whose energy is of the plan's scope).
 
-use super::html::{config_cells, esc};
+use super::markup::{config_cells, esc};
 use crate::model::Config;
 use crate::model::energy_scope::EnergyScope;
 use crate::units::{Joules, Seconds, fmt_duration, fmt_energy};

@@ -1,14 +1,17 @@
 //! Outputs. Every rendering of a plan or a prediction goes through the [`Exporter`] seam.
 
 pub mod csv;
+pub mod fit;
 pub mod html;
 pub mod json;
+pub mod markup;
 pub mod measured;
 pub mod metrics;
 pub mod node_law;
 pub mod plot;
 pub mod slurm;
 pub mod text;
+pub mod validation;
 
 use crate::model::Prediction;
 use crate::search::plan::Plan;

@@ -4,9 +4,12 @@
 //! measuring them. Drawn by [`crate::report::plot::node_law_svg`].
 
 use crate::artefact::profile::ProfileFile;
+use crate::calibrate::repeats::Replay;
+use crate::calibrate::runs::CsvFile;
 use crate::error::InputResult;
 use crate::model::energy_scope::EnergyScope;
 use crate::model::{Config, Model, Outcome};
+use crate::search::plan::Plan;
 use crate::units::Hertz;
 use std::path::Path;
 
@@ -57,6 +60,63 @@ pub struct NodeSeries {
     pub steps: Vec<u32>,
     /// The law in words, for the legend (none without a law).
     pub law: Option<String>,
+}
+
+/// Every run of a measured CSV (as `fit` and `validate` read it), in file order.
+pub fn runs_of_csv(path: &Path) -> InputResult<Vec<NodeRun>> {
+    let mut runs = Vec::new();
+    CsvFile(path).replay(&mut |r| {
+        let k = r.key;
+        runs.push(NodeRun {
+            config: Config {
+                nodes: k.nodes,
+                cores: k.cores,
+                freq: Hertz(k.freq_khz as f64 * 1e3),
+                gpus: k.gpus,
+            },
+            time_s: r.time_s,
+            energy: r.energy_j.zip(k.scope.and_then(scope_named)),
+        });
+        Ok(())
+    })?;
+    Ok(runs)
+}
+
+/// The scope a run's key names (by [`EnergyScope::name`]).
+fn scope_named(name: &str) -> Option<EnergyScope> {
+    [EnergyScope::Node, EnergyScope::Cpu, EnergyScope::Gpu]
+        .into_iter()
+        .find(|s| s.name() == name)
+}
+
+/// The chart of a fit: the model along the node axis at the configuration measured at the
+/// most node counts, up to four times the largest count measured (at most the machine's), with
+/// every run it was fitted on. `None` where there is no run.
+pub fn fit_series(model: &Model<'_>, runs: &[NodeRun]) -> Option<NodeSeries> {
+    let first = runs.first()?;
+    let largest = runs.iter().map(|r| r.config.nodes).max().unwrap_or(1);
+    let max = (4 * largest).min(model.machine.max_nodes).max(largest);
+    Some(node_series(model, runs, (first.config, max), Vec::new()))
+}
+
+/// The chart of a plan: the model along the plan's node counts at the recommendation's
+/// configuration (else the front's first, else the first run's), with `runs` and a campaign's
+/// steps where the profile records them. `None` where there is nothing to draw it for.
+pub fn plan_series(model: &Model<'_>, plan: &Plan, runs: &[NodeRun]) -> Option<NodeSeries> {
+    let prefer = plan
+        .recommendation()
+        .or(plan.front.first())
+        .map(|f| f.prediction.config)
+        .or(runs.first().map(|r| r.config))?;
+    let max = plan.space.nodes.iter().copied().max().unwrap_or(1);
+    let steps = model
+        .profile
+        .provenance
+        .iter()
+        .find(|(k, _)| k == crate::artefact::profile::CAMPAIGN_KEY)
+        .map(|(_, v)| crate::artefact::profile::campaign_order(v))
+        .unwrap_or_default();
+    Some(node_series(model, runs, (prefer, max), steps))
 }
 
 /// The runs that finished of a profile's sweep record (`profile --nodes`), read from its

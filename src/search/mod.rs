@@ -15,7 +15,9 @@
 //! exactly, so the result does not depend on the thread count.
 
 pub mod front;
+pub mod inputs;
 pub mod plan;
+pub mod planner;
 pub mod query;
 pub mod sample;
 pub mod space;

@@ -219,13 +219,7 @@ impl Plan {
 
 /// A configuration as users write it: `(n, c, f GHz, g)`.
 pub fn label(c: &Config) -> String {
-    format!(
-        "({}, {}, {} GHz, {})",
-        c.nodes,
-        c.cores,
-        c.freq.ghz(),
-        c.gpus
-    )
+    c.label()
 }
 
 /// Searches `space` and answers `query`. `reference` names the slowdown reference configuration

@@ -112,6 +112,41 @@ pub fn jouleplan(args: &[&str]) -> (i32, String, String) {
     )
 }
 
+/// Runs the real binary in `dir`, outside any Slurm job: (exit code, stdout, stderr).
+pub fn jouleplan_in(dir: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_jouleplan"))
+        .current_dir(dir)
+        .env_remove("SLURM_JOB_ID")
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// A machine of two frequencies (`in.toml`) and one-node runs to fit on it (`runs.csv`) in
+/// `d`: time `100/c/f + 1` s and power `100 + 3c` W, illustrative, not a measurement.
+/// Returns (runs, machine).
+pub fn two_frequency_fit_inputs(d: &Path) -> (PathBuf, PathBuf) {
+    let m = write(
+        d,
+        "in.toml",
+        "[machine]\nname = \"two-freq\"\nnodes = 4\ncores_per_node = 8\nfrequencies_ghz = [1.0, 2.0]\n\
+         [network]\nlatency_s = 1e-6\nbandwidth_bytes_per_s = 1e9\n",
+    );
+    let mut csv = String::from("nodes,cores,freq_hz,gpus,time_s,energy_j\n");
+    for f in [1e9, 2e9] {
+        for c in [1.0, 2.0, 4.0, 8.0] {
+            let t = 100.0 / c * (1e9 / f) + 1.0;
+            csv += &format!("1,{c},{f},0,{t},{}\n", (100.0 + 3.0 * c) * t);
+        }
+    }
+    (write(d, "runs.csv", &csv), m)
+}
+
 /// A real recorded input under `tests/data/fixtures` (a copy of the project's shared fixtures;
 /// `tests/data/fixtures/README.md` says how each file was measured). Panics naming the path
 /// when it is missing, so a broken checkout fails loudly instead of passing.

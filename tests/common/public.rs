@@ -23,7 +23,11 @@ pub fn public_root() -> PathBuf {
 /// A file of the public fixtures, e.g. `multinode/pmbs23-icelake.csv`.
 pub fn public_fixture(rel: &str) -> PathBuf {
     let p = public_root().join(rel);
-    assert!(p.exists(), "{} is missing from the public fixtures", p.display());
+    assert!(
+        p.exists(),
+        "{} is missing from the public fixtures",
+        p.display()
+    );
     p
 }
 
@@ -55,8 +59,14 @@ pub fn write_multinode_csvs(src: &Path, out: &Path) {
     for f in rows(&src.join("pmbs23-icelake.csv")) {
         if f[1] == "small" {
             let energy = sig7(num(&f[7]) + num(&f[8]));
-            let line = format!("{},{},{},0,{},{energy},{},cpu\n", f[2], f[4], f[5], f[6], f[3]);
-            files.entry(format!("{}.csv", f[0])).or_insert_with(|| HEADER.into()).push_str(&line);
+            let line = format!(
+                "{},{},{},0,{},{energy},{},cpu\n",
+                f[2], f[4], f[5], f[6], f[3]
+            );
+            files
+                .entry(format!("{}.csv", f[0]))
+                .or_insert_with(|| HEADER.into())
+                .push_str(&line);
         }
     }
     for f in rows(&src.join("lulesh-icelake.csv")) {
@@ -66,7 +76,10 @@ pub fn write_multinode_csvs(src: &Path, out: &Path) {
             let energy = sig7(num(&f[10]) + num(&f[11]));
             let freq = num(&f[1]) * 1000.0;
             let line = format!("{},{cores},{freq},0,{},{energy},{},cpu\n", f[2], f[9], f[3]);
-            files.entry(format!("lulesh-{}.csv", f[5])).or_insert_with(|| HEADER.into()).push_str(&line);
+            files
+                .entry(format!("lulesh-{}.csv", f[5]))
+                .or_insert_with(|| HEADER.into())
+                .push_str(&line);
         }
     }
     assert!(!files.is_empty(), "no runs read from {}", src.display());
@@ -76,17 +89,116 @@ pub fn write_multinode_csvs(src: &Path, out: &Path) {
 }
 
 fn rows(path: &Path) -> Vec<Vec<String>> {
-    let text = std::fs::read_to_string(path)
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    text.lines().skip(1).filter(|l| !l.is_empty()).map(|l| l.split(',').map(String::from).collect()).collect()
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    text.lines()
+        .skip(1)
+        .filter(|l| !l.is_empty())
+        .map(|l| l.split(',').map(String::from).collect())
+        .collect()
 }
 
 fn num(s: &str) -> f64 {
-    s.trim().parse().unwrap_or_else(|_| panic!("not a number: {s:?}"))
+    s.trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("not a number: {s:?}"))
 }
 
 /// `printf %.7g`'s value: 7 significant digits.
 fn sig7(x: f64) -> String {
     let v: f64 = format!("{x:.6e}").parse().unwrap();
     format!("{v}")
+}
+
+/// The Xeon Phi SpMV data set (public fixture `energy/xeon-phi-spmv`) as measured-run CSVs:
+/// `all.csv` (1-57 threads, one per core, at the 7 frequencies: 399 runs), `sparse.csv` (1, 8,
+/// 29 and 57 cores at 0.6, 0.8 and 1.1 GHz: 12 runs) and `machine.toml`, the card as a node
+/// (57 cores, the data set's frequencies, no `[power]`: `fit` writes it).
+pub fn xeon_phi_dir() -> &'static Path {
+    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        write_xeon_phi(&public_root().join("energy/xeon-phi-spmv"), dir.path());
+        dir
+    })
+    .path()
+}
+
+/// A file of [`xeon_phi_dir`]: `all.csv`, `sparse.csv` or `machine.toml`.
+pub fn xeon_phi(file: &str) -> PathBuf {
+    xeon_phi_dir().join(file)
+}
+
+fn write_xeon_phi(src: &Path, out: &Path) {
+    let mut khz: Vec<u64> = std::fs::read_dir(src)
+        .unwrap()
+        .filter_map(|e| {
+            let name = e.ok()?.file_name().into_string().ok()?;
+            name.strip_prefix("spmv.")?
+                .strip_suffix(".csv")?
+                .parse()
+                .ok()
+        })
+        .collect();
+    khz.sort_unstable();
+    assert_eq!(khz.len(), 7, "seven frequencies in {}", src.display());
+    let (mut all, mut sparse) = (String::from(PHI_HEADER), String::from(PHI_HEADER));
+    for k in &khz {
+        for f in rows(&src.join(format!("spmv.{k}.csv"))) {
+            let threads: u32 = f[0].parse().unwrap();
+            if threads > 57 {
+                continue;
+            }
+            let line = format!("1,{threads},{},0,{},{}\n", k * 1000, f[2], f[1]);
+            all.push_str(&line);
+            if [1, 8, 29, 57].contains(&threads) && [600_000, 800_000, 1_100_000].contains(k) {
+                sparse.push_str(&line);
+            }
+        }
+    }
+    let ghz: Vec<String> = khz.iter().map(|k| format!("{}", *k as f64 / 1e6)).collect();
+    let machine = format!(
+        "# An Intel Xeon Phi (Knights Corner) coprocessor with 57 cores as a node: a test input made\n# at test time from the public data set's file names (the frequencies).\n[machine]\nname = \"xeon-phi-57c\"\ndescription = \"Intel Xeon Phi 3120 series, 57 cores, as one node (test input)\"\nnodes = 64\ncores_per_node = 57\nfrequencies_ghz = [{}]\ngpus_per_node = 0\n\n[network]\nlatency_s = 1.0e-6\nbandwidth_bytes_per_s = 6.8175e9\n",
+        ghz.join(", ")
+    );
+    std::fs::write(out.join("all.csv"), all).unwrap();
+    std::fs::write(out.join("sparse.csv"), sparse).unwrap();
+    std::fs::write(out.join("machine.toml"), machine).unwrap();
+}
+
+const PHI_HEADER: &str = "nodes,cores,freq_hz,gpus,time_s,energy_j\n";
+
+/// The Xeon Phi data set fitted by `jouleplan fit` on all 399 runs: (`profile.json`,
+/// `machine.toml` with the fitted `[power]`), made once a process in [`xeon_phi_dir`].
+pub fn xeon_phi_fitted() -> (PathBuf, PathBuf) {
+    static DONE: OnceLock<(PathBuf, PathBuf)> = OnceLock::new();
+    DONE.get_or_init(|| {
+        let d = xeon_phi_dir();
+        let (p, m) = (d.join("fitted-profile.json"), d.join("fitted-machine.toml"));
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_jouleplan"))
+            .args(["fit", "--measured"])
+            .arg(d.join("all.csv"))
+            .arg("--machine")
+            .arg(d.join("machine.toml"))
+            .arg("--program")
+            .arg("spmv")
+            .arg("--profile-out")
+            .arg(&p)
+            .arg("--machine-out")
+            .arg(&m)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (p, m)
+    })
+    .clone()
+}
+
+/// [`xeon_phi`] as a `&'static str`, for argument lists.
+pub fn xeon_phi_arg(file: &str) -> &'static str {
+    let p = xeon_phi(file).to_str().unwrap().to_string();
+    Box::leak(p.into_boxed_str())
 }

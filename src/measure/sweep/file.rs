@@ -4,7 +4,6 @@
 
 use super::journal::{self, Journal};
 use super::options::*;
-use super::setup::Todo;
 use crate::input::MAX_DOCUMENT_BYTES;
 use crate::measure::Readings;
 use crate::measure::record::{self, RunRecord, SweepRecord};
@@ -37,7 +36,7 @@ pub(super) fn load_existing(
     }
     let text = crate::input::read_file(&o.output)?;
     let (_, mut rec) = record::read_written(&o.output, &text)?;
-    let (runs, note) = journal::read(&o.output, rec.runs.len())?;
+    let (runs, note) = journal::read(&o.output, &rec)?;
     if let Some(n) = note {
         log(&n);
     }

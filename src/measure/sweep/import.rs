@@ -94,6 +94,7 @@ pub fn import_perf_stat(
 /// The record of a profile made of imported captures alone.
 fn imported_record(o: &Options) -> SweepRecord {
     SweepRecord {
+        id: None,
         command: o.command.clone(),
         ranks: o.ranks,
         launcher: Vec::new(),

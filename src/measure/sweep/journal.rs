@@ -5,28 +5,38 @@
 //! the end of the sweep and on `--resume`, which reads the journal first: a SIGKILL at any
 //! moment loses no finished run.
 
-use crate::measure::record::RunRecord;
+use crate::measure::record::{RunRecord, SweepRecord};
 use serde::{Deserialize, Serialize};
 use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-/// The journal of the profile `output`: its file name with `.journal` appended.
-pub fn journal_path(output: &Path) -> PathBuf {
-    let mut name = output
-        .file_name()
-        .map(|n| n.to_os_string())
-        .unwrap_or_default();
-    name.push(".journal");
-    output.with_file_name(name)
-}
+pub use crate::atomic_write::journal_path;
 
-/// One line of the journal: the run and its index in `sweep.record.runs`.
+/// One line of the journal: the run, its index in `sweep.record.runs` and the sweep it belongs
+/// to (the profile's `sweep.record.id`; none in a sweep begun before sweeps had one).
 #[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Line {
     index: usize,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    sweep: Option<String>,
     run: RunRecord,
+}
+
+/// The most a journal may hold: compacted whenever it holds as many runs as the profile, it
+/// stays below the profile's own cap.
+const MAX_JOURNAL_BYTES: u64 = 2 * crate::input::MAX_DOCUMENT_BYTES;
+
+/// A new sweep's identity, written in its record and on each of its journal lines: this
+/// process, this moment and the output, hashed.
+pub fn new_sweep_id(output: &Path) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or_default();
+    let seed = format!("{} {nanos} {}", std::process::id(), output.display());
+    crate::input::sha256_hex(&seed)[..16].to_string()
 }
 
 /// The journal open for appending.
@@ -34,28 +44,39 @@ struct Line {
 pub struct Journal {
     file: fs::File,
     path: PathBuf,
+    /// The sweep's identity, on every line.
+    sweep: Option<String>,
     /// Runs appended since the profile was last rewritten.
     pub since_compaction: usize,
 }
 
 impl Journal {
-    /// Opens (or creates) the journal of `output` for appending; never through a link.
-    pub fn open(output: &Path) -> io::Result<Journal> {
-        use std::os::unix::fs::OpenOptionsExt;
+    /// Opens (or creates) the journal of `output` for appending the lines of the sweep
+    /// `sweep`; never through a link, never a pipe or device (without blocking on one), never
+    /// a file with another name (emptying it would empty that file).
+    pub fn open(output: &Path, sweep: Option<String>) -> io::Result<Journal> {
+        use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
         let path = journal_path(output);
         let file = fs::OpenOptions::new()
             .append(true)
             .create(true)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
             .open(&path)
             .map_err(|e| named(&path, e))?;
-        if !file.metadata().map_err(|e| named(&path, e))?.is_file() {
-            return Err(named(&path, io::Error::other("not a regular file")));
+        let meta = file.metadata().map_err(|e| named(&path, e))?;
+        if !meta.is_file() || meta.nlink() > 1 {
+            return Err(named(
+                &path,
+                io::Error::other(
+                    "not a journal jouleplan made (a pipe, device, or a file with more than one                      name): move it away",
+                ),
+            ));
         }
         crate::atomic_write::sync_dir(crate::atomic_write::folder_of(&path));
         Ok(Journal {
             file,
             path,
+            sweep,
             since_compaction: 0,
         })
     }
@@ -64,6 +85,7 @@ impl Journal {
     pub fn append(&mut self, index: usize, run: &RunRecord) -> io::Result<()> {
         let mut text = serde_json::to_string(&Line {
             index,
+            sweep: self.sweep.clone(),
             run: run.clone(),
         })
         .map_err(io::Error::other)?;
@@ -96,19 +118,20 @@ fn named(path: &Path, e: io::Error) -> io::Error {
     io::Error::new(e.kind(), format!("{}: {e}", path.display()))
 }
 
-/// The runs of the journal of `output` that come after the `have` runs of its profile, and a
-/// note where its last line was torn (a kill in the middle of an append: that run is lost,
-/// and made again). A damaged line before the last is refused, naming the line.
-pub fn read(output: &Path, have: usize) -> anyhow::Result<(Vec<RunRecord>, Option<String>)> {
+/// The runs of the journal of `output` that come after the runs of its profile's record `rec`,
+/// and a note where its last line was torn (a kill in the middle of an append: that run is
+/// lost, and made again). The journal is read as an input (a plain file, no link, capped); a
+/// damaged line before the last, a line of another sweep or of a point the sweep never asked
+/// for is refused, naming the line.
+pub fn read(output: &Path, rec: &SweepRecord) -> anyhow::Result<(Vec<RunRecord>, Option<String>)> {
     let path = journal_path(output);
-    let bytes = match fs::read(&path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok((Vec::new(), None)),
-        Err(e) => return Err(named(&path, e).into()),
+    let Some(bytes) = crate::input::read_own(&path, MAX_JOURNAL_BYTES, "a sweep's journal")? else {
+        return Ok((Vec::new(), None));
     };
     let text = String::from_utf8_lossy(&bytes);
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
     let (mut runs, mut note) = (Vec::new(), None);
+    let have = rec.runs.len();
     for (i, l) in lines.iter().enumerate() {
         let parsed = serde_json::from_str::<Line>(l.trim_end());
         let line = match parsed {
@@ -128,6 +151,7 @@ pub fn read(output: &Path, have: usize) -> anyhow::Result<(Vec<RunRecord>, Optio
                 break;
             }
         };
+        belongs(&path, i + 1, &line, rec)?;
         let next = have + runs.len();
         if line.index < next {
             continue; // already in the profile (killed after the rewrite, before the clear)
@@ -144,4 +168,28 @@ pub fn read(output: &Path, have: usize) -> anyhow::Result<(Vec<RunRecord>, Optio
         runs.push(line.run);
     }
     Ok((runs, note))
+}
+
+/// Refuses a journal line of another sweep, or of a point its profile never asked for.
+fn belongs(path: &Path, n: usize, line: &Line, rec: &SweepRecord) -> anyhow::Result<()> {
+    if line.sweep != rec.id {
+        let shown = |s: &Option<String>| s.clone().unwrap_or_else(|| "none".into());
+        anyhow::bail!(
+            "{}: line {n} holds a run of another sweep (sweep {}; the profile's is {}): it is \
+             not this profile's journal; move it away to resume from the profile alone",
+            path.display(),
+            shown(&line.sweep),
+            shown(&rec.id)
+        );
+    }
+    let point = line.run.planned();
+    if !rec.planned.iter().any(|p| p.key() == point.key()) {
+        anyhow::bail!(
+            "{}: line {n} holds a run on {}, a point the profile's sweep never asked for; \
+             move it away to resume from the profile alone",
+            path.display(),
+            point.describe()
+        );
+    }
+    Ok(())
 }

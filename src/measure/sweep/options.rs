@@ -3,7 +3,7 @@
 use crate::measure::cpu::StallEvents;
 use crate::measure::launch::{self};
 use crate::measure::mpi::Profiler;
-use crate::measure::record::{Header, Missing};
+use crate::measure::record::{Header, Missing, Planned};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -113,3 +113,6 @@ pub(super) fn install_interrupt_handler() {
 pub fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::SeqCst) || launch::STOP_SIGNAL.load(Ordering::SeqCst) != 0
 }
+
+/// A point to run and its repeat index.
+pub(super) type Todo = (Planned, u32);

@@ -264,7 +264,7 @@ pub fn run(o: &Options, log: &mut dyn FnMut(&str)) -> anyhow::Result<Outcome> {
 fn start(o: &Options, s: &Setup, todo: &[Todo]) -> anyhow::Result<Progress> {
     check_size(o, &s.rec, todo)?;
     let bytes = save(o, &s.rec)?;
-    let mut journal = Journal::open(&o.output)?;
+    let mut journal = Journal::open(&o.output, s.rec.id.clone())?;
     journal.clear()?;
     install_interrupt_handler();
     INTERRUPTED.store(false, Ordering::SeqCst);

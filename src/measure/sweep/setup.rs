@@ -97,9 +97,6 @@ pub(super) fn launchers(o: &Options) -> anyhow::Result<Launchers> {
     })
 }
 
-/// A point to run and its repeat index.
-pub(super) type Todo = (Planned, u32);
-
 /// The backends that work here, each with what it measures.
 pub(super) type Working = Vec<(Box<dyn Backend>, String)>;
 
@@ -236,6 +233,7 @@ pub(super) fn setup(o: &Options, log: &mut dyn FnMut(&str)) -> anyhow::Result<Se
     }
     let (control, freqs, freq_note) = frequency_control(o, &words, &cpu_id.mhz, log)?;
     let mut rec = existing.unwrap_or_else(|| SweepRecord {
+        id: None,
         command: o.command.clone(),
         ranks: o.ranks,
         launcher: words.clone(),
@@ -251,6 +249,8 @@ pub(super) fn setup(o: &Options, log: &mut dyn FnMut(&str)) -> anyhow::Result<Se
         talp: Vec::new(),
         host_lists: Vec::new(),
     });
+    rec.id
+        .get_or_insert_with(|| super::journal::new_sweep_id(&o.output));
     rec.backends = backend_notes;
     rec.unsupported = unsupported.clone();
     rec.frequency = freq_note;

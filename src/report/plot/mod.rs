@@ -636,13 +636,15 @@ pub fn pareto_svg(plan: &Plan, sample: &Sample, measured: &[(f64, f64)]) -> Resu
 
 /// The two file formats a chart is written in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Format {
+pub enum Format {
+    /// Scalable vector graphics.
     Svg,
+    /// A bitmap.
     Png,
 }
 
 /// The format of a chart path, by its extension.
-pub(crate) fn format_of(path: &Path) -> Result<Format, String> {
+pub fn format_of(path: &Path) -> Result<Format, String> {
     match path
         .extension()
         .and_then(|e| e.to_str())

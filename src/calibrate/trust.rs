@@ -1,0 +1,354 @@
+//! Whether a profile may be planned against a machine (MODEL.md 6b and issue "refuse to
+//! guess"): the profile was measured on the machine the file describes, the model reproduces
+//! the profile's own measured points, and no point is mostly unexplained waiting. Beyond that,
+//! an error that names what is wrong, unless the user accepts it with `--other-machine` or
+//! `--accept-model-error`; then the recommendation carries a warning.
+
+use crate::calibrate::reproduce::{self, Reproduction};
+use crate::error::{InputError, InputResult};
+use crate::model::Model;
+use crate::model::machine::Machine;
+use crate::model::workload::{Profile, freq_key};
+
+/// How a model is bound and checked: what the user accepts, weak scaling, the intervals'
+/// coverage (`plan`'s `--other-machine`, `--accept-model-error`, `--weak`, `--coverage`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Checks {
+    /// What would otherwise be refused.
+    pub accept: Accept,
+    /// Weak scaling: each rank keeps the profile's work per core.
+    pub weak: bool,
+    /// Nominal coverage of the intervals at node counts not measured (default 0.8).
+    pub coverage: Option<f64>,
+}
+
+/// Binds the model and checks it against the profile's own measurements (MODEL.md 6b);
+/// appends what the user must be told to `notes`.
+pub fn bind<'a>(
+    machine: &'a Machine,
+    profile: &'a Profile,
+    checks: &Checks,
+    trust: &mut Trust,
+    notes: &mut Vec<String>,
+) -> InputResult<Model<'a>> {
+    let mut model = Model::new(machine, profile)?;
+    if checks.weak {
+        model.set_weak(true)?;
+    }
+    if let Some(c) = checks.coverage {
+        model.set_coverage(c);
+    }
+    if let Some(law) = &profile.node_law {
+        notes.push(format!(
+            "node law fitted over nodes {}: {} (leave-one-out error {}); predictions at every \
+             node count not measured carry an {:.0}% interval",
+            law.measured_nodes
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(", "),
+            law.law().describe(),
+            if law.folds.is_empty() {
+                "none: no count to leave out".to_string()
+            } else {
+                format!("{:.2}%", 100.0 * law.loo_rel())
+            },
+            100.0 * model.coverage()
+        ));
+    }
+    if model.is_weak() {
+        notes.push(
+            "weak scaling: each rank keeps the profile's work per core, so the problem grows \
+             with the nodes"
+                .into(),
+        );
+    }
+    check_model(&model, checks.accept, trust)?;
+    notes.append(&mut trust.notes);
+    Ok(model)
+}
+
+/// The warnings a recommendation at `nodes` nodes carries.
+pub fn warnings_for(trust: &Trust, nodes: u32) -> Vec<String> {
+    let mut w = trust.warnings.clone();
+    if nodes > 1 {
+        w.extend(trust.multi_node_warnings.iter().cloned());
+    }
+    w
+}
+
+/// What the user must be told, and what the recommendation must carry.
+#[derive(Debug, Clone, Default)]
+pub struct Trust {
+    /// Lines for the notes.
+    pub notes: Vec<String>,
+    /// Lines every recommendation (and job script) carries.
+    pub warnings: Vec<String>,
+    /// Warnings only for multi-node recommendations.
+    pub multi_node_warnings: Vec<String>,
+    /// The baseline's reproduction.
+    pub reproduction: Option<Reproduction>,
+    /// What keeps the model from explaining the profile ([`model_problems`]), accepted or not.
+    pub problems: Vec<String>,
+}
+
+/// The flags that accept what would otherwise be refused.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Accept {
+    /// `--other-machine`.
+    pub other_machine: bool,
+    /// `--accept-model-error`.
+    pub model_error: bool,
+}
+
+/// Checks that the profile was measured on the machine the file describes.
+pub fn machine_matches(machine: &Machine, profile: &Profile, accept: Accept) -> InputResult<Trust> {
+    let mut t = Trust::default();
+    let Some(on) = profile.facts.measured_on.as_ref() else {
+        return unrecorded_machine(machine, profile, accept);
+    };
+    let mut differences = Vec::new();
+    if let Some(pc) = on.physical_cores
+        && pc != machine.cores_per_node
+    {
+        differences.push(format!(
+            "{pc} physical cores where the machine file has {}",
+            machine.cores_per_node
+        ));
+    }
+    match (&on.cpu, &machine.cpu_model) {
+        (Some(cpu), Some(want)) if !same_name(cpu, want) => {
+            differences.push(format!("CPU `{cpu}` where the machine file has `{want}`"));
+        }
+        (Some(cpu), None) => t.notes.push(format!(
+            "machine `{}` names no cpu_model: the profile's CPU `{cpu}` was not compared",
+            machine.name
+        )),
+        _ => {}
+    }
+    if profile.uses_gpus() {
+        match (&on.gpus, &machine.gpu_model) {
+            _ if machine.gpus_per_node == 0 => {
+                differences.push("GPUs where the machine file has none".to_string());
+            }
+            (Some(g), Some(want)) if !same_name(g, want) => {
+                differences.push(format!("GPUs `{g}` where the machine file has `{want}`"));
+            }
+            _ => {}
+        }
+    }
+    let measured_f: Vec<u64> = profile
+        .baseline
+        .iter()
+        .filter(|p| p.measured)
+        .map(|p| freq_key(p.freq))
+        .collect();
+    if !measured_f.is_empty()
+        && !measured_f
+            .iter()
+            .any(|k| machine.frequencies.iter().any(|f| freq_key(*f) == *k))
+    {
+        differences.push("no measured frequency is one of the machine file's".to_string());
+    }
+    if differences.is_empty() {
+        return Ok(t);
+    }
+    let what = format!(
+        "{} was measured on `{}` ({}), not on machine `{}` ({}): {}",
+        profile.file.display(),
+        on.hostname.as_deref().unwrap_or("an unnamed host"),
+        on.cpu.as_deref().unwrap_or("CPU not recorded"),
+        machine.name,
+        machine.file.display(),
+        differences.join("; ")
+    );
+    if !accept.other_machine {
+        return Err(InputError::Mismatch(format!(
+            "{what}. Plan it against a machine file of the node it was measured on (jouleplan \
+             machine init there), or pass --other-machine to plan it here anyway"
+        )));
+    }
+    t.warnings.push(format!(
+        "planned on another machine than the one measured (--other-machine): {what}"
+    ));
+    Ok(t)
+}
+
+/// A profile that does not record its machine, checked against what it does hold: the core
+/// counts and frequencies it measured must lie within the machine's (no silent
+/// extrapolation to frequencies or core counts it never saw).
+fn unrecorded_machine(machine: &Machine, profile: &Profile, accept: Accept) -> InputResult<Trust> {
+    let mut t = Trust::default();
+    t.notes.push(format!(
+        "{} does not record the machine it was measured on: it was checked against machine `{}` \
+         by its core counts and frequencies only",
+        profile.file.display(),
+        machine.name
+    ));
+    let measured: Vec<_> = profile.baseline.iter().filter(|p| p.measured).collect();
+    let mut differences = Vec::new();
+    if let Some(c) = measured.iter().map(|p| p.cores).max()
+        && c > machine.cores_per_node
+    {
+        differences.push(format!(
+            "measured on up to {c} cores where the machine file has {}",
+            machine.cores_per_node
+        ));
+    }
+    let (lo, hi) = measured
+        .iter()
+        .fold((f64::INFINITY, 0.0_f64), |(lo, hi), p| {
+            (lo.min(p.freq.ghz()), hi.max(p.freq.ghz()))
+        });
+    let outside: Vec<String> = machine
+        .frequencies
+        .iter()
+        .map(|f| f.ghz())
+        .filter(|g| !measured.is_empty() && (*g < lo - 1e-6 || *g > hi + 1e-6))
+        .map(|g| format!("{g:.2}"))
+        .collect();
+    if !outside.is_empty() {
+        differences.push(format!(
+            "the machine's frequencies {} GHz lie outside the measured {lo:.2}-{hi:.2} GHz",
+            outside.join(", ")
+        ));
+    }
+    if differences.is_empty() {
+        return Ok(t);
+    }
+    let what = format!(
+        "{} (no machine recorded) does not fit machine `{}` ({}): {}",
+        profile.file.display(),
+        machine.name,
+        machine.file.display(),
+        differences.join("; ")
+    );
+    if !accept.other_machine {
+        return Err(InputError::Mismatch(format!(
+            "{what}. Plan it against the machine file of the node it was measured on, or pass \
+             --other-machine to extrapolate anyway"
+        )));
+    }
+    t.warnings.push(format!(
+        "extrapolated beyond what was measured (--other-machine): {what}"
+    ));
+    Ok(t)
+}
+
+/// The model against the profile's own measured points, and the multi-node warning.
+pub fn check_model(model: &Model<'_>, accept: Accept, t: &mut Trust) -> InputResult<()> {
+    let r = reproduce::check(model);
+    t.notes.push(r.summary());
+    if let Some(n) = model.gpu_gap.note(model.machine) {
+        t.notes.push(n);
+    }
+    let problems = model_problems(model, &r);
+    t.problems.clone_from(&problems);
+    if !problems.is_empty() {
+        if !accept.model_error {
+            return Err(InputError::Mismatch(format!(
+                "{}: the model cannot explain the profile's own measurements:\n  - {}\n\
+                 Fix the profile or the machine file, or pass --accept-model-error to plan \
+                 anyway (every recommendation then says so)",
+                model.profile.file.display(),
+                problems.join("\n  - ")
+            )));
+        }
+        t.warnings.push(format!(
+            "model error accepted (--accept-model-error): {}",
+            problems.join("; ")
+        ));
+    }
+    // A node law fitted on measured multi-node runs holds what the messages cost there.
+    if !messages_measured(model.profile) && model.profile.node_law.is_none() {
+        t.multi_node_warnings.push(
+            if model.profile.communication.messages_per_iteration > 0.0 {
+                "multi-node: the profile's MPI messages were not measured (its provenance says how \
+             they were set), so the network time between nodes rests on an assumed pattern \
+             (profile with --mpi-profiler to measure them)"
+                    .into()
+            } else {
+                "multi-node: the profile measured no MPI messages and assumes none, so no network \
+             time between nodes is predicted (profile with --mpi-profiler to measure them)"
+                    .into()
+            },
+        );
+    }
+    t.reproduction = Some(r);
+    Ok(())
+}
+
+/// What keeps the model from explaining the profile's own measurements: each point outside
+/// its reproduction bound, and a power fit whose largest residual is beyond what describes a
+/// machine. `plan` refuses on any (unless accepted); `validate` scores and prints them.
+pub fn model_problems(model: &Model<'_>, r: &reproduce::Reproduction) -> Vec<String> {
+    let mut problems = r.problems();
+    let p = &model.machine.power;
+    let quality = match (p.fit_residual_rms, p.fit_residual_rel) {
+        (Some(rms), _) => Some((rms, "root-mean-square", "fit_residual_rms")),
+        (None, Some(rel)) => Some((rel, "largest", "fit_residual_rel")),
+        (None, None) => None,
+    };
+    if let Some((res, what, key)) = quality
+        && res > reproduce::MAX_POWER_FIT_BOUND
+    {
+        problems.push(format!(
+            "{}: the power fit's {what} residual is {:.1}% (power.{key}), more than the {:.0}% \
+             a fit that describes the machine may leave: energy predictions from it are not \
+             trustworthy; measure power again (`jouleplan calibrate power`)",
+            model.machine.file.display(),
+            100.0 * res,
+            100.0 * reproduce::MAX_POWER_FIT_BOUND
+        ));
+    }
+    problems
+}
+
+/// What the profile's derivation estimated rather than measured (MODEL.md 6b), for the notes.
+pub fn estimates(profile: &Profile) -> Vec<String> {
+    profile
+        .splits
+        .iter()
+        .filter(|s| !s.host_runtime_estimated.is_empty())
+        .map(|s| {
+            let r: Vec<f64> = s.host_runtime_estimated.iter().map(|e| e.1).collect();
+            let lo = r.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = r.iter().copied().fold(0.0, f64::max);
+            format!(
+                "host time blocked in the GPU runtime was not measured at {} GHz, {} GPUs: \
+                 estimated from the core-count series at {lo:.2}-{hi:.2} s per run \
+                 (min(serial {:.2} s + idle {:.2} s, the device's active time)); attach TALP \
+                 outputs of DLB's GPU plugin (profile --talp CORES=FILE) to measure it",
+                s.freq.ghz(),
+                s.gpus,
+                s.serial,
+                s.wait
+            )
+        })
+        .collect()
+}
+
+/// Whether the profile's message counts were measured, as far as it says.
+pub fn messages_measured(profile: &Profile) -> bool {
+    if profile.has_sweep {
+        return profile.facts.messages_measured;
+    }
+    let said_not = profile
+        .provenance
+        .iter()
+        .filter(|(k, _)| k.starts_with("communication"))
+        .any(|(_, v)| v.contains("not measured") || v.contains("illustrative"));
+    profile.communication.messages_per_iteration > 0.0 && !said_not
+}
+
+/// Case- and space-insensitive containment either way (`H100` in `NVIDIA H100 80GB HBM3`).
+fn same_name(a: &str, b: &str) -> bool {
+    let norm = |s: &str| {
+        s.to_ascii_lowercase()
+            .chars()
+            .filter(|c| c.is_ascii_alphanumeric())
+            .collect::<String>()
+    };
+    let (a, b) = (norm(a), norm(b));
+    !a.is_empty() && !b.is_empty() && (a.contains(&b) || b.contains(&a))
+}

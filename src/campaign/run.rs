@@ -1,0 +1,398 @@
+//! The campaign (MODEL.md 6d): it measures a few small node counts, fits and plans them in
+//! memory exactly as `fit` and `plan` do ([`evaluate`]), then measures, step by step, the count
+//! that can still change the recommendation ([`decide::next`]), until nothing can (within the
+//! tolerance), the node-hours are spent, or no count is left. Every run it takes is handed to
+//! an [`Observer`] to keep, and every step is said; what a stage refuses ends the campaign with
+//! the runs kept and the reason said, never with an internal error.
+
+use super::decide::{self, Next, View};
+use super::evaluate::{Evaluated, evaluate};
+use super::settings::{START, Settings};
+use super::source::{RunSource, Taken};
+use super::step::{Rec, Step};
+use crate::calibrate::fit::MachineDoc;
+use crate::error::{InputError, InputResult};
+use crate::model::workload::Profile;
+use std::collections::BTreeSet;
+
+/// What a campaign tells its caller as it goes.
+pub trait Observer {
+    /// Every run so far, after each count measured: keep them (the `--measured-out` file).
+    fn runs(&mut self, runs: &[Taken]) -> anyhow::Result<()>;
+    /// A step, once its recommendation after is known (a start step at once).
+    fn step(&mut self, step: &Step);
+}
+
+/// An observer that keeps nothing and says nothing.
+pub struct Quiet;
+
+impl Observer for Quiet {
+    fn runs(&mut self, _: &[Taken]) -> anyhow::Result<()> {
+        Ok(())
+    }
+    fn step(&mut self, _: &Step) {}
+}
+
+/// How a campaign ended.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// Its steps.
+    pub steps: Vec<Step>,
+    /// Why it stopped.
+    pub stopped: String,
+    /// The last recommendation.
+    pub recommendation: Option<Rec>,
+    /// The node counts measured.
+    pub measured_nodes: Vec<u32>,
+    /// The node-hours its runs cost.
+    pub node_hours: f64,
+    /// The node-runs its runs cost (a run on `n` nodes costs `n`).
+    pub node_runs: u32,
+    /// Whether a run measured energy.
+    pub energy: bool,
+    /// Why the last fit fitted no power from the energy measured (`None`: it did, or no run
+    /// measured energy).
+    pub power_gap: Option<String>,
+}
+
+/// A campaign over a source of runs.
+pub struct Campaign<S> {
+    machine: MachineDoc,
+    settings: Settings,
+    source: S,
+    runs: Vec<Taken>,
+    measured: BTreeSet<u32>,
+    last: Option<Evaluated>,
+}
+
+impl<S: RunSource> Campaign<S> {
+    /// A campaign of `source`'s runs against `machine`; refused before anything is measured
+    /// where the machine cannot plan what it would measure.
+    pub fn new(machine: MachineDoc, settings: Settings, source: S) -> InputResult<Campaign<S>> {
+        if machine.lacks.network && settings.max_nodes > 1 {
+            return Err(InputError::Mismatch(format!(
+                "{}: the machine file has no [network] section, which the campaign's runs over \
+                 several nodes need (it plans up to {} nodes); give it {}",
+                machine.file.display(),
+                settings.max_nodes,
+                crate::model::machine::NETWORK_HINT
+            )));
+        }
+        if let Some(f) = settings.freqs_hz.iter().flatten().find(|f| {
+            machine
+                .machine
+                .frequency_index(crate::units::Hertz(**f))
+                .is_none()
+        }) {
+            return Err(InputError::Argument {
+                flag: "--freqs".into(),
+                expected: format!(
+                    "frequencies of {}: {} GHz",
+                    machine.file.display(),
+                    machine.machine.frequency_list_ghz()
+                ),
+                got: format!("{}", f / 1e9),
+            });
+        }
+        Ok(Campaign {
+            machine,
+            settings,
+            source,
+            runs: Vec::new(),
+            measured: BTreeSet::new(),
+            last: None,
+        })
+    }
+
+    /// The runs measured before (a resumed campaign's), in their order.
+    pub fn resume_with(&mut self, runs: Vec<Taken>) {
+        self.measured.extend(runs.iter().map(|t| t.row.nodes));
+        self.runs.extend(runs);
+    }
+
+    /// The runs so far.
+    pub fn runs(&self) -> &[Taken] {
+        &self.runs
+    }
+
+    /// The source of runs.
+    pub fn source(&self) -> &S {
+        &self.source
+    }
+
+    /// The source of runs, to finish with it.
+    pub fn source_mut(&mut self) -> &mut S {
+        &mut self.source
+    }
+
+    /// The settings.
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    /// The profile of the last fit, where there was one.
+    pub fn profile(&self) -> Option<&Profile> {
+        self.last.as_ref().map(|e| e.fitted.profile())
+    }
+
+    /// The last fit and plan, where there were.
+    pub fn last(&self) -> Option<&Evaluated> {
+        self.last.as_ref()
+    }
+
+    /// The counts to start from that are not yet measured.
+    pub fn start(&self) -> Vec<u32> {
+        let mut avail = self.source.available(self.settings.max_nodes);
+        avail.extend(self.measured.iter().copied());
+        avail.sort_unstable();
+        avail.dedup();
+        let mut chosen: Vec<u32> = Vec::new();
+        for t in START {
+            let above = chosen.last().copied().unwrap_or(0);
+            if let Some(&n) = avail.iter().find(|&&n| n >= t && n > above) {
+                chosen.push(n);
+            }
+        }
+        chosen.retain(|n| !self.measured.contains(n));
+        chosen
+    }
+
+    /// Fits and plans the runs so far, in memory; `Err` says what refused them.
+    pub fn evaluate(&self) -> Result<Evaluated, String> {
+        evaluate(&self.runs, &self.machine, &self.settings)
+    }
+
+    /// What to measure next after `evaluated`, or why to stop.
+    pub fn next(&self, evaluated: &Evaluated) -> Next {
+        let measured_at = |n: u32, c: u32| self.measured_at(n, c).is_some();
+        let view = View {
+            measured: &self.measured,
+            unmeasured: self
+                .source
+                .available(self.settings.max_nodes)
+                .into_iter()
+                .filter(|m| !self.measured.contains(m))
+                .collect(),
+            word: self.source.word(),
+            max_nodes: self.settings.max_nodes,
+            tolerance: self.settings.tolerance,
+            budget: self.settings.node_hours.map(|b| (b, self.node_hours())),
+            repeat: self.settings.repeat,
+            measured_at: &measured_at,
+        };
+        decide::next(&view, &evaluated.plan)
+    }
+
+    /// Takes the settings' runs on `n` nodes and hands every run so far to `observer`; no
+    /// step where no run on `n` nodes could be had (every one failed, or a stop signal came).
+    pub fn measure(
+        &mut self,
+        n: u32,
+        why: String,
+        (number, before): (usize, Option<Rec>),
+        observer: &mut dyn Observer,
+    ) -> anyhow::Result<Option<Step>> {
+        let taken = self.source.take(n, self.settings.repeat.max(1))?;
+        let of_n = || taken.iter().filter(|t| t.row.nodes == n);
+        let node_hours: f64 = of_n().map(|t| f64::from(n) * t.row.time_s / 3600.0).sum();
+        let runs = of_n().count();
+        self.measured.extend(taken.iter().map(|t| t.row.nodes));
+        self.runs.extend(taken);
+        observer.runs(&self.runs)?;
+        if runs == 0 {
+            return Ok(None);
+        }
+        Ok(Some(Step {
+            step: number,
+            nodes: n,
+            runs,
+            why,
+            node_hours,
+            node_runs: n * runs as u32,
+            before,
+            after: None,
+            findings: Vec::new(),
+        }))
+    }
+
+    /// The mean time of the runs so far on `nodes` nodes of `cores` cores, where there are.
+    pub fn measured_at(&self, nodes: u32, cores: u32) -> Option<f64> {
+        let times: Vec<f64> = self
+            .runs
+            .iter()
+            .filter(|t| t.row.nodes == nodes && t.row.cores == cores)
+            .map(|t| t.row.time_s)
+            .collect();
+        (!times.is_empty()).then(|| times.iter().sum::<f64>() / times.len() as f64)
+    }
+
+    /// The node-hours of the runs so far.
+    pub fn node_hours(&self) -> f64 {
+        // + 0.0: an empty sum is -0.0.
+        self.runs
+            .iter()
+            .map(|t| f64::from(t.row.nodes) * t.row.time_s / 3600.0)
+            .sum::<f64>()
+            + 0.0
+    }
+
+    /// Whether a run so far measured energy.
+    pub fn any_energy(&self) -> bool {
+        self.runs.iter().any(|t| t.row.energy().is_some())
+    }
+
+    /// Measures the start counts, then one count a step until the campaign stops.
+    pub fn run(&mut self, observer: &mut dyn Observer) -> anyhow::Result<Outcome> {
+        let mut steps = Vec::new();
+        let stopped = self.steps(&mut steps, observer)?;
+        if let Some(last) = steps
+            .last()
+            .filter(|s| s.after.is_none() && !s.findings.is_empty())
+        {
+            observer.step(last);
+        }
+        Ok(Outcome {
+            steps,
+            stopped,
+            recommendation: self.last.as_ref().and_then(|e| self.rec_of(e)),
+            measured_nodes: self.measured.iter().copied().collect(),
+            node_hours: self.node_hours(),
+            node_runs: self.runs.iter().map(|t| t.row.nodes).sum(),
+            energy: self.any_energy(),
+            power_gap: self.power_gap(),
+        })
+    }
+
+    /// Why no power was fitted from the energy measured, where energy was measured.
+    fn power_gap(&self) -> Option<String> {
+        if !self.any_energy() {
+            return None;
+        }
+        match &self.last {
+            Some(e) => e.fitted.power_gap.clone(),
+            None => Some("no fit was made".into()),
+        }
+    }
+
+    /// The recommendation of an evaluation, as a step reports it.
+    fn rec_of(&self, e: &Evaluated) -> Option<Rec> {
+        Rec::of(&e.plan, &|n, c| self.measured_at(n, c))
+    }
+
+    /// The loop: returns why the campaign stopped.
+    fn steps(
+        &mut self,
+        steps: &mut Vec<Step>,
+        observer: &mut dyn Observer,
+    ) -> anyhow::Result<String> {
+        let word = self.source.word();
+        let mut todo: Vec<(u32, String)> = self
+            .start()
+            .into_iter()
+            .map(|n| {
+                let why = format!("start: the smallest {word} count at or above {START:?}");
+                (n, why)
+            })
+            .collect();
+        let mut before: Option<Rec> = None;
+        loop {
+            if let Some(sig) = self.source.interrupted() {
+                return Ok(interrupted(sig, self.runs.len()));
+            }
+            if todo.is_empty() {
+                match self.decide(steps, observer) {
+                    Ok((next, after)) => {
+                        todo.push(next);
+                        before = after;
+                    }
+                    Err(stop) => return Ok(stop),
+                }
+            }
+            let (n, why) = todo.remove(0);
+            let number = (steps.len() + 1, before.clone());
+            let Some(step) = self.measure(n, why, number, observer)? else {
+                continue;
+            };
+            if !todo.is_empty() {
+                // The start is fitted once it is complete.
+                observer.step(&step);
+            }
+            steps.push(step);
+        }
+    }
+
+    /// Refits and replans, completes and says the last step, and decides: the next count and
+    /// the recommendation now, or (`Err`) why the campaign stops.
+    fn decide(
+        &mut self,
+        steps: &mut [Step],
+        observer: &mut dyn Observer,
+    ) -> Result<((u32, String), Option<Rec>), String> {
+        let word = self.source.word();
+        if self.measured.is_empty() {
+            return Err(format!("nothing {word} to start from"));
+        }
+        if self.measured.len() == 1 {
+            let stop = self.one_count();
+            if let Some(last) = steps.last_mut() {
+                last.findings.push(stop.clone());
+            }
+            return Err(stop);
+        }
+        let evaluated = self.evaluate();
+        if let Some(sig) = self.source.interrupted() {
+            return Err(interrupted(sig, self.runs.len()));
+        }
+        let pending = steps.last_mut().filter(|s| s.after.is_none());
+        let evaluated = match evaluated {
+            Ok(e) => e,
+            Err(refused) => {
+                if let Some(last) = pending {
+                    last.findings.push(refused.clone());
+                }
+                return Err(format!("{refused}; every run is kept"));
+            }
+        };
+        let after = self.rec_of(&evaluated);
+        if let Some(last) = pending {
+            last.after = after.clone();
+            last.findings.clone_from(&evaluated.findings);
+            observer.step(last);
+        }
+        let next = self.next(&evaluated);
+        self.last = Some(evaluated);
+        match next {
+            Next::Stop(why) => Err(why),
+            Next::Measure(n, why) => Ok(((n, why), after)),
+        }
+    }
+
+    /// Why a campaign with runs on one node count stops: what it has, and what to measure.
+    fn one_count(&self) -> String {
+        let n = self.measured.first().copied().unwrap_or(1);
+        let word = self.source.word();
+        let other = match n {
+            1 => "2 nodes".to_string(),
+            _ => format!("{} or {} nodes", n / 2, n * 2),
+        };
+        format!(
+            "only one node count was {word}: {} on {} ({:.3} node-hours); a node law needs \
+             runs on two or more counts and no other {word} count up to {} is left: measure \
+             another count ({other}), then resume",
+            crate::units::count(self.runs.len() as u64, "run", "runs"),
+            crate::units::count(u64::from(n), "node", "nodes"),
+            self.node_hours(),
+            self.settings.max_nodes,
+        )
+    }
+}
+
+/// Why an interrupted campaign stopped.
+fn interrupted(sig: i32, runs: usize) -> String {
+    format!(
+        "interrupted ({}) after {}: every finished run is saved in --output and \
+         --measured-out; continue with --resume",
+        crate::measure::launch::signal_name(sig),
+        crate::units::count(runs as u64, "run", "runs")
+    )
+}

@@ -1,0 +1,35 @@
+//! Where a campaign's runs come from ([`RunSource`]): recorded runs (`--replay`,
+//! [`super::replay::Recorded`]) or the program launched through the sweep
+//! ([`super::launch::Launch`]). Each gives the runs it made as measured rows; none invents one.
+
+use crate::artefact::measured::MeasuredRow;
+
+/// A run the campaign took: its row of the measured CSV, and where it came from (the
+/// recording's file and line, or the sweep's profile and run).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Taken {
+    /// The run as a row of the measured CSV.
+    pub row: MeasuredRow,
+    /// Where it came from, for messages (`weather.csv:14`).
+    pub from: String,
+}
+
+/// A source of runs.
+pub trait RunSource {
+    /// The node counts up to `max` that can still be measured, ascending.
+    fn available(&self, max: u32) -> Vec<u32>;
+
+    /// `k` runs on `n` nodes (fewer, or none, where fewer could be had). A launch may also
+    /// return runs it completed on counts measured before (an interrupted campaign's last
+    /// count).
+    fn take(&mut self, n: u32, k: u32) -> anyhow::Result<Vec<Taken>>;
+
+    /// How a count that can be measured is called in the steps' reasons (`recorded`,
+    /// `available`).
+    fn word(&self) -> &'static str;
+
+    /// The stop signal that interrupted the runs, if one did (0: stopped without a signal).
+    fn interrupted(&self) -> Option<i32> {
+        None
+    }
+}

@@ -1,0 +1,366 @@
+//! `fit`'s outputs: what it fitted, in text (the runs, the layout, the time split, the node
+//! law, the power) or as one JSON object ([`FitOut`]) with the same figures.
+
+use crate::artefact::fit::{
+    CandidateOut, FIT_FORMAT, FitOut, FoldOut, NodeLawOut, PowerOut, SplitOut,
+};
+use crate::calibrate::from_measured::{FitOutcome, FittedPower};
+use crate::calibrate::runs::Measured;
+use crate::model::machine::Machine;
+use crate::model::node_law::{NodeFit, sig};
+use std::io::Write;
+use std::path::Path;
+
+/// `3 configurations from 6 runs on 2 node counts`, in the singular where it is one.
+fn counted(rows: &[Measured]) -> String {
+    let (configs, runs, nodes) = counts(rows);
+    let n = |k: usize, one: &str, many: &str| format!("{k} {}", if k == 1 { one } else { many });
+    format!(
+        "{} from {} on {}",
+        n(configs, "configuration", "configurations"),
+        n(runs, "run", "runs"),
+        n(nodes.len(), "node count", "node counts")
+    )
+}
+
+/// Prints the fit: its runs, layout, splits, node law, the power laws and the power per
+/// frequency.
+pub fn write_fit(
+    f: &FitOutcome,
+    (machine, rows): (&Machine, &[Measured]),
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    writeln!(out, "fit: {}", counted(rows))?;
+    match f.profile.layout {
+        Some(l) => writeln!(out, "layout: {} (from the ranks column)", l.describe())?,
+        None => writeln!(
+            out,
+            "layout: not recorded (no ranks column, or no one rule): job scripts will name the \
+             layout they assume"
+        )?,
+    }
+    writeln!(out, "time split, T(f) = a/f + m at each core count:")?;
+    writeln!(
+        out,
+        "  {:>5} {:>5} {:>14} {:>10} {:>9}  how",
+        "cores", "freqs", "a (s at 1 GHz)", "m (s)", "residual"
+    )?;
+    for s in &f.splits {
+        writeln!(
+            out,
+            "  {:>5} {:>5} {:>14.4} {:>10.4} {:>8.2}%  {}",
+            s.cores,
+            s.frequencies,
+            s.compute_s_at_1ghz,
+            s.memory_s,
+            100.0 * s.max_rel_residual,
+            s.how
+        )?;
+    }
+    report_nodes(f, out)?;
+    let (laws, power) = match &f.power {
+        FittedPower::Laws(laws, power) => (laws, power),
+        FittedPower::Nodes { .. } => return Ok(()),
+        FittedPower::NoEnergy => return writeln!(out, "power: not fitted (no energy_j column)"),
+        other => {
+            let why = other.not_fitted().unwrap_or_default();
+            return writeln!(out, "power: not fitted: {why}");
+        }
+    };
+    writeln!(
+        out,
+        "power, P = P_idle(f) + c P_core(f) with x = f/GHz ({}, {} points):",
+        laws.method,
+        laws.residuals.len()
+    )?;
+    for line in crate::calibrate::power_fit::describe_lines(laws) {
+        writeln!(out, "  {line}")?;
+    }
+    writeln!(
+        out,
+        "  largest power residual {:.2}%",
+        100.0 * laws.max_residual()
+    )?;
+    let (lo, hi) = f.samples.iter().fold((f64::MAX, 0.0f64), |(l, h), s| {
+        (l.min(s.freq), h.max(s.freq))
+    });
+    for (i, fr) in machine.frequencies.iter().enumerate() {
+        let outside = if fr.0 < lo * 0.999 || fr.0 > hi * 1.001 {
+            "  (extrapolated: outside the measured frequencies)"
+        } else {
+            ""
+        };
+        writeln!(
+            out,
+            "  {:>5.2} GHz: P_idle {:>8.2} W, P_core {:>7.4} W{outside}",
+            fr.ghz(),
+            power.idle[i].0,
+            power.core_active[i].0
+        )?;
+    }
+    Ok(())
+}
+
+/// Prints the node law (terms, parameters, residuals, leave-one-out error) and node power.
+fn report_nodes(f: &FitOutcome, out: &mut dyn Write) -> std::io::Result<()> {
+    for d in &f.derived {
+        writeln!(out, "derived for the multi-node layouts: {d}")?;
+    }
+    if let Some(law) = &f.profile.node_law {
+        report_law(law, out)?;
+    }
+    report_power(f, out)
+}
+
+/// Prints the node law: the candidates with their weights and out-of-sample errors, the
+/// combined law and its own leave-one-out error, and the residuals.
+pub fn report_law(law: &NodeFit, out: &mut dyn Write) -> std::io::Result<()> {
+    let list = |v: &[u32]| crate::units::count_ranges(v.iter().copied());
+    writeln!(
+        out,
+        "node law over nodes {} (X(n) = T(n) - T_model(n): waiting, 0 at {} node{}): {} \
+         law{} the evidence allows, {}:",
+        list(&law.measured_nodes),
+        law.smallest(),
+        if law.smallest() == 1 { "" } else { "s" },
+        law.compared,
+        if law.compared == 1 { "" } else { "s" },
+        law.rule
+    )?;
+    let folds = |f: &[(u32, f64)]| -> String {
+        f.iter()
+            .map(|(n, e)| format!("{n}: {:+.1}%", 100.0 * e))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    for c in &law.candidates {
+        writeln!(
+            out,
+            "  weight {:>5.3}  {:<22} {}   left out {}",
+            c.weight,
+            c.form,
+            c.law.describe(),
+            if c.folds.is_empty() {
+                "-".into()
+            } else {
+                folds(&c.folds)
+            }
+        )?;
+    }
+    writeln!(out, "  combined: {}", law.law().describe())?;
+    if law.folds.is_empty() {
+        writeln!(
+            out,
+            "  at most one node count beyond {}: no count to leave out, so the laws are weighed \
+             alike and the intervals rest on the rule's priors; measure another node count",
+            law.smallest()
+        )?;
+    } else {
+        writeln!(
+            out,
+            "  combined law's leave-one-node-count-out error {:.2}% mean ({})",
+            100.0 * law.loo_rel(),
+            folds(&law.folds)
+        )?;
+    }
+    let res: Vec<String> = law
+        .residuals
+        .iter()
+        .map(|(n, r)| format!("{n}: {:.2}%", 100.0 * r))
+        .collect();
+    writeln!(out, "  mean residual by node count: {}", res.join(", "))?;
+    writeln!(
+        out,
+        "  intervals: run-to-run {:.1}%, between counts {:.1}%, {:.1}% per doubling beyond",
+        100.0 * law.spread.repeat_rel,
+        100.0 * law.spread.within_rel,
+        100.0 * law.spread.per_doubling_rel
+    )
+}
+
+fn report_power(f: &FitOutcome, out: &mut dyn Write) -> std::io::Result<()> {
+    let FittedPower::Nodes {
+        fit: np,
+        laws_refused,
+    } = &f.power
+    else {
+        return Ok(());
+    };
+    if let Some(why) = laws_refused {
+        writeln!(
+            out,
+            "power laws across frequencies not fitted ({why}): node power fitted within bounds \
+             at each frequency instead"
+        )?;
+    }
+    writeln!(
+        out,
+        "node power, E = P_idle n T + P_core x busy core-seconds, bounded at 0 ({}):",
+        np.scope.name()
+    )?;
+    for (fr, p, runs) in &np.fitted {
+        writeln!(
+            out,
+            "  {:>5.2} GHz: P_idle {} W per node, P_core {} W per busy core ({runs} runs; \
+             energy residual {:.2}% root-mean-square, {:.2}% largest{})",
+            fr.ghz(),
+            sig(p.idle),
+            sig(p.core),
+            100.0 * p.residual_rms,
+            100.0 * p.residual_max,
+            p.bound.map_or(String::new(), |b| format!("; {b}"))
+        )?;
+    }
+    for fr in &np.kept {
+        writeln!(
+            out,
+            "  {:>5.2} GHz: not fitted (no energy measured there): kept from the machine file",
+            fr.ghz()
+        )?;
+    }
+    Ok(())
+}
+
+/// Distinct configurations (energy scopes aside), runs and node counts of the rows.
+pub fn counts(rows: &[Measured]) -> (usize, usize, Vec<u32>) {
+    let mut configs: Vec<_> = rows.iter().map(|r| r.key()).collect();
+    configs.iter_mut().for_each(|k| k.scope = None);
+    configs.sort_unstable();
+    configs.dedup();
+    let mut nodes: Vec<u32> = rows.iter().map(|r| r.config.nodes).collect();
+    nodes.sort_unstable();
+    nodes.dedup();
+    let runs = rows.iter().map(|r| r.runs.count).sum();
+    (configs.len(), runs, nodes)
+}
+
+/// The whole fit as JSON; `wrote`, `notes` and the leave-one-out block are the caller's.
+pub fn fit_json(
+    f: &FitOutcome,
+    (machine, rows): (&Machine, &[Measured]),
+    (measured, program): (&Path, &str),
+) -> FitOut {
+    let (configurations, runs, node_counts) = counts(rows);
+    FitOut {
+        format: FIT_FORMAT.into(),
+        measured: measured.display().to_string(),
+        program: program.into(),
+        configurations,
+        runs,
+        node_counts,
+        layout: f.profile.layout.map(crate::model::layout::Layout::to_file),
+        time_split: f
+            .splits
+            .iter()
+            .map(|s| SplitOut {
+                cores: s.cores,
+                frequencies: s.frequencies,
+                compute_s_at_1ghz: s.compute_s_at_1ghz,
+                memory_s: s.memory_s,
+                max_rel_residual: s.max_rel_residual,
+                how: s.how.into(),
+            })
+            .collect(),
+        node_law: f.profile.node_law.as_ref().map(node_law),
+        power: power(f, machine),
+        energy_scope: energy_scope(f, rows),
+        power_not_fitted: f.power.not_fitted(),
+        wrote: Vec::new(),
+        notes: Vec::new(),
+        leave_one_out: None,
+    }
+}
+
+fn folds(v: &[(u32, f64)]) -> Vec<FoldOut> {
+    v.iter()
+        .map(|&(nodes, rel)| FoldOut { nodes, rel })
+        .collect()
+}
+
+fn node_law(law: &NodeFit) -> NodeLawOut {
+    NodeLawOut {
+        measured_nodes: law.measured_nodes.clone(),
+        rule: law.rule.clone(),
+        candidates: law
+            .candidates
+            .iter()
+            .map(|c| CandidateOut {
+                form: c.form.clone(),
+                weight: c.weight,
+                law: c.law.describe(),
+                folds: folds(&c.folds),
+            })
+            .collect(),
+        combined: law.law().describe(),
+        folds: folds(&law.folds),
+        loo_rel: law.loo_rel(),
+        residuals: folds(&law.residuals),
+        repeat_rel: law.spread.repeat_rel,
+        within_rel: law.spread.within_rel,
+        per_doubling_rel: law.spread.per_doubling_rel,
+    }
+}
+
+/// The energy scope of the rows with energy (`node`, `cpu`, `gpu`).
+fn energy_scope(f: &FitOutcome, rows: &[Measured]) -> Option<String> {
+    if let FittedPower::Nodes { fit, .. } = &f.power {
+        return Some(fit.scope.csv_name().into());
+    }
+    rows.iter()
+        .find_map(|r| r.energy.map(|e| e.1.csv_name().to_string()))
+}
+
+/// The power per frequency: node power where fitted over several nodes, else the one-node
+/// power laws at the machine's frequencies.
+fn power(f: &FitOutcome, machine: &Machine) -> Vec<PowerOut> {
+    if let FittedPower::Nodes { fit: np, .. } = &f.power {
+        let mut v: Vec<PowerOut> = np
+            .fitted
+            .iter()
+            .map(|(fr, p, runs)| PowerOut {
+                freq_hz: fr.0,
+                idle_w: p.idle,
+                core_w: p.core,
+                runs: Some(*runs),
+                residual_max: Some(p.residual_max),
+                how: "fitted".into(),
+            })
+            .collect();
+        v.extend(np.kept.iter().filter_map(|fr| {
+            let i = machine.frequency_index(*fr)?;
+            Some(PowerOut {
+                freq_hz: fr.0,
+                idle_w: np.power.idle[i].0,
+                core_w: np.power.core_active[i].0,
+                runs: None,
+                residual_max: None,
+                how: "kept".into(),
+            })
+        }));
+        return v;
+    }
+    let FittedPower::Laws(laws, power) = &f.power else {
+        return Vec::new();
+    };
+    let (lo, hi) = f.samples.iter().fold((f64::MAX, 0.0f64), |(l, h), s| {
+        (l.min(s.freq), h.max(s.freq))
+    });
+    machine
+        .frequencies
+        .iter()
+        .enumerate()
+        .map(|(i, fr)| PowerOut {
+            freq_hz: fr.0,
+            idle_w: power.idle[i].0,
+            core_w: power.core_active[i].0,
+            runs: None,
+            residual_max: Some(laws.max_residual()),
+            how: if fr.0 < lo * 0.999 || fr.0 > hi * 1.001 {
+                "extrapolated"
+            } else {
+                "fitted"
+            }
+            .into(),
+        })
+        .collect()
+}

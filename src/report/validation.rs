@@ -1,0 +1,223 @@
+//! `validate`'s outputs: each validation as a table (a row a measured configuration, its
+//! intervals under it, the error statistics and the intervals' coverage) or as JSON
+//! ([`ValidationOut`]).
+
+use crate::artefact::validation::{
+    BlockOut, CoverageOut, NotPredictedOut, PointOut, ReasonOut, StatsOut, VALIDATION_FORMAT,
+    ValidationOut,
+};
+use crate::calibrate::validate::{
+    Compared, ErrorStats, Validation, coverage, not_predicted_reasons,
+};
+use std::io::Write;
+
+fn pct(v: Option<f64>) -> String {
+    v.map_or("-".into(), |e| format!("{:+.1}%", 100.0 * e))
+}
+
+/// One line a row, and its intervals under it.
+fn write_rows(b: &Validation, out: &mut dyn Write) -> std::io::Result<()> {
+    for r in &b.rows {
+        let c = &r.measured.config;
+        writeln!(
+            out,
+            "  {:>5} {:>5} {:>6.2} {:>4} {:>10.3}s {:>11} {:>7} {:>12} {:>12} {:>7}",
+            c.nodes,
+            c.cores,
+            c.freq.ghz(),
+            c.gpus,
+            r.measured.time_s,
+            r.time_s.map_or("-".into(), |t| format!("{t:.3}s")),
+            pct(r.time_error()),
+            r.measured
+                .energy
+                .map_or("-".into(), |e| format!("{:.1}", e.0)),
+            r.energy_j.map_or("-".into(), |e| format!("{e:.1}")),
+            pct(r.energy_error()),
+        )?;
+        if let Some((t, e)) = r.interval {
+            writeln!(out, "{}", interval_line(r, t, e))?;
+        }
+    }
+    Ok(())
+}
+
+pub fn write_block(b: &Validation, out: &mut dyn Write) -> std::io::Result<()> {
+    writeln!(out, "\n{}", b.title)?;
+    writeln!(
+        out,
+        "  {:>5} {:>5} {:>6} {:>4} {:>11} {:>11} {:>7} {:>12} {:>12} {:>7}",
+        "nodes",
+        "cores",
+        "GHz",
+        "GPUs",
+        "time",
+        "predicted",
+        "error",
+        "energy J",
+        "predicted",
+        "error"
+    )?;
+    let with_iv = b.rows.iter().any(|r| r.interval.is_some());
+    if with_iv {
+        writeln!(
+            out,
+            "  {} (time s; energy J): where the measured value lies outside, *",
+            b.ranges_name()
+        )?;
+    }
+    write_rows(b, out)?;
+    let skipped = not_predicted_reasons(&b.rows);
+    let total: usize = skipped.iter().map(|s| s.1).sum();
+    if total > 0 {
+        writeln!(
+            out,
+            "  {total} of {} points not predicted, so not in the figures below:",
+            b.rows.len()
+        )?;
+        for (why, n) in &skipped {
+            writeln!(out, "    {n} x {why}")?;
+        }
+    }
+    let (t, e) = b.stats;
+    write_stats("time", &t, out)?;
+    if e.n > 0 {
+        let scope = b
+            .rows
+            .iter()
+            .find_map(|r| r.measured.energy.map(|e| e.1.name()))
+            .unwrap_or("energy");
+        write_stats(scope, &e, out)?;
+    }
+    let c = coverage(&b.rows);
+    if c.time_points > 0 {
+        let share = |k: usize, n: usize| 100.0 * k as f64 / n.max(1) as f64;
+        writeln!(
+            out,
+            "  {} at node counts not measured held {} of {} measured times ({:.0}%) and {} of \
+             {} measured energies ({:.0}%)",
+            b.ranges_name(),
+            c.time_covered,
+            c.time_points,
+            share(c.time_covered, c.time_points),
+            c.energy_covered,
+            c.energy_points,
+            share(c.energy_covered, c.energy_points)
+        )?;
+    }
+    Ok(())
+}
+
+/// A row's intervals, marked `*` where the measurement lies outside.
+fn interval_line(r: &Compared, t: (f64, f64), e: Option<(f64, f64)>) -> String {
+    let mark = |v: f64, (lo, hi): (f64, f64)| if lo <= v && v <= hi { " " } else { "*" };
+    let mut s = format!(
+        "  {:>29}[{:.3}, {:.3}]{}",
+        "",
+        t.0,
+        t.1,
+        mark(r.measured.time_s, t)
+    );
+    if let (Some(e), Some((m, _))) = (e, r.measured.energy) {
+        s.push_str(&format!("  [{:.1}, {:.1}]{}", e.0, e.1, mark(m, e)));
+    }
+    s
+}
+
+/// The model checks that failed, beside the scores (`plan` refuses on them).
+pub fn write_problems(problems: &[String], out: &mut dyn Write) -> std::io::Result<()> {
+    if problems.is_empty() {
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "\nmodel check failed (scored all the same; plan refuses this without \
+         --accept-model-error):"
+    )?;
+    for p in problems {
+        writeln!(out, "  - {p}")?;
+    }
+    Ok(())
+}
+
+fn write_stats(what: &str, s: &ErrorStats, out: &mut dyn Write) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "  {what}: mean absolute error {:.1}% (sd {:.1}%, max {:.1}%), SMAPE {:.1}%, over {}",
+        s.mape,
+        s.sd,
+        s.max,
+        s.smape,
+        crate::units::count(s.n as u64, "point", "points")
+    )
+}
+
+fn stats_json(s: &ErrorStats) -> StatsOut {
+    StatsOut {
+        points: s.n,
+        mape_pct: s.mape,
+        sd_pct: s.sd,
+        max_pct: s.max,
+        smape_pct: s.smape,
+    }
+}
+
+pub fn to_json(blocks: &[Validation], notes: &[String], problems: &[String]) -> ValidationOut {
+    ValidationOut {
+        format: VALIDATION_FORMAT.into(),
+        notes: notes.to_vec(),
+        validations: blocks.iter().map(block_json).collect(),
+        model_problems: problems.to_vec(),
+    }
+}
+
+pub fn block_json(b: &Validation) -> BlockOut {
+    let (t, e) = b.stats;
+    let why = not_predicted_reasons(&b.rows);
+    let skipped: usize = why.iter().map(|w| w.1).sum();
+    let reasons = why
+        .into_iter()
+        .map(|(reason, points)| ReasonOut { reason, points })
+        .collect();
+    let c = coverage(&b.rows);
+    BlockOut {
+        title: b.title.clone(),
+        points: b.rows.iter().map(point_json).collect(),
+        time: stats_json(&t),
+        energy: stats_json(&e),
+        not_predicted: NotPredictedOut {
+            points: skipped,
+            reasons,
+        },
+        interval_coverage: CoverageOut {
+            time_points: c.time_points,
+            time_covered: c.time_covered,
+            energy_points: c.energy_points,
+            energy_covered: c.energy_covered,
+            nominal: (c.time_points > 0 && !b.bounds).then_some(b.coverage),
+            kind: (c.time_points > 0).then(|| if b.bounds { "bounds" } else { "interval" }.into()),
+        },
+    }
+}
+
+fn point_json(r: &Compared) -> PointOut {
+    let c = &r.measured.config;
+    PointOut {
+        nodes: c.nodes,
+        cores: c.cores,
+        freq_hz: c.freq.0,
+        gpus: c.gpus,
+        time_s: r.measured.time_s,
+        predicted_time_s: r.time_s,
+        time_error: r.time_error(),
+        energy_j: r.measured.energy.map(|e| e.0),
+        energy_scope: r.measured.energy.map(|e| e.1.name().to_string()),
+        predicted_energy_j: r.energy_j,
+        energy_error: r.energy_error(),
+        source: r.measured.described_source(),
+        runs: r.measured.runs.count,
+        not_predicted: r.not_predicted.clone(),
+        time_interval_s: r.interval.map(|i| [i.0.0, i.0.1]),
+        energy_interval_j: r.interval.and_then(|i| i.1).map(|e| [e.0, e.1]),
+    }
+}
