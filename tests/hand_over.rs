@@ -567,3 +567,91 @@ fn report_without_power_is_a_page_in_time_and_node_hours() {
     let (rc, _, err) = jouleplan(&[&["plan", "--plot", s(&d.join("f.svg"))], &src[..]].concat());
     assert_eq!(rc, 0, "{err}");
 }
+
+#[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
+fn validate_lists_runs_by_configuration_whatever_the_files_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (prof, mach) = common::fit_on_1_2_4_8(d, "hpgmgfv");
+    // Every run of the code, last line first.
+    let text = std::fs::read_to_string(common::multinode("hpgmgfv.csv")).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines[1..].reverse();
+    let reversed = common::write(d, "reversed.csv", &(lines.join("\n") + "\n"));
+    let (rc, out, err) = jouleplan(&[
+        "validate",
+        "--machine",
+        s(&mach),
+        "--profile",
+        s(&prof),
+        "--measured",
+        s(&reversed),
+    ]);
+    assert_eq!(rc, 0, "{err}");
+    let rows: Vec<(u32, u32)> = out
+        .lines()
+        .filter_map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            match (w.first()?.parse().ok(), w.get(1)?.parse().ok(), w.len()) {
+                (Some(n), Some(c), 10) => Some((n, c)),
+                _ => None,
+            }
+        })
+        .collect();
+    assert!(rows.len() > 30, "{out}");
+    assert!(
+        rows.windows(2).all(|w| w[0] <= w[1]),
+        "not sorted: {rows:?}"
+    );
+    assert_eq!(rows.first(), Some(&(1, 72)), "{rows:?}");
+    // One run: a point, in the singular.
+    let one = common::write(d, "one.csv", &format!("{}\n{}\n", lines[0], lines[1]));
+    let (rc, out, err) = jouleplan(&[
+        "validate",
+        "--machine",
+        s(&mach),
+        "--profile",
+        s(&prof),
+        "--measured",
+        s(&one),
+    ]);
+    assert_eq!(rc, 0, "{err}");
+    assert!(out.contains("over 1 point\n"), "{out}");
+    assert!(!out.contains("1 points"), "{out}");
+}
+
+#[test]
+fn a_replay_with_no_run_to_take_lists_the_runs_the_recording_holds() {
+    // The real time-only runs of an H200 node: 1, 4 and 16 cores at 2.1 GHz.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/h200-time-only");
+    let (rc, _, err) = jouleplan(&[
+        "profile",
+        "--nodes",
+        "auto",
+        "--replay",
+        s(&data.join("runs.csv")),
+        "--machine",
+        s(&data.join("node.toml")),
+        "--cores",
+        "64",
+        "--measured-out",
+        s(&d.join("runs.csv")),
+        "-o",
+        s(&d.join("p.json")),
+    ]);
+    assert_eq!(rc, 2, "{err}");
+    assert!(
+        err.contains(
+            "got none; it holds runs at 1 core 2.1 GHz, 4 cores 2.1 GHz, 16 cores 2.1 GHz \
+             (--cores, --freqs)"
+        ),
+        "{err}"
+    );
+    assert!(!d.join("runs.csv").exists(), "nothing is measured");
+}

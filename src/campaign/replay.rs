@@ -31,7 +31,7 @@ impl Filter {
     }
 }
 
-/// What a recording holds, in words: `runs at 72 cores 2.4 GHz, 36 cores 2.4 GHz (--cores,
+/// What a recording holds, in words: `runs at 36 cores 2.4 GHz, 72 cores 2.4 GHz (--cores,
 /// --freqs)`.
 fn held_words(held: &std::collections::BTreeSet<(u32, u64, u32)>) -> String {
     if held.is_empty() {
@@ -44,7 +44,11 @@ fn held_words(held: &std::collections::BTreeSet<(u32, u64, u32)>) -> String {
                 0 => String::new(),
                 g => format!(" {g} GPUs"),
             };
-            format!("{c} cores {} GHz{gpus}", *mhz as f64 / 1e3)
+            format!(
+                "{} {} GHz{gpus}",
+                crate::units::count(*c, "core", "cores"),
+                *mhz as f64 / 1e3
+            )
         })
         .collect();
     format!("runs at {} (--cores, --freqs)", list.join(", "))
