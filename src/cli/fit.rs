@@ -155,7 +155,17 @@ pub fn run_fit(args: &FitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     }
     let mut wrote = write_outputs(args, &fitted, &machine)?;
     if let Some(p) = &args.plot {
-        wrote.push(super::node_chart::write_fit_plot(args, p)?);
+        // The chart plans against the machine file written, where one was.
+        let machine = match &args.machine_out {
+            Some(m) => Some(m.display().to_string()),
+            None => args.machine.clone(),
+        };
+        let profile = (machine, args.profile_out.as_path());
+        wrote.push(super::node_chart::write_fit_plot(
+            &args.measured,
+            profile,
+            p,
+        )?);
     }
     let loo = match args.loo {
         true => Some(fit::leave_one_out(&runs, &machine.machine, &options)?),

@@ -3,7 +3,6 @@
 //! `--measured` (else of the profile's own sweep) and a campaign's steps. Both bind the model
 //! exactly as `plan` reads the profile; what is drawn is chosen in [`crate::report::node_law`].
 
-use super::fit::FitArgs;
 use super::sources::SourceArgs;
 use crate::calibrate::trust::bind;
 use crate::model::Model;
@@ -12,20 +11,22 @@ use crate::report::plot::{node_law_svg, write_node_law};
 use crate::search::plan::Plan;
 use std::path::Path;
 
-/// `fit --plot`: draws the chart to `path` and says so; returns the path written.
-pub(crate) fn write_fit_plot(args: &FitArgs, path: &Path) -> anyhow::Result<String> {
-    let machine = match &args.machine_out {
-        Some(p) => Some(p.display().to_string()),
-        None => args.machine.clone(),
-    };
+/// `fit --plot`: draws the chart of the profile `fit` wrote (`profile`, planned against
+/// `machine`, the machine file it wrote or read) with the runs of `measured` to `path`, and
+/// says so; returns the path written.
+pub(crate) fn write_fit_plot(
+    measured: &Path,
+    (machine, profile): (Option<String>, &Path),
+    path: &Path,
+) -> anyhow::Result<String> {
     // The fit's own checks were said already; the chart shows the model as plan reads it.
     let src = SourceArgs {
         machine,
-        profile: Some(args.profile_out.display().to_string()),
+        profile: Some(profile.display().to_string()),
         accept_model_error: true,
         ..SourceArgs::default()
     };
-    let runs = runs_of_csv(&args.measured)?;
+    let runs = runs_of_csv(measured)?;
     let mut loaded = src.load()?;
     let model = bind(
         &loaded.machine,
@@ -35,7 +36,7 @@ pub(crate) fn write_fit_plot(args: &FitArgs, path: &Path) -> anyhow::Result<Stri
         &mut Vec::new(),
     )?;
     let series = fit_series(&model, &runs)
-        .ok_or_else(|| anyhow::anyhow!("{}: no runs to draw", args.measured.display()))?;
+        .ok_or_else(|| anyhow::anyhow!("{}: no runs to draw", measured.display()))?;
     write_node_law(path, &series).map_err(anyhow::Error::msg)?;
     let shown = path.display().to_string();
     super::say::progress(&format!("wrote {shown}"));
