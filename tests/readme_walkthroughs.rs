@@ -106,6 +106,14 @@ fn run_all_both(dir: &Path, commands: &[String]) -> Vec<(String, String)> {
     outs
 }
 
+/// Where the first `target/release/jouleplan WORD` command stands among `commands`.
+fn position_of(commands: &[String], word: &str) -> usize {
+    commands
+        .iter()
+        .position(|c| c.starts_with(&format!("target/release/jouleplan {word}")))
+        .unwrap_or_else(|| panic!("no `jouleplan {word}` in {commands:?}"))
+}
+
 /// Every line of the `text` blocks of the README section under `heading` is a line the
 /// section's commands printed (on standard output or error, trailing spaces aside), `...`
 /// where lines are left out, or ends in `...` where a line is cut.
@@ -165,12 +173,7 @@ fn how_many_nodes_runs_verbatim_with_its_interval_layout_and_validation() {
     let both = run_all_both(dir.path(), &commands);
     blocks_show_what_was_printed("## How many nodes?", &both);
     let outs: Vec<&String> = both.iter().map(|(out, _)| out).collect();
-    let at = |word: &str| {
-        commands
-            .iter()
-            .position(|c| c.starts_with(&format!("target/release/jouleplan {word}")))
-            .unwrap_or_else(|| panic!("no `jouleplan {word}` in {commands:?}"))
-    };
+    let at = |word: &str| position_of(&commands, word);
     // Kept to 1, 2, 4 and 8 nodes.
     let runs = std::fs::read_to_string(dir.path().join("runs.csv")).unwrap();
     let mut counts: Vec<&str> = runs
@@ -249,12 +252,7 @@ fn how_many_nodes_to_measure_runs_verbatim_and_ends_by_itself() {
     let commands = section_commands("## How many nodes to measure?");
     let both = run_all_both(dir.path(), &commands);
     let outs: Vec<&String> = both.iter().map(|(out, _)| out).collect();
-    let at = |word: &str| {
-        commands
-            .iter()
-            .position(|c| c.starts_with(&format!("target/release/jouleplan {word}")))
-            .unwrap_or_else(|| panic!("no `jouleplan {word}` in {commands:?}"))
-    };
+    let at = |word: &str| position_of(&commands, word);
     let runs = std::fs::read_to_string(dir.path().join("weather-runs.csv")).unwrap();
     // The README's five counts, one run each, under the recording's header.
     assert_eq!(runs.lines().count(), 6, "{runs}");
