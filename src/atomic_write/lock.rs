@@ -8,7 +8,7 @@
 
 use super::{TMP_SUFFIX, folder_of, why};
 use std::fs;
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
@@ -80,7 +80,7 @@ impl OutputLock {
 /// A lock file this command has just made: locked, its process number written. `None` where
 /// it was replaced between the creation and the lock (try again).
 fn take_fresh(output: &Path, path: &Path, file: fs::File) -> io::Result<Option<OutputLock>> {
-    if !flock(&file) {
+    if !flock_or_wait(&file) {
         return Err(held(output, path, &file));
     }
     let Some(id) = still_at(path, &file) else {
@@ -119,7 +119,7 @@ fn take_left(output: &Path, path: &Path) -> io::Result<Option<OutputLock>> {
         return Ok(None);
     }
     refuse_foreign(output, path, &opened)?;
-    if !flock(&file) {
+    if !flock_or_wait(&file) {
         return Err(held(output, path, &file));
     }
     if still_at(path, &file).is_none() {
@@ -218,6 +218,34 @@ fn flock(file: &fs::File) -> bool {
     unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) == 0 }
 }
 
+/// Takes the `flock`, waiting up to [`ORPHAN_WAIT`] where the process the lock file names is
+/// gone: a killed command's child caught between its fork and its exec still holds the
+/// descriptor for that moment. False where a live command (or anything past the wait) holds it.
+fn flock_or_wait(file: &fs::File) -> bool {
+    let start = std::time::Instant::now();
+    loop {
+        if flock(file) {
+            return true;
+        }
+        let named = holder(file).parse::<libc::pid_t>().ok();
+        if named.is_none_or(alive) || start.elapsed() > ORPHAN_WAIT {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// How long a lock whose named holder is gone may stay held before it is said held.
+const ORPHAN_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Whether process `pid` exists (signal 0 checks without sending).
+fn alive(pid: libc::pid_t) -> bool {
+    // SAFETY: kill with signal 0 sends nothing.
+    pid > 0
+        && (unsafe { libc::kill(pid, 0) } == 0
+            || io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH))
+}
+
 /// The device and inode of `file` where it is still the file at `path`.
 fn still_at(path: &Path, file: &fs::File) -> Option<(u64, u64)> {
     let at = fs::symlink_metadata(path).ok()?;
@@ -227,10 +255,9 @@ fn still_at(path: &Path, file: &fs::File) -> Option<(u64, u64)> {
 
 /// The process number a lock file holds (its first 32 bytes, trimmed).
 fn holder(file: &fs::File) -> String {
-    let mut text = String::new();
-    let f = file;
-    let _ = f.take(32).read_to_string(&mut text);
-    text.trim().to_string()
+    let mut buf = [0u8; 32];
+    let n = std::os::unix::fs::FileExt::read_at(file, &mut buf, 0).unwrap_or(0);
+    String::from_utf8_lossy(&buf[..n]).trim().to_string()
 }
 
 fn held(output: &Path, path: &Path, file: &fs::File) -> io::Error {
@@ -284,6 +311,30 @@ mod tests {
         );
         assert_eq!(fs::read_to_string(&victim).unwrap(), "precious");
         assert!(lock_path(&out).exists());
+    }
+
+    #[test]
+    fn a_lock_held_by_a_gone_commands_child_is_waited_for_and_a_live_holder_is_not() {
+        let d = tempfile::tempdir().unwrap();
+        let out = d.path().join("p.json");
+        // Past any pid_max: the named holder is gone, as a killed command is.
+        fs::write(lock_path(&out), "2000000000").unwrap();
+        let orphan = fs::File::open(lock_path(&out)).unwrap();
+        assert!(flock(&orphan));
+        let released = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            drop(orphan);
+        });
+        let lock = OutputLock::take(&out).expect("taken once the orphan lets go");
+        released.join().unwrap();
+        drop(lock);
+        fs::write(lock_path(&out), std::process::id().to_string()).unwrap();
+        let live = fs::File::open(lock_path(&out)).unwrap();
+        assert!(flock(&live));
+        let t = std::time::Instant::now();
+        let err = OutputLock::take(&out).unwrap_err().to_string();
+        assert!(err.contains("being written by another jouleplan"), "{err}");
+        assert!(t.elapsed() < ORPHAN_WAIT, "a live holder is said at once");
     }
 
     #[test]
