@@ -62,6 +62,18 @@ pub fn count(k: impl Into<u64>, one: &str, many: &str) -> String {
     format!("{k} {}", if k == 1 { one } else { many })
 }
 
+/// Node-hours in the unit that shows the figure: `2.50 node-hours`, `12.5 node-minutes` under
+/// a tenth of a node-hour, `40.0 node-seconds` under a node-minute.
+pub fn fmt_node_hours(h: f64) -> String {
+    if !h.is_finite() || h == 0.0 || h >= 0.1 {
+        format!("{h:.2} node-hours")
+    } else if h * 60.0 >= 1.0 {
+        format!("{:.1} node-minutes", h * 60.0)
+    } else {
+        format!("{:.1} node-seconds", h * 3600.0)
+    }
+}
+
 /// A list of counts (node counts, core counts) as people read it: sorted, each run of three
 /// or more consecutive counts as a range (`1, 2, 4, 8` stays; `2-3525`), and at most 16 ranges
 /// shown, the middle ones left out with how many counts the list holds (`2, 4, ..., 3524

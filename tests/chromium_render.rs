@@ -97,11 +97,13 @@ fn index_html_renders_in_headless_chromium() {
     let rows = dom.matches("<tr").count();
     assert!(rows > 10, "{rows} table rows");
     assert!(dom.contains("Recommendation"));
-    // The terms that add up to the total, the intervals, what to measure next and the scope.
+    // The terms that add up to the total, the bounds (a one-node profile), what to measure
+    // next, the scope and the node-law chart.
     for part in [
         "<table id=\"time-terms\">",
         "<table id=\"energy-terms\">",
-        "time interval (",
+        "<th>time bounds</th>",
+        "<div id=\"node-law-plot\"><svg",
         "<h2 id=\"measure-next\">Measure next</h2>",
         "Every energy on this page is node energy",
     ] {

@@ -326,3 +326,332 @@ fn too_few_runs_with_energy_are_not_called_a_missing_column() {
     assert!(!err.contains("no energy_j column"), "{err}");
     assert!(err.contains("1 run with energy"), "{err}");
 }
+
+/// The page's visible text: tags dropped (attribute names such as `id="interval"` are not
+/// words a reader sees).
+fn visible(html: &str) -> String {
+    let mut out = String::new();
+    let mut in_tag = false;
+    for c in html.chars() {
+        match c {
+            '<' => in_tag = true,
+            '>' => {
+                in_tag = false;
+                out.push(' ');
+            }
+            c if !in_tag => out.push(c),
+            _ => {}
+        }
+    }
+    out
+}
+
+#[test]
+fn a_one_node_profile_has_bounds_never_an_interval_in_text_json_csv_and_report() {
+    // The worked example is measured on one node: beyond it the model gives bounds (perfect
+    // division of the work to no gain), which carry no coverage.
+    let i = common::inputs();
+    let (rc, out, err) = i.run("plan", &["--deadline", "30s"]);
+    assert_eq!(rc, 0, "{err}");
+    assert!(
+        out.contains("bounds beyond the 1 node measured (from perfect division of the work"),
+        "{out}"
+    );
+    // The risk is said in the units every other line uses.
+    assert!(
+        err.contains(
+            "deadline risk: the recommendation's bounds (no gain past the node measured) reach \
+             1m11.8s, past the deadline of 30.00 s"
+        ),
+        "{err}"
+    );
+    for said in [&out, &err] {
+        assert!(
+            !said.contains("interval") && !said.contains("80%"),
+            "{said}"
+        );
+    }
+    // JSON keeps its keys and says what they hold.
+    let (rc, out, err) = i.run("plan", &["--json"]);
+    assert_eq!(rc, 0, "{err}");
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    let rec = &doc["recommendation"];
+    assert_eq!(rec["interval_kind"], "bounds", "{rec}");
+    assert!(rec["interval_coverage"].is_null() && rec["time_interval_s"].is_array());
+    let front = doc["front"].as_array().unwrap();
+    let one = front.iter().find(|f| f["nodes"] == 1).unwrap();
+    assert!(one["interval_kind"].is_null(), "the node measured has none");
+    // CSV: a column saying which.
+    let (rc, out, err) = i.run("plan", &["--csv"]);
+    assert_eq!(rc, 0, "{err}");
+    let header: Vec<&str> = out.lines().next().unwrap().split(',').collect();
+    let k = header.iter().position(|h| *h == "interval_kind").unwrap();
+    let first: Vec<&str> = out.lines().nth(1).unwrap().split(',').collect();
+    assert_eq!(first[k], "bounds", "{out}");
+    // The report: the page's words, its tables and both charts' legends.
+    let dir = tempfile::tempdir().unwrap();
+    let rep = dir.path().join("rep");
+    let (rc, _, err) = i.run("report", &["--out", s(&rep)]);
+    assert_eq!(rc, 0, "{err}");
+    let html = std::fs::read_to_string(rep.join("index.html")).unwrap();
+    assert!(html.contains("<th>time bounds</th><th>node energy bounds</th>"));
+    assert!(html.contains("<p id=\"interval\">Bounds beyond the 1 node measured"));
+    let text = visible(&html);
+    assert!(
+        !text.contains("interval") && !text.contains("80%"),
+        "{text}"
+    );
+    for chart in ["pareto.svg", "node-law.svg"] {
+        let svg = std::fs::read_to_string(rep.join(chart)).unwrap();
+        assert!(svg.contains("bounds"), "{chart}");
+        assert!(!svg.contains("interval") && !svg.contains("80%"), "{chart}");
+    }
+}
+
+#[test]
+fn an_assumed_rank_layout_is_said_on_stderr_with_how_to_give_it() {
+    let i = common::inputs();
+    let dir = tempfile::tempdir().unwrap();
+    let job = dir.path().join("job.sh");
+    let (rc, _, err) = i.run("plan", &["--sbatch", s(&job), "--app", "./app"]);
+    assert_eq!(rc, 0, "{err}");
+    assert!(
+        err.contains("warning: the job script's layout is assumed: 1 MPI rank a node x 8 threads"),
+        "{err}"
+    );
+    assert!(
+        err.contains("--ntasks-per-node N --cpus-per-task C (N x C = 8)"),
+        "{err}"
+    );
+    let script = std::fs::read_to_string(&job).unwrap();
+    assert!(
+        script.contains("assumed: the profile records no layout"),
+        "{script}"
+    );
+    // A layout given is no guess.
+    let flags = ["--ntasks-per-node", "8", "--cpus-per-task", "1"];
+    let (rc, _, err) = i.run(
+        "plan",
+        &[&["--sbatch", s(&job), "--app", "./app"][..], &flags[..]].concat(),
+    );
+    assert_eq!(rc, 0, "{err}");
+    assert!(!err.contains("layout is assumed"), "{err}");
+}
+
+/// The subcommands a `--help` lists under `Commands:` (`help` left out).
+fn commands(help: &str) -> Vec<String> {
+    help.lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|c| *c != "help")
+        .map(String::from)
+        .collect()
+}
+
+#[test]
+fn every_subcommands_help_ends_with_examples_of_itself() {
+    let (_, top, _) = jouleplan(&["--help"]);
+    let mut todo: Vec<Vec<String>> = commands(&top).into_iter().map(|c| vec![c]).collect();
+    assert!(todo.len() >= 12, "{top}");
+    let mut seen = 0;
+    while let Some(path) = todo.pop() {
+        let mut args: Vec<&str> = path.iter().map(String::as_str).collect();
+        args.push("--help");
+        let (rc, help, err) = jouleplan(&args);
+        assert_eq!(rc, 0, "{err}");
+        let sub = commands(&help);
+        todo.extend(sub.iter().map(|c| [path.clone(), vec![c.clone()]].concat()));
+        let examples = help
+            .split("Examples:\n")
+            .nth(1)
+            .unwrap_or_else(|| panic!("no examples in `{}`:\n{help}", args.join(" ")));
+        let own = format!("jouleplan {}", path.join(" "));
+        assert!(
+            examples.lines().any(|l| l.contains(&own)),
+            "`{own}` has no example of itself:\n{examples}"
+        );
+        assert!(help.contains("Exit codes"), "{help}");
+        seen += 1;
+    }
+    assert!(seen >= 16, "{seen} helps read");
+    // The campaign is among profile's examples.
+    let (_, help, _) = jouleplan(&["profile", "--help"]);
+    assert!(help.contains("jouleplan profile --nodes auto"), "{help}");
+}
+
+#[test]
+fn small_wording_reads_as_a_user_expects() {
+    let i = common::inputs();
+    // The cost of measuring next in a unit that shows it, never 0.00 node-hours.
+    let (rc, out, err) = i.run("plan", &[]);
+    assert_eq!(rc, 0, "{err}");
+    let next = out.lines().find(|l| l.contains("measure next:")).unwrap();
+    assert!(next.contains("2 nodes (2.4 node-minutes)"), "{next}");
+    assert!(!out.contains("0.00 node-hours"), "{out}");
+    // One name for the network service time at every node count, explained at one node.
+    let (rc, out, err) = i.run("predict", &["--config", "1,8,2"]);
+    assert_eq!(rc, 0, "{err}");
+    assert!(out.contains("+ T_s,net "), "{out}");
+    assert!(
+        out.contains("at one node T_s,net is the time the cores are not busy"),
+        "{out}"
+    );
+    assert!(
+        !out.contains("T_unbusy") && !out.contains("unbusy at P_net"),
+        "{out}"
+    );
+    // --budget names Wh; --nodes shows its own syntax.
+    let (_, help, _) = jouleplan(&["plan", "--help"]);
+    assert!(help.contains("(J, kJ, MJ, Wh, kWh)"), "{help}");
+    assert!(
+        help.contains("[default: 1-N, N the machine file's nodes]"),
+        "{help}"
+    );
+    assert!(!help.contains("1..="), "{help}");
+}
+
+#[test]
+fn report_without_power_is_a_page_in_time_and_node_hours() {
+    // The real time-only runs of an H200 node, against the machine file `machine init` wrote
+    // there: no [power], no [network] (so one node).
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/h200-time-only");
+    let (mach, csv) = (data.join("node.toml"), data.join("runs.csv"));
+    let prof = d.join("p.json");
+    let law = d.join("law.png");
+    let (rc, _, err) = jouleplan(&[
+        "fit",
+        "--measured",
+        s(&csv),
+        "--machine",
+        s(&mach),
+        "--profile-out",
+        s(&prof),
+        "--plot",
+        s(&law),
+    ]);
+    assert_eq!(rc, 0, "{err}");
+    assert!(err.contains(&format!("wrote {}", law.display())), "{err}");
+    let (w, h, colours, _) = common::png_stats(&law);
+    assert_eq!((w, h), (1000, 700));
+    assert!(colours > 5, "{colours} colours");
+    let rep = d.join("rep");
+    let src = ["--machine", s(&mach), "--profile", s(&prof)];
+    let (rc, out, err) = jouleplan(&[&["report"], &src[..], &["--out", s(&rep)]].concat());
+    assert_eq!(rc, 0, "{err}");
+    assert_eq!(out, "");
+    let html = std::fs::read_to_string(rep.join("index.html")).unwrap();
+    assert!(html.contains("Energy is unavailable (the machine file has no [power])"));
+    assert!(html.contains("<th>time</th><th>node-hours</th>"), "{html}");
+    assert!(html.contains("<table id=\"time-terms\">"));
+    assert!(!html.contains("<table id=\"energy-terms\">"));
+    assert!(html.contains("<h2 id=\"measure-next\">Measure next</h2>"));
+    let text = visible(&html);
+    for energy in [" J ", " kJ", " MJ"] {
+        assert!(
+            !text.contains(energy),
+            "an energy on a page without energy: {energy}"
+        );
+    }
+    let pareto = std::fs::read_to_string(rep.join("pareto.svg")).unwrap();
+    assert!(
+        pareto.lines().any(|l| l.trim() == "node-hours"),
+        "axis not named"
+    );
+    let bars = std::fs::read_to_string(rep.join("breakdown.svg")).unwrap();
+    assert!(bars.contains("time terms along the front") && !bars.contains("energy terms"));
+    // plan --plot draws the same chart.
+    let (rc, _, err) = jouleplan(&[&["plan", "--plot", s(&d.join("f.svg"))], &src[..]].concat());
+    assert_eq!(rc, 0, "{err}");
+}
+
+#[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
+fn validate_lists_runs_by_configuration_whatever_the_files_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (prof, mach) = common::fit_on_1_2_4_8(d, "hpgmgfv");
+    // Every run of the code, last line first.
+    let text = std::fs::read_to_string(common::multinode("hpgmgfv.csv")).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines[1..].reverse();
+    let reversed = common::write(d, "reversed.csv", &(lines.join("\n") + "\n"));
+    let (rc, out, err) = jouleplan(&[
+        "validate",
+        "--machine",
+        s(&mach),
+        "--profile",
+        s(&prof),
+        "--measured",
+        s(&reversed),
+    ]);
+    assert_eq!(rc, 0, "{err}");
+    let rows: Vec<(u32, u32)> = out
+        .lines()
+        .filter_map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            match (w.first()?.parse().ok(), w.get(1)?.parse().ok(), w.len()) {
+                (Some(n), Some(c), 10) => Some((n, c)),
+                _ => None,
+            }
+        })
+        .collect();
+    assert!(rows.len() > 30, "{out}");
+    assert!(
+        rows.windows(2).all(|w| w[0] <= w[1]),
+        "not sorted: {rows:?}"
+    );
+    assert_eq!(rows.first(), Some(&(1, 72)), "{rows:?}");
+    // One run: a point, in the singular.
+    let one = common::write(d, "one.csv", &format!("{}\n{}\n", lines[0], lines[1]));
+    let (rc, out, err) = jouleplan(&[
+        "validate",
+        "--machine",
+        s(&mach),
+        "--profile",
+        s(&prof),
+        "--measured",
+        s(&one),
+    ]);
+    assert_eq!(rc, 0, "{err}");
+    assert!(out.contains("over 1 point\n"), "{out}");
+    assert!(!out.contains("1 points"), "{out}");
+}
+
+#[test]
+fn a_replay_with_no_run_to_take_lists_the_runs_the_recording_holds() {
+    // The real time-only runs of an H200 node: 1, 4 and 16 cores at 2.1 GHz.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/h200-time-only");
+    let (rc, _, err) = jouleplan(&[
+        "profile",
+        "--nodes",
+        "auto",
+        "--replay",
+        s(&data.join("runs.csv")),
+        "--machine",
+        s(&data.join("node.toml")),
+        "--cores",
+        "64",
+        "--measured-out",
+        s(&d.join("runs.csv")),
+        "-o",
+        s(&d.join("p.json")),
+    ]);
+    assert_eq!(rc, 2, "{err}");
+    assert!(
+        err.contains(
+            "got none; it holds runs at 1 core 2.1 GHz, 4 cores 2.1 GHz, 16 cores 2.1 GHz \
+             (--cores, --freqs)"
+        ),
+        "{err}"
+    );
+    assert!(!d.join("runs.csv").exists(), "nothing is measured");
+}

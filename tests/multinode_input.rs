@@ -175,7 +175,10 @@ fn the_measured_csv_names_the_column_at_fault() {
     let err = csv_refusal(d, "nodes,cores,gpus,time_s\n1,72,0,100\n");
     assert!(err.contains("`freq_hz` is missing"), "{err}");
     let err = csv_refusal(d, "nodes,cores,freq_hz,gpus,time\n1,72,2.4e9,0,100\n");
-    assert!(err.contains("did you mean `time_s` for `time`"), "{err}");
+    assert!(
+        err.contains("is `time` meant to be `time_s`? rename it), got"),
+        "{err}"
+    );
     let err = csv_refusal(
         d,
         "nodes,cores,freq_hz,gpus,time_s,time_s\n1,72,2.4e9,0,100,100\n",

@@ -69,6 +69,14 @@ fn scratch() -> tempfile::TempDir {
 
 /// Runs each command in `dir` with `sh -c`; returns each one's stdout.
 fn run_all(dir: &Path, commands: &[String]) -> Vec<String> {
+    run_all_both(dir, commands)
+        .into_iter()
+        .map(|(out, _)| out)
+        .collect()
+}
+
+/// Runs each command in `dir` with `sh -c`; returns each one's stdout and stderr.
+fn run_all_both(dir: &Path, commands: &[String]) -> Vec<(String, String)> {
     let mut outs = Vec::new();
     for line in commands {
         let (command, want) = match line.strip_suffix(" # exit 2") {
@@ -90,16 +98,65 @@ fn run_all(dir: &Path, commands: &[String]) -> Vec<String> {
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         );
-        outs.push(String::from_utf8_lossy(&out.stdout).into_owned());
+        outs.push((
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        ));
     }
     outs
+}
+
+/// Where the first `target/release/jouleplan WORD` command stands among `commands`.
+fn position_of(commands: &[String], word: &str) -> usize {
+    commands
+        .iter()
+        .position(|c| c.starts_with(&format!("target/release/jouleplan {word}")))
+        .unwrap_or_else(|| panic!("no `jouleplan {word}` in {commands:?}"))
+}
+
+/// Every line of the `text` blocks of the README section under `heading` is a line the
+/// section's commands printed (on standard output or error, trailing spaces aside), `...`
+/// where lines are left out, or ends in `...` where a line is cut.
+fn blocks_show_what_was_printed(heading: &str, both: &[(String, String)]) {
+    let readme = std::fs::read_to_string(repo("README.md")).unwrap();
+    let section = readme
+        .split(&format!("\n{heading}"))
+        .nth(1)
+        .unwrap()
+        .split("\n## ")
+        .next()
+        .unwrap();
+    let printed: String = both
+        .iter()
+        .map(|(out, err)| format!("{out}\n{err}"))
+        .collect();
+    for block in section.split("```text\n").skip(1) {
+        let block = block.split("```").next().unwrap();
+        // `$ command` lines echo the command; a line ending in `...` is cut there.
+        for line in block
+            .lines()
+            .filter(|l| l.trim() != "..." && !l.starts_with("$ "))
+        {
+            let shown = line.trim_end();
+            let matches = |p: &str| match shown.strip_suffix("...") {
+                Some(head) => p.starts_with(head),
+                None => p.trim_end() == shown,
+            };
+            assert!(
+                printed.lines().any(matches),
+                "README line under {heading:?} not printed by its commands: {shown:?}"
+            );
+        }
+    }
 }
 
 #[test]
 fn the_quick_start_runs_verbatim() {
     let dir = scratch();
     let commands = section_commands("## Quick start");
-    let outs = run_all(dir.path(), &commands);
+    let both = run_all_both(dir.path(), &commands);
+    blocks_show_what_was_printed("## Quick start", &both);
+    let outs: Vec<&String> = both.iter().map(|(out, _)| out).collect();
     assert!(commands.len() >= 3, "{commands:?}");
     assert!(outs[0].contains("Recommendation:"), "{}", outs[0]);
     assert!(dir.path().join("report/index.html").exists());
@@ -113,13 +170,10 @@ fn the_quick_start_runs_verbatim() {
 fn how_many_nodes_runs_verbatim_with_its_interval_layout_and_validation() {
     let dir = scratch();
     let commands = section_commands("## How many nodes?");
-    let outs = run_all(dir.path(), &commands);
-    let at = |word: &str| {
-        commands
-            .iter()
-            .position(|c| c.starts_with(&format!("target/release/jouleplan {word}")))
-            .unwrap_or_else(|| panic!("no `jouleplan {word}` in {commands:?}"))
-    };
+    let both = run_all_both(dir.path(), &commands);
+    blocks_show_what_was_printed("## How many nodes?", &both);
+    let outs: Vec<&String> = both.iter().map(|(out, _)| out).collect();
+    let at = |word: &str| position_of(&commands, word);
     // Kept to 1, 2, 4 and 8 nodes.
     let runs = std::fs::read_to_string(dir.path().join("runs.csv")).unwrap();
     let mut counts: Vec<&str> = runs
@@ -200,9 +254,35 @@ fn measure_your_own_program_runs_verbatim() {
 fn how_many_nodes_to_measure_runs_verbatim_and_ends_by_itself() {
     let dir = scratch();
     let commands = section_commands("## How many nodes to measure?");
-    run_all(dir.path(), &commands);
+    let both = run_all_both(dir.path(), &commands);
+    let outs: Vec<&String> = both.iter().map(|(out, _)| out).collect();
+    let at = |word: &str| position_of(&commands, word);
     let runs = std::fs::read_to_string(dir.path().join("weather-runs.csv")).unwrap();
     // The README's six counts, one run each, under the recording's header.
     assert_eq!(runs.lines().count(), 7, "{runs}");
     assert!(dir.path().join("weather.json").exists());
+    assert!(
+        outs[at("profile")].contains("campaign: 6 steps measured node counts 1, 2, 4, 8, 10, 16"),
+        "{}",
+        outs[at("profile")]
+    );
+    // The fit the campaign's last line names, with the machine's power, then the plan.
+    let fit = &commands[at("fit")];
+    assert!(
+        fit.contains("--measured weather-runs.csv") && fit.contains("--machine-out"),
+        "{fit}"
+    );
+    let machine = std::fs::read_to_string(dir.path().join("icelake-weather.toml")).unwrap();
+    assert!(machine.contains("[power]"), "{machine}");
+    let plan = &outs[at("plan")];
+    assert!(
+        plan.contains("Recommendation: (16, 72, 2.4 GHz, 0) = 16 nodes x 72 cores"),
+        "{plan}"
+    );
+    // The node law drawn by fit, and the report's with the campaign's steps.
+    let law = std::fs::read_to_string(dir.path().join("weather-law.svg")).unwrap();
+    assert!(law.contains("80% interval"), "fit --plot drew no band");
+    let steps = std::fs::read_to_string(dir.path().join("weather-report/node-law.svg")).unwrap();
+    assert!(steps.contains("campaign step, in the order measured"));
+    blocks_show_what_was_printed("## How many nodes to measure?", &both);
 }

@@ -5,6 +5,7 @@ mod common;
 
 use common::jouleplan;
 use common::{fit_on_1_2_4_8, inputs, png_stats, write};
+use std::path::PathBuf;
 
 #[test]
 fn report_writes_every_file_and_the_png_has_content() {
@@ -144,6 +145,8 @@ fn csv_and_json_share_keys_and_order() {
             "time_high_s",
             "energy_low_j",
             "energy_high_j",
+            "interval_kind",
+            "interval_coverage",
             "front_index",
             "ties",
             "recommended"
@@ -172,12 +175,16 @@ fn csv_and_json_share_keys_and_order() {
                 .or_else(|| obj["breakdown"].get(*k))
                 .or_else(|| obj["host_tree"].get(*k))
                 .filter(|v| !v.is_null());
-            if let Some(want) = want {
-                assert_eq!(cell.parse::<f64>().unwrap(), want.as_f64().unwrap(), "{k}");
+            match want {
+                Some(serde_json::Value::String(w)) => assert_eq!(cell, w, "{k}"),
+                Some(want) => {
+                    assert_eq!(cell.parse::<f64>().unwrap(), want.as_f64().unwrap(), "{k}")
+                }
+                None => {}
             }
         }
     }
-    let picked: Vec<&Vec<&str>> = rows.iter().filter(|r| r[36] == "true").collect();
+    let picked: Vec<&Vec<&str>> = rows.iter().filter(|r| r[38] == "true").collect();
     assert_eq!(picked.len(), 1);
     assert_eq!(
         picked[0][4].parse::<f64>().unwrap(),
@@ -209,8 +216,14 @@ fn text_outputs_match_their_snapshots() {
         "--app",
         "./app --in 'a b' $X",
     ]);
-    // Only notes (here: the 1 GHz GPU point derived from the 2 GHz one) go to stderr.
-    assert!(err.lines().all(|l| l.starts_with("note: ")), "{err}");
+    // Only notes (here: the 1 GHz GPU point derived from the 2 GHz one) and the warning that
+    // the layout is assumed (the profile records none) go to stderr.
+    assert!(
+        err.lines().all(|l| l.starts_with("note: ")
+            || l.starts_with("warning: the job script's layout is assumed")),
+        "{err}"
+    );
+    assert!(err.contains("layout is assumed"), "{err}");
     insta::assert_snapshot!("slurm_script", redact(&script));
     let (_, predict, _) = jouleplan(&[
         "predict",
@@ -271,10 +284,18 @@ fn charts_have_round_ticks_a_zoom_on_a_thin_front_and_bars_named_by_configuratio
     }
     assert!(svg.contains("recommended: 16 nodes x 8 cores @ 2 GHz"));
     let bars = std::fs::read_to_string(out.join("breakdown.svg")).unwrap();
+    // Every bar is 8 cores at 2 GHz: the caption says so, a bar is named by its node count
+    // (horizontal, so two-digit counts never run together), the recommended one in red.
     assert!(
-        text(&bars, "16x8@2") && text(&bars, "1x8@2"),
+        bars.contains("bars: nodes, each x 8 cores @ 2 GHz"),
         "bars not named"
     );
+    assert!(text(&bars, "16") && text(&bars, "1") && !bars.contains("x8@"));
+    assert!(
+        bars.contains("fill=\"#FF0000\">\n16\n</text>"),
+        "the recommended bar's label is not marked"
+    );
+    assert!(text(&bars, "recommended"));
     // The legend names the terms that add to the bars; those 0 along the whole front (here
     // the serial and idle time, the node law's) are left out, as in the page's tables.
     assert!(text(&bars, "T_CPU") && text(&bars, "T_w,net"));
@@ -464,12 +485,101 @@ fn measured_runs_are_drawn_beside_the_predictions() {
         "{marks} marks for {rows} runs"
     );
     assert!(pareto.contains("measured run (--measured)"));
+    // The node-law chart draws each run at the cores measured at the most node counts (72):
+    // one on each of 1 to 21 nodes, each a dot under its count's mean.
+    let law = std::fs::read_to_string(out.join("node-law.svg")).unwrap();
+    let dots = law.matches("fill=\"#E6550D\"").count();
+    assert!(dots >= 2 * 21, "{dots} run dots (time and energy)");
+    assert!(law.contains("80% interval") && law.contains("72 cores @ 2.4 GHz a node"));
+    assert!(html.contains("<div id=\"node-law-plot\"><svg"));
     // Without runs, none.
     let plain = dir.path().join("plain");
     std::fs::create_dir(&plain).unwrap();
     let out = hpgmgfv_report(&plain, &[]);
     let pareto = std::fs::read_to_string(out.join("pareto.svg")).unwrap();
     assert!(!pareto.contains("#E6550D") && !pareto.contains("measured run"));
+    let law = std::fs::read_to_string(out.join("node-law.svg")).unwrap();
+    assert!(law.contains("no runs given (report --measured RUNS.csv draws them)"));
     let html = std::fs::read_to_string(out.join("index.html")).unwrap();
     assert!(!html.contains("<table id=\"measured\">"));
+}
+
+#[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
+fn a_campaigns_profile_numbers_its_steps_on_the_node_law_chart() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let machine = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(common::ICELAKE);
+    let (runs, prof) = (d.join("runs.csv"), d.join("weather.json"));
+    let replay = common::multinode("weather.csv");
+    let campaign = [
+        "profile",
+        "--nodes",
+        "auto",
+        "--replay",
+        replay.to_str().unwrap(),
+        "--machine",
+        machine.to_str().unwrap(),
+        "--cores",
+        "72",
+        "--max-nodes",
+        "16",
+        "--measured-out",
+        runs.to_str().unwrap(),
+        "-o",
+        prof.to_str().unwrap(),
+    ];
+    let (rc, _, err) = jouleplan(&campaign);
+    assert_eq!(rc, 0, "{err}");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&prof).unwrap()).unwrap();
+    let order = doc["provenance"]["campaign"].as_str().unwrap();
+    assert!(order.ends_with("in this order: 1, 2, 4, 11, 16"), "{order}");
+    // Resumed once it ended, it says so instead of "0 steps".
+    let (rc, out, err) = jouleplan(&[&campaign[..], &["--resume"]].concat());
+    assert_eq!(rc, 0, "{err}");
+    assert!(
+        out.contains("campaign: no new step (resumed: nothing left to measure); measured node counts 1, 2, 4, 11, 16"),
+        "{out}"
+    );
+    let fitted = d.join("fitted.toml");
+    let (rc, _, err) = jouleplan(&[
+        "fit",
+        "--measured",
+        runs.to_str().unwrap(),
+        "--machine",
+        machine.to_str().unwrap(),
+        "--profile-out",
+        d.join("p.json").to_str().unwrap(),
+        "--machine-out",
+        fitted.to_str().unwrap(),
+    ]);
+    assert_eq!(rc, 0, "{err}");
+    let rep = d.join("rep");
+    let (rc, _, err) = jouleplan(&[
+        "report",
+        "--machine",
+        fitted.to_str().unwrap(),
+        "--profile",
+        prof.to_str().unwrap(),
+        "--nodes",
+        "1-16",
+        "--cores",
+        "72",
+        "--measured",
+        runs.to_str().unwrap(),
+        "--out",
+        rep.to_str().unwrap(),
+    ]);
+    assert_eq!(rc, 0, "{err}");
+    let law = std::fs::read_to_string(rep.join("node-law.svg")).unwrap();
+    assert!(law.contains("campaign step, in the order measured"));
+    // Steps 1-5 numbered in dark red, in each panel (time and energy).
+    for step in 1..=5 {
+        let mark = format!("fill=\"#A00000\">\n{step}\n</text>");
+        assert!(law.matches(&mark).count() >= 2, "step {step} not numbered");
+    }
 }

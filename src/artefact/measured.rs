@@ -269,7 +269,7 @@ fn header<R: std::io::Read>(
             .iter()
             .find(|h| !is_known(h) && crate::input::looks_alike(h, missing))
             .map_or(String::new(), |h| {
-                format!("; did you mean `{missing}` for `{h}`?")
+                format!(" (is `{h}` meant to be `{missing}`? rename it)")
             });
         let expected = format!("{HEADER}: column `{missing}` is missing{alike}");
         return Err(cell_error(path, 1, "header", &expected, &got));

@@ -36,6 +36,14 @@ pub struct ConfigOut {
     pub time_interval_s: Option<[f64; 2]>,
     /// `[low, high]` energy beyond the measured node counts, J.
     pub energy_interval_j: Option<[f64; 2]>,
+    /// What the two ranges above are: `interval` (a fitted node law's, at
+    /// `interval_coverage`) or `bounds` (a profile measured on one node: from perfect division
+    /// of the work to no gain, no coverage); null where there are none.
+    #[serde(default)]
+    pub interval_kind: Option<String>,
+    /// The interval's nominal coverage (null for bounds).
+    #[serde(default)]
+    pub interval_coverage: Option<f64>,
     /// The time and energy terms.
     pub breakdown: BreakdownOut,
     /// The predicted host efficiency tree.

@@ -286,6 +286,31 @@ pub struct MeasuredOnFile {
     pub physical_cores: Option<u32>,
 }
 
+/// The provenance key under which `profile --nodes auto` records the node counts it measured,
+/// in the order it measured them (the node-law chart numbers them).
+pub const CAMPAIGN_KEY: &str = "campaign";
+
+/// The provenance value of a campaign that measured the node counts `order`, first to last.
+pub fn campaign_note(order: &[u32]) -> String {
+    let list: Vec<String> = order.iter().map(u32::to_string).collect();
+    format!(
+        "profile --nodes auto measured these node counts, in this order: {}",
+        list.join(", ")
+    )
+}
+
+/// The node counts a campaign's provenance value ([`campaign_note`]) names, in order; empty
+/// where it names none.
+pub fn campaign_order(note: &str) -> Vec<u32> {
+    note.rsplit_once(": ")
+        .map(|(_, list)| {
+            list.split(", ")
+                .filter_map(|n| n.trim().parse().ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 impl ProfileFile {
     /// Reads and validates a profile from its JSON text; `path` names it in messages.
     pub fn read(path: &Path, text: &str) -> InputResult<Self> {

@@ -121,7 +121,11 @@ pub struct CoverageOut {
     pub energy_points: usize,
     /// Energies inside it.
     pub energy_covered: usize,
-    /// The intervals' nominal coverage (the share they should hold).
+    /// The intervals' nominal coverage (the share they should hold; null for bounds).
     #[serde(default)]
     pub nominal: Option<f64>,
+    /// `interval` (a fitted node law's) or `bounds` (a profile measured on one node: perfect
+    /// division of the work to no gain); null where no point has either.
+    #[serde(default)]
+    pub kind: Option<String>,
 }

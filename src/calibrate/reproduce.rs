@@ -172,8 +172,12 @@ impl Reproduction {
             return "model error on the baseline: no measured point to check".into();
         };
         let mut s = format!(
-            "model error on the baseline's {} measured points: time {:+.1}% at worst {}",
-            self.points.len(),
+            "model error on the baseline's {}: time {:+.1}% at worst {}",
+            crate::units::count(
+                self.points.len() as u64,
+                "measured point",
+                "measured points"
+            ),
             100.0 * t.time_error(),
             t.label()
         );

@@ -41,7 +41,7 @@ pub fn bind<'a>(
     if let Some(law) = &profile.node_law {
         notes.push(format!(
             "node law fitted over nodes {}: {} (leave-one-out error {}); predictions at every \
-             node count not measured carry a {:.0}% interval",
+             node count not measured carry an {:.0}% interval",
             law.measured_nodes
                 .iter()
                 .map(u32::to_string)

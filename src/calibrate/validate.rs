@@ -238,26 +238,53 @@ pub struct Validation {
     pub rows: Vec<Compared>,
     /// The intervals' nominal coverage.
     pub coverage: f64,
+    /// Whether the ranges beyond the measured node counts are bounds (a profile measured on
+    /// one node, no node law), not intervals: then no coverage is stated.
+    pub bounds: bool,
     /// Time and energy error statistics over every measured run.
     pub stats: (ErrorStats, ErrorStats),
 }
 
+/// The order rows are shown in: by configuration (nodes, cores, frequency, GPUs, as the
+/// columns), runs of one configuration in the order read.
+pub fn by_configuration(a: &Compared, b: &Compared) -> std::cmp::Ordering {
+    let (x, y) = (&a.measured.config, &b.measured.config);
+    (x.nodes, x.cores)
+        .cmp(&(y.nodes, y.cores))
+        .then(x.freq.0.total_cmp(&y.freq.0))
+        .then(x.gpus.cmp(&y.gpus))
+}
+
 impl Validation {
-    /// A block of `rows`, its statistics over every run read again from `runs` (without it,
-    /// each row is one run).
+    /// A block of `rows`, sorted by configuration ([`by_configuration`], not the file's
+    /// order), its statistics over every run read again from `runs` (without it, each row is
+    /// one run).
     pub fn new(
         title: String,
-        rows: Vec<Compared>,
+        mut rows: Vec<Compared>,
         coverage: f64,
         runs: Option<&dyn Replay>,
     ) -> InputResult<Validation> {
+        // The statistics are over every run, in any order.
         let stats = summary(&rows, runs)?;
+        rows.sort_by(by_configuration);
         Ok(Validation {
             title,
             rows,
             coverage,
+            bounds: false,
             stats,
         })
+    }
+
+    /// What its ranges beyond the measured node counts are: `80% intervals`, or bounds from
+    /// perfect division of the work to no gain (a one-node profile: no coverage to state).
+    pub fn ranges_name(&self) -> String {
+        if self.bounds {
+            "bounds (perfect division of the work to no gain past the node measured)".into()
+        } else {
+            format!("{:.0}% intervals", 100.0 * self.coverage)
+        }
     }
 }
 
@@ -358,7 +385,10 @@ pub fn validate(
         profile.file.display(),
         crate::model::workload::compact_list(&cores)
     );
-    let validation = Validation::new(title, compare(&model, measured)?, model.coverage(), runs)?;
+    let validation = Validation {
+        bounds: profile.node_law.is_none(),
+        ..Validation::new(title, compare(&model, measured)?, model.coverage(), runs)?
+    };
     Ok(Scored {
         validation,
         notes,

@@ -31,6 +31,29 @@ impl Filter {
     }
 }
 
+/// What a recording holds, in words: `runs at 36 cores 2.4 GHz, 72 cores 2.4 GHz (--cores,
+/// --freqs)`.
+fn held_words(held: &std::collections::BTreeSet<(u32, u64, u32)>) -> String {
+    if held.is_empty() {
+        return "no runs".into();
+    }
+    let list: Vec<String> = held
+        .iter()
+        .map(|(c, mhz, g)| {
+            let gpus = match g {
+                0 => String::new(),
+                g => format!(" {g} GPUs"),
+            };
+            format!(
+                "{} {} GHz{gpus}",
+                crate::units::count(*c, "core", "cores"),
+                *mhz as f64 / 1e3
+            )
+        })
+        .collect();
+    format!("runs at {} (--cores, --freqs)", list.join(", "))
+}
+
 /// The recorded runs, in file order, by node count.
 #[derive(Debug)]
 pub struct Recorded {
@@ -50,6 +73,17 @@ impl Recorded {
     /// The runs of `lines` (read from `file`) that `filter` admits.
     pub fn new(file: &Path, lines: Vec<MeasuredLine>, filter: &Filter) -> InputResult<Recorded> {
         let mut by_nodes: BTreeMap<u32, (Vec<MeasuredLine>, usize)> = BTreeMap::new();
+        // What the recording holds, for the refusal when nothing is admitted.
+        let held: std::collections::BTreeSet<(u32, u64, u32)> = lines
+            .iter()
+            .map(|l| {
+                (
+                    l.row.cores,
+                    (l.row.freq_hz / 1e6).round() as u64,
+                    l.row.gpus,
+                )
+            })
+            .collect();
         for l in lines.into_iter().filter(|l| filter.admits(&l.row)) {
             by_nodes.entry(l.row.nodes).or_default().0.push(l);
         }
@@ -59,7 +93,7 @@ impl Recorded {
                 key: "rows".into(),
                 expected: "recorded CPU runs (gpus 0) with the requested --cores and --freqs"
                     .into(),
-                got: "none".into(),
+                got: format!("none; it holds {}", held_words(&held)),
             });
         }
         Ok(Recorded {

@@ -61,18 +61,19 @@ pub fn summary(
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
     let counts = crate::units::count_ranges(r.measured_nodes.iter().copied());
+    let steps = match (r.steps.len(), counts.is_empty()) {
+        (_, true) => "nothing measured".to_string(),
+        // A resumed campaign that had already ended measures nothing new.
+        (0, false) => {
+            format!("no new step (resumed: nothing left to measure); measured node counts {counts}")
+        }
+        (1, false) => format!("1 step measured node counts {counts}"),
+        (k, false) => format!("{k} steps measured node counts {counts}"),
+    };
     writeln!(
         out,
-        "campaign: {} step{} measured node counts {} at {:.3} node-hours ({} node-runs)",
-        r.steps.len(),
-        if r.steps.len() == 1 { "" } else { "s" },
-        if counts.is_empty() {
-            "none".to_string()
-        } else {
-            counts
-        },
-        r.node_hours,
-        r.node_runs
+        "campaign: {steps} at {:.3} node-hours ({} node-runs)",
+        r.node_hours, r.node_runs
     )?;
     writeln!(out, "stopped: {}", r.stopped)?;
     writeln!(out, "recommendation: {}", said(&r.recommendation))?;

@@ -4,7 +4,8 @@
 use clap::{Args, Parser, Subcommand};
 use clap_complete::Shell;
 
-/// The exit-code table's text (a macro, so `concat!` can join it to the examples).
+/// The exit-code table's text (a macro, so `concat!` can join it to the examples of every
+/// `--help`, [`super::examples`], and so to the man page).
 macro_rules! exit_codes {
     () => {
         "Exit codes (the same in every subcommand):
@@ -19,9 +20,6 @@ macro_rules! exit_codes {
        (every finished run is saved; --resume continues)"
     };
 }
-
-/// The exit codes, in every `--help` and the man page.
-pub const EXIT_CODES: &str = exit_codes!();
 
 /// The examples and exit codes at the end of `jouleplan --help`.
 pub const MAIN_HELP: &str = concat!(
@@ -56,42 +54,42 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Search every configuration for the exact time-energy Pareto front and recommend one.
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = super::examples::PLAN)]
     Plan(super::plan::PlanArgs),
     /// Predict one configuration with its full time and energy breakdown.
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = super::examples::PREDICT)]
     Predict(super::predict::PredictArgs),
     /// Write a Slurm job script for any configuration.
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = super::examples::SLURM)]
     Slurm(super::job::SlurmArgs),
     /// Write a self-contained report: charts (SVG, PNG), the front (JSON, CSV) and index.html.
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = super::examples::REPORT)]
     Report(super::report::ReportArgs),
     /// Efficiency metrics from TALP outputs, Paraver traces and mpiP reports.
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = super::examples::METRICS)]
     Metrics(super::metrics::MetricsArgs),
     /// Measure the program on this node at each (cores, frequency, GPUs) point and write the
     /// workload profile that `plan` reads.
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = super::examples::PROFILE)]
     Profile(super::profile::ProfileArgs),
     /// Predictions against measurements the model did not see: held-out profile points,
     /// leave-one-out over core counts, or a CSV of measured runs.
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = super::examples::VALIDATE)]
     Validate(super::validate::ValidateArgs),
     /// Measure this machine and write its [network] (MPI ping-pong) or [power] section.
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = super::examples::CALIBRATE)]
     Calibrate(super::calibrate::CalibrateArgs),
     /// Fit a profile and the machine's power from measured time and energy alone (no counters).
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = super::examples::FIT)]
     Fit(super::fit::FitArgs),
     /// Write a machine file from this node (`init`), or check one (`check`).
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = super::examples::MACHINE)]
     Machine(super::machine::MachineArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = super::examples::COMPLETIONS)]
     Completions(CompletionsArgs),
     /// Print the man page (roff; `jouleplan man | man -l -`).
-    #[command(after_help = EXIT_CODES)]
+    #[command(after_help = super::examples::MAN)]
     Man,
 }
 

@@ -26,10 +26,12 @@ pub struct CalibrateArgs {
 pub enum CalibrateAction {
     /// MPI ping-pong between two ranks (run it under `mpirun -n 2` or `srun -N 2 -n 2`), fit
     /// latency and throughput, and write the machine file's `[network]` section.
+    #[command(after_help = super::examples::CALIBRATE_NETWORK)]
     Network(NetworkArgs),
     /// Power per core state from the micro-benchmarks of `calibration/` (idle, compute-bound,
     /// memory-bound) measured through the profile's energy backends, or from recorded
     /// profiles (--from), and the machine file's `[power]` section.
+    #[command(after_help = super::examples::CALIBRATE_POWER)]
     Power(super::calibrate_power::PowerArgs),
     /// One micro-benchmark run (what `calibrate power` measures).
     #[command(hide = true)]

@@ -63,6 +63,7 @@ pub(crate) fn run(a: &ProfileArgs, out: &mut dyn Write) -> anyhow::Result<i32> {
             k.resume_with(saved);
             let outcome = k.run(&mut saver)?;
             write_fitted_profile(&k, &a.output)?;
+            crate::campaign::order::record(&a.output, k.runs())?;
             finish(a, (&csv, machine_arg), outcome, out)?;
             Ok(0)
         }
@@ -76,6 +77,9 @@ pub(crate) fn run(a: &ProfileArgs, out: &mut dyn Write) -> anyhow::Result<i32> {
             }
             let outcome = k.run(&mut saver)?;
             k.source().finish(&machine, a.weak)?;
+            if k.source().interrupted().is_none() {
+                crate::campaign::order::record(&a.output, k.runs())?;
+            }
             finish(a, (&csv, machine_arg), outcome, out)?;
             Ok(exit_code(k.source()))
         }

@@ -55,6 +55,10 @@ pub struct FitArgs {
     /// Print the fit as JSON (the same figures as the text) instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Draw the node law: each measured run's time (and energy) per node count, the fitted
+    /// model and its interval band, as FILE.svg or FILE.png.
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
 }
 
 /// Parses `--design` ([`Rule::parse`]).
@@ -67,6 +71,10 @@ fn parse_rule(s: &str) -> Result<Rule, String> {
 fn check_outputs(args: &FitArgs, machine_file: &Path) -> anyhow::Result<()> {
     let mut outputs = vec![("--profile-out", args.profile_out.as_path())];
     outputs.extend(args.machine_out.as_deref().map(|p| ("--machine-out", p)));
+    if let Some(p) = &args.plot {
+        super::plan::check_plot_path(p)?;
+        outputs.push(("--plot", p));
+    }
     // Written as a pair: a folder that is not there fails before either is written.
     for (flag, p) in &outputs {
         let dir = crate::atomic_write::folder_of(p);
@@ -96,6 +104,7 @@ pub fn run_fit(args: &FitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     check_outputs(args, &machine_file)?;
     let mut outputs = vec![("--profile-out", args.profile_out.as_path())];
     outputs.extend(args.machine_out.as_deref().map(|p| ("--machine-out", p)));
+    outputs.extend(args.plot.as_deref().map(|p| ("--plot", p)));
     let _locks = super::outputs::lock(&outputs)?;
     let runs = Runs::read(&args.measured)?;
     let options = FitOptions {
@@ -122,7 +131,20 @@ pub fn run_fit(args: &FitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         super::say::note(why);
         json.iter_mut().for_each(|j| j.notes.push(why.clone()));
     }
-    let wrote = write_outputs(args, &fitted, &machine)?;
+    let mut wrote = write_outputs(args, &fitted, &machine)?;
+    if let Some(p) = &args.plot {
+        // The chart plans against the machine file written, where one was.
+        let machine = match &args.machine_out {
+            Some(m) => Some(m.display().to_string()),
+            None => args.machine.clone(),
+        };
+        let profile = (machine, args.profile_out.as_path());
+        wrote.push(super::node_chart::write_fit_plot(
+            &args.measured,
+            profile,
+            p,
+        )?);
+    }
     let loo = match args.loo {
         true => Some(fit::leave_one_out(&runs, &machine.machine, &options)?),
         false => None,

@@ -20,6 +20,7 @@ pub struct MachineArgs {
 pub enum MachineAction {
     /// Write a machine file from this node: physical cores, frequencies, memory, CPU and GPU
     /// models, with where each came from; network and power are left to be measured.
+    #[command(after_help = super::examples::MACHINE_INIT)]
     Init {
         /// Write here (refused if it exists) instead of standard output.
         #[arg(short, long, value_name = "FILE")]
@@ -38,6 +39,7 @@ pub enum MachineAction {
     },
     /// Validate a machine file and print what plan will use from it; exit 2 naming what is
     /// missing or wrong.
+    #[command(after_help = super::examples::MACHINE_CHECK)]
     Check {
         /// The machine file (TOML) or the name of a bundled one.
         #[arg(value_name = "FILE")]

@@ -2,15 +2,19 @@
 //! parsed), each subcommand's file turns them into the stages' typed inputs, calls the stages
 //! and prints; the stages never see clap.
 
+// `#[macro_use]`: `exit_codes!` joins the examples of every `--help` to the exit codes.
+#[macro_use]
 pub mod args;
 pub mod calibrate;
 pub mod calibrate_power;
 pub mod campaign;
 pub mod completions;
+pub mod examples;
 pub mod fit;
 pub mod job;
 pub mod machine;
 pub mod metrics;
+pub mod node_chart;
 pub mod outputs;
 pub mod plan;
 pub mod predict;

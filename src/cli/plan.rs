@@ -6,7 +6,6 @@ use super::say;
 use super::sources::{InputArgs, SourceArgs, exporter, provenance, save};
 use crate::calibrate::trust::{Trust, warnings_for};
 use crate::error::{InputError, InputResult};
-use crate::model::machine::Machine;
 use crate::report::Exporter;
 use crate::report::csv::Csv;
 use crate::report::plot;
@@ -25,10 +24,11 @@ use std::path::{Path, PathBuf};
 /// The space to search.
 #[derive(Debug, Args, Default)]
 pub struct SpaceArgs {
-    /// Node counts: values and inclusive ranges, like 1-8,16,32 [default: 1..=n_max].
+    /// Node counts: values and inclusive ranges, like 1-8,16,32 [default: 1-N, N the machine
+    /// file's nodes].
     #[arg(long, value_name = "SPEC")]
     pub nodes: Option<String>,
-    /// Cores per node [default: 1..=c_max].
+    /// Cores per node, like 1-4,8 [default: 1-C, C the machine file's cores per node].
     #[arg(long, value_name = "SPEC")]
     pub cores: Option<String>,
     /// Frequencies in GHz, from the machine's set [default: all].
@@ -46,7 +46,7 @@ pub struct QueryArgs {
     /// D-HH:MM:SS).
     #[arg(long, value_name = "DURATION", allow_hyphen_values = true)]
     pub deadline: Option<String>,
-    /// Fastest within this energy (J, kJ, MJ, kWh).
+    /// Fastest within this energy (J, kJ, MJ, Wh, kWh).
     #[arg(long, value_name = "ENERGY", allow_hyphen_values = true)]
     pub budget: Option<String>,
     /// Least energy within (1 + FRACTION) times the reference time (0.1 or 10%).
@@ -204,7 +204,6 @@ pub fn run_plan(args: &PlanArgs, out: &mut dyn Write) -> anyhow::Result<Plan> {
     let _locks = super::outputs::lock(&outputs)?;
     if let Some(p) = &args.plot {
         check_plot_path(p)?;
-        refuse_chart_without_energy(&inp.inputs.machine, "--plot")?;
     }
     // Job options are checked before the search, so a bad flag costs nothing.
     let job = match &args.sbatch {
@@ -303,19 +302,6 @@ fn write_job(
 
 /// Most configurations drawn in a scatter.
 pub const SAMPLE_MAX: u64 = 100_000;
-
-/// The charts draw energy: without measured power they are refused, naming what to use.
-pub(crate) fn refuse_chart_without_energy(machine: &Machine, what: &str) -> InputResult<()> {
-    if !machine.time_only() {
-        return Ok(());
-    }
-    Err(InputError::Mismatch(format!(
-        "{what}: {} has no [power], so there is no energy to chart; the front by time and \
-         node-hours is in plan's text, --json and --csv (give the machine file a [power] \
-         section for charts)",
-        machine.file.display()
-    )))
-}
 
 pub(crate) fn check_plot_path(p: &Path) -> InputResult<()> {
     plot::format_of(p)

@@ -23,7 +23,8 @@ pub struct ReportArgs {
     pub space: SpaceArgs,
     #[command(flatten)]
     pub query: QueryArgs,
-    /// Folder for index.html, pareto.svg, pareto.png, breakdown.svg, front.json, front.csv.
+    /// Folder for index.html, pareto.svg, pareto.png, breakdown.svg, node-law.svg, front.json,
+    /// front.csv.
     #[arg(short, long, visible_alias = "output", value_name = "DIR")]
     pub out: PathBuf,
     /// Measured runs to show beside the predictions: a CSV as `fit --measured` and
@@ -33,12 +34,15 @@ pub struct ReportArgs {
     pub measured: Option<PathBuf>,
 }
 
-/// Measured runs against the model's predictions, for the page.
+/// Measured runs against the model's predictions, for the page, by configuration (nodes,
+/// cores, frequency, GPUs) whatever the file's order.
 fn measured_runs(
     model: &crate::model::Model<'_>,
     rows: &[crate::calibrate::runs::Measured],
 ) -> anyhow::Result<Vec<MeasuredRun>> {
-    Ok(validate::compare(model, rows)?
+    let mut compared = validate::compare(model, rows)?;
+    compared.sort_by(validate::by_configuration);
+    Ok(compared
         .into_iter()
         .map(|c| MeasuredRun {
             config: c.measured.config,
@@ -57,7 +61,6 @@ fn measured_runs(
 /// folder is the result: nothing goes to standard output).
 pub fn run_report(args: &ReportArgs, _out: &mut dyn Write) -> anyhow::Result<Plan> {
     let inp = resolve(&args.source, &args.space, &args.query)?;
-    super::plan::refuse_chart_without_energy(&inp.inputs.machine, "report")?;
     // The runs are read before the search, so a bad file costs nothing.
     let rows = match &args.measured {
         Some(path) => crate::calibrate::runs::read_csv_file(path)?,
@@ -70,6 +73,7 @@ pub fn run_report(args: &ReportArgs, _out: &mut dyn Write) -> anyhow::Result<Pla
     let sample = sample(&model, &plan.space, SAMPLE_MAX)?;
     let pareto = plot::pareto_svg(&plan, &sample, &marks).map_err(anyhow::Error::msg)?;
     let breakdown = plot::breakdown_svg(&plan).map_err(anyhow::Error::msg)?;
+    let node_law = super::node_chart::report_chart(&model, &plan, args.measured.as_deref())?;
     let dir = &args.out;
     if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent)
@@ -85,14 +89,15 @@ pub fn run_report(args: &ReportArgs, _out: &mut dyn Write) -> anyhow::Result<Pla
         &plan,
         (&inp.inputs.machine, &inp.inputs.profile),
         &sample,
-        &breakdown,
+        (&breakdown, &node_law),
         file.as_deref().map(|f| (f, &runs[..])),
     );
     let png = plot::pareto_png(&plan, &sample, &marks)
         .map_err(|e| anyhow::anyhow!("{}: {e}", dir.join("pareto.png").display()))?;
-    let files: [(&str, &[u8]); 6] = [
+    let files: [(&str, &[u8]); 7] = [
         ("pareto.svg", pareto.as_bytes()),
         ("breakdown.svg", breakdown.as_bytes()),
+        ("node-law.svg", node_law.as_bytes()),
         ("front.json", &json),
         ("front.csv", &csv),
         ("index.html", html.as_bytes()),

@@ -59,11 +59,54 @@ pub struct Interval {
     /// The energy law's reach, `(low, high)` relative to the predicted energy (`(1, 1)`
     /// without one).
     pub energy_span: (f64, f64),
-    /// The nominal coverage.
+    /// The nominal coverage (of a calibrated interval; bounds have none).
     pub coverage: f64,
+    /// Whether it is a calibrated interval or bounds.
+    pub kind: IntervalKind,
+}
+
+/// What a prediction's range beyond the measured node counts is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IntervalKind {
+    /// A fitted node law's interval, calibrated at a nominal coverage (docs/NODE_AXIS.md).
+    Interval,
+    /// A profile measured on one node: bounds from perfect division of the work (the model)
+    /// to no gain beyond the largest measured count. No coverage can be stated.
+    Bounds,
+}
+
+impl IntervalKind {
+    /// Its name in JSON and CSV: `interval` or `bounds`.
+    pub fn key(self) -> &'static str {
+        match self {
+            IntervalKind::Interval => "interval",
+            IntervalKind::Bounds => "bounds",
+        }
+    }
 }
 
 impl Interval {
+    /// What it is, in words: `80% interval` or `bounds`.
+    pub fn what(&self) -> String {
+        match self.kind {
+            IntervalKind::Interval => format!("{:.0}% interval", 100.0 * self.coverage),
+            IntervalKind::Bounds => "bounds".into(),
+        }
+    }
+
+    /// [`Interval::what`] with its verb: `80% interval is`, `bounds are`.
+    pub fn what_is(&self) -> String {
+        match self.kind {
+            IntervalKind::Interval => format!("{} is", self.what()),
+            IntervalKind::Bounds => "bounds are".into(),
+        }
+    }
+
+    /// Its coverage where it is a calibrated interval (bounds have none).
+    pub fn nominal(&self) -> Option<f64> {
+        (self.kind == IntervalKind::Interval).then_some(self.coverage)
+    }
+
     /// The energy interval of the CPU scope (idle power only while waiting).
     pub fn cpu_energy(&self, time: f64, energy: f64) -> (f64, f64) {
         (
@@ -129,14 +172,18 @@ impl Evidence {
         (wait_w, idle_w, power_rel): (f64, f64, f64),
         (e_d, e0): (f64, f64),
     ) -> Option<Interval> {
-        let (lo, hi) = match &self.fitted {
+        let (lo, hi, kind) = match &self.fitted {
             None if n <= self.largest => return None,
-            None => (time, time + undivided.max(0.0)),
+            None => (time, time + undivided.max(0.0), IntervalKind::Bounds),
             Some(_) if self.measured.contains(&n) => return None,
             Some(fit) => {
                 let s = self.time_sd(n, fit);
                 let (least, most) = span(n, time, k, fit);
-                (least * (-self.z * s).exp(), most * (self.z * s).exp())
+                (
+                    least * (-self.z * s).exp(),
+                    most * (self.z * s).exp(),
+                    IntervalKind::Interval,
+                )
             }
         };
         let p = power_rel.max(0.0);
@@ -154,6 +201,7 @@ impl Evidence {
             energy_widen: widen,
             energy_span: span,
             coverage: self.coverage,
+            kind,
         })
     }
 

@@ -48,9 +48,9 @@ impl GapPower {
         (!w.is_empty()).then(|| {
             format!(
                 "GPU power between kernels, from the baseline's measured GPU energy: {lo:.1} to \
-                 {hi:.1} W per GPU over {} points (the machine's context-idle power is {:.1} W, \
+                 {hi:.1} W per GPU over {} (the machine's context-idle power is {:.1} W, \
                  kernels {:.1} W); interpolated in cores between them",
-                w.len(),
+                crate::units::count(w.len() as u64, "point", "points"),
                 machine.power.gpu_idle.0,
                 machine.power.gpu_active.0
             )

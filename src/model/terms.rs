@@ -28,19 +28,15 @@ pub struct TimeTerms {
 }
 
 impl TimeTerms {
-    /// What `T_s,net` is at `nodes` nodes: the network's service time between nodes, or on one
-    /// node (no traffic between nodes) the time the cores are not busy, `(1 - U) T_CPU`.
-    pub fn serv_net_name(nodes: u32) -> &'static str {
-        if nodes == 1 { "T_unbusy" } else { "T_s,net" }
-    }
-
-    /// What `E_net` is at `nodes` nodes (its name in the energy line).
-    pub fn net_energy_name(nodes: u32) -> &'static str {
-        if nodes == 1 {
-            "unbusy at P_net"
-        } else {
-            "network"
-        }
+    /// What `T_s,net` (and `E_net`) is at `nodes` nodes where it is not the network's service
+    /// time: on one node (no traffic between nodes) the time the cores are not busy,
+    /// `(1 - U) T_CPU`, and `E_net` that time at `P_net`. The terms keep their names at every
+    /// node count; this note goes beside them.
+    pub fn serv_net_at(nodes: u32) -> Option<&'static str> {
+        (nodes == 1).then_some(
+            "at one node T_s,net is the time the cores are not busy, (1 - U) T_CPU, and network \
+             energy that time at P_net (no traffic between nodes)",
+        )
     }
 }
 

@@ -46,6 +46,8 @@ pub const COLUMNS: &[&str] = &[
     "time_interval_s.1",
     "energy_interval_j.0",
     "energy_interval_j.1",
+    "interval_kind",
+    "interval_coverage",
 ];
 
 /// A column's name in the header: its last key, or `time_low_s` for `time_interval_s.0`.

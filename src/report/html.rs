@@ -5,12 +5,13 @@
 
 use super::markup::{config_cells, esc};
 use super::measured::{self, MeasuredRun};
+use crate::model::Prediction;
+use crate::model::evidence::IntervalKind;
 use crate::model::machine::Machine;
 use crate::model::workload::Profile;
-use crate::model::{Prediction, TimeTerms};
 use crate::search::plan::{MEASURE_TOLERANCE, Plan, label};
 use crate::search::sample::Sample;
-use crate::units::{Joules, Seconds, fmt_duration, fmt_energy};
+use crate::units::{Joules, Seconds, fmt_duration, fmt_energy, fmt_node_hours};
 use std::fmt::Write as _;
 
 /// Strips an XML declaration so an SVG document can be inlined.
@@ -29,7 +30,7 @@ pub fn index_html(
     plan: &Plan,
     (machine, profile): (&Machine, &Profile),
     sample: &Sample,
-    breakdown: &str,
+    (breakdown, node_law): (&str, &str),
     measured: Measured<'_>,
 ) -> String {
     let mut h = String::new();
@@ -59,12 +60,22 @@ pub fn index_html(
         plan.saturated,
         plan.front.len()
     );
-    let _ = writeln!(
-        w,
-        "<p id=\"energy-scope\">Every energy on this page is {}: the scope the profile's energy \
-         was measured in.</p>",
-        esc(plan.energy_scope.describe())
-    );
+    if plan.time_only() {
+        let _ = writeln!(
+            w,
+            "<p id=\"energy-scope\">Energy is unavailable (the machine file has no [power]): \
+             every configuration is ranked by time and node-hours, and node-hours stand where \
+             energy would. Give the machine file a [power] section (<code>jouleplan fit \
+             --machine-out</code> on runs with energy) for energy.</p>"
+        );
+    } else {
+        let _ = writeln!(
+            w,
+            "<p id=\"energy-scope\">Every energy on this page is {}: the scope the profile's \
+             energy was measured in.</p>",
+            esc(plan.energy_scope.describe())
+        );
+    }
     for n in &plan.notes {
         let _ = writeln!(w, "<p class=\"note\">Note: {}</p>", esc(n));
     }
@@ -72,6 +83,7 @@ pub fn index_html(
     recommendation(w, plan);
     measure_next(w, plan);
     charts(w, plan, sample, breakdown);
+    node_law_section(w, plan, node_law);
     if let Some((file, runs)) = measured {
         measured::section(w, runs, file, plan.energy_scope);
     }
@@ -177,19 +189,29 @@ fn terms_table(w: &mut String, p: &Prediction, scope: &str) {
         ("T_CPU", p.t.cpu),
         ("T_mem", p.t.mem),
         ("T_w,net", p.t.wait_net),
-        (TimeTerms::serv_net_name(n), p.t.serv_net),
+        (
+            if n == 1 {
+                "T_s,net (one node: the cores' unbusy time)"
+            } else {
+                "T_s,net"
+            },
+            p.t.serv_net,
+        ),
         ("T_gpu", p.t.gpu),
         ("T_ser", p.t.serial),
         ("T_idle", p.t.wait),
         ("X(n), the node law's time", p.t.nodes),
     ];
     terms_rows(w, ("time-terms", "time T"), p.time.0, &time, d);
+    if p.time_only {
+        return time_only_rest(w, p);
+    }
     let energy = [
         ("E_CPU", p.e.cpu),
         ("E_mem", p.e.mem),
         (
             if n == 1 {
-                "E_net (unbusy at P_net)"
+                "E_net (one node: the unbusy time at P_net)"
             } else {
                 "E_net"
             },
@@ -210,15 +232,37 @@ fn terms_table(w: &mut String, p: &Prediction, scope: &str) {
     if let Some(i) = &p.interval {
         let _ = writeln!(
             w,
-            "<p id=\"interval\">Beyond the measured node counts (up to {}), the {:.0}% interval: \
-             time {} to {}, {} {} to {}.</p>",
-            i.largest_measured,
-            100.0 * i.coverage,
+            "<p id=\"interval\">{}: time {} to {}, {} {} to {}.</p>",
+            esc(&crate::report::text::interval_head_capitalised(i)),
             esc(&d(i.time_s.0)),
             esc(&d(i.time_s.1)),
             esc(scope),
             esc(&e(i.energy_j.0)),
             esc(&e(i.energy_j.1))
+        );
+    }
+}
+
+/// The rest of the terms without measured power: node-hours, and the interval or bounds in
+/// time and node-hours.
+fn time_only_rest(w: &mut String, p: &Prediction) {
+    let d = |s: f64| fmt_duration(Seconds(s));
+    let _ = writeln!(
+        w,
+        "<p>UCR {:.3}; network headroom 1-rho {:.3}; node-hours {:.4}; energy unavailable.</p>",
+        p.ucr,
+        1.0 - p.rho,
+        p.energy.0 / 3600.0
+    );
+    if let Some(i) = &p.interval {
+        let _ = writeln!(
+            w,
+            "<p id=\"interval\">{}: time {} to {}, node-hours {:.4} to {:.4}.</p>",
+            esc(&crate::report::text::interval_head_capitalised(i)),
+            esc(&d(i.time_s.0)),
+            esc(&d(i.time_s.1)),
+            i.energy_j.0 / 3600.0,
+            i.energy_j.1 / 3600.0
         );
     }
 }
@@ -229,44 +273,60 @@ fn measure_next(w: &mut String, plan: &Plan) {
         return;
     }
     let _ = writeln!(w, "<h2 id=\"measure-next\">Measure next</h2>");
+    let range = plan.recommendation().and_then(|f| f.prediction.interval);
     if plan.measure_next.is_empty() {
+        let narrow = range.map_or("its node count was measured".into(), |i| {
+            format!(
+                "its {} narrower than {:.0}% either side",
+                i.what_is(),
+                100.0 * MEASURE_TOLERANCE
+            )
+        });
         let _ = writeln!(
             w,
             "<p>Nothing to measure first: the recommendation lies within twice the largest node \
-             count measured and its interval, if any, is narrower than {:.0}% either side.</p>",
-            100.0 * MEASURE_TOLERANCE
+             count measured and {}.</p>",
+            esc(&narrow)
         );
         return;
     }
+    let what = range.map_or("interval is".into(), |i| i.what_is());
     let _ = writeln!(
         w,
         "<p>The recommendation lies beyond twice the largest node count measured, or its \
-         interval is wider than {:.0}% either side: measure these before trusting it.</p>",
+         {} wider than {:.0}% either side: measure these before trusting it.</p>",
+        esc(&what),
         100.0 * MEASURE_TOLERANCE
     );
     let _ = writeln!(
         w,
         "<table id=\"measure-next-table\"><tr><th>nodes</th><th>cores</th><th>GHz</th>\
-         <th>GPUs</th><th>node-hours</th></tr>"
+         <th>GPUs</th><th>cost</th></tr>"
     );
     for m in &plan.measure_next {
         let _ = writeln!(
             w,
-            "<tr>{}<td>{:.2}</td></tr>",
+            "<tr>{}<td data-node-hours=\"{:e}\">{}</td></tr>",
             config_cells(&m.config),
-            m.node_hours
+            m.node_hours,
+            esc(&fmt_node_hours(m.node_hours))
         );
     }
     let _ = writeln!(w, "</table>");
 }
 
+/// What stands where energy would: the scope's name, or node-hours without measured power.
+fn y_name(plan: &Plan) -> &'static str {
+    if plan.time_only() {
+        "node-hours"
+    } else {
+        plan.energy_scope.name()
+    }
+}
+
 /// The charts: the space with its front (the folder's PNG), the terms along the front.
 fn charts(w: &mut String, plan: &Plan, sample: &Sample, breakdown: &str) {
-    let _ = writeln!(
-        w,
-        "<h2>Time and {} of the space</h2>",
-        esc(plan.energy_scope.name())
-    );
+    let _ = writeln!(w, "<h2>Time and {} of the space</h2>", esc(y_name(plan)));
     if !sample.complete {
         let _ = writeln!(
             w,
@@ -277,12 +337,21 @@ fn charts(w: &mut String, plan: &Plan, sample: &Sample, breakdown: &str) {
     let _ = writeln!(
         w,
         "<div id=\"pareto-plot\"><a href=\"pareto.svg\"><img src=\"pareto.png\" width=\"1000\" \
-         alt=\"Time against {} of every configuration, the Pareto front with its intervals, \
-         the recommendation and any measured runs (pareto.svg: the same chart as a vector)\">\
+         alt=\"Time against {} of every configuration, the Pareto front with its {}, the \
+         recommendation and any measured runs (pareto.svg: the same chart as a vector)\">\
          </a></div>",
-        esc(plan.energy_scope.name())
+        esc(y_name(plan)),
+        ranges_word(plan)
     );
-    let _ = writeln!(w, "<h2>Time and energy terms along the front</h2>");
+    let _ = writeln!(
+        w,
+        "<h2>{} along the front</h2>",
+        if plan.time_only() {
+            "Time terms"
+        } else {
+            "Time and energy terms"
+        }
+    );
     let _ = writeln!(
         w,
         "<div id=\"breakdown-plot\">{}</div>",
@@ -290,16 +359,48 @@ fn charts(w: &mut String, plan: &Plan, sample: &Sample, breakdown: &str) {
     );
 }
 
-/// A point's interval as two cells (time, energy): `low to high`, or `-` within the measured
-/// node counts.
+/// What the front's ranges beyond the measured node counts are: `bounds` for a one-node
+/// profile, else `intervals`.
+fn ranges_word(plan: &Plan) -> &'static str {
+    match plan.front.iter().find_map(|f| f.prediction.interval) {
+        Some(i) if i.kind == IntervalKind::Bounds => "bounds",
+        _ => "intervals",
+    }
+}
+
+/// The node-law chart: measured runs per node count, the model and its interval or bounds.
+fn node_law_section(w: &mut String, plan: &Plan, svg: &str) {
+    let _ = writeln!(w, "<h2 id=\"node-law\">Time against node count</h2>");
+    let _ = writeln!(
+        w,
+        "<p class=\"note\">Each measured run (of <code>--measured</code>, or of the profile's \
+         own sweep), the model along the node counts with its {}, and the counts the node law \
+         was fitted on (node-law.svg).</p>",
+        ranges_word(plan)
+    );
+    let _ = writeln!(w, "<div id=\"node-law-plot\">{}</div>", inline_svg(svg));
+}
+
+/// An energy as a table shows it: `1.87 MJ`, or without measured power the model's
+/// node-seconds as node-hours (`0.0123`).
+fn energy_text(p: &Prediction, j: f64) -> String {
+    if p.time_only {
+        format!("{:.4}", j / 3600.0)
+    } else {
+        fmt_energy(Joules(j))
+    }
+}
+
+/// A point's interval as two cells (time, energy or node-hours): `low to high`, or `-`
+/// within the measured node counts.
 fn interval_cells(p: &Prediction) -> String {
     match &p.interval {
         Some(i) => format!(
             "<td class=\"interval\">{} to {}</td><td class=\"interval\">{} to {}</td>",
             esc(&fmt_duration(Seconds(i.time_s.0))),
             esc(&fmt_duration(Seconds(i.time_s.1))),
-            esc(&fmt_energy(Joules(i.energy_j.0))),
-            esc(&fmt_energy(Joules(i.energy_j.1)))
+            esc(&energy_text(p, i.energy_j.0)),
+            esc(&energy_text(p, i.energy_j.1))
         ),
         None => "<td>-</td><td>-</td>".into(),
     }
@@ -308,29 +409,46 @@ fn interval_cells(p: &Prediction) -> String {
 /// The front, one row a point with its interval, the recommendation marked.
 fn front_table(w: &mut String, plan: &Plan) {
     let _ = writeln!(w, "<h2>Pareto front</h2>");
-    let scope = plan.energy_scope.name();
-    let coverage = plan
-        .front
-        .iter()
-        .find_map(|f| f.prediction.interval.map(|i| i.coverage))
-        .map_or(String::new(), |c| format!(" ({:.0}%)", 100.0 * c));
-    let _ = writeln!(
-        w,
-        "<p class=\"note\">Intervals exist beyond the measured node counts only (\"-\": a \
-         measured node count or one between them).</p>"
-    );
+    let scope = y_name(plan);
+    // Without measured power the second column is node-hours already.
+    let nh_head = if plan.time_only() {
+        ""
+    } else {
+        "<th>node-hours</th>"
+    };
+    let first = plan.front.iter().find_map(|f| f.prediction.interval);
+    let range = match first.map(|i| (i.kind, i.coverage)) {
+        Some((IntervalKind::Bounds, _)) => {
+            let _ = writeln!(
+                w,
+                "<p class=\"note\">Bounds exist beyond the measured node count only (\"-\": the \
+                 node count measured). The profile was measured on one node, so there is no node \
+                 law: the bounds run from perfect division of the work to no gain past the node \
+                 measured.</p>"
+            );
+            "bounds".to_string()
+        }
+        kind => {
+            let _ = writeln!(
+                w,
+                "<p class=\"note\">Intervals exist beyond the measured node counts only (\"-\": \
+                 a measured node count or one between them).</p>"
+            );
+            let coverage = kind.map_or(String::new(), |(_, c)| format!(" ({:.0}%)", 100.0 * c));
+            format!("interval{coverage}")
+        }
+    };
     let _ = writeln!(
         w,
         "<table id=\"front\"><tr><th>#</th><th>nodes</th><th>cores</th><th>GHz</th><th>GPUs</th>\
-         <th>time</th><th>{scope}</th><th>time interval{coverage}</th>\
-         <th>{scope} interval{coverage}</th><th>UCR</th><th>1-rho</th><th>node-hours</th>\
-         <th>ties</th></tr>"
+         <th>time</th><th>{scope}</th><th>time {range}</th>\
+         <th>{scope} {range}</th><th>UCR</th><th>1-rho</th>{nh_head}<th>ties</th></tr>"
     );
     for (i, f) in plan.front.iter().enumerate() {
         let p = &f.prediction;
         let _ = writeln!(
             w,
-            "<tr{}><td>{i}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>{}<td>{:.3}</td><td>{:.3}</td><td>{:.4}</td><td>{}</td></tr>",
+            "<tr{}><td>{i}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>{}<td>{:.3}</td><td>{:.3}</td>{}<td>{}</td></tr>",
             if plan.answer.pick == Some(i) {
                 " class=\"pick\""
             } else {
@@ -341,11 +459,17 @@ fn front_table(w: &mut String, plan: &Plan) {
             p.config.freq.ghz(),
             p.config.gpus,
             esc(&fmt_duration(p.time)),
-            esc(&fmt_energy(p.energy)),
+            esc(&energy_text(p, p.energy.0)),
             interval_cells(p),
             p.ucr,
             1.0 - p.rho,
-            f64::from(p.config.nodes) * p.time.0 / 3600.0,
+            match plan.time_only() {
+                true => String::new(),
+                false => format!(
+                    "<td>{:.4}</td>",
+                    f64::from(p.config.nodes) * p.time.0 / 3600.0
+                ),
+            },
             f.ties
         );
     }

@@ -36,6 +36,8 @@ pub fn config_json(p: &Prediction) -> ConfigOut {
             .interval
             .filter(|_| !p.time_only)
             .map(|i| [i.energy_j.0, i.energy_j.1]),
+        interval_kind: p.interval.map(|i| i.kind.key().to_string()),
+        interval_coverage: p.interval.and_then(|i| i.nominal()),
         breakdown: breakdown(p),
         host_tree: host_tree_json(p),
         device: p.device.map(|d| DeviceOut {

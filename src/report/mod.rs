@@ -7,6 +7,7 @@ pub mod json;
 pub mod markup;
 pub mod measured;
 pub mod metrics;
+pub mod node_law;
 pub mod plot;
 pub mod slurm;
 pub mod text;

@@ -78,6 +78,9 @@ pub struct Tasks {
     pub said: String,
     /// Set when the asked layout is not the measured one: the prediction is for another job.
     pub differs: Option<String>,
+    /// Set when the layout is assumed (the profile records none and none was asked): what was
+    /// assumed and how to give the layout instead.
+    pub assumed: Option<String>,
 }
 
 impl TaskSplit {
@@ -139,12 +142,21 @@ impl TaskSplit {
                     None,
                 ),
             };
+        let assumed = (measured.is_none() && !asked).then(|| {
+            format!(
+                "the job script's layout is assumed: {} (the profile records no layout); give \
+                 the one the program was measured with, --ntasks-per-node N --cpus-per-task C \
+                 (N x C = {cores}), or fit runs with a ranks column so the profile records it",
+                words(per_node, cpus)
+            )
+        });
         Ok(Tasks {
             per_node,
             cpus,
             gpus: gpus_per_task,
             said,
             differs,
+            assumed,
         })
     }
 
@@ -346,13 +358,13 @@ pub fn job_script(p: &Prediction, prov: &Provenance, opts: &JobOptions) -> Input
 }
 
 /// What the job script of `p` must warn of on standard error: a layout asked that is not
-/// the measured one.
+/// the measured one, or a layout assumed because the profile records none.
 pub fn layout_warning(p: &Prediction, prov: &Provenance, opts: &JobOptions) -> Option<String> {
     let t = opts
         .tasks
         .of(p.config.cores, p.config.gpus, prov.layout)
         .ok()?;
-    t.differs
+    t.differs.or(t.assumed)
 }
 
 /// The time limit in minutes: the prediction with its margin, and beyond the measured node
@@ -398,16 +410,12 @@ fn header(w: &mut String, p: &Prediction, prov: &Provenance) {
     };
     let _ = writeln!(
         w,
-        "#   time = T_CPU {:.6} + T_mem {:.6} + T_w,net {:.6} + {} {:.6} + T_gpu {:.6} + T_ser {:.6} + T_idle {:.6}{node_law} s",
-        p.t.cpu,
-        p.t.mem,
-        p.t.wait_net,
-        crate::model::TimeTerms::serv_net_name(c.nodes),
-        p.t.serv_net,
-        p.t.gpu,
-        p.t.serial,
-        p.t.wait
+        "#   time = T_CPU {:.6} + T_mem {:.6} + T_w,net {:.6} + T_s,net {:.6} + T_gpu {:.6} + T_ser {:.6} + T_idle {:.6}{node_law} s",
+        p.t.cpu, p.t.mem, p.t.wait_net, p.t.serv_net, p.t.gpu, p.t.serial, p.t.wait
     );
+    if let Some(note) = crate::model::TimeTerms::serv_net_at(c.nodes) {
+        let _ = writeln!(w, "#   ({note})");
+    }
     energy_lines(w, p, prov);
     terms(w, p);
 }
@@ -443,14 +451,12 @@ fn predicted_line(w: &mut String, p: &Prediction, prov: &Provenance) {
 /// The interval beyond the measured node counts and the energy terms (node-hours only,
 /// without measured power).
 fn energy_lines(w: &mut String, p: &Prediction, prov: &Provenance) {
-    let c = &p.config;
     if p.time_only {
         if let Some(i) = &p.interval {
             let _ = writeln!(
                 w,
-                "# Beyond the measured node counts (up to {}): time {:.3} to {:.3} s, {:.4} to \
-                 {:.4} node-hours.",
-                i.largest_measured,
+                "# {}: time {:.3} to {:.3} s, {:.4} to {:.4} node-hours.",
+                crate::report::text::interval_head_capitalised(i),
                 i.time_s.0,
                 i.time_s.1,
                 i.energy_j.0 / 3600.0,
@@ -462,8 +468,8 @@ fn energy_lines(w: &mut String, p: &Prediction, prov: &Provenance) {
     if let Some(i) = &p.interval {
         let _ = writeln!(
             w,
-            "# Beyond the measured node counts (up to {}): time {:.3} to {:.3} s, {} {:.0} to {:.0} J.",
-            i.largest_measured,
+            "# {}: time {:.3} to {:.3} s, {} {:.0} to {:.0} J.",
+            crate::report::text::interval_head_capitalised(i),
             i.time_s.0,
             i.time_s.1,
             prov.energy_scope.name(),
@@ -473,13 +479,8 @@ fn energy_lines(w: &mut String, p: &Prediction, prov: &Provenance) {
     }
     let _ = writeln!(
         w,
-        "#   energy = CPU {:.3} + memory {:.3} + {} {:.3} + idle {:.3} + GPU {:.3} J",
-        p.e.cpu,
-        p.e.mem,
-        crate::model::TimeTerms::net_energy_name(c.nodes),
-        p.e.net,
-        p.e.idle,
-        p.e.gpu
+        "#   energy = CPU {:.3} + memory {:.3} + network {:.3} + idle {:.3} + GPU {:.3} J",
+        p.e.cpu, p.e.mem, p.e.net, p.e.idle, p.e.gpu
     );
 }
 
@@ -535,10 +536,9 @@ fn inputs(w: &mut String, p: &Prediction, prov: &Provenance, opts: &JobOptions) 
         w,
         "# Time limit: predicted time x {:.2}{}, rounded up to a minute.",
         1.0 + opts.time_margin,
-        if p.interval.is_some() {
-            ", or the interval's high end where longer"
-        } else {
-            ""
+        match p.interval {
+            Some(i) => format!(", or the high end of its {} where longer", i.what()),
+            None => String::new(),
         }
     );
 }

@@ -1,9 +1,10 @@
 //! Human output: the front as a table and the recommendation with its breakdown.
 
 use super::{Exporter, PredictionView};
+use crate::model::evidence::{Interval, IntervalKind};
 use crate::model::{Prediction, TimeTerms};
 use crate::search::plan::{Plan, label};
-use crate::units::{Joules, Seconds, count, fmt_duration, fmt_energy};
+use crate::units::{Joules, Seconds, count, fmt_duration, fmt_energy, fmt_node_hours};
 use std::io::{self, Write};
 
 /// Text exporter. `max_rows` bounds the front table (evenly spaced rows, both ends kept).
@@ -49,26 +50,28 @@ pub fn breakdown(p: &Prediction, out: &mut dyn Write) -> io::Result<()> {
     };
     writeln!(
         out,
-        "  time    {:>10} = T_CPU {} + T_mem {} + T_w,net {} + {} {}{}{}{}{}",
+        "  time    {:>10} = T_CPU {} + T_mem {} + T_w,net {} + T_s,net {}{}{}{}{}",
         d(p.time.0),
         d(p.t.cpu),
         d(p.t.mem),
         d(p.t.wait_net),
-        TimeTerms::serv_net_name(p.config.nodes),
         d(p.t.serv_net),
         extra("T_gpu", p.t.gpu),
         extra("T_ser", p.t.serial),
         extra("T_idle", p.t.wait),
         node_law_term(p.t.nodes),
     )?;
+    if let Some(note) = TimeTerms::serv_net_at(p.config.nodes).filter(|_| p.t.serv_net != 0.0) {
+        writeln!(out, "  ({note})")?;
+    }
     if p.time_only {
         return time_only_rest(p, out);
     }
     if let Some(i) = &p.interval {
         writeln!(
             out,
-            "  beyond the measured node counts (up to {}): time {} to {}, energy {} to {}",
-            i.largest_measured,
+            "  {}: time {} to {}, energy {} to {}",
+            interval_head(i),
             d(i.time_s.0),
             d(i.time_s.1),
             e(i.energy_j.0),
@@ -77,11 +80,10 @@ pub fn breakdown(p: &Prediction, out: &mut dyn Write) -> io::Result<()> {
     }
     writeln!(
         out,
-        "  energy  {:>10} = CPU {} + memory {} + {} {} + idle {}{}",
+        "  energy  {:>10} = CPU {} + memory {} + network {} + idle {}{}",
         e(p.energy.0),
         e(p.e.cpu),
         e(p.e.mem),
-        TimeTerms::net_energy_name(p.config.nodes),
         e(p.e.net),
         e(p.e.idle),
         match (p.config.gpus, p.e.gpu) {
@@ -102,6 +104,32 @@ pub fn breakdown(p: &Prediction, out: &mut dyn Write) -> io::Result<()> {
     device_tree(p, out)
 }
 
+/// What a prediction's range beyond the measured node counts is and where it starts from:
+/// `80% interval beyond the measured node counts (up to 8)`, or for a profile measured on one
+/// node `bounds beyond the 1 node measured (...)`: bounds are never called an interval.
+pub fn interval_head(i: &Interval) -> String {
+    match i.kind {
+        IntervalKind::Interval => format!(
+            "{} beyond the measured node counts (up to {})",
+            i.what(),
+            i.largest_measured
+        ),
+        IntervalKind::Bounds => format!(
+            "bounds beyond the {} measured (from perfect division of the work to no gain past \
+             it; measure a second node count for a node law)",
+            count(i.largest_measured, "node", "nodes")
+        ),
+    }
+}
+
+/// [`interval_head`] opening a sentence.
+pub fn interval_head_capitalised(i: &Interval) -> String {
+    let head = interval_head(i);
+    let mut c = head.chars();
+    c.next()
+        .map_or(String::new(), |f| f.to_uppercase().chain(c).collect())
+}
+
 /// The rest of a breakdown without measured power: the interval in time and node-hours, and
 /// no energy.
 fn time_only_rest(p: &Prediction, out: &mut dyn Write) -> io::Result<()> {
@@ -110,8 +138,8 @@ fn time_only_rest(p: &Prediction, out: &mut dyn Write) -> io::Result<()> {
     if let Some(i) = &p.interval {
         writeln!(
             out,
-            "  beyond the measured node counts (up to {}): time {} to {}, node-hours {:.4} to {:.4}",
-            i.largest_measured,
+            "  {}: time {} to {}, node-hours {:.4} to {:.4}",
+            interval_head(i),
             d(i.time_s.0),
             d(i.time_s.1),
             nh(i.energy_j.0),
@@ -154,12 +182,22 @@ fn measure_next(plan: &Plan, out: &mut dyn Write) -> io::Result<()> {
     let list: Vec<String> = plan
         .measure_next
         .iter()
-        .map(|m| format!("{} nodes ({:.2} node-hours)", m.config.nodes, m.node_hours))
+        .map(|m| {
+            format!(
+                "{} nodes ({})",
+                m.config.nodes,
+                fmt_node_hours(m.node_hours)
+            )
+        })
         .collect();
+    let what = plan
+        .recommendation()
+        .and_then(|f| f.prediction.interval)
+        .map_or("interval is".into(), |i| i.what_is());
     writeln!(
         out,
         "  measure next: {} (this recommendation lies beyond twice the largest node count \
-         measured, or its interval is wider than {:.0}% either side; its interval is above)",
+         measured, or its {what} wider than {:.0}% either side; its {what} above)",
         list.join(", "),
         100.0 * crate::search::plan::MEASURE_TOLERANCE
     )

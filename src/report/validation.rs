@@ -62,8 +62,8 @@ pub fn write_block(b: &Validation, out: &mut dyn Write) -> std::io::Result<()> {
     if with_iv {
         writeln!(
             out,
-            "  {:.0}% intervals (time s; energy J): where the measured value lies outside, *",
-            100.0 * b.coverage
+            "  {} (time s; energy J): where the measured value lies outside, *",
+            b.ranges_name()
         )?;
     }
     write_rows(b, out)?;
@@ -94,9 +94,9 @@ pub fn write_block(b: &Validation, out: &mut dyn Write) -> std::io::Result<()> {
         let share = |k: usize, n: usize| 100.0 * k as f64 / n.max(1) as f64;
         writeln!(
             out,
-            "  {:.0}% intervals at node counts not measured held {} of {} measured times ({:.0}%) \
-             and {} of {} measured energies ({:.0}%)",
-            100.0 * b.coverage,
+            "  {} at node counts not measured held {} of {} measured times ({:.0}%) and {} of \
+             {} measured energies ({:.0}%)",
+            b.ranges_name(),
             c.time_covered,
             c.time_points,
             share(c.time_covered, c.time_points),
@@ -143,8 +143,12 @@ pub fn write_problems(problems: &[String], out: &mut dyn Write) -> std::io::Resu
 fn write_stats(what: &str, s: &ErrorStats, out: &mut dyn Write) -> std::io::Result<()> {
     writeln!(
         out,
-        "  {what}: mean absolute error {:.1}% (sd {:.1}%, max {:.1}%), SMAPE {:.1}%, over {} points",
-        s.mape, s.sd, s.max, s.smape, s.n
+        "  {what}: mean absolute error {:.1}% (sd {:.1}%, max {:.1}%), SMAPE {:.1}%, over {}",
+        s.mape,
+        s.sd,
+        s.max,
+        s.smape,
+        crate::units::count(s.n as u64, "point", "points")
     )
 }
 
@@ -190,7 +194,8 @@ pub fn block_json(b: &Validation) -> BlockOut {
             time_covered: c.time_covered,
             energy_points: c.energy_points,
             energy_covered: c.energy_covered,
-            nominal: (c.time_points > 0).then_some(b.coverage),
+            nominal: (c.time_points > 0 && !b.bounds).then_some(b.coverage),
+            kind: (c.time_points > 0).then(|| if b.bounds { "bounds" } else { "interval" }.into()),
         },
     }
 }

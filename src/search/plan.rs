@@ -5,6 +5,7 @@ use super::space::Space;
 use super::{SearchOutcome, search_filtered};
 use crate::error::{InputError, InputResult};
 use crate::model::{Config, Model, Outcome, Prediction};
+use crate::units::{Joules, Seconds, fmt_duration, fmt_energy};
 use std::path::PathBuf;
 
 /// A front point with its full prediction and how many configurations tie with it.
@@ -70,33 +71,45 @@ pub struct Risk {
     pub limit: f64,
     /// The recommendation's interval end beyond it.
     pub far_end: f64,
+    /// Whether that range is bounds (a profile measured on one node), not an interval.
+    pub bounds: bool,
     /// The front configuration that meets the limit with its interval's far end (least energy
     /// for a deadline, least time for a budget), when one does.
     pub safe: Option<Prediction>,
 }
 
-/// The risk in words, for the warnings.
+/// The risk in words, for the warnings: times and energies as every other line prints them
+/// (`7m00.0s`, `2.07 MJ`), and bounds called bounds.
 pub fn describe_risk(r: &Risk, coverage: f64) -> String {
     let fmt = |x: f64| {
         if r.what == "deadline" {
-            format!("{x:.1} s")
+            fmt_duration(Seconds(x))
         } else {
-            format!("{x:.4e} J")
+            fmt_energy(Joules(x))
         }
+    };
+    let (range, reach) = if r.bounds {
+        ("bounds", "reach")
+    } else {
+        ("interval", "reaches")
     };
     let safe = match &r.safe {
         Some(p) => format!(
-            "{} meets it even at its interval's far end ({:.1} s, {:.4e} J predicted)",
+            "{} meets it even at the far end of its {range} ({}, {} predicted)",
             label(&p.config),
-            p.time.0,
-            p.energy.0
+            fmt_duration(p.time),
+            fmt_energy(p.energy)
         ),
-        None => "no configuration of the front meets it at its interval's far end".into(),
+        None => format!("no configuration of the front meets it at the far end of its {range}"),
+    };
+    let whose = if r.bounds {
+        "bounds (no gain past the node measured)".to_string()
+    } else {
+        format!("{:.0}% interval", 100.0 * coverage)
     };
     format!(
-        "{} risk: the recommendation's {:.0}% interval reaches {}, past the {} of {}; {safe}",
+        "{} risk: the recommendation's {whose} {reach} {}, past the {} of {}; {safe}",
         r.what,
-        100.0 * coverage,
         fmt(r.far_end),
         r.what,
         fmt(r.limit)
@@ -127,6 +140,9 @@ pub fn risk(query: &Query, front: &[FrontEntry], pick: Option<usize>) -> Option<
         what,
         limit,
         far_end,
+        bounds: rec
+            .interval
+            .is_some_and(|i| i.kind == crate::model::evidence::IntervalKind::Bounds),
         safe: safe.cloned(),
     })
 }

@@ -1,12 +1,16 @@
 //! Charts (plotters, with an embedded DejaVu Sans so no system font is needed): the time-energy
 //! scatter of the space with the front, and the time and energy terms along the front.
 
+mod breakdown;
 mod labels;
+mod node_law;
 mod overlay;
 mod ticks;
 mod trees;
 pub mod validation;
 
+pub use breakdown::{breakdown_svg, draw_breakdown};
+pub use node_law::{draw_node_law, node_law_svg, write_node_law};
 pub use ticks::{energy_label, time_label};
 pub use trees::{TreePoint, trees_svg};
 
@@ -84,19 +88,24 @@ fn draw_labels<DB: DrawingBackend>(
     area: labels::Rect,
     px: &[(i32, i32)],
     order: &[usize],
-    front: &[FrontEntry],
+    (front, pick): (&[FrontEntry], Option<usize>),
 ) -> DrawResult {
     let style = ("sans-serif", 12).into_font().color(&BLACK);
     let mut placer = labels::Placer::new(area);
     for &p in px {
         placer.block_point(p, 5);
     }
+
     for &i in order {
         let text = chart_label(&front[i].prediction.config);
         let size = labels::room(root.estimate_text_size(&text, &style).map_err(err)?);
         if let Some((x, y)) = placer.place(px[i], size) {
             root.draw(&Text::new(text, (x, y), style.clone()))
                 .map_err(err)?;
+        }
+        // The recommendation's ring is wider than a point: no later label runs under it.
+        if Some(i) == pick {
+            placer.block_point(px[i], 16);
         }
     }
     Ok(())
@@ -154,6 +163,9 @@ struct Panel<'a> {
     ey: Axis,
     cloud: Option<&'a Sample>,
     box_front: bool,
+    /// Draw the recommendation's interval alone (a zoomed panel, where every point's would
+    /// crowd it), not every front point's.
+    pick_interval_only: bool,
     max_labels: usize,
     measured: &'a [(f64, f64)],
 }
@@ -167,7 +179,7 @@ fn draw_panel<DB: DrawingBackend>(
     plan: &Plan,
     panel: &Panel<'_>,
 ) -> DrawResult {
-    let mut chart = panel_chart(area, panel, plan.energy_scope.name())?;
+    let mut chart = panel_chart(area, panel, y_name(plan))?;
     let (tx, ey) = (&panel.tx, &panel.ey);
     if let Some(sample) = panel.cloud {
         chart
@@ -186,13 +198,23 @@ fn draw_panel<DB: DrawingBackend>(
         .iter()
         .map(|f| (tx.map(f.prediction.time.0), ey.map(f.prediction.energy.0)))
         .collect();
-    overlay::draw_intervals(&mut chart, plan, (tx, ey))?;
+    let only = match panel.pick_interval_only {
+        true => Some(plan.answer.pick.unwrap_or(usize::MAX)),
+        false => None,
+    };
+    overlay::draw_intervals(&mut chart, plan, (tx, ey), only)?;
     draw_front(&mut chart, plan, panel, &pts)?;
     overlay::draw_measured(&mut chart, panel.measured, (tx, ey))?;
     if panel.max_labels > 0 {
         let px = pixels(&chart, &pts);
         let order = labels::priority(front.len(), plan.answer.pick, panel.max_labels);
-        draw_labels(root, plot_rect(&chart), &px, &order, front)?;
+        draw_labels(
+            root,
+            plot_rect(&chart),
+            &px,
+            &order,
+            (front, plan.answer.pick),
+        )?;
     }
     Ok(())
 }
@@ -212,8 +234,15 @@ fn panel_chart<'a, DB: DrawingBackend>(
         .build_cartesian_2d(ticks::Coord::from(&tx), ticks::Coord::from(&ey))
         .map_err(err)?;
     let (txf, eyf) = (tx.clone(), ey.clone());
-    let fmt_t = move |x: &f64| ticks::time_label(txf.unmap(*x));
-    let fmt_e = move |y: &f64| ticks::energy_label(eyf.unmap(*y));
+    let (t_step, e_step) = (tx.step(), ey.step());
+    let fmt_t = move |x: &f64| ticks::time_label_step(txf.unmap(*x), t_step);
+    let fmt_e = move |y: &f64| {
+        if eyf.scale == 1.0 {
+            ticks::energy_label_step(eyf.unmap(*y), e_step)
+        } else {
+            ticks::node_hours_label(eyf.unmap(*y))
+        }
+    };
     chart
         .configure_mesh()
         .x_desc(if tx.log { "time (log scale)" } else { "time" })
@@ -244,7 +273,7 @@ fn draw_limits<DB: DrawingBackend>(
     if let Some(d) = plan
         .answer
         .time_limit
-        .filter(|d| d.0 >= tx.lo && d.0 <= tx.hi)
+        .filter(|d| tx.range().contains(&tx.map(d.0)))
     {
         let x = tx.map(d.0);
         chart
@@ -254,7 +283,7 @@ fn draw_limits<DB: DrawingBackend>(
     if let Some(b) = plan
         .answer
         .energy_limit
-        .filter(|b| b.0 >= ey.lo && b.0 <= ey.hi)
+        .filter(|b| ey.range().contains(&ey.map(b.0)))
     {
         let y = ey.map(b.0);
         chart
@@ -321,39 +350,63 @@ fn front_is_sliver(plan: &Plan, tx: &Axis, ey: &Axis) -> bool {
         let (lo, hi) = v.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
             (a.min(ax.map(x)), b.max(ax.map(x)))
         });
-        (hi - lo) / (ax.map(ax.hi) - ax.map(ax.lo))
+        // The ticks' span: the range less its 3% padding at both ends.
+        let r = ax.range();
+        (hi - lo) / ((r.end - r.start) / 1.06)
     };
     let t = share(tx, &mut plan.front.iter().map(|f| f.prediction.time.0));
     let e = share(ey, &mut plan.front.iter().map(|f| f.prediction.energy.0));
     t.min(e) < 0.12
 }
 
-/// The whole chart's axes: every sampled configuration, the front, the limits and the
-/// measured runs.
+/// The whole chart's axes: every sampled configuration, the front with its intervals (so no
+/// error bar is cut), the limits and the measured runs.
 fn axes(plan: &Plan, sample: &Sample, measured: &[(f64, f64)]) -> (Axis, Axis) {
     let front = &plan.front;
+    let ranges = || front.iter().filter_map(|f| f.prediction.interval);
     let tx = Axis::with_max_ticks(
         sample
             .points
             .iter()
             .map(|p| p.time)
             .chain(front.iter().map(|f| f.prediction.time.0))
+            .chain(ranges().flat_map(|i| [i.time_s.0, i.time_s.1]))
             .chain(plan.answer.time_limit.map(|t| t.0))
             .chain(measured.iter().map(|m| m.0)),
         None,
         7,
     );
-    let ey = Axis::new(
+    let ey = y_axis(
+        plan,
         sample
             .points
             .iter()
             .map(|p| p.energy)
             .chain(front.iter().map(|f| f.prediction.energy.0))
+            .chain(ranges().flat_map(|i| [i.energy_j.0, i.energy_j.1]))
             .chain(plan.answer.energy_limit.map(|e| e.0))
             .chain(measured.iter().map(|m| m.1)),
-        None,
     );
     (tx, ey)
+}
+
+/// The vertical axis of the time-energy chart: energy, or without measured power the
+/// model's node-seconds shown as node-hours.
+fn y_axis(plan: &Plan, values: impl Iterator<Item = f64>) -> Axis {
+    if plan.time_only() {
+        Axis::scaled(values, None, 1.0 / 3600.0)
+    } else {
+        Axis::new(values, None)
+    }
+}
+
+/// What the vertical axis of the time-energy chart shows: the energy's scope, or node-hours.
+fn y_name(plan: &Plan) -> &'static str {
+    if plan.time_only() {
+        "node-hours"
+    } else {
+        plan.energy_scope.name()
+    }
 }
 
 /// The height of the legend strip below the charts, pixels (three rows of items).
@@ -414,6 +467,7 @@ pub fn draw_pareto<DB: DrawingBackend>(
             ey: ey.clone(),
             cloud: Some(sample),
             box_front: zoom,
+            pick_interval_only: false,
             max_labels: if zoom { 0 } else { 8 },
             measured,
         },
@@ -426,9 +480,10 @@ pub fn draw_pareto<DB: DrawingBackend>(
             &Panel {
                 title: zoom_title(plan),
                 tx: Axis::with_max_ticks(times(), None, 6),
-                ey: Axis::new(energies(), None),
+                ey: y_axis(plan, energies()),
                 cloud: None,
                 box_front: false,
+                pick_interval_only: true,
                 max_labels: 10,
                 measured,
             },
@@ -492,11 +547,11 @@ fn legend_items(plan: &Plan, zoom: bool, measured: bool) -> Vec<(String, u8)> {
     if zoom {
         items.push(("region of the front".into(), 5));
     }
-    if let Some(c) = overlay::coverage(plan) {
-        items.push((
-            format!("{:.0}% interval beyond the measured node counts", 100.0 * c),
-            6,
-        ));
+    if let Some(text) = overlay::legend_text(plan) {
+        match zoom {
+            true => items.push((format!("{text} (zoomed: the recommendation's)"), 6)),
+            false => items.push((text, 6)),
+        }
     }
     if measured {
         items.push(("measured run (--measured)".into(), 7));
@@ -569,208 +624,12 @@ fn colour_bar<DB: DrawingBackend>(
     Ok(x0 + 150)
 }
 
-/// At most `max` indices spread evenly over `0..len`, both ends included.
-fn label_indices(len: usize, max: usize) -> Vec<usize> {
-    if len <= max {
-        return (0..len).collect();
-    }
-    let mut v: Vec<usize> = (0..max).map(|i| i * (len - 1) / (max - 1)).collect();
-    v.dedup();
-    v
-}
-
-/// A named term of a front point, for stacked bars.
-type Term = (&'static str, fn(&FrontEntry) -> f64);
-
-/// A configuration in a few characters, for bar labels: `28x57@1.1` (`+2g` with GPUs).
-fn short_label(f: &FrontEntry) -> String {
-    let c = &f.prediction.config;
-    let g = if c.gpus > 0 {
-        format!("+{}g", c.gpus)
-    } else {
-        String::new()
-    };
-    format!("{}x{}@{}{g}", c.nodes, c.cores, c.freq.ghz())
-}
-
-/// Draws stacked bars of the time terms (top) and energy terms (bottom) for up to 40 front
-/// points (evenly spaced), each bar labelled by its configuration (nodes x cores @ GHz), with
-/// the legends in a column beside the bars. Every term that adds to `T` or `E` is a bar
-/// segment, the node law's `X(n)` included (outlined, above the others' top, where it takes
-/// time away); a term that is 0 along the whole front is left out of the legend.
-pub fn draw_breakdown<DB: DrawingBackend>(
-    root: &DrawingArea<DB, Shift>,
-    plan: &Plan,
-) -> DrawResult {
-    ensure_font();
-    root.fill(&WHITE).map_err(err)?;
-    let idx = label_indices(plan.front.len(), 40);
-    let (top, bottom) = root.split_vertically(SIZE.1 / 2);
-    let colours = [
-        BLUE,
-        CYAN,
-        RED,
-        MAGENTA,
-        GREEN,
-        RGBColor(255, 140, 0),
-        RGBColor(128, 128, 128),
-        RGBColor(140, 86, 75),
-    ];
-    let time_terms: [Term; 8] = [
-        ("T_CPU", |f| f.prediction.t.cpu),
-        ("T_mem", |f| f.prediction.t.mem),
-        ("T_w,net", |f| f.prediction.t.wait_net),
-        ("T_s,net", |f| f.prediction.t.serv_net),
-        ("T_gpu", |f| f.prediction.t.gpu),
-        ("T_ser", |f| f.prediction.t.serial),
-        ("T_idle", |f| f.prediction.t.wait),
-        ("X(n) node law", |f| f.prediction.t.nodes),
-    ];
-    let energy_terms: [Term; 5] = [
-        ("CPU", |f| f.prediction.e.cpu),
-        ("memory", |f| f.prediction.e.mem),
-        ("network", |f| f.prediction.e.net),
-        ("idle", |f| f.prediction.e.idle),
-        ("GPU", |f| f.prediction.e.gpu),
-    ];
-    let used = |terms: &[Term]| -> Vec<(Term, RGBColor)> {
-        terms
-            .iter()
-            .zip(colours)
-            .filter(|(t, _)| idx.iter().any(|&i| t.1(&plan.front[i]) != 0.0))
-            .map(|(t, c)| (*t, c))
-            .collect()
-    };
-    stacked(
-        &top,
-        (plan, &idx),
-        &used(&time_terms),
-        "time terms along the front",
-        &|v| ticks::time_label(v),
-    )?;
-    stacked(
-        &bottom,
-        (plan, &idx),
-        &used(&energy_terms),
-        &format!("{} terms along the front", plan.energy_scope.name()),
-        &|v| ticks::energy_label(v),
-    )?;
-    root.present().map_err(err)
-}
-
-fn stacked<DB: DrawingBackend>(
-    area: &DrawingArea<DB, Shift>,
-    (plan, idx): (&Plan, &[usize]),
-    terms: &[(Term, RGBColor)],
-    title: &str,
-    fmt: &dyn Fn(f64) -> String,
-) -> DrawResult {
-    let (bars_area, legend_area) = area.split_horizontally(SIZE.0 - 120);
-    let max = idx
-        .iter()
-        .map(|&i| {
-            terms
-                .iter()
-                .map(|t| t.0.1(&plan.front[i]).max(0.0))
-                .sum::<f64>()
-        })
-        .fold(0.0, f64::max)
-        .max(1e-300);
-    let y = Axis::from_zero(max, 6);
-    let n = idx.len();
-    // At most 20 bar labels, rotated, so they never run into each other.
-    let every = n.div_ceil(20).max(1);
-    let label_at: Vec<f64> = (0..n).step_by(every).map(|j| j as f64).collect();
-    let x = ticks::Coord::linear(-0.5, n as f64 - 0.5, label_at);
-    let mut chart = ChartBuilder::on(&bars_area)
-        .caption(
-            format!("{title} (bars: nodes x cores @ GHz, fastest at left)"),
-            ("sans-serif", 15),
-        )
-        .margin(10)
-        .x_label_area_size(62)
-        .y_label_area_size(70)
-        .build_cartesian_2d(x, ticks::Coord::linear(0.0, y.hi * 1.03, y.mapped_ticks()))
-        .map_err(err)?;
-    let names: Vec<String> = idx.iter().map(|&i| short_label(&plan.front[i])).collect();
-    let fmt_x = move |v: &f64| {
-        let k = v.round();
-        if (v - k).abs() < 1e-6 && k >= 0.0 {
-            names.get(k as usize).cloned().unwrap_or_default()
-        } else {
-            String::new()
-        }
-    };
-    chart
-        .configure_mesh()
-        .disable_x_mesh()
-        .x_label_formatter(&fmt_x)
-        .x_label_style(
-            ("sans-serif", 11)
-                .into_font()
-                .transform(FontTransform::Rotate90)
-                .color(&BLACK),
-        )
-        .y_label_formatter(&|v: &f64| fmt(*v))
-        .label_style(("sans-serif", 12))
-        .bold_line_style(BLACK.mix(0.15))
-        .draw()
-        .map_err(err)?;
-    for (k, ((_, get), colour)) in terms.iter().enumerate() {
-        for (j, &i) in idx.iter().enumerate() {
-            let f = &plan.front[i];
-            let below: f64 = terms[..k].iter().map(|t| t.0.1(f).max(0.0)).sum();
-            let v = get(f);
-            let (a, b) = ((j as f64 - 0.4, below), (j as f64 + 0.4, below + v));
-            // A negative term (a node law that gains time) is the outlined part of the stack
-            // above the bar's total.
-            let styles = if v < 0.0 {
-                vec![WHITE.filled(), colour.stroke_width(1)]
-            } else {
-                vec![colour.filled()]
-            };
-            chart
-                .draw_series(styles.into_iter().map(|st| Rectangle::new([a, b], st)))
-                .map_err(err)?;
-        }
-    }
-    stacked_legend(&legend_area, terms)
-}
-
-/// The stacked bars' legend, in a column, the top segment's name first.
-fn stacked_legend<DB: DrawingBackend>(
-    legend_area: &DrawingArea<DB, Shift>,
-    terms: &[(Term, RGBColor)],
-) -> DrawResult {
-    let font = ("sans-serif", 12).into_font().color(&BLACK);
-    for (k, ((name, _), colour)) in terms.iter().enumerate().rev() {
-        let yk = 40 + 20 * (terms.len() - 1 - k) as i32;
-        legend_area
-            .draw(&Rectangle::new([(8, yk), (20, yk + 12)], colour.filled()))
-            .map_err(err)?;
-        legend_area
-            .draw(&Text::new(name.to_string(), (26, yk), font.clone()))
-            .map_err(err)?;
-    }
-    Ok(())
-}
-
 /// The time-energy chart as SVG text, with the `measured` runs `(time s, energy J)`.
 pub fn pareto_svg(plan: &Plan, sample: &Sample, measured: &[(f64, f64)]) -> Result<String, String> {
     let mut s = String::new();
     {
         let root = SVGBackend::with_string(&mut s, SIZE).into_drawing_area();
         draw_pareto(&root, plan, sample, measured)?;
-    }
-    Ok(s)
-}
-
-/// The breakdown chart as SVG text.
-pub fn breakdown_svg(plan: &Plan) -> Result<String, String> {
-    let mut s = String::new();
-    {
-        let root = SVGBackend::with_string(&mut s, SIZE).into_drawing_area();
-        draw_breakdown(&root, plan)?;
     }
     Ok(s)
 }

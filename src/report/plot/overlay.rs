@@ -4,6 +4,7 @@
 
 use super::ticks::Axis;
 use super::{Chart, DrawResult, err};
+use crate::model::evidence::IntervalKind;
 use crate::search::plan::Plan;
 use plotters::prelude::*;
 
@@ -26,18 +27,20 @@ fn within(ax: &Axis, v: f64) -> bool {
     ax.range().contains(&ax.map(v))
 }
 
-/// The interval of every front point that has one: a horizontal bar for time and a vertical
-/// bar for energy through the point, each with short end caps.
+/// The interval of every front point that has one (`only`: of that front point alone): a
+/// horizontal bar for time and a vertical bar for energy through the point, each end with a
+/// short cap, or with an arrowhead at the panel's edge where the range runs past it.
 pub fn draw_intervals<DB: DrawingBackend>(
     chart: &mut Chart<'_, DB>,
     plan: &Plan,
     (tx, ey): (&Axis, &Axis),
+    only: Option<usize>,
 ) -> DrawResult {
     let style = bar_colour().stroke_width(1);
-    for f in &plan.front {
+    for (k, f) in plan.front.iter().enumerate() {
         let p = &f.prediction;
         let Some(i) = p.interval else { continue };
-        if !(within(tx, p.time.0) && within(ey, p.energy.0)) {
+        if only.is_some_and(|o| o != k) || !(within(tx, p.time.0) && within(ey, p.energy.0)) {
             continue;
         }
         let (x, y) = (tx.map(p.time.0), ey.map(p.energy.0));
@@ -46,13 +49,30 @@ pub fn draw_intervals<DB: DrawingBackend>(
         // Caps a fixed share of the axis long, so they look alike on every panel.
         let cx = 0.008 * (tx.range().end - tx.range().start);
         let cy = 0.008 * (ey.range().end - ey.range().start);
+        let cut = |ax: &Axis, v: f64| !within(ax, v);
+        // An end inside the panel gets a cap across the bar; a cut end an arrowhead outward.
+        let end = |(ex, ey_): (f64, f64), across: (f64, f64), out: (f64, f64), cut: bool| {
+            if cut {
+                [
+                    (ex - out.0 + across.0, ey_ - out.1 + across.1),
+                    (ex, ey_),
+                    (ex - out.0 - across.0, ey_ - out.1 - across.1),
+                ]
+                .to_vec()
+            } else {
+                vec![
+                    (ex - across.0, ey_ - across.1),
+                    (ex + across.0, ey_ + across.1),
+                ]
+            }
+        };
         let lines = [
-            [(x0, y), (x1, y)],
-            [(x0, y - cy), (x0, y + cy)],
-            [(x1, y - cy), (x1, y + cy)],
-            [(x, y0), (x, y1)],
-            [(x - cx, y0), (x + cx, y0)],
-            [(x - cx, y1), (x + cx, y1)],
+            vec![(x0, y), (x1, y)],
+            end((x0, y), (0.0, cy), (-cx, 0.0), cut(tx, i.time_s.0)),
+            end((x1, y), (0.0, cy), (cx, 0.0), cut(tx, i.time_s.1)),
+            vec![(x, y0), (x, y1)],
+            end((x, y0), (cx, 0.0), (0.0, -cy), cut(ey, i.energy_j.0)),
+            end((x, y1), (cx, 0.0), (0.0, cy), cut(ey, i.energy_j.1)),
         ];
         chart
             .draw_series(lines.into_iter().map(|l| PathElement::new(l, style)))
@@ -84,9 +104,15 @@ pub fn draw_measured<DB: DrawingBackend>(
     Ok(())
 }
 
-/// The intervals' nominal coverage, when any front point has an interval.
-pub fn coverage(plan: &Plan) -> Option<f64> {
-    plan.front
-        .iter()
-        .find_map(|f| f.prediction.interval.map(|i| i.coverage))
+/// The legend's words for the front's intervals, when any front point has one: a fitted
+/// law's `80% interval ...`, or a one-node profile's bounds (never called an interval).
+pub fn legend_text(plan: &Plan) -> Option<String> {
+    let i = plan.front.iter().find_map(|f| f.prediction.interval)?;
+    Some(match i.kind {
+        IntervalKind::Interval => format!("{} beyond the measured node counts", i.what()),
+        IntervalKind::Bounds => format!(
+            "bounds beyond the {} measured: perfect division to no gain",
+            crate::units::count(i.largest_measured, "node", "nodes")
+        ),
+    })
 }

@@ -13,6 +13,9 @@ pub struct Axis {
     pub hi: f64,
     /// Tick values, in data units, ascending.
     pub ticks: Vec<f64>,
+    /// The axis's unit per data unit: 1, or 1/3600 where node-seconds are shown as
+    /// node-hours (`lo`, `hi` and `ticks` are then in node-hours).
+    pub scale: f64,
 }
 
 /// At most this many labelled ticks on an axis, unless told fewer.
@@ -50,6 +53,14 @@ impl Axis {
         }
     }
 
+    /// As [`Axis::new`] in another unit: each value times `scale` (node-seconds x 1/3600 =
+    /// node-hours), with ticks round in that unit; [`Axis::map`] still takes data units.
+    pub fn scaled(values: impl Iterator<Item = f64>, log: Option<bool>, scale: f64) -> Axis {
+        let mut a = Axis::new(values.map(|v| v * scale), log);
+        a.scale = scale;
+        a
+    }
+
     /// A linear axis from 0 to at least `max` (stacked bars), with round ticks.
     pub fn from_zero(max: f64, max_ticks: usize) -> Axis {
         let a = linear_axis(max * 1e-6, max.max(1e-300), max_ticks.clamp(3, MAX_TICKS));
@@ -61,30 +72,49 @@ impl Axis {
             lo: 0.0,
             hi: a.hi,
             ticks,
+            scale: 1.0,
         }
+    }
+
+    /// A value in the axis's unit -> chart coordinate (log10 on a log axis).
+    fn coord(&self, d: f64) -> f64 {
+        if self.log { d.max(1e-300).log10() } else { d }
     }
 
     /// Data value -> chart coordinate (log10 on a log axis).
     pub fn map(&self, v: f64) -> f64 {
-        if self.log { v.max(1e-300).log10() } else { v }
+        self.coord(v * self.scale)
     }
 
     /// Chart coordinate -> data value.
     pub fn unmap(&self, x: f64) -> f64 {
-        if self.log { 10f64.powf(x) } else { x }
+        (if self.log { 10f64.powf(x) } else { x }) / self.scale
     }
 
     /// The range in chart coordinates, 3% wider than the ticks at both ends so that no point
     /// sits on the frame.
     pub fn range(&self) -> std::ops::Range<f64> {
-        let (a, b) = (self.map(self.lo), self.map(self.hi));
+        let (a, b) = (self.coord(self.lo), self.coord(self.hi));
         let pad = (b - a) * 0.03;
         (a - pad)..(b + pad)
     }
 
+    /// The smallest gap between two ticks of a linear axis, in its unit (0 on a log axis,
+    /// whose 1-2-5 ticks need no extra decimals).
+    pub fn step(&self) -> f64 {
+        if self.log {
+            return 0.0;
+        }
+        self.ticks
+            .windows(2)
+            .map(|w| w[1] - w[0])
+            .filter(|d| *d > 0.0)
+            .fold(0.0, |m: f64, d| if m == 0.0 { d } else { m.min(d) })
+    }
+
     /// The ticks in chart coordinates.
     pub fn mapped_ticks(&self) -> Vec<f64> {
-        self.ticks.iter().map(|&t| self.map(t)).collect()
+        self.ticks.iter().map(|&t| self.coord(t)).collect()
     }
 }
 
@@ -137,6 +167,7 @@ fn log_axis(lo: f64, hi: f64, max: usize) -> Axis {
                 lo: a,
                 hi: b,
                 ticks,
+                scale: 1.0,
             };
         }
     }
@@ -145,6 +176,7 @@ fn log_axis(lo: f64, hi: f64, max: usize) -> Axis {
         lo,
         hi,
         ticks: vec![lo, hi],
+        scale: 1.0,
     }
 }
 
@@ -169,43 +201,75 @@ fn linear_axis(lo: f64, hi: f64, max: usize) -> Axis {
         lo: a.max(lo * 0.5),
         hi: b,
         ticks,
+        scale: 1.0,
     }
 }
 
-/// The shortest rendering of a tick number: `200`, `1.5`, `0.02`.
-fn short(v: f64) -> String {
-    let s = format!("{:.3}", v);
+/// The shortest rendering of a tick number (`200`, `1.5`, `0.02`), with enough decimals that
+/// ticks `step` apart read apart (`8.6455`, not `8.646` twice; 0: no step known).
+fn short_step(v: f64, step: f64) -> String {
+    let needed = match step > 0.0 && step.is_finite() {
+        true => (-step.log10()).ceil().max(0.0) as usize,
+        false => 0,
+    };
+    let s = format!("{:.*}", needed.clamp(3, 9), v);
     s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 /// A tick label for a time in seconds: `500 us`, `200 ms`, `5 s`, `2000 s`, `50 h`. Ticks are
 /// round numbers of seconds, so they stay in seconds up to a day (minutes would give 16.667).
 pub fn time_label(s: f64) -> String {
+    time_label_step(s, 0.0)
+}
+
+/// As [`time_label`] for ticks `step` seconds apart: as many decimals as tell them apart.
+pub fn time_label_step(s: f64, step: f64) -> String {
     if s == 0.0 {
         "0".into()
     } else if s < 1e-3 {
-        format!("{} us", short(s * 1e6))
+        format!("{} us", short_step(s * 1e6, step * 1e6))
     } else if s < 1.0 {
-        format!("{} ms", short(s * 1e3))
+        format!("{} ms", short_step(s * 1e3, step * 1e3))
     } else if s < 1e5 {
-        format!("{} s", short(s))
+        format!("{} s", short_step(s, step))
     } else {
-        format!("{} h", short(s / 3600.0))
+        format!("{} h", short_step(s / 3600.0, step / 3600.0))
+    }
+}
+
+/// A tick label for node-seconds shown as node-hours: `0.02`, `1.5`, `200` (two significant
+/// digits at least).
+pub fn node_hours_label(node_s: f64) -> String {
+    let h = node_s / 3600.0;
+    if h == 0.0 || !h.is_finite() {
+        return "0".into();
+    }
+    let decimals = (1 - h.abs().log10().floor() as i32).clamp(0, 9) as usize;
+    let s = format!("{h:.decimals$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
     }
 }
 
 /// A tick label for an energy in joules: `500 J`, `2 kJ`, `1.5 MJ`.
 pub fn energy_label(j: f64) -> String {
+    energy_label_step(j, 0.0)
+}
+
+/// As [`energy_label`] for ticks `step` joules apart: as many decimals as tell them apart.
+pub fn energy_label_step(j: f64, step: f64) -> String {
+    let (unit, name) = match j {
+        j if j < 1e3 => (1.0, "J"),
+        j if j < 1e6 => (1e3, "kJ"),
+        j if j < 1e9 => (1e6, "MJ"),
+        _ => (1e9, "GJ"),
+    };
     if j == 0.0 {
         "0".into()
-    } else if j < 1e3 {
-        format!("{} J", short(j))
-    } else if j < 1e6 {
-        format!("{} kJ", short(j / 1e3))
-    } else if j < 1e9 {
-        format!("{} MJ", short(j / 1e6))
     } else {
-        format!("{} GJ", short(j / 1e9))
+        format!("{} {name}", short_step(j / unit, step / unit))
     }
 }
 
