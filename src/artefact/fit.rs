@@ -150,6 +150,9 @@ pub struct MachineCheckOut {
     pub frequencies_ghz: Vec<f64>,
     /// GPUs per node.
     pub gpus_per_node: u32,
+    /// The GPU clocks, MHz (absent: no GPU clock axis).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gpu_clocks_mhz: Vec<f64>,
     /// Memory per node, GiB.
     pub memory_per_node_gib: Option<f64>,
     /// The `[network]` values, when the file has them.
