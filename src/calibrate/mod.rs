@@ -9,6 +9,7 @@ pub mod contention;
 pub mod core_fill;
 pub mod fit;
 pub mod from_measured;
+pub mod gpu_clock;
 #[path = "../../calibration/kernels.rs"]
 pub mod kernels;
 

@@ -10,6 +10,7 @@ pub mod baseline;
 pub mod device;
 pub mod energy_scope;
 pub mod evidence;
+pub mod gpu_clock;
 pub mod gpu_power;
 pub mod host_tree;
 pub mod kernel;
