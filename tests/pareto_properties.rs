@@ -150,6 +150,7 @@ fn every_config(model: &Model<'_>, space: &Space) -> (Vec<Evaluated>, u64) {
                         cores: c,
                         freq: model.machine.frequencies[fi],
                         gpus: g,
+                        gpu_clock_mhz: None,
                     };
                     match model.predict(cfg).unwrap() {
                         Outcome::Finite(p) => all.push((p.time.0, p.energy.0, (n, c, fi, g))),
@@ -491,7 +492,7 @@ proptest! {
             for &cores in &space.cores {
                 for &fi in &space.freqs {
                     for &g in &space.gpus {
-                        let cfg = Config { nodes: n, cores, freq: model.machine.frequencies[fi], gpus: g };
+                        let cfg = Config { nodes: n, cores, freq: model.machine.frequencies[fi], gpus: g, gpu_clock_mhz: None };
                         if let Outcome::Finite(p) = model.predict(cfg).unwrap()
                             && HostTree::of(&p).parallel_efficiency >= min
                         {

@@ -1,6 +1,9 @@
 //! The GPU clock law a profile carries (MODEL.md section 6e): the workload's wall time and GPU
 //! power in kernels over the GPU core clock, fitted by `fit` on 3 or more measured clocks.
 
+use crate::error::InputResult;
+use crate::input::Check;
+use crate::limits::Bound;
 use serde::{Deserialize, Serialize};
 
 /// The `gpu_clock` block of a profile.
@@ -53,4 +56,55 @@ pub struct ClockPower {
     pub alpha: f64,
     /// The largest relative residual at a measured clock.
     pub residual_max: f64,
+}
+
+impl GpuClockLaw {
+    /// Checks the block of a profile: 3 or more ascending clocks, one residual each, the
+    /// reference among them, and every number in range.
+    pub fn validate(&self, c: &Check) -> InputResult<()> {
+        let clock = super::machine::GPU_CLOCK_MHZ;
+        let f = &self.measured_mhz;
+        if f.len() < 3 || f.windows(2).any(|w| w[0] >= w[1]) {
+            return Err(c.fail(
+                "gpu_clock.measured_mhz",
+                "3 or more distinct clocks in MHz, ascending",
+                format!("{f:?}"),
+            ));
+        }
+        for (i, &v) in f.iter().enumerate() {
+            c.num(&format!("gpu_clock.measured_mhz[{i}]"), v, clock)?;
+        }
+        if self.time.residuals_s.len() != f.len() {
+            return Err(c.fail(
+                "gpu_clock.time.residuals_s",
+                format!("one residual per measured clock ({})", f.len()),
+                format!("{}", self.time.residuals_s.len()),
+            ));
+        }
+        if !f.iter().any(|&m| (m - self.reference_mhz).abs() < 0.5) {
+            return Err(c.fail(
+                "gpu_clock.reference_mhz",
+                "one of the measured clocks",
+                self.reference_mhz.to_string(),
+            ));
+        }
+        c.opt("gpu_clock.memory_clock_mhz", self.memory_clock_mhz, clock)?;
+        let nonneg = Bound::Within(0.0, 1e12);
+        c.num("gpu_clock.kernel_max_s", self.kernel_max_s, nonneg)?;
+        c.num("gpu_clock.time.a_s_mhz", self.time.a_s_mhz, nonneg)?;
+        c.num("gpu_clock.time.m_s", self.time.m_s, nonneg)?;
+        for (i, &r) in self.time.residuals_s.iter().enumerate() {
+            c.num(
+                &format!("gpu_clock.time.residuals_s[{i}]"),
+                r,
+                Bound::Within(-1e12, 1e12),
+            )?;
+        }
+        if let Some(p) = &self.power {
+            c.num("gpu_clock.power.p0_w", p.p0_w, crate::limits::POWER_W)?;
+            c.num("gpu_clock.power.k_w", p.k_w, crate::limits::POWER_W)?;
+            c.num("gpu_clock.power.alpha", p.alpha, Bound::Within(0.0, 16.0))?;
+        }
+        Ok(())
+    }
 }

@@ -1,7 +1,21 @@
 //! The GPU clock law evaluated (MODEL.md section 6e): the wall time at a clock, the factor
 //! `kappa` on the baseline's kernel times, and the GPU's power in kernels.
 
+use super::baseline::BaselinePoint;
 pub use crate::artefact::gpu_clock::{ClockPower, ClockTime, GpuClockLaw};
+use crate::units::Seconds;
+
+/// The point `p` with every kernel time multiplied by `kappa(mhz)` (transfers unchanged).
+pub fn at_clock(p: &BaselinePoint, law: &GpuClockLaw, mhz: f64) -> BaselinePoint {
+    let kappa = law.kappa(mhz);
+    let mut q = p.clone();
+    if let Some(d) = q.device.as_mut() {
+        for k in &mut d.kernel {
+            *k = Seconds(k.0 * kappa);
+        }
+    }
+    q
+}
 
 impl ClockTime {
     /// `L(fg) = a/fg + m`.
