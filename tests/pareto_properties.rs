@@ -132,9 +132,9 @@ fn case_with(
     }
 }
 
-type Point = (f64, f64, (u32, u32, usize, u32), u64);
+type Point = (f64, f64, (u32, u32, usize, u32, u32), u64);
 /// `(T, E, key)` of one configuration.
-type Evaluated = (f64, f64, (u32, u32, usize, u32));
+type Evaluated = (f64, f64, (u32, u32, usize, u32, u32));
 
 /// Every configuration of the space, predicted one by one: the finite ones as `(T, E, key)`,
 /// and how many are saturated.
@@ -153,7 +153,7 @@ fn every_config(model: &Model<'_>, space: &Space) -> (Vec<Evaluated>, u64) {
                         gpu_clock_mhz: None,
                     };
                     match model.predict(cfg).unwrap() {
-                        Outcome::Finite(p) => all.push((p.time.0, p.energy.0, (n, c, fi, g))),
+                        Outcome::Finite(p) => all.push((p.time.0, p.energy.0, (n, c, fi, g, 0))),
                         Outcome::Saturated { .. } => saturated += 1,
                     }
                 }
@@ -211,6 +211,7 @@ proptest! {
             cores: vec![1, 3],
             freqs: vec![0, 1],
             gpus: vec![0, 1],
+            gpu_clocks: Vec::new(),
         };
         let (want, saturated, _) = brute(&model, &space);
         for got in [search(&model, &space).unwrap(), jouleplan::search::search_unpruned(&model, &space).unwrap()] {
@@ -236,6 +237,7 @@ proptest! {
             cores: subset(core_mask, 4, 1),
             freqs: (0..nfreq).collect(),
             gpus: (0..=gpus).collect(),
+            gpu_clocks: Vec::new(),
         };
         let got = search(&model, &space).unwrap();
         let (want, saturated, _) = brute(&model, &space);
@@ -485,6 +487,7 @@ proptest! {
             cores: (1..=4).collect(),
             freqs: (0..2).collect(),
             gpus: (0..=gpus).collect(),
+            gpu_clocks: Vec::new(),
         };
         let got = jouleplan::search::search_filtered(&model, &space, Some(min)).unwrap();
         let mut ok: Vec<(f64, f64)> = Vec::new();

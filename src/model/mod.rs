@@ -137,6 +137,9 @@ pub struct Group {
     pub gpus: u32,
     /// The GPU core clock, MHz, where the profile has a clock law and `g > 0`.
     pub gpu_clock_mhz: Option<f64>,
+    /// The clock's index in the searched space's GPU clocks (0 without a clock axis): the
+    /// search's key.
+    pub clock_index: u32,
     /// `n T_CPU = k (w_s + b_s) / (c f)`.
     a: f64,
     /// `n T_mem = k m_s / (c f)`.
@@ -685,6 +688,7 @@ impl<'a> Model<'a> {
             freq,
             gpus,
             gpu_clock_mhz: None,
+            clock_index: 0,
             a,
             bm,
             gh: dev.host_blocked,
