@@ -93,3 +93,292 @@ fn a_clock_list_on_a_machine_without_gpus_is_refused() {
         "{err}"
     );
 }
+
+/// A one-GPU machine with illustrative clocks (chosen by the test) and no host power.
+fn clock_machine(d: &Path, clocks: &str) -> PathBuf {
+    write(
+        d,
+        "m.toml",
+        &format!(
+            "[machine]\nname = \"g\"\nnodes = 1\ncores_per_node = 1\nfrequencies_ghz = [2.0]\n\
+             gpus_per_node = 1\ngpu_clocks_mhz = [{clocks}]\n\n[network]\nlatency_s = 0.0\n\
+             bandwidth_bytes_per_s = 1e10\n\n[power]\nidle_w = 0.0\ncore_active_w = 0.0\n\
+             core_stall_w = 0.0\nmemory_w = 0.0\nnetwork_w = 0.0\ngpu_active_w = 0.0\n\
+             gpu_idle_w = 0.0\n"
+        ),
+    )
+}
+
+const CLOCKS: &str = "1000, 1250, 1500, 1750, 2000";
+
+/// Rows at `clocks` MHz of an illustrative law (not a measurement): time
+/// `10 (0.6 x 2000/f + 0.4)` s, GPU power `100 + 200 (f/2000)^3` W, energy scope `scope`.
+fn rows(clocks: &[u32], scope: &str) -> String {
+    let mut s =
+        String::from("nodes,cores,freq_hz,gpus,time_s,energy_j,energy_scope,gpu_clock_mhz\n");
+    for &c in clocks {
+        let f = f64::from(c);
+        let t = 10.0 * (0.6 * 2000.0 / f + 0.4);
+        let p = 100.0 + 200.0 * (f / 2000.0).powi(3);
+        s += &format!("1,1,2e9,1,{t},{},{scope},{c}\n", p * t);
+    }
+    s
+}
+
+fn fit(d: &Path, csv: &str, machine: &Path) -> (i32, String, String) {
+    let runs = write(d, "runs.csv", csv);
+    let p = d.join("p.json");
+    let m2 = d.join("m2.toml");
+    jouleplan(&[
+        "fit",
+        "--measured",
+        runs.to_str().unwrap(),
+        "--machine",
+        machine.to_str().unwrap(),
+        "--profile-out",
+        p.to_str().unwrap(),
+        "--machine-out",
+        m2.to_str().unwrap(),
+    ])
+}
+
+#[test]
+fn fit_refuses_two_gpu_clocks_with_the_clocks_to_measure() {
+    let d = tempfile::tempdir().unwrap();
+    let m = clock_machine(d.path(), CLOCKS);
+    let (code, _, err) = fit(d.path(), &rows(&[1000, 2000], "gpu"), &m);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("3 or more clocks (measured: 1000, 2000 MHz"),
+        "{err}"
+    );
+    assert!(!d.path().join("p.json").exists(), "nothing written");
+}
+
+#[test]
+fn fit_refuses_a_clock_the_machine_does_not_list_naming_the_line_and_neighbours() {
+    let d = tempfile::tempdir().unwrap();
+    let m = clock_machine(d.path(), CLOCKS);
+    let (code, _, err) = fit(d.path(), &rows(&[1000, 1300, 2000], "gpu"), &m);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("line 3, column gpu_clock_mhz") && err.contains("1250 MHz and 1500 MHz"),
+        "{err}"
+    );
+}
+
+#[test]
+fn fit_refuses_gpu_clocks_against_a_machine_without_a_clock_list() {
+    let d = tempfile::tempdir().unwrap();
+    let m = h100_with(d.path(), "");
+    let (code, _, err) = fit(d.path(), &rows(&[1000, 1500, 2000], "gpu"), &m);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("has no gpu_clocks_mhz"), "{err}");
+}
+
+#[test]
+fn fit_refuses_node_energy_for_a_gpu_clock_law() {
+    let d = tempfile::tempdir().unwrap();
+    let m = clock_machine(d.path(), CLOCKS);
+    let (code, _, err) = fit(d.path(), &rows(&[1000, 1500, 2000], "node"), &m);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("column energy_scope") && err.contains("measure GPU energy"),
+        "{err}"
+    );
+}
+
+/// Fits the illustrative law on 3 clocks; returns the fitted machine and profile.
+fn fitted(d: &Path) -> (PathBuf, PathBuf) {
+    let m = clock_machine(d, CLOCKS);
+    let (code, _, err) = fit(d, &rows(&[1000, 1500, 2000], "gpu"), &m);
+    assert_eq!(code, 0, "{err}");
+    (d.join("m2.toml"), d.join("p.json"))
+}
+
+fn plan_json(m: &Path, p: &Path, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec![
+        "plan",
+        "--machine",
+        m.to_str().unwrap(),
+        "--profile",
+        p.to_str().unwrap(),
+        "--json",
+    ];
+    args.extend_from_slice(extra);
+    let (code, out, err) = jouleplan(&args);
+    assert_eq!(code, 0, "{err}");
+    serde_json::from_str(&out).unwrap()
+}
+
+#[test]
+fn the_fitted_law_is_in_the_profile_and_reproduces_its_clocks() {
+    let d = tempfile::tempdir().unwrap();
+    let (_, p) = fitted(d.path());
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+    let law = &v["gpu_clock"];
+    assert_eq!(
+        law["measured_mhz"],
+        serde_json::json!([1000.0, 1500.0, 2000.0])
+    );
+    assert_eq!(law["reference_mhz"], 2000.0);
+    assert_eq!(law["power"]["alpha"], 3.0);
+    assert!((law["time"]["a_s_mhz"].as_f64().unwrap() - 12000.0).abs() < 1e-3);
+    assert!((law["time"]["m_s"].as_f64().unwrap() - 4.0).abs() < 1e-6);
+}
+
+#[test]
+fn plan_searches_the_gpu_clocks_and_the_slowdown_cap_picks_a_lower_one() {
+    let d = tempfile::tempdir().unwrap();
+    let (m, p) = fitted(d.path());
+    let v = plan_json(&m, &p, &["--gpu-clocks", "all", "--slowdown", "10%"]);
+    assert_eq!(v["evaluated"], 5, "one configuration per clock");
+    let rec = &v["recommendation"];
+    let fastest = v["front"][0]["time_s"].as_f64().unwrap();
+    assert_eq!(v["front"][0]["gpu_clock_mhz"], 2000.0);
+    assert!(
+        rec["time_s"].as_f64().unwrap() <= 1.10 * fastest + 1e-12,
+        "{rec}"
+    );
+    // At 1750 MHz the law gives 10 (0.6 x 2000/1750 + 0.4) = 10.857 s, 8.6% slower, and
+    // less energy (the cube law's power falls faster than the time grows); 1500 MHz is 20%
+    // slower.
+    assert_eq!(rec["gpu_clock_mhz"], 1750.0, "{rec}");
+    assert!((rec["time_s"].as_f64().unwrap() - 10.0 * (0.6 * 2000.0 / 1750.0 + 0.4)).abs() < 1e-9);
+    // Without --gpu-clocks, one configuration at the clock the profile was measured at.
+    let v = plan_json(&m, &p, &[]);
+    assert_eq!(v["evaluated"], 1);
+    assert_eq!(v["front"][0]["gpu_clock_mhz"], 2000.0);
+}
+
+#[test]
+fn plan_text_and_csv_show_the_gpu_clock() {
+    let d = tempfile::tempdir().unwrap();
+    let (m, p) = fitted(d.path());
+    let base = [
+        "plan",
+        "--machine",
+        m.to_str().unwrap(),
+        "--profile",
+        p.to_str().unwrap(),
+    ];
+    let mut args = base.to_vec();
+    args.extend(["--gpu-clocks", "1250-1750"]);
+    let (code, out, err) = jouleplan(&args);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("GPU MHz") && out.contains("x 3 GPU clocks"),
+        "{out}"
+    );
+    args.push("--csv");
+    let (code, out, err) = jouleplan(&args);
+    assert_eq!(code, 0, "{err}");
+    let header: Vec<&str> = out.lines().next().unwrap().split(',').collect();
+    let at = header.iter().position(|h| *h == "gpu_clock_mhz").unwrap();
+    let clocks: Vec<f64> = out
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(at).unwrap().parse().unwrap())
+        .collect();
+    assert!(!clocks.is_empty());
+    assert!(
+        clocks.iter().all(|c| [1250.0, 1500.0, 1750.0].contains(c)),
+        "{clocks:?}"
+    );
+}
+
+#[test]
+fn gpu_clocks_outside_the_measured_range_or_the_list_are_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let (m, p) = fitted(d.path());
+    let base = [
+        "plan",
+        "--machine",
+        m.to_str().unwrap(),
+        "--profile",
+        p.to_str().unwrap(),
+    ];
+    for (spec, says) in [
+        ("1300", "1300 MHz is not one"),
+        ("900-950", "a range holding a supported clock"),
+        ("fast", "`fast` is not a clock"),
+    ] {
+        let mut args = base.to_vec();
+        args.extend(["--gpu-clocks", spec]);
+        let (code, _, err) = jouleplan(&args);
+        assert_eq!(code, 2, "{spec}: {err}");
+        assert!(
+            err.contains("--gpu-clocks") && err.contains(says),
+            "{spec}: {err}"
+        );
+    }
+    // A machine listing a clock below the measured range: named with the range.
+    let m_low = clock_machine(d.path(), &format!("750, {CLOCKS}"));
+    let (code, _, err) = jouleplan(&[
+        "plan",
+        "--machine",
+        m_low.to_str().unwrap(),
+        "--profile",
+        p.to_str().unwrap(),
+        "--gpu-clocks",
+        "750",
+        "--accept-model-error",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("measured range 1000-2000 MHz") && err.contains("measure 750 MHz"),
+        "{err}"
+    );
+}
+
+#[test]
+fn gpu_clocks_need_a_profile_with_a_clock_law() {
+    let d = tempfile::tempdir().unwrap();
+    let m = h100_with(d.path(), "gpu_clocks_mhz = [345, 990, 1980]");
+    let profile = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/profiles/gpu-mix-h100.json");
+    let (code, _, err) = jouleplan(&[
+        "plan",
+        "--machine",
+        m.to_str().unwrap(),
+        "--profile",
+        profile.to_str().unwrap(),
+        "--gpu-clocks",
+        "all",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("has no GPU clock law") && err.contains("gpu_clock_mhz"),
+        "{err}"
+    );
+}
+
+#[test]
+fn validate_scores_rows_at_every_clock_of_the_range() {
+    let d = tempfile::tempdir().unwrap();
+    let (m, p) = fitted(d.path());
+    let all = write(
+        d.path(),
+        "all.csv",
+        &rows(&[1000, 1250, 1500, 1750, 2000], "gpu"),
+    );
+    let (code, out, err) = jouleplan(&[
+        "validate",
+        "--measured",
+        all.to_str().unwrap(),
+        "--machine",
+        m.to_str().unwrap(),
+        "--profile",
+        p.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let points = v["validations"][0]["points"].as_array().unwrap();
+    assert_eq!(points.len(), 5);
+    for pt in points {
+        // The rows follow the law exactly: every clock, fitted or not, is predicted.
+        assert!(pt["time_error"].as_f64().unwrap().abs() < 1e-6, "{pt}");
+        assert!(pt["energy_error"].as_f64().unwrap().abs() < 1e-3, "{pt}");
+        assert!(pt["gpu_clock_mhz"].is_number());
+    }
+}
