@@ -382,3 +382,62 @@ fn validate_scores_rows_at_every_clock_of_the_range() {
         assert!(pt["gpu_clock_mhz"].is_number());
     }
 }
+
+#[test]
+fn the_job_script_sets_the_gpu_clock_with_gpu_freq_and_says_why() {
+    let d = tempfile::tempdir().unwrap();
+    let (m, p) = fitted(d.path());
+    let script = d.path().join("job.sh");
+    let (code, _, err) = jouleplan(&[
+        "plan",
+        "--machine",
+        m.to_str().unwrap(),
+        "--profile",
+        p.to_str().unwrap(),
+        "--gpu-clocks",
+        "all",
+        "--slowdown",
+        "10%",
+        "--sbatch",
+        script.to_str().unwrap(),
+        "--",
+        "./app",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let s = std::fs::read_to_string(&script).unwrap();
+    // sbatch(1): --gpu-freq=[<type]=value>[,<type=value>][,verbose]; a bare value is the GPU
+    // clock in MHz. The machine names no memory clock, so none is set and the header says so.
+    assert!(s.contains("\n#SBATCH --gpu-freq=1750,verbose\n"), "{s}");
+    assert!(
+        s.contains("# GPU clock: 1750 MHz of 1000-2000 MHz (memory clock: the site's default"),
+        "{s}"
+    );
+    assert!(
+        s.contains("against 2000 MHz, the fastest clock measured"),
+        "{s}"
+    );
+    assert!(
+        s.contains("fitted on 1000-2000 MHz (measured: 1000, 1500, 2000)"),
+        "{s}"
+    );
+    // Without a clock law nothing about GPU clocks is written.
+    let plain = d.path().join("plain.sh");
+    let profile = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/profiles/gpu-mix-h100.json");
+    let (code, _, err) = jouleplan(&[
+        "plan",
+        "--machine",
+        "h100-gpu",
+        "--profile",
+        profile.to_str().unwrap(),
+        "--sbatch",
+        plain.to_str().unwrap(),
+        "--",
+        "./app",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        !std::fs::read_to_string(&plain)
+            .unwrap()
+            .contains("gpu-freq")
+    );
+}

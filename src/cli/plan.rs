@@ -288,6 +288,8 @@ fn write_job(
         },
     };
     let mut prov = provenance(&inp.inputs.machine, &inp.inputs.profile, reason);
+    prov.gpu_clock =
+        crate::report::gpu_clock::note(&inp.inputs.machine, &inp.inputs.profile, &entry.prediction);
     prov.warnings = warnings_for(trust, entry.prediction.config.nodes);
     prov.mem_per_node_gib = inp
         .inputs
