@@ -85,3 +85,109 @@ impl GpuClockNote {
         format!("{}{memory},verbose", self.mhz)
     }
 }
+
+/// The clock axis of a recommendation: time and energy at every clock of the searched space
+/// for its nodes, cores, frequency and GPUs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClockAxis {
+    /// One row per clock, ascending.
+    pub rows: Vec<ClockRow>,
+    /// The recommendation's clock, MHz.
+    pub chosen: f64,
+    /// The time limit the query applied, s, where it applied one.
+    pub time_limit: Option<f64>,
+}
+
+/// One clock of a [`ClockAxis`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ClockRow {
+    /// The clock, MHz.
+    pub mhz: f64,
+    /// Predicted time, s.
+    pub time_s: f64,
+    /// Predicted energy, J.
+    pub energy_j: f64,
+    /// Whether the clock was measured (the law reproduces it).
+    pub measured: bool,
+}
+
+/// The axis of the plan's recommendation (`None` without a recommendation at a GPU clock or
+/// with fewer than two clocks searched).
+pub fn axis(model: &Model<'_>, plan: &crate::search::plan::Plan) -> Option<ClockAxis> {
+    let rec = &plan.recommendation()?.prediction;
+    let chosen = rec.config.gpu_clock_mhz?;
+    let law = model.profile.gpu_clock.as_ref()?;
+    if plan.space.gpu_clocks.len() < 2 {
+        return None;
+    }
+    let rows = plan
+        .space
+        .gpu_clocks
+        .iter()
+        .filter_map(|&mhz| {
+            let c = crate::model::Config {
+                gpu_clock_mhz: Some(mhz),
+                ..rec.config
+            };
+            match model.predict(c).ok()? {
+                Outcome::Finite(p) => Some(ClockRow {
+                    mhz,
+                    time_s: p.time.0,
+                    energy_j: p.energy.0,
+                    measured: law.measured(mhz),
+                }),
+                Outcome::Saturated { .. } => None,
+            }
+        })
+        .collect();
+    Some(ClockAxis {
+        rows,
+        chosen,
+        time_limit: plan.answer.time_limit.map(|t| t.0),
+    })
+}
+
+/// The axis as an HTML section: a table of time and energy against the clock, the chosen
+/// clock marked, measured clocks named, and the time limit's line.
+pub fn axis_html(w: &mut String, a: &ClockAxis, energy: &str) {
+    use std::fmt::Write;
+    let _ = writeln!(
+        w,
+        "<h2 id=\"gpu-clock-axis\">GPU clock</h2>\n<p>Time and {energy} against the GPU core \
+         clock for the recommendation's nodes, cores, frequency and GPUs; measured clocks are \
+         marked, the others come from the clock law (MODEL.md 6e).{}</p>",
+        a.time_limit.map_or(String::new(), |t| format!(
+            " The query's time limit is {t:.6} s: clocks above it are marked over."
+        ))
+    );
+    let _ = writeln!(
+        w,
+        "<table><tr><th>GPU MHz</th><th>time (s)</th><th>energy (J)</th><th class=\"l\">clock</th></tr>"
+    );
+    for r in &a.rows {
+        let over = a.time_limit.is_some_and(|t| r.time_s > t);
+        let what = [
+            (r.measured, "measured"),
+            (r.mhz == a.chosen, "recommended"),
+            (over, "over the time limit"),
+        ]
+        .iter()
+        .filter(|x| x.0)
+        .map(|x| x.1)
+        .collect::<Vec<_>>()
+        .join(", ");
+        let _ = writeln!(
+            w,
+            "<tr{}><td>{}</td><td>{:.6}</td><td>{:.4}</td><td class=\"l\">{what}</td></tr>",
+            if r.mhz == a.chosen {
+                " class=\"pick\""
+            } else {
+                ""
+            },
+            r.mhz,
+            r.time_s,
+            r.energy_j
+        );
+    }
+    let _ = writeln!(w, "</table>");
+}

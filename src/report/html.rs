@@ -31,6 +31,7 @@ pub fn index_html(
     sample: &Sample,
     breakdown: &str,
     measured: Measured<'_>,
+    clock_axis: Option<&super::gpu_clock::ClockAxis>,
 ) -> String {
     let mut h = String::new();
     let w = &mut h;
@@ -71,6 +72,9 @@ pub fn index_html(
 
     recommendation(w, plan);
     measure_next(w, plan);
+    if let Some(a) = clock_axis {
+        super::gpu_clock::axis_html(w, a, plan.energy_scope.name());
+    }
     charts(w, plan, sample, breakdown);
     if let Some((file, runs)) = measured {
         measured::section(w, runs, file, plan.energy_scope);
