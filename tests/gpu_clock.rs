@@ -214,7 +214,15 @@ fn plan_json(m: &Path, p: &Path, extra: &[&str]) -> serde_json::Value {
 #[test]
 fn the_fitted_law_is_in_the_profile_and_reproduces_its_clocks() {
     let d = tempfile::tempdir().unwrap();
-    let (_, p) = fitted(d.path());
+    let m = clock_machine(d.path(), CLOCKS);
+    let (code, out, err) = fit(d.path(), &rows(&[1000, 1500, 2000], "gpu"), &m);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("GPU clock law (1 cores, 2 GHz, 1 GPUs) on 1000-2000 MHz"),
+        "{out}"
+    );
+    assert!(out.contains("alpha = 3;"), "{out}");
+    let p = d.path().join("p.json");
     let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
     let law = &v["gpu_clock"];
     assert_eq!(
@@ -482,13 +490,17 @@ fn the_report_shows_time_and_energy_against_the_gpu_clock() {
 
 /// The public Titan X sweeps of the real benchmarks: `(kernel, memory MHz) -> [(core MHz,
 /// time s, GPU energy J)]`, repeats of a clock averaged (times in ms and energy in mJ there).
-fn titan_x_real() -> std::collections::BTreeMap<(String, u32), Vec<(u32, f64, f64)>> {
+/// `(kernel, memory MHz)`.
+type Case = (String, u32);
+/// `(core MHz, time s, GPU energy J)` of each clock, ascending.
+type Sweep = Vec<(u32, f64, f64)>;
+/// The runs of each clock: `(time s, GPU energy J)`.
+type Runs = std::collections::BTreeMap<u32, Vec<(f64, f64)>>;
+
+fn titan_x_real() -> std::collections::BTreeMap<Case, Sweep> {
     let text =
         std::fs::read_to_string(common::public_fixture("gpu-clocks/gtxtitanx-real.csv")).unwrap();
-    let mut runs: std::collections::BTreeMap<
-        (String, u32),
-        std::collections::BTreeMap<u32, Vec<(f64, f64)>>,
-    > = Default::default();
+    let mut runs: std::collections::BTreeMap<Case, Runs> = Default::default();
     let mut kernel = String::new();
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
         let v: Vec<&str> = line.trim().split(',').collect();

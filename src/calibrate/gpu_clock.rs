@@ -45,17 +45,17 @@ pub fn fit_law(points: &[ClockPoint], gpus: u32, at: &str) -> Result<GpuClockLaw
     }
     let times: Vec<f64> = pts.iter().map(|p| p.time_s).collect();
     let time = fit_time(&mhz, &times);
-    if let Some((j, r)) = worst(&mhz, &times, |f| time.law(f)) {
-        if r > TIME_RESIDUAL_MAX {
-            return Err(format!(
-                "the time at {} MHz is {:.1}% off `a/f + m` through the clocks {} MHz at {at}: \
+    if let Some((j, r)) = worst(&mhz, &times, |f| time.law(f))
+        && r > TIME_RESIDUAL_MAX
+    {
+        return Err(format!(
+            "the time at {} MHz is {:.1}% off `a/f + m` through the clocks {} MHz at {at}: \
                  a kernel whose time does not follow the clock; measure a clock between its \
                  neighbours",
-                mhz[j],
-                100.0 * r,
-                list()
-            ));
-        }
+            mhz[j],
+            100.0 * r,
+            list()
+        ));
     }
     let power = fit_power_from(&pts, gpus, at, &list())?;
     let top = pts[pts.len() - 1].clone();
@@ -97,18 +97,18 @@ fn fit_power_from(
         .map(|p| p.gpu_energy_j.unwrap_or(0.0) / (g * p.time_s))
         .collect();
     let power = fit_power(&mhz, &watts);
-    if let Some((j, r)) = worst(&mhz, &watts, |f| power.at(f)) {
-        if r > POWER_RESIDUAL_MAX {
-            return Err(format!(
-                "the GPU power at {} MHz is {:.1}% off `P0 + k f^{}` through the clocks {list} \
+    if let Some((j, r)) = worst(&mhz, &watts, |f| power.at(f))
+        && r > POWER_RESIDUAL_MAX
+    {
+        return Err(format!(
+            "the GPU power at {} MHz is {:.1}% off `P0 + k f^{}` through the clocks {list} \
                  MHz at {at} (the best exponent of {:?}): the GPU's power does not follow the \
                  clock there; check that every clock's energy is GPU energy of the same run",
-                mhz[j],
-                100.0 * r,
-                power.alpha,
-                ALPHAS
-            ));
-        }
+            mhz[j],
+            100.0 * r,
+            power.alpha,
+            ALPHAS
+        ));
     }
     Ok(Some(power))
 }
