@@ -609,3 +609,23 @@ fn titan_x_kernels_fitted_on_three_clocks_choose_within_the_cap_and_predict_the_
     assert!(mean(&t_err) < 0.01, "time error {}", mean(&t_err));
     assert!(mean(&e_err) < 0.025, "energy error {}", mean(&e_err));
 }
+
+#[test]
+fn deadline_and_budget_choose_across_the_gpu_clocks() {
+    let d = tempfile::tempdir().unwrap();
+    let (m, p) = fitted(d.path());
+    // The illustrative law: 2000 MHz 10 s 3000 J, 1750 MHz 10.86 s 2540 J, 1500 MHz 12 s
+    // 2212 J, 1250 MHz 13.6 s 2026 J, 1000 MHz 16 s 2000 J.
+    let v = plan_json(&m, &p, &["--gpu-clocks", "all", "--deadline", "13s"]);
+    assert_eq!(
+        v["recommendation"]["gpu_clock_mhz"], 1500.0,
+        "{}",
+        v["recommendation"]
+    );
+    let v = plan_json(&m, &p, &["--gpu-clocks", "all", "--budget", "2100J"]);
+    assert_eq!(
+        v["recommendation"]["gpu_clock_mhz"], 1250.0,
+        "{}",
+        v["recommendation"]
+    );
+}
