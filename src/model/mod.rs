@@ -628,7 +628,7 @@ impl<'a> Model<'a> {
             (_, Some(l), None) => Ok(Some(l.reference_mhz)),
             (_, Some(l), Some(c)) if l.covers(c) => Ok(Some(c)),
             (_, Some(l), Some(c)) => Err(InputError::Argument {
-                flag: "--gpu-clocks".into(),
+                flag: "GPU clock".into(),
                 expected: format!(
                     "a GPU clock within the profile's measured range {}: nothing is \
                      extrapolated; measure the clock to plan it",
@@ -637,7 +637,7 @@ impl<'a> Model<'a> {
                 got: format!("{c} MHz"),
             }),
             (_, None, Some(c)) => Err(InputError::Argument {
-                flag: "--gpu-clocks".into(),
+                flag: "GPU clock".into(),
                 expected: format!(
                     "no GPU clock: {} has no GPU clock law (measure 3 or more clocks: a \
                      measured CSV with gpu_clock_mhz, then `jouleplan fit`)",
