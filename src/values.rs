@@ -333,11 +333,12 @@ pub fn positive_number(s: &str) -> Result<f64, String> {
     number(s, Bound::Positive)
 }
 
-/// Parses `N,C,GHZ[,G]`.
+/// Parses `N,C,GHZ[,G[,MHZ]]`.
 pub fn parse_config(flag: &str, s: &str) -> InputResult<Config> {
-    const EXPECTED: &str = "nodes,cores,GHz[,gpus], like 4,16,2.4 or 2,32,2.0,4";
+    const EXPECTED: &str =
+        "nodes,cores,GHz[,gpus[,GPU MHz]], like 4,16,2.4 or 2,32,2.0,4 or 1,16,2.1,1,1305";
     let parts: Vec<&str> = s.split(',').map(str::trim).collect();
-    if !(3..=4).contains(&parts.len()) {
+    if !(3..=5).contains(&parts.len()) {
         return Err(bad(flag, EXPECTED, s));
     }
     let int = |x: &str| x.parse::<u32>().map_err(|_| bad(flag, EXPECTED, s));
@@ -353,6 +354,7 @@ pub fn parse_config(flag: &str, s: &str) -> InputResult<Config> {
         cores: int(parts[1])?,
         freq: Hertz(ghz * 1e9),
         gpus: parts.get(3).map(|g| int(g)).transpose()?.unwrap_or(0),
+        gpu_clock_mhz: parts.get(4).map(|m| int(m).map(f64::from)).transpose()?,
     })
 }
 

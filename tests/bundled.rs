@@ -74,6 +74,7 @@ fn the_default_profile_is_the_recorded_h100_sweep_and_reproduces_its_gpu_energy(
             cores: point.cores,
             freq: point.freq,
             gpus: point.gpus,
+            gpu_clock_mhz: None,
         };
         let Outcome::Finite(pred) = model.predict(cfg).unwrap() else {
             panic!("{cfg:?}")

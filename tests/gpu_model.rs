@@ -20,6 +20,7 @@ fn predict(profile_text: &str, nodes: u32, gpus: u32) -> Prediction {
         cores: 4,
         freq: Hertz(2.0e9),
         gpus,
+        gpu_clock_mhz: None,
     };
     match model.predict(cfg).unwrap() {
         Outcome::Finite(p) => p,

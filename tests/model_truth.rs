@@ -300,6 +300,7 @@ fn unused_gpus_draw_their_no_context_power_and_nothing_else_changes() {
             cores: 4,
             freq: Hertz(2.0e9),
             gpus,
+            gpu_clock_mhz: None,
         };
         match model.predict(c).unwrap() {
             Outcome::Finite(p) => p,

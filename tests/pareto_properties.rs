@@ -132,9 +132,9 @@ fn case_with(
     }
 }
 
-type Point = (f64, f64, (u32, u32, usize, u32), u64);
+type Point = (f64, f64, (u32, u32, usize, u32, u32), u64);
 /// `(T, E, key)` of one configuration.
-type Evaluated = (f64, f64, (u32, u32, usize, u32));
+type Evaluated = (f64, f64, (u32, u32, usize, u32, u32));
 
 /// Every configuration of the space, predicted one by one: the finite ones as `(T, E, key)`,
 /// and how many are saturated.
@@ -150,9 +150,10 @@ fn every_config(model: &Model<'_>, space: &Space) -> (Vec<Evaluated>, u64) {
                         cores: c,
                         freq: model.machine.frequencies[fi],
                         gpus: g,
+                        gpu_clock_mhz: None,
                     };
                     match model.predict(cfg).unwrap() {
-                        Outcome::Finite(p) => all.push((p.time.0, p.energy.0, (n, c, fi, g))),
+                        Outcome::Finite(p) => all.push((p.time.0, p.energy.0, (n, c, fi, g, 0))),
                         Outcome::Saturated { .. } => saturated += 1,
                     }
                 }
@@ -210,6 +211,7 @@ proptest! {
             cores: vec![1, 3],
             freqs: vec![0, 1],
             gpus: vec![0, 1],
+            gpu_clocks: Vec::new(),
         };
         let (want, saturated, _) = brute(&model, &space);
         for got in [search(&model, &space).unwrap(), jouleplan::search::search_unpruned(&model, &space).unwrap()] {
@@ -235,6 +237,7 @@ proptest! {
             cores: subset(core_mask, 4, 1),
             freqs: (0..nfreq).collect(),
             gpus: (0..=gpus).collect(),
+            gpu_clocks: Vec::new(),
         };
         let got = search(&model, &space).unwrap();
         let (want, saturated, _) = brute(&model, &space);
@@ -540,6 +543,7 @@ proptest! {
             cores: (1..=4).collect(),
             freqs: (0..2).collect(),
             gpus: (0..=gpus).collect(),
+            gpu_clocks: Vec::new(),
         };
         let got = jouleplan::search::search_filtered(&model, &space, Some(min)).unwrap();
         let mut ok: Vec<(f64, f64)> = Vec::new();
@@ -547,7 +551,7 @@ proptest! {
             for &cores in &space.cores {
                 for &fi in &space.freqs {
                     for &g in &space.gpus {
-                        let cfg = Config { nodes: n, cores, freq: model.machine.frequencies[fi], gpus: g };
+                        let cfg = Config { nodes: n, cores, freq: model.machine.frequencies[fi], gpus: g, gpu_clock_mhz: None };
                         if let Outcome::Finite(p) = model.predict(cfg).unwrap()
                             && HostTree::of(&p).parallel_efficiency >= min
                         {

@@ -77,6 +77,7 @@ fn library_reproduces_every_hand_derived_term() {
         cores: 4,
         freq: Hertz(2.0e9),
         gpus: 0,
+        gpu_clock_mhz: None,
     };
     let Outcome::Finite(p) = model.predict(cfg).unwrap() else {
         panic!("not saturated")
@@ -176,6 +177,7 @@ fn a_single_node_sends_no_messages() {
             cores: 4,
             freq: Hertz(2.0e9),
             gpus: 0,
+            gpu_clock_mhz: None,
         })
         .unwrap()
     else {

@@ -39,6 +39,9 @@ pub struct FitOut {
     pub energy_scope: Option<String>,
     /// Why no power was fitted (time-only runs, or energy that cannot identify it).
     pub power_not_fitted: Option<String>,
+    /// The GPU clock law fitted on GPU runs (MODEL.md 6e), as the profile holds it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_clock: Option<super::gpu_clock::GpuClockLaw>,
     /// Files written.
     pub wrote: Vec<String>,
     /// Notes said on standard error as well.
@@ -150,6 +153,9 @@ pub struct MachineCheckOut {
     pub frequencies_ghz: Vec<f64>,
     /// GPUs per node.
     pub gpus_per_node: u32,
+    /// The GPU clocks, MHz (absent: no GPU clock axis).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gpu_clocks_mhz: Vec<f64>,
     /// Memory per node, GiB.
     pub memory_per_node_gib: Option<f64>,
     /// The `[network]` values, when the file has them.

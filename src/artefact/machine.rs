@@ -60,6 +60,14 @@ pub struct NodeSection {
     /// GPU model name (checked against a profile's recorded GPUs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu_model: Option<String>,
+    /// The GPU's supported application (graphics) clocks, MHz, ascending: the GPU clock axis
+    /// (MODEL.md section 6e). Absent: no clock axis.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_clocks_mhz: Option<Vec<f64>>,
+    /// The memory clock, MHz, that `gpu_clocks_mhz` belongs to (NVML lists graphics clocks per
+    /// memory clock); optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_memory_clock_mhz: Option<f64>,
 }
 
 #[allow(clippy::trivially_copy_pass_by_ref)] // serde's skip_serializing_if passes a reference
@@ -212,6 +220,10 @@ pub const POWER_HINT: &str = "a [power] section: idle_w, core_active_w, core_sta
 
 /// A frequency of the set, GHz.
 const FREQ_GHZ: Bound = Bound::Within(0.01, 20.0);
+/// A GPU clock (core or memory), MHz.
+pub const GPU_CLOCK_MHZ: Bound = Bound::Within(50.0, 5000.0);
+/// The most GPU clocks a machine file lists.
+pub const GPU_CLOCKS_MAX: usize = 512;
 
 impl MachineFile {
     /// Reads and validates a machine from its TOML text; `path` names it in messages.
@@ -309,8 +321,71 @@ impl NodeSection {
                 format!("{ghz:?}"),
             ));
         }
+        self.validate_gpu_clocks(c)?;
         Ok(ghz.len())
     }
+
+    /// Checks `gpu_clocks_mhz` (whole MHz, ascending, distinct, 1 to [`GPU_CLOCKS_MAX`], on a
+    /// machine with GPUs) and `gpu_memory_clock_mhz`.
+    fn validate_gpu_clocks(&self, c: &Check) -> InputResult<()> {
+        const KEY: &str = "machine.gpu_clocks_mhz";
+        c.opt(
+            "machine.gpu_memory_clock_mhz",
+            self.gpu_memory_clock_mhz,
+            GPU_CLOCK_MHZ,
+        )?;
+        let Some(mhz) = &self.gpu_clocks_mhz else {
+            return Ok(());
+        };
+        if self.gpus_per_node == 0 {
+            return Err(c.fail(
+                KEY,
+                "no list on a machine without GPUs (gpus_per_node = 0): set gpus_per_node",
+                format!("{} clocks", mhz.len()),
+            ));
+        }
+        if mhz.is_empty() || mhz.len() > GPU_CLOCKS_MAX {
+            return Err(c.fail(
+                KEY,
+                gpu_clocks_expected(),
+                format!("a list of {}", mhz.len()),
+            ));
+        }
+        for (i, &f) in mhz.iter().enumerate() {
+            let key = format!("{KEY}[{i}]");
+            if (0.05..=5.0).contains(&f) {
+                let expected = format!("{} (MHz: {f} looks like GHz)", GPU_CLOCK_MHZ.describe());
+                return Err(c.fail(&key, expected, f.to_string()));
+            }
+            c.num(&key, f, GPU_CLOCK_MHZ)?;
+            if f.fract() != 0.0 {
+                return Err(c.fail(&key, "a whole number of MHz", f.to_string()));
+            }
+        }
+        if let Some(i) = mhz.windows(2).position(|w| w[0] >= w[1]) {
+            let what = if mhz[i] == mhz[i + 1] {
+                "a duplicate"
+            } else {
+                "descending"
+            };
+            return Err(c.fail(
+                &format!("{KEY}[{}]", i + 1),
+                "distinct clocks in MHz in ascending order (as `nvidia-smi -q -d \
+                 SUPPORTED_CLOCKS` lists them, sorted)",
+                format!("{} after {} ({what})", mhz[i + 1], mhz[i]),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// What `gpu_clocks_mhz` should hold.
+fn gpu_clocks_expected() -> String {
+    format!(
+        "a list of 1 to {GPU_CLOCKS_MAX} supported GPU application clocks in whole MHz, \
+         ascending, each {}",
+        GPU_CLOCK_MHZ.describe()
+    )
 }
 
 impl PowerSection {
@@ -366,6 +441,8 @@ fn expects(key: &str) -> Option<String> {
         }
         "machine.frequencies_ghz[]" => FREQ_GHZ.describe(),
         "machine.memory_per_node_gib" => limits::MEMORY_GIB.describe(),
+        "machine.gpu_clocks_mhz" => gpu_clocks_expected(),
+        "machine.gpu_clocks_mhz[]" | "machine.gpu_memory_clock_mhz" => GPU_CLOCK_MHZ.describe(),
         "network.latency_s" => limits::LATENCY_S.describe(),
         "network.bandwidth_bytes_per_s" | "network.switch_bandwidth_bytes_per_s" => {
             limits::BANDWIDTH.describe()

@@ -37,6 +37,10 @@ pub struct MeasuredRow {
     /// What `energy_j` covers: `node`, `cpu` or `gpu`.
     #[serde(default)]
     pub energy_scope: Option<String>,
+    /// The requested GPU core clock of the run, MHz (absent: the top of the machine's
+    /// `gpu_clocks_mhz`). Read, not written: the writers' rows are at the top clock.
+    #[serde(default, skip_serializing)]
+    pub gpu_clock_mhz: Option<f64>,
 }
 
 /// The columns a file must have.
@@ -47,8 +51,8 @@ pub const MEASURED_HEADER: &str =
     "nodes,cores,freq_hz,gpus,time_s,energy_j,gpu_energy_j,ranks,energy_scope";
 
 /// The header a file must have, in words.
-pub const HEADER: &str =
-    "columns nodes,cores,freq_hz,gpus,time_s[,energy_j|gpu_energy_j][,ranks][,energy_scope]";
+pub const HEADER: &str = "columns nodes,cores,freq_hz,gpus,time_s[,energy_j|gpu_energy_j][,ranks]\
+     [,energy_scope][,gpu_clock_mhz]";
 
 /// An error about a cell: `line N, column NAME`.
 pub fn cell_error(path: &Path, line: u64, column: &str, expected: &str, got: &str) -> InputError {
@@ -109,6 +113,22 @@ impl MeasuredRow {
                 crate::limits::NODE_POWER_W.1
             );
             return bad(col, &expected, e);
+        }
+        if let Some(mhz) = self.gpu_clock_mhz {
+            if self.gpus == 0 {
+                return bad(
+                    "gpu_clock_mhz",
+                    "empty on a row without GPUs (gpus = 0)",
+                    mhz,
+                );
+            }
+            if !(50.0..=5000.0).contains(&mhz) {
+                return bad(
+                    "gpu_clock_mhz",
+                    "a GPU core clock in MHz, 50 to 5000 (1305, not 1.305)",
+                    mhz,
+                );
+            }
         }
         if self.nodes == 0 || self.cores == 0 {
             let (col, v) = if self.nodes == 0 {
@@ -344,7 +364,7 @@ fn kind(column: &str) -> Option<(Cell, bool)> {
         "nodes" | "cores" | "gpus" => (Cell::Whole, false),
         "ranks" => (Cell::Whole, true),
         "freq_hz" | "time_s" => (Cell::Number, false),
-        "energy_j" | "gpu_energy_j" => (Cell::Number, true),
+        "energy_j" | "gpu_energy_j" | "gpu_clock_mhz" => (Cell::Number, true),
         "energy_scope" => (Cell::Scope, true),
         _ => return None,
     })

@@ -3,6 +3,7 @@
 //! them imports a stage (docs/ARCHITECTURE.md).
 
 pub mod fit;
+pub mod gpu_clock;
 pub mod machine;
 pub mod measured;
 pub mod node_law;

@@ -18,6 +18,9 @@ pub struct ConfigOut {
     pub freq_hz: f64,
     /// GPUs per node.
     pub gpus: u32,
+    /// The GPU core clock, MHz, where the profile has a GPU clock law (MODEL.md 6e).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_clock_mhz: Option<f64>,
     /// Predicted time, s.
     pub time_s: f64,
     /// Predicted energy, J.

@@ -91,6 +91,9 @@ pub struct ProfileFile {
     /// The node law fitted on multi-node runs (MODEL.md 6c b).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node_law: Option<NodeLawFile>,
+    /// The GPU clock law (MODEL.md 6e), where the workload was measured at 3 or more clocks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_clock: Option<super::gpu_clock::GpuClockLaw>,
     /// The machine a profile without a sweep record was measured on (written by `fit`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measured_on: Option<MeasuredOnFile>,
@@ -387,6 +390,9 @@ impl ProfileFile {
         }
         if let Some(law) = &self.node_law {
             law.validate(&c, "node_law")?;
+        }
+        if let Some(law) = &self.gpu_clock {
+            law.validate(&c)?;
         }
         if let Some(id) = self.fit_id.as_deref()
             && !is_fit_id(id)

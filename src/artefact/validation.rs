@@ -51,6 +51,9 @@ pub struct PointOut {
     pub freq_hz: f64,
     /// GPUs per node.
     pub gpus: u32,
+    /// The GPU core clock of the row, MHz, where it names one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_clock_mhz: Option<f64>,
     /// Measured time, s (mean of its runs).
     pub time_s: f64,
     /// Predicted time, s.

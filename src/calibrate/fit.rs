@@ -107,6 +107,9 @@ pub fn fit(runs: &Runs, machine: &MachineDoc, options: &FitOptions) -> InputResu
             crate::model::machine::NETWORK_HINT
         )));
     }
+    if runs.rows().iter().any(|r| r.config.gpus > 0) {
+        return fit_gpu(runs, machine, options);
+    }
     let mut outcome = from_measured::fit_with_rule(
         runs.file(),
         (runs.rows(), runs),
@@ -133,6 +136,28 @@ pub fn fit(runs: &Runs, machine: &MachineDoc, options: &FitOptions) -> InputResu
         fitted.problems = planner_checks(&fitted, machine, options.machine_out.as_deref())?;
     }
     Ok(fitted)
+}
+
+/// `fit` on GPU runs ([`super::gpu_fit`]): the profile with its GPU clock law; the machine
+/// file is written as given (the laws are the workload's, not the machine's).
+fn fit_gpu(runs: &Runs, machine: &MachineDoc, options: &FitOptions) -> InputResult<Fitted> {
+    let profile =
+        super::gpu_fit::gpu_profile(runs.file(), runs.rows(), &machine.machine, &options.program)?;
+    let measured_energy = runs.rows().iter().any(|r| r.energy.is_some());
+    Ok(Fitted {
+        outcome: FitOutcome {
+            samples: Vec::new(),
+            splits: Vec::new(),
+            profile,
+            power: FittedPower::NoEnergy,
+            derived: Vec::new(),
+        },
+        machine_text: options.machine_out.as_ref().map(|_| machine.text.clone()),
+        power_gap: None,
+        measured_energy,
+        unpowered: machine.lacks.power,
+        problems: Vec::new(),
+    })
 }
 
 /// Why no power was fitted, in words naming the runs' file (`None` where it was).

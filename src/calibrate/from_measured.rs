@@ -313,7 +313,7 @@ fn check_cores(file: &Path, rows: &[Measured], machine: &Machine) -> InputResult
 }
 
 /// `line N` of a row's source (`file:N`).
-fn line_of(source: &str) -> String {
+pub fn line_of(source: &str) -> String {
     source
         .rsplit(':')
         .next()

@@ -27,6 +27,8 @@ pub struct ConfigKey {
     pub ranks: Option<u32>,
     /// The measured energy's scope (its name), when energy was measured.
     pub scope: Option<&'static str>,
+    /// The GPU core clock, whole MHz, when the row names one.
+    pub gpu_clock_mhz: Option<u32>,
 }
 
 impl ConfigKey {
@@ -43,6 +45,7 @@ impl ConfigKey {
             gpus: config.gpus,
             ranks,
             scope: scope.map(EnergyScope::name),
+            gpu_clock_mhz: config.gpu_clock_mhz.map(|m| m.round() as u32),
         }
     }
 }

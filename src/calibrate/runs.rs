@@ -263,6 +263,7 @@ fn measurement(path: &Path, row: &MeasuredRow, line: u64) -> InputResult<RowRun>
             cores: row.cores,
             freq: Hertz(row.freq_hz),
             gpus: row.gpus,
+            gpu_clock_mhz: row.gpu_clock_mhz,
         },
         ranks: row.ranks,
         time_s: row.time_s,

@@ -185,6 +185,7 @@ fn row(
             cores,
             freq,
             gpus: 0,
+            gpu_clock_mhz: None,
         },
         time_s,
         energy,

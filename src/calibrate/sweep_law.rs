@@ -35,6 +35,7 @@ pub fn measured_row(r: &RunRecord) -> MeasuredRow {
         energy_j: energy.map(|e| e.0),
         gpu_energy_j: None,
         ranks: None,
+        gpu_clock_mhz: None,
         energy_scope: energy.map(|e| e.1.csv_name().to_string()),
     }
 }
@@ -52,6 +53,7 @@ fn multi_node_rows(output: &Path, rec: &SweepRecord) -> Vec<Measured> {
                     cores: r.cores,
                     freq: Hertz(r.freq_hz),
                     gpus: r.gpus,
+                    gpu_clock_mhz: None,
                 },
                 time_s: r.wall_s,
                 energy,

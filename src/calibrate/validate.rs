@@ -310,6 +310,7 @@ pub fn as_measured(profile: &Profile, p: &BaselinePoint) -> Measured {
             cores: p.cores,
             freq: p.freq,
             gpus: p.gpus,
+            gpu_clock_mhz: None,
         },
         ranks: None,
         time_s: p.wall_time.0,

@@ -151,6 +151,7 @@ fn plan(
         cores: cores.filter(|c| !c.is_empty()),
         freqs,
         gpus: None,
+        gpu_clocks: None,
     };
     let space = inputs.space(&request)?;
     let request = Request {

@@ -247,6 +247,7 @@ mod tests {
                 energy_j: Some(1100.0),
                 gpu_energy_j: None,
                 ranks: None,
+                gpu_clock_mhz: None,
                 energy_scope: None,
             },
         };

@@ -162,6 +162,7 @@ pub fn run_slurm(args: &SlurmArgs, out: &mut dyn Write) -> anyhow::Result<()> {
             "configuration named with --config".into(),
         );
         prov.warnings = warnings_for(trust, config.nodes);
+        prov.gpu_clock = crate::report::gpu_clock::note(model.machine, model.profile, &p);
         prov.mem_per_node_gib = model
             .profile
             .memory_footprint_gib

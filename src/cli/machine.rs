@@ -99,6 +99,12 @@ pub fn run_machine(a: &MachineArgs, out: &mut dyn Write) -> anyhow::Result<()> {
                             .map_or("no GPU".to_string(), |(n, m)| format!("{} x {m}", n.value)),
                         p.display()
                     ));
+                    if let Some(Err(why)) = &facts.gpu_clocks {
+                        super::say::warning(&format!(
+                            "GPU clocks not read ({why}): no gpu_clocks_mhz written, so plan has \
+                             no GPU clock axis; add the supported clocks by hand"
+                        ));
+                    }
                     Ok(())
                 }
                 None => Ok(out.write_all(text.as_bytes())?),
@@ -198,6 +204,7 @@ fn check_out(
         cores_per_node: m.cores_per_node,
         frequencies_ghz: m.frequencies.iter().map(|f| f.ghz()).collect(),
         gpus_per_node: m.gpus_per_node,
+        gpu_clocks_mhz: m.gpu_clocks_mhz.clone(),
         memory_per_node_gib: m.memory_per_node_gib,
         network,
         power,
@@ -244,6 +251,20 @@ fn missing_sections(file: &str) -> anyhow::Result<()> {
     .into())
 }
 
+/// The GPU clock axis in one line: the list's range and count, or that there is none.
+pub fn gpu_clock_line(m: &Machine) -> String {
+    let c = &m.gpu_clocks_mhz;
+    match (c.first(), c.last()) {
+        (Some(lo), Some(hi)) => format!(
+            "GPU clocks: {} from {lo} to {hi} MHz{}",
+            c.len(),
+            m.gpu_memory_clock_mhz
+                .map_or(String::new(), |mem| format!(" (memory {mem} MHz)"))
+        ),
+        _ => "GPU clocks: not given (no GPU clock axis: add gpu_clocks_mhz to [machine])".into(),
+    }
+}
+
 /// Prints what plan will use from a machine.
 fn describe(m: &Machine, out: &mut dyn Write) -> std::io::Result<()> {
     let ghz: Vec<String> = m.frequencies.iter().map(|f| f.ghz().to_string()).collect();
@@ -287,6 +308,7 @@ fn describe(m: &Machine, out: &mut dyn Write) -> std::io::Result<()> {
         m.power.network.0
     )?;
     if m.gpus_per_node > 0 {
+        writeln!(out, "  {}", gpu_clock_line(m))?;
         writeln!(
             out,
             "  GPU power: kernels {} W, context idle {} W, no context {}",

@@ -37,6 +37,11 @@ pub struct SpaceArgs {
     /// GPUs per node [default: those the profile has baselines for].
     #[arg(long, value_name = "SPEC")]
     pub gpus: Option<String>,
+    /// GPU core clocks in MHz from the machine's gpu_clocks_mhz (870,1305 or 900-1400), or
+    /// `all`: every supported clock within the profile's measured range [default: the clock
+    /// the profile was measured at].
+    #[arg(long, value_name = "SPEC|all")]
+    pub gpu_clocks: Option<String>,
 }
 
 /// What to recommend.
@@ -129,6 +134,7 @@ pub fn resolve(src: &SourceArgs, sa: &SpaceArgs, qa: &QueryArgs) -> InputResult<
             .as_deref()
             .map(|s| values::parse_int_spec("--gpus", s))
             .transpose()?,
+        gpu_clocks: sa.gpu_clocks.clone(),
     };
     let space = inputs.space(&request)?;
     let query = query(qa)?;
@@ -281,6 +287,8 @@ fn write_job(
         },
     };
     let mut prov = provenance(&inp.inputs.machine, &inp.inputs.profile, reason);
+    prov.gpu_clock =
+        crate::report::gpu_clock::note(&inp.inputs.machine, &inp.inputs.profile, &entry.prediction);
     prov.warnings = warnings_for(trust, entry.prediction.config.nodes);
     prov.mem_per_node_gib = inp
         .inputs

@@ -91,6 +91,7 @@ pub fn run_report(args: &ReportArgs, _out: &mut dyn Write) -> anyhow::Result<Pla
         &sample,
         (&breakdown, &node_law),
         file.as_deref().map(|f| (f, &runs[..])),
+        crate::report::gpu_clock::axis(&model, &plan).as_ref(),
     );
     let png = plot::pareto_png(&plan, &sample, &marks)
         .map_err(|e| anyhow::anyhow!("{}: {e}", dir.join("pareto.png").display()))?;

@@ -97,6 +97,7 @@ pub(crate) fn provenance(
         unmeasured: unmeasured(machine, profile),
         layout: profile.layout,
         energy_scope: profile.energy_scope(),
+        gpu_clock: None,
     }
 }
 

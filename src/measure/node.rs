@@ -33,6 +33,9 @@ pub struct NodeFacts {
     pub cpu_model: Sourced<String>,
     /// GPUs and their model, when NVML sees any.
     pub gpus: Option<(Sourced<u32>, String)>,
+    /// The GPUs' supported application clocks (NVML), or why they could not be read (`None`
+    /// without GPUs).
+    pub gpu_clocks: Option<Result<super::nvml::SupportedClocks, String>>,
     /// Nodes of the cluster.
     pub nodes: Sourced<u32>,
 }
@@ -55,8 +58,17 @@ impl Default for NodeRoots {
     }
 }
 
-/// Reads the node.
+/// Reads the node, and the GPUs' supported clocks where NVML sees GPUs.
 pub fn read(roots: &NodeRoots) -> NodeFacts {
+    let mut facts = read_cpu_side(roots);
+    if facts.gpus.is_some() {
+        facts.gpu_clocks = Some(super::nvml::supported_clocks());
+    }
+    facts
+}
+
+/// Reads the node's CPU side, memory, node count and the GPUs' count and model.
+fn read_cpu_side(roots: &NodeRoots) -> NodeFacts {
     let cpuinfo = std::fs::read_to_string(roots.proc.join("cpuinfo")).unwrap_or_default();
     let id = cpu::parse_cpuinfo(&cpuinfo);
     let n = sweep::core_cpus(&roots.cpu).len().max(1) as u32;
@@ -78,6 +90,7 @@ pub fn read(roots: &NodeRoots) -> NodeFacts {
             source: format!("measured: {}", roots.proc.join("cpuinfo").display()),
         },
         gpus: gpus(),
+        gpu_clocks: None,
         nodes: nodes(),
     }
 }
@@ -192,6 +205,7 @@ fn nodes() -> Sourced<u32> {
 /// say how to get them (`jouleplan machine check` lists them as missing). The sections are
 /// the machine file's own type, written by `toml`.
 pub fn machine_toml(f: &NodeFacts) -> String {
+    let clocks = f.gpu_clocks.as_ref().and_then(|r| r.as_ref().ok());
     let node = NodeSection {
         name: f.hostname.clone(),
         description: format!("{} as `jouleplan machine init` read it", f.hostname),
@@ -202,6 +216,8 @@ pub fn machine_toml(f: &NodeFacts) -> String {
         memory_per_node_gib: f.memory_gib.as_ref().map(|m| m.value),
         cpu_model: Some(f.cpu_model.value.clone()),
         gpu_model: f.gpus.as_ref().map(|(_, model)| model.clone()),
+        gpu_clocks_mhz: clocks.map(|c| c.graphics_mhz.iter().map(|&m| f64::from(m)).collect()),
+        gpu_memory_clock_mhz: clocks.map(|c| f64::from(c.memory_mhz)),
     };
     let mut s = format!(
         "# Written by `jouleplan machine init` on {host}: what this node says about itself.\n\
@@ -212,6 +228,13 @@ pub fn machine_toml(f: &NodeFacts) -> String {
         host = f.hostname,
     );
     s += &section("machine", &node);
+    if let Some(Err(why)) = &f.gpu_clocks {
+        s += &format!(
+            "\n# gpu_clocks_mhz: not read ({why}); without it plan has no GPU clock axis.\n\
+             # Add the supported application clocks by hand (`nvidia-smi -q -d SUPPORTED_CLOCKS`)\n\
+             # to plan the GPU clock: gpu_clocks_mhz = [...]\n"
+        );
+    }
     s += "\n# [network]: an MPI ping-pong between two nodes (NetPIPE, or OSU osu_latency and\n\
           # osu_bw), fitted as latency + bytes / bandwidth:\n\
           # latency_s = ...\n# bandwidth_bytes_per_s = ...\n\n\
@@ -253,6 +276,21 @@ fn sources(f: &NodeFacts) -> std::collections::BTreeMap<String, String> {
         src.push(("machine.gpus_per_node", n.source.clone()));
         src.push(("machine.gpu_model", "measured: NVML device 0 name".into()));
     }
+    if let Some(Ok(c)) = &f.gpu_clocks {
+        src.push((
+            "machine.gpu_clocks_mhz",
+            format!(
+                "measured: NVML nvmlDeviceGetSupportedGraphicsClocks at the highest supported \
+                 memory clock ({} MHz), every GPU of the node alike (the list `nvidia-smi -q -d \
+                 SUPPORTED_CLOCKS` prints)",
+                c.memory_mhz
+            ),
+        ));
+        src.push((
+            "machine.gpu_memory_clock_mhz",
+            "measured: NVML nvmlDeviceGetSupportedMemoryClocks, the highest".into(),
+        ));
+    }
     src.push((
         "network",
         "missing: not measurable from one node; see the comment above".into(),
@@ -262,4 +300,63 @@ fn sources(f: &NodeFacts) -> std::collections::BTreeMap<String, String> {
         "missing: machine init does not measure power; see the comment above".into(),
     ));
     src.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::artefact::machine::MachineFile;
+    use crate::measure::nvml::SupportedClocks;
+
+    fn facts(clocks: Option<Result<SupportedClocks, String>>) -> NodeFacts {
+        let s = |v: u32| Sourced {
+            value: v,
+            source: "measured: test".into(),
+        };
+        NodeFacts {
+            hostname: "n1".into(),
+            cores: s(16),
+            frequencies_ghz: Sourced {
+                value: vec![2.1],
+                source: "measured: test".into(),
+            },
+            memory_gib: None,
+            cpu_model: Sourced {
+                value: "cpu".into(),
+                source: "measured: test".into(),
+            },
+            gpus: Some((s(1), "gpu".into())),
+            gpu_clocks: clocks,
+            nodes: s(1),
+        }
+    }
+
+    #[test]
+    fn clocks_nvml_lists_are_written_with_their_source_and_read_back() {
+        let c = SupportedClocks {
+            memory_mhz: 3505,
+            graphics_mhz: vec![595, 975, 1164],
+        };
+        let text = machine_toml(&facts(Some(Ok(c))));
+        let f = MachineFile::parse(Path::new("m.toml"), &text).unwrap();
+        assert_eq!(f.machine.gpu_clocks_mhz, Some(vec![595.0, 975.0, 1164.0]));
+        assert_eq!(f.machine.gpu_memory_clock_mhz, Some(3505.0));
+        let src = &f.sources["machine.gpu_clocks_mhz"];
+        assert!(
+            src.contains("nvmlDeviceGetSupportedGraphicsClocks"),
+            "{src}"
+        );
+    }
+
+    #[test]
+    fn clocks_nvml_cannot_list_are_left_out_and_the_reason_written() {
+        let text = machine_toml(&facts(Some(Err("GPU 0: Not Supported".into()))));
+        let f = MachineFile::parse(Path::new("m.toml"), &text).unwrap();
+        assert_eq!(f.machine.gpu_clocks_mhz, None);
+        assert!(
+            text.contains("gpu_clocks_mhz: not read (GPU 0: Not Supported)"),
+            "{text}"
+        );
+        assert!(!f.sources.contains_key("machine.gpu_clocks_mhz"));
+    }
 }

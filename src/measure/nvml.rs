@@ -128,6 +128,89 @@ pub fn visible_gpus() -> Result<u32, String> {
         .map_err(|e| format!("NVML device count: {e}"))
 }
 
+/// The application clocks the node's GPUs support, as `nvidia-smi -q -d SUPPORTED_CLOCKS`
+/// lists them: the graphics clocks at the highest supported memory clock (the default one).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SupportedClocks {
+    /// The memory clock the list belongs to, MHz.
+    pub memory_mhz: u32,
+    /// The graphics (core) clocks, MHz, ascending and distinct.
+    pub graphics_mhz: Vec<u32>,
+}
+
+/// Reads the supported application clocks of every GPU NVML sees
+/// (`nvmlDeviceGetSupportedMemoryClocks`, then `nvmlDeviceGetSupportedGraphicsClocks` at the
+/// highest memory clock). An error says why they could not be read: no NVML, no GPU, a GPU
+/// that cannot list its clocks (many GeForce boards answer "not supported"), or GPUs of one
+/// node that list different clocks.
+pub fn supported_clocks() -> Result<SupportedClocks, String> {
+    let nvml = Nvml::init().map_err(|e| format!("NVML could not be loaded: {e}"))?;
+    let n = nvml
+        .device_count()
+        .map_err(|e| format!("NVML device count: {e}"))?;
+    let mut per_gpu = Vec::new();
+    for i in 0..n {
+        let d = nvml
+            .device_by_index(i)
+            .map_err(|e| format!("GPU {i}: {e}"))?;
+        let mem = d
+            .supported_memory_clocks()
+            .map_err(|e| format!("GPU {i}: supported memory clocks: {e}"))?;
+        let top = mem
+            .iter()
+            .copied()
+            .max()
+            .ok_or_else(|| format!("GPU {i}: NVML lists no supported memory clock"))?;
+        let graphics = d
+            .supported_graphics_clocks(top)
+            .map_err(|e| format!("GPU {i}: supported graphics clocks at {top} MHz memory: {e}"))?;
+        per_gpu.push((top, graphics));
+    }
+    common_clocks(&per_gpu)
+}
+
+/// The one list of clocks the GPUs `(memory clock, graphics clocks)` share, sorted and
+/// deduplicated; an error names the first GPU whose list differs from GPU 0's.
+pub fn common_clocks(per_gpu: &[(u32, Vec<u32>)]) -> Result<SupportedClocks, String> {
+    let norm = |(m, g): &(u32, Vec<u32>)| {
+        let mut g = g.clone();
+        g.sort_unstable();
+        g.dedup();
+        SupportedClocks {
+            memory_mhz: *m,
+            graphics_mhz: g,
+        }
+    };
+    let Some(first) = per_gpu.first().map(norm) else {
+        return Err("NVML sees no GPU".into());
+    };
+    if first.graphics_mhz.is_empty() {
+        return Err(format!(
+            "GPU 0 lists no graphics clock at {} MHz memory",
+            first.memory_mhz
+        ));
+    }
+    for (i, other) in per_gpu.iter().enumerate().skip(1) {
+        let other = norm(other);
+        if other != first {
+            return Err(format!(
+                "GPU {i} supports other clocks than GPU 0 ({} clocks {}-{} MHz at {} MHz memory \
+                 against {} clocks {}-{} MHz at {} MHz memory): a machine file holds one list; \
+                 write the clocks every GPU supports by hand",
+                other.graphics_mhz.len(),
+                other.graphics_mhz.first().unwrap_or(&0),
+                other.graphics_mhz.last().unwrap_or(&0),
+                other.memory_mhz,
+                first.graphics_mhz.len(),
+                first.graphics_mhz[0],
+                first.graphics_mhz[first.graphics_mhz.len() - 1],
+                first.memory_mhz
+            ));
+        }
+    }
+    Ok(first)
+}
+
 /// The GPUs a sweep with up to `g` GPUs per run uses, in order: the first ones of the user's
 /// `CUDA_VISIBLE_DEVICES` where it is set (a Slurm allocation's GPUs, say), else 0, 1, ...
 /// `seen` is how many GPUs NVML sees. An error says what is wrong and what to do.
@@ -310,6 +393,20 @@ impl Backend for NvmlGpus {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn gpus_share_one_sorted_clock_list_or_are_refused_naming_the_odd_one() {
+        let a = (3505, vec![1164, 595, 633, 633]);
+        let got = common_clocks(&[a.clone(), (3505, vec![595, 633, 1164])]).unwrap();
+        assert_eq!(got.graphics_mhz, vec![595, 633, 1164]);
+        assert_eq!(got.memory_mhz, 3505);
+        let e = common_clocks(&[a.clone(), (3505, vec![595, 1164])]).unwrap_err();
+        assert!(e.contains("GPU 1 supports other clocks than GPU 0"), "{e}");
+        let e = common_clocks(&[a, (810, vec![595, 633, 1164])]).unwrap_err();
+        assert!(e.contains("810 MHz memory"), "{e}");
+        assert!(common_clocks(&[]).unwrap_err().contains("no GPU"));
+        assert!(common_clocks(&[(3505, vec![])]).is_err());
+    }
 
     #[test]
     fn the_users_visible_devices_are_used_and_bad_ones_refused() {

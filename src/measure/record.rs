@@ -157,6 +157,7 @@ pub fn profile_file(h: &Header, s: &SweepRecord) -> ProfileFile {
             spread,
         }),
         node_law: None,
+        gpu_clock: None,
         measured_on: None,
         layout: sweep_layout(s).map(crate::model::layout::Layout::to_file),
         energy_scope: None,

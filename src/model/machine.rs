@@ -70,6 +70,10 @@ pub struct Machine {
     pub cpu_model: Option<String>,
     /// GPU model name, when the file gives it (checked against a profile's recorded GPUs).
     pub gpu_model: Option<String>,
+    /// The GPU's supported application clocks, MHz, ascending (empty: no GPU clock axis).
+    pub gpu_clocks_mhz: Vec<f64>,
+    /// The memory clock, MHz, the GPU clocks belong to, when the file names it.
+    pub gpu_memory_clock_mhz: Option<f64>,
     /// The network.
     pub network: Network,
     /// Power parameters.
@@ -146,6 +150,8 @@ impl Machine {
             memory_per_node_gib: m.memory_per_node_gib,
             cpu_model: m.cpu_model.clone(),
             gpu_model: m.gpu_model.clone(),
+            gpu_clocks_mhz: m.gpu_clocks_mhz.clone().unwrap_or_default(),
+            gpu_memory_clock_mhz: m.gpu_memory_clock_mhz,
             network,
             power,
             sources: f
@@ -208,6 +214,16 @@ impl Machine {
         self.frequencies
             .iter()
             .position(|x| (x.0 - f.0).abs() < 1e3)
+    }
+
+    /// The top GPU clock of the machine's list, MHz (`None`: no clock axis).
+    pub fn top_gpu_clock(&self) -> Option<f64> {
+        self.gpu_clocks_mhz.last().copied()
+    }
+
+    /// Whether `mhz` is one of the machine's GPU clocks (to within half a MHz).
+    pub fn has_gpu_clock(&self, mhz: f64) -> bool {
+        self.gpu_clocks_mhz.iter().any(|c| (c - mhz).abs() < 0.5)
     }
 
     /// The frequency set in GHz, for messages.

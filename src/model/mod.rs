@@ -10,6 +10,7 @@ pub mod baseline;
 pub mod device;
 pub mod energy_scope;
 pub mod evidence;
+pub mod gpu_clock;
 pub mod gpu_power;
 pub mod host_tree;
 pub mod kernel;
@@ -40,13 +41,20 @@ pub struct Config {
     pub freq: Hertz,
     /// GPUs per node `g`.
     pub gpus: u32,
+    /// The GPU core clock `fg`, MHz, where the profile has a GPU clock law and `g > 0`
+    /// (MODEL.md 6e); `None`: the clock the profile was measured at.
+    pub gpu_clock_mhz: Option<f64>,
 }
 
 impl Config {
-    /// The configuration as messages name it: `(nodes, cores, f GHz, GPUs)`.
+    /// The configuration as messages name it: `(nodes, cores, f GHz, GPUs)`, and the GPU
+    /// clock where it has one.
     pub fn label(&self) -> String {
+        let clock = self
+            .gpu_clock_mhz
+            .map_or(String::new(), |m| format!(", {m} MHz"));
         format!(
-            "({}, {}, {} GHz, {})",
+            "({}, {}, {} GHz, {}{clock})",
             self.nodes,
             self.cores,
             self.freq.ghz(),
@@ -127,6 +135,11 @@ pub struct Group {
     pub freq: Hertz,
     /// GPUs per node.
     pub gpus: u32,
+    /// The GPU core clock, MHz, where the profile has a clock law and `g > 0`.
+    pub gpu_clock_mhz: Option<f64>,
+    /// The clock's index in the searched space's GPU clocks (0 without a clock axis): the
+    /// search's key.
+    pub clock_index: u32,
     /// `n T_CPU = k (w_s + b_s) / (c f)`.
     a: f64,
     /// `n T_mem = k m_s / (c f)`.
@@ -346,6 +359,14 @@ impl Group {
 
     /// The coefficients the hot path uses, folded from the others once (`wait_coef`: the
     /// M/G/1 wait coefficient `y^2 (1 + cv^2) / 2`).
+    /// Sets the GPU's power in kernels to `p_act` W (a clock law's `P_act(fg)`), `gap` W being
+    /// the power between kernels the group was built with.
+    fn set_gpu_active(&mut self, p_act: f64, gap: f64) {
+        let busy = f64::from(self.gpus) * (p_act - gap);
+        self.e_fixed += (busy - self.p_gpu_busy) * self.dev_active_mean;
+        self.p_gpu_busy = busy;
+    }
+
     fn folded(mut self, wait_coef: f64) -> Group {
         self.kr = self.y * self.msgs / self.a;
         // Without messages (or with messages that take no time) there is no wait: kw is 0, so
@@ -433,6 +454,7 @@ impl Group {
                 cores: self.cores,
                 freq: self.freq,
                 gpus: self.gpus,
+                gpu_clock_mhz: self.gpu_clock_mhz,
             },
             time: Seconds(ev.time),
             energy: Joules(ev.energy),
@@ -593,8 +615,21 @@ impl<'a> Model<'a> {
         self.profile.communication.growth.factor(n)
     }
 
-    /// Precomputes the `n`-independent part of the model for `(c, f, g)`.
+    /// Precomputes the `n`-independent part of the model for `(c, f, g)` at the profile's
+    /// reference GPU clock.
     pub fn group(&self, cores: u32, freq_index: usize, gpus: u32) -> InputResult<Group> {
+        self.group_at(cores, freq_index, gpus, None)
+    }
+
+    /// As [`Model::group`] at the GPU clock `clock` MHz (`None`: the profile's reference
+    /// clock); a clock the profile's law does not cover is an error naming its range.
+    pub fn group_at(
+        &self,
+        cores: u32,
+        freq_index: usize,
+        gpus: u32,
+        clock: Option<f64>,
+    ) -> InputResult<Group> {
         let m = self.machine;
         let freq = *m.frequencies.get(freq_index).ok_or_else(|| {
             InputError::Mismatch(format!(
@@ -603,7 +638,47 @@ impl<'a> Model<'a> {
         })?;
         let p = self.profile.point(cores, freq, gpus)?;
         let k = self.profile.target_iterations / self.profile.baseline_iterations;
-        Ok(self.group_from_point(p, (cores, freq_index, freq, gpus), k))
+        let clock = self.clock_of(gpus, clock)?;
+        let Some((mhz, law)) = clock.zip(self.profile.gpu_clock.as_ref()) else {
+            return Ok(self.group_from_point(p, (cores, freq_index, freq, gpus), k));
+        };
+        let at = gpu_clock::at_clock(p, law, mhz);
+        let mut g = self.group_from_point(&at, (cores, freq_index, freq, gpus), k);
+        g.gpu_clock_mhz = Some(mhz);
+        if let Some(pw) = &law.power {
+            g.set_gpu_active(pw.at(mhz), self.gpu_gap.at(p));
+        }
+        Ok(g)
+    }
+
+    /// The GPU clock a group with `gpus` GPUs is evaluated at: none without GPUs or without a
+    /// clock law, the law's reference where none is asked; an error for a clock outside the
+    /// law's measured range, or any clock without a law.
+    fn clock_of(&self, gpus: u32, clock: Option<f64>) -> InputResult<Option<f64>> {
+        let law = self.profile.gpu_clock.as_ref();
+        match (gpus, law, clock) {
+            (0, _, _) | (_, None, None) => Ok(None),
+            (_, Some(l), None) => Ok(Some(l.reference_mhz)),
+            (_, Some(l), Some(c)) if l.covers(c) => Ok(Some(c)),
+            (_, Some(l), Some(c)) => Err(InputError::Argument {
+                flag: "GPU clock".into(),
+                expected: format!(
+                    "a GPU clock within the profile's measured range {}: nothing is \
+                     extrapolated; measure the clock to plan it",
+                    l.range_text()
+                ),
+                got: format!("{c} MHz"),
+            }),
+            (_, None, Some(c)) => Err(InputError::Argument {
+                flag: "GPU clock".into(),
+                expected: format!(
+                    "no GPU clock: {} has no GPU clock law (measure 3 or more clocks: a \
+                     measured CSV with gpu_clock_mhz, then `jouleplan fit`)",
+                    self.profile.file.display()
+                ),
+                got: format!("{c} MHz"),
+            }),
+        }
     }
 
     /// The group of `(c, f, g)` evaluated with the baseline's own iteration count (`k = 1`):
@@ -615,7 +690,14 @@ impl<'a> Model<'a> {
                 p.freq.ghz()
             ))
         })?;
-        Ok(self.group_from_point(p, (p.cores, fi, p.freq, p.gpus), 1.0))
+        let mut g = self.group_from_point(p, (p.cores, fi, p.freq, p.gpus), 1.0);
+        if let (Some(law), true) = (&self.profile.gpu_clock, p.gpus > 0) {
+            g.gpu_clock_mhz = Some(law.reference_mhz);
+            if let Some(pw) = &law.power {
+                g.set_gpu_active(pw.at(law.reference_mhz), self.gpu_gap.at(p));
+            }
+        }
+        Ok(g)
     }
 
     fn group_from_point(
@@ -638,6 +720,8 @@ impl<'a> Model<'a> {
             freq_index,
             freq,
             gpus,
+            gpu_clock_mhz: None,
+            clock_index: 0,
             a,
             bm,
             gh: dev.host_blocked,
@@ -787,7 +871,7 @@ impl<'a> Model<'a> {
                 got: format!("{} nodes", config.nodes),
             });
         }
-        let g = self.group(config.cores, fi, config.gpus)?;
+        let g = self.group_at(config.cores, fi, config.gpus, config.gpu_clock_mhz)?;
         let factor = self.growth_factor(config.nodes);
         let at = g.layout(config.nodes, ranks);
         Ok(match g.eval_spread(config.nodes, factor, at) {

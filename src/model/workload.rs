@@ -71,6 +71,8 @@ pub struct Profile {
     pub has_sweep: bool,
     /// The node law fitted on measured multi-node runs (MODEL.md 6c b), when there were any.
     pub node_law: Option<super::node_law::NodeFit>,
+    /// The GPU clock law (MODEL.md 6e), where the workload was measured at 3 or more clocks.
+    pub gpu_clock: Option<super::gpu_clock::GpuClockLaw>,
     /// How the measured runs laid ranks and threads on a node, when they say.
     pub layout: Option<super::layout::Layout>,
     /// The energy scope the profile records (its file's `energy_scope`), when it records one;
@@ -138,6 +140,7 @@ impl Profile {
             facts,
             has_sweep: f.sweep.is_some(),
             node_law: f.node_law.as_ref().map(super::node_law::NodeFit::from_file),
+            gpu_clock: f.gpu_clock.clone(),
             layout: f.layout.and_then(super::layout::Layout::from_file),
             recorded_scope: f.energy_scope.as_deref().and_then(EnergyScope::from_name),
             fit_id: f.fit_id.clone(),
@@ -392,6 +395,7 @@ impl Profile {
                 .node_law
                 .as_ref()
                 .map(super::node_law::NodeFit::to_file),
+            gpu_clock: self.gpu_clock.clone(),
             measured_on,
             layout: self.layout.map(super::layout::Layout::to_file),
             energy_scope: self.recorded_scope.map(|s| s.csv_name().to_string()),
@@ -424,6 +428,7 @@ impl Profile {
             facts: SweepFacts::default(),
             has_sweep: false,
             node_law: None,
+            gpu_clock: None,
             layout: None,
             recorded_scope: None,
             fit_id: None,

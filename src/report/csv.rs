@@ -77,8 +77,8 @@ fn cell(v: &Value, key: &str) -> String {
     }
 }
 
-fn header(extra: &[&str]) -> String {
-    COLUMNS
+fn header(columns: &[&str], extra: &[&str]) -> String {
+    columns
         .iter()
         .map(|c| name(c))
         .chain(extra.iter().map(|e| e.to_string()))
@@ -86,12 +86,31 @@ fn header(extra: &[&str]) -> String {
         .join(",")
 }
 
+/// [`COLUMNS`], with `gpu_clock_mhz` after `gpus` where a configuration has a GPU clock (a
+/// plan without a GPU clock law keeps the columns it always had).
+fn columns(clocked: bool) -> Vec<&'static str> {
+    let mut c = COLUMNS.to_vec();
+    if clocked {
+        c.insert(4, "gpu_clock_mhz");
+    }
+    c
+}
+
 impl Exporter for Csv {
     fn plan(&self, plan: &Plan, out: &mut dyn Write) -> io::Result<()> {
-        writeln!(out, "{}", header(&["front_index", "ties", "recommended"]))?;
+        let clocked = plan
+            .front
+            .iter()
+            .any(|f| f.prediction.config.gpu_clock_mhz.is_some());
+        let cols = columns(clocked);
+        writeln!(
+            out,
+            "{}",
+            header(&cols, &["front_index", "ties", "recommended"])
+        )?;
         for (i, f) in plan.front.iter().enumerate() {
             let v = serde_json::to_value(config_json(&f.prediction))?;
-            let cells: Vec<String> = COLUMNS.iter().map(|c| cell(&v, c)).collect();
+            let cells: Vec<String> = cols.iter().map(|c| cell(&v, c)).collect();
             writeln!(
                 out,
                 "{},{i},{},{}",
@@ -104,15 +123,20 @@ impl Exporter for Csv {
     }
 
     fn prediction(&self, p: PredictionView<'_>, out: &mut dyn Write) -> io::Result<()> {
-        writeln!(out, "{}", header(&["saturated"]))?;
+        let clocked = match p {
+            PredictionView::Finite(p) => p.config.gpu_clock_mhz.is_some(),
+            PredictionView::Saturated { config, .. } => config.gpu_clock_mhz.is_some(),
+        };
+        let cols = columns(clocked);
+        writeln!(out, "{}", header(&cols, &["saturated"]))?;
         match p {
             PredictionView::Finite(p) => {
                 let v = serde_json::to_value(config_json(p))?;
-                let cells: Vec<String> = COLUMNS.iter().map(|c| cell(&v, c)).collect();
+                let cells: Vec<String> = cols.iter().map(|c| cell(&v, c)).collect();
                 writeln!(out, "{},false", cells.join(","))
             }
             PredictionView::Saturated { config, rho } => {
-                let mut cells = vec![String::new(); COLUMNS.len()];
+                let mut cells = vec![String::new(); cols.len()];
                 cells[0] = config.nodes.to_string();
                 cells[1] = config.cores.to_string();
                 cells[2] = config.freq.0.to_string();

@@ -31,6 +31,9 @@ pub fn write_fit(
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
     writeln!(out, "fit: {}", counted(rows))?;
+    if f.profile.uses_gpus() {
+        return write_gpu_fit(f, out);
+    }
     match f.profile.layout {
         Some(l) => writeln!(out, "layout: {} (from the ranks column)", l.describe())?,
         None => writeln!(
@@ -238,6 +241,61 @@ pub fn counts(rows: &[Measured]) -> (usize, usize, Vec<u32>) {
     (configs.len(), runs, nodes)
 }
 
+/// What a fit of GPU runs says of power: the machine's `[power]` is kept.
+const GPU_POWER: &str = "GPU runs: the GPU's power over the clock is the workload's clock law \
+     (the profile's gpu_clock, where 3 or more clocks have GPU energy); the machine file's [power] \
+     is written as given";
+
+/// A fit of GPU runs: its clocks and the clock law.
+fn write_gpu_fit(f: &FitOutcome, out: &mut dyn Write) -> std::io::Result<()> {
+    let Some(p) = f.profile.baseline.first() else {
+        return Ok(());
+    };
+    let Some(law) = &f.profile.gpu_clock else {
+        return writeln!(
+            out,
+            "GPU runs at one clock ({} cores, {} GHz, {} GPUs): a point at that clock, no GPU \
+             clock law (measure 3 or more clocks to plan the clock)",
+            p.cores,
+            p.freq.ghz(),
+            p.gpus
+        );
+    };
+    writeln!(
+        out,
+        "GPU clock law ({} cores, {} GHz, {} GPUs) on {}; baseline at {} MHz",
+        p.cores,
+        p.freq.ghz(),
+        p.gpus,
+        law.range_text(),
+        law.reference_mhz
+    )?;
+    writeln!(
+        out,
+        "  time T(fg) = a/fg + m: a = {:.6e} s MHz, m = {:.6e} s; largest residual {:.2}% (kept: \
+         the measured clocks are reproduced)",
+        law.time.a_s_mhz,
+        law.time.m_s,
+        100.0 * law.time.law_residual_max
+    )?;
+    match &law.power {
+        Some(pw) => writeln!(
+            out,
+            "  GPU power in kernels P0 + k (fg / 1 GHz)^alpha: P0 = {:.2} W, k = {:.2} W, alpha = \
+             {}; largest residual {:.2}%",
+            pw.p0_w,
+            pw.k_w,
+            pw.alpha,
+            100.0 * pw.residual_max
+        )?,
+        None => writeln!(
+            out,
+            "  GPU power: no GPU energy measured, the time law alone"
+        )?,
+    }
+    writeln!(out, "power: {GPU_POWER}")
+}
+
 /// The whole fit as JSON; `wrote`, `notes` and the leave-one-out block are the caller's.
 pub fn fit_json(
     f: &FitOutcome,
@@ -268,7 +326,11 @@ pub fn fit_json(
         node_law: f.profile.node_law.as_ref().map(node_law),
         power: power(f, machine),
         energy_scope: energy_scope(f, rows),
-        power_not_fitted: f.power.not_fitted(),
+        power_not_fitted: match f.profile.uses_gpus() {
+            true => Some(GPU_POWER.into()),
+            false => f.power.not_fitted(),
+        },
+        gpu_clock: f.profile.gpu_clock.clone(),
         wrote: Vec::new(),
         notes: Vec::new(),
         leave_one_out: None,

@@ -32,6 +32,7 @@ pub fn index_html(
     sample: &Sample,
     (breakdown, node_law): (&str, &str),
     measured: Measured<'_>,
+    clock_axis: Option<&super::gpu_clock::ClockAxis>,
 ) -> String {
     let mut h = String::new();
     let w = &mut h;
@@ -82,6 +83,9 @@ pub fn index_html(
 
     recommendation(w, plan);
     measure_next(w, plan);
+    if let Some(a) = clock_axis {
+        super::gpu_clock::axis_html(w, a, plan.energy_scope.name());
+    }
     charts(w, plan, sample, breakdown);
     node_law_section(w, plan, node_law);
     if let Some((file, runs)) = measured {

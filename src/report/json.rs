@@ -24,6 +24,7 @@ pub fn config_json(p: &Prediction) -> ConfigOut {
         cores: c.cores,
         freq_hz: c.freq.0,
         gpus: c.gpus,
+        gpu_clock_mhz: c.gpu_clock_mhz,
         time_s: p.time.0,
         energy_j: energy(p.energy.0),
         ucr: p.ucr,

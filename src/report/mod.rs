@@ -2,6 +2,7 @@
 
 pub mod csv;
 pub mod fit;
+pub mod gpu_clock;
 pub mod html;
 pub mod json;
 pub mod markup;

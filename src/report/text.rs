@@ -289,9 +289,18 @@ fn front_table(plan: &Plan, max_rows: Option<usize>, out: &mut dyn Write) -> io:
         writeln!(out, "Pareto front, fastest first:")?;
     }
     let time_only = plan.time_only();
+    let clocked = plan
+        .front
+        .iter()
+        .any(|f| f.prediction.config.gpu_clock_mhz.is_some());
+    let mhz_head = if clocked {
+        format!(" {:>7}", "GPU MHz")
+    } else {
+        String::new()
+    };
     writeln!(
         out,
-        "  {:>6} {:>6} {:>6} {:>5} {:>11} {:>11} {:>6}  ties",
+        "  {:>6} {:>6} {:>6} {:>5}{mhz_head} {:>11} {:>11} {:>6}  ties",
         "nodes",
         "cores",
         "GHz",
@@ -304,9 +313,14 @@ fn front_table(plan: &Plan, max_rows: Option<usize>, out: &mut dyn Write) -> io:
     for i in shown {
         let f = &plan.front[i];
         let p = &f.prediction;
+        let mhz = match (clocked, p.config.gpu_clock_mhz) {
+            (false, _) => String::new(),
+            (true, Some(m)) => format!(" {m:>7}"),
+            (true, None) => format!(" {:>7}", "-"),
+        };
         writeln!(
             out,
-            "{} {:>6} {:>6} {:>6.2} {:>5} {:>11} {:>11} {:>6.3}  {}",
+            "{} {:>6} {:>6} {:>6.2} {:>5}{mhz} {:>11} {:>11} {:>6.3}  {}",
             if Some(i) == pick { "*" } else { " " },
             p.config.nodes,
             p.config.cores,
@@ -346,7 +360,11 @@ impl Exporter for Text {
             count(s.nodes.len() as u64, "node count", "node counts"),
             count(s.cores.len() as u64, "core count", "core counts"),
             count(s.freqs.len() as u64, "frequency", "frequencies"),
-            count(s.gpus.len() as u64, "GPU count", "GPU counts"),
+            count(s.gpus.len() as u64, "GPU count", "GPU counts")
+                + &match s.gpu_clocks.len() {
+                    0 => String::new(),
+                    n => format!(" x {}", count(n as u64, "GPU clock", "GPU clocks")),
+                },
             count(plan.evaluated, "configuration", "configurations"),
             plan.saturated,
             plan.front.len()
@@ -377,9 +395,10 @@ impl Exporter for Text {
                     count(p.config.nodes, "node", "nodes"),
                     count(p.config.cores, "core", "cores"),
                     p.config.freq.ghz(),
-                    match p.config.gpus {
-                        0 => "no GPUs".to_string(),
-                        g => format!("{g} GPUs per node"),
+                    match (p.config.gpus, p.config.gpu_clock_mhz) {
+                        (0, _) => "no GPUs".to_string(),
+                        (g, None) => format!("{g} GPUs per node"),
+                        (g, Some(m)) => format!("{g} GPUs per node at {m} MHz"),
                     }
                 )?;
                 writeln!(out, "  why: {}", plan.answer.reason)?;

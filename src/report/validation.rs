@@ -16,12 +16,25 @@ fn pct(v: Option<f64>) -> String {
 }
 
 /// One line a row, and its intervals under it.
+/// Whether a row of the block names a GPU clock (the tables then show a GPU MHz column).
+fn clocked(b: &Validation) -> bool {
+    b.rows
+        .iter()
+        .any(|r| r.measured.config.gpu_clock_mhz.is_some())
+}
+
 fn write_rows(b: &Validation, out: &mut dyn Write) -> std::io::Result<()> {
+    let clocked = clocked(b);
     for r in &b.rows {
         let c = &r.measured.config;
+        let mhz = match (clocked, c.gpu_clock_mhz) {
+            (false, _) => String::new(),
+            (true, Some(m)) => format!(" {m:>7}"),
+            (true, None) => format!(" {:>7}", "-"),
+        };
         writeln!(
             out,
-            "  {:>5} {:>5} {:>6.2} {:>4} {:>10.3}s {:>11} {:>7} {:>12} {:>12} {:>7}",
+            "  {:>5} {:>5} {:>6.2} {:>4}{mhz} {:>10.3}s {:>11} {:>7} {:>12} {:>12} {:>7}",
             c.nodes,
             c.cores,
             c.freq.ghz(),
@@ -44,9 +57,14 @@ fn write_rows(b: &Validation, out: &mut dyn Write) -> std::io::Result<()> {
 
 pub fn write_block(b: &Validation, out: &mut dyn Write) -> std::io::Result<()> {
     writeln!(out, "\n{}", b.title)?;
+    let mhz = if clocked(b) {
+        format!(" {:>7}", "GPU MHz")
+    } else {
+        String::new()
+    };
     writeln!(
         out,
-        "  {:>5} {:>5} {:>6} {:>4} {:>11} {:>11} {:>7} {:>12} {:>12} {:>7}",
+        "  {:>5} {:>5} {:>6} {:>4}{mhz} {:>11} {:>11} {:>7} {:>12} {:>12} {:>7}",
         "nodes",
         "cores",
         "GHz",
@@ -207,6 +225,7 @@ fn point_json(r: &Compared) -> PointOut {
         cores: c.cores,
         freq_hz: c.freq.0,
         gpus: c.gpus,
+        gpu_clock_mhz: c.gpu_clock_mhz,
         time_s: r.measured.time_s,
         predicted_time_s: r.time_s,
         time_error: r.time_error(),

@@ -8,10 +8,10 @@
 //! objectives to a front point is a tie: the front keeps one deterministic representative (the
 //! smallest [`Key`]) and counts the others.
 
-/// A configuration's identity in the search: `(nodes, cores, frequency index, gpus)`, ordered
-/// so that the representative of a tie is the one with fewest nodes, then cores, then the
-/// lowest frequency, then fewest GPUs.
-pub type Key = (u32, u32, usize, u32);
+/// A configuration's identity in the search: `(nodes, cores, frequency index, gpus, GPU clock
+/// index)`, ordered so that the representative of a tie is the one with fewest nodes, then
+/// cores, then the lowest frequency, then fewest GPUs, then the lowest GPU clock.
+pub type Key = (u32, u32, usize, u32, u32);
 
 /// A point of the front.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -166,14 +166,14 @@ mod tests {
     #[test]
     fn keeps_only_non_dominated_points_sorted_by_time() {
         let mut f = Front::new();
-        f.offer(3.0, 1.0, (1, 1, 0, 0));
-        f.offer(1.0, 3.0, (2, 1, 0, 0));
-        f.offer(2.0, 2.0, (3, 1, 0, 0));
-        f.offer(2.5, 2.5, (4, 1, 0, 0)); // dominated by (2, 2)
-        f.offer(1.5, 1.5, (5, 1, 0, 0)); // dominates (2, 2) only
+        f.offer(3.0, 1.0, (1, 1, 0, 0, 0));
+        f.offer(1.0, 3.0, (2, 1, 0, 0, 0));
+        f.offer(2.0, 2.0, (3, 1, 0, 0, 0));
+        f.offer(2.5, 2.5, (4, 1, 0, 0, 0)); // dominated by (2, 2)
+        f.offer(1.5, 1.5, (5, 1, 0, 0, 0)); // dominates (2, 2) only
         let t: Vec<f64> = f.points().map(|p| p.time).collect();
         assert_eq!(t, vec![1.0, 1.5, 3.0]);
-        f.offer(1.5, 0.5, (6, 1, 0, 0)); // same time, less energy: replaces, and beats (3, 1)
+        f.offer(1.5, 0.5, (6, 1, 0, 0, 0)); // same time, less energy: replaces, and beats (3, 1)
         let t: Vec<(f64, f64)> = f.points().map(|p| (p.time, p.energy)).collect();
         assert_eq!(t, vec![(1.0, 3.0), (1.5, 0.5)]);
     }
@@ -181,21 +181,21 @@ mod tests {
     #[test]
     fn ties_keep_the_smallest_key_and_count() {
         let mut f = Front::new();
-        f.offer(1.0, 1.0, (4, 2, 0, 0));
-        f.offer(1.0, 1.0, (2, 8, 0, 0));
-        f.offer(1.0, 1.0, (3, 1, 0, 0));
+        f.offer(1.0, 1.0, (4, 2, 0, 0, 0));
+        f.offer(1.0, 1.0, (2, 8, 0, 0, 0));
+        f.offer(1.0, 1.0, (3, 1, 0, 0, 0));
         assert_eq!(f.points().len(), 1);
         let p: Vec<&FrontPoint> = f.points().collect();
-        assert_eq!(p[0].key, (2, 8, 0, 0));
+        assert_eq!(p[0].key, (2, 8, 0, 0, 0));
         assert_eq!(p[0].ties, 3);
     }
 
     #[test]
     fn equal_energy_but_slower_is_dominated() {
         let mut f = Front::new();
-        f.offer(1.0, 1.0, (1, 1, 0, 0));
-        f.offer(2.0, 1.0, (2, 1, 0, 0));
-        f.offer(0.5, 1.0, (3, 1, 0, 0));
+        f.offer(1.0, 1.0, (1, 1, 0, 0, 0));
+        f.offer(2.0, 1.0, (2, 1, 0, 0, 0));
+        f.offer(0.5, 1.0, (3, 1, 0, 0, 0));
         let pts: Vec<(f64, f64)> = f.points().map(|p| (p.time, p.energy)).collect();
         assert_eq!(pts, vec![(0.5, 1.0)]);
     }
@@ -216,7 +216,7 @@ mod tests {
         for split in 0..=pts.len() {
             let (mut a, mut b, mut all) = (Front::new(), Front::new(), Front::new());
             for (k, &(t, e)) in pts.iter().enumerate() {
-                let key = (k as u32, 1, 0, 0);
+                let key = (k as u32, 1, 0, 0, 0);
                 all.offer(t, e, key);
                 if k < split {
                     a.offer(t, e, key);
@@ -231,9 +231,9 @@ mod tests {
     #[test]
     fn equal_time_more_energy_is_dominated() {
         let mut f = Front::new();
-        f.offer(1.0, 1.0, (1, 1, 0, 0));
-        f.offer(1.0, 2.0, (2, 1, 0, 0));
-        f.offer(2.0, 1.0, (3, 1, 0, 0));
+        f.offer(1.0, 1.0, (1, 1, 0, 0, 0));
+        f.offer(1.0, 2.0, (2, 1, 0, 0, 0));
+        f.offer(2.0, 1.0, (3, 1, 0, 0, 0));
         let p: Vec<&FrontPoint> = f.points().collect();
         assert_eq!(p.len(), 1);
         assert_eq!(p[0].ties, 1);

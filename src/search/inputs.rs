@@ -169,6 +169,9 @@ impl Loaded {
         if let Some(g) = &request.gpus {
             space.gpus.clone_from(g);
         }
+        if let Some(spec) = &request.gpu_clocks {
+            space.gpu_clocks = super::gpu_clocks::parse(spec, &self.machine, &self.profile)?;
+        }
         space.validate(&self.machine)?;
         let most = space.nodes.iter().copied().max().unwrap_or(1);
         one_node_without_network(&self.machine, most)?;
@@ -187,6 +190,9 @@ pub struct SpaceRequest {
     pub freqs: Option<Vec<usize>>,
     /// GPUs per node.
     pub gpus: Option<Vec<u32>>,
+    /// `--gpu-clocks`' spec (`all`, or MHz values and ranges); `None`: the profile's
+    /// reference clock.
+    pub gpu_clocks: Option<String>,
 }
 
 /// Leaves the core counts the profile has no point for out of `space`; says which.

@@ -15,6 +15,7 @@
 //! exactly, so the result does not depend on the thread count.
 
 pub mod front;
+pub mod gpu_clocks;
 pub mod inputs;
 pub mod plan;
 pub mod planner;
@@ -76,9 +77,9 @@ impl Acc {
 impl SearchOutcome {
     /// The group of a front point's key.
     pub fn group_of(&self, key: front::Key) -> Option<&Group> {
-        let k = (key.1, key.2, key.3);
+        let k = (key.1, key.2, key.3, key.4);
         self.groups
-            .binary_search_by_key(&k, |g| (g.cores, g.freq_index, g.gpus))
+            .binary_search_by_key(&k, |g| (g.cores, g.freq_index, g.gpus, g.clock_index))
             .ok()
             .map(|i| &self.groups[i])
     }
@@ -152,7 +153,7 @@ fn sweep_space(
                     f.offer(
                         ev.time,
                         ev.energy,
-                        (nodes[i], g.cores, g.freq_index, g.gpus),
+                        (nodes[i], g.cores, g.freq_index, g.gpus, g.clock_index),
                     );
                 }
             }
@@ -183,7 +184,7 @@ fn sweep_space(
         front: acc.front.into_points(),
         groups: {
             let mut groups = groups;
-            groups.sort_by_key(|g| (g.cores, g.freq_index, g.gpus));
+            groups.sort_by_key(|g| (g.cores, g.freq_index, g.gpus, g.clock_index));
             groups
         },
     })
@@ -314,8 +315,11 @@ impl Sweep<'_> {
         {
             return;
         }
-        acc.front
-            .offer(time, energy, (n, g.cores, g.freq_index, g.gpus));
+        acc.front.offer(
+            time,
+            energy,
+            (n, g.cores, g.freq_index, g.gpus, g.clock_index),
+        );
     }
 }
 

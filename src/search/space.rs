@@ -16,6 +16,9 @@ pub struct Space {
     pub freqs: Vec<usize>,
     /// GPUs per node.
     pub gpus: Vec<u32>,
+    /// GPU core clocks, MHz, ascending, for the configurations with GPUs (empty: the profile's
+    /// reference clock only, no clock axis).
+    pub gpu_clocks: Vec<f64>,
 }
 
 impl Space {
@@ -44,6 +47,7 @@ impl Space {
             cores,
             freqs,
             gpus,
+            gpu_clocks: Vec::new(),
         }
     }
 
@@ -102,7 +106,13 @@ impl Space {
 
     /// Number of configurations.
     pub fn size(&self) -> u64 {
-        (self.nodes.len() * self.cores.len() * self.freqs.len() * self.gpus.len()) as u64
+        let clocks = self.gpu_clocks.len().max(1);
+        let per_fc: usize = self
+            .gpus
+            .iter()
+            .map(|&g| if g == 0 { 1 } else { clocks })
+            .sum();
+        (self.nodes.len() * self.cores.len() * self.freqs.len() * per_fc) as u64
     }
 
     /// Checks every set against the machine's limits and that none is empty.
@@ -152,23 +162,39 @@ impl Space {
         Ok(())
     }
 
-    /// The groups `(c, f, g)` of the space; fails on the first missing baseline point.
+    /// The `(index, clock)` pairs a group with `g` GPUs is searched at: one without GPUs or
+    /// without a clock axis (the profile's reference clock), else one per clock.
+    fn clocks_for(&self, g: u32) -> Vec<(u32, Option<f64>)> {
+        if g == 0 || self.gpu_clocks.is_empty() {
+            return vec![(0, None)];
+        }
+        (0..)
+            .zip(self.gpu_clocks.iter().map(|&m| Some(m)))
+            .collect()
+    }
+
+    /// The groups `(c, f, g, fg)` of the space; fails on the first missing baseline point.
     pub fn groups(&self, model: &Model<'_>) -> InputResult<Vec<Group>> {
         use rayon::prelude::*;
-        let keys: Vec<(u32, usize, u32)> = self
-            .cores
-            .iter()
-            .flat_map(|&c| {
-                self.freqs
-                    .iter()
-                    .flat_map(move |&f| self.gpus.iter().map(move |&g| (c, f, g)))
-            })
-            .collect();
+        let mut keys: Vec<(u32, usize, u32, u32, Option<f64>)> = Vec::new();
+        for &c in &self.cores {
+            for &f in &self.freqs {
+                for &g in &self.gpus {
+                    for (i, clock) in self.clocks_for(g) {
+                        keys.push((c, f, g, i, clock));
+                    }
+                }
+            }
+        }
         // In parallel: tens of thousands of groups are a visible share of a wide search. The
         // error reported is the first in order, as a sequential build would give.
         let built: Vec<InputResult<Group>> = keys
             .par_iter()
-            .map(|&(c, f, g)| model.group(c, f, g))
+            .map(|&(c, f, g, i, clock)| {
+                let mut group = model.group_at(c, f, g, clock)?;
+                group.clock_index = i;
+                Ok(group)
+            })
             .collect();
         built.into_iter().collect()
     }

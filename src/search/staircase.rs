@@ -67,7 +67,7 @@ mod tests {
     fn it_rejects_only_what_the_front_dominates() {
         let mut f = Front::new();
         for (t, e) in [(1.0, 10.0), (2.0, 5.0), (4.0, 2.0), (1000.0, 1.0)] {
-            f.offer(t, e, (1, 1, 0, 0));
+            f.offer(t, e, (1, 1, 0, 0, 0));
         }
         let s = Staircase::of(&f);
         let mut checked = 0;

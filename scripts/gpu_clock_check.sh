@@ -1,0 +1,165 @@
+#!/usr/bin/env bash
+# The GPU clock axis end to end through the jouleplan binary, on the public GTX Titan X clock
+# sweeps (docs/GPU_CLOCK.md, "End to end"). Per kernel and memory clock (a case) it writes, in a
+# temporary folder that is removed afterwards, FIT.csv (3 clocks, GPU energy), ALL.csv (every
+# clock) and M.toml (a one-GPU machine with the sweep's clocks as gpu_clocks_mhz), then runs
+#   jouleplan fit --measured FIT.csv --machine M.toml --profile-out P.json --machine-out M2.toml
+#   jouleplan plan --machine M2.toml --profile P.json --gpu-clocks all --slowdown 5% --json
+#   jouleplan validate --measured ALL.csv --machine M2.toml --profile P.json --json
+# and prints aggregates only (nothing per kernel is written anywhere):
+#   - the measured energy at the chosen clock over the best measured clock within the cap;
+#   - caps broken (the chosen clock measured more than 5% slower than the top clock);
+#   - time and energy error at the unfitted clocks at or above half the top clock.
+#
+#   scripts/gpu_clock_check.sh [FIT_CLOCKS]     (default 595,975,1164)
+#
+# Reads ${JOULEPLAN_FIXTURES:-../shared/fixtures}/gpu-clocks; builds nothing: set JOULEPLAN to
+# the binary (default ${CARGO_TARGET_DIR:-target}/release/jouleplan).
+set -euo pipefail
+here="$(cd "$(dirname "$0")/.." && pwd)"
+data="${JOULEPLAN_FIXTURES:-$here/../shared/fixtures}/gpu-clocks"
+bin="${JOULEPLAN:-${CARGO_TARGET_DIR:-$here/target}/release/jouleplan}"
+clocks="${1:-595,975,1164}"
+[ -d "$data" ] || { echo "no $data: run scripts/public-data.sh DIR and set JOULEPLAN_FIXTURES=DIR" >&2; exit 2; }
+[ -x "$bin" ] || { echo "no jouleplan binary at $bin: cargo build --release, or set JOULEPLAN" >&2; exit 2; }
+exec python3 - "$data" "$bin" "$clocks" <<'PY'
+import concurrent.futures, json, os, statistics, subprocess, sys, tempfile
+
+data, binary, clocks = sys.argv[1], sys.argv[2], [float(c) for c in sys.argv[3].split(",")]
+CAP = 0.05
+
+def read(path):
+    out, cur = {}, None
+    for line in open(path):
+        parts = line.strip().split(",")
+        if parts == [""]:
+            continue
+        if len(parts) == 1:
+            cur = parts[0]
+            continue
+        mem, core, t, p, _ = map(float, parts)
+        # Times in ms and energy in mJ (the fixture's README): seconds and joules here.
+        out.setdefault((cur, mem), []).append((core, t / 1e3, t * p / 1e3))
+    return out
+
+def machine(mem, sweep):
+    return f"""[machine]
+name = "gtx-titan-x"
+description = "one GTX Titan X as the public sweeps measured it; host power 0: GPU energy only"
+nodes = 1
+cores_per_node = 1
+frequencies_ghz = [2.0]
+gpus_per_node = 1
+gpu_clocks_mhz = [{", ".join(str(int(c)) for c in sorted({c for c, _, _ in sweep}))}]
+gpu_memory_clock_mhz = {int(mem)}
+
+[network]
+latency_s = 0.0
+bandwidth_bytes_per_s = 1e10
+
+[power]
+idle_w = 0.0
+core_active_w = 0.0
+core_stall_w = 0.0
+memory_w = 0.0
+network_w = 0.0
+gpu_active_w = 0.0
+gpu_idle_w = 0.0
+"""
+
+def csv(rows):
+    s = "nodes,cores,freq_hz,gpus,time_s,energy_j,energy_scope,gpu_clock_mhz\n"
+    return s + "".join(f"1,1,2e9,1,{t!r},{e!r},gpu,{int(c)}\n" for c, t, e in rows)
+
+def run(args, cwd):
+    r = subprocess.run([binary] + args, cwd=cwd, capture_output=True, text=True)
+    return r.returncode, r.stdout, r.stderr
+
+def case(item):
+    (name, mem), sweep = item
+    sweep = sorted(sweep)
+    top = sweep[-1]
+    with tempfile.TemporaryDirectory() as d:
+        open(os.path.join(d, "M.toml"), "w").write(machine(mem, sweep))
+        open(os.path.join(d, "FIT.csv"), "w").write(csv([r for r in sweep if r[0] in clocks]))
+        open(os.path.join(d, "ALL.csv"), "w").write(csv(sweep))
+        code, _, err = run(["fit", "--measured", "FIT.csv", "--machine", "M.toml",
+                            "--profile-out", "P.json", "--machine-out", "M2.toml"], d)
+        if code != 0:
+            return {"refused": err.strip().splitlines()[-1]}
+        code, out, err = run(["plan", "--machine", "M2.toml", "--profile", "P.json",
+                              "--gpu-clocks", "all", "--slowdown", "5%", "--json"], d)
+        if code != 0:
+            return {"refused": err.strip().splitlines()[-1]}
+        chosen = (json.loads(out).get("recommendation") or {}).get("gpu_clock_mhz")
+        code, out, err = run(["validate", "--measured", "ALL.csv", "--machine", "M2.toml",
+                              "--profile", "P.json", "--json"], d)
+        if code != 0:
+            return {"refused": err.strip().splitlines()[-1]}
+        points = json.loads(out)["validations"][0]["points"]
+    # A clock measured twice (one real kernel) counts as the mean of its runs, as fit takes it.
+    runs = {}
+    for c, t, e in sweep:
+        runs.setdefault(c, []).append((t, e))
+    by = {c: (statistics.mean(r[0] for r in v), statistics.mean(r[1] for r in v))
+          for c, v in runs.items()}
+    sweep = sorted((c, t, e) for c, (t, e) in by.items())
+    top = sweep[-1]
+    within = [c for c, t, _ in sweep if t <= (1 + CAP) * top[1]]
+    best = min(by[c][1] for c in within)
+    errs = [(abs(p["time_error"]), abs(p["energy_error"])) for p in points
+            if p.get("time_error") is not None and p["gpu_clock_mhz"] not in clocks
+            and p["gpu_clock_mhz"] >= 0.5 * top[0]]
+    unscored = sum(1 for p in points if p.get("time_error") is None)
+    return {
+        "above": by[chosen][1] / best - 1 if chosen else None,
+        "slowdown": by[chosen][0] / top[1] - 1 if chosen else None,
+        "saving": 1 - by[chosen][1] / top[2] if chosen else None,
+        "oracle_saving": 1 - best / top[2],
+        "errs": errs,
+        "unscored": unscored,
+    }
+
+def summary(label, results):
+    ok = [r for r in results if "refused" not in r and r["above"] is not None]
+    refused = [r for r in results if "refused" in r]
+    if not ok:
+        print(f"| {label} | {len(results)} | - | - | - | - | - | - | - | {len(refused)} |")
+        return refused
+    above = [r["above"] for r in ok]
+    broken = [r for r in ok if r["slowdown"] > CAP + 1e-12]
+    by_point = [r for r in broken if r["slowdown"] > CAP + 0.01]
+    te = [e[0] for r in ok for e in r["errs"]]
+    ee = [e[1] for r in ok for e in r["errs"]]
+    pct = lambda v: f"{100 * v:.1f}%"
+    print(f"| {label} | {len(ok)} | {pct(statistics.mean(above))} | {pct(max(above))} "
+          f"| {len(broken)} ({len(by_point)}) | {pct(statistics.mean(te))} | {pct(max(te))} "
+          f"| {pct(statistics.mean(ee))} | {pct(max(ee))} | {len(refused)} |")
+    return refused
+
+cases = []
+for kind, f in (("real", "gtxtitanx-real.csv"), ("micro", "gtxtitanx-micro.csv")):
+    for key, sweep in sorted(read(os.path.join(data, f)).items()):
+        cases.append((kind, key, sweep))
+with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+    results = list(pool.map(case, [(k, s) for _, k, s in cases]))
+print(f"fitted clocks {', '.join(f'{c:g}' for c in clocks)} MHz; cap 5%; errors at the unfitted "
+      "clocks at or above half the top clock")
+print()
+print("| set | cases | energy above the best clock within the cap: mean | max | caps broken "
+      "(by over 1 point) | time err mean | time err max | energy err mean | energy err max "
+      "| refused |")
+print("|---|---|---|---|---|---|---|---|---|---|")
+refusals = []
+for kind in ("real", "micro"):
+    for mem in (3505.0, 810.0):
+        sel = [r for (k, key, _), r in zip(cases, results) if k == kind and key[1] == mem]
+        refusals += summary(f"{kind}, {mem:g} MHz memory", sel) or []
+sel_all = [r for (k, _, _), r in zip(cases, results)]
+summary("all", sel_all)
+unscored = sum(r.get("unscored", 0) for r in results)
+print()
+print(f"validate left {unscored} rows unpredicted (clocks outside a fit's measured range)")
+for r in sorted({r["refused"] for r in refusals})[:5]:
+    print(f"refused: {r}")
+PY

@@ -1,0 +1,110 @@
+//! The GPU clock law a profile carries (MODEL.md section 6e): the workload's wall time and GPU
+//! power in kernels over the GPU core clock, fitted by `fit` on 3 or more measured clocks.
+
+use crate::error::InputResult;
+use crate::input::Check;
+use crate::limits::Bound;
+use serde::{Deserialize, Serialize};
+
+/// The `gpu_clock` block of a profile.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GpuClockLaw {
+    /// The memory clock the law belongs to, MHz, when the machine names it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_clock_mhz: Option<f64>,
+    /// `f_ref`: the clock of the profile's baseline point (the highest measured), MHz.
+    pub reference_mhz: f64,
+    /// The measured clocks `f_1 < ... < f_k`, MHz.
+    pub measured_mhz: Vec<f64>,
+    /// `K_max,s`: the reference point's busiest GPU's kernel time, s (the wall time where no
+    /// device time was measured: the device taken as busy for the whole run).
+    pub kernel_max_s: f64,
+    /// The wall time over the clock.
+    pub time: ClockTime,
+    /// The GPU's power in kernels over the clock, where GPU energy was measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub power: Option<ClockPower>,
+    /// Where the law comes from (`fit`, and the file).
+    pub source: String,
+}
+
+/// `T(fg) = a/fg + m` plus the residuals at the measured clocks, interpolated linearly in
+/// `1/fg` between them (so every measured clock's time is reproduced).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClockTime {
+    /// `a`, s x MHz.
+    pub a_s_mhz: f64,
+    /// `m`, s.
+    pub m_s: f64,
+    /// `T_j - L(f_j)` at each measured clock, s.
+    pub residuals_s: Vec<f64>,
+    /// The largest `|T_j - L(f_j)| / T_j`.
+    pub law_residual_max: f64,
+}
+
+/// `P_act(fg) = P0 + k (fg / 1 GHz)^alpha` per GPU in kernels.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClockPower {
+    /// `P0`, W.
+    pub p0_w: f64,
+    /// `k`, W.
+    pub k_w: f64,
+    /// `alpha`.
+    pub alpha: f64,
+    /// The largest relative residual at a measured clock.
+    pub residual_max: f64,
+}
+
+impl GpuClockLaw {
+    /// Checks the block of a profile: 3 or more ascending clocks, one residual each, the
+    /// reference among them, and every number in range.
+    pub fn validate(&self, c: &Check) -> InputResult<()> {
+        let clock = super::machine::GPU_CLOCK_MHZ;
+        let f = &self.measured_mhz;
+        if f.len() < 3 || f.windows(2).any(|w| w[0] >= w[1]) {
+            return Err(c.fail(
+                "gpu_clock.measured_mhz",
+                "3 or more distinct clocks in MHz, ascending",
+                format!("{f:?}"),
+            ));
+        }
+        for (i, &v) in f.iter().enumerate() {
+            c.num(&format!("gpu_clock.measured_mhz[{i}]"), v, clock)?;
+        }
+        if self.time.residuals_s.len() != f.len() {
+            return Err(c.fail(
+                "gpu_clock.time.residuals_s",
+                format!("one residual per measured clock ({})", f.len()),
+                format!("{}", self.time.residuals_s.len()),
+            ));
+        }
+        if !f.iter().any(|&m| (m - self.reference_mhz).abs() < 0.5) {
+            return Err(c.fail(
+                "gpu_clock.reference_mhz",
+                "one of the measured clocks",
+                self.reference_mhz.to_string(),
+            ));
+        }
+        c.opt("gpu_clock.memory_clock_mhz", self.memory_clock_mhz, clock)?;
+        let nonneg = Bound::Within(0.0, 1e12);
+        c.num("gpu_clock.kernel_max_s", self.kernel_max_s, nonneg)?;
+        c.num("gpu_clock.time.a_s_mhz", self.time.a_s_mhz, nonneg)?;
+        c.num("gpu_clock.time.m_s", self.time.m_s, nonneg)?;
+        for (i, &r) in self.time.residuals_s.iter().enumerate() {
+            c.num(
+                &format!("gpu_clock.time.residuals_s[{i}]"),
+                r,
+                Bound::Within(-1e12, 1e12),
+            )?;
+        }
+        if let Some(p) = &self.power {
+            c.num("gpu_clock.power.p0_w", p.p0_w, crate::limits::POWER_W)?;
+            c.num("gpu_clock.power.k_w", p.k_w, crate::limits::POWER_W)?;
+            c.num("gpu_clock.power.alpha", p.alpha, Bound::Within(0.0, 16.0))?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,287 @@
+//! The GPU clock law fitted on one configuration measured at 3 or more GPU core clocks
+//! (MODEL.md section 6e): `T(fg) = a/fg + m` with its residuals, and the GPU's power in kernels
+//! `P0 + k (fg / 1 GHz)^alpha`, alpha from a grid by least residual. Both are least squares on
+//! relative residuals with every parameter held `>= 0`; a law that does not reproduce its
+//! points is refused with the clock and what to measure.
+
+use crate::model::gpu_clock::{ClockPower, ClockTime, GpuClockLaw};
+
+/// The exponents the power law is chosen from (docs/GPU_CLOCK.md: `afit`).
+pub const ALPHAS: [f64; 7] = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0];
+/// The time law is refused above this residual at a measured clock.
+pub const TIME_RESIDUAL_MAX: f64 = 0.10;
+/// The power law is refused above this residual at a measured clock.
+pub const POWER_RESIDUAL_MAX: f64 = 0.05;
+
+/// One measured clock of one configuration (repeats averaged).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClockPoint {
+    /// The requested core clock, MHz.
+    pub mhz: f64,
+    /// Wall time, s.
+    pub time_s: f64,
+    /// GPU energy of the run, J, where measured.
+    pub gpu_energy_j: Option<f64>,
+}
+
+/// Fits the law on `points` (one per clock, any order) of a configuration with `gpus` GPUs;
+/// `at` names the configuration in messages. An error says why and what to measure.
+pub fn fit_law(points: &[ClockPoint], gpus: u32, at: &str) -> Result<GpuClockLaw, String> {
+    let mut pts = points.to_vec();
+    pts.sort_by(|a, b| a.mhz.total_cmp(&b.mhz));
+    let mhz: Vec<f64> = pts.iter().map(|p| p.mhz).collect();
+    let list = || {
+        mhz.iter()
+            .map(|m| format!("{m}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if pts.len() < 3 {
+        return Err(format!(
+            "the GPU clock law needs 3 or more clocks (measured: {} MHz at {at}); measure the \
+             lowest clock to plan, one near 0.85 of the top, and the top",
+            list()
+        ));
+    }
+    let times: Vec<f64> = pts.iter().map(|p| p.time_s).collect();
+    let time = fit_time(&mhz, &times);
+    if let Some((j, r)) = worst(&mhz, &times, |f| time.law(f))
+        && r > TIME_RESIDUAL_MAX
+    {
+        return Err(format!(
+            "the time at {} MHz is {:.1}% off `a/f + m` through the clocks {} MHz at {at}: \
+                 a kernel whose time does not follow the clock; measure a clock between its \
+                 neighbours",
+            mhz[j],
+            100.0 * r,
+            list()
+        ));
+    }
+    let power = fit_power_from(&pts, gpus, at, &list())?;
+    let top = pts[pts.len() - 1].clone();
+    Ok(GpuClockLaw {
+        memory_clock_mhz: None,
+        reference_mhz: top.mhz,
+        measured_mhz: mhz,
+        kernel_max_s: top.time_s,
+        time,
+        power,
+        source: String::new(),
+    })
+}
+
+/// The power law where every point has GPU energy; none where none has; an error for a mix
+/// or a law off its points.
+fn fit_power_from(
+    pts: &[ClockPoint],
+    gpus: u32,
+    at: &str,
+    list: &str,
+) -> Result<Option<ClockPower>, String> {
+    let with: Vec<&ClockPoint> = pts.iter().filter(|p| p.gpu_energy_j.is_some()).collect();
+    if with.is_empty() {
+        return Ok(None);
+    }
+    if with.len() != pts.len() {
+        return Err(format!(
+            "GPU energy at {} of the {} clocks at {at}: the power law needs GPU energy at \
+             every clock, or none (time only)",
+            with.len(),
+            pts.len()
+        ));
+    }
+    let g = f64::from(gpus.max(1));
+    let mhz: Vec<f64> = pts.iter().map(|p| p.mhz).collect();
+    let watts: Vec<f64> = pts
+        .iter()
+        .map(|p| p.gpu_energy_j.unwrap_or(0.0) / (g * p.time_s))
+        .collect();
+    let power = fit_power(&mhz, &watts);
+    if let Some((j, r)) = worst(&mhz, &watts, |f| power.at(f))
+        && r > POWER_RESIDUAL_MAX
+    {
+        return Err(format!(
+            "the GPU power at {} MHz is {:.1}% off `P0 + k f^{}` through the clocks {list} \
+                 MHz at {at} (the best exponent of {:?}): the GPU's power does not follow the \
+                 clock there; check that every clock's energy is GPU energy of the same run",
+            mhz[j],
+            100.0 * r,
+            power.alpha,
+            ALPHAS
+        ));
+    }
+    Ok(Some(power))
+}
+
+/// The index and size of the largest relative residual of `law` at the points.
+fn worst(x: &[f64], y: &[f64], law: impl Fn(f64) -> f64) -> Option<(usize, f64)> {
+    x.iter()
+        .zip(y)
+        .map(|(&f, &v)| ((law(f) - v) / v).abs())
+        .enumerate()
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+}
+
+/// `a/f + m`, `a, m >= 0`, and its residuals.
+pub fn fit_time(mhz: &[f64], times: &[f64]) -> ClockTime {
+    let rows: Vec<[f64; 2]> = mhz.iter().map(|&f| [1.0 / f, 1.0]).collect();
+    let ([a, m], _) = nnls2(&rows, times);
+    let law = |f: f64| a / f + m;
+    let residuals_s: Vec<f64> = mhz.iter().zip(times).map(|(&f, &t)| t - law(f)).collect();
+    let law_residual_max = worst(mhz, times, law).map_or(0.0, |w| w.1);
+    ClockTime {
+        a_s_mhz: a,
+        m_s: m,
+        residuals_s,
+        law_residual_max,
+    }
+}
+
+/// `P0 + k (f / 1 GHz)^alpha`, `P0, k >= 0`, alpha from [`ALPHAS`] by least cost (the lower
+/// exponent on a tie).
+pub fn fit_power(mhz: &[f64], watts: &[f64]) -> ClockPower {
+    let mut best: Option<(ClockPower, f64)> = None;
+    for alpha in ALPHAS {
+        let rows: Vec<[f64; 2]> = mhz
+            .iter()
+            .map(|&f| [1.0, (f / 1000.0).powf(alpha)])
+            .collect();
+        let ([p0, k], cost) = nnls2(&rows, watts);
+        if best.as_ref().is_none_or(|b| cost < b.1 - 1e-15) {
+            let law = ClockPower {
+                p0_w: p0,
+                k_w: k,
+                alpha,
+                residual_max: 0.0,
+            };
+            best = Some((law, cost));
+        }
+    }
+    let (mut law, _) = best.unwrap_or((
+        ClockPower {
+            p0_w: 0.0,
+            k_w: 0.0,
+            alpha: 3.0,
+            residual_max: 0.0,
+        },
+        0.0,
+    ));
+    law.residual_max = worst(mhz, watts, |f| law.at(f)).map_or(0.0, |w| w.1);
+    law
+}
+
+/// Least squares of `y` on two basis functions, on relative residuals, both coefficients
+/// `>= 0`: each subset of them held at 0 is tried and the feasible fit of least cost kept.
+fn nnls2(rows: &[[f64; 2]], y: &[f64]) -> ([f64; 2], f64) {
+    let cost = |c: [f64; 2]| -> f64 {
+        rows.iter()
+            .zip(y)
+            .map(|(r, &v)| ((c[0] * r[0] + c[1] * r[1] - v) / v).powi(2))
+            .sum()
+    };
+    // Normal equations of the relative residuals: sum r_i r_j / y^2, sum r_i / y.
+    let mut a = [[0.0; 2]; 2];
+    let mut b = [0.0; 2];
+    for (r, &v) in rows.iter().zip(y) {
+        for i in 0..2 {
+            b[i] += r[i] / v;
+            for j in 0..2 {
+                a[i][j] += r[i] * r[j] / (v * v);
+            }
+        }
+    }
+    let mut cands: Vec<[f64; 2]> = Vec::new();
+    let det = a[0][0] * a[1][1] - a[0][1] * a[1][0];
+    if det.abs() > 1e-300 * a[0][0].abs().max(1.0) {
+        let c0 = (b[0] * a[1][1] - b[1] * a[0][1]) / det;
+        let c1 = (a[0][0] * b[1] - a[1][0] * b[0]) / det;
+        if c0 >= 0.0 && c1 >= 0.0 {
+            cands.push([c0, c1]);
+        }
+    }
+    for i in 0..2 {
+        if a[i][i] > 0.0 {
+            let mut c = [0.0; 2];
+            c[i] = (b[i] / a[i][i]).max(0.0);
+            cands.push(c);
+        }
+    }
+    cands
+        .into_iter()
+        .map(|c| (c, cost(c)))
+        .min_by(|x, y| x.1.total_cmp(&y.1))
+        .unwrap_or(([0.0, 0.0], f64::INFINITY))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Points of a law chosen by the test (illustrative, not a measurement).
+    fn points(a: f64, m: f64, p0: f64, k: f64, alpha: f64) -> Vec<ClockPoint> {
+        [600.0, 1000.0, 1200.0]
+            .iter()
+            .map(|&f| {
+                let t = a / f + m;
+                ClockPoint {
+                    mhz: f,
+                    time_s: t,
+                    gpu_energy_j: Some((p0 + k * (f / 1000.0_f64).powf(alpha)) * t),
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_law_through_its_points_is_recovered() {
+        let law = fit_law(&points(6000.0, 2.0, 60.0, 80.0, 4.0), 1, "here").unwrap();
+        assert!((law.time.a_s_mhz - 6000.0).abs() < 1e-6, "{law:?}");
+        assert!((law.time.m_s - 2.0).abs() < 1e-9);
+        let p = law.power.unwrap();
+        assert_eq!(p.alpha, 4.0);
+        assert!(
+            (p.p0_w - 60.0).abs() < 1e-6 && (p.k_w - 80.0).abs() < 1e-6,
+            "{p:?}"
+        );
+        assert_eq!(law.reference_mhz, 1200.0);
+        assert!((law.kernel_max_s - 7.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn two_clocks_are_refused_with_what_to_measure() {
+        let mut p = points(6000.0, 2.0, 60.0, 80.0, 3.0);
+        p.remove(1);
+        let e = fit_law(&p, 1, "1 node").unwrap_err();
+        assert!(
+            e.contains("3 or more clocks (measured: 600, 1200 MHz at 1 node)"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_time_off_its_law_is_refused_naming_the_clock() {
+        let mut p = points(6000.0, 2.0, 60.0, 80.0, 3.0);
+        p.push(ClockPoint {
+            mhz: 800.0,
+            time_s: 30.0,
+            gpu_energy_j: Some(3000.0),
+        });
+        let e = fit_law(&p, 1, "x").unwrap_err();
+        assert!(
+            e.contains("the time at 800 MHz is") && e.contains("a/f + m"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_power_off_every_exponent_is_refused() {
+        let mut p = points(6000.0, 2.0, 60.0, 80.0, 3.0);
+        // A power that falls, then rises: no P0 + k f^alpha with P0, k >= 0 goes through it.
+        p[1].gpu_energy_j = Some(10.0 * p[1].time_s);
+        let e = fit_law(&p, 1, "x").unwrap_err();
+        assert!(e.contains("the GPU power at") && e.contains("% off"), "{e}");
+        p[1].gpu_energy_j = None;
+        let e = fit_law(&p, 1, "x").unwrap_err();
+        assert!(e.contains("GPU energy at 2 of the 3 clocks"), "{e}");
+    }
+}

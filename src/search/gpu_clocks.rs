@@ -1,0 +1,117 @@
+//! `--gpu-clocks SPEC|all`: the GPU core clocks a plan searches (MODEL.md 6e), from the
+//! machine's `gpu_clocks_mhz` and within the profile's measured range.
+
+use crate::error::{InputError, InputResult};
+use crate::model::machine::Machine;
+use crate::model::workload::Profile;
+
+const FLAG: &str = "--gpu-clocks";
+
+/// The clocks `spec` names: `all` (every supported clock within the profile's measured range),
+/// or values and inclusive ranges in MHz (`870,1305`, `900-1400`: every supported clock in the
+/// range). An error names what is missing: the machine's list, the profile's law, a clock
+/// that is not supported or not measured.
+pub fn parse(spec: &str, machine: &Machine, profile: &Profile) -> InputResult<Vec<f64>> {
+    let err = |expected: String, got: &str| InputError::Argument {
+        flag: FLAG.into(),
+        expected,
+        got: got.into(),
+    };
+    if machine.gpu_clocks_mhz.is_empty() {
+        return Err(err(
+            format!(
+                "no GPU clocks: machine `{}` ({}) has no gpu_clocks_mhz in [machine]; add the \
+                 GPU's supported clocks (`jouleplan machine init` reads them through NVML)",
+                machine.name,
+                machine.file.display()
+            ),
+            spec,
+        ));
+    }
+    let Some(law) = &profile.gpu_clock else {
+        return Err(err(
+            format!(
+                "no GPU clocks: {} has no GPU clock law; measure 3 or more clocks (a measured \
+                 CSV with gpu_clock_mhz and GPU energy, then `jouleplan fit`)",
+                profile.file.display()
+            ),
+            spec,
+        ));
+    };
+    let supported = &machine.gpu_clocks_mhz;
+    let mut out = Vec::new();
+    if spec.trim().eq_ignore_ascii_case("all") {
+        out.extend(supported.iter().copied().filter(|&c| law.covers(c)));
+    } else {
+        for token in spec.split(',').map(str::trim) {
+            out.extend(token_clocks(token, supported).map_err(|e| err(e, spec))?);
+        }
+    }
+    out.sort_by(f64::total_cmp);
+    out.dedup();
+    if let Some(c) = out.iter().find(|&&c| !law.covers(c)) {
+        return Err(err(
+            format!(
+                "clocks within the profile's measured range {}: nothing is extrapolated; \
+                 measure {c} MHz to plan it",
+                law.range_text()
+            ),
+            spec,
+        ));
+    }
+    if out.is_empty() {
+        return Err(err(
+            format!("at least one supported clock within {}", law.range_text()),
+            spec,
+        ));
+    }
+    Ok(out)
+}
+
+/// The supported clocks one token names: one clock (which must be supported) or a range.
+fn token_clocks(token: &str, supported: &[f64]) -> Result<Vec<f64>, String> {
+    let num = |t: &str| {
+        t.trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite() && *v > 0.0)
+            .ok_or_else(|| {
+                format!(
+                    "clocks in MHz from the machine's gpu_clocks_mhz, or all; `{t}` is not a clock"
+                )
+            })
+    };
+    let list = || {
+        format!(
+            "{} clocks from {} to {} MHz",
+            supported.len(),
+            supported[0],
+            supported[supported.len() - 1]
+        )
+    };
+    match token.split_once('-') {
+        Some((a, b)) => {
+            let (a, b) = (num(a)?, num(b)?);
+            let v: Vec<f64> = supported
+                .iter()
+                .copied()
+                .filter(|&c| c >= a && c <= b)
+                .collect();
+            if v.is_empty() {
+                return Err(format!("a range holding a supported clock ({})", list()));
+            }
+            Ok(v)
+        }
+        None => {
+            let c = num(token)?;
+            if supported.iter().any(|s| (s - c).abs() < 0.5) {
+                Ok(vec![c])
+            } else {
+                Err(format!(
+                    "supported clocks of the machine's gpu_clocks_mhz ({}); {c} MHz is not one",
+                    list()
+                ))
+            }
+        }
+    }
+}
