@@ -397,8 +397,10 @@ impl Exporter for Text {
                     p.config.freq.ghz(),
                     match (p.config.gpus, p.config.gpu_clock_mhz) {
                         (0, _) => "no GPUs".to_string(),
-                        (g, None) => format!("{g} GPUs per node"),
-                        (g, Some(m)) => format!("{g} GPUs per node at {m} MHz"),
+                        (g, None) => format!("{} per node", count(g, "GPU", "GPUs")),
+                        (g, Some(m)) => {
+                            format!("{} per node at {m} MHz", count(g, "GPU", "GPUs"))
+                        }
                     }
                 )?;
                 writeln!(out, "  why: {}", plan.answer.reason)?;

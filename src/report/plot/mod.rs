@@ -532,6 +532,7 @@ fn legend_items(plan: &Plan, zoom: bool, measured: bool) -> Vec<(String, u8)> {
                 c.freq.ghz(),
                 match c.gpus {
                     0 => String::new(),
+                    1 => ", 1 GPU per node".to_string(),
                     g => format!(", {g} GPUs per node"),
                 }
             ),
