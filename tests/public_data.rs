@@ -81,6 +81,10 @@ fn a_copy_with_one_byte_changed_is_refused_naming_the_file() {
     let mut bytes = std::fs::read(&path).unwrap();
     let middle = bytes.len() / 2;
     bytes[middle] ^= 0x01;
+    // The copy keeps the fixtures' read-only mode: make it writable (root writes regardless).
+    let mut perms = std::fs::metadata(&path).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o644);
+    std::fs::set_permissions(&path, perms).unwrap();
     std::fs::write(&path, bytes).unwrap();
 
     let out = check(dir.path());
