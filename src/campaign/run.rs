@@ -6,6 +6,7 @@
 //! the runs kept and the reason said, never with an internal error.
 
 use super::decide::{self, Next, View};
+use super::objective::Run;
 use super::evaluate::{Evaluated, evaluate};
 use super::settings::{START, Settings};
 use super::source::{RunSource, Taken};
@@ -162,17 +163,34 @@ impl<S: RunSource> Campaign<S> {
         evaluate(&self.runs, &self.machine, &self.settings)
     }
 
-    /// What to measure next after `evaluated`, or why to stop.
-    pub fn next(&self, evaluated: &Evaluated) -> Next {
+    /// What to measure next after `evaluated`, or why to stop, and the predicted cost of the
+    /// next count in node-hours.
+    pub fn next(&self, evaluated: &Evaluated) -> (Next, Option<f64>) {
         let measured_at = |n: u32, c: u32| self.measured_at(n, c).is_some();
+        let runs: Vec<Run> = self
+            .runs
+            .iter()
+            .map(|t| Run {
+                nodes: t.row.nodes,
+                cores: t.row.cores,
+                time: t.row.time_s,
+                energy: t.row.energy().map(|(e, _)| e),
+            })
+            .collect();
+        let available = self.source.available(self.settings.max_nodes);
         let view = View {
             measured: &self.measured,
-            unmeasured: self
-                .source
-                .available(self.settings.max_nodes)
-                .into_iter()
+            unmeasured: available
+                .iter()
+                .copied()
                 .filter(|m| !self.measured.contains(m))
                 .collect(),
+            again: available
+                .iter()
+                .copied()
+                .filter(|m| self.measured.contains(m))
+                .collect(),
+            runs: &runs,
             word: self.source.word(),
             max_nodes: self.settings.max_nodes,
             tolerance: self.settings.tolerance,
@@ -180,7 +198,12 @@ impl<S: RunSource> Campaign<S> {
             repeat: self.settings.repeat,
             measured_at: &measured_at,
         };
-        decide::next(&view, &evaluated.plan)
+        let next = decide::next(&view, &evaluated.plan);
+        let cost = match &next {
+            Next::Measure(m, _) => Some(decide::cost(&view, &evaluated.plan, *m)),
+            Next::Stop(_) => None,
+        };
+        (next, cost)
     }
 
     /// Takes the settings' runs on `n` nodes and hands every run so far to `observer`; no
@@ -209,6 +232,8 @@ impl<S: RunSource> Campaign<S> {
             why,
             node_hours,
             node_runs: n * runs as u32,
+            spent_node_hours: self.node_hours(),
+            next_node_hours: None,
             before,
             after: None,
             findings: Vec::new(),
@@ -354,12 +379,13 @@ impl<S: RunSource> Campaign<S> {
             }
         };
         let after = self.rec_of(&evaluated);
+        let (next, cost) = self.next(&evaluated);
         if let Some(last) = pending {
             last.after = after.clone();
             last.findings.clone_from(&evaluated.findings);
+            last.next_node_hours = cost;
             observer.step(last);
         }
-        let next = self.next(&evaluated);
         self.last = Some(evaluated);
         match next {
             Next::Stop(why) => Err(why),

@@ -108,7 +108,30 @@ fn settings(
         .as_deref()
         .map(|v| values::parse_ghz_values("--freqs", v))
         .transpose()?;
+    s.query = query(&a.campaign)?;
     Ok(s)
+}
+
+/// `--deadline`, `--budget` and `--slowdown`, parsed as `plan` parses them.
+fn query(c: &super::profile::CampaignArgs) -> anyhow::Result<crate::search::query::Query> {
+    Ok(crate::search::query::Query {
+        deadline: c
+            .deadline
+            .as_deref()
+            .map(|d| values::parse_duration("--deadline", d))
+            .transpose()?,
+        budget: c
+            .budget
+            .as_deref()
+            .map(|b| values::parse_energy("--budget", b))
+            .transpose()?,
+        slowdown: c
+            .slowdown
+            .as_deref()
+            .map(|s| values::parse_slowdown("--slowdown", s))
+            .transpose()?,
+        min_efficiency: None,
+    })
 }
 
 /// The launch of the program, and the largest count it can place.

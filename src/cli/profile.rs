@@ -164,6 +164,23 @@ pub struct CampaignArgs {
     /// With --nodes auto: print the campaign's steps as JSON on standard output.
     #[arg(long)]
     pub json: bool,
+    /// With --nodes auto: recommend, and decide what to measure, for the least energy within
+    /// this time (as `plan --deadline`).
+    #[arg(long, value_name = "DURATION", allow_hyphen_values = true)]
+    pub deadline: Option<String>,
+    /// With --nodes auto: recommend, and decide what to measure, for the least time within
+    /// this energy (as `plan --budget`).
+    #[arg(long, value_name = "ENERGY", allow_hyphen_values = true)]
+    pub budget: Option<String>,
+    /// With --nodes auto: recommend, and decide what to measure, for the least energy within
+    /// (1 + FRACTION) times the fastest configuration's time (as `plan --slowdown`).
+    #[arg(
+        long,
+        value_name = "FRACTION",
+        conflicts_with = "deadline",
+        allow_hyphen_values = true
+    )]
+    pub slowdown: Option<String>,
 }
 
 impl CampaignArgs {
@@ -175,6 +192,9 @@ impl CampaignArgs {
             ("--node-hours", self.node_hours.is_some()),
             ("--max-nodes", self.max_nodes.is_some()),
             ("--json", self.json),
+            ("--deadline", self.deadline.is_some()),
+            ("--budget", self.budget.is_some()),
+            ("--slowdown", self.slowdown.is_some()),
         ]
         .into_iter()
         .filter(|(_, on)| *on)
