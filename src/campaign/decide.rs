@@ -67,13 +67,10 @@ impl Ctx<'_> {
         self.rec.prediction.config.nodes
     }
 
-    /// The count the explored ones must beat: the recommendation where it was measured, else
-    /// the best measured count.
+    /// The count the explored ones must beat: the best measured count (the recommendation
+    /// where the plan and the measured means agree).
     fn reference(&self) -> Option<(u32, Score)> {
-        let n = match self.m.counts.contains_key(&self.n()) {
-            true => self.n(),
-            false => self.m.best(&self.o)?,
-        };
+        let n = self.m.best(&self.o)?;
         Some((n, self.m.score(&self.o, n)?))
     }
 
@@ -270,19 +267,20 @@ fn jump(c: &Ctx<'_>, n: u32, side: Side) -> Option<(u32, String)> {
 }
 
 /// The unmeasured counts whose interval's favourable end beats the measured reference by more
-/// than the tolerance, between the measured counts that were already worse than it by more
-/// than the run-to-run spread; the one whose possible gain beyond the tolerance is largest per
-/// node-hour it costs.
+/// than a repeat differs (the run-to-run spread seen, at least the tolerance), short of the
+/// measured counts on either side that were already worse than it; the one whose possible
+/// gain beyond that is largest per node-hour it costs.
 fn explore(c: &Ctx<'_>) -> Option<Next> {
     let (r, at) = c.reference()?;
     let spread = c.spread(r);
+    // A measured count worse than the reference fences off the counts beyond it.
     let worse = |m: u32| {
         c.m.score(&c.o, m)
-            .is_some_and(|s| Objective::gain(at, s) > spread)
+            .is_some_and(|s| Objective::gain(at, s) > 0.0)
     };
     let fence_hi = c.m.counts.keys().copied().find(|&m| m > r && worse(m));
     let fence_lo = c.m.counts.keys().rev().copied().find(|&m| m < r && worse(m));
-    let tol = c.view.tolerance;
+    let tol = spread;
     let mut could: Vec<(u32, f64, f64, f64)> = c
         .view
         .unmeasured
@@ -301,10 +299,10 @@ fn explore(c: &Ctx<'_>) -> Option<Next> {
     Some(Next::Measure(
         m,
         format!(
-            "explore: {m} nodes could beat the recommendation's {} ({r} nodes, measured) by up \
-             to {:.1}% at its interval's favourable end (point prediction {:+.1}%, tolerance \
-             {:.1}%); of {} such {}, it narrows the decision most per node-hour ({:.3} \
-             node-hours)",
+            "explore: {m} nodes could beat the {} of the best measured count, {r} nodes, by up \
+             to {:.1}% at its interval's favourable end (point prediction {:+.1}%; a repeat \
+             differs by {:.1}%, the run-to-run spread or the tolerance); of {} such {}, it \
+             narrows the decision most per node-hour ({:.3} node-hours)",
             c.o.said(),
             100.0 * fav,
             100.0 * point,
@@ -404,6 +402,17 @@ fn stable(c: &Ctx<'_>) -> Next {
             )
         }
         _ => {}
+    }
+    if let Some((b, g)) = c.reference().and_then(|(b, sb)| {
+        let g = Objective::gain(sb, c.m.score(&c.o, n)?);
+        (b != n && g > c.spread(n)).then_some((b, g))
+    }) {
+        s += &format!(
+            "; as measured, {b} nodes beat it by {:.1}%: the fitted model does not reproduce \
+             the measured counts closely enough to tell them apart (plan both, or measure both \
+             again)",
+            100.0 * g
+        );
     }
     Next::Stop(s)
 }
