@@ -106,6 +106,15 @@ impl Ctx<'_> {
     }
 }
 
+/// The measured count the plan's query ranks best by the mean of its runs (at the
+/// recommendation's cores a node), where there is one: the recommendation unless the fitted
+/// model does not reproduce the measured counts.
+pub fn measured_best(runs: &[Run], plan: &Plan) -> Option<u32> {
+    let o = Objective::of(plan);
+    let cores = plan.recommendation().map(|r| r.prediction.config.cores);
+    Measured::new(runs, cores, o.time_only).best(&o)
+}
+
 /// The next count to measure, or why the campaign stops.
 pub fn next(view: &View<'_>, plan: &Plan) -> Next {
     let Some(rec) = plan.recommendation() else {
@@ -210,9 +219,10 @@ fn bracket(c: &Ctx<'_>) -> Option<Next> {
     None
 }
 
-/// Where to measure beyond `n`: the unmeasured count within a factor of 4 that the plan
-/// predicts best, where it beats `n` by more than the tolerance; else the count nearest twice
-/// (half) `n`. `None` where no count lies beyond.
+/// Where to measure beyond `n`: the count nearest twice (half) `n`, or farther, up to a factor
+/// of 4, where the plan predicts a count there best and beating `n` by more than the
+/// tolerance (a count short of the doubling would only need bracketing again). `None` where
+/// no count lies beyond.
 fn jump(c: &Ctx<'_>, n: u32, side: Side) -> Option<(u32, String)> {
     let beyond: Vec<u32> = c
         .view
@@ -251,8 +261,12 @@ fn jump(c: &Ctx<'_>, n: u32, side: Side) -> Option<(u32, String)> {
         .filter_map(|&m| Some((m, c.predicted(m, false)?)))
         .filter(|(_, s)| at.is_some_and(|a| Objective::gain(*s, a) > c.view.tolerance))
         .min_by(|a, b| a.1.over.total_cmp(&b.1.over).then(a.1.value.total_cmp(&b.1.value)));
+    let farther = |m: u32| match side {
+        Side::Above => m > doubling,
+        Side::Below => m < doubling,
+    };
     Some(match predicted {
-        Some((m, s)) if m != doubling => (
+        Some((m, s)) if farther(m) => (
             m,
             format!(
                 "the plan predicts {m} nodes {:.1}% better; the doubling would be {doubling}",
@@ -314,10 +328,20 @@ fn explore(c: &Ctx<'_>) -> Option<Next> {
     ))
 }
 
-/// The recommendation measured once, or with runs that differ by more than the spread seen
-/// at other counts (up to 3 runs): measure it again, where it can be.
+/// The recommendation, or the best measured count where they differ, measured once, or with
+/// runs that differ by more than the spread seen at other counts (up to 3 runs): measure it
+/// again, where it can be.
 fn confirm(c: &Ctx<'_>) -> Option<Next> {
-    let n = c.n();
+    let best = c.m.best(&c.o).filter(|&b| b != c.n());
+    let mut which = vec![(c.n(), "the recommendation")];
+    which.extend(best.map(|b| (b, "the best measured count")));
+    which
+        .into_iter()
+        .find_map(|(n, what)| confirm_one(c, n, what))
+}
+
+/// [`confirm`] for one count.
+fn confirm_one(c: &Ctx<'_>, n: u32, what: &str) -> Option<Next> {
     let at = c.m.counts.get(&n)?;
     if !c.view.again.contains(&n) {
         return None;
@@ -326,8 +350,8 @@ fn confirm(c: &Ctx<'_>) -> Option<Next> {
         return Some(Next::Measure(
             n,
             format!(
-                "confirm: the recommendation, {n} nodes, was measured once; one run can be an \
-                 outlier, and the mean of its runs decides"
+                "confirm: {what}, {n} nodes, was measured once; one run can be an outlier, and \
+                 the mean of its runs decides"
             ),
         ));
     }
@@ -336,8 +360,8 @@ fn confirm(c: &Ctx<'_>) -> Option<Next> {
         Next::Measure(
             n,
             format!(
-                "confirm: the recommendation's {} runs on {n} nodes differ by {:.1}%, more than \
-                 the {:.1}% seen at other counts (or the tolerance): measured again",
+                "confirm: the {} runs of {what} on {n} nodes differ by {:.1}%, more than the \
+                 {:.1}% seen at other counts (or the tolerance): measured again",
                 at.runs,
                 100.0 * at.spread,
                 100.0 * spread

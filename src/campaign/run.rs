@@ -43,6 +43,9 @@ pub struct Outcome {
     pub stopped: String,
     /// The last recommendation.
     pub recommendation: Option<Rec>,
+    /// The measured count the query ranks best by the mean of its runs (the recommendation
+    /// unless the fitted model does not reproduce the measured counts).
+    pub measured_best: Option<u32>,
     /// The node counts measured.
     pub measured_nodes: Vec<u32>,
     /// The node-hours its runs cost.
@@ -167,16 +170,7 @@ impl<S: RunSource> Campaign<S> {
     /// next count in node-hours.
     pub fn next(&self, evaluated: &Evaluated) -> (Next, Option<f64>) {
         let measured_at = |n: u32, c: u32| self.measured_at(n, c).is_some();
-        let runs: Vec<Run> = self
-            .runs
-            .iter()
-            .map(|t| Run {
-                nodes: t.row.nodes,
-                cores: t.row.cores,
-                time: t.row.time_s,
-                energy: t.row.energy().map(|(e, _)| e),
-            })
-            .collect();
+        let runs = self.objective_runs();
         let available = self.source.available(self.settings.max_nodes);
         let view = View {
             measured: &self.measured,
@@ -204,6 +198,19 @@ impl<S: RunSource> Campaign<S> {
             Next::Stop(_) => None,
         };
         (next, cost)
+    }
+
+    /// The runs so far as the objective sees them.
+    fn objective_runs(&self) -> Vec<Run> {
+        self.runs
+            .iter()
+            .map(|t| Run {
+                nodes: t.row.nodes,
+                cores: t.row.cores,
+                time: t.row.time_s,
+                energy: t.row.energy().map(|(e, _)| e),
+            })
+            .collect()
     }
 
     /// Takes the settings' runs on `n` nodes and hands every run so far to `observer`; no
@@ -280,6 +287,10 @@ impl<S: RunSource> Campaign<S> {
             steps,
             stopped,
             recommendation: self.last.as_ref().and_then(|e| self.rec_of(e)),
+            measured_best: self
+                .last
+                .as_ref()
+                .and_then(|e| decide::measured_best(&self.objective_runs(), &e.plan)),
             measured_nodes: self.measured.iter().copied().collect(),
             node_hours: self.node_hours(),
             node_runs: self.runs.iter().map(|t| t.row.nodes).sum(),
