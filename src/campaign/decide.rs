@@ -186,10 +186,7 @@ enum Side {
 /// The recommendation, or the best measured count, is the largest (smallest) count measured
 /// while a larger (smaller) one can be: measure beyond it.
 fn bracket(c: &Ctx<'_>) -> Option<Next> {
-    let (lo, hi) = (
-        *c.view.measured.first()?,
-        *c.view.measured.last()?,
-    );
+    let (lo, hi) = (*c.view.measured.first()?, *c.view.measured.last()?);
     let best = c.m.best(&c.o);
     let mut ends: Vec<(u32, &str)> = vec![(c.n(), "the recommendation")];
     if let Some(b) = best.filter(|&b| b != c.n()) {
@@ -260,7 +257,11 @@ fn jump(c: &Ctx<'_>, n: u32, side: Side) -> Option<(u32, String)> {
         .iter()
         .filter_map(|&m| Some((m, c.predicted(m, false)?)))
         .filter(|(_, s)| at.is_some_and(|a| Objective::gain(*s, a) > c.view.tolerance))
-        .min_by(|a, b| a.1.over.total_cmp(&b.1.over).then(a.1.value.total_cmp(&b.1.value)));
+        .min_by(|a, b| {
+            a.1.over
+                .total_cmp(&b.1.over)
+                .then(a.1.value.total_cmp(&b.1.value))
+        });
     let farther = |m: u32| match side {
         Side::Above => m > doubling,
         Side::Below => m < doubling,
@@ -293,7 +294,12 @@ fn explore(c: &Ctx<'_>) -> Option<Next> {
             .is_some_and(|s| Objective::gain(at, s) > 0.0)
     };
     let fence_hi = c.m.counts.keys().copied().find(|&m| m > r && worse(m));
-    let fence_lo = c.m.counts.keys().rev().copied().find(|&m| m < r && worse(m));
+    let fence_lo =
+        c.m.counts
+            .keys()
+            .rev()
+            .copied()
+            .find(|&m| m < r && worse(m));
     let tol = spread;
     let mut could: Vec<(u32, f64, f64, f64)> = c
         .view

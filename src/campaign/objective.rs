@@ -180,11 +180,9 @@ fn count(n: u32, runs: &[Run], time_only: bool) -> Count {
             .sum::<Option<f64>>()
             .map(|e| e / k),
     };
-    let (lo, hi) = runs
-        .iter()
-        .fold((f64::INFINITY, 0.0_f64), |(lo, hi), r| {
-            (lo.min(r.time), hi.max(r.time))
-        });
+    let (lo, hi) = runs.iter().fold((f64::INFINITY, 0.0_f64), |(lo, hi), r| {
+        (lo.min(r.time), hi.max(r.time))
+    });
     let spread = match runs.len() >= 2 && time > 0.0 {
         true => (hi - lo) / time,
         false => 0.0,
@@ -227,7 +225,11 @@ mod tests {
             energy_limit: None,
             time_only: false,
         };
-        assert_eq!(m.best(&o), Some(8), "the mean of 9, not its fast run, decides");
+        assert_eq!(
+            m.best(&o),
+            Some(8),
+            "the mean of 9, not its fast run, decides"
+        );
         assert_eq!(m.spread_elsewhere(8), Some(c.spread));
         assert_eq!(m.spread_elsewhere(9), None);
     }
@@ -246,6 +248,9 @@ mod tests {
         assert_eq!(Objective::gain(late, fast), -1.0);
         assert_eq!(Objective::gain(fast, late), 1.0);
         let later = o.score(150.0, 100.0);
-        assert!(Objective::gain(late, later) > 0.0, "nearer the limit is better");
+        assert!(
+            Objective::gain(late, later) > 0.0,
+            "nearer the limit is better"
+        );
     }
 }

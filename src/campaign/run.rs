@@ -6,8 +6,8 @@
 //! the runs kept and the reason said, never with an internal error.
 
 use super::decide::{self, Next, View};
-use super::objective::Run;
 use super::evaluate::{Evaluated, evaluate};
+use super::objective::Run;
 use super::settings::{START, Settings};
 use super::source::{RunSource, Taken};
 use super::step::{Rec, Step};

@@ -150,8 +150,8 @@ pub struct CampaignArgs {
     /// file order, instead of launching the program; a count not recorded is never invented.
     #[arg(long, value_name = "RUNS.csv")]
     pub replay: Option<PathBuf>,
-    /// With --nodes auto: stop once the recommendation was measured and no unmeasured node
-    /// count is predicted to beat its energy-delay product by more than this (0.05 or 5%)
+    /// With --nodes auto: measure an unmeasured node count only where it could beat the best
+    /// measured one by more than this at its interval's favourable end (0.05 or 5%)
     /// [default: 5%].
     #[arg(long, value_name = "FRACTION")]
     pub tolerance: Option<String>,
