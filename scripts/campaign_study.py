@@ -16,7 +16,8 @@ docs/NODE_AXIS.md), against a model-free reference rule.
    campaign's, against measuring every recorded run. `noisy` is the `log` codes with the
    first run at the count above the best replaced by one 40% faster and the second by one 40%
    slower (their mean unchanged), as one Sapphire Rapids code's two runs at one count took
-   432.6 s and 1011.3 s.
+   432.6 s and 1011.3 s. The same again with time only (no energy column: node-hours x
+   time, as the planner ranks runs without energy).
 
 The reference rule (no model): start at the 3 smallest counts, measure the count nearest
 twice the best whenever the best measured count is also the largest measured, and measure the
@@ -148,14 +149,15 @@ def icelake(binary, tmp):
           f"node-runs mean, {max(ref_costs)} max; waste max {100 * max(ref_wastes):.1f}%.")
 
 
-def truth(code, n, rows):
-    """A count's energy-delay product: the mean of its recorded runs, else its law."""
+def truth(code, n, rows, time_only=False):
+    """A count's energy-delay product (node-hours x time where time only): the mean of its
+    recorded runs, else its law."""
     at = by_count(rows).get(n)
     if at:
-        return edp(at, n)
+        return edp(at, n, time_only)
     t = code.law(n)
     p_busy = Y.P_IDLE + Y.CORES * Y.P_CORE
-    e = n * (code.work / n * p_busy + (t - code.work / n) * code.p_wait)
+    e = n * t if time_only else n * (code.work / n * p_busy + (t - code.work / n) * code.p_wait)
     return t * e
 
 
@@ -176,14 +178,20 @@ def noisy(code):
     return out
 
 
-def write_rows(path, rows):
+def write_rows(path, rows, time_only=False):
     with open(path, "w") as f:
-        f.write("nodes,cores,freq_hz,gpus,time_s,energy_j,ranks,energy_scope\n")
+        if time_only:
+            f.write("nodes,cores,freq_hz,gpus,time_s,ranks\n")
+        else:
+            f.write("nodes,cores,freq_hz,gpus,time_s,energy_j,ranks,energy_scope\n")
         for n, t, e in rows:
-            f.write(f"{n},{Y.CORES},{Y.FREQ_HZ},0,{t:.6g},{e:.7g},{n * Y.CORES},node\n")
+            if time_only:
+                f.write(f"{n},{Y.CORES},{Y.FREQ_HZ},0,{t:.6g},{n * Y.CORES}\n")
+            else:
+                f.write(f"{n},{Y.CORES},{Y.FREQ_HZ},0,{t:.6g},{e:.7g},{n * Y.CORES},node\n")
 
 
-def regimes(binary, tmp):
+def regimes(binary, tmp, time_only=False):
     machine = os.path.join(tmp, "synthetic.toml")
     with open(machine, "w") as f:
         f.write(Y.MACHINE)
@@ -201,17 +209,17 @@ def regimes(binary, tmp):
         reg, breg, ref_reg, cost, ref_cost, every, ended = [], [], [], 0, 0, 0, 0
         for code, rows in cases:
             csv = os.path.join(tmp, f"{regime}-{code.name}.csv")
-            write_rows(csv, rows)
+            write_rows(csv, rows, time_only)
             top = max(n for n, _, _ in rows)
-            best = min(truth(code, n, rows) for n in by_count(rows))
+            best = min(truth(code, n, rows, time_only) for n in by_count(rows))
             d, _ = campaign(binary, tmp, f"{regime}-{code.name}", csv, machine, top)
             if d is not None and d["recommendation"]:
                 ended += d["stopped"].startswith("stable")
-                reg.append(truth(code, d["recommendation"]["nodes"], rows) / best - 1)
-                breg.append(truth(code, d["measured_best"], rows) / best - 1)
+                reg.append(truth(code, d["recommendation"]["nodes"], rows, time_only) / best - 1)
+                breg.append(truth(code, d["measured_best"], rows, time_only) / best - 1)
                 cost += d["node_runs"]
-            ref, rc = reference_rule(rows, top)
-            ref_reg.append(truth(code, ref, rows) / best - 1)
+            ref, rc = reference_rule(rows, top, time_only)
+            ref_reg.append(truth(code, ref, rows, time_only) / best - 1)
             ref_cost += rc
             every += sum(n for n, _, _ in rows)
         total["c"] += reg
@@ -243,6 +251,8 @@ def main():
     if args.only != "icelake":
         print()
         regimes(args.bin, tmp)
+        print("\nTime only (no energy column: node-hours x time):\n")
+        regimes(args.bin, tmp, time_only=True)
 
 
 if __name__ == "__main__":

@@ -184,36 +184,67 @@ enum Side {
 }
 
 /// The recommendation, or the best measured count, is the largest (smallest) count measured
-/// while a larger (smaller) one can be: measure beyond it.
+/// while a larger (smaller) one can be, or every count measured beyond it was worse by no more
+/// than the run-to-run spread (noise could have made it so): measure beyond them.
 fn bracket(c: &Ctx<'_>) -> Option<Next> {
-    let (lo, hi) = (*c.view.measured.first()?, *c.view.measured.last()?);
     let best = c.m.best(&c.o);
     let mut ends: Vec<(u32, &str)> = vec![(c.n(), "the recommendation")];
     if let Some(b) = best.filter(|&b| b != c.n()) {
         ends.push((b, "the best measured count"));
     }
     for (n, what) in ends {
-        for (side, end) in [(Side::Above, hi), (Side::Below, lo)] {
-            if n != end {
+        for side in [Side::Above, Side::Below] {
+            let Some((from, passed)) = open_side(c, n, side) else {
                 continue;
-            }
-            if let Some((to, how)) = jump(c, n, side) {
-                let (edge, beyond) = match side {
-                    Side::Above => ("largest", "larger"),
-                    Side::Below => ("smallest", "smaller"),
-                };
-                return Some(Next::Measure(
-                    to,
-                    format!(
-                        "bracket: {what}, {n} nodes, is the {edge} count measured and {beyond} \
-                         {} counts are left: measured beyond it ({how})",
-                        c.view.word
-                    ),
-                ));
-            }
+            };
+            let Some((to, how)) = jump(c, from, side) else {
+                continue;
+            };
+            let (edge, beyond) = match side {
+                Side::Above => ("largest", "larger"),
+                Side::Below => ("smallest", "smaller"),
+            };
+            let state = match passed.is_empty() {
+                true => format!("is the {edge} count measured"),
+                false => format!(
+                    "was not beaten by more than the {:.1}% run-to-run spread (or tolerance) at \
+                     the {beyond} counts measured ({})",
+                    100.0 * c.spread(n),
+                    crate::units::count_ranges(passed.iter().copied())
+                ),
+            };
+            return Some(Next::Measure(
+                to,
+                format!(
+                    "bracket: {what}, {n} nodes, {state}, and {beyond} {} counts are left: \
+                     measured beyond {from} ({how})",
+                    c.view.word
+                ),
+            ));
         }
     }
     None
+}
+
+/// Whether `n` is open on `side`: the measured counts beyond it, in order, none worse than it
+/// by more than the run-to-run spread. Gives the farthest of them (or `n`) and them.
+fn open_side(c: &Ctx<'_>, n: u32, side: Side) -> Option<(u32, Vec<u32>)> {
+    let at = c.m.score(&c.o, n);
+    let spread = c.spread(n);
+    let beyond: Vec<u32> = match side {
+        Side::Above => c.view.measured.range(n + 1..).copied().collect(),
+        Side::Below => c.view.measured.range(..n).rev().copied().collect(),
+    };
+    for &m in &beyond {
+        let worse = match (at, c.m.score(&c.o, m)) {
+            (Some(a), Some(s)) => Objective::gain(a, s) > spread,
+            _ => false,
+        };
+        if worse {
+            return None;
+        }
+    }
+    Some((*beyond.last().unwrap_or(&n), beyond))
 }
 
 /// Where to measure beyond `n`: the count nearest twice (half) `n`, or farther, up to a factor
