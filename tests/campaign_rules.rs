@@ -130,8 +130,19 @@ fn a_recommendation_at_the_largest_measured_count_is_measured_beyond_before_the_
     assert_eq!(st["nodes"], 8, "{st}");
     assert!(
         why(st).starts_with(
-            "bracket: the recommendation, 4 nodes, is the largest count measured and larger \
+            "bracket: the recommendation, 4 nodes, is the largest count measured, and larger \
              recorded counts are left"
+        ),
+        "{}",
+        why(st)
+    );
+    // 8 nodes did not make it worse by more than the spread: that does not bracket it.
+    let st = &steps(&v)[4];
+    assert_eq!(st["nodes"], 16, "{st}");
+    assert!(
+        why(st).starts_with(
+            "bracket: the recommendation, 4 nodes, was not beaten by more than the 5.0% \
+             run-to-run spread (or tolerance) at the larger counts measured (8)"
         ),
         "{}",
         why(st)
