@@ -57,7 +57,7 @@ pub struct Cli {
 pub enum Command {
     /// Search every configuration for the exact time-energy Pareto front and recommend one.
     #[command(after_help = EXIT_CODES)]
-    Plan(super::plan::PlanArgs),
+    Plan(Box<super::plan::PlanArgs>),
     /// Predict one configuration with its full time and energy breakdown.
     #[command(after_help = EXIT_CODES)]
     Predict(super::predict::PredictArgs),
@@ -73,7 +73,7 @@ pub enum Command {
     /// Measure the program on this node at each (cores, frequency, GPUs) point and write the
     /// workload profile that `plan` reads.
     #[command(after_help = EXIT_CODES)]
-    Profile(super::profile::ProfileArgs),
+    Profile(Box<super::profile::ProfileArgs>),
     /// Predictions against measurements the model did not see: held-out profile points,
     /// leave-one-out over core counts, or a CSV of measured runs.
     #[command(after_help = EXIT_CODES)]
