@@ -336,3 +336,62 @@ fn the_node_hours_given_are_never_passed_by_a_step_the_campaign_chooses() {
     assert!(stopped.starts_with("budget: "), "{stopped}");
     assert!(stopped.contains("node-hours and"), "{stopped}");
 }
+
+#[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
+fn an_energy_budget_on_runs_without_energy_ends_the_campaign_naming_the_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // weather's recorded runs with their energy columns left out: time only.
+    let text = std::fs::read_to_string(common::multinode("weather.csv")).unwrap();
+    let header: Vec<&str> = text.lines().next().unwrap().split(',').collect();
+    let keep: Vec<usize> = (0..header.len())
+        .filter(|&i| !header[i].starts_with("energy"))
+        .collect();
+    let cut: String = text
+        .lines()
+        .map(|l| {
+            let cells: Vec<&str> = l.split(',').collect();
+            keep.iter().map(|&i| cells[i]).collect::<Vec<_>>().join(",") + "\n"
+        })
+        .collect();
+    let replay = d.join("weather-time.csv");
+    std::fs::write(&replay, cut).unwrap();
+    let machine = Path::new(env!("CARGO_MANIFEST_DIR")).join(MACHINE);
+    let runs = d.join("runs.csv");
+    let (rc, out, err) = jouleplan(&[
+        "profile",
+        "--nodes",
+        "auto",
+        "--replay",
+        replay.to_str().unwrap(),
+        "--machine",
+        machine.to_str().unwrap(),
+        "--cores",
+        "72",
+        "--max-nodes",
+        "16",
+        "--measured-out",
+        runs.to_str().unwrap(),
+        "-o",
+        d.join("p.json").to_str().unwrap(),
+        "--budget",
+        "3MJ",
+        "--json",
+    ]);
+    assert_eq!(rc, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let stopped = v["stopped"].as_str().unwrap();
+    assert!(
+        stopped.contains("--budget") && stopped.contains("energy is unavailable"),
+        "{stopped}"
+    );
+    assert_eq!(
+        read_lines(&runs).unwrap().len(),
+        3,
+        "the start's runs are kept"
+    );
+}

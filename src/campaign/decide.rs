@@ -415,11 +415,11 @@ fn stable(c: &Ctx<'_>) -> Next {
     let runs = at.map_or(0, |a| a.runs);
     let below = match c.view.measured.range(..n).next_back() {
         Some(m) => format!("{m} nodes measured below"),
-        None => "the smallest count allowed".to_string(),
+        None => format!("no {word} count below"),
     };
     let above = match c.view.measured.range(n + 1..).next() {
         Some(m) => format!("{m} nodes measured above"),
-        None => format!("the largest count allowed ({})", c.view.max_nodes),
+        None => format!("no {word} count above up to {}", c.view.max_nodes),
     };
     let times = match runs {
         1 => "once".to_string(),

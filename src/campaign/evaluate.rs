@@ -128,6 +128,16 @@ fn plan(
     // Named in the plan's messages by the runs it was fitted on.
     profile.file = format!("the profile fitted on {}", settings.runs_file.display()).into();
     let mut inputs = Loaded::new(planned_on, profile, accept)?;
+    if let (true, Some(b)) = (inputs.machine.time_only(), settings.query.budget) {
+        return Err(crate::error::InputError::Argument {
+            flag: "--budget".into(),
+            expected: "no energy budget: the runs measured no energy that gave power and the \
+                       machine file has no [power], so energy is unavailable (give --deadline \
+                       or --slowdown)"
+                .into(),
+            got: crate::units::fmt_energy(b),
+        });
+    }
     let have = fitted.profile().core_counts();
     let cores = settings.cores.as_ref().map(|c| {
         let kept: Vec<u32> = c.iter().copied().filter(|c| have.contains(c)).collect();
