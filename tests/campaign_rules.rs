@@ -23,9 +23,21 @@ const CODES: [&str; 9] = [
 
 /// The campaign of `code` in `d` with `extra` flags and `--json`: (exit, JSON, stderr).
 fn campaign(d: &Path, code: &str, extra: &[&str]) -> (i32, Value, String) {
+    let mut flags = vec!["--json"];
+    if FULL.contains(&code) {
+        flags.extend(["--cores", "72"]);
+    }
+    flags.extend(extra);
+    let (rc, out, err) = replayed(d, code, &common::multinode(&format!("{code}.csv")), &flags);
+    let v = serde_json::from_str(&out).unwrap_or(Value::Null);
+    (rc, v, err)
+}
+
+/// The campaign replaying `replay` in `d` (runs in `CODE-runs.csv`, profile in `CODE.json`)
+/// over 1-16 nodes with `extra` flags: (exit, stdout, stderr).
+fn replayed(d: &Path, code: &str, replay: &Path, extra: &[&str]) -> (i32, String, String) {
     let runs = d.join(format!("{code}-runs.csv"));
     let prof = d.join(format!("{code}.json"));
-    let replay = common::multinode(&format!("{code}.csv"));
     let machine = Path::new(env!("CARGO_MANIFEST_DIR")).join(MACHINE);
     let mut args = vec![
         "profile",
@@ -41,15 +53,9 @@ fn campaign(d: &Path, code: &str, extra: &[&str]) -> (i32, Value, String) {
         runs.to_str().unwrap(),
         "-o",
         prof.to_str().unwrap(),
-        "--json",
     ];
-    if FULL.contains(&code) {
-        args.extend(["--cores", "72"]);
-    }
     args.extend(extra);
-    let (rc, out, err) = jouleplan(&args);
-    let v = serde_json::from_str(&out).unwrap_or(Value::Null);
-    (rc, v, err)
+    jouleplan(&args)
 }
 
 /// The node counts of `code`'s recording up to 16 that the campaign may take.
@@ -250,7 +256,7 @@ fn a_deadline_or_a_slowdown_drives_what_the_campaign_measures_and_recommends() {
     let d = dir.path();
     let (rc, plain, err) = campaign(d, "weather", &[]);
     assert_eq!(rc, 0, "{err}");
-    let mut recs = vec![plain["recommendation"]["nodes"].as_u64().unwrap()];
+    let mut measured = vec![plain["measured_nodes"].clone()];
     for (flag, value, limit) in [
         ("--deadline", "12m", 720.0),
         ("--deadline", "20m", 1200.0),
@@ -271,15 +277,33 @@ fn a_deadline_or_a_slowdown_drives_what_the_campaign_measures_and_recommends() {
             "{flag} {value}: {}",
             v["stopped"]
         );
-        recs.push(rec["nodes"].as_u64().unwrap());
+        if limit.is_finite() {
+            // The recommendation is the measured count of least mean energy within the limit.
+            let runs = read_lines(&sub.join("weather-runs.csv")).unwrap();
+            let mut by: std::collections::BTreeMap<u32, Vec<(f64, f64)>> = Default::default();
+            for l in &runs {
+                let e = l.row.energy().unwrap().0;
+                by.entry(l.row.nodes).or_default().push((l.row.time_s, e));
+            }
+            let mean = |v: &Vec<(f64, f64)>, f: fn(&(f64, f64)) -> f64| {
+                v.iter().map(f).sum::<f64>() / v.len() as f64
+            };
+            let best = by
+                .iter()
+                .filter(|(_, v)| mean(v, |r| r.0) <= limit)
+                .min_by(|a, b| mean(a.1, |r| r.1).total_cmp(&mean(b.1, |r| r.1)))
+                .map(|(n, _)| u64::from(*n));
+            assert_eq!(rec["nodes"].as_u64(), best, "{flag} {value}: {v}");
+        }
+        measured.push(v["measured_nodes"].clone());
     }
-    let mut distinct = recs.clone();
+    let mut distinct: Vec<String> = measured.iter().map(|m| m.to_string()).collect();
     distinct.sort_unstable();
     distinct.dedup();
     assert_eq!(
         distinct.len(),
-        recs.len(),
-        "each query its own count: {recs:?}"
+        measured.len(),
+        "each query measures its own counts: {measured:?}"
     );
 }
 
@@ -393,5 +417,110 @@ fn an_energy_budget_on_runs_without_energy_ends_the_campaign_naming_the_flag() {
         read_lines(&runs).unwrap().len(),
         3,
         "the start's runs are kept"
+    );
+}
+
+#[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
+fn the_best_measured_count_is_recommended_and_the_model_s_other_pick_is_said_with_its_plan_command()
+{
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // soma: the fitted model picks a count whose runs' energy-delay product is worse than 4
+    // nodes'.
+    let (rc, v, err) = campaign(d, "soma", &[]);
+    assert_eq!(rc, 0, "{err}");
+    let rec = v["recommendation"]["nodes"].as_u64().unwrap();
+    let pick = v["model_pick"]["nodes"].as_u64().unwrap();
+    assert_eq!(v["measured_best"].as_u64(), Some(rec), "{v}");
+    assert_ne!(rec, pick, "{v}");
+    assert!((common::waste_at_72("soma", rec as u32)) <= 0.05, "{v}");
+    let runs = read_lines(&d.join("soma-runs.csv")).unwrap();
+    let edp = |n: u64| {
+        let at: Vec<_> = runs
+            .iter()
+            .filter(|l| u64::from(l.row.nodes) == n)
+            .collect();
+        let k = at.len() as f64;
+        let t = at.iter().map(|l| l.row.time_s).sum::<f64>() / k;
+        let e = at.iter().map(|l| l.row.energy().unwrap().0).sum::<f64>() / k;
+        t * e
+    };
+    assert!(edp(rec) < edp(pick), "{v}");
+    let differs = v["model_differs"].as_str().unwrap();
+    assert!(
+        differs.starts_with(&format!("as measured, {rec} nodes beat it by ")),
+        "{differs}"
+    );
+    assert!(v["recommendation"]["measured"].as_bool().unwrap(), "{v}");
+    // The text end says both and the command that reproduces the recommendation.
+    let text = d.join("text");
+    std::fs::create_dir(&text).unwrap();
+    let machine = Path::new(env!("CARGO_MANIFEST_DIR")).join(MACHINE);
+    let runs = text.join("soma-runs.csv");
+    let (rc, out, err) = replayed(
+        &text,
+        "soma",
+        &common::multinode("soma.csv"),
+        &["--cores", "72"],
+    );
+    assert_eq!(rc, 0, "{err}");
+    assert!(
+        out.contains(&format!("\nrecommendation: {rec} nodes, ")),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!(
+            "\nthe fitted model's pick over 1-16: {pick} nodes, "
+        )),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!(
+            "\nthen the recommendation: jouleplan plan --machine M.toml --profile P.json --nodes \
+             {rec} --cores 72\n"
+        )),
+        "{out}"
+    );
+    // fit + plan as said reproduce it.
+    let (p, m) = (text.join("P.json"), text.join("M.toml"));
+    let (rc, _, err) = jouleplan(&[
+        "fit",
+        "--measured",
+        runs.to_str().unwrap(),
+        "--machine",
+        machine.to_str().unwrap(),
+        "--profile-out",
+        p.to_str().unwrap(),
+        "--machine-out",
+        m.to_str().unwrap(),
+    ]);
+    assert_eq!(rc, 0, "{err}");
+    let n = rec.to_string();
+    let (rc, out, err) = jouleplan(&[
+        "plan",
+        "--machine",
+        m.to_str().unwrap(),
+        "--profile",
+        p.to_str().unwrap(),
+        "--nodes",
+        &n,
+        "--cores",
+        "72",
+        "--json",
+    ]);
+    assert_eq!(rc, 0, "{err}");
+    let planned: Value = serde_json::from_str(&out).unwrap();
+    let r = &planned["recommendation"];
+    assert_eq!(r["nodes"].as_u64(), Some(rec), "{out}");
+    assert_eq!(r["cores"], v["recommendation"]["cores"], "{out}");
+    let t = r["time_s"].as_f64().unwrap();
+    let said = v["recommendation"]["time_s"].as_f64().unwrap();
+    assert!(
+        (t - said).abs() < 1e-6 * said,
+        "plan {t} s, campaign {said} s"
     );
 }

@@ -198,7 +198,7 @@ fn how_many_nodes_to_measure_runs_verbatim_and_ends_by_itself() {
     let commands = section_commands("## How many nodes to measure?");
     run_all(dir.path(), &commands);
     let runs = std::fs::read_to_string(dir.path().join("soma-runs.csv")).unwrap();
-    // The README's seven counts, one run each, under the recording's header.
-    assert_eq!(runs.lines().count(), 8, "{runs}");
+    // The README's six runs (five counts, 8 nodes twice), under the recording's header.
+    assert_eq!(runs.lines().count(), 7, "{runs}");
     assert!(dir.path().join("soma.json").exists());
 }

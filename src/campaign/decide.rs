@@ -6,7 +6,8 @@
 //!    (`bracket`); the extrapolation may choose how far, never whether;
 //! 3. explore: an unmeasured count whose interval's favourable end beats the measured
 //!    recommendation by more than the tolerance; of several, the one that narrows the decision
-//!    most per node-hour (`explore`);
+//!    most per node-hour (`explore`), until the best measured count is settled (measured
+//!    twice, or with no run left to measure it again);
 //! 4. confirm: a recommendation measured once is measured again, and again where its runs
 //!    differ by more than the spread seen at other counts (`confirm`);
 //! 5. else stop, stable, saying what could not be confirmed.
@@ -113,6 +114,15 @@ pub fn measured_best(runs: &[Run], plan: &Plan) -> Option<u32> {
     let o = Objective::of(plan);
     let cores = plan.recommendation().map(|r| r.prediction.config.cores);
     Measured::new(runs, cores, o.time_only).best(&o)
+}
+
+/// By what fraction the measured count `a` beats the measured count `b` by the plan's query,
+/// by the means of their runs (at the recommendation's cores a node), where both were measured.
+pub fn measured_gain(runs: &[Run], plan: &Plan, a: u32, b: u32) -> Option<f64> {
+    let o = Objective::of(plan);
+    let cores = plan.recommendation().map(|r| r.prediction.config.cores);
+    let m = Measured::new(runs, cores, o.time_only);
+    Some(Objective::gain(m.score(&o, a)?, m.score(&o, b)?))
 }
 
 /// The next count to measure, or why the campaign stops.
@@ -318,6 +328,9 @@ fn jump(c: &Ctx<'_>, n: u32, side: Side) -> Option<(u32, String)> {
 /// gain beyond that is largest per node-hour it costs.
 fn explore(c: &Ctx<'_>) -> Option<Next> {
     let (r, at) = c.reference()?;
+    if settled(c, r) {
+        return None;
+    }
     let spread = c.spread(r);
     // A measured count worse than the reference fences off the counts beyond it.
     let worse = |m: u32| {
@@ -365,6 +378,15 @@ fn explore(c: &Ctx<'_>) -> Option<Next> {
     ))
 }
 
+/// Whether the best measured count `r` is settled: bracketed on both sides (the bracket rule,
+/// tried first, found no side open) and measured more than once, or with no run left to measure
+/// it again. Exploring stops there: what it could still find is within what the bracket
+/// and the confirmed mean already say.
+fn settled(c: &Ctx<'_>, r: u32) -> bool {
+    let runs = c.m.counts.get(&r).map_or(0, |a| a.runs);
+    runs >= 2 || !c.view.again.contains(&r)
+}
+
 /// The recommendation, or the best measured count where they differ, measured once, or with
 /// runs that differ by more than the spread seen at other counts (up to 3 runs): measure it
 /// again, where it can be.
@@ -407,9 +429,11 @@ fn confirm_one(c: &Ctx<'_>, n: u32, what: &str) -> Option<Next> {
     })
 }
 
-/// Why the recommendation stands, and what could not be confirmed.
+/// Why the recommendation stands, and what could not be confirmed. The recommendation is the
+/// best measured count by the mean of its runs; where the fitted model picks another, it says so.
 fn stable(c: &Ctx<'_>) -> Next {
-    let n = c.n();
+    let pick = c.n();
+    let n = c.reference().map_or(pick, |(b, _)| b);
     let word = c.view.word;
     let at = c.m.counts.get(&n);
     let runs = at.map_or(0, |a| a.runs);
@@ -425,11 +449,18 @@ fn stable(c: &Ctx<'_>) -> Next {
         1 => "once".to_string(),
         k => format!("{k} times"),
     };
+    let what = match n == pick {
+        true => "the recommendation",
+        false => "the best measured count",
+    };
     let mut s = format!(
-        "stable: the recommendation, {n} nodes, was measured {times}{}, bracketed by {below} \
-         and {above}, and no unmeasured {word} count, even at its interval's favourable end, \
-         beats its {} by more than {:.1}%",
-        layout(c.view, c.rec),
+        "stable: {what}, {n} nodes, was measured {times}{}, bracketed by {below} and {above}, \
+         and no unmeasured {word} count, even at its interval's favourable end, beats its {} \
+         by more than {:.1}%",
+        match n == pick {
+            true => layout(c.view, c.rec),
+            false => String::new(),
+        },
         c.o.said(),
         100.0 * c.view.tolerance
     );
@@ -455,27 +486,35 @@ fn stable(c: &Ctx<'_>) -> Next {
         }
         None => {
             s = format!(
-                "stable: the recommendation, {n} nodes, was not {word}, and a measured count \
-                 lies nearer to it than any {word} count left; it is bracketed by {below} and \
-                 {above}, and no unmeasured {word} count beats the best measured \
-                 one by more than {:.1}% even at its interval's favourable end",
+                "stable: the recommendation, {n} nodes, was not {word}, and no count was \
+                 measured at its cores a node; it is bracketed by {below} and {above}, and no \
+                 unmeasured {word} count beats it by more than {:.1}% even at its interval's \
+                 favourable end",
                 100.0 * c.view.tolerance
             )
         }
         _ => {}
     }
-    if let Some((b, g)) = c.reference().and_then(|(b, sb)| {
-        let g = Objective::gain(sb, c.m.score(&c.o, n)?);
-        (b != n && g > c.spread(n)).then_some((b, g))
-    }) {
-        s += &format!(
-            "; as measured, {b} nodes beat it by {:.1}%: the fitted model does not reproduce \
-             the measured counts closely enough to tell them apart (plan both, or measure both \
-             again)",
-            100.0 * g
-        );
+    if n != pick {
+        s += &format!("; {}", model_differs(c, pick, n));
     }
     Next::Stop(s)
+}
+
+/// The fitted model's pick, `pick`, against the best measured count `n`, in words.
+fn model_differs(c: &Ctx<'_>, pick: u32, n: u32) -> String {
+    let measured = match (c.m.score(&c.o, n), c.m.score(&c.o, pick)) {
+        (Some(b), Some(p)) => format!(
+            "as measured, {n} nodes beat it by {:.1}%",
+            100.0 * Objective::gain(b, p)
+        ),
+        _ => format!("it was not {}", c.view.word),
+    };
+    format!(
+        "the fitted model picks {pick} nodes, but {measured}: the campaign recommends {n} \
+         nodes, the best measured count by the mean of its runs (the model does not reproduce \
+         the measured counts closely enough to tell them apart)"
+    )
 }
 
 /// Where the recommendation's count was measured at other cores a node than it has.

@@ -6,7 +6,7 @@
 //! the runs kept and the reason said, never with an internal error.
 
 use super::decide::{self, Next, View};
-use super::evaluate::{Evaluated, evaluate};
+use super::evaluate::{self, Evaluated, evaluate};
 use super::objective::Run;
 use super::settings::{START, Settings};
 use super::source::{RunSource, Taken};
@@ -41,11 +41,18 @@ pub struct Outcome {
     pub steps: Vec<Step>,
     /// Why it stopped.
     pub stopped: String,
-    /// The last recommendation.
+    /// The recommendation: the measured count the query ranks best by the mean of its runs,
+    /// with the other axes of the last fit planned on that count alone (the fitted model's pick
+    /// where no count was measured at its cores a node).
     pub recommendation: Option<Rec>,
-    /// The measured count the query ranks best by the mean of its runs (the recommendation
-    /// unless the fitted model does not reproduce the measured counts).
+    /// The last plan's pick over every count (the recommendation where they agree).
+    pub model_pick: Option<Rec>,
+    /// The measured count the query ranks best by the mean of its runs.
     pub measured_best: Option<u32>,
+    /// Where the recommendation is not the fitted model's pick: why, in words.
+    pub model_differs: Option<String>,
+    /// The largest count planned.
+    pub max_nodes: u32,
     /// The node counts measured.
     pub measured_nodes: Vec<u32>,
     /// The node-hours its runs cost.
@@ -283,20 +290,71 @@ impl<S: RunSource> Campaign<S> {
         {
             observer.step(last);
         }
+        let (recommendation, model_pick, measured_best, model_differs) = self.recommended();
         Ok(Outcome {
             steps,
             stopped,
-            recommendation: self.last.as_ref().and_then(|e| self.rec_of(e)),
-            measured_best: self
-                .last
-                .as_ref()
-                .and_then(|e| decide::measured_best(&self.objective_runs(), &e.plan)),
+            recommendation,
+            model_pick,
+            measured_best,
+            model_differs,
+            max_nodes: self.settings.max_nodes,
             measured_nodes: self.measured.iter().copied().collect(),
             node_hours: self.node_hours(),
             node_runs: self.runs.iter().map(|t| t.row.nodes).sum(),
             energy: self.any_energy(),
             power_gap: self.power_gap(),
         })
+    }
+
+    /// The recommendation (the best measured count, planned on it alone), the model's pick,
+    /// the best measured count, and why the two differ where they do.
+    fn recommended(&self) -> (Option<Rec>, Option<Rec>, Option<u32>, Option<String>) {
+        let Some(e) = &self.last else {
+            return (None, None, None, None);
+        };
+        let pick = self.rec_of(e);
+        let best = decide::measured_best(&self.objective_runs(), &e.plan);
+        let Some((p, b)) = pick
+            .as_ref()
+            .map(|p| p.nodes)
+            .zip(best)
+            .filter(|(p, b)| p != b)
+        else {
+            return (pick.clone(), pick, best, None);
+        };
+        let why = match decide::measured_gain(&self.objective_runs(), &e.plan, b, p) {
+            Some(g) => format!(
+                "as measured, {b} nodes beat it by {:.1}% by the mean of their runs",
+                100.0 * g
+            ),
+            None => format!("it was not measured; {b} nodes is the best measured count"),
+        };
+        let at_b = evaluate::plan_at(e, &self.machine, &self.settings, b).and_then(|plan| {
+            self.rec_of_plan(&plan).ok_or(format!(
+                "the plan on {b} nodes alone leaves it unanswered ({})",
+                plan.answer.reason
+            ))
+        });
+        match at_b {
+            Ok(r) => (
+                Some(r),
+                pick,
+                best,
+                Some(format!("{why}: recommended, planned on {b} nodes alone")),
+            ),
+            Err(refused) => (
+                pick.clone(),
+                pick,
+                best,
+                Some(format!("{why}, but {refused}: the model's pick stands")),
+            ),
+        }
+    }
+
+    /// The recommendation of a plan, as a step reports it.
+    fn rec_of_plan(&self, plan: &crate::search::plan::Plan) -> Option<Rec> {
+        Rec::of(plan, &|n, c| self.measured_at(n, c))
     }
 
     /// Why no power was fitted from the energy measured, where energy was measured.

@@ -213,8 +213,23 @@ fn finish(
         crate::artefact::write_sorted(&report, out)?;
         return Ok(());
     }
-    summary(&report, (machine, power), out)?;
+    summary(&report, (machine, power, &plan_flags(a)), out)?;
     Ok(())
+}
+
+/// The campaign's flags that `plan` takes as they were given (the recommendation's command).
+fn plan_flags(a: &ProfileArgs) -> Vec<(&'static str, String)> {
+    let c = &a.campaign;
+    [
+        ("--cores", a.cores.clone()),
+        ("--freqs", a.freqs.clone()),
+        ("--deadline", c.deadline.clone()),
+        ("--budget", c.budget.clone()),
+        ("--slowdown", c.slowdown.clone()),
+    ]
+    .into_iter()
+    .filter_map(|(f, v)| Some((f, v?)))
+    .collect()
 }
 
 /// `--tolerance`: a fraction from 0 to 1 or a percentage; a bare number above 1 is refused
