@@ -355,6 +355,13 @@ fn a_launched_campaign_measures_the_counts_it_chooses_and_ends_by_itself() {
         assert!(!st["why"].as_str().unwrap().is_empty(), "{st}");
         assert_eq!(st["runs"], 1, "{st}");
     }
+    // Said once for the whole campaign: the backends; nothing is resumed in a fresh one.
+    assert!(!err.contains("resuming:"), "{err}");
+    let banner: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("measuring with "))
+        .collect();
+    assert_eq!(banner.len(), 1, "{err}");
     // The start, then at least one count it chose; each count measured once, in one row.
     let counts = measured_nodes(&v);
     assert!(
@@ -421,6 +428,8 @@ fn a_launched_campaign_stopped_by_sigterm_keeps_its_runs_and_resumes_without_rep
     let (rc, v, err) = ended(launched(d, 0, &["--resume"]).spawn().unwrap());
     assert_eq!(rc, 0, "{err}");
     assert!(err.contains("campaign ended: stable"), "{err}");
+    // The resume is said once, by the first step; later steps go on from its own runs.
+    assert_eq!(err.matches("resuming: ").count(), 1, "{err}");
     let counts = measured_nodes(&v);
     assert!([1, 2, 4].iter().all(|n| counts.contains(n)), "{v}");
     let stepped: Vec<u64> = v["steps"]
