@@ -873,3 +873,86 @@ fn runs_the_fit_refuses_end_the_campaign_with_the_runs_kept_and_the_reason_said(
     );
     assert!(err.contains("found: the fit"), "{err}");
 }
+
+#[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
+fn runs_without_energy_against_a_machine_file_with_power_are_said_once_the_start_is_fitted() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // The [power] fitted from weather's measured energy, then its runs without energy.
+    let m = d.join("m.toml");
+    let (rc, _, err) = jouleplan(&[
+        "fit",
+        "--measured",
+        s(&common::multinode("weather.csv")),
+        "--machine",
+        &repo(MACHINE),
+        "--profile-out",
+        s(&d.join("fitted.json")),
+        "--machine-out",
+        s(&m),
+    ]);
+    assert_eq!(rc, 0, "{err}");
+    let rec = recording_like(d, "ne.csv", |l| {
+        let mut v = vec![l[0].clone()];
+        for x in &l[1..] {
+            let mut c: Vec<&str> = x.split(',').collect();
+            c[5] = "";
+            c[7] = "";
+            v.push(c.join(","));
+        }
+        v
+    });
+    let extra = [
+        "--machine",
+        s(&m),
+        "--measured-out",
+        "r.csv",
+        "-o",
+        "p.json",
+    ];
+    let (rc, v, err) = replayed(d, &rec, &extra);
+    assert_eq!(rc, 0, "{err}");
+    let said = "the runs measured no energy: every energy the campaign ranks by";
+    assert_eq!(err.matches(said).count(), 1, "{err}");
+    let steps = v["steps"].as_array().unwrap();
+    let first_fit = steps.iter().position(|st| !st["after"].is_null()).unwrap();
+    assert!(
+        steps[first_fit]["findings"].to_string().contains(said),
+        "said on the step the start is fitted: {v}"
+    );
+    // Its end says the energies are the file's, not that plans rank by time.
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_jouleplan"));
+    let out = cmd
+        .current_dir(d)
+        .args([
+            "profile",
+            "--nodes",
+            "auto",
+            "--replay",
+            s(&rec),
+            "--max-nodes",
+            "16",
+        ])
+        .args([
+            "--machine",
+            s(&m),
+            "--measured-out",
+            "r2.csv",
+            "-o",
+            "p2.json",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(
+            "no energy was measured, so plans predict energy from the machine file's [power]"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("rank by time and node-hours"), "{text}");
+}

@@ -20,6 +20,8 @@ pub struct Report {
     model_differs: Option<String>,
     #[serde(skip)]
     max_nodes: u32,
+    #[serde(skip)]
+    file_power: bool,
     measured_nodes: Vec<u32>,
     node_hours: f64,
     node_runs: u32,
@@ -39,6 +41,7 @@ impl Report {
             measured_best: outcome.measured_best,
             model_differs: outcome.model_differs,
             max_nodes: outcome.max_nodes,
+            file_power: outcome.file_power,
             measured_nodes: outcome.measured_nodes,
             node_hours: outcome.node_hours,
             node_runs: outcome.node_runs,
@@ -105,6 +108,10 @@ pub fn summary(
         Some(Err(why)) => {
             format!("no power could be fitted from the energy measured ({why}): {fit}")
         }
+        None if r.file_power => format!(
+            "no energy was measured, so plans predict energy from the machine file's [power]: \
+             {fit}"
+        ),
         None => format!("no energy was measured, so plans rank by time and node-hours: {fit}"),
     };
     writeln!(

@@ -61,6 +61,8 @@ pub struct Outcome {
     pub node_runs: u32,
     /// Whether a run measured energy.
     pub energy: bool,
+    /// Whether the machine file has `[power]` (the energies planned without energy measured).
+    pub file_power: bool,
     /// Why the last fit fitted no power from the energy measured (`None`: it did, or no run
     /// measured energy).
     pub power_gap: Option<String>,
@@ -303,6 +305,7 @@ impl<S: RunSource> Campaign<S> {
             node_hours: self.node_hours(),
             node_runs: self.runs.iter().map(|t| t.row.nodes).sum(),
             energy: self.any_energy(),
+            file_power: !self.machine.lacks.power,
             power_gap: self.power_gap(),
         })
     }
@@ -452,6 +455,9 @@ impl<S: RunSource> Campaign<S> {
         if let Some(last) = pending {
             last.after = after.clone();
             last.findings.clone_from(&evaluated.findings);
+            if self.last.is_none() {
+                last.findings.extend(self.no_energy());
+            }
             last.next_node_hours = cost;
             observer.step(last);
         }
@@ -460,6 +466,20 @@ impl<S: RunSource> Campaign<S> {
             Next::Stop(why) => Err(why),
             Next::Measure(n, why) => Ok(((n, why), after)),
         }
+    }
+
+    /// Said once the start is fitted, where its runs measured no energy but the machine file
+    /// has `[power]`: every energy the campaign ranks by is that file's prediction.
+    fn no_energy(&self) -> Option<String> {
+        (!self.any_energy() && !self.machine.lacks.power).then(|| {
+            format!(
+                "the runs measured no energy: every energy the campaign ranks by (the \
+                 energy-delay product) is predicted from the [power] of {}, not measured; \
+                 measure energy (RAPL, an energy plugin) or give a machine file without \
+                 [power] to rank by node-hours and time",
+                self.machine.file.display()
+            )
+        })
     }
 
     /// Why a campaign with runs on one node count stops: what it has, and what to measure.
