@@ -956,3 +956,28 @@ fn runs_without_energy_against_a_machine_file_with_power_are_said_once_the_start
     );
     assert!(!text.contains("rank by time and node-hours"), "{text}");
 }
+
+#[test]
+fn a_machine_file_with_more_cores_than_the_process_may_use_is_said_before_anything_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // This node's machine file, its cores a node raised past those this process may use (as
+    // a batch step given fewer CPUs than the node has sees it).
+    let m = this_node_times_8(d);
+    let text = std::fs::read_to_string(&m).unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("cores_per_node = "))
+        .unwrap()
+        .to_string();
+    let have: u32 = line["cores_per_node = ".len()..].parse().unwrap();
+    let more = 1024 * have;
+    std::fs::write(&m, text.replace(&line, &format!("cores_per_node = {more}"))).unwrap();
+    // Refused by its flags after the note: nothing is measured.
+    let (rc, v, err) = ended(launched(d, 0, &["--max-nodes", "99"]).spawn().unwrap());
+    assert_ne!(rc, 0, "{v}");
+    let said = format!(" of the {more} cores a node of ");
+    assert!(err.contains(&said), "{err}");
+    assert!(err.contains("give the step every core"), "{err}");
+    assert!(!d.join("runs.csv").exists(), "{err}");
+}
