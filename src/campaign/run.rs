@@ -31,7 +31,9 @@ impl Observer for Quiet {
     fn runs(&mut self, _: &[Taken]) -> anyhow::Result<()> {
         Ok(())
     }
-    fn step(&mut self, _: &Step) {}
+    fn step(&mut self, _: &Step) {
+        // Says nothing.
+    }
 }
 
 /// How a campaign ended.
