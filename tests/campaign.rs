@@ -362,6 +362,13 @@ fn a_launched_campaign_measures_the_counts_it_chooses_and_ends_by_itself() {
         .filter(|l| l.starts_with("measuring with "))
         .collect();
     assert_eq!(banner.len(), 1, "{err}");
+    // One run counter for the whole campaign: 1, 2, ... across its steps.
+    let numbered: Vec<usize> = err
+        .lines()
+        .filter_map(|l| l.strip_prefix("campaign run "))
+        .map(|l| l.split(':').next().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(numbered, (1..=steps.len()).collect::<Vec<_>>(), "{err}");
     // The start, then at least one count it chose; each count measured once, in one row.
     let counts = measured_nodes(&v);
     assert!(
@@ -430,6 +437,12 @@ fn a_launched_campaign_stopped_by_sigterm_keeps_its_runs_and_resumes_without_rep
     assert!(err.contains("campaign ended: stable"), "{err}");
     // The resume is said once, by the first step; later steps go on from its own runs.
     assert_eq!(err.matches("resuming: ").count(), 1, "{err}");
+    // Its run counter goes on from the runs resumed.
+    let first = err
+        .lines()
+        .find_map(|l| l.strip_prefix("campaign run "))
+        .map(|l| l.split(':').next().unwrap().parse::<usize>().unwrap());
+    assert!(first.is_some_and(|k| k > 1), "{err}");
     let counts = measured_nodes(&v);
     assert!([1, 2, 4].iter().all(|n| counts.contains(n)), "{v}");
     let stepped: Vec<u64> = v["steps"]

@@ -40,6 +40,8 @@ pub struct Launch {
     signal: Option<i32>,
     /// The backend lines already said (each sweep of a step says them again).
     banner: BTreeSet<String>,
+    /// The run lines said so far in the campaign (each step's sweep counts from 1 again).
+    said_runs: usize,
     /// Whether the next step's sweep may say what it resumes: only the first after `--resume`
     /// (every later step goes on from the campaign's own runs).
     say_resuming: bool,
@@ -93,6 +95,7 @@ impl Launch {
             any_failed: false,
             signal: None,
             banner: BTreeSet::new(),
+            said_runs: 0,
             say_resuming: false,
         };
         Ok((l, max))
@@ -129,7 +132,9 @@ impl Launch {
     pub fn resume(&mut self, csv: &Path) -> anyhow::Result<Vec<Taken>> {
         if self.opts.output.exists() {
             self.say_resuming = true;
-            return self.read_back();
+            let runs = self.read_back()?;
+            self.said_runs = runs.len();
+            return Ok(runs);
         }
         if csv.exists() {
             return Err(InputError::Mismatch(format!(
@@ -188,9 +193,15 @@ impl RunSource for Launch {
         self.opts.repeat = k;
         let log = &mut self.log;
         let (banner, resuming) = (&mut self.banner, std::mem::take(&mut self.say_resuming));
+        let said_runs = &mut self.said_runs;
         let res = sweep::run(&self.opts, &mut |l: &str| {
             if said_before(l, banner, resuming) {
                 return;
+            }
+            if l.starts_with('[') && l[1..].starts_with(|c: char| c.is_ascii_digit()) {
+                // The step's own counter stays: it says how far this count's runs are.
+                *said_runs += 1;
+                return log(Said::Run(&format!("campaign run {said_runs}: {l}")));
             }
             log(Said::Run(l))
         })?;
