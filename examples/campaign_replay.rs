@@ -78,7 +78,7 @@ fn run() -> anyhow::Result<()> {
             }
         }
         println!();
-        match campaign.next(&evaluated) {
+        match campaign.next(&evaluated).0 {
             Next::Measure(n, why) => {
                 println!("  next: {n} nodes ({why})");
                 if campaign.measure(n, why, (0, None), &mut Quiet)?.is_none() {

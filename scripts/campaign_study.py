@@ -1,96 +1,267 @@
 #!/usr/bin/env python3
-"""The measurement campaign judged by replay on the Ice Lake fixture (README, "How many nodes to
-measure?"; docs/NODE_AXIS.md).
+"""The measurement campaign judged by replay (README, "How many nodes to measure?";
+docs/NODE_AXIS.md), against a model-free reference rule.
 
-For each strong-scaling code of the Ice Lake fixture (public data, ../shared/fixtures; Afzal, Hager and Wellein, PMBS'23):
-`jouleplan profile --nodes auto --replay CODE.csv --machine icelake-8360y.toml --max-nodes 16
---measured-out RUNS.csv` (with `--cores 72` where the code was recorded at 72 ranks a node on
-most counts), then `fit --measured RUNS.csv` and `plan --nodes 1-16`, as a user would. The
-recommendation's measured energy is compared with the cheapest measured count within 5% of its
-measured time (72 ranks a node), and the campaign's cost (node-runs: a run on n nodes costs n)
-with the fixed sweeps 1, 2, 4, 8 and 1-16 over the same recording.
+1. The Ice Lake codes (public data, ${JOULEPLAN_FIXTURES:-../shared/fixtures}; Afzal, Hager and
+   Wellein, PMBS'23): `jouleplan profile --nodes auto --replay CODE.csv --machine
+   icelake-8360y.toml --max-nodes 16 --measured-out RUNS.csv` (with `--cores 72` where the code
+   was recorded at 72 ranks a node on most counts), then `fit --measured RUNS.csv` and `plan`
+   as the campaign's end line says (`--nodes N` where the fitted model picks another count than
+   the best measured one, else `--nodes 1-16`), checked to give the campaign's recommendation.
+   The recommendation's (and the model's pick's) measured energy is compared with the
+   cheapest measured count within 5% of its measured time (72 ranks a node), and the cost
+   (node-runs: a run on n nodes costs n) with the reference rule and measuring 1-16.
+2. The SYNTHETIC codes of known shape (scripts/synthetic_codes.py; nothing there is measured),
+   one table row a regime: regret is the energy-delay product of the recommendation (and of
+   the fitted model's pick) over the
+   least among the recorded counts, each count judged by the mean of its recorded runs (by
+   its noise-free law where the recommendation was not recorded); node-runs are the
+   campaign's, against measuring every recorded run. `noisy` is the `log` codes with the
+   first run at the count above the best replaced by one 40% faster and the second by one 40%
+   slower (their mean unchanged), as one Sapphire Rapids code's two runs at one count took
+   432.6 s and 1011.3 s. The same again with time only (no energy column: node-hours x
+   time, as the planner ranks runs without energy).
 
-    python3 scripts/campaign_study.py [--bin target/release/jouleplan] [--repeat 1]
+The reference rule (no model): start at the 3 smallest counts, measure the count nearest
+twice the best whenever the best measured count is also the largest measured, and measure the
+best count a second time; it recommends the best measured count (mean of its runs).
+
+    python3 scripts/campaign_study.py [--bin target/release/jouleplan] [--only icelake|regimes]
 """
 
 import argparse
 import json
+import math
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import node_axis_study as S  # noqa: E402
+import synthetic_codes as Y  # noqa: E402
 
 FULL = {"hpgmgfv", "lbm", "soma", "weather", "sweep"}
 
 
-def recommend(binary, tmp, runs, cores):
+def campaign(binary, tmp, name, replay, machine, max_nodes, extra=()):
+    """The campaign's JSON, or None and why it failed."""
+    runs = os.path.join(tmp, f"{name}-runs.csv")
+    prof = os.path.join(tmp, f"{name}.json")
+    for p in (runs, prof):
+        if os.path.exists(p):
+            os.remove(p)
+    cmd = [binary, "profile", "--nodes", "auto", "--replay", replay, "--machine", machine,
+           "--max-nodes", str(max_nodes), "--measured-out", runs, "-o", prof, "--json", *extra]
+    rc, out, err = S.run(cmd)
+    if rc != 0:
+        return None, err.strip()[-160:]
+    return json.loads(out), runs
+
+
+def recommend(binary, tmp, runs, cores, nodes="1-16"):
+    """`fit` then `plan --nodes NODES` on the campaign's runs, as its end line says: the count."""
     prof, mach = os.path.join(tmp, "p.json"), os.path.join(tmp, "m.toml")
     rc, _, err = S.run([binary, "fit", "--measured", runs, "--machine", S.MACHINE,
                         "--profile-out", prof, "--machine-out", mach])
     if rc != 0:
-        return None, "fit refused: " + err.strip()[-120:]
-    cmd = [binary, "plan", "--machine", mach, "--profile", prof, "--nodes", "1-16", "--json"]
+        return None
+    cmd = [binary, "plan", "--machine", mach, "--profile", prof, "--nodes", nodes, "--json"]
     if cores:
         cmd += ["--cores", "72"]
     rc, out, err = S.run(cmd)
     if rc != 0:
-        return None, "plan refused: " + err.strip()[-120:]
-    return json.loads(out)["recommendation"]["nodes"], ""
+        return None
+    return json.loads(out)["recommendation"]["nodes"]
 
 
-def fixed(code, counts, repeat):
-    """The runs of a fixed sweep over `counts` (`repeat` a count, file order) as a CSV, and
-    its cost in node-runs."""
-    header, rows = S.read_rows(code)
-    taken, cost = [], 0
-    for n in counts:
-        at = [r for r in rows if int(r[0]) == n and (code not in FULL or int(r[1]) == 72)]
-        taken += at[:repeat]
-        cost += n * len(at[:repeat])
-    return header, taken, cost
+def by_count(rows):
+    """`{n: [(time, energy), ...]}` in file order."""
+    out = {}
+    for n, t, e in rows:
+        out.setdefault(n, []).append((t, e))
+    return out
 
 
-def waste(case, n):
-    w = case.waste(n) if n else None
-    return "-" if w is None else f"{100 * w:.1f}%"
+def edp(runs, n, time_only=False):
+    t = statistics.mean(t for t, _ in runs)
+    e = n * t if time_only else statistics.mean(e for _, e in runs)
+    return t * e
+
+
+def reference_rule(rows, max_nodes, time_only=False):
+    """The model-free rule on `rows` [(n, t, e)]: (recommended count, node-runs)."""
+    rec = {n: v for n, v in by_count(rows).items() if n <= max_nodes}
+    counts = sorted(rec)
+    taken = {}
+
+    def take(n):
+        k = len(taken.get(n, []))
+        if k < len(rec[n]):
+            taken.setdefault(n, []).append(rec[n][k])
+            return True
+        return False
+
+    for n in counts[:3]:
+        take(n)
+    while True:
+        best = min(taken, key=lambda n: edp(taken[n], n, time_only))
+        larger = [n for n in counts if n > max(taken) and n not in taken]
+        if best == max(taken) and larger:
+            take(min(larger, key=lambda n: (abs(math.log(n / (2 * best))), n)))
+            continue
+        if len(taken[best]) == 1 and take(best):
+            continue
+        break
+    cost = sum(n * len(v) for n, v in taken.items())
+    return best, cost
+
+
+def icelake(binary, tmp):
+    print("| code | campaign measured | node-runs | steps | recommended | waste | the model's "
+          "pick, waste | reference rule: node-runs, recommended, waste | every run: "
+          "node-runs |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    costs, ref_costs, wastes, ref_wastes = [], [], [], []
+    for code in S.CODES:
+        cores = code in FULL
+        d, runs = campaign(binary, tmp, code, os.path.join(S.DATA, code + ".csv"), S.MACHINE, 16,
+                           ["--cores", "72"] if cores else [])
+        if d is None:
+            print(f"| {code} | campaign failed: {runs} |")
+            continue
+        case = S.Case(tmp, code, "campaign", [], [])
+        rec, pick = d["recommendation"]["nodes"], d["model_pick"]["nodes"]
+        # fit + plan as the end line says (`--nodes N` where the model's pick differs).
+        again = recommend(binary, tmp, runs, cores, "1-16" if rec == pick else str(rec))
+        if again != rec:
+            print(f"| {code} | fit + plan give {again}, the campaign {rec} |")
+            continue
+        _, rows = S.read_rows(code)
+        rows = [(int(r[0]), float(r[4]), float(r[5])) for r in rows
+                if int(r[0]) <= 16 and (not cores or int(r[1]) == 72)]
+        ref, ref_cost = reference_rule(rows, 16)
+        every = sum(n for n, _, _ in rows)
+        w, rw = case.waste(rec) if rec else None, case.waste(ref)
+        costs.append(d["node_runs"])
+        ref_costs.append(ref_cost)
+        wastes += [w] if w is not None else []
+        ref_wastes += [rw] if rw is not None else []
+        pct = lambda x: "-" if x is None else f"{100 * x:.1f}%"  # noqa: E731
+        print(f"| {code}{'' if cores else ' (any layout)'} | "
+              f"{','.join(map(str, d['measured_nodes']))} | {d['node_runs']} | "
+              f"{len(d['steps'])} | {rec} | {pct(w)} | {pick}, "
+              f"{pct(case.waste(pick))} | {ref_cost}, {ref}, {pct(rw)} | {every} |")
+    print(f"\ncampaign: {statistics.mean(costs):.1f} node-runs mean, {max(costs)} max; waste "
+          f"max {100 * max(wastes):.1f}%. Reference rule: {statistics.mean(ref_costs):.1f} "
+          f"node-runs mean, {max(ref_costs)} max; waste max {100 * max(ref_wastes):.1f}%.")
+
+
+def truth(code, n, rows, time_only=False):
+    """A count's energy-delay product (node-hours x time where time only): the mean of its
+    recorded runs, else its law."""
+    at = by_count(rows).get(n)
+    if at:
+        return edp(at, n, time_only)
+    t = code.law(n)
+    p_busy = Y.P_IDLE + Y.CORES * Y.P_CORE
+    e = n * t if time_only else n * (code.work / n * p_busy + (t - code.work / n) * code.p_wait)
+    return t * e
+
+
+def noisy(code):
+    """`code`'s rows with the runs at the count above its best made 40% faster and slower."""
+    at = by_count(code.rows)
+    best = min(at, key=lambda n: edp(at[n], n))
+    above = [n for n in sorted(at) if n > best]
+    if not above:
+        return code.rows
+    n, seen, out = above[0], 0, []
+    for m, t, e in code.rows:
+        if m == n:
+            f = 0.6 if seen == 0 else 1.4
+            seen += 1
+            t, e = t * f, e * f
+        out.append((m, t, e))
+    return out
+
+
+def write_rows(path, rows, time_only=False):
+    with open(path, "w") as f:
+        if time_only:
+            f.write("nodes,cores,freq_hz,gpus,time_s,ranks\n")
+        else:
+            f.write("nodes,cores,freq_hz,gpus,time_s,energy_j,ranks,energy_scope\n")
+        for n, t, e in rows:
+            if time_only:
+                f.write(f"{n},{Y.CORES},{Y.FREQ_HZ},0,{t:.6g},{n * Y.CORES}\n")
+            else:
+                f.write(f"{n},{Y.CORES},{Y.FREQ_HZ},0,{t:.6g},{e:.7g},{n * Y.CORES},node\n")
+
+
+def regimes(binary, tmp, time_only=False):
+    machine = os.path.join(tmp, "synthetic.toml")
+    with open(machine, "w") as f:
+        f.write(Y.MACHINE)
+    groups = {}
+    for code in Y.codes():
+        groups.setdefault(code.regime, []).append((code, code.rows))
+        if code.regime == "log":
+            groups.setdefault("noisy", []).append((code, noisy(code)))
+    print("| regime | codes | campaign: regret mean, max | the model's pick: regret mean, max | "
+          "node-runs | of every run | reference rule: regret mean, max | node-runs | of every "
+          "run | ended by themselves |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    total = {"c": [], "b": [], "r": [], "cn": 0, "rn": 0, "every": 0}
+    for regime, cases in groups.items():
+        reg, breg, ref_reg, cost, ref_cost, every, ended = [], [], [], 0, 0, 0, 0
+        for code, rows in cases:
+            csv = os.path.join(tmp, f"{regime}-{code.name}.csv")
+            write_rows(csv, rows, time_only)
+            top = max(n for n, _, _ in rows)
+            best = min(truth(code, n, rows, time_only) for n in by_count(rows))
+            d, _ = campaign(binary, tmp, f"{regime}-{code.name}", csv, machine, top)
+            if d is not None and d["recommendation"]:
+                ended += d["stopped"].startswith("stable")
+                reg.append(truth(code, d["recommendation"]["nodes"], rows, time_only) / best - 1)
+                breg.append(truth(code, d["model_pick"]["nodes"], rows, time_only) / best - 1)
+                cost += d["node_runs"]
+            ref, rc = reference_rule(rows, top, time_only)
+            ref_reg.append(truth(code, ref, rows, time_only) / best - 1)
+            ref_cost += rc
+            every += sum(n for n, _, _ in rows)
+        total["c"] += reg
+        total["b"] += breg
+        total["r"] += ref_reg
+        total["cn"] += cost
+        total["rn"] += ref_cost
+        total["every"] += every
+        row(regime, len(cases), (reg, breg), cost, ref_reg, ref_cost, every, ended)
+    row("all", len(total["c"]), (total["c"], total["b"]), total["cn"], total["r"], total["rn"],
+        total["every"], "")
+
+
+def row(name, k, regs, cost, ref_reg, ref_cost, every, ended):
+    f = lambda x: f"{100 * statistics.mean(x):.1f}%, {100 * max(x):.1f}%" if x else "-"  # noqa
+    reg, breg = regs
+    print(f"| {name} | {k} | {f(reg)} | {f(breg)} | {cost} | {100 * cost / every:.0f}% | {f(ref_reg)} | "
+          f"{ref_cost} | {100 * ref_cost / every:.0f}% | {ended} |")
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", default=os.path.join(S.ROOT, "target", "release", "jouleplan"))
-    ap.add_argument("--repeat", default="1")
+    ap.add_argument("--only", choices=["icelake", "regimes"])
     args = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="campaign-study-")
-    print("| code | campaign measured | cost | steps | recommended | waste | 1,2,4,8: cost, "
-          "recommended, waste | 1-16: cost |")
-    print("|---|---|---|---|---|---|---|---|")
-    for code in S.CODES:
-        cores = code in FULL
-        runs = os.path.join(tmp, f"{code}-runs.csv")
-        cmd = [args.bin, "profile", "--nodes", "auto", "--replay",
-               os.path.join(S.DATA, code + ".csv"), "--machine", S.MACHINE, "--max-nodes", "16",
-               "--repeat", args.repeat, "--measured-out", runs,
-               "-o", os.path.join(tmp, f"{code}.json"), "--json"]
-        if cores:
-            cmd += ["--cores", "72"]
-        rc, out, err = S.run(cmd)
-        if rc != 0:
-            print(f"| {code} | campaign failed: {err.strip()[-160:]} |")
-            continue
-        d = json.loads(out)
-        case = S.Case(tmp, code, "campaign", [], [])
-        rec, why = recommend(args.bin, tmp, runs, cores)
-        header, rows, cost8 = fixed(code, [n for n in (1, 2, 4, 8)], int(args.repeat))
-        f8 = os.path.join(tmp, f"{code}-fixed.csv")
-        S.write_csv(f8, header, rows)
-        rec8, _ = recommend(args.bin, tmp, f8, cores)
-        _, _, cost16 = fixed(code, range(1, 17), int(args.repeat))
-        print(f"| {code}{'' if cores else ' (any layout)'} | {','.join(map(str, d['measured_nodes']))} | "
-              f"{d['node_runs']} | {len(d['steps'])} | {rec or why} | {waste(case, rec)} | "
-              f"{cost8}, {rec8}, {waste(case, rec8)} | {cost16} |")
+    if args.only != "regimes":
+        icelake(args.bin, tmp)
+    if args.only != "icelake":
+        print()
+        regimes(args.bin, tmp)
+        print("\nTime only (no energy column: node-hours x time):\n")
+        regimes(args.bin, tmp, time_only=True)
 
 
 if __name__ == "__main__":

@@ -59,8 +59,8 @@ fn campaign(d: &Path, code: &str, extra: &[&str]) -> (i32, String, String, PathB
     (rc, out, err, runs)
 }
 
-/// `fit` on the campaign's runs, then `plan --nodes 1-16 --cores 72`: the recommended count.
-fn recommended(d: &Path, runs: &Path) -> u32 {
+/// `fit` on the campaign's runs, then `plan --nodes NODES --cores 72`: the recommended count.
+fn recommended(d: &Path, runs: &Path, nodes: &str) -> u32 {
     let (p, m) = (d.join("p.json"), d.join("m.toml"));
     let machine = repo(MACHINE);
     let fit = [
@@ -83,7 +83,7 @@ fn recommended(d: &Path, runs: &Path) -> u32 {
         "--profile",
         s(&p),
         "--nodes",
-        "1-16",
+        nodes,
         "--cores",
         "72",
         "--json",
@@ -125,12 +125,30 @@ fn every_code_s_campaign_ends_by_itself_cheaply_and_recommends_a_count_that_wast
             v["stopped"]
         );
         // The fixed sweep 1, 2, 4, 8 with two runs each costs 30 node-runs; 1-16, 136.
+        // Exploring stops once the best measured count is settled, so no code costs more than
+        // 45 (sph_exa 42).
         assert!(sum <= 45, "{code}: {sum} node-runs");
         costs.push(sum);
         if FULL.contains(&code) {
-            let n = recommended(d, &runs);
-            let w = common::waste_at_72(code, n);
-            assert!(w <= 0.05, "{code}: {n} nodes waste {:.1}%", 100.0 * w);
+            let rec = v["recommendation"]["nodes"].as_u64().unwrap() as u32;
+            let pick = v["model_pick"]["nodes"].as_u64().unwrap() as u32;
+            // The recommendation is the best measured count; `fit` + `plan` reproduce it over
+            // every count where the model picks it too, else on that count alone (as said).
+            assert_eq!(
+                v["measured_best"].as_u64(),
+                Some(u64::from(rec)),
+                "{code}: {v}"
+            );
+            let nodes = match rec == pick {
+                true => "1-16".to_string(),
+                false => {
+                    assert!(v["model_differs"].as_str().is_some(), "{code}: {v}");
+                    rec.to_string()
+                }
+            };
+            assert_eq!(recommended(d, &runs, &nodes), rec, "{code}");
+            let w = common::waste_at_72(code, rec);
+            assert!(w <= 0.05, "{code}: {rec} nodes waste {:.1}%", 100.0 * w);
         }
     }
     let mean = costs.iter().sum::<u64>() as f64 / costs.len() as f64;
@@ -337,6 +355,20 @@ fn a_launched_campaign_measures_the_counts_it_chooses_and_ends_by_itself() {
         assert!(!st["why"].as_str().unwrap().is_empty(), "{st}");
         assert_eq!(st["runs"], 1, "{st}");
     }
+    // Said once for the whole campaign: the backends; nothing is resumed in a fresh one.
+    assert!(!err.contains("resuming:"), "{err}");
+    let banner: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("measuring with "))
+        .collect();
+    assert_eq!(banner.len(), 1, "{err}");
+    // One run counter for the whole campaign: 1, 2, ... across its steps.
+    let numbered: Vec<usize> = err
+        .lines()
+        .filter_map(|l| l.strip_prefix("campaign run "))
+        .map(|l| l.split(':').next().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(numbered, (1..=steps.len()).collect::<Vec<_>>(), "{err}");
     // The start, then at least one count it chose; each count measured once, in one row.
     let counts = measured_nodes(&v);
     assert!(
@@ -403,6 +435,14 @@ fn a_launched_campaign_stopped_by_sigterm_keeps_its_runs_and_resumes_without_rep
     let (rc, v, err) = ended(launched(d, 0, &["--resume"]).spawn().unwrap());
     assert_eq!(rc, 0, "{err}");
     assert!(err.contains("campaign ended: stable"), "{err}");
+    // The resume is said once, by the first step; later steps go on from its own runs.
+    assert_eq!(err.matches("resuming: ").count(), 1, "{err}");
+    // Its run counter goes on from the runs resumed.
+    let first = err
+        .lines()
+        .find_map(|l| l.strip_prefix("campaign run "))
+        .map(|l| l.split(':').next().unwrap().parse::<usize>().unwrap());
+    assert!(first.is_some_and(|k| k > 1), "{err}");
     let counts = measured_nodes(&v);
     assert!([1, 2, 4].iter().all(|n| counts.contains(n)), "{v}");
     let stepped: Vec<u64> = v["steps"]
@@ -845,4 +885,112 @@ fn runs_the_fit_refuses_end_the_campaign_with_the_runs_kept_and_the_reason_said(
         "the start is kept"
     );
     assert!(err.contains("found: the fit"), "{err}");
+}
+
+#[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
+fn runs_without_energy_against_a_machine_file_with_power_are_said_once_the_start_is_fitted() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // The [power] fitted from weather's measured energy, then its runs without energy.
+    let m = d.join("m.toml");
+    let (rc, _, err) = jouleplan(&[
+        "fit",
+        "--measured",
+        s(&common::multinode("weather.csv")),
+        "--machine",
+        &repo(MACHINE),
+        "--profile-out",
+        s(&d.join("fitted.json")),
+        "--machine-out",
+        s(&m),
+    ]);
+    assert_eq!(rc, 0, "{err}");
+    let rec = recording_like(d, "ne.csv", |l| {
+        let mut v = vec![l[0].clone()];
+        for x in &l[1..] {
+            let mut c: Vec<&str> = x.split(',').collect();
+            c[5] = "";
+            c[7] = "";
+            v.push(c.join(","));
+        }
+        v
+    });
+    let extra = [
+        "--machine",
+        s(&m),
+        "--measured-out",
+        "r.csv",
+        "-o",
+        "p.json",
+    ];
+    let (rc, v, err) = replayed(d, &rec, &extra);
+    assert_eq!(rc, 0, "{err}");
+    let said = "the runs measured no energy: every energy the campaign ranks by";
+    assert_eq!(err.matches(said).count(), 1, "{err}");
+    let steps = v["steps"].as_array().unwrap();
+    let first_fit = steps.iter().position(|st| !st["after"].is_null()).unwrap();
+    assert!(
+        steps[first_fit]["findings"].to_string().contains(said),
+        "said on the step the start is fitted: {v}"
+    );
+    // Its end says the energies are the file's, not that plans rank by time.
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_jouleplan"));
+    let out = cmd
+        .current_dir(d)
+        .args([
+            "profile",
+            "--nodes",
+            "auto",
+            "--replay",
+            s(&rec),
+            "--max-nodes",
+            "16",
+        ])
+        .args([
+            "--machine",
+            s(&m),
+            "--measured-out",
+            "r2.csv",
+            "-o",
+            "p2.json",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(
+            "no energy was measured, so plans predict energy from the machine file's [power]"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("rank by time and node-hours"), "{text}");
+}
+
+#[test]
+fn a_machine_file_with_more_cores_than_the_process_may_use_is_said_before_anything_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // This node's machine file, its cores a node raised past those this process may use (as
+    // a batch step given fewer CPUs than the node has sees it).
+    let m = this_node_times_8(d);
+    let text = std::fs::read_to_string(&m).unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("cores_per_node = "))
+        .unwrap()
+        .to_string();
+    let have: u32 = line["cores_per_node = ".len()..].parse().unwrap();
+    let more = 1024 * have;
+    std::fs::write(&m, text.replace(&line, &format!("cores_per_node = {more}"))).unwrap();
+    // Refused by its flags after the note: nothing is measured.
+    let (rc, v, err) = ended(launched(d, 0, &["--max-nodes", "99"]).spawn().unwrap());
+    assert_ne!(rc, 0, "{v}");
+    let said = format!(" of the {more} cores a node of ");
+    assert!(err.contains(&said), "{err}");
+    assert!(err.contains("give the step every core"), "{err}");
+    assert!(!d.join("runs.csv").exists(), "{err}");
 }

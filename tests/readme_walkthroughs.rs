@@ -257,32 +257,32 @@ fn how_many_nodes_to_measure_runs_verbatim_and_ends_by_itself() {
     let both = run_all_both(dir.path(), &commands);
     let outs: Vec<&String> = both.iter().map(|(out, _)| out).collect();
     let at = |word: &str| position_of(&commands, word);
-    let runs = std::fs::read_to_string(dir.path().join("weather-runs.csv")).unwrap();
-    // The README's six counts, one run each, under the recording's header.
+    let runs = std::fs::read_to_string(dir.path().join("soma-runs.csv")).unwrap();
+    // The README's six runs (five counts, 8 nodes twice), under the recording's header.
     assert_eq!(runs.lines().count(), 7, "{runs}");
-    assert!(dir.path().join("weather.json").exists());
+    assert!(dir.path().join("soma.json").exists());
     assert!(
-        outs[at("profile")].contains("campaign: 6 steps measured node counts 1, 2, 4, 8, 10, 16"),
+        outs[at("profile")].contains("campaign: 6 steps measured node counts 1, 2, 4, 8, 16"),
         "{}",
         outs[at("profile")]
     );
     // The fit the campaign's last line names, with the machine's power, then the plan.
     let fit = &commands[at("fit")];
     assert!(
-        fit.contains("--measured weather-runs.csv") && fit.contains("--machine-out"),
+        fit.contains("--measured soma-runs.csv") && fit.contains("--machine-out"),
         "{fit}"
     );
-    let machine = std::fs::read_to_string(dir.path().join("icelake-weather.toml")).unwrap();
+    let machine = std::fs::read_to_string(dir.path().join("icelake-soma.toml")).unwrap();
     assert!(machine.contains("[power]"), "{machine}");
     let plan = &outs[at("plan")];
     assert!(
-        plan.contains("Recommendation: (16, 72, 2.4 GHz, 0) = 16 nodes x 72 cores"),
+        plan.contains("Recommendation: (4, 72, 2.4 GHz, 0) = 4 nodes x 72 cores"),
         "{plan}"
     );
     // The node law drawn by fit, and the report's with the campaign's steps.
-    let law = std::fs::read_to_string(dir.path().join("weather-law.svg")).unwrap();
+    let law = std::fs::read_to_string(dir.path().join("soma-law.svg")).unwrap();
     assert!(law.contains("80% interval"), "fit --plot drew no band");
-    let steps = std::fs::read_to_string(dir.path().join("weather-report/node-law.svg")).unwrap();
+    let steps = std::fs::read_to_string(dir.path().join("soma-report/node-law.svg")).unwrap();
     assert!(steps.contains("campaign step, in the order measured"));
     blocks_show_what_was_printed("## How many nodes to measure?", &both);
 }

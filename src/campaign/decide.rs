@@ -1,9 +1,22 @@
 //! What a campaign measures next, or why it stops (MODEL.md 6d), as rules over what it has
-//! measured and its last plan ([`View`]), tried in order by [`next`]: measure the
-//! recommendation where it was not measured ([`unmeasured_recommendation`]); else measure the
-//! count predicted to beat it by more than the tolerance ([`beaten_by_prediction`]); else
-//! stop, stable. Whatever a rule chooses passes the cost guard ([`within_budget`]).
+//! measured and its last plan ([`View`]), tried in order by [`next`]:
+//! 1. the recommendation was not measured: measure it ([`unmeasured_recommendation`]);
+//! 2. bracket by measurement: the recommendation, or the best measured count, is the largest
+//!    (smallest) count measured and a larger (smaller) one can be: measure beyond it
+//!    (`bracket`); the extrapolation may choose how far, never whether;
+//! 3. explore: an unmeasured count whose interval's favourable end beats the measured
+//!    recommendation by more than the tolerance; of several, the one that narrows the decision
+//!    most per node-hour (`explore`), until the best measured count is settled (measured
+//!    twice, or with no run left to measure it again);
+//! 4. confirm: a recommendation measured once is measured again, and again where its runs
+//!    differ by more than the spread seen at other counts (`confirm`);
+//! 5. else stop, stable, saying what could not be confirmed.
+//!
+//! Every count is judged by the plan's query ([`Objective`]): measured counts by the mean of
+//! their runs, as `fit` takes them; unmeasured ones by the plan's predictions and intervals.
+//! Whatever a rule chooses passes the cost guard ([`within_budget`]).
 
+use super::objective::{Measured, Objective, Run, Score};
 use crate::search::plan::{FrontEntry, Plan};
 use std::collections::BTreeSet;
 
@@ -22,11 +35,15 @@ pub struct View<'a> {
     pub measured: &'a BTreeSet<u32>,
     /// The counts that can still be measured, up to the largest planned, not yet measured.
     pub unmeasured: Vec<u32>,
+    /// The counts that can be measured again (a recording's counts with runs left).
+    pub again: Vec<u32>,
+    /// Every run so far.
+    pub runs: &'a [Run],
     /// How such a count is called (`recorded`, `available`).
     pub word: &'static str,
     /// The largest count planned.
     pub max_nodes: u32,
-    /// The tolerance of [`beaten_by_prediction`].
+    /// The gain an unmeasured count must be able to make to be measured.
     pub tolerance: f64,
     /// The node-hours the campaign may spend, and has spent.
     pub budget: Option<(f64, f64)>,
@@ -36,14 +53,96 @@ pub struct View<'a> {
     pub measured_at: &'a dyn Fn(u32, u32) -> bool,
 }
 
+/// A view with the plan it decides on: its recommendation, objective and measured counts.
+struct Ctx<'a> {
+    view: &'a View<'a>,
+    plan: &'a Plan,
+    rec: &'a FrontEntry,
+    o: Objective,
+    m: Measured,
+}
+
+impl Ctx<'_> {
+    /// The recommendation's count.
+    fn n(&self) -> u32 {
+        self.rec.prediction.config.nodes
+    }
+
+    /// The count the explored ones must beat: the best measured count (the recommendation
+    /// where the plan and the measured means agree).
+    fn reference(&self) -> Option<(u32, Score)> {
+        let n = self.m.best(&self.o)?;
+        Some((n, self.m.score(&self.o, n)?))
+    }
+
+    /// The run-to-run spread a difference must exceed: the median seen at counts other than
+    /// `n` measured twice, at least the tolerance.
+    fn spread(&self, n: u32) -> f64 {
+        self.m
+            .spread_elsewhere(n)
+            .unwrap_or(0.0)
+            .max(self.view.tolerance)
+    }
+
+    /// The plan's front entries on `n` nodes.
+    fn entries(&self, n: u32) -> impl Iterator<Item = &FrontEntry> {
+        self.plan
+            .front
+            .iter()
+            .filter(move |f| f.prediction.config.nodes == n)
+    }
+
+    /// The best predicted score on `n` nodes, at the point (`favourable` false) or at its
+    /// interval's low ends.
+    fn predicted(&self, n: u32, favourable: bool) -> Option<Score> {
+        self.entries(n)
+            .map(|f| {
+                let p = &f.prediction;
+                match (favourable, p.interval) {
+                    (true, Some(i)) => self.o.score(i.time_s.0, i.energy_j.0),
+                    _ => self.o.score(p.time.0, p.energy.0),
+                }
+            })
+            .min_by(|a, b| a.over.total_cmp(&b.over).then(a.value.total_cmp(&b.value)))
+    }
+}
+
+/// The measured count the plan's query ranks best by the mean of its runs (at the
+/// recommendation's cores a node), where there is one: the recommendation unless the fitted
+/// model does not reproduce the measured counts.
+pub fn measured_best(runs: &[Run], plan: &Plan) -> Option<u32> {
+    let o = Objective::of(plan);
+    let cores = plan.recommendation().map(|r| r.prediction.config.cores);
+    Measured::new(runs, cores, o.time_only).best(&o)
+}
+
+/// By what fraction the measured count `a` beats the measured count `b` by the plan's query,
+/// by the means of their runs (at the recommendation's cores a node), where both were measured.
+pub fn measured_gain(runs: &[Run], plan: &Plan, a: u32, b: u32) -> Option<f64> {
+    let o = Objective::of(plan);
+    let cores = plan.recommendation().map(|r| r.prediction.config.cores);
+    let m = Measured::new(runs, cores, o.time_only);
+    Some(Objective::gain(m.score(&o, a)?, m.score(&o, b)?))
+}
+
 /// The next count to measure, or why the campaign stops.
 pub fn next(view: &View<'_>, plan: &Plan) -> Next {
     let Some(rec) = plan.recommendation() else {
         return Next::Stop(format!("no recommendation: {}", plan.answer.reason));
     };
+    let o = Objective::of(plan);
+    let c = Ctx {
+        view,
+        plan,
+        rec,
+        o,
+        m: Measured::new(view.runs, Some(rec.prediction.config.cores), o.time_only),
+    };
     let chosen = unmeasured_recommendation(view, rec)
-        .or_else(|| beaten_by_prediction(view, plan, rec))
-        .unwrap_or_else(|| stable(view, plan, rec));
+        .or_else(|| bracket(&c))
+        .or_else(|| explore(&c))
+        .or_else(|| confirm(&c))
+        .unwrap_or_else(|| stable(&c));
     match chosen {
         Next::Measure(m, why) => within_budget(view, plan, m, why),
         stop => stop,
@@ -51,7 +150,8 @@ pub fn next(view: &View<'_>, plan: &Plan) -> Next {
 }
 
 /// The recommendation's count was not measured: measure it, or (not available) the nearest
-/// count that is, in doublings; stop where a measured count lies nearer than any left.
+/// count that is, in doublings; nothing where a measured count lies nearer than any left (the
+/// other rules decide).
 pub fn unmeasured_recommendation(view: &View<'_>, rec: &FrontEntry) -> Option<Next> {
     let n = rec.prediction.config.nodes;
     let word = view.word;
@@ -64,88 +164,357 @@ pub fn unmeasured_recommendation(view: &View<'_>, rec: &FrontEntry) -> Option<Ne
             format!("the recommendation, {n} nodes, was not measured"),
         ));
     }
-    // Nearness in doublings.
     let d = |m: u32| (f64::from(m) / f64::from(n)).ln().abs();
     let near = view
         .unmeasured
         .iter()
         .copied()
-        .min_by(|&a, &b| d(a).total_cmp(&d(b)).then(a.cmp(&b)));
+        .min_by(|&a, &b| d(a).total_cmp(&d(b)).then(a.cmp(&b)))?;
     let closest_measured = view
         .measured
         .iter()
         .map(|&m| d(m))
         .fold(f64::INFINITY, f64::min);
-    Some(match near {
-        Some(m) if d(m) >= closest_measured => Next::Stop(format!(
-            "the recommendation, {n} nodes, was not {word}, and a measured count lies nearer to \
-             it than any {word} count left"
-        )),
-        Some(m) => Next::Measure(
-            m,
+    (d(near) < closest_measured).then(|| {
+        Next::Measure(
+            near,
             format!(
-                "the recommendation, {n} nodes, was not {word}: {m} is the nearest {word} count"
+                "the recommendation, {n} nodes, was not {word}: {near} is the nearest {word} \
+                 count"
             ),
-        ),
-        None => Next::Stop(format!(
-            "the recommendation, {n} nodes, was not measured and no {word} count is left"
-        )),
+        )
     })
 }
 
-/// The recommendation's objective: energy-delay product, or node-hours x time (the energy of
-/// a time-only plan).
-fn objective(f: &FrontEntry) -> f64 {
-    f.prediction.time.0 * f.prediction.energy.0
+/// Which way a bracket is sought.
+#[derive(Clone, Copy, PartialEq)]
+enum Side {
+    Above,
+    Below,
 }
 
-/// The unmeasured count with the best predicted objective, where it beats the measured
-/// recommendation by more than the tolerance (the far-end ranking already prefers the
-/// recommendation at its interval's high ends).
-pub fn beaten_by_prediction(view: &View<'_>, plan: &Plan, rec: &FrontEntry) -> Option<Next> {
-    let n = rec.prediction.config.nodes;
-    let best = plan
-        .front
+/// The recommendation, or the best measured count, is the largest (smallest) count measured
+/// while a larger (smaller) one can be, or every count measured beyond it was worse by no more
+/// than the run-to-run spread (noise could have made it so): measure beyond them.
+fn bracket(c: &Ctx<'_>) -> Option<Next> {
+    let best = c.m.best(&c.o);
+    let mut ends: Vec<(u32, &str)> = vec![(c.n(), "the recommendation")];
+    if let Some(b) = best.filter(|&b| b != c.n()) {
+        ends.push((b, "the best measured count"));
+    }
+    for (n, what) in ends {
+        for side in [Side::Above, Side::Below] {
+            let Some((from, passed)) = open_side(c, n, side) else {
+                continue;
+            };
+            let Some((to, how)) = jump(c, from, side) else {
+                continue;
+            };
+            let (edge, beyond) = match side {
+                Side::Above => ("largest", "larger"),
+                Side::Below => ("smallest", "smaller"),
+            };
+            let state = match passed.is_empty() {
+                true => format!("is the {edge} count measured"),
+                false => format!(
+                    "was not beaten by more than the {:.1}% run-to-run spread (or tolerance) at \
+                     the {beyond} counts measured ({})",
+                    100.0 * c.spread(n),
+                    crate::units::count_ranges(passed.iter().copied())
+                ),
+            };
+            return Some(Next::Measure(
+                to,
+                format!(
+                    "bracket: {what}, {n} nodes, {state}, and {beyond} {} counts are left: \
+                     measured beyond {from} ({how})",
+                    c.view.word
+                ),
+            ));
+        }
+    }
+    None
+}
+
+/// Whether `n` is open on `side`: the measured counts beyond it, in order, none worse than it
+/// by more than the run-to-run spread. Gives the farthest of them (or `n`) and them.
+fn open_side(c: &Ctx<'_>, n: u32, side: Side) -> Option<(u32, Vec<u32>)> {
+    let at = c.m.score(&c.o, n);
+    let spread = c.spread(n);
+    let beyond: Vec<u32> = match side {
+        Side::Above => c.view.measured.range(n + 1..).copied().collect(),
+        Side::Below => c.view.measured.range(..n).rev().copied().collect(),
+    };
+    for &m in &beyond {
+        let worse = match (at, c.m.score(&c.o, m)) {
+            (Some(a), Some(s)) => Objective::gain(a, s) > spread,
+            _ => false,
+        };
+        if worse {
+            return None;
+        }
+    }
+    Some((*beyond.last().unwrap_or(&n), beyond))
+}
+
+/// Where to measure beyond `n`: the count nearest twice (half) `n`, or farther, up to a factor
+/// of 4, where the plan predicts a count there best and beating `n` by more than the
+/// tolerance (a count short of the doubling would only need bracketing again). `None` where
+/// no count lies beyond.
+fn jump(c: &Ctx<'_>, n: u32, side: Side) -> Option<(u32, String)> {
+    let beyond: Vec<u32> = c
+        .view
+        .unmeasured
         .iter()
-        .filter(|f| view.unmeasured.contains(&f.prediction.config.nodes))
-        .min_by(|a, b| objective(a).total_cmp(&objective(b)))?;
-    if objective(best) >= objective(rec) * (1.0 - view.tolerance) {
+        .copied()
+        .filter(|&m| match side {
+            Side::Above => m > n,
+            Side::Below => m < n,
+        })
+        .collect();
+    let (near, far) = match side {
+        Side::Above => (*beyond.first()?, *beyond.last()?),
+        Side::Below => (*beyond.last()?, *beyond.first()?),
+    };
+    let within: Vec<u32> = beyond
+        .iter()
+        .copied()
+        .filter(|&m| m.max(n) <= 4 * m.min(n))
+        .collect();
+    let target = match side {
+        Side::Above => 2.0 * f64::from(n),
+        Side::Below => 0.5 * f64::from(n),
+    };
+    let d = |m: u32| (f64::from(m) / target).ln().abs();
+    let Some(doubling) = within
+        .iter()
+        .copied()
+        .min_by(|&a, &b| d(a).total_cmp(&d(b)).then(a.cmp(&b)))
+    else {
+        return Some((near, format!("{near} is the nearest; {far} the farthest")));
+    };
+    let at = c.m.score(&c.o, n);
+    let predicted = within
+        .iter()
+        .filter_map(|&m| Some((m, c.predicted(m, false)?)))
+        .filter(|(_, s)| at.is_some_and(|a| Objective::gain(*s, a) > c.view.tolerance))
+        .min_by(|a, b| {
+            a.1.over
+                .total_cmp(&b.1.over)
+                .then(a.1.value.total_cmp(&b.1.value))
+        });
+    let farther = |m: u32| match side {
+        Side::Above => m > doubling,
+        Side::Below => m < doubling,
+    };
+    Some(match predicted {
+        Some((m, s)) if farther(m) => (
+            m,
+            format!(
+                "the plan predicts {m} nodes {:.1}% better; the doubling would be {doubling}",
+                100.0 * at.map_or(0.0, |a| Objective::gain(s, a))
+            ),
+        ),
+        _ => (
+            doubling,
+            format!("{doubling} is the {} count nearest {target}", c.view.word),
+        ),
+    })
+}
+
+/// The unmeasured counts whose interval's favourable end beats the measured reference by more
+/// than a repeat differs (the run-to-run spread seen, at least the tolerance), short of the
+/// measured counts on either side that were already worse than it; the one whose possible
+/// gain beyond that is largest per node-hour it costs.
+fn explore(c: &Ctx<'_>) -> Option<Next> {
+    let (r, at) = c.reference()?;
+    if settled(c, r) {
         return None;
     }
-    let m = best.prediction.config.nodes;
+    let spread = c.spread(r);
+    // A measured count worse than the reference fences off the counts beyond it.
+    let worse = |m: u32| {
+        c.m.score(&c.o, m)
+            .is_some_and(|s| Objective::gain(at, s) > 0.0)
+    };
+    let fence_hi = c.m.counts.keys().copied().find(|&m| m > r && worse(m));
+    let fence_lo =
+        c.m.counts
+            .keys()
+            .rev()
+            .copied()
+            .find(|&m| m < r && worse(m));
+    let tol = spread;
+    let mut could: Vec<(u32, f64, f64, f64)> = c
+        .view
+        .unmeasured
+        .iter()
+        .copied()
+        .filter(|&m| fence_hi.is_none_or(|f| m < f) && fence_lo.is_none_or(|f| m > f))
+        .filter_map(|m| {
+            let fav = Objective::gain(c.predicted(m, true)?, at);
+            let point = Objective::gain(c.predicted(m, false)?, at);
+            let cost = cost(c.view, c.plan, m);
+            (fav > tol && cost > 0.0).then_some((m, fav, point, (fav - tol) / cost))
+        })
+        .collect();
+    could.sort_by(|a, b| b.3.total_cmp(&a.3).then(a.0.cmp(&b.0)));
+    let &(m, fav, point, _) = could.first()?;
     Some(Next::Measure(
         m,
         format!(
-            "the recommendation, {n} nodes, was measured{}, but {m} nodes are predicted to beat \
-             its {} by {:.1}% (tolerance {:.1}%)",
-            layout(view, rec),
-            product(plan),
-            100.0 * (1.0 - objective(best) / objective(rec)),
-            100.0 * view.tolerance
+            "explore: {m} nodes could beat the {} of the best measured count, {r} nodes, by up \
+             to {:.1}% at its interval's favourable end (point prediction {:+.1}%; a repeat \
+             differs by {:.1}%, the run-to-run spread or the tolerance); of {} such {}, it \
+             narrows the decision most per node-hour ({:.3} node-hours)",
+            c.o.said(),
+            100.0 * fav,
+            100.0 * point,
+            100.0 * tol,
+            could.len(),
+            if could.len() == 1 { "count" } else { "counts" },
+            cost(c.view, c.plan, m)
         ),
     ))
 }
 
-/// Nothing is predicted to beat the measured recommendation by more than the tolerance.
-fn stable(view: &View<'_>, plan: &Plan, rec: &FrontEntry) -> Next {
-    Next::Stop(format!(
-        "stable: the recommendation, {} nodes, was measured{}, and no unmeasured {} count up \
-         to {} is predicted to beat its {} by more than {:.1}%",
-        rec.prediction.config.nodes,
-        layout(view, rec),
-        view.word,
-        view.max_nodes,
-        product(plan),
-        100.0 * view.tolerance
-    ))
+/// Whether the best measured count `r` is settled: bracketed on both sides (the bracket rule,
+/// tried first, found no side open) and measured more than once, or with no run left to measure
+/// it again. Exploring stops there: what it could still find is within what the bracket
+/// and the confirmed mean already say.
+fn settled(c: &Ctx<'_>, r: u32) -> bool {
+    let runs = c.m.counts.get(&r).map_or(0, |a| a.runs);
+    runs >= 2 || !c.view.again.contains(&r)
 }
 
-/// What the objective is called.
-fn product(plan: &Plan) -> &'static str {
-    match plan.time_only() {
-        true => "product of node-hours and time",
-        false => "energy-delay product",
+/// The recommendation, or the best measured count where they differ, measured once, or with
+/// runs that differ by more than the spread seen at other counts (up to 3 runs): measure it
+/// again, where it can be.
+fn confirm(c: &Ctx<'_>) -> Option<Next> {
+    let best = c.m.best(&c.o).filter(|&b| b != c.n());
+    let mut which = vec![(c.n(), "the recommendation")];
+    which.extend(best.map(|b| (b, "the best measured count")));
+    which
+        .into_iter()
+        .find_map(|(n, what)| confirm_one(c, n, what))
+}
+
+/// [`confirm`] for one count.
+fn confirm_one(c: &Ctx<'_>, n: u32, what: &str) -> Option<Next> {
+    let at = c.m.counts.get(&n)?;
+    if !c.view.again.contains(&n) {
+        return None;
     }
+    if at.runs == 1 {
+        return Some(Next::Measure(
+            n,
+            format!(
+                "confirm: {what}, {n} nodes, was measured once; one run can be an outlier, and \
+                 the mean of its runs decides"
+            ),
+        ));
+    }
+    let spread = c.spread(n);
+    (at.runs < 3 && at.spread > spread).then(|| {
+        Next::Measure(
+            n,
+            format!(
+                "confirm: the {} runs of {what} on {n} nodes differ by {:.1}%, more than the \
+                 {:.1}% seen at other counts (or the tolerance): measured again",
+                at.runs,
+                100.0 * at.spread,
+                100.0 * spread
+            ),
+        )
+    })
+}
+
+/// Why the recommendation stands, and what could not be confirmed. The recommendation is the
+/// best measured count by the mean of its runs; where the fitted model picks another, it says so.
+fn stable(c: &Ctx<'_>) -> Next {
+    let pick = c.n();
+    let n = c.reference().map_or(pick, |(b, _)| b);
+    let word = c.view.word;
+    let at = c.m.counts.get(&n);
+    let runs = at.map_or(0, |a| a.runs);
+    let below = match c.view.measured.range(..n).next_back() {
+        Some(m) => format!("{m} nodes measured below"),
+        None => format!("no {word} count below"),
+    };
+    let above = match c.view.measured.range(n + 1..).next() {
+        Some(m) => format!("{m} nodes measured above"),
+        None => format!("no {word} count above up to {}", c.view.max_nodes),
+    };
+    let times = match runs {
+        1 => "once".to_string(),
+        k => format!("{k} times"),
+    };
+    let what = match n == pick {
+        true => "the recommendation",
+        false => "the best measured count",
+    };
+    let mut s = format!(
+        "stable: {what}, {n} nodes, was measured {times}{}, bracketed by {below} and {above}, \
+         and no unmeasured {word} count, even at its interval's favourable end, beats its {} \
+         by more than {:.1}%",
+        match n == pick {
+            true => layout(c.view, c.rec),
+            false => String::new(),
+        },
+        c.o.said(),
+        100.0 * c.view.tolerance
+    );
+    match at {
+        Some(a) if a.runs == 1 => {
+            s += &format!(
+                "; it could not be confirmed: no other {word} run on {n} nodes is left, so one \
+                 run decides"
+            )
+        }
+        Some(a) if a.spread > c.spread(n) => {
+            s += &format!(
+                "; its {} runs differ by {:.1}%, more than the {:.1}% seen at other counts, \
+                 and it was not measured again ({}): their mean decides",
+                a.runs,
+                100.0 * a.spread,
+                100.0 * c.spread(n),
+                match a.runs >= 3 {
+                    true => "3 runs taken",
+                    false => "no other run is left",
+                }
+            )
+        }
+        None => {
+            s = format!(
+                "stable: the recommendation, {n} nodes, was not {word}, and no count was \
+                 measured at its cores a node; it is bracketed by {below} and {above}, and no \
+                 unmeasured {word} count beats it by more than {:.1}% even at its interval's \
+                 favourable end",
+                100.0 * c.view.tolerance
+            )
+        }
+        _ => {}
+    }
+    if n != pick {
+        s += &format!("; {}", model_differs(c, pick, n));
+    }
+    Next::Stop(s)
+}
+
+/// The fitted model's pick, `pick`, against the best measured count `n`, in words.
+fn model_differs(c: &Ctx<'_>, pick: u32, n: u32) -> String {
+    let measured = match (c.m.score(&c.o, n), c.m.score(&c.o, pick)) {
+        (Some(b), Some(p)) => format!(
+            "as measured, {n} nodes beat it by {:.1}%",
+            100.0 * Objective::gain(b, p)
+        ),
+        _ => format!("it was not {}", c.view.word),
+    };
+    format!(
+        "the fitted model picks {pick} nodes, but {measured}: the campaign recommends {n} \
+         nodes, the best measured count by the mean of its runs (the model does not reproduce \
+         the measured counts closely enough to tell them apart)"
+    )
 }
 
 /// Where the recommendation's count was measured at other cores a node than it has.
@@ -160,18 +529,35 @@ fn layout(view: &View<'_>, rec: &FrontEntry) -> String {
     }
 }
 
+/// The predicted cost of measuring `m`, node-hours: `repeat` runs of its mean measured time,
+/// else of its predicted time (the fastest planned on `m` nodes, else the recommendation's).
+pub fn cost(view: &View<'_>, plan: &Plan, m: u32) -> f64 {
+    let measured: Vec<f64> = view
+        .runs
+        .iter()
+        .filter(|r| r.nodes == m)
+        .map(|r| r.time)
+        .collect();
+    let time = match measured.is_empty() {
+        false => measured.iter().sum::<f64>() / measured.len() as f64,
+        true => plan
+            .front
+            .iter()
+            .filter(|f| f.prediction.config.nodes == m)
+            .map(|f| f.prediction.time.0)
+            .reduce(f64::min)
+            .or(plan.recommendation().map(|f| f.prediction.time.0))
+            .unwrap_or(0.0),
+    };
+    f64::from(m) * time * f64::from(view.repeat.max(1)) / 3600.0
+}
+
 /// Measures `m` unless its predicted cost would pass the node-hours the campaign may spend.
 pub fn within_budget(view: &View<'_>, plan: &Plan, m: u32, why: String) -> Next {
     let Some((budget, spent)) = view.budget else {
         return Next::Measure(m, why);
     };
-    let time = plan
-        .front
-        .iter()
-        .find(|f| f.prediction.config.nodes == m)
-        .or(plan.recommendation())
-        .map_or(0.0, |f| f.prediction.time.0);
-    let cost = f64::from(m) * time * f64::from(view.repeat.max(1)) / 3600.0;
+    let cost = cost(view, plan, m);
     if spent + cost > budget {
         return Next::Stop(format!(
             "budget: {why}, but measuring {m} nodes would cost about {cost:.2} node-hours and \

@@ -62,13 +62,32 @@ pub fn evaluate(
     let fitted = fit::fit(&kept, machine, &fit_options(settings, machine))
         .map_err(|e| refused("the fit", &e))?;
     let mut findings = fit_findings(&fitted, machine, runs);
-    let plan =
-        plan(&fitted, machine, settings, &mut findings).map_err(|e| refused("the plan", &e))?;
+    let nodes = (1..=settings.max_nodes).collect();
+    let plan = plan(&fitted, machine, (settings, nodes), &mut findings)
+        .map_err(|e| refused("the plan", &e))?;
     Ok(Evaluated {
         fitted,
         plan,
         findings,
     })
+}
+
+/// `evaluated`'s fit planned on `n` nodes alone (the other axes chosen there, as `plan
+/// --nodes n` chooses them, a slowdown's reference among them too). `Err` says why there is no
+/// plan.
+pub fn plan_at(
+    evaluated: &Evaluated,
+    machine: &MachineDoc,
+    settings: &Settings,
+    n: u32,
+) -> Result<Plan, String> {
+    plan(
+        &evaluated.fitted,
+        machine,
+        (settings, vec![n]),
+        &mut Vec::new(),
+    )
+    .map_err(|e| format!("the plan on {n} nodes alone was refused: {e}"))
 }
 
 /// The node counts among `runs`.
@@ -108,12 +127,12 @@ fn fit_findings(fitted: &Fitted, machine: &MachineDoc, runs: &[Taken]) -> Vec<St
     found
 }
 
-/// The fitted profile planned over `1..=max_nodes` (the cores and frequencies asked for that
-/// the profile measured), against the machine with the fitted power where there is one.
+/// The fitted profile planned over `nodes` (the cores and frequencies asked for that the
+/// profile measured), against the machine with the fitted power where there is one.
 fn plan(
     fitted: &Fitted,
     machine: &MachineDoc,
-    settings: &Settings,
+    (settings, nodes): (&Settings, Vec<u32>),
     findings: &mut Vec<String>,
 ) -> crate::error::InputResult<Plan> {
     let planned_on = match &fitted.machine_text {
@@ -128,6 +147,16 @@ fn plan(
     // Named in the plan's messages by the runs it was fitted on.
     profile.file = format!("the profile fitted on {}", settings.runs_file.display()).into();
     let mut inputs = Loaded::new(planned_on, profile, accept)?;
+    if let (true, Some(b)) = (inputs.machine.time_only(), settings.query.budget) {
+        return Err(crate::error::InputError::Argument {
+            flag: "--budget".into(),
+            expected: "no energy budget: the runs measured no energy that gave power and the \
+                       machine file has no [power], so energy is unavailable (give --deadline \
+                       or --slowdown)"
+                .into(),
+            got: crate::units::fmt_energy(b),
+        });
+    }
     let have = fitted.profile().core_counts();
     let cores = settings.cores.as_ref().map(|c| {
         let kept: Vec<u32> = c.iter().copied().filter(|c| have.contains(c)).collect();
@@ -147,7 +176,7 @@ fn plan(
             .collect()
     });
     let request = SpaceRequest {
-        nodes: Some((1..=settings.max_nodes).collect()),
+        nodes: Some(nodes),
         cores: cores.filter(|c| !c.is_empty()),
         freqs,
         gpus: None,

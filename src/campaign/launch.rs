@@ -38,6 +38,13 @@ pub struct Launch {
     any_failed: bool,
     /// The stop signal that interrupted a sweep (0: stopped without one).
     signal: Option<i32>,
+    /// The backend lines already said (each sweep of a step says them again).
+    banner: BTreeSet<String>,
+    /// The run lines said so far in the campaign (each step's sweep counts from 1 again).
+    said_runs: usize,
+    /// Whether the next step's sweep may say what it resumes: only the first after `--resume`
+    /// (every later step goes on from the campaign's own runs).
+    say_resuming: bool,
 }
 
 impl Launch {
@@ -87,6 +94,9 @@ impl Launch {
             seen: 0,
             any_failed: false,
             signal: None,
+            banner: BTreeSet::new(),
+            said_runs: 0,
+            say_resuming: false,
         };
         Ok((l, max))
     }
@@ -121,7 +131,10 @@ impl Launch {
     /// on. Without the profile, a `csv` of earlier runs is refused: their records are gone.
     pub fn resume(&mut self, csv: &Path) -> anyhow::Result<Vec<Taken>> {
         if self.opts.output.exists() {
-            return self.read_back();
+            self.say_resuming = true;
+            let runs = self.read_back()?;
+            self.said_runs = runs.len();
+            return Ok(runs);
         }
         if csv.exists() {
             return Err(InputError::Mismatch(format!(
@@ -179,7 +192,19 @@ impl RunSource for Launch {
         self.opts.nodes = nodes;
         self.opts.repeat = k;
         let log = &mut self.log;
-        let res = sweep::run(&self.opts, &mut |l: &str| log(Said::Run(l)))?;
+        let (banner, resuming) = (&mut self.banner, std::mem::take(&mut self.say_resuming));
+        let said_runs = &mut self.said_runs;
+        let res = sweep::run(&self.opts, &mut |l: &str| {
+            if said_before(l, banner, resuming) {
+                return;
+            }
+            if l.starts_with('[') && l[1..].starts_with(|c: char| c.is_ascii_digit()) {
+                // The step's own counter stays: it says how far this count's runs are.
+                *said_runs += 1;
+                return log(Said::Run(&format!("campaign run {said_runs}: {l}")));
+            }
+            log(Said::Run(l))
+        })?;
         for f in &res.failed {
             (self.log)(Said::Failed(f));
         }
@@ -207,6 +232,18 @@ impl RunSource for Launch {
         self.signal
             .or_else(|| sweep::interrupted().then(stop_signal))
     }
+}
+
+/// Whether a step's sweep line was said before in the campaign: a backend line (`measuring
+/// with ...`, `[backend] ...`) said by an earlier step, or `resuming: ...` where the step goes
+/// on from the campaign's own runs (`resuming`: the first step after `--resume`, which says it).
+fn said_before(line: &str, banner: &mut BTreeSet<String>, resuming: bool) -> bool {
+    if line.starts_with("resuming: ") {
+        return !resuming;
+    }
+    let backend = line.starts_with("measuring with ")
+        || (line.starts_with('[') && !line[1..].starts_with(|c: char| c.is_ascii_digit()));
+    backend && !banner.insert(line.to_string())
 }
 
 /// The stop signal that came (0 when the sweep was stopped without one).

@@ -22,6 +22,7 @@
 pub mod decide;
 pub mod evaluate;
 pub mod launch;
+pub mod objective;
 pub mod order;
 pub mod replay;
 pub mod report;

@@ -14,6 +14,14 @@ pub struct Report {
     steps: Vec<Step>,
     stopped: String,
     recommendation: Option<super::step::Rec>,
+    model_pick: Option<super::step::Rec>,
+    measured_best: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    model_differs: Option<String>,
+    #[serde(skip)]
+    max_nodes: u32,
+    #[serde(skip)]
+    file_power: bool,
     measured_nodes: Vec<u32>,
     node_hours: f64,
     node_runs: u32,
@@ -29,6 +37,11 @@ impl Report {
             steps: outcome.steps,
             stopped: outcome.stopped,
             recommendation: outcome.recommendation,
+            model_pick: outcome.model_pick,
+            measured_best: outcome.measured_best,
+            model_differs: outcome.model_differs,
+            max_nodes: outcome.max_nodes,
+            file_power: outcome.file_power,
             measured_nodes: outcome.measured_nodes,
             node_hours: outcome.node_hours,
             node_runs: outcome.node_runs,
@@ -54,10 +67,11 @@ impl Outcome {
 }
 
 /// The campaign's end in a few lines, with the commands that reproduce its recommendation
-/// (`machine` and the runs' file as the user would type them).
+/// (`machine` and the runs' file as the user would type them; `flags`, the plan's other flags
+/// the campaign was given, with their values).
 pub fn summary(
     r: &Report,
-    (machine, power): (&str, Power),
+    (machine, power, flags): (&str, Power, &[(&str, String)]),
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
     let counts = crate::units::count_ranges(r.measured_nodes.iter().copied());
@@ -77,22 +91,56 @@ pub fn summary(
     )?;
     writeln!(out, "stopped: {}", r.stopped)?;
     writeln!(out, "recommendation: {}", said(&r.recommendation))?;
+    if let Some(why) = &r.model_differs {
+        writeln!(
+            out,
+            "the fitted model's pick over 1-{}: {}; {why}",
+            r.max_nodes,
+            said(&r.model_pick)
+        )?;
+    }
     let fit = format!(
         "jouleplan fit --measured {} --machine {} --profile-out P.json",
         shell_word(&r.runs_file),
         shell_word(machine)
     );
-    let then = match power {
+    let then = match &power {
         Some(Ok(())) => format!("the machine's power from them: {fit} --machine-out M.toml"),
         Some(Err(why)) => {
             format!("no power could be fitted from the energy measured ({why}): {fit}")
         }
+        None if r.file_power => format!(
+            "no energy was measured, so plans predict energy from the machine file's [power]: \
+             {fit}"
+        ),
         None => format!("no energy was measured, so plans rank by time and node-hours: {fit}"),
     };
     writeln!(
         out,
         "runs in {}; profile in {}; {then}",
         r.runs_file, r.profile_file
+    )?;
+    let planned_on = match power {
+        Some(Ok(())) => "M.toml".to_string(),
+        _ => shell_word(machine),
+    };
+    let nodes = match (&r.recommendation, &r.model_pick) {
+        (Some(a), Some(b)) if a.nodes != b.nodes => a.nodes.to_string(),
+        _ => format!("1-{}", r.max_nodes),
+    };
+    let words: String = flags
+        .iter()
+        .map(|(f, v)| {
+            format!(
+                " {f} {}",
+                shlex::try_quote(v).map_or(v.clone(), |q| q.into())
+            )
+        })
+        .collect();
+    writeln!(
+        out,
+        "then the recommendation: jouleplan plan --machine {planned_on} --profile P.json --nodes \
+         {nodes}{words}"
     )
 }
 

@@ -6,7 +6,8 @@
 //! the runs kept and the reason said, never with an internal error.
 
 use super::decide::{self, Next, View};
-use super::evaluate::{Evaluated, evaluate};
+use super::evaluate::{self, Evaluated, evaluate};
+use super::objective::Run;
 use super::settings::{START, Settings};
 use super::source::{RunSource, Taken};
 use super::step::{Rec, Step};
@@ -30,7 +31,9 @@ impl Observer for Quiet {
     fn runs(&mut self, _: &[Taken]) -> anyhow::Result<()> {
         Ok(())
     }
-    fn step(&mut self, _: &Step) {}
+    fn step(&mut self, _: &Step) {
+        // Says nothing.
+    }
 }
 
 /// How a campaign ended.
@@ -40,8 +43,18 @@ pub struct Outcome {
     pub steps: Vec<Step>,
     /// Why it stopped.
     pub stopped: String,
-    /// The last recommendation.
+    /// The recommendation: the measured count the query ranks best by the mean of its runs,
+    /// with the other axes of the last fit planned on that count alone (the fitted model's pick
+    /// where no count was measured at its cores a node).
     pub recommendation: Option<Rec>,
+    /// The last plan's pick over every count (the recommendation where they agree).
+    pub model_pick: Option<Rec>,
+    /// The measured count the query ranks best by the mean of its runs.
+    pub measured_best: Option<u32>,
+    /// Where the recommendation is not the fitted model's pick: why, in words.
+    pub model_differs: Option<String>,
+    /// The largest count planned.
+    pub max_nodes: u32,
     /// The node counts measured.
     pub measured_nodes: Vec<u32>,
     /// The node-hours its runs cost.
@@ -50,6 +63,8 @@ pub struct Outcome {
     pub node_runs: u32,
     /// Whether a run measured energy.
     pub energy: bool,
+    /// Whether the machine file has `[power]` (the energies planned without energy measured).
+    pub file_power: bool,
     /// Why the last fit fitted no power from the energy measured (`None`: it did, or no run
     /// measured energy).
     pub power_gap: Option<String>,
@@ -162,17 +177,25 @@ impl<S: RunSource> Campaign<S> {
         evaluate(&self.runs, &self.machine, &self.settings)
     }
 
-    /// What to measure next after `evaluated`, or why to stop.
-    pub fn next(&self, evaluated: &Evaluated) -> Next {
+    /// What to measure next after `evaluated`, or why to stop, and the predicted cost of the
+    /// next count in node-hours.
+    pub fn next(&self, evaluated: &Evaluated) -> (Next, Option<f64>) {
         let measured_at = |n: u32, c: u32| self.measured_at(n, c).is_some();
+        let runs = self.objective_runs();
+        let available = self.source.available(self.settings.max_nodes);
         let view = View {
             measured: &self.measured,
-            unmeasured: self
-                .source
-                .available(self.settings.max_nodes)
-                .into_iter()
+            unmeasured: available
+                .iter()
+                .copied()
                 .filter(|m| !self.measured.contains(m))
                 .collect(),
+            again: available
+                .iter()
+                .copied()
+                .filter(|m| self.measured.contains(m))
+                .collect(),
+            runs: &runs,
             word: self.source.word(),
             max_nodes: self.settings.max_nodes,
             tolerance: self.settings.tolerance,
@@ -180,7 +203,25 @@ impl<S: RunSource> Campaign<S> {
             repeat: self.settings.repeat,
             measured_at: &measured_at,
         };
-        decide::next(&view, &evaluated.plan)
+        let next = decide::next(&view, &evaluated.plan);
+        let cost = match &next {
+            Next::Measure(m, _) => Some(decide::cost(&view, &evaluated.plan, *m)),
+            Next::Stop(_) => None,
+        };
+        (next, cost)
+    }
+
+    /// The runs so far as the objective sees them.
+    fn objective_runs(&self) -> Vec<Run> {
+        self.runs
+            .iter()
+            .map(|t| Run {
+                nodes: t.row.nodes,
+                cores: t.row.cores,
+                time: t.row.time_s,
+                energy: t.row.energy().map(|(e, _)| e),
+            })
+            .collect()
     }
 
     /// Takes the settings' runs on `n` nodes and hands every run so far to `observer`; no
@@ -209,6 +250,8 @@ impl<S: RunSource> Campaign<S> {
             why,
             node_hours,
             node_runs: n * runs as u32,
+            spent_node_hours: self.node_hours(),
+            next_node_hours: None,
             before,
             after: None,
             findings: Vec::new(),
@@ -251,16 +294,72 @@ impl<S: RunSource> Campaign<S> {
         {
             observer.step(last);
         }
+        let (recommendation, model_pick, measured_best, model_differs) = self.recommended();
         Ok(Outcome {
             steps,
             stopped,
-            recommendation: self.last.as_ref().and_then(|e| self.rec_of(e)),
+            recommendation,
+            model_pick,
+            measured_best,
+            model_differs,
+            max_nodes: self.settings.max_nodes,
             measured_nodes: self.measured.iter().copied().collect(),
             node_hours: self.node_hours(),
             node_runs: self.runs.iter().map(|t| t.row.nodes).sum(),
             energy: self.any_energy(),
+            file_power: !self.machine.lacks.power,
             power_gap: self.power_gap(),
         })
+    }
+
+    /// The recommendation (the best measured count, planned on it alone), the model's pick,
+    /// the best measured count, and why the two differ where they do.
+    fn recommended(&self) -> (Option<Rec>, Option<Rec>, Option<u32>, Option<String>) {
+        let Some(e) = &self.last else {
+            return (None, None, None, None);
+        };
+        let pick = self.rec_of(e);
+        let best = decide::measured_best(&self.objective_runs(), &e.plan);
+        let Some((p, b)) = pick
+            .as_ref()
+            .map(|p| p.nodes)
+            .zip(best)
+            .filter(|(p, b)| p != b)
+        else {
+            return (pick.clone(), pick, best, None);
+        };
+        let why = match decide::measured_gain(&self.objective_runs(), &e.plan, b, p) {
+            Some(g) => format!(
+                "as measured, {b} nodes beat it by {:.1}% by the mean of their runs",
+                100.0 * g
+            ),
+            None => format!("it was not measured; {b} nodes is the best measured count"),
+        };
+        let at_b = evaluate::plan_at(e, &self.machine, &self.settings, b).and_then(|plan| {
+            self.rec_of_plan(&plan).ok_or(format!(
+                "the plan on {b} nodes alone leaves it unanswered ({})",
+                plan.answer.reason
+            ))
+        });
+        match at_b {
+            Ok(r) => (
+                Some(r),
+                pick,
+                best,
+                Some(format!("{why}: recommended, planned on {b} nodes alone")),
+            ),
+            Err(refused) => (
+                pick.clone(),
+                pick,
+                best,
+                Some(format!("{why}, but {refused}: the model's pick stands")),
+            ),
+        }
+    }
+
+    /// The recommendation of a plan, as a step reports it.
+    fn rec_of_plan(&self, plan: &crate::search::plan::Plan) -> Option<Rec> {
+        Rec::of(plan, &|n, c| self.measured_at(n, c))
     }
 
     /// Why no power was fitted from the energy measured, where energy was measured.
@@ -354,17 +453,35 @@ impl<S: RunSource> Campaign<S> {
             }
         };
         let after = self.rec_of(&evaluated);
+        let (next, cost) = self.next(&evaluated);
         if let Some(last) = pending {
             last.after = after.clone();
             last.findings.clone_from(&evaluated.findings);
+            if self.last.is_none() {
+                last.findings.extend(self.no_energy());
+            }
+            last.next_node_hours = cost;
             observer.step(last);
         }
-        let next = self.next(&evaluated);
         self.last = Some(evaluated);
         match next {
             Next::Stop(why) => Err(why),
             Next::Measure(n, why) => Ok(((n, why), after)),
         }
+    }
+
+    /// Said once the start is fitted, where its runs measured no energy but the machine file
+    /// has `[power]`: every energy the campaign ranks by is that file's prediction.
+    fn no_energy(&self) -> Option<String> {
+        (!self.any_energy() && !self.machine.lacks.power).then(|| {
+            format!(
+                "the runs measured no energy: every energy the campaign ranks by (the \
+                 energy-delay product) is predicted from the [power] of {}, not measured; \
+                 measure energy (RAPL, an energy plugin) or give a machine file without \
+                 [power] to rank by node-hours and time",
+                self.machine.file.display()
+            )
+        })
     }
 
     /// Why a campaign with runs on one node count stops: what it has, and what to measure.

@@ -14,8 +14,8 @@ pub const DEFAULT_TOLERANCE: f64 = 0.05;
 /// A campaign's settings (`profile --nodes auto`'s flags, validated).
 #[derive(Debug, Clone)]
 pub struct Settings {
-    /// Stop once no unmeasured count is predicted to beat the measured recommendation by more
-    /// than this fraction (`--tolerance`).
+    /// An unmeasured count is explored only where its interval's favourable end beats the best
+    /// measured count by more than this fraction (`--tolerance`).
     pub tolerance: f64,
     /// The node-hours the campaign may spend, its start included (`--node-hours`).
     pub node_hours: Option<f64>,

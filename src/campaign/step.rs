@@ -65,6 +65,11 @@ pub struct Step {
     pub node_hours: f64,
     /// Its cost in node-runs (a run on `n` nodes costs `n`).
     pub node_runs: u32,
+    /// The node-hours of every run so far, this step's included.
+    pub spent_node_hours: f64,
+    /// The predicted cost of the next step in node-hours (null where the campaign stops
+    /// after this step, or before the start is fitted).
+    pub next_node_hours: Option<f64>,
     /// The recommendation before (none before the first fit).
     pub before: Option<Rec>,
     /// The recommendation after the refit.
@@ -79,13 +84,14 @@ impl Step {
     /// The step in words, as the campaign says it on standard error.
     pub fn said(&self) -> String {
         let mut s = format!(
-            "step {}: measured {} ({}, {:.3} node-hours, {}): {}\n  \
+            "step {}: measured {} ({}, {:.3} node-hours, {}; {:.3} node-hours spent): {}\n  \
              recommendation before: {}\n  after: {}",
             self.step,
             count(u64::from(self.nodes), "node", "nodes"),
             count(self.runs as u64, "run", "runs"),
             self.node_hours,
             count(u64::from(self.node_runs), "node-run", "node-runs"),
+            self.spent_node_hours,
             self.why,
             said(&self.before),
             match (&self.after, self.findings.is_empty()) {
@@ -95,6 +101,9 @@ impl Step {
         );
         for f in &self.findings {
             s += &format!("\n  found: {f}");
+        }
+        if let Some(c) = self.next_node_hours {
+            s += &format!("\n  next step: predicted to cost {c:.3} node-hours");
         }
         s
     }

@@ -55,7 +55,7 @@ pub struct Cli {
 pub enum Command {
     /// Search every configuration for the exact time-energy Pareto front and recommend one.
     #[command(after_help = super::examples::PLAN)]
-    Plan(super::plan::PlanArgs),
+    Plan(Box<super::plan::PlanArgs>),
     /// Predict one configuration with its full time and energy breakdown.
     #[command(after_help = super::examples::PREDICT)]
     Predict(super::predict::PredictArgs),
@@ -71,7 +71,7 @@ pub enum Command {
     /// Measure the program on this node at each (cores, frequency, GPUs) point and write the
     /// workload profile that `plan` reads.
     #[command(after_help = super::examples::PROFILE)]
-    Profile(super::profile::ProfileArgs),
+    Profile(Box<super::profile::ProfileArgs>),
     /// Predictions against measurements the model did not see: held-out profile points,
     /// leave-one-out over core counts, or a CSV of measured runs.
     #[command(after_help = super::examples::VALIDATE)]

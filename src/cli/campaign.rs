@@ -68,7 +68,7 @@ pub(crate) fn run(a: &ProfileArgs, out: &mut dyn Write) -> anyhow::Result<i32> {
             Ok(0)
         }
         None => {
-            let (launch, max) = launch(a, machine.machine.max_nodes)?;
+            let (launch, max) = launch(a, &machine)?;
             settings.max_nodes = max;
             let mut k = Campaign::new(machine.clone(), settings, launch)?;
             if a.resume {
@@ -112,13 +112,38 @@ fn settings(
         .as_deref()
         .map(|v| values::parse_ghz_values("--freqs", v))
         .transpose()?;
+    s.query = query(&a.campaign)?;
     Ok(s)
 }
 
+/// `--deadline`, `--budget` and `--slowdown`, parsed as `plan` parses them.
+fn query(c: &super::profile::CampaignArgs) -> anyhow::Result<crate::search::query::Query> {
+    Ok(crate::search::query::Query {
+        deadline: c
+            .deadline
+            .as_deref()
+            .map(|d| values::parse_duration("--deadline", d))
+            .transpose()?,
+        budget: c
+            .budget
+            .as_deref()
+            .map(|b| values::parse_energy("--budget", b))
+            .transpose()?,
+        slowdown: c
+            .slowdown
+            .as_deref()
+            .map(|s| values::parse_slowdown("--slowdown", s))
+            .transpose()?,
+        min_efficiency: None,
+    })
+}
+
 /// The launch of the program, and the largest count it can place.
-fn launch(a: &ProfileArgs, machine_nodes: u32) -> anyhow::Result<(Launch, u32)> {
+fn launch(a: &ProfileArgs, machine: &MachineDoc) -> anyhow::Result<(Launch, u32)> {
     let opts = super::profile::options(a, "1")?;
     super::profile::check_outputs(a)?;
+    fewer_cores(&opts, machine);
+    let machine_nodes = machine.machine.max_nodes;
     let quiet = a.quiet;
     let log = Box::new(move |l: Said<'_>| match l {
         Said::Run(l) if !quiet => say::line(l),
@@ -127,6 +152,24 @@ fn launch(a: &ProfileArgs, machine_nodes: u32) -> anyhow::Result<(Launch, u32)> 
         Said::Note(n) => say::note(n),
     });
     Launch::new(opts, (a.campaign.max_nodes, machine_nodes), log)
+}
+
+/// Says, before anything runs, where this process may use fewer cores than a node of the
+/// machine file has (a batch step given fewer CPUs): every run measures at most those, and
+/// the machine's other cores are planned from the model alone.
+fn fewer_cores(opts: &crate::measure::sweep::Options, machine: &MachineDoc) {
+    let usable = crate::measure::sweep::core_cpus(&opts.roots.cpu).len() as u32;
+    let per_node = machine.machine.cores_per_node;
+    if usable == 0 || usable >= per_node {
+        return;
+    }
+    say::note(&format!(
+        "this process may use {usable} of the {per_node} cores a node of {} (its CPU set: a \
+         batch step or taskset given fewer CPUs): the campaign measures at most {usable} cores a \
+         node, and plans at more cores rest on the model alone; give the step every core \
+         (sbatch --exclusive, or -c {per_node}), or a machine file of {usable} cores a node",
+        machine.file.display()
+    ));
 }
 
 /// The exit code of a launched campaign: 128 + the signal when interrupted, 4 when runs
@@ -194,8 +237,23 @@ fn finish(
         crate::artefact::write_sorted(&report, out)?;
         return Ok(());
     }
-    summary(&report, (machine, power), out)?;
+    summary(&report, (machine, power, &plan_flags(a)), out)?;
     Ok(())
+}
+
+/// The campaign's flags that `plan` takes as they were given (the recommendation's command).
+fn plan_flags(a: &ProfileArgs) -> Vec<(&'static str, String)> {
+    let c = &a.campaign;
+    [
+        ("--cores", a.cores.clone()),
+        ("--freqs", a.freqs.clone()),
+        ("--deadline", c.deadline.clone()),
+        ("--budget", c.budget.clone()),
+        ("--slowdown", c.slowdown.clone()),
+    ]
+    .into_iter()
+    .filter_map(|(f, v)| Some((f, v?)))
+    .collect()
 }
 
 /// `--tolerance`: a fraction from 0 to 1 or a percentage; a bare number above 1 is refused

@@ -126,7 +126,7 @@ pub fn main_with(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32 {
         Some(c) => c,
         None => {
             let _ = writeln!(out, "{DEMO}");
-            Command::Plan(plan::PlanArgs::default())
+            Command::Plan(Box::default())
         }
     };
     let result = match command {

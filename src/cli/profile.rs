@@ -150,8 +150,8 @@ pub struct CampaignArgs {
     /// file order, instead of launching the program; a count not recorded is never invented.
     #[arg(long, value_name = "RUNS.csv")]
     pub replay: Option<PathBuf>,
-    /// With --nodes auto: stop once the recommendation was measured and no unmeasured node
-    /// count is predicted to beat its energy-delay product by more than this (0.05 or 5%)
+    /// With --nodes auto: measure an unmeasured node count only where it could beat the best
+    /// measured one by more than this at its interval's favourable end (0.05 or 5%)
     /// [default: 5%].
     #[arg(long, value_name = "FRACTION")]
     pub tolerance: Option<String>,
@@ -164,6 +164,23 @@ pub struct CampaignArgs {
     /// With --nodes auto: print the campaign's steps as JSON on standard output.
     #[arg(long)]
     pub json: bool,
+    /// With --nodes auto: recommend, and decide what to measure, for the least energy within
+    /// this time (as `plan --deadline`).
+    #[arg(long, value_name = "DURATION", allow_hyphen_values = true)]
+    pub deadline: Option<String>,
+    /// With --nodes auto: recommend, and decide what to measure, for the least time within
+    /// this energy (as `plan --budget`).
+    #[arg(long, value_name = "ENERGY", allow_hyphen_values = true)]
+    pub budget: Option<String>,
+    /// With --nodes auto: recommend, and decide what to measure, for the least energy within
+    /// (1 + FRACTION) times the fastest configuration's time (as `plan --slowdown`).
+    #[arg(
+        long,
+        value_name = "FRACTION",
+        conflicts_with = "deadline",
+        allow_hyphen_values = true
+    )]
+    pub slowdown: Option<String>,
 }
 
 impl CampaignArgs {
@@ -175,6 +192,9 @@ impl CampaignArgs {
             ("--node-hours", self.node_hours.is_some()),
             ("--max-nodes", self.max_nodes.is_some()),
             ("--json", self.json),
+            ("--deadline", self.deadline.is_some()),
+            ("--budget", self.budget.is_some()),
+            ("--slowdown", self.slowdown.is_some()),
         ]
         .into_iter()
         .filter(|(_, on)| *on)

@@ -149,7 +149,9 @@ pub fn check(
             flag: "--nodes".into(),
             expected: format!(
                 "at most the {have} nodes of this Slurm allocation (SLURM_JOB_NUM_NODES); \
-                     allocate more with salloc -N {max_nodes}"
+                 allocate {max_nodes}: submit it with sbatch -N {max_nodes}, or inside salloc -N \
+                 {max_nodes} start it with srun -N 1 -n 1 (jouleplan must run on a node of the \
+                 allocation)"
             ),
             got: max_nodes.to_string(),
         }),
@@ -296,7 +298,12 @@ mod tests {
         };
         let words = default_words(&slurm);
         let e = check(&slurm, &words, 4, false).unwrap_err().to_string();
-        assert!(e.contains("salloc -N 4"), "{e}");
+        // The way it suggests is one that works: salloc alone runs jouleplan on the login node.
+        assert!(e.contains("sbatch -N 4"), "{e}");
+        assert!(
+            e.contains("inside salloc -N 4 start it with srun -N 1 -n 1"),
+            "{e}"
+        );
         assert!(check(&Placement::Local, &[], 2, false).is_err());
         let own = vec!["mpiexec".to_string(), "-n".into(), "{ranks}".into()];
         let e = check(&slurm, &own, 2, true).unwrap_err().to_string();
