@@ -364,18 +364,27 @@ fn explore(c: &Ctx<'_>) -> Option<Next> {
         m,
         format!(
             "explore: {m} nodes could beat the {} of the best measured count, {r} nodes, by up \
-             to {:.1}% at its interval's favourable end (point prediction {:+.1}%; a repeat \
+             to {:.1}% at its interval's favourable end ({}; a repeat \
              differs by {:.1}%, the run-to-run spread or the tolerance); of {} such {}, it \
              narrows the decision most per node-hour ({:.3} node-hours)",
             c.o.said(),
             100.0 * fav,
-            100.0 * point,
+            point_said(point),
             100.0 * tol,
             could.len(),
             if could.len() == 1 { "count" } else { "counts" },
             cost(c.view, c.plan, m)
         ),
     ))
+}
+
+/// The point prediction's gain in words: a gain of -1 is a prediction past the query's limit.
+fn point_said(point: f64) -> String {
+    if point <= -1.0 {
+        "its point prediction is past the query's limit".to_string()
+    } else {
+        format!("point prediction {:+.1}%", 100.0 * point)
+    }
 }
 
 /// Whether the best measured count `r` is settled: bracketed on both sides (the bracket rule,
