@@ -124,21 +124,23 @@ def icelake(binary, tmp):
           "node-runs |")
     print("|---|---|---|---|---|---|---|---|---|")
     costs, ref_costs, wastes, ref_wastes = [], [], [], []
+    data = S.icelake_dir(tmp)
     for code in S.CODES:
         cores = code in FULL
-        d, runs = campaign(binary, tmp, code, os.path.join(S.DATA, code + ".csv"), S.MACHINE, 16,
+        d, runs = campaign(binary, tmp, code, os.path.join(data, code + ".csv"), S.MACHINE, 16,
                            ["--cores", "72"] if cores else [])
         if d is None:
             print(f"| {code} | campaign failed: {runs} |")
             continue
-        case = S.Case(tmp, code, "campaign", [], [])
+        case = S.Case(tmp, os.path.join(data, code + ".csv"), code, S.ICELAKE, "campaign", [], [],
+                      S.MACHINE)
         rec, pick = d["recommendation"]["nodes"], d["model_pick"]["nodes"]
         # fit + plan as the end line says (`--nodes N` where the model's pick differs).
         again = recommend(binary, tmp, runs, cores, "1-16" if rec == pick else str(rec))
         if again != rec:
             print(f"| {code} | fit + plan give {again}, the campaign {rec} |")
             continue
-        _, rows = S.read_rows(code)
+        _, rows = S.read_csv(os.path.join(data, code + ".csv"))
         rows = [(int(r[0]), float(r[4]), float(r[5])) for r in rows
                 if int(r[0]) <= 16 and (not cores or int(r[1]) == 72)]
         ref, ref_cost = reference_rule(rows, 16)
