@@ -204,19 +204,22 @@ fn bracket(c: &Ctx<'_>) -> Option<Next> {
     }
     for (n, what) in ends {
         for side in [Side::Above, Side::Below] {
-            let Some((from, passed)) = open_side(c, n, side) else {
+            let Some((from, passed, far)) = open_side(c, n, side) else {
                 continue;
             };
-            let Some((to, how)) = jump(c, from, side) else {
+            let Some((to, how)) = jump(c, from, side, far) else {
                 continue;
             };
             let (edge, beyond) = match side {
                 Side::Above => ("largest", "larger"),
                 Side::Below => ("smallest", "smaller"),
             };
-            let state = match passed.is_empty() {
-                true => format!("is the {edge} count measured"),
-                false => format!(
+            let state = match (far, passed.is_empty()) {
+                (Some(m), _) => format!(
+                    "beat {m} nodes, but {m} lies more than 4 times as far, with counts left between"
+                ),
+                (None, true) => format!("is the {edge} count measured"),
+                (None, false) => format!(
                     "was not beaten by more than the {:.1}% run-to-run spread (or tolerance) at \
                      the {beyond} counts measured ({})",
                     100.0 * c.spread(n),
@@ -237,31 +240,43 @@ fn bracket(c: &Ctx<'_>) -> Option<Next> {
 }
 
 /// Whether `n` is open on `side`: the measured counts beyond it, in order, none worse than it
-/// by more than the run-to-run spread. Gives the farthest of them (or `n`) and them.
-fn open_side(c: &Ctx<'_>, n: u32, side: Side) -> Option<(u32, Vec<u32>)> {
+/// by more than the run-to-run spread, or the first that is worse lying more than 4 times as far
+/// from the last of them with a count left between (a jump farther than the bracket's own, as a
+/// far recommendation measured, that came out worse does not show where the objective turned). Gives the farthest of them (or `n`), them, and that far
+/// worse count.
+fn open_side(c: &Ctx<'_>, n: u32, side: Side) -> Option<(u32, Vec<u32>, Option<u32>)> {
     let at = c.m.score(&c.o, n);
     let spread = c.spread(n);
     let beyond: Vec<u32> = match side {
         Side::Above => c.view.measured.range(n + 1..).copied().collect(),
         Side::Below => c.view.measured.range(..n).rev().copied().collect(),
     };
+    let mut passed = Vec::new();
     for &m in &beyond {
         let worse = match (at, c.m.score(&c.o, m)) {
             (Some(a), Some(s)) => Objective::gain(a, s) > spread,
             _ => false,
         };
         if worse {
-            return None;
+            let from = *passed.last().unwrap_or(&n);
+            let gap = c.view.unmeasured.iter().any(|&u| between(u, from, m));
+            return (m.max(from) > 4 * m.min(from) && gap).then_some((from, passed, Some(m)));
         }
+        passed.push(m);
     }
-    Some((*beyond.last().unwrap_or(&n), beyond))
+    Some((*passed.last().unwrap_or(&n), passed, None))
+}
+
+/// Whether `u` lies strictly between `a` and `b` (either order).
+fn between(u: u32, a: u32, b: u32) -> bool {
+    u > a.min(b) && u < a.max(b)
 }
 
 /// Where to measure beyond `n`: the count nearest twice (half) `n`, or farther, up to a factor
 /// of 4, where the plan predicts a count there best and beating `n` by more than the
 /// tolerance (a count short of the doubling would only need bracketing again). `None` where
-/// no count lies beyond.
-fn jump(c: &Ctx<'_>, n: u32, side: Side) -> Option<(u32, String)> {
+/// no count lies beyond. Short of `limit`, a measured count beyond that was worse.
+fn jump(c: &Ctx<'_>, n: u32, side: Side, limit: Option<u32>) -> Option<(u32, String)> {
     let beyond: Vec<u32> = c
         .view
         .unmeasured
@@ -271,6 +286,7 @@ fn jump(c: &Ctx<'_>, n: u32, side: Side) -> Option<(u32, String)> {
             Side::Above => m > n,
             Side::Below => m < n,
         })
+        .filter(|&m| limit.is_none_or(|l| between(m, n, l)))
         .collect();
     let (near, far) = match side {
         Side::Above => (*beyond.first()?, *beyond.last()?),
