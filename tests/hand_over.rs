@@ -624,6 +624,78 @@ fn validate_lists_runs_by_configuration_whatever_the_files_order() {
     assert!(!out.contains("1 points"), "{out}");
 }
 
+#[cfg(unix)]
+#[test]
+fn fit_writes_its_chart_with_the_profile_or_nothing() {
+    // The real time-only runs of an H200 node. A chart that cannot be written (a link planted
+    // at its name) leaves no profile; otherwise the profile and the chart are both written.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/h200-time-only");
+    let (mach, csv) = (data.join("node.toml"), data.join("runs.csv"));
+    let (prof, law) = (d.join("p.json"), d.join("law.svg"));
+    std::os::unix::fs::symlink(d.join("elsewhere.svg"), &law).unwrap();
+    let fit = ["fit", "--measured", s(&csv), "--machine", s(&mach)];
+    let outs = ["--profile-out", s(&prof), "--plot", s(&law)];
+    let (rc, _, err) = jouleplan(&[&fit[..], &outs[..]].concat());
+    assert_ne!(rc, 0, "{err}");
+    assert!(
+        err.contains("is a symbolic link") && err.contains("nothing was written"),
+        "{err}"
+    );
+    assert!(!prof.exists(), "the profile was written without its chart");
+    std::fs::remove_file(&law).unwrap();
+    let (rc, _, err) = jouleplan(&[&fit[..], &outs[..]].concat());
+    assert_eq!(rc, 0, "{err}");
+    assert!(prof.exists() && law.exists(), "{err}");
+    assert!(std::fs::read_to_string(&law).unwrap().starts_with("<svg"));
+}
+
+#[test]
+fn validate_scores_one_node_time_only_runs_against_a_file_plan_accepts() {
+    // The real time-only runs of an H200 node, against the machine file `machine init` wrote
+    // there (no [power], no [network]): `plan` takes it, so `validate` scores time on it.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/h200-time-only");
+    let (mach, csv) = (data.join("node.toml"), data.join("runs.csv"));
+    let prof = d.join("p.json");
+    let fit = ["fit", "--measured", s(&csv), "--machine", s(&mach)];
+    let (rc, _, err) = jouleplan(&[&fit[..], &["--profile-out", s(&prof)]].concat());
+    assert_eq!(rc, 0, "{err}");
+    let src = ["--machine", s(&mach), "--profile", s(&prof)];
+    let (rc, out, err) = jouleplan(&[&["validate", "--measured", s(&csv)], &src[..]].concat());
+    assert_eq!(rc, 0, "{err}");
+    assert!(
+        err.contains("no [power] section and the runs measured no energy: time alone is scored"),
+        "{err}"
+    );
+    assert!(out.contains("time: mean absolute error"), "{out}");
+    assert!(!out.contains("energy: mean absolute error"), "{out}");
+    // Runs over two nodes need [network]; runs with energy need [power]: both are refused.
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let two = d.join("two.csv");
+    std::fs::write(&two, text.replacen("\n1,1,", "\n2,1,", 1)).unwrap();
+    let (rc, _, err) = jouleplan(&[&["validate", "--measured", s(&two)], &src[..]].concat());
+    assert_eq!(rc, 2, "{err}");
+    assert!(
+        err.contains("no [network] section, which 2 nodes need"),
+        "{err}"
+    );
+    let joules = d.join("joules.csv");
+    std::fs::write(
+        &joules,
+        text.replacen("2.044480086,,", "2.044480086,400,", 1),
+    )
+    .unwrap();
+    let (rc, _, err) = jouleplan(&[&["validate", "--measured", s(&joules)], &src[..]].concat());
+    assert_eq!(rc, 2, "{err}");
+    assert!(
+        err.contains("key `power`") && err.contains("the runs to score measured energy"),
+        "{err}"
+    );
+}
+
 #[test]
 fn a_replay_with_no_run_to_take_lists_the_runs_the_recording_holds() {
     // The real time-only runs of an H200 node: 1, 4 and 16 cores at 2.1 GHz.

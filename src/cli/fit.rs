@@ -131,20 +131,7 @@ pub fn run_fit(args: &FitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         super::say::note(why);
         json.iter_mut().for_each(|j| j.notes.push(why.clone()));
     }
-    let mut wrote = write_outputs(args, &fitted, &machine)?;
-    if let Some(p) = &args.plot {
-        // The chart plans against the machine file written, where one was.
-        let machine = match &args.machine_out {
-            Some(m) => Some(m.display().to_string()),
-            None => args.machine.clone(),
-        };
-        let profile = (machine, args.profile_out.as_path());
-        wrote.push(super::node_chart::write_fit_plot(
-            &args.measured,
-            profile,
-            p,
-        )?);
-    }
+    let wrote = write_outputs(args, &fitted, &machine)?;
     let loo = match args.loo {
         true => Some(fit::leave_one_out(&runs, &machine.machine, &options)?),
         false => None,
@@ -204,12 +191,51 @@ fn write_outputs(
             links: super::outputs::machine_links(&machine.file, path),
         });
     }
+    let chart = match &args.plot {
+        Some(p) => Some(chart_bytes(
+            args,
+            machine,
+            machine_text.as_deref(),
+            &profile_json,
+            p,
+        )?),
+        None => None,
+    };
+    if let (Some(path), Some(bytes)) = (&args.plot, &chart) {
+        set.push(SetFile {
+            path,
+            bytes,
+            links: Links::Refuse,
+        });
+    }
     write_set(&set)?;
     let wrote: Vec<String> = set.iter().map(|f| f.path.display().to_string()).collect();
     for w in &wrote {
         super::say::progress(&format!("wrote {w}"));
     }
     Ok(wrote)
+}
+
+/// `--plot`'s chart of the pair about to be written: the profile planned against the machine
+/// file written (`written`), or the one read where none is.
+fn chart_bytes(
+    args: &FitArgs,
+    machine: &MachineDoc,
+    written: Option<&str>,
+    profile_json: &str,
+    path: &Path,
+) -> anyhow::Result<Vec<u8>> {
+    let machine_pair = match (&args.machine_out, written) {
+        (Some(p), Some(text)) => (p.as_path(), text),
+        _ => (machine.file.as_path(), machine.text.as_str()),
+    };
+    let accept = crate::calibrate::trust::Accept {
+        other_machine: false,
+        model_error: true,
+    };
+    let profile_pair = (args.profile_out.as_path(), profile_json);
+    let loaded = crate::search::inputs::Loaded::from_texts(machine_pair, profile_pair, accept)?;
+    super::node_chart::fit_plot_bytes(&args.measured, loaded, path)
 }
 
 /// Whether the fit has power to write. Time-only runs (no energy measured) against a machine

@@ -7,27 +7,24 @@ use super::sources::SourceArgs;
 use crate::calibrate::trust::bind;
 use crate::model::Model;
 use crate::report::node_law::{fit_series, plan_series, runs_of_csv, runs_of_sweep};
-use crate::report::plot::{node_law_svg, write_node_law};
+use crate::report::plot::{node_law_bytes, node_law_svg};
 use crate::search::plan::Plan;
 use std::path::Path;
 
-/// `fit --plot`: draws the chart of the profile `fit` wrote (`profile`, planned against
-/// `machine`, the machine file it wrote or read) with the runs of `measured` to `path`, and
-/// says so; returns the path written.
-pub(crate) fn write_fit_plot(
+/// `fit --plot`: the chart of the pair `fit` is about to write (`loaded`, the profile planned
+/// against the machine file it writes or read) with the runs of `measured`, as the bytes of
+/// the file `path` names; `fit` writes them with the pair, all or nothing.
+pub(crate) fn fit_plot_bytes(
     measured: &Path,
-    (machine, profile): (Option<String>, &Path),
+    mut loaded: crate::search::inputs::Loaded,
     path: &Path,
-) -> anyhow::Result<String> {
+) -> anyhow::Result<Vec<u8>> {
     // The fit's own checks were said already; the chart shows the model as plan reads it.
     let src = SourceArgs {
-        machine,
-        profile: Some(profile.display().to_string()),
         accept_model_error: true,
         ..SourceArgs::default()
     };
     let runs = runs_of_csv(measured)?;
-    let mut loaded = src.load()?;
     let model = bind(
         &loaded.machine,
         &loaded.profile,
@@ -37,10 +34,7 @@ pub(crate) fn write_fit_plot(
     )?;
     let series = fit_series(&model, &runs)
         .ok_or_else(|| anyhow::anyhow!("{}: no runs to draw", measured.display()))?;
-    write_node_law(path, &series).map_err(anyhow::Error::msg)?;
-    let shown = path.display().to_string();
-    super::say::progress(&format!("wrote {shown}"));
-    Ok(shown)
+    node_law_bytes(path, &series).map_err(anyhow::Error::msg)
 }
 
 /// `report`'s chart (SVG): the runs of `measured`, else of the profile's own sweep record.

@@ -9,7 +9,7 @@ use crate::calibrate::validate::{self, Compared};
 use crate::error::InputError;
 use crate::model::workload::{Profile, freq_key};
 use crate::report::validation;
-use crate::search::inputs::{load_machine, load_profile};
+use crate::search::inputs::{load_machine_for_validate, load_profile};
 use crate::values;
 use clap::Args;
 use std::io::Write;
@@ -69,7 +69,7 @@ pub fn run_validate(args: &ValidateArgs, out: &mut dyn Write) -> anyhow::Result<
     for said in crate::search::inputs::settle_pair(src_m, src_p)? {
         super::say::note(&said);
     }
-    let machine = load_machine(src_m)?;
+    let machine = load_machine_for_validate(src_m)?;
     let mut profile = load_profile(src_p)?;
     crate::search::inputs::same_fit(&machine, &profile)?;
     let checks = args.source.checks();
@@ -96,6 +96,11 @@ pub fn run_validate(args: &ValidateArgs, out: &mut dyn Write) -> anyhow::Result<
             .map(|p| validate::as_measured(&profile, p))
             .collect(),
     };
+    let most = measured.iter().map(|r| r.config.nodes).max().unwrap_or(1);
+    let energy = measured.iter().any(|r| r.energy.is_some());
+    if let Some(note) = crate::search::inputs::validate_reaches(&machine, most, energy)? {
+        super::say::note(&note);
+    }
     let csv = args.measured.as_deref().map(CsvFile);
     let predicted = given.map_or("the profile's own measured points".to_string(), |p| {
         p.display().to_string()

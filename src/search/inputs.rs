@@ -42,6 +42,36 @@ pub fn load_machine(arg: Option<&str>) -> InputResult<Machine> {
     Machine::from_toml(&path, &text)
 }
 
+/// Reads the machine as `validate` reads it: as `plan` does (without `[power]` or `[network]`);
+/// [`validate_reaches`] then refuses what the runs to score need of the missing sections.
+pub fn load_machine_for_validate(arg: Option<&str>) -> InputResult<Machine> {
+    let (path, text) = machine_text(arg)?;
+    Ok(Machine::from_toml_for_plan(&path, &text)?.0)
+}
+
+/// Whether the machine read by [`load_machine_for_validate`] can score runs over at most
+/// `nodes` nodes, `energy` whether any has measured energy: runs over several nodes need
+/// `[network]`, measured energy needs `[power]`. Returns the note for time-only scoring.
+pub fn validate_reaches(
+    machine: &Machine,
+    nodes: u32,
+    energy: bool,
+) -> InputResult<Option<String>> {
+    one_node_without_network(machine, nodes)?;
+    if !machine.time_only() {
+        return Ok(None);
+    }
+    if energy {
+        let hint = crate::model::machine::POWER_HINT;
+        let why = "no [power] section, and the runs to score measured energy";
+        return Err(crate::input::Check::new(&machine.file).fail("power", hint, why));
+    }
+    Ok(Some(format!(
+        "{} has no [power] section and the runs measured no energy: time alone is scored",
+        machine.file.display()
+    )))
+}
+
 /// Loads a profile from a file, or a bundled one by name; the default is the first bundled.
 pub fn load_profile(arg: Option<&str>) -> InputResult<Profile> {
     let (path, text) = bundled_text(arg, BUNDLED_PROFILES, "--profile")?;
@@ -140,13 +170,24 @@ impl Loaded {
         accept: Accept,
     ) -> InputResult<Loaded> {
         let settled = settle_pair(machine, profile)?;
-        let (path, text) = machine_text(machine)?;
-        let (machine, _) = Machine::from_toml_for_plan(&path, &text)?;
-        let profile = load_profile(profile)?;
-        same_fit(&machine, &profile)?;
-        let mut loaded = Loaded::new(machine, profile, accept)?;
+        let machine = machine_text(machine)?;
+        let (path, text) = bundled_text(profile, BUNDLED_PROFILES, "--profile")?;
+        let mut loaded = Loaded::from_texts((&machine.0, &machine.1), (&path, &text), accept)?;
         loaded.notes.splice(0..0, settled);
         Ok(loaded)
+    }
+
+    /// As [`Loaded::read`], from texts not yet written (`fit` draws its chart from the pair
+    /// before it writes them); the paths name them in messages.
+    pub fn from_texts(
+        (machine_path, machine_text): (&std::path::Path, &str),
+        (profile_path, profile_text): (&std::path::Path, &str),
+        accept: Accept,
+    ) -> InputResult<Loaded> {
+        let (machine, _) = Machine::from_toml_for_plan(machine_path, machine_text)?;
+        let profile = Profile::from_json(profile_path, profile_text)?;
+        same_fit(&machine, &profile)?;
+        Loaded::new(machine, profile, accept)
     }
 
     /// The space to search: the machine's whole space, narrowed where `request` names a set.

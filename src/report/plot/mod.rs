@@ -10,7 +10,7 @@ mod trees;
 pub mod validation;
 
 pub use breakdown::{breakdown_svg, draw_breakdown};
-pub use node_law::{draw_node_law, node_law_svg, write_node_law};
+pub use node_law::{draw_node_law, node_law_bytes, node_law_svg, write_node_law};
 pub use ticks::{energy_label, time_label};
 pub use trees::{TreePoint, trees_svg};
 

@@ -334,12 +334,15 @@ pub fn node_law_svg(s: &NodeSeries) -> Result<String, String> {
 
 /// Writes the node-law chart to `path`: SVG or PNG by its extension.
 pub fn write_node_law(path: &Path, s: &NodeSeries) -> Result<(), String> {
+    super::save_bytes(path, &node_law_bytes(path, s)?)
+}
+
+/// The chart of [`write_node_law`] as the bytes of the file `path` names (SVG or PNG by its
+/// extension), for a caller that writes it with other files at once.
+pub fn node_law_bytes(path: &Path, s: &NodeSeries) -> Result<Vec<u8>, String> {
     match super::format_of(path)? {
-        super::Format::Svg => super::save_svg(path, &node_law_svg(s)?),
-        super::Format::Png => {
-            let png = super::png_bytes(SIZE, |root| draw_node_law(root, s))
-                .map_err(|e| format!("{}: {e}", path.display()))?;
-            super::save_bytes(path, &png)
-        }
+        super::Format::Svg => Ok(node_law_svg(s)?.into_bytes()),
+        super::Format::Png => super::png_bytes(SIZE, |root| draw_node_law(root, s))
+            .map_err(|e| format!("{}: {e}", path.display())),
     }
 }
