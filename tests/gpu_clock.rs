@@ -361,6 +361,88 @@ fn gpu_clocks_need_a_profile_with_a_clock_law() {
 }
 
 #[test]
+fn plan_gives_an_interval_at_unmeasured_clocks_that_grows_with_the_distance_from_measured_ones() {
+    let d = tempfile::tempdir().unwrap();
+    let m = clock_machine(d.path(), "1000, 1250, 1400, 1500, 1750, 2000");
+    let (code, _, err) = fit(d.path(), &rows(&[1000, 1500, 2000], "gpu"), &m);
+    assert_eq!(code, 0, "{err}");
+    let (m, p) = (d.path().join("m2.toml"), d.path().join("p.json"));
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+    // The law goes through its middle clock exactly: the floors, 1% time and 2% energy.
+    assert_eq!(
+        v["gpu_clock"]["interval"],
+        serde_json::json!({"time_rel": 0.01, "energy_rel": 0.02})
+    );
+    let shape = |f: f64, lo: f64, hi: f64| {
+        let u = (1.0 / lo - 1.0 / f) / (1.0 / lo - 1.0 / hi);
+        (4.0 * u * (1.0 - u)).sqrt()
+    };
+    let mut widths = Vec::new();
+    for clock in ["1000", "1250", "1400", "1500", "1750", "2000"] {
+        let v = plan_json(&m, &p, &["--gpu-clocks", clock]);
+        let pt = &v["front"][0];
+        let mhz: f64 = clock.parse().unwrap();
+        let t = pt["time_s"].as_f64().unwrap();
+        let e = pt["energy_j"].as_f64().unwrap();
+        if [1000.0, 1500.0, 2000.0].contains(&mhz) {
+            assert!(pt["time_interval_s"].is_null(), "{clock}: {pt}");
+            continue;
+        }
+        let (lo, hi) = if mhz < 1500.0 {
+            (1000.0, 1500.0)
+        } else {
+            (1500.0, 2000.0)
+        };
+        let s = shape(mhz, lo, hi);
+        let iv = &pt["time_interval_s"];
+        assert!(
+            (iv[1].as_f64().unwrap() / t - (1.0 + 0.01 * s)).abs() < 1e-9,
+            "{clock}: {pt}"
+        );
+        assert!(
+            (t / iv[0].as_f64().unwrap() - (1.0 + 0.01 * s)).abs() < 1e-9,
+            "{clock}: {pt}"
+        );
+        let ev = &pt["energy_interval_j"];
+        assert!(
+            (ev[1].as_f64().unwrap() / e - (1.0 + 0.02 * s)).abs() < 1e-9,
+            "{clock}: {pt}"
+        );
+        assert_eq!(pt["interval_kind"], "interval");
+        widths.push((mhz, iv[1].as_f64().unwrap() / t - 1.0));
+    }
+    // 1400 MHz lies nearer the measured 1500 MHz than 1250 MHz does: a narrower interval.
+    let w = |c: f64| widths.iter().find(|x| x.0 == c).unwrap().1;
+    assert!(w(1400.0) < w(1250.0) && w(1400.0) > 0.0, "{widths:?}");
+    // The CSV carries the same interval.
+    let (code, out, err) = jouleplan(&[
+        "plan",
+        "--machine",
+        m.to_str().unwrap(),
+        "--profile",
+        p.to_str().unwrap(),
+        "--gpu-clocks",
+        "1250",
+        "--csv",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let head: Vec<&str> = out.lines().next().unwrap().split(',').collect();
+    let row: Vec<&str> = out.lines().nth(1).unwrap().split(',').collect();
+    let col = |name: &str| {
+        let i = head
+            .iter()
+            .position(|h| *h == name)
+            .unwrap_or_else(|| panic!("{name}: {out}"));
+        row[i].parse::<f64>().unwrap()
+    };
+    let hi = col("time_high_s") / col("time_s") - 1.0;
+    assert!(
+        (hi - 0.01 * shape(1250.0, 1000.0, 1500.0)).abs() < 1e-6,
+        "{out}"
+    );
+}
+
+#[test]
 fn validate_scores_rows_at_every_clock_of_the_range() {
     let d = tempfile::tempdir().unwrap();
     let (m, p) = fitted(d.path());

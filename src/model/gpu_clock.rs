@@ -2,7 +2,7 @@
 //! `kappa` on the baseline's kernel times, and the GPU's power in kernels.
 
 use super::baseline::BaselinePoint;
-pub use crate::artefact::gpu_clock::{ClockPower, ClockTime, GpuClockLaw};
+pub use crate::artefact::gpu_clock::{ClockInterval, ClockPower, ClockTime, GpuClockLaw};
 use crate::units::Seconds;
 
 /// The point `p` with every kernel time multiplied by `kappa(mhz)` (transfers unchanged).
@@ -64,6 +64,26 @@ impl GpuClockLaw {
         1.0 + (self.time_at(mhz) - self.time_at(self.reference_mhz)) / self.kernel_max_s
     }
 
+    /// The relative half-widths `(time, energy)` of the interval at `mhz` (MODEL.md 6e): the
+    /// law's [`ClockInterval`] times `sqrt(4 u (1 - u))`, `u` the clock's place in `1/fg`
+    /// between its measured neighbours: 0 at a measured clock, growing with the distance from
+    /// them to the full width halfway between. `(0, 0)` without an interval or outside the range.
+    pub fn half_width(&self, mhz: f64) -> (f64, f64) {
+        let Some(i) = self.interval else {
+            return (0.0, 0.0);
+        };
+        if self.measured(mhz) {
+            return (0.0, 0.0);
+        }
+        let shape = self.measured_mhz.windows(2).find_map(|w| {
+            (mhz > w[0] && mhz < w[1]).then(|| {
+                let u = (1.0 / w[0] - 1.0 / mhz) / (1.0 / w[0] - 1.0 / w[1]);
+                (4.0 * u * (1.0 - u)).max(0.0).sqrt()
+            })
+        });
+        shape.map_or((0.0, 0.0), |s| (s * i.time_rel, s * i.energy_rel))
+    }
+
     /// Whether `mhz` is within the measured range (nothing is extrapolated).
     pub fn covers(&self, mhz: f64) -> bool {
         let f = &self.measured_mhz;
@@ -105,6 +125,10 @@ mod tests {
             },
             power: None,
             source: "test".into(),
+            interval: Some(ClockInterval {
+                time_rel: 0.04,
+                energy_rel: 0.06,
+            }),
         }
     }
 
@@ -119,6 +143,22 @@ mod tests {
         assert!((l.time_at(mid) - (6000.0 / mid + 5.0 - 0.05)).abs() < 1e-9);
         // Constant residual beyond the measured range.
         assert!((l.time_at(1500.0) - (4.0 + 5.0 + 0.1)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn the_interval_grows_from_nothing_at_a_measured_clock_to_its_width_halfway() {
+        let l = law(vec![0.0; 3]);
+        assert_eq!(l.half_width(900.0), (0.0, 0.0));
+        let mid = 2.0 / (1.0 / 900.0 + 1.0 / 1200.0);
+        let (t, e) = l.half_width(mid);
+        assert!((t - 0.04).abs() < 1e-12 && (e - 0.06).abs() < 1e-12);
+        let near = l.half_width(1150.0).0;
+        let nearer = l.half_width(1190.0).0;
+        assert!(
+            nearer < near && near < t && nearer > 0.0,
+            "{nearer} {near} {t}"
+        );
+        assert_eq!(l.half_width(1300.0), (0.0, 0.0));
     }
 
     #[test]
