@@ -9,9 +9,13 @@
 # and prints aggregates only (nothing per kernel is written anywhere):
 #   - the measured energy at the chosen clock over the best measured clock within the cap;
 #   - caps broken (the chosen clock measured more than 5% slower than the top clock);
-#   - time and energy error at the unfitted clocks at or above half the top clock.
+#   - time and energy error at the unfitted clocks at or above half the top clock;
+#   - how often validate's interval held the measured time and GPU energy at those clocks.
 #
-#   scripts/gpu_clock_check.sh [FIT_CLOCKS]     (default 595,975,1164)
+#   scripts/gpu_clock_check.sh [FIT_CLOCKS [LIST]]     (default 595,975,1164, every clock)
+#
+# LIST: the clocks the machine file lists (a coarser GPU's list, e.g. 595,747,899,1013,1164);
+# only those are planned, validated and open to the best clock within the cap.
 #
 # Reads ${JOULEPLAN_FIXTURES:-../shared/fixtures}/gpu-clocks; builds nothing: set JOULEPLAN to
 # the binary (default ${CARGO_TARGET_DIR:-target}/release/jouleplan).
@@ -20,12 +24,14 @@ here="$(cd "$(dirname "$0")/.." && pwd)"
 data="${JOULEPLAN_FIXTURES:-$here/../shared/fixtures}/gpu-clocks"
 bin="${JOULEPLAN:-${CARGO_TARGET_DIR:-$here/target}/release/jouleplan}"
 clocks="${1:-595,975,1164}"
+list="${2:-all}"
 [ -d "$data" ] || { echo "no $data: run scripts/public-data.sh DIR and set JOULEPLAN_FIXTURES=DIR" >&2; exit 2; }
 [ -x "$bin" ] || { echo "no jouleplan binary at $bin: cargo build --release, or set JOULEPLAN" >&2; exit 2; }
-exec python3 - "$data" "$bin" "$clocks" <<'PY'
+exec python3 - "$data" "$bin" "$clocks" "$list" <<'PY'
 import concurrent.futures, json, os, statistics, subprocess, sys, tempfile
 
 data, binary, clocks = sys.argv[1], sys.argv[2], [float(c) for c in sys.argv[3].split(",")]
+listed = None if sys.argv[4] == "all" else {float(c) for c in sys.argv[4].split(",")}
 CAP = 0.05
 
 def read(path):
@@ -38,6 +44,8 @@ def read(path):
             cur = parts[0]
             continue
         mem, core, t, p, _ = map(float, parts)
+        if listed is not None and core not in listed:
+            continue
         # Times in ms and energy in mJ (the fixture's README): seconds and joules here.
         out.setdefault((cur, mem), []).append((core, t / 1e3, t * p / 1e3))
     return out
@@ -107,9 +115,12 @@ def case(item):
     top = sweep[-1]
     within = [c for c, t, _ in sweep if t <= (1 + CAP) * top[1]]
     best = min(by[c][1] for c in within)
-    errs = [(abs(p["time_error"]), abs(p["energy_error"])) for p in points
-            if p.get("time_error") is not None and p["gpu_clock_mhz"] not in clocks
-            and p["gpu_clock_mhz"] >= 0.5 * top[0]]
+    held = [p for p in points if p.get("time_error") is not None
+            and p["gpu_clock_mhz"] not in clocks and p["gpu_clock_mhz"] >= 0.5 * top[0]]
+    errs = [(abs(p["time_error"]), abs(p["energy_error"])) for p in held]
+    inside = lambda v, iv: iv is not None and iv[0] * (1 - 1e-9) <= v <= iv[1] * (1 + 1e-9)
+    cover = [(inside(p["time_s"], p.get("time_interval_s")),
+              inside(p["energy_j"], p.get("energy_interval_j"))) for p in held]
     unscored = sum(1 for p in points if p.get("time_error") is None)
     return {
         "above": by[chosen][1] / best - 1 if chosen else None,
@@ -117,6 +128,7 @@ def case(item):
         "saving": 1 - by[chosen][1] / top[2] if chosen else None,
         "oracle_saving": 1 - best / top[2],
         "errs": errs,
+        "cover": cover,
         "unscored": unscored,
     }
 
@@ -124,17 +136,20 @@ def summary(label, results):
     ok = [r for r in results if "refused" not in r and r["above"] is not None]
     refused = [r for r in results if "refused" in r]
     if not ok:
-        print(f"| {label} | {len(results)} | - | - | - | - | - | - | - | {len(refused)} |")
+        print(f"| {label} | {len(results)} | - | - | - | - | - | - | - | - | - | {len(refused)} |")
         return refused
     above = [r["above"] for r in ok]
     broken = [r for r in ok if r["slowdown"] > CAP + 1e-12]
     by_point = [r for r in broken if r["slowdown"] > CAP + 0.01]
-    te = [e[0] for r in ok for e in r["errs"]]
-    ee = [e[1] for r in ok for e in r["errs"]]
+    te = [e[0] for r in ok for e in r["errs"]] or [0.0]
+    ee = [e[1] for r in ok for e in r["errs"]] or [0.0]
+    cov = [c for r in ok for c in r["cover"]]
     pct = lambda v: f"{100 * v:.1f}%"
+    share = lambda i: pct(sum(c[i] for c in cov) / len(cov)) if cov else "-"
     print(f"| {label} | {len(ok)} | {pct(statistics.mean(above))} | {pct(max(above))} "
           f"| {len(broken)} ({len(by_point)}) | {pct(statistics.mean(te))} | {pct(max(te))} "
-          f"| {pct(statistics.mean(ee))} | {pct(max(ee))} | {len(refused)} |")
+          f"| {pct(statistics.mean(ee))} | {pct(max(ee))} | {share(0)} | {share(1)} "
+          f"| {len(refused)} |")
     return refused
 
 cases = []
@@ -143,13 +158,14 @@ for kind, f in (("real", "gtxtitanx-real.csv"), ("micro", "gtxtitanx-micro.csv")
         cases.append((kind, key, sweep))
 with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
     results = list(pool.map(case, [(k, s) for _, k, s in cases]))
-print(f"fitted clocks {', '.join(f'{c:g}' for c in clocks)} MHz; cap 5%; errors at the unfitted "
-      "clocks at or above half the top clock")
+print(f"fitted clocks {', '.join(f'{c:g}' for c in clocks)} MHz of "
+      f"{'every clock' if listed is None else ', '.join(f'{c:g}' for c in sorted(listed))}; cap 5%; "
+      "errors and intervals at the unfitted clocks at or above half the top clock")
 print()
 print("| set | cases | energy above the best clock within the cap: mean | max | caps broken "
       "(by over 1 point) | time err mean | time err max | energy err mean | energy err max "
-      "| refused |")
-print("|---|---|---|---|---|---|---|---|---|---|")
+      "| time within interval | energy within interval | refused |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|")
 refusals = []
 for kind in ("real", "micro"):
     for mem in (3505.0, 810.0):

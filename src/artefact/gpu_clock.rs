@@ -27,6 +27,29 @@ pub struct GpuClockLaw {
     pub power: Option<ClockPower>,
     /// Where the law comes from (`fit`, and the file).
     pub source: String,
+    /// The half-widths of the interval at clocks not measured (MODEL.md 6e), where `fit` wrote
+    /// them; a profile without them carries no clock interval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval: Option<ClockInterval>,
+}
+
+/// The relative half-widths of the interval at the clock halfway (in `1/fg`) between two
+/// measured clocks: the largest left-out error of the interior measured clocks, each predicted
+/// from the others, at least [`ClockInterval::TIME_FLOOR`] and [`ClockInterval::ENERGY_FLOOR`].
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClockInterval {
+    /// Time, relative.
+    pub time_rel: f64,
+    /// GPU energy, relative (the time's where no GPU energy was measured).
+    pub energy_rel: f64,
+}
+
+impl ClockInterval {
+    /// The least time half-width (docs/GPU_CLOCK.md, "Intervals at clocks not measured").
+    pub const TIME_FLOOR: f64 = 0.01;
+    /// The least energy half-width.
+    pub const ENERGY_FLOOR: f64 = 0.02;
 }
 
 /// `T(fg) = a/fg + m` plus the residuals at the measured clocks, interpolated linearly in
@@ -99,6 +122,11 @@ impl GpuClockLaw {
                 r,
                 Bound::Within(-1e12, 1e12),
             )?;
+        }
+        if let Some(i) = &self.interval {
+            let rel = Bound::Within(0.0, 10.0);
+            c.num("gpu_clock.interval.time_rel", i.time_rel, rel)?;
+            c.num("gpu_clock.interval.energy_rel", i.energy_rel, rel)?;
         }
         if let Some(p) = &self.power {
             c.num("gpu_clock.power.p0_w", p.p0_w, crate::limits::POWER_W)?;

@@ -4,7 +4,7 @@
 //! relative residuals with every parameter held `>= 0`; a law that does not reproduce its
 //! points is refused with the clock and what to measure.
 
-use crate::model::gpu_clock::{ClockPower, ClockTime, GpuClockLaw};
+use crate::model::gpu_clock::{ClockInterval, ClockPower, ClockTime, GpuClockLaw};
 
 /// The exponents the power law is chosen from (docs/GPU_CLOCK.md: `afit`).
 pub const ALPHAS: [f64; 7] = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0];
@@ -58,6 +58,7 @@ pub fn fit_law(points: &[ClockPoint], gpus: u32, at: &str) -> Result<GpuClockLaw
         ));
     }
     let power = fit_power_from(&pts, gpus, at, &list())?;
+    let interval = left_out(&pts, gpus);
     let top = pts[pts.len() - 1].clone();
     Ok(GpuClockLaw {
         memory_clock_mhz: None,
@@ -67,7 +68,46 @@ pub fn fit_law(points: &[ClockPoint], gpus: u32, at: &str) -> Result<GpuClockLaw
         time,
         power,
         source: String::new(),
+        interval: Some(interval),
     })
+}
+
+/// The interval's half-widths (MODEL.md 6e): the largest error of each interior clock (sorted
+/// `pts`) predicted from the others, by `a/f + m` and the cube law (the fewest parameters two
+/// clocks hold), at least the floors. The energy's is the time's where no energy was measured.
+fn left_out(pts: &[ClockPoint], gpus: u32) -> ClockInterval {
+    let g = f64::from(gpus.max(1));
+    let (mut t_err, mut e_err) = (0.0f64, 0.0f64);
+    for j in 1..pts.len().saturating_sub(1) {
+        let rest: Vec<&ClockPoint> = pts
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| i != j)
+            .map(|(_, p)| p)
+            .collect();
+        let mhz: Vec<f64> = rest.iter().map(|p| p.mhz).collect();
+        let times: Vec<f64> = rest.iter().map(|p| p.time_s).collect();
+        let time = fit_time(&mhz, &times);
+        let (f, t) = (pts[j].mhz, pts[j].time_s);
+        let t_pred = time.law(f);
+        t_err = t_err.max((t_pred / t - 1.0).abs());
+        let watts: Option<Vec<f64>> = rest
+            .iter()
+            .map(|p| p.gpu_energy_j.map(|e| e / (g * p.time_s)))
+            .collect();
+        if let (Some(w), Some(e)) = (watts, pts[j].gpu_energy_j) {
+            let rows: Vec<[f64; 2]> = mhz.iter().map(|&m| [1.0, (m / 1000.0).powi(3)]).collect();
+            let ([p0, k], _) = nnls2(&rows, &w);
+            let e_pred = g * (p0 + k * (f / 1000.0).powi(3)) * t_pred;
+            e_err = e_err.max((e_pred / e - 1.0).abs());
+        } else {
+            e_err = e_err.max(t_err);
+        }
+    }
+    ClockInterval {
+        time_rel: t_err.max(ClockInterval::TIME_FLOOR),
+        energy_rel: e_err.max(ClockInterval::ENERGY_FLOOR),
+    }
 }
 
 /// The power law where every point has GPU energy; none where none has; an error for a mix
@@ -245,6 +285,22 @@ mod tests {
         );
         assert_eq!(law.reference_mhz, 1200.0);
         assert!((law.kernel_max_s - 7.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn the_interval_is_the_middle_clocks_left_out_error_at_least_the_floors() {
+        // On a law a/f + m and a cube power law the middle clock is predicted exactly from the
+        // others: the floors remain.
+        let law = fit_law(&points(6000.0, 2.0, 60.0, 80.0, 3.0), 1, "here").unwrap();
+        let i = law.interval.unwrap();
+        assert_eq!((i.time_rel, i.energy_rel), (0.01, 0.02));
+        // A middle time 10% above the law through the others: 10% either side.
+        let mut p = points(6000.0, 2.0, 60.0, 80.0, 3.0);
+        p[1].time_s *= 1.1;
+        p[1].gpu_energy_j = p[1].gpu_energy_j.map(|e| e * 1.1);
+        let i = fit_law(&p, 1, "here").unwrap().interval.unwrap();
+        assert!((i.time_rel - 1.0 / 1.1 * 0.1).abs() < 1e-9, "{i:?}");
+        assert!((i.energy_rel - i.time_rel).abs() < 1e-9, "{i:?}");
     }
 
     #[test]

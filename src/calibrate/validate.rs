@@ -167,6 +167,10 @@ pub fn compare(model: &Model<'_>, measured: &[Measured]) -> InputResult<Vec<Comp
                         let e = match (scope, energy_j) {
                             (Some(EnergyScope::Node), _) => Some(i.energy_j),
                             (Some(EnergyScope::Cpu), Some(e)) => Some(i.cpu_energy(p.time.0, e)),
+                            // GPU energy: the GPU clock's part (MODEL.md 6e).
+                            (Some(EnergyScope::Gpu), Some(e)) if i.gpu_clock != (0.0, 0.0) => {
+                                Some((e * i.energy_span.0, e * i.energy_span.1))
+                            }
                             _ => None,
                         };
                         (i.time_s, e)

@@ -63,6 +63,9 @@ pub struct Interval {
     pub coverage: f64,
     /// Whether it is a calibrated interval or bounds.
     pub kind: IntervalKind,
+    /// The GPU clock's relative half-widths `(time, energy)` it includes, at a clock not
+    /// measured (MODEL.md 6e); `(0, 0)` elsewhere.
+    pub gpu_clock: (f64, f64),
 }
 
 /// What a prediction's range beyond the measured node counts is.
@@ -202,6 +205,52 @@ impl Evidence {
             energy_span: span,
             coverage: self.coverage,
             kind,
+            gpu_clock: (0.0, 0.0),
+        })
+    }
+
+    /// `node` (the node axis's interval at `(time, energy)`, if any) with the GPU clock's
+    /// relative half-widths `(ht, he)` combined in quadrature of the logarithmic half-widths
+    /// (MODEL.md 6e); the clock's alone where the node axis has none. Unchanged at a measured
+    /// clock (`(0, 0)`).
+    pub fn with_gpu_clock(
+        &self,
+        node: Option<Interval>,
+        (time, energy): (f64, f64),
+        (ht, he): (f64, f64),
+    ) -> Option<Interval> {
+        if ht <= 0.0 && he <= 0.0 {
+            return node;
+        }
+        let (ct, ce) = ((1.0 + ht).ln(), (1.0 + he).ln());
+        let both = |(lo, hi): (f64, f64), mid: f64, c: f64| {
+            let wide = |x: f64| (x.max(1e-300) / mid.max(1e-300)).ln().abs();
+            let (l, h) = (wide(lo), wide(hi));
+            (
+                mid * (-(l * l + c * c).sqrt()).exp(),
+                mid * (h * h + c * c).sqrt().exp(),
+            )
+        };
+        let Some(n) = node else {
+            return Some(Interval {
+                time_s: (time / (1.0 + ht), time * (1.0 + ht)),
+                energy_j: (energy / (1.0 + he), energy * (1.0 + he)),
+                idle_w: 0.0,
+                largest_measured: self.largest,
+                power_rel: 0.0,
+                energy_widen: 1.0,
+                energy_span: (1.0 / (1.0 + he), 1.0 + he),
+                coverage: self.coverage,
+                kind: IntervalKind::Interval,
+                gpu_clock: (ht, he),
+            });
+        };
+        Some(Interval {
+            time_s: both(n.time_s, time, ct),
+            energy_j: both(n.energy_j, energy, ce),
+            energy_span: both(n.energy_span, 1.0, ce),
+            gpu_clock: (ht, he),
+            ..n
         })
     }
 

@@ -2,8 +2,14 @@
 //! `kappa` on the baseline's kernel times, and the GPU's power in kernels.
 
 use super::baseline::BaselinePoint;
-pub use crate::artefact::gpu_clock::{ClockPower, ClockTime, GpuClockLaw};
+pub use crate::artefact::gpu_clock::{ClockInterval, ClockPower, ClockTime, GpuClockLaw};
 use crate::units::Seconds;
+
+/// How far from the chord towards the corner the time is taken between two measured clocks
+/// where it bends ([`GpuClockLaw::bent`]): chosen by leave-one-kernel-group-out on the public
+/// GTX Titan X sweeps from 0 (the chord), 0.25, 0.5, 0.75 and 1 (the corner), 13 of 14 folds
+/// (docs/GPU_CLOCK.md, "Coarser lists and the chooser").
+pub const BEND_SHARE: f64 = 0.25;
 
 /// The point `p` with every kernel time multiplied by `kappa(mhz)` (transfers unchanged).
 pub fn at_clock(p: &BaselinePoint, law: &GpuClockLaw, mhz: f64) -> BaselinePoint {
@@ -33,7 +39,8 @@ impl ClockPower {
 
 impl GpuClockLaw {
     /// `T(fg)`: the law plus its residuals, linear in `1/fg` between the measured clocks and
-    /// constant beyond them.
+    /// constant beyond them; where the time falls less steeply (in `1/fg`) between two measured
+    /// clocks than below them, [`GpuClockLaw::bent`] instead (MODEL.md 6e).
     pub fn time_at(&self, mhz: f64) -> f64 {
         let f = &self.measured_mhz;
         let r = &self.time.residuals_s;
@@ -50,10 +57,33 @@ impl GpuClockLaw {
         for j in 0..f.len() - 1 {
             if mhz <= f[j + 1] {
                 let w = (1.0 / mhz - 1.0 / f[j]) / (1.0 / f[j + 1] - 1.0 / f[j]);
-                return law + r[j] + (r[j + 1] - r[j]) * w;
+                let chord = law + r[j] + (r[j + 1] - r[j]) * w;
+                return self.bent(j, mhz).unwrap_or(chord);
             }
         }
         law
+    }
+
+    /// The time at `mhz` between the measured clocks `f_j` and `f_j+1` (`j >= 1`) where it falls
+    /// more steeply in `1/fg` below `f_j` (slope `s_below`) than between them (`s_here`): a
+    /// kernel whose time stops following the clock somewhere between them (a roofline corner,
+    /// a top clock that delivers less than its nominal speed). The chord would over-predict the
+    /// time there, the corner (the slope below continued from `f_j` until it reaches
+    /// `T(f_j+1)`) under-predict it; the slope is taken [`BEND_SHARE`] of the way from the
+    /// chord's to the one below: `max(T_j+1, T_j + s (1/fg - 1/f_j))`, `s = s_here + share
+    /// (s_below - s_here)`. `None` where the time does not bend that way.
+    fn bent(&self, j: usize, mhz: f64) -> Option<f64> {
+        if j == 0 {
+            return None;
+        }
+        let f = &self.measured_mhz;
+        let t = |i: usize| self.time.law(f[i]) + self.time.residuals_s[i];
+        let slope = |a: usize, b: usize| (t(a) - t(b)) / (1.0 / f[a] - 1.0 / f[b]);
+        let (below, here) = (slope(j - 1, j), slope(j, j + 1));
+        (below > here).then(|| {
+            let s = here + BEND_SHARE * (below - here);
+            (t(j) + s * (1.0 / mhz - 1.0 / f[j])).max(t(j + 1))
+        })
     }
 
     /// `kappa(fg) = 1 + (T(fg) - T(f_ref)) / K_max,s`: the factor on every kernel time.
@@ -62,6 +92,26 @@ impl GpuClockLaw {
             return 1.0;
         }
         1.0 + (self.time_at(mhz) - self.time_at(self.reference_mhz)) / self.kernel_max_s
+    }
+
+    /// The relative half-widths `(time, energy)` of the interval at `mhz` (MODEL.md 6e): the
+    /// law's [`ClockInterval`] times `sqrt(4 u (1 - u))`, `u` the clock's place in `1/fg`
+    /// between its measured neighbours: 0 at a measured clock, growing with the distance from
+    /// them to the full width halfway between. `(0, 0)` without an interval or outside the range.
+    pub fn half_width(&self, mhz: f64) -> (f64, f64) {
+        let Some(i) = self.interval else {
+            return (0.0, 0.0);
+        };
+        if self.measured(mhz) {
+            return (0.0, 0.0);
+        }
+        let shape = self.measured_mhz.windows(2).find_map(|w| {
+            (mhz > w[0] && mhz < w[1]).then(|| {
+                let u = (1.0 / w[0] - 1.0 / mhz) / (1.0 / w[0] - 1.0 / w[1]);
+                (4.0 * u * (1.0 - u)).max(0.0).sqrt()
+            })
+        });
+        shape.map_or((0.0, 0.0), |s| (s * i.time_rel, s * i.energy_rel))
     }
 
     /// Whether `mhz` is within the measured range (nothing is extrapolated).
@@ -105,20 +155,73 @@ mod tests {
             },
             power: None,
             source: "test".into(),
+            interval: Some(ClockInterval {
+                time_rel: 0.04,
+                energy_rel: 0.06,
+            }),
         }
     }
 
     #[test]
     fn the_time_reproduces_every_measured_clock_and_interpolates_in_one_over_f() {
-        let l = law(vec![0.3, -0.2, 0.1]);
-        assert!((l.time_at(600.0) - (15.0 + 0.3)).abs() < 1e-12);
-        assert!((l.time_at(900.0) - (6000.0 / 900.0 + 5.0 - 0.2)).abs() < 1e-12);
-        assert!((l.time_at(1200.0) - 10.1).abs() < 1e-12);
+        // Residuals that make the time fall more steeply between 900 and 1200 MHz than below
+        // (it does not bend): linear in 1/f between the measured clocks.
+        let l = law(vec![-0.3, 0.2, -0.1]);
+        assert!((l.time_at(600.0) - (15.0 - 0.3)).abs() < 1e-12);
+        assert!((l.time_at(900.0) - (6000.0 / 900.0 + 5.0 + 0.2)).abs() < 1e-12);
+        assert!((l.time_at(1200.0) - 9.9).abs() < 1e-12);
         // Halfway in 1/f between 900 and 1200 MHz: 1/f = (1/900 + 1/1200) / 2.
         let mid = 2.0 / (1.0 / 900.0 + 1.0 / 1200.0);
-        assert!((l.time_at(mid) - (6000.0 / mid + 5.0 - 0.05)).abs() < 1e-9);
+        assert!((l.time_at(mid) - (6000.0 / mid + 5.0 + 0.05)).abs() < 1e-9);
         // Constant residual beyond the measured range.
-        assert!((l.time_at(1500.0) - (4.0 + 5.0 + 0.1)).abs() < 1e-12);
+        assert!((l.time_at(1500.0) - (4.0 + 5.0 - 0.1)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn where_the_time_stops_following_the_clock_it_bends_a_quarter_of_the_way_to_the_corner() {
+        // Measured 15.3 s at 600 MHz, 11.4667 s at 900, 10.1 s at 1200: the slope in 1/f is
+        // 6900 s MHz below 900 MHz and 4920 s MHz above it.
+        let l = law(vec![0.3, -0.2, 0.1]);
+        let t = |f: f64| {
+            6000.0 / f
+                + 5.0
+                + [0.3, -0.2, 0.1][[600.0, 900.0, 1200.0].iter().position(|&x| x == f).unwrap()]
+        };
+        let below = (t(600.0) - t(900.0)) / (1.0 / 600.0 - 1.0 / 900.0);
+        let here = (t(900.0) - t(1200.0)) / (1.0 / 900.0 - 1.0 / 1200.0);
+        assert!(below > here);
+        let s = here + 0.25 * (below - here);
+        let mid = 2.0 / (1.0 / 900.0 + 1.0 / 1200.0);
+        let bent = t(900.0) + s * (1.0 / mid - 1.0 / 900.0);
+        assert!(
+            (l.time_at(mid) - bent).abs() < 1e-9,
+            "{} {bent}",
+            l.time_at(mid)
+        );
+        // Below the chord, above the corner, and the measured clocks unchanged.
+        let chord = (t(900.0) + t(1200.0)) / 2.0;
+        assert!(l.time_at(mid) < chord && l.time_at(mid) > t(1200.0));
+        assert!((l.time_at(1200.0) - t(1200.0)).abs() < 1e-12);
+        assert!((l.time_at(1199.0) - t(1200.0)).abs() < 0.01);
+        // The lowest segment has nothing below it: the chord.
+        let low = 2.0 / (1.0 / 600.0 + 1.0 / 900.0);
+        assert!((l.time_at(low) - (t(600.0) + t(900.0)) / 2.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn the_interval_grows_from_nothing_at_a_measured_clock_to_its_width_halfway() {
+        let l = law(vec![0.0; 3]);
+        assert_eq!(l.half_width(900.0), (0.0, 0.0));
+        let mid = 2.0 / (1.0 / 900.0 + 1.0 / 1200.0);
+        let (t, e) = l.half_width(mid);
+        assert!((t - 0.04).abs() < 1e-12 && (e - 0.06).abs() < 1e-12);
+        let near = l.half_width(1150.0).0;
+        let nearer = l.half_width(1190.0).0;
+        assert!(
+            nearer < near && near < t && nearer > 0.0,
+            "{nearer} {near} {t}"
+        );
+        assert_eq!(l.half_width(1300.0), (0.0, 0.0));
     }
 
     #[test]

@@ -207,6 +207,9 @@ pub struct Group {
     power_rel: f64,
     /// The machine has no power ([`machine::Machine::time_only`]).
     time_only: bool,
+    /// The GPU clock's relative half-widths `(time, energy)` at this group's clock (MODEL.md
+    /// 6e); `(0, 0)` at a measured clock or without a clock law.
+    clock_half_width: (f64, f64),
 }
 
 /// The node law's waiting time at `n` nodes: `k X(n)`. The one expression both the search's
@@ -474,14 +477,16 @@ impl Group {
         let nf = f64::from(n);
         let largest = f64::from(self.evidence.largest.max(1));
         let undivided = self.t_num * (1.0 / largest - 1.0 / nf);
-        self.evidence.interval(
+        let node = self.evidence.interval(
             n,
             (ev.time, ev.energy),
             self.law_k,
             undivided,
             (nf * self.p_time, nf * self.p_idle, self.power_rel),
             (ev.derived_energy, self.e_anchor),
-        )
+        );
+        self.evidence
+            .with_gpu_clock(node, (ev.time, ev.energy), self.clock_half_width)
     }
 
     /// The predicted host tree at `n` nodes (the OpenMP efficiency carried from TALP where
@@ -645,6 +650,7 @@ impl<'a> Model<'a> {
         let at = gpu_clock::at_clock(p, law, mhz);
         let mut g = self.group_from_point(&at, (cores, freq_index, freq, gpus), k);
         g.gpu_clock_mhz = Some(mhz);
+        g.clock_half_width = law.half_width(mhz);
         if let Some(pw) = &law.power {
             g.set_gpu_active(pw.at(mhz), self.gpu_gap.at(p));
         }
@@ -770,6 +776,7 @@ impl<'a> Model<'a> {
                 .or(m.power.fit_residual_rel)
                 .unwrap_or(0.0),
             time_only: m.time_only(),
+            clock_half_width: (0.0, 0.0),
         };
         self.with_energy_law(g.folded(y * y * (1.0 + net.cv2) / 2.0))
     }

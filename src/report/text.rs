@@ -108,6 +108,19 @@ pub fn breakdown(p: &Prediction, out: &mut dyn Write) -> io::Result<()> {
 /// `80% interval beyond the measured node counts (up to 8)`, or for a profile measured on one
 /// node `bounds beyond the 1 node measured (...)`: bounds are never called an interval.
 pub fn interval_head(i: &Interval) -> String {
+    if i.gpu_clock != (0.0, 0.0) {
+        return format!(
+            "{} at a GPU clock not measured (+/- {:.1}% time, {:.1}% energy from the clock law{})",
+            i.what(),
+            100.0 * i.gpu_clock.0,
+            100.0 * i.gpu_clock.1,
+            if i.power_rel > 0.0 || i.idle_w > 0.0 {
+                ", with the node axis's"
+            } else {
+                ""
+            }
+        );
+    }
     match i.kind {
         IntervalKind::Interval => format!(
             "{} beyond the measured node counts (up to {})",
