@@ -70,16 +70,11 @@ pub(super) fn take(
         clocks.join(", "),
         method.describe()
     ));
-    if method == Method::Slurm {
-        for w in words.iter().filter(|w| !w.is_empty()) {
-            let mut argv = w.to_vec();
-            gpu_clock_set::add_gpu_freq(&mut argv, "--gpu-freq".into())
-                .map_err(|e| refuse(o, e))?;
-        }
-        return Ok(ClockControl::Slurm(o.gpu_memory_mhz));
-    }
     let g = o.gpus.iter().copied().max().unwrap_or(0) as usize;
     let ids = &gpu_ids[..g.min(gpu_ids.len())];
+    if method == Method::Slurm {
+        return slurm(o, ids, words, log);
+    }
     let setter = NvmlClocks::load().map_err(|e| refuse(o, e))?;
     let guard = ClockGuard::take(Box::new(setter), ids, &o.gpu_clocks, o.gpu_memory_mhz)
         .map_err(|e| refuse(o, e))?;
@@ -91,7 +86,46 @@ pub(super) fn take(
     Ok(ClockControl::Nvml(guard))
 }
 
+/// Slurm steps: every launcher must be srun; the clocks are checked against those the GPUs
+/// support where NVML can read them (reading needs no permission; nothing is set).
+fn slurm(
+    o: &Options,
+    ids: &[u32],
+    words: [&[String]; 2],
+    log: &mut dyn FnMut(&str),
+) -> anyhow::Result<ClockControl> {
+    for w in words.iter().filter(|w| !w.is_empty()) {
+        let mut argv = w.to_vec();
+        gpu_clock_set::add_gpu_freq(&mut argv, "--gpu-freq".into()).map_err(|e| refuse(o, e))?;
+    }
+    match NvmlClocks::load() {
+        Ok(n) => drop(
+            ClockGuard::take(Box::new(n), ids, &o.gpu_clocks, o.gpu_memory_mhz)
+                .map_err(|e| refuse(o, e))?,
+        ),
+        Err(why) => log(&format!(
+            "GPU clocks not checked against the GPUs ({why}): Slurm sets the supported clock              nearest each one; --machine with gpu_clocks_mhz checks them before the sweep"
+        )),
+    }
+    Ok(ClockControl::Slurm(o.gpu_memory_mhz))
+}
+
 impl ClockControl {
+    /// The profile's note on how the GPU clock was set (`measured.gpu-clock`).
+    pub(super) fn note(&self, o: &Options) -> Option<String> {
+        let method = match self {
+            ClockControl::Unset => return None,
+            ClockControl::Nvml(_) => Method::Nvml,
+            ClockControl::Slurm(_) => Method::Slurm,
+        };
+        let clocks: Vec<String> = o.gpu_clocks.iter().map(u32::to_string).collect();
+        Some(format!(
+            "{} MHz, {}; the baseline points are the runs at the highest",
+            clocks.join(", "),
+            method.describe()
+        ))
+    }
+
     /// Sets the clock of a point's runs (NVML; Slurm sets it per step).
     pub(super) fn set(&mut self, clock: Option<u32>) -> anyhow::Result<()> {
         match (self, clock) {

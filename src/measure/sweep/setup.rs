@@ -249,6 +249,9 @@ pub(super) fn setup(o: &Options, log: &mut dyn FnMut(&str)) -> anyhow::Result<Se
     let mut rec = existing.unwrap_or_else(|| new_record(o, &words, host_info(&cpu_id, cpus.len())));
     rec.id
         .get_or_insert_with(|| super::journal::new_sweep_id(&o.output));
+    if let Some(note) = clock.note(o) {
+        backend_notes.insert("gpu-clock".into(), note);
+    }
     rec.backends = backend_notes;
     rec.unsupported = unsupported.clone();
     rec.frequency = freq_note;
