@@ -118,6 +118,23 @@ fn a_clock_the_machine_does_not_list_is_refused_naming_it() {
         err.contains("has none") && err.contains("gpu_clocks_mhz"),
         "{err}"
     );
+    nothing_written(d.path()); // The campaign chooses its own runs, at the clock the GPU chooses.
+    let auto = [
+        "--nodes",
+        "auto",
+        "--machine",
+        m,
+        "--gpus",
+        "1",
+        "--gpu-clocks",
+        "990",
+    ];
+    let (code, err) = profile(d.path(), &auto);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--gpu-clocks") && err.contains("--nodes auto"),
+        "{err}"
+    );
     nothing_written(d.path());
 }
 
