@@ -30,6 +30,7 @@ fn run(i: usize) -> RunRecord {
         layout: None,
         hosts: Vec::new(),
         host_list: None,
+        gpu_clock_mhz: None,
     }
 }
 
@@ -50,6 +51,7 @@ fn sweep(runs: usize) -> SweepRecord {
             cores: 1,
             freq_hz: 2.4e9,
             gpus: 0,
+            gpu_clock_mhz: None,
         }],
         runs: (0..runs).map(run).collect(),
         complete: false,

@@ -38,7 +38,7 @@ pub struct MeasuredRow {
     #[serde(default)]
     pub energy_scope: Option<String>,
     /// The requested GPU core clock of the run, MHz (absent: the top of the machine's
-    /// `gpu_clocks_mhz`). Read, not written: the writers' rows are at the top clock.
+    /// `gpu_clocks_mhz`). Written as a last column where a row has one ([`to_csv`]).
     #[serde(default, skip_serializing)]
     pub gpu_clock_mhz: Option<f64>,
 }
@@ -424,11 +424,54 @@ fn plain_opt<S: Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
     }
 }
 
-/// Writes rows with the header, every column named (empty cells where a row has no value).
+/// A row with its GPU clock, written last (`profile --gpu-clocks`).
+#[derive(Serialize)]
+struct Clocked<'a> {
+    nodes: u32,
+    cores: u32,
+    #[serde(serialize_with = "plain")]
+    freq_hz: f64,
+    gpus: u32,
+    #[serde(serialize_with = "plain")]
+    time_s: f64,
+    #[serde(serialize_with = "plain_opt")]
+    energy_j: Option<f64>,
+    #[serde(serialize_with = "plain_opt")]
+    gpu_energy_j: Option<f64>,
+    ranks: Option<u32>,
+    energy_scope: Option<&'a str>,
+    #[serde(serialize_with = "plain_opt")]
+    gpu_clock_mhz: Option<f64>,
+}
+
+impl<'a> From<&'a MeasuredRow> for Clocked<'a> {
+    fn from(r: &'a MeasuredRow) -> Self {
+        Clocked {
+            nodes: r.nodes,
+            cores: r.cores,
+            freq_hz: r.freq_hz,
+            gpus: r.gpus,
+            time_s: r.time_s,
+            energy_j: r.energy_j,
+            gpu_energy_j: r.gpu_energy_j,
+            ranks: r.ranks,
+            energy_scope: r.energy_scope.as_deref(),
+            gpu_clock_mhz: r.gpu_clock_mhz,
+        }
+    }
+}
+
+/// Writes rows with the header, every column named (empty cells where a row has no value);
+/// `gpu_clock_mhz` is a last column where a row has a clock.
 pub fn to_csv(rows: &[MeasuredRow]) -> Result<String, csv::Error> {
     let mut w = csv::Writer::from_writer(Vec::new());
+    let clocked = rows.iter().any(|r| r.gpu_clock_mhz.is_some());
     for r in rows {
-        w.serialize(r)?;
+        if clocked {
+            w.serialize(Clocked::from(r))?;
+        } else {
+            w.serialize(r)?;
+        }
     }
     let bytes = w.into_inner().map_err(|e| e.into_error())?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())

@@ -49,6 +49,10 @@ pub struct RunRecord {
     /// one of the sweep's `host_lists`: see [`SweepRecord::hosts_of`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_list: Option<HostsRef>,
+    /// The GPU core clock the run was set to, MHz (`profile --gpu-clocks`; absent: not set,
+    /// the clock the GPU chose).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_clock_mhz: Option<u32>,
 }
 
 /// A run's hosts: the first `count` hosts of `sweep.record.host_lists[list]`, so that a host
@@ -94,13 +98,15 @@ impl RunRecord {
             cores: self.cores,
             freq_hz: self.freq_hz,
             gpus: self.gpus,
+            gpu_clock_mhz: self.gpu_clock_mhz,
         }
     }
 }
 
-/// A point of the sweep: nodes, cores per node, frequency (Hz) and GPUs. Written as
-/// `[cores, freq_hz, gpus]` on one node (as before the node axis) and
-/// `[nodes, cores, freq_hz, gpus]` on more.
+/// A point of the sweep: nodes, cores per node, frequency (Hz), GPUs and the GPU clock.
+/// Written as `[cores, freq_hz, gpus]` on one node (as before the node axis),
+/// `[nodes, cores, freq_hz, gpus]` on more, and `[nodes, cores, freq_hz, gpus, gpu_clock_mhz]`
+/// where the sweep sets the GPU clock.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(from = "PlannedRepr", into = "PlannedRepr")]
 pub struct Planned {
@@ -112,12 +118,22 @@ pub struct Planned {
     pub freq_hz: f64,
     /// GPUs per node.
     pub gpus: u32,
+    /// The GPU core clock the point's runs are set to, MHz (`None`: not set).
+    pub gpu_clock_mhz: Option<u32>,
 }
 
+/// What tells two planned points apart: nodes, the single-node point, and the GPU clock in
+/// MHz (0: not set).
+pub type PlannedKey = (u32, PointKey, u32);
+
 impl Planned {
-    /// The key that tells two points apart (the frequency to the kHz).
-    pub fn key(&self) -> (u32, PointKey) {
-        (self.nodes, key(self.cores, self.freq_hz, self.gpus))
+    /// The key that tells two points apart (the frequency to the kHz, the GPU clock to the MHz).
+    pub fn key(&self) -> PlannedKey {
+        (
+            self.nodes,
+            key(self.cores, self.freq_hz, self.gpus),
+            self.gpu_clock_mhz.unwrap_or(0),
+        )
     }
 
     /// `2 nodes x 64 cores, 2.400 GHz, 0 GPUs` (`64 cores, ...` on one node).
@@ -127,8 +143,12 @@ impl Planned {
         } else {
             format!("{} nodes x ", self.nodes)
         };
+        let clock = self
+            .gpu_clock_mhz
+            .map(|m| format!(" at {m} MHz"))
+            .unwrap_or_default();
         format!(
-            "{nodes}{}, {:.3} GHz, {}",
+            "{nodes}{}, {:.3} GHz, {}{clock}",
             crate::units::count(self.cores, "core", "cores"),
             self.freq_hz / 1e9,
             crate::units::count(self.gpus, "GPU", "GPUs")
@@ -141,26 +161,31 @@ impl Planned {
 enum PlannedRepr {
     One(u32, f64, u32),
     Many(u32, u32, f64, u32),
+    Clocked(u32, u32, f64, u32, u32),
 }
 
 impl From<PlannedRepr> for Planned {
     fn from(r: PlannedRepr) -> Self {
-        let (nodes, cores, freq_hz, gpus) = match r {
-            PlannedRepr::One(c, f, g) => (1, c, f, g),
-            PlannedRepr::Many(n, c, f, g) => (n, c, f, g),
+        let (nodes, cores, freq_hz, gpus, gpu_clock_mhz) = match r {
+            PlannedRepr::One(c, f, g) => (1, c, f, g, None),
+            PlannedRepr::Many(n, c, f, g) => (n, c, f, g, None),
+            PlannedRepr::Clocked(n, c, f, g, m) => (n, c, f, g, Some(m)),
         };
         Planned {
             nodes,
             cores,
             freq_hz,
             gpus,
+            gpu_clock_mhz,
         }
     }
 }
 
 impl From<Planned> for PlannedRepr {
     fn from(p: Planned) -> Self {
-        if p.nodes == 1 {
+        if let Some(m) = p.gpu_clock_mhz {
+            PlannedRepr::Clocked(p.nodes, p.cores, p.freq_hz, p.gpus, m)
+        } else if p.nodes == 1 {
             PlannedRepr::One(p.cores, p.freq_hz, p.gpus)
         } else {
             PlannedRepr::Many(p.nodes, p.cores, p.freq_hz, p.gpus)
@@ -345,6 +370,23 @@ pub fn rel_spread(v: &[f64]) -> f64 {
 }
 
 impl SweepRecord {
+    /// The GPU clock the profile's baseline is measured at: the highest clock a successful
+    /// run was set to (MODEL.md 6e's `f_ref`); `None` where no run's clock was set.
+    pub fn reference_clock(&self) -> Option<u32> {
+        self.runs
+            .iter()
+            .filter(|r| r.ok)
+            .filter_map(|r| r.gpu_clock_mhz)
+            .max()
+    }
+
+    /// Whether a run belongs to the profile's baseline: on one node, and, with GPUs, at the
+    /// reference clock (the other clocks are the clock law's, fitted by `fit` from the
+    /// measured CSV; with no clock set anywhere every run is at the reference).
+    pub fn in_baseline(&self, r: &RunRecord, reference: Option<u32>) -> bool {
+        r.ok && r.nodes == 1 && (r.gpus == 0 || r.gpu_clock_mhz == reference)
+    }
+
     /// Checks every recorded run: its point within bounds (cores, GPUs, frequency) and its
     /// readings finite and non-negative, so that a damaged `--resume` file is refused, not
     /// carried into the profile. Names the run.
@@ -377,6 +419,11 @@ impl SweepRecord {
             if r.gpus > 1024 {
                 return Err(bad("gpus", f64::from(r.gpus)));
             }
+            if let Some(m) = r.gpu_clock_mhz
+                && (r.gpus == 0 || !(50..=5000).contains(&m))
+            {
+                return Err(bad("gpu_clock_mhz (MHz, on a run with GPUs)", f64::from(m)));
+            }
             if !(1e7..=2e10).contains(&r.freq_hz) {
                 return Err(bad("freq_hz", r.freq_hz));
             }
@@ -408,5 +455,31 @@ impl SweepRecord {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_point_at_a_set_clock_is_written_with_it_and_keyed_by_it() {
+        let at = |m: Option<u32>| Planned {
+            nodes: 1,
+            cores: 4,
+            freq_hz: 2.0e9,
+            gpus: 1,
+            gpu_clock_mhz: m,
+        };
+        let text = serde_json::to_string(&at(Some(1305))).unwrap();
+        assert_eq!(text, "[1,4,2000000000.0,1,1305]");
+        let back: Planned = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, at(Some(1305)));
+        // Points written before the clock read as before, with none.
+        let old: Planned = serde_json::from_str("[4,2e9,1]").unwrap();
+        assert_eq!(old, at(None));
+        assert_ne!(at(Some(1305)).key(), at(Some(870)).key());
+        assert_ne!(at(Some(1305)).key(), at(None).key());
+        assert!(at(Some(870)).describe().ends_with("1 GPU at 870 MHz"));
     }
 }

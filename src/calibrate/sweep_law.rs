@@ -23,9 +23,23 @@ fn energy(r: &RunRecord) -> Option<(f64, EnergyScope)> {
     Some((e, EnergyScope::of(&domains)))
 }
 
-/// A successful run as a row of the measured CSV.
+/// The GPU energy of a run whose GPU clock was set: the sum of its NVML domains, the energy
+/// the clock law is fitted on (MODEL.md 6e); `None` where NVML measured none.
+fn gpu_energy(r: &RunRecord) -> Option<(f64, EnergyScope)> {
+    r.gpu_clock_mhz?;
+    let gpu = r
+        .readings
+        .energy_j
+        .iter()
+        .filter(|(d, _)| d.starts_with("gpu-"));
+    let (n, sum) = gpu.fold((0, 0.0), |(n, s), (_, e)| (n + 1, s + e));
+    (n > 0).then_some((sum, EnergyScope::Gpu))
+}
+
+/// A successful run as a row of the measured CSV: at a set GPU clock, with that clock and its
+/// GPU energy (where NVML measured it).
 pub fn measured_row(r: &RunRecord) -> MeasuredRow {
-    let energy = energy(r);
+    let energy = gpu_energy(r).or_else(|| energy(r));
     MeasuredRow {
         nodes: r.nodes,
         cores: r.cores,
@@ -35,7 +49,7 @@ pub fn measured_row(r: &RunRecord) -> MeasuredRow {
         energy_j: energy.map(|e| e.0),
         gpu_energy_j: None,
         ranks: None,
-        gpu_clock_mhz: None,
+        gpu_clock_mhz: r.gpu_clock_mhz.map(f64::from),
         energy_scope: energy.map(|e| e.1.csv_name().to_string()),
     }
 }

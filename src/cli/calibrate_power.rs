@@ -376,6 +376,8 @@ fn kernel_options(
         verbose: false,
         gpu_sample: Duration::from_millis(100),
         grace: crate::measure::launch::DEFAULT_GRACE,
+        gpu_clocks: Vec::new(),
+        gpu_memory_mhz: None,
     }
 }
 

@@ -74,6 +74,8 @@ pub const PROFILE: &str = concat!(
       --measured-out runs.csv -o app.json -- ./app      the campaign: only the counts that matter
   jouleplan profile --nodes auto --replay past-runs.csv --cores 72 --machine node.toml \\
       --measured-out replayed.csv -o app.json           the campaign on recorded runs
+  jouleplan profile --cores 8 --gpus 1 --gpu-clocks 870,1305,1710 --machine gpu.toml \\
+      --measured-out runs.csv -o app.json -- ./app      GPU clocks, then fit --measured runs.csv
 
 ",
     exit_codes!()

@@ -19,6 +19,7 @@ pub mod outputs;
 pub mod plan;
 pub mod predict;
 pub mod profile;
+pub mod profile_clocks;
 pub mod profile_nodes;
 pub mod report;
 pub mod say;

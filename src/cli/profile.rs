@@ -28,6 +28,14 @@ pub struct ProfileArgs {
     /// GPU counts (0,1,2): the first g GPUs are made visible [default: 0].
     #[arg(long, value_name = "SPEC")]
     pub gpus: Option<String>,
+    /// GPU core clocks in MHz to measure each point with GPUs at (870,1305,1710; with
+    /// --machine also `all` or ranges such as 900-1400 of its gpu_clocks_mhz): set as NVML
+    /// application clocks where this process may (restored on every exit), else each run a
+    /// Slurm step with srun --gpu-freq inside an allocation; refused before anything runs
+    /// where neither works. --measured-out then records each run's gpu_clock_mhz and GPU
+    /// energy for `fit`.
+    #[arg(long, value_name = "SPEC")]
+    pub gpu_clocks: Option<String>,
     /// Node counts to measure (1,2,4; must include 1, the baseline): runs on more nodes are
     /// srun steps of the Slurm allocation jouleplan runs in, or mpirun over the first hosts of
     /// --hostfile; --cores and --ranks are then per node. `auto`: a campaign that chooses the
@@ -397,6 +405,12 @@ pub(super) fn options(a: &ProfileArgs, nodes: &str) -> anyhow::Result<Options> {
         return Err(values::bad(flag, "at least 1", "0").into());
     }
     let pts = points(a, nodes)?;
+    let flags = super::profile_clocks::ClockFlags {
+        spec: a.gpu_clocks.as_deref(),
+        nodes: &a.nodes,
+        machine: a.machine.as_deref(),
+    };
+    let (gpu_clocks, gpu_memory_mhz) = super::profile_clocks::gpu_clocks(&flags, &pts.gpus)?;
     let (launcher, timeout, stall_override, mpi_profiler) = running(a)?;
     let command = if import {
         vec![format!("(perf stat capture) {}", a.command.join(" "))]
@@ -432,6 +446,8 @@ pub(super) fn options(a: &ProfileArgs, nodes: &str) -> anyhow::Result<Options> {
         at_node_frequency: a.at_node_frequency,
         gpu_sample: gpu_sample(a)?,
         grace: grace(a)?,
+        gpu_clocks,
+        gpu_memory_mhz,
     })
 }
 

@@ -104,6 +104,10 @@ impl Backend for PerfCounters {
         "perf-counters"
     }
 
+    fn follows_the_process(&self) -> bool {
+        true
+    }
+
     fn discover(&mut self) -> Result<String, Unsupported> {
         // Try each counter on ourselves; what opens here opens on the child.
         let try_open = |s: &Self, q: Quantity| {

@@ -10,6 +10,8 @@ pub mod counters;
 pub mod cpu;
 pub mod cpufreq;
 pub mod energy;
+pub mod gpu_clock_nvml;
+pub mod gpu_clock_set;
 pub mod launch;
 pub mod mpi;
 pub mod node;
@@ -108,6 +110,12 @@ pub trait Backend {
     /// Whether its readings cover every node of a run over several (Slurm's step energy, an
     /// MPI profiler's report) rather than only the node jouleplan runs on.
     fn every_node(&self) -> bool {
+        false
+    }
+    /// Whether it reads the launched process itself (its counters follow the process tree),
+    /// so that a run launched as a Slurm step, whose program is not jouleplan's child, is
+    /// not measured by it; node-wide and device-wide readings are.
+    fn follows_the_process(&self) -> bool {
         false
     }
     /// Adds environment variables the child needs (profiler output folders).

@@ -94,6 +94,30 @@ pub fn default_words(place: &Placement) -> Vec<String> {
     words
 }
 
+/// The launcher words of the runs on one node when each is a Slurm step (the GPU clock set by
+/// `srun --gpu-freq`): a step of one node, on the node jouleplan runs on, where NVML and RAPL
+/// see it. Refused outside an allocation's node (salloc on a login node) or with a hostfile.
+pub fn step_here_words(place: &Placement) -> Result<Vec<String>, InputError> {
+    match place {
+        Placement::Slurm {
+            on_node: Some(node),
+            ..
+        } => {
+            let mut words = default_words(place);
+            words.insert(1, format!("--nodelist={node}"));
+            Ok(words)
+        }
+        Placement::Slurm { on_node: None, .. } => Err(InputError::Mismatch(
+            "the GPU clock is set by Slurm steps (srun --gpu-freq), whose GPU energy jouleplan              reads on the node it runs on, but it runs outside the allocation's nodes (no              SLURMD_NODENAME: salloc on a login node); inside salloc start it with `srun -N 1              -n 1 --overlap jouleplan profile ...`, or submit it with sbatch"
+                .into(),
+        )),
+        _ => Err(InputError::Mismatch(
+            "the GPU clock is set by Slurm steps (srun --gpu-freq), which --hostfile runs are              not: drop --hostfile inside the allocation"
+                .into(),
+        )),
+    }
+}
+
 /// Checks that the runs on more than one node can be placed: the allocation or the hostfile
 /// has enough nodes, and a launcher of the user's says how to spread (`{nodes}` or
 /// `{hostfile}`).

@@ -11,8 +11,8 @@ use crate::artefact::profile::{
 };
 use crate::artefact::sweep::mean;
 pub use crate::artefact::sweep::{
-    HostsRef, Missing, Planned, PointKey, RankLayout, RunRecord, SweepRecord, TalpAttachment, key,
-    rel_spread,
+    HostsRef, Missing, Planned, PlannedKey, PointKey, RankLayout, RunRecord, SweepRecord,
+    TalpAttachment, key, rel_spread,
 };
 use crate::error::{InputError, InputResult};
 use crate::units::Hertz;
@@ -128,7 +128,8 @@ struct Gaps {
 pub fn profile_file(h: &Header, s: &SweepRecord) -> ProfileFile {
     // The baseline is the runs on one node; runs on more are the node law's (MODEL.md 6c).
     let mut groups: BTreeMap<PointKey, Vec<&RunRecord>> = BTreeMap::new();
-    for r in s.runs.iter().filter(|r| r.ok && r.nodes == 1) {
+    let reference = s.reference_clock();
+    for r in s.runs.iter().filter(|r| s.in_baseline(r, reference)) {
         groups.entry(r.key()).or_default().push(r);
     }
     let mut gaps = Gaps::default();

@@ -49,7 +49,8 @@ pub struct SweepFacts {
 /// Reads the facts from a profile's sweep record.
 pub fn read(rec: &SweepRecord) -> SweepFacts {
     let mut groups: BTreeMap<PointKey, Vec<&RunRecord>> = BTreeMap::new();
-    for r in rec.runs.iter().filter(|r| r.ok && r.nodes == 1) {
+    let reference = rec.reference_clock();
+    for r in rec.runs.iter().filter(|r| rec.in_baseline(r, reference)) {
         groups
             .entry(key(r.cores, r.freq_hz, r.gpus))
             .or_default()

@@ -38,17 +38,10 @@ pub fn parse(spec: &str, machine: &Machine, profile: &Profile) -> InputResult<Ve
             spec,
         ));
     };
-    let supported = &machine.gpu_clocks_mhz;
-    let mut out = Vec::new();
+    let mut out = select(spec, &machine.gpu_clocks_mhz).map_err(|e| err(e, spec))?;
     if spec.trim().eq_ignore_ascii_case("all") {
-        out.extend(supported.iter().copied().filter(|&c| law.covers(c)));
-    } else {
-        for token in spec.split(',').map(str::trim) {
-            out.extend(token_clocks(token, supported).map_err(|e| err(e, spec))?);
-        }
+        out.retain(|&c| law.covers(c));
     }
-    out.sort_by(f64::total_cmp);
-    out.dedup();
     if let Some(c) = out.iter().find(|&&c| !law.covers(c)) {
         return Err(err(
             format!(
@@ -65,6 +58,23 @@ pub fn parse(spec: &str, machine: &Machine, profile: &Profile) -> InputResult<Ve
             spec,
         ));
     }
+    Ok(out)
+}
+
+/// The clocks `spec` names among `supported` (ascending, non-empty): `all`, or values and
+/// inclusive ranges in MHz; sorted and distinct. An error says what was expected. Shared by
+/// `plan --gpu-clocks` and `profile --gpu-clocks`.
+pub fn select(spec: &str, supported: &[f64]) -> Result<Vec<f64>, String> {
+    let mut out = Vec::new();
+    if spec.trim().eq_ignore_ascii_case("all") {
+        out.extend_from_slice(supported);
+    } else {
+        for token in spec.split(',').map(str::trim) {
+            out.extend(token_clocks(token, supported)?);
+        }
+    }
+    out.sort_by(f64::total_cmp);
+    out.dedup();
     Ok(out)
 }
 

@@ -143,6 +143,7 @@ fn skeleton(o: &Options, (p, k): Todo) -> RunRecord {
             list: 0,
             count: p.nodes as usize,
         }),
+        gpu_clock_mhz: p.gpu_clock_mhz,
     }
 }
 

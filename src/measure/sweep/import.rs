@@ -4,7 +4,7 @@ use super::file::*;
 use super::host::*;
 use super::options::*;
 use crate::measure::perfstat;
-use crate::measure::record::{self, Missing, Planned, RunRecord, SweepRecord};
+use crate::measure::record::{self, Missing, RunRecord, SweepRecord};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -75,14 +75,10 @@ pub fn import_perf_stat(
         layout: None,
         hosts: Vec::new(),
         host_list: None,
+        gpu_clock_mhz: None,
     };
     rec.runs.push(r.clone());
-    rec.planned.push(Planned {
-        nodes: 1,
-        cores,
-        freq_hz: *f,
-        gpus: 0,
-    });
+    rec.planned.push(r.planned());
     rec.backends.insert(
         "perf-stat".into(),
         "counters imported from perf stat -x, captures".into(),

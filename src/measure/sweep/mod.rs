@@ -3,6 +3,7 @@
 //! the options, the node, the profile file, its journal, the frequency, the set-up, one run, the
 //! sweep's loop, the summary, and the import of a `perf stat` capture.
 
+mod clock;
 mod file;
 mod frequency;
 mod host;

@@ -32,6 +32,7 @@ pub(super) fn spec_for(o: &Options, s: &Setup, (p, _): Todo) -> Spec {
     if matches!(s.control, Control::Srun) || (srun_steps && argv[0] == "srun") {
         argv.insert(1, format!("--cpu-freq={khz}"));
     }
+    s.clock.add_to(&mut argv, p.gpu_clock_mhz);
     argv.extend(o.command.iter().cloned());
     let mut env = vec![
         ("OMP_NUM_THREADS".to_string(), threads.to_string()),
@@ -71,12 +72,14 @@ pub(super) fn measure_once(
 ) -> anyhow::Result<RunRecord> {
     let (p, k) = todo;
     let mut spec = spec_for(o, s, todo);
-    // On several nodes, only what covers every node is read (see `one_node_only`).
+    // On several nodes, only what covers every node is read (see `one_node_only`); a Slurm
+    // step's program is not jouleplan's child, so what follows the process does not see it.
+    let steps = s.clock.steps();
     let mut backends: Vec<&mut Box<dyn Backend>> = s
         .working
         .iter_mut()
         .map(|(b, _)| b)
-        .filter(|b| p.nodes == 1 || b.every_node())
+        .filter(|b| (p.nodes == 1 || b.every_node()) && !(steps && b.follows_the_process()))
         .collect();
     for b in backends.iter_mut() {
         b.prepare(&mut spec.env, run_dir);
@@ -107,7 +110,7 @@ pub(super) fn measure_once(
             readings.warnings.push(format!("{}: {e}", b.name()));
         }
     }
-    if readings.cpu_time_s.is_none() && p.nodes == 1 {
+    if readings.cpu_time_s.is_none() && p.nodes == 1 && !steps {
         readings.cpu_time_s = Some(exit.rusage_cpu_s);
         readings.cpu_time_source = Some("rusage (user + system) of the process tree".into());
     }
@@ -136,6 +139,7 @@ pub(super) fn measure_once(
         } else {
             None
         },
+        gpu_clock_mhz: p.gpu_clock_mhz,
     })
 }
 

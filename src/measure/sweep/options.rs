@@ -84,6 +84,11 @@ pub struct Options {
     pub gpu_sample: Duration,
     /// Run at the node's own frequency when `freqs` cannot be set (instead of refusing).
     pub at_node_frequency: bool,
+    /// GPU core clocks each point with GPUs is measured at, MHz (empty: the clock is not set).
+    pub gpu_clocks: Vec<u32>,
+    /// The memory clock they are set with, MHz (the machine's `gpu_memory_clock_mhz`; `None`:
+    /// the one in force).
+    pub gpu_memory_mhz: Option<u32>,
 }
 
 /// How a sweep ended.

@@ -69,7 +69,7 @@ pub(super) struct Progress {
     pub(super) made: usize,
     pub(super) rate: Rate,
     pub(super) last_freq: Option<f64>,
-    pub(super) warmed: BTreeSet<(u32, record::PointKey)>,
+    pub(super) warmed: BTreeSet<record::PlannedKey>,
     pub(super) bar: Option<indicatif::ProgressBar>,
     pub(super) journal: Journal,
     /// The profile's size at its last rewrite, plus the runs saved to the journal since.
@@ -110,13 +110,18 @@ pub(super) fn run_one(
         p.last_freq = Some(f);
     }
     point_hostfile(o, s, pt.nodes)?;
+    s.clock.set(pt.gpu_clock_mhz)?;
     if p.warmed.insert(pt.key()) {
         warm_up(o, s, t, log)?;
     }
     let khz = (f / 1e3).round() as u64;
     let runs = crate::atomic_write::runs_dir(&o.output);
+    let clock = pt
+        .gpu_clock_mhz
+        .map(|m| format!("-{m}mhz"))
+        .unwrap_or_default();
     let run_dir = runs.join(format!(
-        "{}n-{}c-{khz}khz-{}g-r{k}",
+        "{}n-{}c-{khz}khz-{}g{clock}-r{k}",
         pt.nodes, pt.cores, pt.gpus
     ));
     for d in [&runs, &run_dir] {
@@ -224,7 +229,7 @@ pub fn run(o: &Options, log: &mut dyn FnMut(&str)) -> anyhow::Result<Outcome> {
     }
     clean_up(o, &mut s);
     let interrupted = super::options::interrupted();
-    let have: BTreeSet<((u32, record::PointKey), u32)> = s
+    let have: BTreeSet<(record::PlannedKey, u32)> = s
         .rec
         .runs
         .iter()

@@ -10,6 +10,7 @@ use crate::measure::counters::PerfCounters;
 use crate::measure::cpu;
 use crate::measure::cpufreq::Control;
 use crate::measure::energy::RaplEnergy;
+use crate::measure::gpu_clock_set;
 use crate::measure::mpi::MpiProfiler;
 use crate::measure::nvml::NvmlGpus;
 use crate::measure::placement::{self, Placement};
@@ -77,11 +78,17 @@ pub(super) struct Launchers {
     pub(super) nodes: Vec<String>,
 }
 
-/// Where the runs go and the launchers' words, checked: enough nodes, a way to spread.
-pub(super) fn launchers(o: &Options) -> anyhow::Result<Launchers> {
+/// Where the runs go and the launchers' words, checked: enough nodes, a way to spread. With
+/// `steps` (the GPU clock set by Slurm) the runs on one node are Slurm steps too, on the node
+/// jouleplan runs on.
+pub(super) fn launchers(o: &Options, steps: bool) -> anyhow::Result<Launchers> {
     let place = placement::here(o.hostfile.as_deref())?;
     let (local, nodes) = match &o.launcher {
         Some(w) => (w.clone(), w.clone()),
+        None if steps => (
+            placement::step_here_words(&place)?,
+            placement::default_words(&place),
+        ),
         None => (
             placement::local_words(o.ranks),
             placement::default_words(&place),
@@ -117,6 +124,8 @@ pub(super) struct Setup {
     pub(super) hosts: Vec<String>,
     /// The GPUs a run with `g` GPUs is given: the first `g` of these.
     pub(super) gpu_ids: Vec<u32>,
+    /// How the GPU clock is set (NVML's guard restores it on drop).
+    pub(super) clock: super::clock::ClockControl,
 }
 
 /// Checks the options against this machine and the file to resume; returns the GPUs the runs
@@ -175,6 +184,9 @@ pub(super) fn check(
             .into());
         }
     }
+    if let Some(rec) = existing {
+        check_resumed_clocks(o, rec)?;
+    }
     if let Some(c) = o.cores.iter().find(|&&c| c % o.ranks != 0) {
         return Err(crate::error::InputError::Mismatch(format!(
             "--cores {c} is not a multiple of --ranks {}: each rank gets cores/ranks threads",
@@ -207,6 +219,7 @@ pub(super) fn discover_backends(o: &Options, log: &mut dyn FnMut(&str)) -> (Work
 
 /// Everything before the first run: checks, backends, frequency control, the record.
 pub(super) fn setup(o: &Options, log: &mut dyn FnMut(&str)) -> anyhow::Result<Setup> {
+    let method = super::clock::method(o)?;
     let existing = load_existing(o, log)?;
     let cpu_id = cpu::this_cpu();
     let cpus = core_cpus(&o.roots.cpu);
@@ -214,8 +227,9 @@ pub(super) fn setup(o: &Options, log: &mut dyn FnMut(&str)) -> anyhow::Result<Se
         place,
         local: words,
         nodes: node_words,
-    } = launchers(o)?;
+    } = launchers(o, method == Some(gpu_clock_set::Method::Slurm))?;
     let gpu_ids = check(o, existing.as_ref(), &cpus, &[&words, &node_words])?;
+    let clock = super::clock::take(o, method, (&gpu_ids, [&words, &node_words]), log)?;
     let (working, mut unsupported) = discover_backends(o, log);
     if max_nodes(o) > 1 {
         let m = one_node_only(&working);
@@ -232,25 +246,12 @@ pub(super) fn setup(o: &Options, log: &mut dyn FnMut(&str)) -> anyhow::Result<Se
         }
     }
     let (control, freqs, freq_note) = frequency_control(o, &words, &cpu_id.mhz, log)?;
-    let mut rec = existing.unwrap_or_else(|| SweepRecord {
-        id: None,
-        command: o.command.clone(),
-        ranks: o.ranks,
-        launcher: words.clone(),
-        launcher_nodes: Vec::new(),
-        repeat: o.repeat,
-        host: host_info(&cpu_id, cpus.len()),
-        backends: BTreeMap::new(),
-        unsupported: Vec::new(),
-        frequency: String::new(),
-        planned: Vec::new(),
-        runs: Vec::new(),
-        complete: false,
-        talp: Vec::new(),
-        host_lists: Vec::new(),
-    });
+    let mut rec = existing.unwrap_or_else(|| new_record(o, &words, host_info(&cpu_id, cpus.len())));
     rec.id
         .get_or_insert_with(|| super::journal::new_sweep_id(&o.output));
+    if let Some(note) = clock.note(o) {
+        backend_notes.insert("gpu-clock".into(), note);
+    }
     rec.backends = backend_notes;
     rec.unsupported = unsupported.clone();
     rec.frequency = freq_note;
@@ -284,26 +285,57 @@ pub(super) fn setup(o: &Options, log: &mut dyn FnMut(&str)) -> anyhow::Result<Se
         gpu_ids,
         hostfiles: BTreeMap::new(),
         hosts,
+        clock,
     })
 }
 
-/// Every point of the sweep: node counts, then cores, frequencies and GPUs.
+/// The record of a new sweep, with no run yet.
+fn new_record(o: &Options, words: &[String], host: BTreeMap<String, String>) -> SweepRecord {
+    SweepRecord {
+        id: None,
+        command: o.command.clone(),
+        ranks: o.ranks,
+        launcher: words.to_vec(),
+        launcher_nodes: Vec::new(),
+        repeat: o.repeat,
+        host,
+        backends: BTreeMap::new(),
+        unsupported: Vec::new(),
+        frequency: String::new(),
+        planned: Vec::new(),
+        runs: Vec::new(),
+        complete: false,
+        talp: Vec::new(),
+        host_lists: Vec::new(),
+    }
+}
+
+/// Every point of the sweep: node counts, then cores, frequencies and GPUs, a point with GPUs
+/// once per GPU clock of `--gpu-clocks`; ordered so that each clock is set once
+/// ([`gpu_clock_set::order_by_clock`]).
 pub(super) fn points(o: &Options, freqs: &[f64]) -> Vec<Planned> {
     let mut planned = Vec::new();
     for &nodes in &o.nodes {
         for &cores in &o.cores {
             for &freq_hz in freqs {
                 for &gpus in &o.gpus {
-                    planned.push(Planned {
+                    let clocks: Vec<Option<u32>> = match gpus {
+                        0 => vec![None],
+                        _ if o.gpu_clocks.is_empty() => vec![None],
+                        _ => o.gpu_clocks.iter().map(|&m| Some(m)).collect(),
+                    };
+                    planned.extend(clocks.into_iter().map(|gpu_clock_mhz| Planned {
                         nodes,
                         cores,
                         freq_hz,
                         gpus,
-                    });
+                        gpu_clock_mhz,
+                    }));
                 }
             }
         }
     }
+    gpu_clock_set::order_by_clock(&mut planned, |p| p.gpu_clock_mhz);
     planned
 }
 
@@ -367,16 +399,66 @@ pub(super) fn remove_hostfiles(s: &mut Setup) {
 
 /// The runs still to make (resume skips those the file has).
 pub(super) fn todo_list(o: &Options, s: &Setup) -> Vec<Todo> {
-    let done: BTreeSet<((u32, record::PointKey), u32)> = s
-        .rec
-        .runs
+    missing(&s.planned, &s.rec.runs, o.repeat)
+}
+
+/// The runs of `planned` (each `repeat` times) that `runs` does not hold: a point is its node
+/// count, cores, frequency, GPUs and GPU clock ([`Planned::key`]), so a run at another clock
+/// is another point's.
+pub(super) fn missing(planned: &[Planned], runs: &[record::RunRecord], repeat: u32) -> Vec<Todo> {
+    let done: BTreeSet<(record::PlannedKey, u32)> = runs
         .iter()
         .filter(|r| r.ok)
         .map(|r| (r.planned().key(), r.repeat))
         .collect();
-    s.planned
+    planned
         .iter()
-        .flat_map(|&p| (1..=o.repeat).map(move |k| (p, k)))
+        .flat_map(|&p| (1..=repeat).map(move |k| (p, k)))
         .filter(|&(p, k)| !done.contains(&(p.key(), k)))
         .collect()
+}
+
+/// Refuses to resume a sweep that set GPU clocks without `--gpu-clocks` (its runs with GPUs
+/// would go at the clock the GPU chooses, beside runs at set clocks).
+pub(super) fn check_resumed_clocks(o: &Options, rec: &SweepRecord) -> anyhow::Result<()> {
+    let mut set: Vec<u32> = rec.planned.iter().filter_map(|p| p.gpu_clock_mhz).collect();
+    set.sort_unstable();
+    set.dedup();
+    if set.is_empty() || !o.gpu_clocks.is_empty() || o.gpus.iter().all(|&g| g == 0) {
+        return Ok(());
+    }
+    let shown: Vec<String> = set.iter().map(u32::to_string).collect();
+    Err(crate::error::InputError::Mismatch(format!(
+        "{}: its sweep set the GPU clock ({} MHz): --resume it with --gpu-clocks {}, or          choose another --output for runs at the clock the GPU chooses",
+        o.output.display(),
+        shown.join(", "),
+        shown.join(",")
+    ))
+    .into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(gpu_clock_mhz: Option<u32>) -> Planned {
+        Planned {
+            nodes: 1,
+            cores: 4,
+            freq_hz: 2.0e9,
+            gpus: 1,
+            gpu_clock_mhz,
+        }
+    }
+
+    #[test]
+    fn resume_takes_a_run_at_another_clock_for_another_point() {
+        let file = r#"{"nodes":1,"cores":4,"freq_hz":2e9,"gpus":1,"repeat":1,"ok":true,
+            "wall_s":1.5,"readings":{},"finished_unix":1,"gpu_clock_mhz":1710}"#;
+        let run: record::RunRecord = serde_json::from_str(file).unwrap();
+        let planned = [point(Some(1710)), point(Some(870)), point(None)];
+        let left = missing(&planned, &[run], 1);
+        let clocks: Vec<Option<u32>> = left.iter().map(|(p, _)| p.gpu_clock_mhz).collect();
+        assert_eq!(clocks, [Some(870), None]);
+    }
 }

@@ -6,12 +6,12 @@ use std::collections::BTreeMap;
 /// Mean, standard deviation and range of each point's wall time, hyperfine style, with a
 /// warning where the spread exceeds 10%.
 pub fn summarise(rec: &SweepRecord) -> Vec<String> {
-    let mut groups: BTreeMap<(u32, record::PointKey), Vec<f64>> = BTreeMap::new();
+    let mut groups: BTreeMap<record::PlannedKey, Vec<f64>> = BTreeMap::new();
     for r in rec.runs.iter().filter(|r| r.ok) {
         groups.entry(r.planned().key()).or_default().push(r.wall_s);
     }
     let mut lines = Vec::new();
-    for ((nodes, (c, khz, g)), w) in groups {
+    for ((nodes, (c, khz, g), mhz), w) in groups {
         let n = w.len() as f64;
         let mean = w.iter().sum::<f64>() / n;
         let rel = record::rel_spread(&w);
@@ -23,6 +23,7 @@ pub fn summarise(rec: &SweepRecord) -> Vec<String> {
             cores: c,
             freq_hz: khz as f64 * 1e3,
             gpus: g,
+            gpu_clock_mhz: (mhz > 0).then_some(mhz),
         };
         lines.push(format!(
             "{}: {mean:.3} s ± {:.3} s (min {lo:.3} … max {hi:.3}, {} runs){}",

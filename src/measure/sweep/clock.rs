@@ -1,0 +1,150 @@
+//! The GPU clock of the sweep's runs (`--gpu-clocks`): how it is set, chosen before anything
+//! runs ([`method`]), taken after the checks ([`take`]), set before each clock's runs and
+//! restored when the sweep's set-up is dropped (the guard's `Drop`, on every path out of
+//! [`super::run`]).
+
+use super::options::*;
+use crate::error::InputError;
+use crate::measure::gpu_clock_nvml::{self, NvmlClocks};
+use crate::measure::gpu_clock_set::{self, ClockGuard, Method};
+use crate::measure::nvml;
+
+/// How the sweep's GPU clock is set.
+pub(super) enum ClockControl {
+    /// No clock asked for: the GPU chooses.
+    Unset,
+    /// NVML application clocks; the guard restores them on drop.
+    Nvml(ClockGuard),
+    /// Each run a Slurm step with `--gpu-freq`, with this memory clock.
+    Slurm(Option<u32>),
+}
+
+fn refuse(o: &Options, expected: String) -> anyhow::Error {
+    let got: Vec<String> = o.gpu_clocks.iter().map(u32::to_string).collect();
+    InputError::Argument {
+        flag: "--gpu-clocks".into(),
+        expected,
+        got: got.join(","),
+    }
+    .into()
+}
+
+/// The GPUs the sweep's runs use, as far as NVML can tell before the checks (0, 1, ... where
+/// it cannot): those whose permission is asked.
+fn probed_gpus(o: &Options) -> Vec<u32> {
+    let g = o.gpus.iter().copied().max().unwrap_or(0);
+    nvml::visible_gpus()
+        .and_then(|n| nvml::sweep_gpus(nvml::user_visible_devices().as_deref(), n, g))
+        .unwrap_or_else(|_| (0..g).collect())
+}
+
+/// How the clock will be set, chosen before anything runs: NVML where this process may set
+/// application clocks, else Slurm steps inside an allocation, else refused (exit 2) saying
+/// why and what to do. `None` when no clock is asked for.
+pub(super) fn method(o: &Options) -> anyhow::Result<Option<Method>> {
+    if o.gpu_clocks.is_empty() {
+        return Ok(None);
+    }
+    let job = std::env::var("SLURM_JOB_ID").ok();
+    let nvml = gpu_clock_nvml::may_set(&probed_gpus(o));
+    gpu_clock_set::choose(nvml, job.as_deref())
+        .map(Some)
+        .map_err(|e| refuse(o, e))
+}
+
+/// Takes the clock over for the sweep: NVML's clocks of `gpu_ids` read and every asked clock
+/// checked against those they support; the launchers checked to be srun steps for Slurm.
+/// Logs how the clock is set and, for NVML, the command that restores it after a SIGKILL.
+pub(super) fn take(
+    o: &Options,
+    method: Option<Method>,
+    (gpu_ids, words): (&[u32], [&[String]; 2]),
+    log: &mut dyn FnMut(&str),
+) -> anyhow::Result<ClockControl> {
+    let Some(method) = method else {
+        return Ok(ClockControl::Unset);
+    };
+    let clocks: Vec<String> = o.gpu_clocks.iter().map(|m| format!("{m} MHz")).collect();
+    log(&format!(
+        "GPU clocks {}: {}",
+        clocks.join(", "),
+        method.describe()
+    ));
+    let g = o.gpus.iter().copied().max().unwrap_or(0) as usize;
+    let ids = &gpu_ids[..g.min(gpu_ids.len())];
+    if method == Method::Slurm {
+        return slurm(o, ids, words, log);
+    }
+    let setter = NvmlClocks::load().map_err(|e| refuse(o, e))?;
+    let guard = ClockGuard::take(Box::new(setter), ids, &o.gpu_clocks, o.gpu_memory_mhz)
+        .map_err(|e| refuse(o, e))?;
+    log(&format!(
+        "if jouleplan is killed (SIGKILL, which it cannot catch), put the GPU clocks back with \
+         `{}` (or `nvidia-smi -rac` for the defaults)",
+        guard.restore_command()
+    ));
+    Ok(ClockControl::Nvml(guard))
+}
+
+/// Slurm steps: every launcher must be srun; the clocks are checked against those the GPUs
+/// support where NVML can read them (reading needs no permission; nothing is set).
+fn slurm(
+    o: &Options,
+    ids: &[u32],
+    words: [&[String]; 2],
+    log: &mut dyn FnMut(&str),
+) -> anyhow::Result<ClockControl> {
+    for w in words.iter().filter(|w| !w.is_empty()) {
+        let mut argv = w.to_vec();
+        gpu_clock_set::add_gpu_freq(&mut argv, "--gpu-freq".into()).map_err(|e| refuse(o, e))?;
+    }
+    match NvmlClocks::load() {
+        Ok(n) => drop(
+            ClockGuard::take(Box::new(n), ids, &o.gpu_clocks, o.gpu_memory_mhz)
+                .map_err(|e| refuse(o, e))?,
+        ),
+        Err(why) => log(&format!(
+            "GPU clocks not checked against the GPUs ({why}): Slurm sets the supported clock              nearest each one; --machine with gpu_clocks_mhz checks them before the sweep"
+        )),
+    }
+    Ok(ClockControl::Slurm(o.gpu_memory_mhz))
+}
+
+impl ClockControl {
+    /// The profile's note on how the GPU clock was set (`measured.gpu-clock`).
+    pub(super) fn note(&self, o: &Options) -> Option<String> {
+        let method = match self {
+            ClockControl::Unset => return None,
+            ClockControl::Nvml(_) => Method::Nvml,
+            ClockControl::Slurm(_) => Method::Slurm,
+        };
+        let clocks: Vec<String> = o.gpu_clocks.iter().map(u32::to_string).collect();
+        Some(format!(
+            "{} MHz, {}; the baseline points are the runs at the highest",
+            clocks.join(", "),
+            method.describe()
+        ))
+    }
+
+    /// Sets the clock of a point's runs (NVML; Slurm sets it per step).
+    pub(super) fn set(&mut self, clock: Option<u32>) -> anyhow::Result<()> {
+        match (self, clock) {
+            (ClockControl::Nvml(guard), Some(mhz)) => guard.set(mhz).map_err(anyhow::Error::msg),
+            _ => Ok(()),
+        }
+    }
+
+    /// Adds `--gpu-freq` to a run's command line where Slurm sets the clock ([`take`] refused
+    /// launchers that are not srun before anything ran).
+    pub(super) fn add_to(&self, argv: &mut Vec<String>, clock: Option<u32>) {
+        if let (ClockControl::Slurm(memory), Some(mhz)) = (self, clock) {
+            let _ = gpu_clock_set::add_gpu_freq(argv, gpu_clock_set::srun_gpu_freq(mhz, *memory));
+        }
+    }
+
+    /// Whether the runs on one node are Slurm steps (the program is then not jouleplan's
+    /// child: what follows the process does not see it).
+    pub(super) fn steps(&self) -> bool {
+        matches!(self, ClockControl::Slurm(_))
+    }
+}
