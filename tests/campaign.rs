@@ -4,7 +4,8 @@
 //! no more than the fixed sweeps, and lead `fit` and `plan` to a count that wastes little energy
 //! against the counts that were measured. Launched (no `--replay`), it runs a real program
 //! through a hostfile of fake hosts and a launcher that runs it here: time only (no RAPL
-//! assumed), each chosen count measured once, a failed count left out, a SIGTERM resumed.
+//! assumed), each chosen count measured once and the recommendation again, a failed count left
+//! out, a SIGTERM resumed.
 mod common;
 
 use common::jouleplan;
@@ -278,6 +279,11 @@ fn program(d: &Path, fail: u32) -> String {
 /// `profile --nodes auto` launching `program` through a hostfile of 8 fake hosts (the
 /// launcher runs it here, telling it the point's node count).
 fn launched(d: &Path, fail: u32, extra: &[&str]) -> std::process::Command {
+    launching(d, &program(d, fail), extra)
+}
+
+/// `profile --nodes auto` launching the shell program `program` as [`launched`] does.
+fn launching(d: &Path, program: &str, extra: &[&str]) -> std::process::Command {
     let m = this_node_times_8(d);
     let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_jouleplan"));
     c.current_dir(d).env_remove("SLURM_JOB_ID");
@@ -292,7 +298,7 @@ fn launched(d: &Path, fail: u32, extra: &[&str]) -> std::process::Command {
         "p.json",
     ]);
     c.args(["--grace", "1"]).args(extra);
-    c.args(["--", "/bin/sh", "-c", &program(d, fail)]);
+    c.args(["--", "/bin/sh", "-c", program]);
     c.stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
     c
@@ -321,10 +327,11 @@ fn rows(d: &Path) -> Vec<u64> {
     v
 }
 
-/// The node counts of the profile's successful runs, sorted (each count's `--repeat` runs).
+/// The node counts of the successful runs in the campaign's record of them (beside `-o`),
+/// sorted (a row a run).
 fn profiled(d: &Path) -> Vec<u64> {
     let doc: Value =
-        serde_json::from_str(&std::fs::read_to_string(d.join("p.json")).unwrap()).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(d.join("p.sweep.json")).unwrap()).unwrap();
     let mut v: Vec<u64> = doc["sweep"]["record"]["runs"]
         .as_array()
         .unwrap()
@@ -377,19 +384,47 @@ fn a_launched_campaign_measures_the_counts_it_chooses_and_ends_by_itself() {
     );
     let mut stepped: Vec<u64> = steps.iter().map(|s| s["nodes"].as_u64().unwrap()).collect();
     stepped.sort_unstable();
+    assert_eq!(rows(d), stepped, "a row a run, each made once");
+    stepped.dedup();
     assert_eq!(stepped, counts);
-    assert_eq!(rows(d), counts);
-    assert_eq!(profiled(d), counts, "the profile holds every run, once");
-    // The profile is the sweep's, with the node law fitted on its runs over several nodes.
+    assert_eq!(profiled(d), rows(d), "the record holds every run, once");
+    // The recommendation was measured again before the end (a run on it is no outlier).
+    let rec = v["recommendation"]["nodes"].as_u64().unwrap();
+    assert!(
+        rows(d).iter().filter(|&&n| n == rec).count() >= 2,
+        "{rec} nodes measured once: {v}"
+    );
+    // The profile is the campaign's last fit, with its node law; plan on it recommends the
+    // campaign's count.
     let doc: Value =
         serde_json::from_str(&std::fs::read_to_string(d.join("p.json")).unwrap()).unwrap();
-    // (or, where the times are too erratic for a law `plan` reads, why none was written).
-    let why = doc["assumptions"].to_string();
     assert!(
-        doc["node_law"].is_object() || why.contains("was not written"),
+        doc["node_law"].is_object() && doc.get("sweep").is_none(),
         "{doc}"
     );
     assert!(v["recommendation"]["energy_j"].is_null(), "time only: {v}");
+    assert_eq!(v["profile_file"], "p.json", "{v}");
+    assert_eq!(v["record_file"], "p.sweep.json", "{v}");
+    assert!(
+        v["machine_file"].is_null(),
+        "no power, no machine file: {v}"
+    );
+    assert_eq!(planned(d, "p.json", "m.toml"), rec);
+}
+
+/// `plan --profile PROFILE --machine MACHINE --nodes 1-8 --cores 1` in `d`: its recommended
+/// count.
+fn planned(d: &Path, profile: &str, machine: &str) -> u64 {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_jouleplan"))
+        .current_dir(d)
+        .args(["plan", "--machine", machine, "--profile", profile])
+        .args(["--nodes", "1-8", "--cores", "1", "--json"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    v["recommendation"]["nodes"].as_u64().unwrap()
 }
 
 #[test]
@@ -404,7 +439,9 @@ fn a_count_whose_runs_all_fail_is_said_left_out_and_never_invented() {
     );
     let counts = measured_nodes(&v);
     assert!(!counts.contains(&2) && counts.contains(&1), "{v}");
-    assert_eq!(rows(d), counts);
+    let mut once = rows(d);
+    once.dedup();
+    assert_eq!(once, counts);
 }
 
 #[test]
@@ -452,8 +489,61 @@ fn a_launched_campaign_stopped_by_sigterm_keeps_its_runs_and_resumes_without_rep
         .map(|s| s["nodes"].as_u64().unwrap())
         .collect();
     assert!(!stepped.contains(&1) && !stepped.contains(&2), "{v}");
-    assert_eq!(rows(d), counts);
-    assert_eq!(profiled(d), counts, "no count was measured twice");
+    // Every run is a step's: none of the first campaign's was made again.
+    let mut made: Vec<u64> = [1, 2].into_iter().chain(stepped).collect();
+    made.sort_unstable();
+    assert_eq!(rows(d), made, "a row a run, each made once");
+    assert_eq!(profiled(d), made, "no run was made twice");
+    let rec = v["recommendation"]["nodes"].as_u64().unwrap();
+    assert_eq!(planned(d, "p.json", "m.toml"), rec);
+}
+
+#[test]
+fn a_launched_campaign_confirms_its_recommendation_and_resumes_an_interrupted_confirmation() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // The second run on 8 nodes (the recommendation's confirmation) waits to be stopped.
+    std::fs::write(d.join("block"), "").unwrap();
+    let wait_on_second = format!(
+        "if [ $JP_NODES = 8 ] && [ -e {0}/block ]; then \
+           if [ -e {0}/ran8 ]; then touch {0}/started; exec sleep 30; fi; touch {0}/ran8; fi; \
+         exec sleep $(awk \"BEGIN{{print 0.02 + 0.8 / $JP_NODES}}\")",
+        s(d)
+    );
+    let child = launching(d, &wait_on_second, &[]).spawn().unwrap();
+    let t = std::time::Instant::now();
+    while !d.join("started").exists() {
+        assert!(t.elapsed().as_secs() < 60, "8 nodes were never confirmed");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    // SAFETY: signals our own child process.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+    let (rc, _, err) = ended(child);
+    assert_eq!(rc, 143, "{err}");
+    let before = rows(d);
+    assert_eq!(before.iter().filter(|&&n| n == 8).count(), 1, "{before:?}");
+    // The resumed campaign confirms 8 nodes with one more run, and nothing else is repeated.
+    std::fs::remove_file(d.join("block")).unwrap();
+    let mut resumed = launching(d, &wait_on_second, &["--resume"]);
+    let (rc, v, err) = ended(resumed.spawn().unwrap());
+    assert_eq!(rc, 0, "{err}");
+    let first = &v["steps"][0];
+    assert_eq!(first["nodes"], 8, "{v}");
+    assert!(
+        first["why"].as_str().unwrap().starts_with("confirm: "),
+        "{v}"
+    );
+    let after = rows(d);
+    assert!(after.iter().filter(|&&n| n == 8).count() >= 2, "{after:?}");
+    let stepped = v["steps"].as_array().unwrap().len();
+    assert_eq!(
+        after.len(),
+        before.len() + stepped,
+        "a run a step: {after:?}"
+    );
+    assert_eq!(profiled(d), after, "the record holds every run once");
+    assert_eq!(v["recommendation"]["nodes"], 8, "{v}");
+    assert_eq!(planned(d, "p.json", "m.toml"), 8);
 }
 
 #[test]

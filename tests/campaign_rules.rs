@@ -486,14 +486,36 @@ fn the_best_measured_count_is_recommended_and_the_model_s_other_pick_is_said_wit
         )),
         "{out}"
     );
+    // The campaign's own profile and machine file, planned as its end says, give its
+    // recommendation; `fit` on its runs gives the same.
+    let (p, m) = (text.join("soma.json"), text.join("soma.machine.toml"));
     assert!(
         out.contains(&format!(
-            "\nthen the recommendation: jouleplan plan --machine M.toml --profile P.json --nodes \
-             {rec} --cores 72\n"
+            "\nthen the recommendation: jouleplan plan --machine {} --profile {} --nodes \
+             {rec} --cores 72\n",
+            m.display(),
+            p.display()
         )),
         "{out}"
     );
-    // fit + plan as said reproduce it.
+    let n = rec.to_string();
+    let plan = |p: &Path, m: &Path| {
+        let (rc, out, err) = jouleplan(&[
+            "plan",
+            "--machine",
+            m.to_str().unwrap(),
+            "--profile",
+            p.to_str().unwrap(),
+            "--nodes",
+            &n,
+            "--cores",
+            "72",
+            "--json",
+        ]);
+        assert_eq!(rc, 0, "{err}");
+        out
+    };
+    let campaign_s = plan(&p, &m);
     let (p, m) = (text.join("P.json"), text.join("M.toml"));
     let (rc, _, err) = jouleplan(&[
         "fit",
@@ -507,19 +529,13 @@ fn the_best_measured_count_is_recommended_and_the_model_s_other_pick_is_said_wit
         m.to_str().unwrap(),
     ]);
     assert_eq!(rc, 0, "{err}");
-    let n = rec.to_string();
-    let (rc, out, err) = jouleplan(&[
-        "plan",
-        "--machine",
-        m.to_str().unwrap(),
-        "--profile",
-        p.to_str().unwrap(),
-        "--nodes",
-        &n,
-        "--cores",
-        "72",
-        "--json",
-    ]);
+    let out = plan(&p, &m);
+    let theirs: Value = serde_json::from_str(&campaign_s).unwrap();
+    assert_eq!(
+        theirs["recommendation"],
+        serde_json::from_str::<Value>(&out).unwrap()["recommendation"],
+        "the campaign's profile plans as fit's"
+    );
     assert_eq!(rc, 0, "{err}");
     let planned: Value = serde_json::from_str(&out).unwrap();
     let r = &planned["recommendation"];
