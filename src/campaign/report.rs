@@ -158,21 +158,31 @@ fn files_said(r: &Report, machine: &str, power: &Power) -> String {
         shell_word(&r.runs_file),
         shell_word(machine)
     );
-    let energy = match (power, &r.machine_file) {
-        (Some(Ok(())), Some(m)) => {
-            format!("and the machine's power fitted from their energy in {m}")
-        }
-        (Some(Err(why)), _) => {
-            format!("no power could be fitted from the energy measured ({why})")
-        }
-        (None, _) if r.file_power => "no energy was measured, so plans predict energy from \
-             the machine file's [power]"
-            .to_string(),
-        (None, _) => "no energy was measured, so plans rank by time and node-hours".to_string(),
-        (Some(Ok(())), None) => "power was fitted, but no machine file with it was written".into(),
+    let (files, energy) = match (power, &r.machine_file) {
+        (Some(Ok(())), Some(m)) => (
+            format!("{profile} and the machine's power fitted from their energy in {m}"),
+            String::new(),
+        ),
+        (Some(Err(why)), _) => (
+            profile.clone(),
+            format!("; no power could be fitted from the energy measured ({why})"),
+        ),
+        (None, _) if r.file_power => (
+            profile.clone(),
+            "; no energy was measured, so plans predict energy from the machine file's [power]"
+                .to_string(),
+        ),
+        (None, _) => (
+            profile.clone(),
+            "; no energy was measured, so plans rank by time and node-hours".to_string(),
+        ),
+        (Some(Ok(())), None) => (
+            profile.clone(),
+            "; power was fitted, but no machine file with it was written".to_string(),
+        ),
     };
     format!(
-        "runs in {}{record}; profile in {profile} ({fit} fits the same), {energy}",
+        "runs in {}{record}; profile in {files}, as `{fit}` fits them{energy}",
         r.runs_file
     )
 }
