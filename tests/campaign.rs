@@ -410,6 +410,35 @@ fn a_launched_campaign_measures_the_counts_it_chooses_and_ends_by_itself() {
         "no power, no machine file: {v}"
     );
     assert_eq!(planned(d, "p.json", "m.toml"), rec);
+    // Each run after the start says the time left to the campaign's predicted end, and each
+    // step that goes on what the last fit predicts after it.
+    let after_start: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("campaign run "))
+        .skip(3)
+        .collect();
+    assert!(!after_start.is_empty(), "{err}");
+    for l in after_start {
+        assert!(
+            l.contains("; campaign eta ")
+                || l.ends_with("; the campaign's last run, as the last fit predicts it"),
+            "{l}"
+        );
+    }
+    for st in &steps[2..steps.len() - 1] {
+        assert!(st["ahead"]["steps"].is_u64(), "{st}");
+    }
+    // A campaign whose -o holds its runs' record, as campaigns kept it before, is told where
+    // it belongs, and nothing is run.
+    std::fs::rename(d.join("p.sweep.json"), d.join("p.json")).unwrap();
+    let before = std::fs::read(d.join("p.json")).unwrap();
+    let (rc, _, err) = ended(launched(d, 0, &["--resume"]).spawn().unwrap());
+    assert_eq!(rc, 2, "{err}");
+    assert!(
+        err.contains("move p.json to p.sweep.json and resume"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(d.join("p.json")).unwrap(), before);
 }
 
 /// `plan --profile PROFILE --machine MACHINE --nodes 1-8 --cores 1` in `d`: its recommended
@@ -1083,4 +1112,48 @@ fn a_machine_file_with_more_cores_than_the_process_may_use_is_said_before_anythi
     assert!(err.contains(&said), "{err}");
     assert!(err.contains("give the step every core"), "{err}");
     assert!(!d.join("runs.csv").exists(), "{err}");
+}
+
+#[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
+fn a_replay_writes_the_fitted_machine_beside_its_profile_and_never_over_the_machine_it_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let rec = common::multinode("weather.csv");
+    let files = ["--cores", "72", "--measured-out", "r.csv", "-o", "w.json"];
+    let (rc, v, err) = replayed(d, &rec, &files);
+    assert_eq!(rc, 0, "{err}");
+    assert_eq!(v["machine_file"], "w.machine.toml", "{v}");
+    let fitted = std::fs::read_to_string(d.join("w.machine.toml")).unwrap();
+    let profile = std::fs::read_to_string(d.join("w.json")).unwrap();
+    let id = fitted
+        .lines()
+        .find_map(|l| l.strip_prefix("fit_id = "))
+        .unwrap()
+        .trim_matches('"');
+    assert!(
+        profile.contains(&format!("\"fit_id\": \"{id}\"")),
+        "{profile}"
+    );
+    // Again, reading the fitted machine file it wrote: refused, nothing replaced.
+    let again = [&files[..], &["--resume", "--machine", "w.machine.toml"]].concat();
+    let (rc, _, err) = replayed(d, &rec, &again);
+    assert_eq!(rc, 2, "{err}");
+    assert!(
+        err.contains("--machine w.machine.toml") && err.contains("another -o"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(d.join("w.machine.toml")).unwrap(),
+        fitted
+    );
+    // Without --resume the campaign's files are not replaced.
+    std::fs::remove_file(d.join("w.json")).unwrap();
+    std::fs::remove_file(d.join("r.csv")).unwrap();
+    let (rc, _, err) = replayed(d, &rec, &files);
+    assert_eq!(rc, 2, "{err}");
+    assert!(err.contains("w.machine.toml exists: add --resume"), "{err}");
 }
