@@ -513,8 +513,9 @@ impl<S: RunSource> Campaign<S> {
 /// Why an interrupted campaign stopped.
 fn interrupted(sig: i32, runs: usize) -> String {
     format!(
-        "interrupted ({}) after {}: every finished run is saved in --output and \
-         --measured-out; continue with --resume",
+        "interrupted ({}) after {}: every finished run is saved in --measured-out and in the \
+         record of the runs beside --output (--output holds the last fit, where one was made); \
+         continue with --resume",
         crate::measure::launch::signal_name(sig),
         crate::units::count(runs as u64, "run", "runs")
     )
