@@ -5,9 +5,10 @@ docs/NODE_AXIS.md), against a model-free reference rule.
 1. The Ice Lake codes (public data, ${JOULEPLAN_FIXTURES:-../shared/fixtures}; Afzal, Hager and
    Wellein, PMBS'23): `jouleplan profile --nodes auto --replay CODE.csv --machine
    icelake-8360y.toml --max-nodes 16 --measured-out RUNS.csv` (with `--cores 72` where the code
-   was recorded at 72 ranks a node on most counts), then `fit --measured RUNS.csv` and `plan`
-   as the campaign's end line says (`--nodes N` where the fitted model picks another count than
-   the best measured one, else `--nodes 1-16`), checked to give the campaign's recommendation.
+   was recorded at 72 ranks a node on most counts), then `plan` on the campaign's profile and
+   fitted machine file as its end line says (`--nodes N` where the fitted model picks another
+   count than the best measured one, else `--nodes 1-16`), and on `fit --measured RUNS.csv`,
+   both checked to give the campaign's recommendation.
    The recommendation's (and the model's pick's) measured energy is compared with the
    cheapest measured count within 5% of its measured time (72 ranks a node), and the cost
    (node-runs: a run on n nodes costs n) with the reference rule and measuring 1-16.
@@ -49,7 +50,7 @@ def campaign(binary, tmp, name, replay, machine, max_nodes, extra=()):
     """The campaign's JSON, or None and why it failed."""
     runs = os.path.join(tmp, f"{name}-runs.csv")
     prof = os.path.join(tmp, f"{name}.json")
-    for p in (runs, prof):
+    for p in (runs, prof, os.path.join(tmp, f"{name}.machine.toml")):
         if os.path.exists(p):
             os.remove(p)
     cmd = [binary, "profile", "--nodes", "auto", "--replay", replay, "--machine", machine,
@@ -60,13 +61,18 @@ def campaign(binary, tmp, name, replay, machine, max_nodes, extra=()):
     return json.loads(out), runs
 
 
-def recommend(binary, tmp, runs, cores, nodes="1-16"):
-    """`fit` then `plan --nodes NODES` on the campaign's runs, as its end line says: the count."""
-    prof, mach = os.path.join(tmp, "p.json"), os.path.join(tmp, "m.toml")
-    rc, _, err = S.run([binary, "fit", "--measured", runs, "--machine", S.MACHINE,
-                        "--profile-out", prof, "--machine-out", mach])
-    if rc != 0:
-        return None
+def recommend(binary, tmp, runs, cores, nodes="1-16", campaign=None):
+    """`plan --nodes NODES` on the campaign's profile and machine file, as its end line says
+    (`campaign`, its JSON), or on `fit` of its runs: the count."""
+    if campaign is not None:
+        prof = campaign["profile_file"]
+        mach = campaign["machine_file"] or S.MACHINE
+    else:
+        prof, mach = os.path.join(tmp, "p.json"), os.path.join(tmp, "m.toml")
+        rc, _, err = S.run([binary, "fit", "--measured", runs, "--machine", S.MACHINE,
+                            "--profile-out", prof, "--machine-out", mach])
+        if rc != 0:
+            return None
     cmd = [binary, "plan", "--machine", mach, "--profile", prof, "--nodes", nodes, "--json"]
     if cores:
         cmd += ["--cores", "72"]
@@ -135,10 +141,14 @@ def icelake(binary, tmp):
         case = S.Case(tmp, os.path.join(data, code + ".csv"), code, S.ICELAKE, "campaign", [], [],
                       S.MACHINE)
         rec, pick = d["recommendation"]["nodes"], d["model_pick"]["nodes"]
-        # fit + plan as the end line says (`--nodes N` where the model's pick differs).
-        again = recommend(binary, tmp, runs, cores, "1-16" if rec == pick else str(rec))
-        if again != rec:
-            print(f"| {code} | fit + plan give {again}, the campaign {rec} |")
+        # plan as the end line says (`--nodes N` where the model's pick differs), on the
+        # campaign's profile, then on fit of its runs.
+        nodes = "1-16" if rec == pick else str(rec)
+        planned = recommend(binary, tmp, runs, cores, nodes, d)
+        again = recommend(binary, tmp, runs, cores, nodes)
+        if planned != rec or again != rec:
+            print(f"| {code} | plan on its profile gives {planned}, fit + plan {again}, "
+                  f"the campaign {rec} |")
             continue
         _, rows = S.read_csv(os.path.join(data, code + ".csv"))
         rows = [(int(r[0]), float(r[4]), float(r[5])) for r in rows

@@ -4,7 +4,8 @@
 //! no more than the fixed sweeps, and lead `fit` and `plan` to a count that wastes little energy
 //! against the counts that were measured. Launched (no `--replay`), it runs a real program
 //! through a hostfile of fake hosts and a launcher that runs it here: time only (no RAPL
-//! assumed), each chosen count measured once, a failed count left out, a SIGTERM resumed.
+//! assumed), each chosen count measured once and the recommendation again, a failed count left
+//! out, a SIGTERM resumed.
 mod common;
 
 use common::jouleplan;
@@ -278,6 +279,11 @@ fn program(d: &Path, fail: u32) -> String {
 /// `profile --nodes auto` launching `program` through a hostfile of 8 fake hosts (the
 /// launcher runs it here, telling it the point's node count).
 fn launched(d: &Path, fail: u32, extra: &[&str]) -> std::process::Command {
+    launching(d, &program(d, fail), extra)
+}
+
+/// `profile --nodes auto` launching the shell program `program` as [`launched`] does.
+fn launching(d: &Path, program: &str, extra: &[&str]) -> std::process::Command {
     let m = this_node_times_8(d);
     let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_jouleplan"));
     c.current_dir(d).env_remove("SLURM_JOB_ID");
@@ -292,7 +298,7 @@ fn launched(d: &Path, fail: u32, extra: &[&str]) -> std::process::Command {
         "p.json",
     ]);
     c.args(["--grace", "1"]).args(extra);
-    c.args(["--", "/bin/sh", "-c", &program(d, fail)]);
+    c.args(["--", "/bin/sh", "-c", program]);
     c.stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
     c
@@ -321,10 +327,11 @@ fn rows(d: &Path) -> Vec<u64> {
     v
 }
 
-/// The node counts of the profile's successful runs, sorted (each count's `--repeat` runs).
+/// The node counts of the successful runs in the campaign's record of them (beside `-o`),
+/// sorted (a row a run).
 fn profiled(d: &Path) -> Vec<u64> {
     let doc: Value =
-        serde_json::from_str(&std::fs::read_to_string(d.join("p.json")).unwrap()).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(d.join("p.sweep.json")).unwrap()).unwrap();
     let mut v: Vec<u64> = doc["sweep"]["record"]["runs"]
         .as_array()
         .unwrap()
@@ -377,19 +384,82 @@ fn a_launched_campaign_measures_the_counts_it_chooses_and_ends_by_itself() {
     );
     let mut stepped: Vec<u64> = steps.iter().map(|s| s["nodes"].as_u64().unwrap()).collect();
     stepped.sort_unstable();
+    assert_eq!(rows(d), stepped, "a row a run, each made once");
+    stepped.dedup();
     assert_eq!(stepped, counts);
-    assert_eq!(rows(d), counts);
-    assert_eq!(profiled(d), counts, "the profile holds every run, once");
-    // The profile is the sweep's, with the node law fitted on its runs over several nodes.
+    assert_eq!(profiled(d), rows(d), "the record holds every run, once");
+    // The recommendation was measured again before the end (a run on it is no outlier).
+    let rec = v["recommendation"]["nodes"].as_u64().unwrap();
+    assert!(
+        rows(d).iter().filter(|&&n| n == rec).count() >= 2,
+        "{rec} nodes measured once: {v}"
+    );
+    // The profile is the campaign's last fit, with its node law; plan on it recommends the
+    // campaign's count.
     let doc: Value =
         serde_json::from_str(&std::fs::read_to_string(d.join("p.json")).unwrap()).unwrap();
-    // (or, where the times are too erratic for a law `plan` reads, why none was written).
-    let why = doc["assumptions"].to_string();
     assert!(
-        doc["node_law"].is_object() || why.contains("was not written"),
+        doc["node_law"].is_object() && doc.get("sweep").is_none(),
         "{doc}"
     );
     assert!(v["recommendation"]["energy_j"].is_null(), "time only: {v}");
+    assert_eq!(v["profile_file"], "p.json", "{v}");
+    assert_eq!(v["record_file"], "p.sweep.json", "{v}");
+    assert!(
+        v["machine_file"].is_null(),
+        "no power, no machine file: {v}"
+    );
+    assert_eq!(planned(d, &v), rec);
+    // Each run after the start says the time left to the campaign's predicted end, and each
+    // step that goes on what the last fit predicts after it.
+    let after_start: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("campaign run "))
+        .skip(3)
+        .collect();
+    assert!(!after_start.is_empty(), "{err}");
+    for l in after_start {
+        assert!(
+            l.contains("; campaign eta ")
+                || l.ends_with("; the campaign's last run, as the last fit predicts it"),
+            "{l}"
+        );
+    }
+    for st in &steps[2..steps.len() - 1] {
+        assert!(st["ahead"]["steps"].is_u64(), "{st}");
+    }
+    // A campaign whose -o holds its runs' record, as campaigns kept it before, is told where
+    // it belongs, and nothing is run.
+    std::fs::rename(d.join("p.sweep.json"), d.join("p.json")).unwrap();
+    let before = std::fs::read(d.join("p.json")).unwrap();
+    let (rc, _, err) = ended(launched(d, 0, &["--resume"]).spawn().unwrap());
+    assert_eq!(rc, 2, "{err}");
+    assert!(
+        err.contains("move p.json to p.sweep.json and resume"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(d.join("p.json")).unwrap(), before);
+}
+
+/// `plan --profile p.json --machine m.toml --cores 1` in `d` as the campaign's end line (its
+/// JSON `v`) says it: `--nodes 1-8`, or the recommended count where the fitted model picks
+/// another. Its recommended count.
+fn planned(d: &Path, v: &Value) -> u64 {
+    let (rec, pick) = (&v["recommendation"]["nodes"], &v["model_pick"]["nodes"]);
+    let nodes = match rec == pick {
+        true => "1-8".to_string(),
+        false => rec.to_string(),
+    };
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_jouleplan"))
+        .current_dir(d)
+        .args(["plan", "--machine", "m.toml", "--profile", "p.json"])
+        .args(["--nodes", &nodes, "--cores", "1", "--json"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    v["recommendation"]["nodes"].as_u64().unwrap()
 }
 
 #[test]
@@ -404,7 +474,9 @@ fn a_count_whose_runs_all_fail_is_said_left_out_and_never_invented() {
     );
     let counts = measured_nodes(&v);
     assert!(!counts.contains(&2) && counts.contains(&1), "{v}");
-    assert_eq!(rows(d), counts);
+    let mut once = rows(d);
+    once.dedup();
+    assert_eq!(once, counts);
 }
 
 #[test]
@@ -452,8 +524,62 @@ fn a_launched_campaign_stopped_by_sigterm_keeps_its_runs_and_resumes_without_rep
         .map(|s| s["nodes"].as_u64().unwrap())
         .collect();
     assert!(!stepped.contains(&1) && !stepped.contains(&2), "{v}");
-    assert_eq!(rows(d), counts);
-    assert_eq!(profiled(d), counts, "no count was measured twice");
+    // Every run is a step's: none of the first campaign's was made again.
+    let mut made: Vec<u64> = [1, 2].into_iter().chain(stepped).collect();
+    made.sort_unstable();
+    assert_eq!(rows(d), made, "a row a run, each made once");
+    assert_eq!(profiled(d), made, "no run was made twice");
+    let rec = v["recommendation"]["nodes"].as_u64().unwrap();
+    assert_eq!(planned(d, &v), rec);
+}
+
+#[test]
+fn a_launched_campaign_confirms_its_recommendation_and_resumes_an_interrupted_confirmation() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // The second run on 8 nodes (the recommendation's confirmation) waits to be stopped. The
+    // work divides well enough that 8 nodes stay the best count on a loaded machine.
+    std::fs::write(d.join("block"), "").unwrap();
+    let wait_on_second = format!(
+        "if [ $JP_NODES = 8 ] && [ -e {0}/block ]; then \
+           if [ -e {0}/ran8 ]; then touch {0}/started; exec sleep 30; fi; touch {0}/ran8; fi; \
+         exec sleep $(awk \"BEGIN{{print 0.02 + 3.2 / $JP_NODES}}\")",
+        s(d)
+    );
+    let child = launching(d, &wait_on_second, &[]).spawn().unwrap();
+    let t = std::time::Instant::now();
+    while !d.join("started").exists() {
+        assert!(t.elapsed().as_secs() < 60, "8 nodes were never confirmed");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    // SAFETY: signals our own child process.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+    let (rc, _, err) = ended(child);
+    assert_eq!(rc, 143, "{err}");
+    let before = rows(d);
+    assert_eq!(before.iter().filter(|&&n| n == 8).count(), 1, "{before:?}");
+    // The resumed campaign confirms 8 nodes with one more run, and nothing else is repeated.
+    std::fs::remove_file(d.join("block")).unwrap();
+    let mut resumed = launching(d, &wait_on_second, &["--resume"]);
+    let (rc, v, err) = ended(resumed.spawn().unwrap());
+    assert_eq!(rc, 0, "{err}");
+    let first = &v["steps"][0];
+    assert_eq!(first["nodes"], 8, "{v}");
+    assert!(
+        first["why"].as_str().unwrap().starts_with("confirm: "),
+        "{v}"
+    );
+    let after = rows(d);
+    assert!(after.iter().filter(|&&n| n == 8).count() >= 2, "{after:?}");
+    let stepped = v["steps"].as_array().unwrap().len();
+    assert_eq!(
+        after.len(),
+        before.len() + stepped,
+        "a run a step: {after:?}"
+    );
+    assert_eq!(profiled(d), after, "the record holds every run once");
+    assert_eq!(v["recommendation"]["nodes"], 8, "{v}");
+    assert_eq!(planned(d, &v), 8);
 }
 
 #[test]
@@ -993,4 +1119,48 @@ fn a_machine_file_with_more_cores_than_the_process_may_use_is_said_before_anythi
     assert!(err.contains(&said), "{err}");
     assert!(err.contains("give the step every core"), "{err}");
     assert!(!d.join("runs.csv").exists(), "{err}");
+}
+
+#[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
+fn a_replay_writes_the_fitted_machine_beside_its_profile_and_never_over_the_machine_it_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let rec = common::multinode("weather.csv");
+    let files = ["--cores", "72", "--measured-out", "r.csv", "-o", "w.json"];
+    let (rc, v, err) = replayed(d, &rec, &files);
+    assert_eq!(rc, 0, "{err}");
+    assert_eq!(v["machine_file"], "w.machine.toml", "{v}");
+    let fitted = std::fs::read_to_string(d.join("w.machine.toml")).unwrap();
+    let profile = std::fs::read_to_string(d.join("w.json")).unwrap();
+    let id = fitted
+        .lines()
+        .find_map(|l| l.strip_prefix("fit_id = "))
+        .unwrap()
+        .trim_matches('"');
+    assert!(
+        profile.contains(&format!("\"fit_id\": \"{id}\"")),
+        "{profile}"
+    );
+    // Again, reading the fitted machine file it wrote: refused, nothing replaced.
+    let again = [&files[..], &["--resume", "--machine", "w.machine.toml"]].concat();
+    let (rc, _, err) = replayed(d, &rec, &again);
+    assert_eq!(rc, 2, "{err}");
+    assert!(
+        err.contains("--machine w.machine.toml") && err.contains("another -o"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(d.join("w.machine.toml")).unwrap(),
+        fitted
+    );
+    // Without --resume the campaign's files are not replaced.
+    std::fs::remove_file(d.join("w.json")).unwrap();
+    std::fs::remove_file(d.join("r.csv")).unwrap();
+    let (rc, _, err) = replayed(d, &rec, &files);
+    assert_eq!(rc, 2, "{err}");
+    assert!(err.contains("w.machine.toml exists: add --resume"), "{err}");
 }

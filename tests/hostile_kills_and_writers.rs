@@ -377,14 +377,25 @@ fn campaign_killed_at_its_saves(_: PathBuf) {
             .map(|n| n.as_u64().unwrap())
             .collect();
         assert!([1, 2, 4].iter().all(|n| counts.contains(n)), "{why}: {v}");
-        assert_eq!(csv_counts(d), counts, "{why}: each count once in the CSV");
-        let mut runs: Vec<u64> = runs_of(&d.join("p.json"))
+        let mut once = csv_counts(d);
+        once.dedup();
+        assert_eq!(once, counts, "{why}: every count measured is in the CSV");
+        // The record of the runs (beside -o): a run a row of the CSV, none made twice.
+        let ok: Vec<(u64, u64)> = runs_of(&d.join("p.sweep.json"))
             .iter()
             .filter(|r| r["ok"] == true)
-            .map(|r| r["nodes"].as_u64().unwrap_or(1))
+            .map(|r| {
+                (
+                    r["nodes"].as_u64().unwrap_or(1),
+                    r["repeat"].as_u64().unwrap(),
+                )
+            })
             .collect();
+        let mut runs: Vec<u64> = ok.iter().map(|r| r.0).collect();
         runs.sort_unstable();
-        assert_eq!(runs, counts, "{why}: no count measured twice, none lost");
+        assert_eq!(runs, csv_counts(d), "{why}: no run lost");
+        let distinct: std::collections::BTreeSet<_> = ok.iter().collect();
+        assert_eq!(distinct.len(), ok.len(), "{why}: no run made twice");
     }
 }
 

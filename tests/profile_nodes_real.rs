@@ -56,12 +56,15 @@ fn doc(path: &Path) -> Value {
 
 const SLURM: &str = "profile_nodes_runs_srun_steps_over_two_slurm_nodes_and_fits_the_node_law";
 const MPIRUN: &str = "profile_runs_the_one_node_ranks_under_mpirun_here";
+const CAMPAIGN: &str =
+    "a_campaign_in_a_slurm_allocation_confirms_its_recommendation_and_plan_on_its_profile_agrees";
 
 fn main() {
     let args = libtest_mimic::Arguments::from_args();
     let trials = vec![
         common::real_trial_in(&args, SLURM, start, |c| srun_steps(&c)),
         common::real_trial_in(&args, MPIRUN, mpirun, |_| mpirun_over_a_hostfile()),
+        common::real_trial_in(&args, CAMPAIGN, start, |c| campaign_in_allocation(&c)),
     ];
     libtest_mimic::run(&args, trials).exit();
 }
@@ -269,4 +272,79 @@ fn mpirun_over_a_hostfile() {
     let rec = &p["sweep"]["record"];
     assert_eq!(rec["launcher"][0], "mpirun", "{rec}");
     assert!(rec["runs"][0].get("hosts").is_none(), "{rec}");
+}
+
+/// `profile --nodes auto` as a batch job on the two nodes: the start (1 and 2 nodes, srun
+/// steps for 2), then the recommendation measured again; `plan` on the campaign's `-o`
+/// recommends the campaign's count, and its record of every run holds the srun steps.
+fn campaign_in_allocation(c: &Cluster) {
+    let work = tempfile::tempdir().unwrap();
+    let d = work.path();
+    let (ok, text) = common::outcome(
+        Command::cargo_bin("jouleplan")
+            .unwrap()
+            .current_dir(d)
+            .args(["machine", "init", "-o", "m.toml"])
+            .output()
+            .unwrap(),
+    );
+    assert!(ok, "{text}");
+    // This node twice, with a network; no [power]: the runs measure time only.
+    let m = std::fs::read_to_string(d.join("m.toml")).unwrap();
+    let m = m.replacen("\nnodes = 1\n", "\nnodes = 2\n", 1)
+        + "\n[network]\nlatency_s = 1e-6\nbandwidth_bytes_per_s = 1e9\n";
+    std::fs::write(d.join("m.toml"), m).unwrap();
+    let args = [
+        "--nodes",
+        "auto",
+        "--cores",
+        "1",
+        "--machine",
+        "m.toml",
+        "--measured-out",
+        "runs.csv",
+        "-o",
+        "p.json",
+        "--",
+        "/bin/sh",
+        "-c",
+        "sleep 0.3",
+    ];
+    let (ok, text) = profile_in_allocation(c, d, &args);
+    assert!(ok, "{text}");
+    assert!(text.contains("campaign ended: stable"), "{text}");
+    let rec: u64 = text
+        .lines()
+        .find_map(|l| l.strip_prefix("recommendation: "))
+        .and_then(|l| l.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{text}"));
+    let runs = std::fs::read_to_string(d.join("runs.csv")).unwrap();
+    let at = |n: u64| {
+        runs.lines()
+            .skip(1)
+            .filter(|l| l.split(',').next() == Some(&n.to_string()))
+            .count()
+    };
+    assert!(at(1) >= 1 && at(2) >= 1, "{runs}");
+    assert!(
+        at(rec) >= 2,
+        "the recommendation, {rec} nodes, was measured once: {runs}"
+    );
+    let record = doc(&d.join("p.sweep.json"));
+    assert_eq!(
+        record["sweep"]["record"]["launcher_nodes"][0], "srun",
+        "{record}"
+    );
+    let out = Command::cargo_bin("jouleplan")
+        .unwrap()
+        .current_dir(d)
+        .args(["plan", "--machine", "m.toml", "--profile", "p.json"])
+        .args(["--nodes", "1-2", "--cores", "1", "--json"])
+        .output()
+        .unwrap();
+    let (ok, text) = common::outcome(out.clone());
+    assert!(ok, "{text}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["recommendation"]["nodes"].as_u64(), Some(rec), "{v}");
 }

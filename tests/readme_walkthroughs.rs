@@ -266,7 +266,18 @@ fn how_many_nodes_to_measure_runs_verbatim_and_ends_by_itself() {
         "{}",
         outs[at("profile")]
     );
-    // The fit the campaign's last line names, with the machine's power, then the plan.
+    // The plan the campaign's last line names, on its own profile and fitted machine file.
+    assert!(
+        commands[at("plan")].contains("--machine soma.machine.toml --profile soma.json"),
+        "{}",
+        commands[at("plan")]
+    );
+    let fitted = std::fs::read_to_string(dir.path().join("soma.machine.toml")).unwrap();
+    assert!(
+        fitted.contains("[power]") && fitted.contains("fit_id"),
+        "{fitted}"
+    );
+    // The fit of the same runs, with the machine's power, for its chart.
     let fit = &commands[at("fit")];
     assert!(
         fit.contains("--measured soma-runs.csv") && fit.contains("--machine-out"),

@@ -382,14 +382,14 @@ fn explore(c: &Ctx<'_>) -> Option<Next> {
             "explore: {m} nodes could beat the {} of the best measured count, {r} nodes, by up \
              to {:.1}% at its interval's favourable end ({}; a repeat \
              differs by {:.1}%, the run-to-run spread or the tolerance); of {} such {}, it \
-             narrows the decision most per node-hour ({:.3} node-hours)",
+             narrows the decision most per node-hour ({})",
             c.o.said(),
             100.0 * fav,
             point_said(point),
             100.0 * tol,
             could.len(),
             if could.len() == 1 { "count" } else { "counts" },
-            cost(c.view, c.plan, m)
+            crate::units::fmt_node_hours(cost(c.view, c.plan, m))
         ),
     ))
 }

@@ -1,14 +1,16 @@
 //! A campaign that launches the program: each requested count is measured through the sweep
 //! of `profile --nodes` (same launchers, hostfile, Slurm steps and saved runs), resumed onto
-//! the sweep's profile so that each step makes only its new count's runs.
+//! the sweep's record of every run (beside the campaign's profile) so that each step makes
+//! only its new runs: a new count's, or one more of a count measured before (a confirmation).
 
-use super::source::{RunSource, Taken};
-use crate::calibrate::fit::MachineDoc;
-use crate::calibrate::sweep_law::{self, measured_row};
+use super::source::{Ahead, RunSource, Taken};
+use crate::artefact::sweep::PointKey;
+use crate::calibrate::sweep_law::measured_row;
 use crate::error::InputError;
 use crate::measure::placement::{self, Placement};
 use crate::measure::sweep::{self, Options};
-use std::collections::BTreeSet;
+use crate::units::count;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 /// A line a launched campaign says: a run's progress, a run that failed, a note.
@@ -24,15 +26,18 @@ pub enum Said<'a> {
 
 /// The program, launched.
 pub struct Launch {
-    /// The sweep's options; each step sets its node counts and repeats.
+    /// The sweep's options (its `output`: the record of every run); each step sets its node
+    /// counts and repeats.
     opts: Options,
     /// Where each run's line and what failed are said.
     log: Box<dyn FnMut(Said<'_>)>,
     /// Counts with a successful run.
     measured: BTreeSet<u32>,
+    /// The repeat indices of the successful runs of each point (node count and point key).
+    ok: BTreeMap<(u32, PointKey), BTreeSet<u32>>,
     /// Counts whose runs all failed: not measured again in this campaign.
     failed: BTreeSet<u32>,
-    /// Runs of the profile already read back.
+    /// Runs of the record already read back.
     seen: usize,
     /// Whether a run failed.
     any_failed: bool,
@@ -45,13 +50,15 @@ pub struct Launch {
     /// Whether the next step's sweep may say what it resumes: only the first after `--resume`
     /// (every later step goes on from the campaign's own runs).
     say_resuming: bool,
+    /// What the campaign predicts after the step now taken (`None`: the start).
+    ahead: Option<Ahead>,
 }
 
 impl Launch {
-    /// The launch of the sweep `opts` (its `--output` goes on from one step to the next),
-    /// checked before anything runs, and the largest node count: `max_nodes`, else the
-    /// hostfile's hosts or the Slurm allocation's nodes (at most the machine's), else the
-    /// machine's nodes. `log` gets every line the runs say.
+    /// The launch of the sweep `opts` (its `--output`, the record of every run, goes on from
+    /// one step to the next), checked before anything runs, and the largest node count:
+    /// `max_nodes`, else the hostfile's hosts or the Slurm allocation's nodes (at most the
+    /// machine's), else the machine's nodes. `log` gets every line the runs say.
     pub fn new(
         mut opts: Options,
         (max_nodes, machine_nodes): (Option<u32>, u32),
@@ -79,17 +86,19 @@ impl Launch {
         })?;
         if opts.output.exists() && !opts.resume {
             return Err(InputError::Mismatch(format!(
-                "{} exists: add --resume to continue its campaign, or choose another --output",
+                "{} exists (the record of a campaign's runs): add --resume to continue its \
+                 campaign, or choose another --output",
                 opts.output.display()
             ))
             .into());
         }
-        // Every step goes on in -o: the runs there are skipped.
+        // Every step goes on in the record: the runs there are skipped.
         opts.resume = true;
         let l = Launch {
             opts,
             log,
             measured: BTreeSet::new(),
+            ok: BTreeMap::new(),
             failed: BTreeSet::new(),
             seen: 0,
             any_failed: false,
@@ -97,6 +106,7 @@ impl Launch {
             banner: BTreeSet::new(),
             said_runs: 0,
             say_resuming: false,
+            ahead: None,
         };
         Ok((l, max))
     }
@@ -106,7 +116,12 @@ impl Launch {
         self.any_failed
     }
 
-    /// The successful runs the profile gained since it was last read.
+    /// The record of every run the sweep keeps (`--resume` goes on from it).
+    pub fn record_file(&self) -> &Path {
+        &self.opts.output
+    }
+
+    /// The successful runs the record gained since it was last read.
     fn read_back(&mut self) -> anyhow::Result<Vec<Taken>> {
         let output = &self.opts.output;
         let text = crate::input::read_file(output)?;
@@ -117,9 +132,15 @@ impl Launch {
             .enumerate()
             .skip(self.seen)
             .filter(|(_, r)| r.ok)
-            .map(|(i, r)| Taken {
-                row: measured_row(r),
-                from: format!("{}: run {}", output.display(), i + 1),
+            .map(|(i, r)| {
+                self.ok
+                    .entry(r.planned().key())
+                    .or_default()
+                    .insert(r.repeat);
+                Taken {
+                    row: measured_row(r),
+                    from: format!("{}: run {}", output.display(), i + 1),
+                }
             })
             .collect();
         self.seen = rec.runs.len();
@@ -127,8 +148,8 @@ impl Launch {
         Ok(runs)
     }
 
-    /// `--resume`: every successful run of the sweep's profile, whose sweep the campaign goes
-    /// on. Without the profile, a `csv` of earlier runs is refused: their records are gone.
+    /// `--resume`: every successful run of the sweep's record, whose sweep the campaign goes
+    /// on. Without the record, a `csv` of earlier runs is refused: their records are gone.
     pub fn resume(&mut self, csv: &Path) -> anyhow::Result<Vec<Taken>> {
         if self.opts.output.exists() {
             self.say_resuming = true;
@@ -139,7 +160,8 @@ impl Launch {
         if csv.exists() {
             return Err(InputError::Mismatch(format!(
                 "--resume: {} does not exist, but {} does: a launched campaign goes on from \
-                 the profile its runs were saved in; give that profile as --output",
+                 the record of its runs, kept beside its profile (--output); give the --output \
+                 the campaign began with",
                 self.opts.output.display(),
                 csv.display()
             ))
@@ -148,62 +170,106 @@ impl Launch {
         Ok(Vec::new())
     }
 
-    /// Fits the node law on the profile's runs over several nodes into it, as `profile
-    /// --nodes --machine` does; when interrupted, leaves the profile as the sweep saved it.
-    pub fn finish(&self, machine: &MachineDoc, weak: bool) -> anyhow::Result<()> {
-        let output = &self.opts.output;
-        if self.interrupted().is_some() || !output.exists() {
-            // The campaign's end says so; the sweep saved every run.
-            return Ok(());
-        }
-        let text = crate::input::read_file(output)?;
-        let (mut doc, rec) = crate::measure::record::read_written(output, &text)?;
-        let digest = crate::input::sha256_hex(&text);
-        let law = sweep_law::fit_into((output, digest), (&mut doc, &rec), Some(machine), weak)?;
-        if matches!(law, sweep_law::SweepLaw::OneNode) {
-            return Ok(());
-        }
-        let text = doc.to_text()?;
-        crate::atomic_write::write_atomic(output, text.as_bytes(), false)?;
-        Ok(())
+    /// The repeat that makes `k` more runs at each point on `n` nodes: the smallest whose
+    /// indices not yet run successfully number `k` (at the point that needs the most).
+    fn repeat_for_more(&self, n: u32, k: u32) -> u32 {
+        self.ok
+            .iter()
+            .filter(|((nodes, _), _)| *nodes == n)
+            .map(|(_, done)| {
+                let mut t = 0;
+                let mut missing = 0;
+                while missing < k {
+                    t += 1;
+                    missing += u32::from(!done.contains(&t));
+                }
+                t
+            })
+            .max()
+            .unwrap_or(k)
+    }
+
+    /// A sweep line as the campaign says it: its own run counter and the time left to the
+    /// campaign's predicted end in place of the step's (`[1/2] ..., eta 3.0 s`); other lines
+    /// as they are.
+    fn campaign_line(&mut self, line: &str, step_start: std::time::Instant) -> String {
+        let Some((numbers, rest)) = line
+            .strip_prefix('[')
+            .and_then(|l| l.split_once("] "))
+            .filter(|(c, _)| c.starts_with(|c: char| c.is_ascii_digit()))
+        else {
+            return line.to_string();
+        };
+        self.said_runs += 1;
+        let body = match rest.rsplit_once(", ") {
+            Some((body, tail)) if tail.starts_with("eta ") || tail == "last run" => body,
+            _ => rest,
+        };
+        let (i, total) = numbers
+            .split_once('/')
+            .and_then(|(i, t)| Some((i.parse::<u32>().ok()?, t.parse::<u32>().ok()?)))
+            .unwrap_or((1, 1));
+        let left = total.saturating_sub(i);
+        let per_run = step_start.elapsed().as_secs_f64() / f64::from(i.max(1));
+        let eta = match self.ahead {
+            None => "the campaign's eta comes once its start is fitted".to_string(),
+            Some(a) if a.steps == 0 && left == 0 => {
+                "the campaign's last run, as the last fit predicts it".to_string()
+            }
+            Some(a) => {
+                let this = match left {
+                    0 => String::new(),
+                    k => format!("{} of this step, then ", count(k, "run", "runs")),
+                };
+                format!(
+                    "campaign eta {} ({this}{} as the last fit predicts them)",
+                    crate::units::fmt_duration(crate::units::Seconds(
+                        per_run * f64::from(left) + a.seconds
+                    )),
+                    count(a.steps as u64, "more step", "more steps"),
+                )
+            }
+        };
+        format!("campaign run {}: {body}; {eta}", self.said_runs)
     }
 }
 
 impl RunSource for Launch {
-    /// Every count up to `max` not measured and not failed.
+    /// Every count up to `max` whose runs did not all fail: a count measured before can be
+    /// measured again.
     fn available(&self, max: u32) -> Vec<u32> {
-        (1..=max)
-            .filter(|n| !self.measured.contains(n) && !self.failed.contains(n))
-            .collect()
+        (1..=max).filter(|n| !self.failed.contains(n)).collect()
     }
 
     /// Runs the sweep over the counts measured so far and `n`, `k` runs a point: only the
-    /// runs not yet in the profile are made. Returns the new successful runs (none where every
-    /// run on `n` failed, said, and `n` is then left out; none when a stop signal came).
+    /// runs not yet in the record are made. A count measured before is measured again (`k`
+    /// more runs on it alone). Returns the new successful runs (none where every run on `n`
+    /// failed, said, and `n` is then left out; none when a stop signal came).
     fn take(&mut self, n: u32, k: u32) -> anyhow::Result<Vec<Taken>> {
         if sweep::interrupted() {
             self.signal = Some(stop_signal());
             return Ok(Vec::new());
         }
-        let mut nodes: Vec<u32> = self.measured.iter().copied().collect();
-        nodes.push(n);
-        nodes.sort_unstable();
-        nodes.dedup();
-        self.opts.nodes = nodes;
-        self.opts.repeat = k;
-        let log = &mut self.log;
-        let (banner, resuming) = (&mut self.banner, std::mem::take(&mut self.say_resuming));
-        let said_runs = &mut self.said_runs;
-        let res = sweep::run(&self.opts, &mut |l: &str| {
-            if said_before(l, banner, resuming) {
+        let again = self.measured.contains(&n);
+        if again {
+            self.opts.nodes = vec![n];
+            self.opts.repeat = self.repeat_for_more(n, k);
+        } else {
+            let mut nodes: Vec<u32> = self.measured.iter().copied().collect();
+            nodes.push(n);
+            nodes.sort_unstable();
+            self.opts.nodes = nodes;
+            self.opts.repeat = k;
+        }
+        let resuming = std::mem::take(&mut self.say_resuming);
+        let start = std::time::Instant::now();
+        let opts = self.opts.clone();
+        let res = sweep::run(&opts, &mut |l: &str| {
+            if said_before(l, &mut self.banner, resuming) {
                 return;
             }
-            if l.starts_with('[') && l[1..].starts_with(|c: char| c.is_ascii_digit()) {
-                // The step's own counter stays: it says how far this count's runs are.
-                *said_runs += 1;
-                return log(Said::Run(&format!("campaign run {said_runs}: {l}")));
-            }
-            log(Said::Run(l))
+            let line = self.campaign_line(l, start);
+            (self.log)(Said::Run(&line))
         })?;
         for f in &res.failed {
             (self.log)(Said::Failed(f));
@@ -214,10 +280,17 @@ impl RunSource for Launch {
             self.signal = Some(stop_signal());
         } else if !runs.iter().any(|t| t.row.nodes == n) {
             self.failed.insert(n);
-            (self.log)(Said::Note(&format!(
-                "every run on {} failed (said above): the campaign leaves {n} nodes out",
-                crate::units::count(u64::from(n), "node", "nodes")
-            )));
+            let nodes = count(u64::from(n), "node", "nodes");
+            let note = match again {
+                true => format!(
+                    "every run on {nodes} failed (said above): the campaign does not measure \
+                     {n} nodes again, and their runs so far decide"
+                ),
+                false => format!(
+                    "every run on {nodes} failed (said above): the campaign leaves {n} nodes out"
+                ),
+            };
+            (self.log)(Said::Note(&note));
         }
         Ok(runs)
     }
@@ -231,6 +304,10 @@ impl RunSource for Launch {
     fn interrupted(&self) -> Option<i32> {
         self.signal
             .or_else(|| sweep::interrupted().then(stop_signal))
+    }
+
+    fn ahead(&mut self, ahead: Option<Ahead>) {
+        self.ahead = ahead;
     }
 }
 

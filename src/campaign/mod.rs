@@ -21,6 +21,7 @@
 
 pub mod decide;
 pub mod evaluate;
+pub mod forecast;
 pub mod launch;
 pub mod objective;
 pub mod order;
@@ -33,4 +34,4 @@ pub mod step;
 
 pub use run::{Campaign, Observer, Outcome, Quiet};
 pub use settings::Settings;
-pub use source::{RunSource, Taken};
+pub use source::{Ahead, RunSource, Taken};

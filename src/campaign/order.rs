@@ -4,7 +4,6 @@
 
 use super::source::Taken;
 use crate::artefact::profile::{CAMPAIGN_KEY, ProfileFile, campaign_note};
-use std::path::Path;
 
 /// The node counts of `runs`, in the order they were first measured.
 pub fn measured_order(runs: &[Taken]) -> Vec<u32> {
@@ -17,17 +16,11 @@ pub fn measured_order(runs: &[Taken]) -> Vec<u32> {
     order
 }
 
-/// Records the order of `runs` in the provenance of the profile at `profile` (rewritten
-/// atomically); nothing where there is no run or no profile.
-pub fn record(profile: &Path, runs: &[Taken]) -> anyhow::Result<()> {
+/// Records the order of `runs` in the provenance of `file`; nothing where there is no run.
+pub fn record(file: &mut ProfileFile, runs: &[Taken]) {
     let order = measured_order(runs);
-    if order.is_empty() || !profile.exists() {
-        return Ok(());
+    if !order.is_empty() {
+        file.provenance
+            .insert(CAMPAIGN_KEY.into(), campaign_note(&order));
     }
-    let text = crate::input::read_file(profile)?;
-    let mut file = ProfileFile::parse(profile, &text)?;
-    file.provenance
-        .insert(CAMPAIGN_KEY.into(), campaign_note(&order));
-    crate::atomic_write::write_atomic(profile, (file.to_text()? + "\n").as_bytes(), false)?;
-    Ok(())
 }

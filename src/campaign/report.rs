@@ -26,12 +26,25 @@ pub struct Report {
     node_hours: f64,
     node_runs: u32,
     runs_file: String,
-    profile_file: String,
+    /// The profile of the last fit (null where there was none).
+    profile_file: Option<String>,
+    /// The machine file with the power fitted from the runs (null where none was fitted).
+    machine_file: Option<String>,
+    /// The record of every launched run, which `--resume` goes on from (null in a replay).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    record_file: Option<String>,
 }
 
 impl Report {
-    /// The report of `outcome`, whose runs are in `runs_file` and profile in `profile_file`.
-    pub fn new(outcome: Outcome, runs_file: &str, profile_file: &str) -> Report {
+    /// The report of `outcome`, whose runs are in `runs_file`, and whose last fit wrote
+    /// `files`: the profile, the machine file with the fitted power, and the record of every
+    /// launched run, where there are.
+    pub fn new(
+        outcome: Outcome,
+        runs_file: &str,
+        files: (Option<String>, Option<String>, Option<String>),
+    ) -> Report {
+        let (profile_file, machine_file, record_file) = files;
         Report {
             format: "jouleplan-campaign/1",
             steps: outcome.steps,
@@ -46,7 +59,9 @@ impl Report {
             node_hours: outcome.node_hours,
             node_runs: outcome.node_runs,
             runs_file: runs_file.into(),
-            profile_file: profile_file.into(),
+            profile_file,
+            machine_file,
+            record_file,
         }
     }
 }
@@ -86,8 +101,9 @@ pub fn summary(
     };
     writeln!(
         out,
-        "campaign: {steps} at {:.3} node-hours ({} node-runs)",
-        r.node_hours, r.node_runs
+        "campaign: {steps} at {} ({} node-runs)",
+        crate::units::fmt_node_hours(r.node_hours),
+        r.node_runs
     )?;
     writeln!(out, "stopped: {}", r.stopped)?;
     writeln!(out, "recommendation: {}", said(&r.recommendation))?;
@@ -99,48 +115,75 @@ pub fn summary(
             said(&r.model_pick)
         )?;
     }
-    let fit = format!(
-        "jouleplan fit --measured {} --machine {} --profile-out P.json",
-        shell_word(&r.runs_file),
-        shell_word(machine)
-    );
-    let then = match &power {
-        Some(Ok(())) => format!("the machine's power from them: {fit} --machine-out M.toml"),
-        Some(Err(why)) => {
-            format!("no power could be fitted from the energy measured ({why}): {fit}")
-        }
-        None if r.file_power => format!(
-            "no energy was measured, so plans predict energy from the machine file's [power]: \
-             {fit}"
-        ),
-        None => format!("no energy was measured, so plans rank by time and node-hours: {fit}"),
+    writeln!(out, "{}", files_said(r, machine, &power))?;
+    let Some(profile) = &r.profile_file else {
+        return Ok(());
     };
-    writeln!(
-        out,
-        "runs in {}; profile in {}; {then}",
-        r.runs_file, r.profile_file
-    )?;
-    let planned_on = match power {
-        Some(Ok(())) => "M.toml".to_string(),
-        _ => shell_word(machine),
-    };
+    let planned_on = r.machine_file.as_deref().unwrap_or(machine);
     let nodes = match (&r.recommendation, &r.model_pick) {
         (Some(a), Some(b)) if a.nodes != b.nodes => a.nodes.to_string(),
         _ => format!("1-{}", r.max_nodes),
     };
     let words: String = flags
         .iter()
-        .map(|(f, v)| {
-            format!(
+        .map(|(f, v)| match v.is_empty() {
+            true => format!(" {f}"),
+            false => format!(
                 " {f} {}",
                 shlex::try_quote(v).map_or(v.clone(), |q| q.into())
-            )
+            ),
         })
         .collect();
     writeln!(
         out,
-        "then the recommendation: jouleplan plan --machine {planned_on} --profile P.json --nodes \
-         {nodes}{words}"
+        "then the recommendation: jouleplan plan --machine {} --profile {} --nodes \
+         {nodes}{words}",
+        shell_word(planned_on),
+        shell_word(profile)
+    )
+}
+
+/// Where the runs, the record to resume from, the profile and the machine file are, and
+/// what the energy gave.
+fn files_said(r: &Report, machine: &str, power: &Power) -> String {
+    let record = match &r.record_file {
+        Some(f) => format!(" (every run's record, which --resume goes on from, in {f})"),
+        None => String::new(),
+    };
+    let Some(profile) = &r.profile_file else {
+        return format!("runs in {}{record}; no profile was fitted", r.runs_file);
+    };
+    let fit = format!(
+        "jouleplan fit --measured {} --machine {}",
+        shell_word(&r.runs_file),
+        shell_word(machine)
+    );
+    let (files, energy) = match (power, &r.machine_file) {
+        (Some(Ok(())), Some(m)) => (
+            format!("{profile} and the machine's power fitted from their energy in {m}"),
+            String::new(),
+        ),
+        (Some(Err(why)), _) => (
+            profile.clone(),
+            format!("; no power could be fitted from the energy measured ({why})"),
+        ),
+        (None, _) if r.file_power => (
+            profile.clone(),
+            "; no energy was measured, so plans predict energy from the machine file's [power]"
+                .to_string(),
+        ),
+        (None, _) => (
+            profile.clone(),
+            "; no energy was measured, so plans rank by time and node-hours".to_string(),
+        ),
+        (Some(Ok(())), None) => (
+            profile.clone(),
+            "; power was fitted, but no machine file with it was written".to_string(),
+        ),
+    };
+    format!(
+        "runs in {}{record}; profile in {files}, as `{fit}` fits them{energy}",
+        r.runs_file
     )
 }
 

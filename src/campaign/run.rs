@@ -9,7 +9,7 @@ use super::decide::{self, Next, View};
 use super::evaluate::{self, Evaluated, evaluate};
 use super::objective::Run;
 use super::settings::{START, Settings};
-use super::source::{RunSource, Taken};
+use super::source::{Ahead, RunSource, Taken};
 use super::step::{Rec, Step};
 use crate::calibrate::fit::MachineDoc;
 use crate::error::{InputError, InputResult};
@@ -177,9 +177,9 @@ impl<S: RunSource> Campaign<S> {
         evaluate(&self.runs, &self.machine, &self.settings)
     }
 
-    /// What to measure next after `evaluated`, or why to stop, and the predicted cost of the
-    /// next count in node-hours.
-    pub fn next(&self, evaluated: &Evaluated) -> (Next, Option<f64>) {
+    /// What to measure next after `evaluated`, or why to stop, the predicted cost of the
+    /// next count in node-hours, and what is predicted to follow it.
+    pub fn next(&self, evaluated: &Evaluated) -> (Next, Option<f64>, Option<Ahead>) {
         let measured_at = |n: u32, c: u32| self.measured_at(n, c).is_some();
         let runs = self.objective_runs();
         let available = self.source.available(self.settings.max_nodes);
@@ -204,11 +204,14 @@ impl<S: RunSource> Campaign<S> {
             measured_at: &measured_at,
         };
         let next = decide::next(&view, &evaluated.plan);
-        let cost = match &next {
-            Next::Measure(m, _) => Some(decide::cost(&view, &evaluated.plan, *m)),
-            Next::Stop(_) => None,
+        let (cost, ahead) = match &next {
+            Next::Measure(m, _) => (
+                Some(decide::cost(&view, &evaluated.plan, *m)),
+                Some(super::forecast::after(&view, &evaluated.plan, *m)),
+            ),
+            Next::Stop(_) => (None, None),
         };
-        (next, cost)
+        (next, cost, ahead)
     }
 
     /// The runs so far as the objective sees them.
@@ -252,6 +255,7 @@ impl<S: RunSource> Campaign<S> {
             node_runs: n * runs as u32,
             spent_node_hours: self.node_hours(),
             next_node_hours: None,
+            ahead: None,
             before,
             after: None,
             findings: Vec::new(),
@@ -453,7 +457,8 @@ impl<S: RunSource> Campaign<S> {
             }
         };
         let after = self.rec_of(&evaluated);
-        let (next, cost) = self.next(&evaluated);
+        let (next, cost, ahead) = self.next(&evaluated);
+        self.source.ahead(ahead);
         if let Some(last) = pending {
             last.after = after.clone();
             last.findings.clone_from(&evaluated.findings);
@@ -461,6 +466,7 @@ impl<S: RunSource> Campaign<S> {
                 last.findings.extend(self.no_energy());
             }
             last.next_node_hours = cost;
+            last.ahead = ahead;
             observer.step(last);
         }
         self.last = Some(evaluated);
@@ -493,12 +499,12 @@ impl<S: RunSource> Campaign<S> {
             _ => format!("{} or {} nodes", n / 2, n * 2),
         };
         format!(
-            "only one node count was {word}: {} on {} ({:.3} node-hours); a node law needs \
+            "only one node count was {word}: {} on {} ({}); a node law needs \
              runs on two or more counts and no other {word} count up to {} is left: measure \
              another count ({other}), then resume",
             crate::units::count(self.runs.len() as u64, "run", "runs"),
             crate::units::count(u64::from(n), "node", "nodes"),
-            self.node_hours(),
+            crate::units::fmt_node_hours(self.node_hours()),
             self.settings.max_nodes,
         )
     }
@@ -507,8 +513,9 @@ impl<S: RunSource> Campaign<S> {
 /// Why an interrupted campaign stopped.
 fn interrupted(sig: i32, runs: usize) -> String {
     format!(
-        "interrupted ({}) after {}: every finished run is saved in --output and \
-         --measured-out; continue with --resume",
+        "interrupted ({}) after {}: every finished run is saved in --measured-out and in the \
+         record of the runs beside --output (--output holds the last fit, where one was made); \
+         continue with --resume",
         crate::measure::launch::signal_name(sig),
         crate::units::count(runs as u64, "run", "runs")
     )

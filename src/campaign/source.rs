@@ -3,6 +3,7 @@
 //! ([`super::launch::Launch`]). Each gives the runs it made as measured rows; none invents one.
 
 use crate::artefact::measured::MeasuredRow;
+use serde::Serialize;
 
 /// A run the campaign took: its row of the measured CSV, and where it came from (the
 /// recording's file and line, or the sweep's profile and run).
@@ -32,4 +33,23 @@ pub trait RunSource {
     fn interrupted(&self) -> Option<i32> {
         None
     }
+
+    /// What the campaign predicts it will measure after the count it takes next (`None`
+    /// before the start is fitted), for the progress a source says as its runs go.
+    fn ahead(&mut self, _ahead: Option<Ahead>) {}
+}
+
+/// What a campaign predicts it will still measure after the step it is taking: the steps
+/// its rules would choose were every count to come out as the last fit predicts it
+/// ([`super::forecast`]).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Ahead {
+    /// Steps.
+    pub steps: usize,
+    /// Runs.
+    pub runs: u32,
+    /// Their predicted cost, node-hours.
+    pub node_hours: f64,
+    /// Their predicted wall time one after another, seconds.
+    pub seconds: f64,
 }

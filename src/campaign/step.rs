@@ -2,7 +2,7 @@
 //! recommendation before and after ([`Step`], [`Rec`]), in words ([`said`]).
 
 use crate::search::plan::{FrontEntry, Plan};
-use crate::units::{Joules, Seconds, count, fmt_duration, fmt_energy};
+use crate::units::{Joules, Seconds, count, fmt_duration, fmt_energy, fmt_node_hours};
 use serde::Serialize;
 
 /// The recommendation as a step reports it.
@@ -70,6 +70,10 @@ pub struct Step {
     /// The predicted cost of the next step in node-hours (null where the campaign stops
     /// after this step, or before the start is fitted).
     pub next_node_hours: Option<f64>,
+    /// What the last fit predicts the campaign measures after the next step, were every count
+    /// to come out as predicted (null where it stops after this step, or before the start is
+    /// fitted).
+    pub ahead: Option<super::source::Ahead>,
     /// The recommendation before (none before the first fit).
     pub before: Option<Rec>,
     /// The recommendation after the refit.
@@ -84,14 +88,14 @@ impl Step {
     /// The step in words, as the campaign says it on standard error.
     pub fn said(&self) -> String {
         let mut s = format!(
-            "step {}: measured {} ({}, {:.3} node-hours, {}; {:.3} node-hours spent): {}\n  \
+            "step {}: measured {} ({}, {}, {}; {} spent): {}\n  \
              recommendation before: {}\n  after: {}",
             self.step,
             count(u64::from(self.nodes), "node", "nodes"),
             count(self.runs as u64, "run", "runs"),
-            self.node_hours,
+            fmt_node_hours(self.node_hours),
             count(u64::from(self.node_runs), "node-run", "node-runs"),
-            self.spent_node_hours,
+            fmt_node_hours(self.spent_node_hours),
             self.why,
             said(&self.before),
             match (&self.after, self.findings.is_empty()) {
@@ -103,7 +107,15 @@ impl Step {
             s += &format!("\n  found: {f}");
         }
         if let Some(c) = self.next_node_hours {
-            s += &format!("\n  next step: predicted to cost {c:.3} node-hours");
+            s += &format!("\n  next step: predicted to cost {}", fmt_node_hours(c));
+            if let Some(a) = self.ahead.filter(|a| a.steps > 0) {
+                s += &format!(
+                    "; then {} ({}, {}), were every count to come out as the fit predicts",
+                    count(a.steps as u64, "more step", "more steps"),
+                    count(u64::from(a.runs), "run", "runs"),
+                    fmt_node_hours(a.node_hours)
+                );
+            }
         }
         s
     }

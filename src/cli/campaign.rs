@@ -6,6 +6,7 @@
 use super::profile::{EXIT_INTERRUPTED, EXIT_RUNS_FAILED, ProfileArgs};
 use super::say;
 use crate::artefact::measured::{self, MEASURED_HEADER};
+use crate::atomic_write::{Links, SetFile, write_set};
 use crate::calibrate::fit::MachineDoc;
 use crate::campaign::launch::{Launch, Said};
 use crate::campaign::replay::{Filter, Recorded};
@@ -40,15 +41,27 @@ pub(crate) fn run(a: &ProfileArgs, out: &mut dyn Write) -> anyhow::Result<i32> {
     };
     let (file, text) = crate::search::inputs::machine_text(Some(machine_arg))?;
     let machine = MachineDoc::new(&file, text)?;
+    let files = Files::beside(&a.output, csv.clone());
+    if super::outputs::same_file(&file, &files.machine) {
+        return Err(InputError::Mismatch(format!(
+            "--machine {}: the campaign writes the machine file with the power it fits beside \
+             -o, {}, which is this file: give the campaign another -o",
+            file.display(),
+            files.machine.display()
+        ))
+        .into());
+    }
     let _locks = super::outputs::lock(&[
         ("--output", a.output.as_path()),
         ("--measured-out", csv.as_path()),
+        ("the campaign's record of its runs", files.record.as_path()),
+        ("the campaign's machine file", files.machine.as_path()),
     ])?;
     let mut settings = settings(a, (tolerance, csv.clone()), machine.machine.max_nodes)?;
     let mut saver = Saver { csv: &csv };
     match &c.replay {
         Some(r) => {
-            replay_outputs(a, &csv)?;
+            outputs_free(a, &files, false)?;
             settings.max_nodes = max_nodes(c.max_nodes, machine.machine.max_nodes, &file)?;
             let filter = Filter {
                 cores: settings.cores.clone(),
@@ -62,26 +75,56 @@ pub(crate) fn run(a: &ProfileArgs, out: &mut dyn Write) -> anyhow::Result<i32> {
             let mut k = Campaign::new(machine, settings, recorded)?;
             k.resume_with(saved);
             let outcome = k.run(&mut saver)?;
-            write_fitted_profile(&k, &a.output)?;
-            crate::campaign::order::record(&a.output, k.runs())?;
-            finish(a, (&csv, machine_arg), outcome, out)?;
+            let wrote = write_fitted(&k, &a.output, &files.machine)?;
+            finish(a, (&files, machine_arg, wrote), outcome, out)?;
             Ok(0)
         }
         None => {
-            let (launch, max) = launch(a, &machine)?;
+            outputs_free(a, &files, true)?;
+            let (launch, max) = launch(a, &machine, &files.record)?;
             settings.max_nodes = max;
-            let mut k = Campaign::new(machine.clone(), settings, launch)?;
+            let mut k = Campaign::new(machine, settings, launch)?;
             if a.resume {
                 let saved = k.source_mut().resume(&csv)?;
                 k.resume_with(saved);
             }
             let outcome = k.run(&mut saver)?;
-            k.source().finish(&machine, a.weak)?;
-            if k.source().interrupted().is_none() {
-                crate::campaign::order::record(&a.output, k.runs())?;
-            }
-            finish(a, (&csv, machine_arg), outcome, out)?;
+            let wrote = write_fitted(&k, &a.output, &files.machine)?;
+            finish(a, (&files, machine_arg, wrote), outcome, out)?;
             Ok(exit_code(k.source()))
+        }
+    }
+}
+
+/// The files a campaign writes besides its profile (`-o`): the runs (`--measured-out`), the
+/// record of every launched run that `--resume` goes on from (`P.sweep.json` beside `P.json`),
+/// and the machine file with the power fitted from the runs' energy (`P.machine.toml`).
+pub(crate) struct Files {
+    /// `--measured-out`.
+    pub(crate) runs: PathBuf,
+    /// The sweep's record of every launched run.
+    pub(crate) record: PathBuf,
+    /// The machine file with the fitted power.
+    pub(crate) machine: PathBuf,
+}
+
+impl Files {
+    /// The files of a campaign whose profile is `output` and runs `runs`.
+    fn beside(output: &Path, runs: PathBuf) -> Files {
+        let name = output.file_name().unwrap_or_default();
+        let stem = match output.extension() {
+            Some(e) if e == "json" => output.file_stem().unwrap_or(name),
+            _ => name,
+        };
+        let with = |suffix: &str| {
+            let mut n = stem.to_os_string();
+            n.push(suffix);
+            output.with_file_name(n)
+        };
+        Files {
+            runs,
+            record: with(".sweep.json"),
+            machine: with(".machine.toml"),
         }
     }
 }
@@ -139,9 +182,12 @@ fn query(c: &super::profile::CampaignArgs) -> anyhow::Result<crate::search::quer
 }
 
 /// The launch of the program, and the largest count it can place.
-fn launch(a: &ProfileArgs, machine: &MachineDoc) -> anyhow::Result<(Launch, u32)> {
-    let opts = super::profile::options(a, "1")?;
+fn launch(a: &ProfileArgs, machine: &MachineDoc, record: &Path) -> anyhow::Result<(Launch, u32)> {
+    let mut opts = super::profile::options(a, "1")?;
     super::profile::check_outputs(a)?;
+    opts.output = record.to_path_buf();
+    // The campaign says its own progress, a line a run: a bar would start again each step.
+    opts.progress_bar = false;
     fewer_cores(&opts, machine);
     let machine_nodes = machine.machine.max_nodes;
     let quiet = a.quiet;
@@ -204,40 +250,91 @@ impl Observer for Saver<'_> {
     }
 }
 
-/// A replay's `-o`: the profile of the campaign's last fit, checked as `plan` reads it.
-fn write_fitted_profile<S: RunSource>(k: &Campaign<S>, output: &Path) -> anyhow::Result<()> {
-    let Some(profile) = k.profile() else {
-        return Ok(());
+/// What a campaign wrote of its last fit: the profile, and the machine file with the power
+/// fitted; whether `plan` needs `--accept-model-error` to plan them as the campaign did.
+#[derive(Debug, Clone, Copy, Default)]
+struct Wrote {
+    profile: bool,
+    machine: bool,
+    accept_model_error: bool,
+}
+
+/// `-o`: the profile of the campaign's last fit (the one its last step planned on), with the
+/// order its counts were measured in, checked as `plan` reads it; with the machine file of
+/// the power fitted from the runs' energy where there is one (`machine`), one fit id in both
+/// as `fit --profile-out --machine-out` writes them, both written or neither.
+fn write_fitted<S: RunSource>(
+    k: &Campaign<S>,
+    output: &Path,
+    machine: &Path,
+) -> anyhow::Result<Wrote> {
+    let Some(last) = k.last() else {
+        return Ok(Wrote::default());
     };
-    let file = profile.to_file();
+    let mut file = last.fitted.profile().to_file();
+    crate::campaign::order::record(&mut file, k.runs());
     file.validate(output)?;
+    let machine_text = match &last.fitted.machine_text {
+        Some(text) => Some(crate::calibrate::machine_edit::stamp_pair(
+            &mut file, machine, text,
+        )?),
+        None => None,
+    };
     let text = file.to_text()? + "\n";
-    crate::atomic_write::write_atomic(output, text.as_bytes(), false)?;
-    Ok(())
+    let mut set = vec![SetFile {
+        path: output,
+        bytes: text.as_bytes(),
+        links: Links::Refuse,
+    }];
+    if let Some(m) = &machine_text {
+        set.push(SetFile {
+            path: machine,
+            bytes: m.as_bytes(),
+            links: Links::Refuse,
+        });
+    }
+    write_set(&set)?;
+    Ok(Wrote {
+        profile: true,
+        machine: machine_text.is_some(),
+        accept_model_error: !last.fitted.problems.is_empty(),
+    })
 }
 
 /// Says the end, and prints the summary (or the JSON).
 fn finish(
     a: &ProfileArgs,
-    (csv, machine): (&Path, &str),
+    (files, machine, wrote): (&Files, &str, Wrote),
     outcome: Outcome,
     out: &mut dyn Write,
 ) -> anyhow::Result<()> {
     say::progress(&format!("campaign ended: {}", outcome.stopped));
     let power = outcome.power();
-    if !a.output.exists() {
+    if !wrote.profile {
         say::note(&format!(
             "{} was not written: the campaign fitted no profile",
             a.output.display()
         ));
     }
-    let profile = a.output.display().to_string();
-    let report = Report::new(outcome, &csv.display().to_string(), &profile);
+    let shown = |p: &Path| p.display().to_string();
+    let report = Report::new(
+        outcome,
+        &shown(&files.runs),
+        (
+            wrote.profile.then(|| shown(&a.output)),
+            wrote.machine.then(|| shown(&files.machine)),
+            a.campaign.replay.is_none().then(|| shown(&files.record)),
+        ),
+    );
     if a.campaign.json {
         crate::artefact::write_sorted(&report, out)?;
         return Ok(());
     }
-    summary(&report, (machine, power, &plan_flags(a)), out)?;
+    let mut flags = plan_flags(a);
+    if wrote.accept_model_error {
+        flags.push(("--accept-model-error", String::new()));
+    }
+    summary(&report, (machine, power, &flags), out)?;
     Ok(())
 }
 
@@ -291,13 +388,34 @@ fn max_nodes(given: Option<u32>, machine: u32, file: &Path) -> anyhow::Result<u3
     }
 }
 
-/// A replay onto an existing `-o` or `--measured-out` without `--resume` is refused, as a
-/// launched campaign's is: nothing measured is replaced by accident.
-fn replay_outputs(a: &ProfileArgs, csv: &Path) -> anyhow::Result<()> {
+/// A campaign onto an existing `-o`, `--measured-out` or file beside `-o` without `--resume`
+/// is refused: nothing measured is replaced by accident. A launched campaign resumed from the
+/// `-o` an earlier jouleplan kept its runs in is told where they now belong.
+fn outputs_free(a: &ProfileArgs, files: &Files, launched: bool) -> anyhow::Result<()> {
     if a.resume {
+        if launched && !files.record.exists() && is_sweep_record(&a.output) {
+            return Err(InputError::Mismatch(format!(
+                "--resume: {} holds the runs of a launched campaign as an earlier jouleplan \
+                 kept them; a campaign now keeps them in {} and writes its fitted profile to \
+                 -o: move {} to {} and resume",
+                a.output.display(),
+                files.record.display(),
+                a.output.display(),
+                files.record.display()
+            ))
+            .into());
+        }
         return Ok(());
     }
-    match [a.output.as_path(), csv].into_iter().find(|p| p.exists()) {
+    let mut mine = vec![
+        a.output.as_path(),
+        files.runs.as_path(),
+        files.machine.as_path(),
+    ];
+    if launched {
+        mine.push(files.record.as_path());
+    }
+    match mine.into_iter().find(|p| p.exists()) {
         Some(p) => Err(InputError::Mismatch(format!(
             "{} exists: add --resume to go on with the campaign it holds, or remove it",
             p.display()
@@ -305,4 +423,11 @@ fn replay_outputs(a: &ProfileArgs, csv: &Path) -> anyhow::Result<()> {
         .into()),
         None => Ok(()),
     }
+}
+
+/// Whether `path` is a profile a sweep wrote (it holds the record of its runs).
+fn is_sweep_record(path: &Path) -> bool {
+    crate::input::read_file(path)
+        .ok()
+        .is_some_and(|text| crate::measure::record::read_written(path, &text).is_ok())
 }
