@@ -4,7 +4,7 @@
 //! only its new runs: a new count's, or one more of a count measured before (a confirmation).
 
 use super::source::{Ahead, RunSource, Taken};
-use crate::artefact::sweep::PointKey;
+use crate::artefact::sweep::PlannedKey;
 use crate::calibrate::sweep_law::measured_row;
 use crate::error::InputError;
 use crate::measure::placement::{self, Placement};
@@ -33,8 +33,9 @@ pub struct Launch {
     log: Box<dyn FnMut(Said<'_>)>,
     /// Counts with a successful run.
     measured: BTreeSet<u32>,
-    /// The repeat indices of the successful runs of each point (node count and point key).
-    ok: BTreeMap<(u32, PointKey), BTreeSet<u32>>,
+    /// The repeat indices of the successful runs of each point (node count, point key and
+    /// GPU clock: none in a campaign).
+    ok: BTreeMap<PlannedKey, BTreeSet<u32>>,
     /// Counts whose runs all failed: not measured again in this campaign.
     failed: BTreeSet<u32>,
     /// Runs of the record already read back.
@@ -175,7 +176,7 @@ impl Launch {
     fn repeat_for_more(&self, n: u32, k: u32) -> u32 {
         self.ok
             .iter()
-            .filter(|((nodes, _), _)| *nodes == n)
+            .filter(|((nodes, _, _), _)| *nodes == n)
             .map(|(_, done)| {
                 let mut t = 0;
                 let mut missing = 0;
