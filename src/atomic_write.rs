@@ -244,6 +244,14 @@ pub fn sync_dir(dir: &Path) {
     }
 }
 
+/// Refuses, before a command runs anything, an output path that is a symbolic link: the
+/// writer would refuse it only at the end ([`write_atomic`]).
+pub fn refuse_link(path: &Path) -> io::Result<()> {
+    resolve(path, Links::Refuse)
+        .map(|_| ())
+        .map_err(|e| named(path, e))
+}
+
 /// The folder a file path lies in (`.` for a bare name).
 pub fn folder_of(path: &Path) -> &Path {
     match path.parent() {

@@ -582,6 +582,80 @@ fn a_launched_campaign_confirms_its_recommendation_and_resumes_an_interrupted_co
     assert_eq!(planned(d, &v), 8);
 }
 
+/// `profile --nodes auto` launching a program that leaves `d/ran`, with `-o`, `--measured-out`
+/// and further flags as given.
+fn campaign_onto(d: &Path, out: &str, runs: &str, extra: &[&str]) -> (Option<i32>, String) {
+    let m = this_node_times_8(d);
+    let ran = format!("touch {}/ran", s(d));
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_jouleplan"))
+        .current_dir(d)
+        .env_remove("SLURM_JOB_ID")
+        .args(["profile", "--nodes", "auto", "--machine", s(&m)])
+        .args(["--hostfile", "hosts", "--launcher", "env JP_NODES={nodes}"])
+        .args(["--measured-out", runs, "-o", out])
+        .args(extra)
+        .args(["--", "/bin/sh", "-c", &ran])
+        .output()
+        .unwrap();
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+#[cfg(unix)]
+#[test]
+fn a_campaign_never_writes_onto_its_inputs_or_through_a_link_and_says_so_before_running() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let machine = std::fs::read(this_node_times_8(d)).unwrap();
+    // -o onto the machine file it reads, even with --resume.
+    let (rc, err) = campaign_onto(d, "m.toml", "runs.csv", &["--cores", "1", "--resume"]);
+    assert_eq!(rc, Some(2), "{err}");
+    assert!(err.contains("not the input of --machine"), "{err}");
+    assert_eq!(std::fs::read(d.join("m.toml")).unwrap(), machine);
+    // -o and --measured-out one file: a usage error naming both, not another jouleplan.
+    let (rc, err) = campaign_onto(d, "p.json", "p.json", &["--cores", "1"]);
+    assert_eq!(rc, Some(2), "{err}");
+    assert!(err.contains("not the output of --measured-out"), "{err}");
+    // --resume onto a file that holds no campaign's profile.
+    std::fs::write(d.join("notes.txt"), "mine\n").unwrap();
+    let (rc, err) = campaign_onto(d, "notes.txt", "runs.csv", &["--cores", "1", "--resume"]);
+    assert_eq!(rc, Some(2), "{err}");
+    assert!(err.contains("holds no campaign's profile"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(d.join("notes.txt")).unwrap(),
+        "mine\n"
+    );
+    // A campaign measures at the clock the GPU chooses.
+    let (rc, err) = campaign_onto(
+        d,
+        "p.json",
+        "runs.csv",
+        &["--gpus", "1", "--gpu-clocks=595"],
+    );
+    assert_eq!(rc, Some(2), "{err}");
+    assert!(
+        err.contains("measures at the clock the GPU chooses"),
+        "{err}"
+    );
+    // A link as an output is refused before the program runs, not after.
+    std::os::unix::fs::symlink(d.join("nowhere.json"), d.join("link.json")).unwrap();
+    let (rc, err) = campaign_onto(d, "link.json", "runs.csv", &["--cores", "1"]);
+    assert_eq!(rc, Some(2), "{err}");
+    assert!(err.contains("is a symbolic link"), "{err}");
+    assert!(!d.join("ran").exists(), "the program ran before a refusal");
+    assert!(!d.join("runs.csv").exists() && !d.join("link.sweep.json").exists());
+    // A finished campaign resumed with other --cores is refused, its runs kept as they were.
+    let (rc, err) = campaign_onto(d, "p.json", "runs.csv", &["--cores", "1"]);
+    assert_eq!(rc, Some(0), "{err}");
+    let runs = std::fs::read_to_string(d.join("runs.csv")).unwrap();
+    let (rc, err) = campaign_onto(d, "p.json", "runs.csv", &["--cores", "2", "--resume"]);
+    assert_eq!(rc, Some(2), "{err}");
+    assert!(err.contains("holds runs on 1 core a node"), "{err}");
+    assert_eq!(std::fs::read_to_string(d.join("runs.csv")).unwrap(), runs);
+}
+
 #[test]
 fn a_launched_campaign_is_refused_before_anything_runs_where_it_cannot_place_its_counts() {
     let dir = tempfile::tempdir().unwrap();

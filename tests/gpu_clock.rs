@@ -310,9 +310,11 @@ fn gpu_clocks_outside_the_measured_range_or_the_list_are_refused() {
         ("1300", "1300 MHz is not one"),
         ("900-950", "a range holding a supported clock"),
         ("fast", "`fast` is not a clock"),
+        ("-5", "`-5` is not a clock"),
     ] {
         let mut args = base.to_vec();
-        args.extend(["--gpu-clocks", spec]);
+        let flag = format!("--gpu-clocks={spec}");
+        args.push(&flag);
         let (code, _, err) = jouleplan(&args);
         assert_eq!(code, 2, "{spec}: {err}");
         assert!(
@@ -471,6 +473,32 @@ fn validate_scores_rows_at_every_clock_of_the_range() {
         assert!(pt["energy_error"].as_f64().unwrap().abs() < 1e-3, "{pt}");
         assert!(pt["gpu_clock_mhz"].is_number());
     }
+    // The intervals at the unfitted clocks are the clock law's 80% intervals, not the bounds
+    // of a one-node profile's node counts.
+    let c = &v["validations"][0]["interval_coverage"];
+    assert_eq!(c["kind"], "interval", "{c}");
+    assert_eq!(c["nominal"], 0.8, "{c}");
+    assert!(c["time_points"].as_u64().unwrap() > 0, "{c}");
+    let (all, m, p) = (
+        all.to_str().unwrap(),
+        m.to_str().unwrap(),
+        p.to_str().unwrap(),
+    );
+    let args = [
+        "validate",
+        "--measured",
+        all,
+        "--machine",
+        m,
+        "--profile",
+        p,
+    ];
+    let (code, text, err) = jouleplan(&args);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        text.contains("80% intervals at GPU clocks not measured held"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -644,6 +644,15 @@ fn fit_writes_its_chart_with_the_profile_or_nothing() {
         "{err}"
     );
     assert!(!prof.exists(), "the profile was written without its chart");
+    // The chart onto the machine file it reads is refused before anything is written.
+    let mine = d.join("m.svg");
+    std::fs::copy(&mach, &mine).unwrap();
+    let onto = ["fit", "--measured", s(&csv), "--machine", s(&mine)];
+    let outs2 = ["--profile-out", s(&prof), "--plot", s(&mine)];
+    let (rc, _, err) = jouleplan(&[&onto[..], &outs2[..]].concat());
+    assert_eq!(rc, 2, "{err}");
+    assert!(err.contains("not the input of --machine"), "{err}");
+    assert_eq!(std::fs::read(&mine).unwrap(), std::fs::read(&mach).unwrap());
     std::fs::remove_file(&law).unwrap();
     let (rc, _, err) = jouleplan(&[&fit[..], &outs[..]].concat());
     assert_eq!(rc, 0, "{err}");

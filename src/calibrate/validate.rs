@@ -391,7 +391,8 @@ pub fn validate(
         crate::model::workload::compact_list(&cores)
     );
     let validation = Validation {
-        bounds: profile.node_law.is_none(),
+        // A clock law's intervals at unmeasured clocks are intervals, node law or not.
+        bounds: profile.node_law.is_none() && profile.gpu_clock.is_none(),
         ..Validation::new(title, compare(&model, measured)?, model.coverage(), runs)?
     };
     Ok(Scored {

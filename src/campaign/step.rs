@@ -146,9 +146,9 @@ pub fn said(r: &Option<Rec>) -> String {
     }
     if let Some(t) = r.measured_time_s {
         s += &format!(
-            " (predicted; {} nodes x {} cores were measured: {})",
-            r.nodes,
-            r.cores,
+            " (predicted; {} x {} were measured: {})",
+            crate::units::count(r.nodes, "node", "nodes"),
+            crate::units::count(r.cores, "core", "cores"),
             fmt_duration(Seconds(t))
         );
     }

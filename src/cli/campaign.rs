@@ -22,6 +22,12 @@ use std::path::{Path, PathBuf};
 /// stopped, 4 when runs failed).
 pub(crate) fn run(a: &ProfileArgs, out: &mut dyn Write) -> anyhow::Result<i32> {
     let c = &a.campaign;
+    if let Some(spec) = &a.gpu_clocks {
+        // Launched or replayed alike: a campaign's runs are at the clock the GPU chooses.
+        let expected = "a sweep of given --nodes: the campaign of --nodes auto measures at the \
+                        clock the GPU chooses";
+        return Err(values::bad("--gpu-clocks", expected, spec).into());
+    }
     let tolerance = tolerance(c.tolerance.as_deref())?;
     let Some(csv) = a.measured_out.clone() else {
         return Err(values::bad(
@@ -51,12 +57,8 @@ pub(crate) fn run(a: &ProfileArgs, out: &mut dyn Write) -> anyhow::Result<i32> {
         ))
         .into());
     }
-    let _locks = super::outputs::lock(&[
-        ("--output", a.output.as_path()),
-        ("--measured-out", csv.as_path()),
-        ("the campaign's record of its runs", files.record.as_path()),
-        ("the campaign's machine file", files.machine.as_path()),
-    ])?;
+    let outputs = outputs_apart(a, &file, &files)?;
+    let _locks = super::outputs::lock(&outputs)?;
     let mut settings = settings(a, (tolerance, csv.clone()), machine.machine.max_nodes)?;
     let mut saver = Saver { csv: &csv };
     match &c.replay {
@@ -72,6 +74,7 @@ pub(crate) fn run(a: &ProfileArgs, out: &mut dyn Write) -> anyhow::Result<i32> {
                 true => recorded.resume(&csv, &measured::read_lines(&csv)?)?,
                 false => Vec::new(),
             };
+            same_cores(&saved, &settings, &csv)?;
             let mut k = Campaign::new(machine, settings, recorded)?;
             k.resume_with(saved);
             let outcome = k.run(&mut saver)?;
@@ -86,6 +89,7 @@ pub(crate) fn run(a: &ProfileArgs, out: &mut dyn Write) -> anyhow::Result<i32> {
             let mut k = Campaign::new(machine, settings, launch)?;
             if a.resume {
                 let saved = k.source_mut().resume(&csv)?;
+                same_cores(&saved, k.settings(), &csv)?;
                 k.resume_with(saved);
             }
             let outcome = k.run(&mut saver)?;
@@ -388,6 +392,59 @@ fn max_nodes(given: Option<u32>, machine: u32, file: &Path) -> anyhow::Result<u3
     }
 }
 
+/// The campaign's outputs (the record of its runs only when it launches them), checked before
+/// anything runs: none is one of its inputs (the machine file, the recording it replays) or
+/// another output, and none is a link, which the writers would refuse only after the runs.
+fn outputs_apart<'a>(
+    a: &'a ProfileArgs,
+    machine: &'a Path,
+    files: &'a Files,
+) -> anyhow::Result<Vec<(&'static str, &'a Path)>> {
+    let mut outputs = vec![
+        ("--output", a.output.as_path()),
+        ("--measured-out", files.runs.as_path()),
+        ("the campaign's machine file", files.machine.as_path()),
+    ];
+    let mut inputs = vec![("--machine", machine)];
+    match &a.campaign.replay {
+        Some(r) => inputs.push(("--replay", r.as_path())),
+        None => outputs.push(("the campaign's record of its runs", files.record.as_path())),
+    }
+    super::outputs::check_distinct(&inputs, &outputs)?;
+    for (_, p) in &outputs {
+        crate::atomic_write::refuse_link(p).map_err(|e| InputError::Mismatch(e.to_string()))?;
+    }
+    Ok(outputs)
+}
+
+/// A resumed campaign's saved runs are at the cores it measures: `--resume` with other
+/// `--cores` is refused, naming both, before anything runs (the runs would mix).
+fn same_cores(
+    saved: &[crate::campaign::source::Taken],
+    settings: &crate::campaign::settings::Settings,
+    csv: &Path,
+) -> anyhow::Result<()> {
+    let Some(cores) = &settings.cores else {
+        return Ok(());
+    };
+    match saved.iter().find(|t| !cores.contains(&t.row.cores)) {
+        Some(t) => Err(InputError::Mismatch(format!(
+            "--resume: {} holds runs on {} core{} a node ({}), and this campaign measures at \
+             --cores {}: resume with the --cores it started with, or give another \
+             --measured-out and -o",
+            csv.display(),
+            t.row.cores,
+            if t.row.cores == 1 { "" } else { "s" },
+            t.from,
+            crate::model::workload::compact_list(
+                &cores.iter().map(|&c| u64::from(c)).collect::<Vec<_>>()
+            )
+        ))
+        .into()),
+        None => Ok(()),
+    }
+}
+
 /// A campaign onto an existing `-o`, `--measured-out` or file beside `-o` without `--resume`
 /// is refused: nothing measured is replaced by accident. A launched campaign resumed from the
 /// `-o` an earlier jouleplan kept its runs in is told where they now belong.
@@ -402,6 +459,14 @@ fn outputs_free(a: &ProfileArgs, files: &Files, launched: bool) -> anyhow::Resul
                 files.record.display(),
                 a.output.display(),
                 files.record.display()
+            ))
+            .into());
+        }
+        if a.output.exists() && !is_sweep_record(&a.output) && !is_profile(&a.output) {
+            return Err(InputError::Mismatch(format!(
+                "--resume: {} holds no campaign's profile, and a campaign writes its profile \
+                 there: give the -o of the campaign to resume",
+                a.output.display()
             ))
             .into());
         }
@@ -423,6 +488,13 @@ fn outputs_free(a: &ProfileArgs, files: &Files, launched: bool) -> anyhow::Resul
         .into()),
         None => Ok(()),
     }
+}
+
+/// Whether `path` holds a profile, as a campaign writes it to `-o`.
+fn is_profile(path: &Path) -> bool {
+    crate::input::read_file(path)
+        .ok()
+        .is_some_and(|text| crate::model::workload::Profile::from_json(path, &text).is_ok())
 }
 
 /// Whether `path` is a profile a sweep wrote (it holds the record of its runs).

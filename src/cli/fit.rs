@@ -88,10 +88,10 @@ fn check_outputs(args: &FitArgs, machine_file: &Path) -> anyhow::Result<()> {
         }
     }
     super::outputs::check_distinct(&[("--measured", &args.measured)], &outputs)?;
-    super::outputs::check_distinct(
-        &[("--machine", machine_file)],
-        &[("--profile-out", &args.profile_out)],
-    )?;
+    // `--machine-out` may rewrite the machine file in place; nothing else may.
+    let mut onto_machine = vec![("--profile-out", args.profile_out.as_path())];
+    onto_machine.extend(args.plot.as_deref().map(|p| ("--plot", p)));
+    super::outputs::check_distinct(&[("--machine", machine_file)], &onto_machine)?;
     Ok(())
 }
 

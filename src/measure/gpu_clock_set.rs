@@ -39,7 +39,7 @@ pub fn choose(nvml: Result<(), String>, slurm_job: Option<&str>) -> Result<Metho
         (Err(why), None) => Err(format!(
             "GPU clocks this process can set, but it can set none: NVML application clocks \
              cannot be set ({why}) and jouleplan runs outside a Slurm allocation (no \
-             SLURM_JOB_ID); nothing was run. Run it as root, or ask the administrator to \
+             SLURM_JOB_ID); nothing was run. Where NVML works, run it as root, or ask the administrator to \
              allow users to set application clocks (`nvidia-smi -acp UNRESTRICTED`), or run \
              it inside `salloc`/`sbatch`, where each run becomes a step with `srun \
              --gpu-freq`; or drop --gpu-clocks to measure at the clock the GPU chooses"

@@ -108,11 +108,11 @@ pub fn step_here_words(place: &Placement) -> Result<Vec<String>, InputError> {
             Ok(words)
         }
         Placement::Slurm { on_node: None, .. } => Err(InputError::Mismatch(
-            "the GPU clock is set by Slurm steps (srun --gpu-freq), whose GPU energy jouleplan              reads on the node it runs on, but it runs outside the allocation's nodes (no              SLURMD_NODENAME: salloc on a login node); inside salloc start it with `srun -N 1              -n 1 --overlap jouleplan profile ...`, or submit it with sbatch"
+            "the GPU clock is set by Slurm steps (srun --gpu-freq), whose GPU energy jouleplan reads on the node it runs on, but it runs outside the allocation's nodes (no SLURMD_NODENAME: salloc on a login node); inside salloc start it with `srun -N 1 -n 1 --overlap jouleplan profile ...`, or submit it with sbatch"
                 .into(),
         )),
         _ => Err(InputError::Mismatch(
-            "the GPU clock is set by Slurm steps (srun --gpu-freq), which --hostfile runs are              not: drop --hostfile inside the allocation"
+            "the GPU clock is set by Slurm steps (srun --gpu-freq), which --hostfile runs are not: drop --hostfile inside the allocation"
                 .into(),
         )),
     }

@@ -112,9 +112,10 @@ pub fn write_block(b: &Validation, out: &mut dyn Write) -> std::io::Result<()> {
         let share = |k: usize, n: usize| 100.0 * k as f64 / n.max(1) as f64;
         writeln!(
             out,
-            "  {} at node counts not measured held {} of {} measured times ({:.0}%) and {} of \
-             {} measured energies ({:.0}%)",
+            "  {} at {} not measured held {} of {} measured times ({:.0}%) and {} of {} \
+             measured energies ({:.0}%)",
             b.ranges_name(),
+            where_not_measured(&b.rows),
             c.time_covered,
             c.time_points,
             share(c.time_covered, c.time_points),
@@ -124,6 +125,19 @@ pub fn write_block(b: &Validation, out: &mut dyn Write) -> std::io::Result<()> {
         )?;
     }
     Ok(())
+}
+
+/// Where the rows with intervals lie: node counts, GPU clocks, or both, not measured.
+fn where_not_measured(rows: &[Compared]) -> &'static str {
+    let clocked = rows
+        .iter()
+        .any(|r| r.measured.config.gpu_clock_mhz.is_some());
+    let nodes = rows.iter().any(|r| r.measured.config.nodes > 1);
+    match (clocked, nodes) {
+        (true, true) => "node counts and GPU clocks",
+        (true, false) => "GPU clocks",
+        _ => "node counts",
+    }
 }
 
 /// A row's intervals, marked `*` where the measurement lies outside.

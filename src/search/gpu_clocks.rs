@@ -99,7 +99,8 @@ fn token_clocks(token: &str, supported: &[f64]) -> Result<Vec<f64>, String> {
             supported[supported.len() - 1]
         )
     };
-    match token.split_once('-') {
+    // A leading `-` is a negative number, not a range: named whole in the error.
+    match token.split_once('-').filter(|(a, _)| !a.trim().is_empty()) {
         Some((a, b)) => {
             let (a, b) = (num(a)?, num(b)?);
             let v: Vec<f64> = supported

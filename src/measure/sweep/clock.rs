@@ -104,7 +104,7 @@ fn slurm(
                 .map_err(|e| refuse(o, e))?,
         ),
         Err(why) => log(&format!(
-            "GPU clocks not checked against the GPUs ({why}): Slurm sets the supported clock              nearest each one; --machine with gpu_clocks_mhz checks them before the sweep"
+            "GPU clocks not checked against the GPUs ({why}): Slurm sets the supported clock nearest each one; --machine with gpu_clocks_mhz checks them before the sweep"
         )),
     }
     Ok(ClockControl::Slurm(o.gpu_memory_mhz))

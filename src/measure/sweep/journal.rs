@@ -68,7 +68,7 @@ impl Journal {
             return Err(named(
                 &path,
                 io::Error::other(
-                    "not a journal jouleplan made (a pipe, device, or a file with more than one                      name): move it away",
+                    "not a journal jouleplan made (a pipe, device, or a file with more than one name): move it away",
                 ),
             ));
         }

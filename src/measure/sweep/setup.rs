@@ -429,7 +429,7 @@ pub(super) fn check_resumed_clocks(o: &Options, rec: &SweepRecord) -> anyhow::Re
     }
     let shown: Vec<String> = set.iter().map(u32::to_string).collect();
     Err(crate::error::InputError::Mismatch(format!(
-        "{}: its sweep set the GPU clock ({} MHz): --resume it with --gpu-clocks {}, or          choose another --output for runs at the clock the GPU chooses",
+        "{}: its sweep set the GPU clock ({} MHz): --resume it with --gpu-clocks {}, or choose another --output for runs at the clock the GPU chooses",
         o.output.display(),
         shown.join(", "),
         shown.join(",")
