@@ -711,6 +711,12 @@ fn campaign_flags_are_checked_before_anything_is_measured() {
     // The machine file has 64 nodes: plan would refuse 100 after the start was measured.
     refused(&["--max-nodes", "100"], "--max-nodes");
     refused(&["--max-nodes", "0"], "--max-nodes");
+    // A replay takes the recording's CPU runs at the clock they were made at.
+    refused(&["--gpus", "1"], "no --gpus with --replay");
+    refused(
+        &["--gpu-clocks=595"],
+        "measures at the clock the GPU chooses",
+    );
     // A campaign flag without --nodes auto would launch the program instead of replaying.
     let (rc, _, err) = jouleplan(&[
         "profile",

@@ -445,6 +445,36 @@ fn plan_gives_an_interval_at_unmeasured_clocks_that_grows_with_the_distance_from
 }
 
 #[test]
+fn predict_takes_a_listed_gpu_clock_and_refuses_one_the_machine_does_not_list() {
+    let d = tempfile::tempdir().unwrap();
+    let (m, p) = fitted(d.path());
+    let (m, p) = (m.to_str().unwrap(), p.to_str().unwrap());
+    let predict = |clock: &str| {
+        let config = format!("1,1,2,1,{clock}");
+        jouleplan(&[
+            "predict",
+            "--machine",
+            m,
+            "--profile",
+            p,
+            "--config",
+            &config,
+            "--json",
+        ])
+    };
+    let (code, out, err) = predict("1250");
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("\"gpu_clock_mhz\": 1250"), "{out}");
+    let (code, out, err) = predict("1300");
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--config") && err.contains("1300 MHz is not one"),
+        "{err}"
+    );
+    assert!(out.is_empty(), "{out}");
+}
+
+#[test]
 fn validate_scores_rows_at_every_clock_of_the_range() {
     let d = tempfile::tempdir().unwrap();
     let (m, p) = fitted(d.path());

@@ -28,6 +28,15 @@ pub(crate) fn run(a: &ProfileArgs, out: &mut dyn Write) -> anyhow::Result<i32> {
                         clock the GPU chooses";
         return Err(values::bad("--gpu-clocks", expected, spec).into());
     }
+    let gpus_asked = a
+        .gpus
+        .as_deref()
+        .filter(|g| g.split(',').any(|t| t.trim() != "0"));
+    if let (Some(_), Some(g)) = (&c.replay, gpus_asked) {
+        let expected = "no --gpus with --replay: a replayed campaign takes the recording's CPU \
+                        runs (gpus 0)";
+        return Err(values::bad("--gpus", expected, g).into());
+    }
     let tolerance = tolerance(c.tolerance.as_deref())?;
     let Some(csv) = a.measured_out.clone() else {
         return Err(values::bad(
