@@ -22,38 +22,9 @@ use std::path::{Path, PathBuf};
 /// stopped, 4 when runs failed).
 pub(crate) fn run(a: &ProfileArgs, out: &mut dyn Write) -> anyhow::Result<i32> {
     let c = &a.campaign;
-    if let Some(spec) = &a.gpu_clocks {
-        // Launched or replayed alike: a campaign's runs are at the clock the GPU chooses.
-        let expected = "a sweep of given --nodes: the campaign of --nodes auto measures at the \
-                        clock the GPU chooses";
-        return Err(values::bad("--gpu-clocks", expected, spec).into());
-    }
-    let gpus_asked = a
-        .gpus
-        .as_deref()
-        .filter(|g| g.split(',').any(|t| t.trim() != "0"));
-    if let (Some(_), Some(g)) = (&c.replay, gpus_asked) {
-        let expected = "no --gpus with --replay: a replayed campaign takes the recording's CPU \
-                        runs (gpus 0)";
-        return Err(values::bad("--gpus", expected, g).into());
-    }
+    no_gpu_flags(a)?;
     let tolerance = tolerance(c.tolerance.as_deref())?;
-    let Some(csv) = a.measured_out.clone() else {
-        return Err(values::bad(
-            "--measured-out",
-            "a CSV for the campaign's runs (fit reads it)",
-            "nothing",
-        )
-        .into());
-    };
-    let Some(machine_arg) = a.machine.as_deref() else {
-        return Err(values::bad(
-            "--machine",
-            "the machine file the campaign fits against (as `fit --machine`)",
-            "nothing",
-        )
-        .into());
-    };
+    let (csv, machine_arg) = needed_files(a)?;
     let (file, text) = crate::search::inputs::machine_text(Some(machine_arg))?;
     let machine = MachineDoc::new(&file, text)?;
     let files = Files::beside(&a.output, csv.clone());
@@ -107,6 +78,47 @@ pub(crate) fn run(a: &ProfileArgs, out: &mut dyn Write) -> anyhow::Result<i32> {
             Ok(exit_code(k.source()))
         }
     }
+}
+
+/// `--gpu-clocks` is refused (a campaign's runs are at the clock the GPU chooses, launched or
+/// replayed alike), and `--gpus` with `--replay` (a replay takes the recording's CPU runs).
+fn no_gpu_flags(a: &ProfileArgs) -> anyhow::Result<()> {
+    if let Some(spec) = &a.gpu_clocks {
+        let expected = "a sweep of given --nodes: the campaign of --nodes auto measures at the \
+                        clock the GPU chooses";
+        return Err(values::bad("--gpu-clocks", expected, spec).into());
+    }
+    let gpus_asked = a
+        .gpus
+        .as_deref()
+        .filter(|g| g.split(',').any(|t| t.trim() != "0"));
+    if let (Some(_), Some(g)) = (&a.campaign.replay, gpus_asked) {
+        let expected = "no --gpus with --replay: a replayed campaign takes the recording's CPU \
+                        runs (gpus 0)";
+        return Err(values::bad("--gpus", expected, g).into());
+    }
+    Ok(())
+}
+
+/// `--measured-out` and `--machine`, which a campaign needs.
+fn needed_files(a: &ProfileArgs) -> anyhow::Result<(PathBuf, &str)> {
+    let Some(csv) = a.measured_out.clone() else {
+        return Err(values::bad(
+            "--measured-out",
+            "a CSV for the campaign's runs (fit reads it)",
+            "nothing",
+        )
+        .into());
+    };
+    let Some(machine_arg) = a.machine.as_deref() else {
+        return Err(values::bad(
+            "--machine",
+            "the machine file the campaign fits against (as `fit --machine`)",
+            "nothing",
+        )
+        .into());
+    };
+    Ok((csv, machine_arg))
 }
 
 /// The files a campaign writes besides its profile (`-o`): the runs (`--measured-out`), the
