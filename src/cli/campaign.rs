@@ -84,9 +84,7 @@ pub(crate) fn run(a: &ProfileArgs, out: &mut dyn Write) -> anyhow::Result<i32> {
 /// replayed alike), and `--gpus` with `--replay` (a replay takes the recording's CPU runs).
 fn no_gpu_flags(a: &ProfileArgs) -> anyhow::Result<()> {
     if let Some(spec) = &a.gpu_clocks {
-        let expected = "a sweep of given --nodes: the campaign of --nodes auto measures at the \
-                        clock the GPU chooses";
-        return Err(values::bad("--gpu-clocks", expected, spec).into());
+        return Err(super::profile_clocks::in_campaign(spec).into());
     }
     let gpus_asked = a
         .gpus
@@ -450,12 +448,11 @@ fn same_cores(
     };
     match saved.iter().find(|t| !cores.contains(&t.row.cores)) {
         Some(t) => Err(InputError::Mismatch(format!(
-            "--resume: {} holds runs on {} core{} a node ({}), and this campaign measures at \
+            "--resume: {} holds runs on {} a node ({}), and this campaign measures at \
              --cores {}: resume with the --cores it started with, or give another \
              --measured-out and -o",
             csv.display(),
-            t.row.cores,
-            if t.row.cores == 1 { "" } else { "s" },
+            crate::units::count(t.row.cores, "core", "cores"),
             t.from,
             crate::model::workload::compact_list(
                 &cores.iter().map(|&c| u64::from(c)).collect::<Vec<_>>()
@@ -471,7 +468,8 @@ fn same_cores(
 /// `-o` an earlier jouleplan kept its runs in is told where they now belong.
 fn outputs_free(a: &ProfileArgs, files: &Files, launched: bool) -> anyhow::Result<()> {
     if a.resume {
-        if launched && !files.record.exists() && is_sweep_record(&a.output) {
+        let sweep_record = is_sweep_record(&a.output);
+        if launched && !files.record.exists() && sweep_record {
             return Err(InputError::Mismatch(format!(
                 "--resume: {} holds the runs of a launched campaign as an earlier jouleplan \
                  kept them; a campaign now keeps them in {} and writes its fitted profile to \
@@ -483,7 +481,7 @@ fn outputs_free(a: &ProfileArgs, files: &Files, launched: bool) -> anyhow::Resul
             ))
             .into());
         }
-        if a.output.exists() && !is_sweep_record(&a.output) && !is_profile(&a.output) {
+        if a.output.exists() && !sweep_record && !is_profile(&a.output) {
             return Err(InputError::Mismatch(format!(
                 "--resume: {} holds no campaign's profile, and a campaign writes its profile \
                  there: give the -o of the campaign to resume",

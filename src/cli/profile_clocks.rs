@@ -7,6 +7,17 @@ use crate::values;
 
 const FLAG: &str = "--gpu-clocks";
 
+/// `--gpu-clocks` with `--nodes auto`: a campaign, launched or replayed, measures at the clock
+/// the GPU chooses.
+pub(super) fn in_campaign(spec: &str) -> InputError {
+    values::bad(
+        FLAG,
+        "a sweep of given --nodes: the campaign of --nodes auto measures at the clock the GPU \
+         chooses",
+        spec,
+    )
+}
+
 /// `profile`'s flags the clocks depend on.
 pub(super) struct ClockFlags<'a> {
     /// `--gpu-clocks`.
@@ -36,11 +47,7 @@ pub(super) fn gpu_clocks(
         ));
     }
     if a.nodes.trim() == "auto" {
-        return Err(bad(
-            "a sweep of given --nodes: the campaign of --nodes auto measures at the clock the \
-             GPU chooses"
-                .into(),
-        ));
+        return Err(in_campaign(spec));
     }
     let (clocks, memory) = match a.machine {
         Some(m) => from_machine(spec, m)?,
