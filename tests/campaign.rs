@@ -235,11 +235,20 @@ fn a_campaign_stopped_by_its_budget_resumes_to_the_same_end_without_repeating_a_
     let v: Value = serde_json::from_str(&out).unwrap();
     assert!(v["stopped"].as_str().unwrap().starts_with("budget"), "{v}");
     assert_eq!(v["measured_nodes"], serde_json::json!([1, 2, 4]));
+    let before = v["steps"].as_array().unwrap().len();
     let (rc, out, err, _) = campaign(d, "weather", &["--json", "--resume"]);
     assert_eq!(rc, 0, "{err}");
     let v: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["measured_nodes"], all["measured_nodes"]);
     assert_eq!(v["recommendation"], all["recommendation"]);
+    // The steps go on from the resumed campaign's, numbered as the whole campaign's were.
+    assert_eq!(v["resumed_steps"], before, "{v}");
+    let numbers = |v: &Value| -> Vec<u64> {
+        let steps = v["steps"].as_array().unwrap();
+        steps.iter().map(|s| s["step"].as_u64().unwrap()).collect()
+    };
+    let whole = numbers(&all);
+    assert_eq!(numbers(&v), whole[before..].to_vec(), "{v}");
     let text = std::fs::read_to_string(&runs).unwrap();
     let mut seen = std::collections::BTreeSet::new();
     for l in text.lines() {

@@ -12,6 +12,8 @@ use std::io::Write;
 pub struct Report {
     format: &'static str,
     steps: Vec<Step>,
+    /// The steps of the campaign this one resumed, before `steps` (0: not resumed).
+    resumed_steps: usize,
     stopped: String,
     recommendation: Option<super::step::Rec>,
     model_pick: Option<super::step::Rec>,
@@ -48,6 +50,7 @@ impl Report {
         Report {
             format: "jouleplan-campaign/1",
             steps: outcome.steps,
+            resumed_steps: outcome.resumed_steps,
             stopped: outcome.stopped,
             recommendation: outcome.recommendation,
             model_pick: outcome.model_pick,
@@ -81,6 +84,17 @@ impl Outcome {
     }
 }
 
+/// ` after N resumed` where the campaign resumed one that had taken steps.
+fn resumed(steps: usize) -> String {
+    match steps {
+        0 => String::new(),
+        k => format!(
+            " (after {} resumed)",
+            crate::units::count(k as u64, "step", "steps")
+        ),
+    }
+}
+
 /// The campaign's end in a few lines, with the commands that reproduce its recommendation
 /// (`machine` and the runs' file as the user would type them; `flags`, the plan's other flags
 /// the campaign was given, with their values).
@@ -96,8 +110,11 @@ pub fn summary(
         (0, false) => {
             format!("no new step (resumed: nothing left to measure); measured node counts {counts}")
         }
-        (1, false) => format!("1 step measured node counts {counts}"),
-        (k, false) => format!("{k} steps measured node counts {counts}"),
+        (k, false) => format!(
+            "{}{} measured node counts {counts}",
+            crate::units::count(k as u64, "step", "steps"),
+            resumed(r.resumed_steps)
+        ),
     };
     writeln!(
         out,

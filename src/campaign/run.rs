@@ -55,6 +55,9 @@ pub struct Outcome {
     pub model_differs: Option<String>,
     /// The largest count planned.
     pub max_nodes: u32,
+    /// The steps of the campaign this one resumed (0: not resumed), counted from its runs:
+    /// each run of consecutive runs on one count is a step, or one a `repeat` runs in it.
+    pub resumed_steps: usize,
     /// The node counts measured.
     pub measured_nodes: Vec<u32>,
     /// The node-hours its runs cost.
@@ -78,6 +81,7 @@ pub struct Campaign<S> {
     runs: Vec<Taken>,
     measured: BTreeSet<u32>,
     last: Option<Evaluated>,
+    resumed_steps: usize,
 }
 
 impl<S: RunSource> Campaign<S> {
@@ -116,11 +120,13 @@ impl<S: RunSource> Campaign<S> {
             runs: Vec::new(),
             measured: BTreeSet::new(),
             last: None,
+            resumed_steps: 0,
         })
     }
 
     /// The runs measured before (a resumed campaign's), in their order.
     pub fn resume_with(&mut self, runs: Vec<Taken>) {
+        self.resumed_steps += steps_in(&runs, self.settings.repeat.max(1));
         self.measured.extend(runs.iter().map(|t| t.row.nodes));
         self.runs.extend(runs);
     }
@@ -307,6 +313,7 @@ impl<S: RunSource> Campaign<S> {
             measured_best,
             model_differs,
             max_nodes: self.settings.max_nodes,
+            resumed_steps: self.resumed_steps,
             measured_nodes: self.measured.iter().copied().collect(),
             node_hours: self.node_hours(),
             node_runs: self.runs.iter().map(|t| t.row.nodes).sum(),
@@ -412,7 +419,7 @@ impl<S: RunSource> Campaign<S> {
                 }
             }
             let (n, why) = todo.remove(0);
-            let number = (steps.len() + 1, before.clone());
+            let number = (self.resumed_steps + steps.len() + 1, before.clone());
             let Some(step) = self.measure(n, why, number, observer)? else {
                 continue;
             };
@@ -511,6 +518,20 @@ impl<S: RunSource> Campaign<S> {
 }
 
 /// Why an interrupted campaign stopped.
+/// The steps that measured `runs` (in their order), `repeat` runs a step: each run of
+/// consecutive runs on one count, in steps of `repeat` (a step cut short is one step).
+fn steps_in(runs: &[Taken], repeat: u32) -> usize {
+    let mut steps = 0;
+    let mut i = 0;
+    while i < runs.len() {
+        let n = runs[i].row.nodes;
+        let same = runs[i..].iter().take_while(|t| t.row.nodes == n).count();
+        steps += same.div_ceil(repeat as usize);
+        i += same;
+    }
+    steps
+}
+
 fn interrupted(sig: i32, runs: usize) -> String {
     format!(
         "interrupted ({}) after {}: every finished run is saved in --measured-out and in the \
