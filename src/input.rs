@@ -159,11 +159,35 @@ pub fn parse_toml(path: &Path, text: &str) -> InputResult<Value> {
         format: "TOML",
         detail: e.to_string().trim().replace('\n', " "),
     })?;
+    for (k, v) in &table {
+        finite_toml(path, k, v)?;
+    }
     serde_json::to_value(table).map_err(|e| InputError::Syntax {
         file: path.to_path_buf(),
         format: "TOML",
         detail: e.to_string(),
     })
+}
+
+/// Refuses TOML's `nan` and `inf` at `key` or under it: JSON has no such numbers, so they
+/// would otherwise reach the typed reader as absent values (an optional key silently unset).
+fn finite_toml(path: &Path, key: &str, v: &toml::Value) -> InputResult<()> {
+    match v {
+        toml::Value::Float(f) if !f.is_finite() => Err(InputError::Key {
+            file: path.to_path_buf(),
+            key: key.to_string(),
+            expected: "a finite number (TOML's nan and inf are not values jouleplan reads)".into(),
+            got: f.to_string(),
+        }),
+        toml::Value::Table(t) => t
+            .iter()
+            .try_for_each(|(k, v)| finite_toml(path, &format!("{key}.{k}"), v)),
+        toml::Value::Array(a) => a
+            .iter()
+            .enumerate()
+            .try_for_each(|(i, v)| finite_toml(path, &format!("{key}[{i}]"), v)),
+        _ => Ok(()),
+    }
 }
 
 /// Parses JSON text.

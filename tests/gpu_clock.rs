@@ -94,6 +94,55 @@ fn a_clock_list_on_a_machine_without_gpus_is_refused() {
     );
 }
 
+#[test]
+fn bad_gpu_clock_exponents_are_refused_naming_the_key() {
+    let d = tempfile::tempdir().unwrap();
+    let text =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("models/h100-gpu.toml"))
+            .unwrap();
+    for (value, says) in [
+        ("0.5", "a finite number from 1 to 8"),
+        ("9", "a finite number from 1 to 8"),
+        ("-3", "got -3"),
+        ("nan", "a finite number"),
+        ("-inf", "a finite number"),
+        ("\"4\"", "the exponent alpha of the GPU's power"),
+    ] {
+        let m = write(
+            d.path(),
+            "m.toml",
+            &text.replacen(
+                "[power]\n",
+                &format!("[power]\ngpu_clock_exponent = {value}\n"),
+                1,
+            ),
+        );
+        let (code, _, err) = jouleplan(&["machine", "check", m.to_str().unwrap()]);
+        assert_eq!(code, 2, "{value}: {err}");
+        assert!(
+            err.contains("m.toml")
+                && err.contains("power.gpu_clock_exponent")
+                && err.contains(says),
+            "{value}: {err}"
+        );
+    }
+    // A machine without GPUs has no GPU clock law to give an exponent to.
+    let m = write(
+        d.path(),
+        "c.toml",
+        "[machine]\nname = \"c\"\nnodes = 1\ncores_per_node = 4\nfrequencies_ghz = [2.0]\n\n\
+         [network]\nlatency_s = 0.0\nbandwidth_bytes_per_s = 1e10\n\n[power]\nidle_w = 10.0\n\
+         core_active_w = 5.0\ncore_stall_w = 5.0\nmemory_w = 0.0\nnetwork_w = 0.0\n\
+         gpu_clock_exponent = 3\n",
+    );
+    let (code, _, err) = jouleplan(&["machine", "check", m.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("power.gpu_clock_exponent") && err.contains("gpus_per_node"),
+        "{err}"
+    );
+}
+
 /// A one-GPU machine with illustrative clocks (chosen by the test) and no host power.
 fn clock_machine(d: &Path, clocks: &str) -> PathBuf {
     write(
@@ -771,6 +820,78 @@ fn titan_x_kernels_fitted_on_three_clocks_choose_within_the_cap_and_predict_the_
             "{mem} MHz memory: {n} clocks, time {t}, energy {e}"
         );
     }
+}
+
+/// Fits the public Titan X runs of 2dconvolution (3505 MHz memory) at 595, 975 and 1164 MHz in
+/// `d` against a machine listing its 16 clocks, with `power` added to its `[power]`: (exit
+/// code, stdout, stderr).
+fn fit_titan_x(d: &Path, power: &str) -> (i32, String, String) {
+    let sweep = &titan_x_real()[&("2dconvolution".to_string(), 3505)];
+    let list: Vec<String> = sweep.iter().map(|r| r.0.to_string()).collect();
+    let m = clock_machine(d, &list.join(", "));
+    let text = std::fs::read_to_string(&m).unwrap() + power;
+    std::fs::write(&m, text).unwrap();
+    let rows: Vec<_> = sweep
+        .iter()
+        .copied()
+        .filter(|r| [595, 975, 1164].contains(&r.0))
+        .collect();
+    fit(d, &sweep_csv(&rows), &m)
+}
+
+fn clock_power(d: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(d.join("p.json")).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v["gpu_clock"]["power"].clone()
+}
+
+#[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
+fn a_gpu_clock_exponent_the_machine_sets_is_the_laws_and_the_profile_says_it_came_from_there() {
+    // Fitted: the grid's best exponent (5 on these runs, residual 0.31%).
+    let fitted = tempfile::tempdir().unwrap();
+    let (code, _, err) = fit_titan_x(fitted.path(), "");
+    assert_eq!(code, 0, "{err}");
+    let free = clock_power(fitted.path());
+    assert_eq!(free["alpha"], 5.0, "{free}");
+    assert!(free.get("alpha_from").is_none(), "{free}");
+    // Set by the machine: that exponent, P0 and k fitted to it, and where it came from.
+    let d = tempfile::tempdir().unwrap();
+    let (code, out, err) = fit_titan_x(d.path(), "gpu_clock_exponent = 4\n");
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("alpha = 4 (set by machine `g`") && out.contains("[power] gpu_clock_exponent"),
+        "{out}"
+    );
+    let set = clock_power(d.path());
+    assert_eq!(set["alpha"], 4.0, "{set}");
+    let from = set["alpha_from"].as_str().unwrap();
+    assert!(
+        from.contains("m.toml") && from.contains("gpu_clock_exponent"),
+        "{from}"
+    );
+    let p0 = |v: &serde_json::Value| v["p0_w"].as_f64().unwrap();
+    assert!((p0(&set) - p0(&free)).abs() > 1.0, "{set} against {free}");
+    assert!(set["residual_max"].as_f64().unwrap() > free["residual_max"].as_f64().unwrap());
+    let text = std::fs::read_to_string(d.path().join("p.json")).unwrap();
+    assert!(
+        text.contains("alpha = 4 set by machine `g`"),
+        "provenance: {text}"
+    );
+    let m2 = std::fs::read_to_string(d.path().join("m2.toml")).unwrap();
+    assert!(m2.contains("gpu_clock_exponent = 4"), "{m2}");
+    // An exponent these runs' power does not follow (7.0% off at 975 MHz) is refused, naming it.
+    let d = tempfile::tempdir().unwrap();
+    let (code, _, err) = fit_titan_x(d.path(), "gpu_clock_exponent = 1\n");
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("off `P0 + k f^1`") && err.contains("alpha = 1 set by machine `g`"),
+        "{err}"
+    );
+    assert!(!d.path().join("p.json").exists(), "nothing written");
 }
 
 #[test]

@@ -163,6 +163,56 @@ fn gpu_clocks_without_gpus_or_a_list_are_refused() {
     }
 }
 
+/// A sweep at three GPU clocks stopped before its first run finished, as the sweep saves it
+/// (its points with their clocks, no runs yet), written as `p.json` in `d` by the library's own
+/// writer; the command is [`marking`]'s, so a resume names the same one.
+fn clocked_sweep_record(d: &Path) -> PathBuf {
+    use jouleplan::artefact::profile::Growth;
+    use jouleplan::measure::record::{Header, SweepRecord, profile_file};
+    let rec: SweepRecord = serde_json::from_value(serde_json::json!({
+        "id": "sweep-at-three-clocks", "command": marking(d), "ranks": 1, "launcher": [],
+        "repeat": 1, "host": {}, "backends": {}, "unsupported": [],
+        "frequency": "not set: the frequency the machine runs at",
+        "planned": [[1, 1, 2.1e9, 1, 1710], [1, 1, 2.1e9, 1, 1305], [1, 1, 2.1e9, 1, 870]],
+        "runs": [], "complete": false
+    }))
+    .unwrap();
+    let header = Header {
+        program: "clocked".into(),
+        description: "a sweep at three GPU clocks, stopped before its first run".into(),
+        baseline_iterations: 1.0,
+        target_iterations: 1.0,
+        growth: Growth::Constant,
+        notes: Vec::new(),
+    };
+    let text = serde_json::to_string_pretty(&profile_file(&header, &rec)).unwrap();
+    write(d, "p.json", &text)
+}
+
+fn resuming_a_clocked_sweep_without_gpu_clocks_is_refused_and_the_record_kept() {
+    let d = tempfile::tempdir().unwrap();
+    let p = clocked_sweep_record(d.path());
+    let before = std::fs::read(&p).unwrap();
+    // Its runs with GPUs would go at the clock the GPU chooses, beside runs at set clocks.
+    let (code, err) = profile(d.path(), &["--gpus", "1", "--resume"]);
+    assert_eq!(code, 2, "{err}");
+    for says in [
+        "p.json: its sweep set the GPU clock (870, 1305, 1710 MHz)",
+        "--resume it with --gpu-clocks 870,1305,1710",
+        "choose another --output",
+    ] {
+        assert!(err.contains(says), "no `{says}` in: {err}");
+    }
+    assert_eq!(
+        std::fs::read(&p).unwrap(),
+        before,
+        "the record is untouched"
+    );
+    for f in ["m.csv", "ran", "p.json.journal"] {
+        assert!(!d.path().join(f).exists(), "{f} was written or run");
+    }
+}
+
 /// The command line of a run at 1305 MHz as the sweep builds it inside an allocation (one
 /// step on this node, `--gpu-freq` after srun), run by a real Slurm: the step is accepted and
 /// Slurm hands it the clock (`SLURMD_TRES_FREQ`). Slurm accepts `--gpu-freq` without GPU gres,
@@ -313,6 +363,13 @@ fn main() {
             gpu_clocks_without_gpus_or_a_list_are_refused();
             Ok(())
         }),
+        Trial::test(
+            "resuming_a_clocked_sweep_without_gpu_clocks_is_refused_and_the_record_kept",
+            || {
+                resuming_a_clocked_sweep_without_gpu_clocks_is_refused_and_the_record_kept();
+                Ok(())
+            },
+        ),
     ];
     trials.push(common::real_trial_in(
         &args,

@@ -79,6 +79,10 @@ pub struct ClockPower {
     pub alpha: f64,
     /// The largest relative residual at a measured clock.
     pub residual_max: f64,
+    /// Where `alpha` was set when it was not fitted: the machine file whose `[power]
+    /// gpu_clock_exponent` `fit` took it from. Absent: chosen by least residual.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alpha_from: Option<String>,
 }
 
 impl GpuClockLaw {

@@ -128,6 +128,10 @@ pub struct PowerSection {
     /// `P_gpu_off` per GPU without a CUDA context.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu_nocontext_w: Option<f64>,
+    /// The exponent `alpha` of every GPU clock law `fit` makes against this machine
+    /// (`P_act(fg) = P0 + k (fg / 1 GHz)^alpha`, MODEL.md 6e); `None`: fitted per workload.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_clock_exponent: Option<f64>,
     /// The power fit's residual against the node power it came from, relative.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fit_residual_rel: Option<f64>,
@@ -161,6 +165,7 @@ impl PowerSection {
             gpu_active_w: Some(0.0),
             gpu_idle_w: Some(0.0),
             gpu_nocontext_w: None,
+            gpu_clock_exponent: None,
             fit_residual_rel: None,
             fit_residual_rms: None,
         }
@@ -224,6 +229,8 @@ const FREQ_GHZ: Bound = Bound::Within(0.01, 20.0);
 pub const GPU_CLOCK_MHZ: Bound = Bound::Within(50.0, 5000.0);
 /// The most GPU clocks a machine file lists.
 pub const GPU_CLOCKS_MAX: usize = 512;
+/// `[power] gpu_clock_exponent`: the grid `fit` chooses from spans 1 to 8 (MODEL.md 6e).
+pub const GPU_CLOCK_EXPONENT: Bound = Bound::Within(1.0, 8.0);
 
 impl MachineFile {
     /// Reads and validates a machine from its TOML text; `path` names it in messages.
@@ -410,6 +417,7 @@ impl PowerSection {
             self.gpu_nocontext_w,
             limits::POWER_W,
         )?;
+        self.validate_clock_exponent(c, gpus)?;
         c.opt(
             "power.fit_residual_rel",
             self.fit_residual_rel,
@@ -421,6 +429,36 @@ impl PowerSection {
             Bound::Within(0.0, 1.0),
         )
     }
+}
+
+impl PowerSection {
+    /// Checks `gpu_clock_exponent`: within [`GPU_CLOCK_EXPONENT`], on a machine with GPUs.
+    fn validate_clock_exponent(&self, c: &Check, gpus: bool) -> InputResult<()> {
+        const KEY: &str = "power.gpu_clock_exponent";
+        let Some(alpha) = self.gpu_clock_exponent else {
+            return Ok(());
+        };
+        if !gpus {
+            return Err(c.fail(
+                KEY,
+                "no exponent on a machine without GPUs (gpus_per_node = 0): set gpus_per_node",
+                limits::shown(alpha),
+            ));
+        }
+        if !GPU_CLOCK_EXPONENT.check(alpha) {
+            return Err(c.fail(KEY, clock_exponent_expected(), limits::shown(alpha)));
+        }
+        Ok(())
+    }
+}
+
+/// What `gpu_clock_exponent` should hold.
+fn clock_exponent_expected() -> String {
+    format!(
+        "{}: the exponent alpha of the GPU's power in kernels over its core clock, P0 + k (fg / \
+         1 GHz)^alpha (leave it out and `fit` chooses it per workload from 1, 2, 3, 4, 5, 6, 8)",
+        GPU_CLOCK_EXPONENT.describe()
+    )
 }
 
 /// What a missing or mistyped key of a machine file should hold.
@@ -450,6 +488,7 @@ fn expects(key: &str) -> Option<String> {
         "network.cv2" => limits::CV2.describe(),
         "power.core_active_w" | "power.core_stall_w" | "power.idle_w" => per,
         "power.fit_residual_rel" | "power.fit_residual_rms" => Bound::Within(0.0, 1.0).describe(),
+        "power.gpu_clock_exponent" => clock_exponent_expected(),
         "sources[]" => "a string".into(),
         k if k.starts_with("power.") => power,
         _ => return None,

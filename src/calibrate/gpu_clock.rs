@@ -1,6 +1,7 @@
 //! The GPU clock law fitted on one configuration measured at 3 or more GPU core clocks
 //! (MODEL.md section 6e): `T(fg) = a/fg + m` with its residuals, and the GPU's power in kernels
-//! `P0 + k (fg / 1 GHz)^alpha`, alpha from a grid by least residual. Both are least squares on
+//! `P0 + k (fg / 1 GHz)^alpha`, alpha from a grid by least residual, or the machine's where it
+//! sets one (`[power] gpu_clock_exponent`). Both are least squares on
 //! relative residuals with every parameter held `>= 0`; a law that does not reproduce its
 //! points is refused with the clock and what to measure.
 
@@ -25,8 +26,14 @@ pub struct ClockPoint {
 }
 
 /// Fits the law on `points` (one per clock, any order) of a configuration with `gpus` GPUs;
-/// `at` names the configuration in messages. An error says why and what to measure.
-pub fn fit_law(points: &[ClockPoint], gpus: u32, at: &str) -> Result<GpuClockLaw, String> {
+/// `at` names the configuration in messages; `alpha`, the power law's exponent where the
+/// machine sets it (`None`: chosen from [`ALPHAS`]). An error says why and what to measure.
+pub fn fit_law(
+    points: &[ClockPoint],
+    gpus: u32,
+    at: &str,
+    alpha: Option<f64>,
+) -> Result<GpuClockLaw, String> {
     let mut pts = points.to_vec();
     pts.sort_by(|a, b| a.mhz.total_cmp(&b.mhz));
     let mhz: Vec<f64> = pts.iter().map(|p| p.mhz).collect();
@@ -57,8 +64,8 @@ pub fn fit_law(points: &[ClockPoint], gpus: u32, at: &str) -> Result<GpuClockLaw
             list()
         ));
     }
-    let power = fit_power_from(&pts, gpus, at, &list())?;
-    let interval = left_out(&pts, gpus);
+    let power = fit_power_from(&pts, (gpus, alpha), at, &list())?;
+    let interval = left_out(&pts, gpus, alpha);
     let top = pts[pts.len() - 1].clone();
     Ok(GpuClockLaw {
         memory_clock_mhz: None,
@@ -74,9 +81,11 @@ pub fn fit_law(points: &[ClockPoint], gpus: u32, at: &str) -> Result<GpuClockLaw
 
 /// The interval's half-widths (MODEL.md 6e): the largest error of each interior clock (sorted
 /// `pts`) predicted from the others, by `a/f + m` and the cube law (the fewest parameters two
-/// clocks hold), at least the floors. The energy's is the time's where no energy was measured.
-fn left_out(pts: &[ClockPoint], gpus: u32) -> ClockInterval {
+/// clocks hold; the machine's exponent `alpha` where it sets one), at least the floors. The
+/// energy's is the time's where no energy was measured.
+fn left_out(pts: &[ClockPoint], gpus: u32, alpha: Option<f64>) -> ClockInterval {
     let g = f64::from(gpus.max(1));
+    let alpha = alpha.unwrap_or(3.0);
     let (mut t_err, mut e_err) = (0.0f64, 0.0f64);
     for j in 1..pts.len().saturating_sub(1) {
         let rest: Vec<&ClockPoint> = pts
@@ -96,9 +105,12 @@ fn left_out(pts: &[ClockPoint], gpus: u32) -> ClockInterval {
             .map(|p| p.gpu_energy_j.map(|e| e / (g * p.time_s)))
             .collect();
         if let (Some(w), Some(e)) = (watts, pts[j].gpu_energy_j) {
-            let rows: Vec<[f64; 2]> = mhz.iter().map(|&m| [1.0, (m / 1000.0).powi(3)]).collect();
+            let rows: Vec<[f64; 2]> = mhz
+                .iter()
+                .map(|&m| [1.0, (m / 1000.0).powf(alpha)])
+                .collect();
             let ([p0, k], _) = nnls2(&rows, &w);
-            let e_pred = g * (p0 + k * (f / 1000.0).powi(3)) * t_pred;
+            let e_pred = g * (p0 + k * (f / 1000.0).powf(alpha)) * t_pred;
             e_err = e_err.max((e_pred / e - 1.0).abs());
         } else {
             e_err = e_err.max(t_err);
@@ -110,11 +122,12 @@ fn left_out(pts: &[ClockPoint], gpus: u32) -> ClockInterval {
     }
 }
 
-/// The power law where every point has GPU energy; none where none has; an error for a mix
-/// or a law off its points.
+/// The power law of `gpus` GPUs where every point has GPU energy, at the exponent `alpha` where
+/// the machine sets it; none where no point has energy; an error for a mix or a law off its
+/// points.
 fn fit_power_from(
     pts: &[ClockPoint],
-    gpus: u32,
+    (gpus, alpha): (u32, Option<f64>),
     at: &str,
     list: &str,
 ) -> Result<Option<ClockPower>, String> {
@@ -136,18 +149,26 @@ fn fit_power_from(
         .iter()
         .map(|p| p.gpu_energy_j.unwrap_or(0.0) / (g * p.time_s))
         .collect();
-    let power = fit_power(&mhz, &watts);
+    let power = match alpha {
+        Some(a) => fit_power(&mhz, &watts, &[a]),
+        None => fit_power(&mhz, &watts, &ALPHAS),
+    };
     if let Some((j, r)) = worst(&mhz, &watts, |f| power.at(f))
         && r > POWER_RESIDUAL_MAX
     {
+        let exponent = match alpha {
+            Some(_) => "the machine's [power] gpu_clock_exponent; leave it out to let fit \
+                        choose one"
+                .to_string(),
+            None => format!("the best exponent of {ALPHAS:?}"),
+        };
         return Err(format!(
             "the GPU power at {} MHz is {:.1}% off `P0 + k f^{}` through the clocks {list} \
-                 MHz at {at} (the best exponent of {:?}): the GPU's power does not follow the \
-                 clock there; check that every clock's energy is GPU energy of the same run",
+                 MHz at {at} ({exponent}): the GPU's power does not follow the clock there; \
+                 check that every clock's energy is GPU energy of the same run",
             mhz[j],
             100.0 * r,
             power.alpha,
-            ALPHAS
         ));
     }
     Ok(Some(power))
@@ -177,11 +198,11 @@ pub fn fit_time(mhz: &[f64], times: &[f64]) -> ClockTime {
     }
 }
 
-/// `P0 + k (f / 1 GHz)^alpha`, `P0, k >= 0`, alpha from [`ALPHAS`] by least cost (the lower
-/// exponent on a tie).
-pub fn fit_power(mhz: &[f64], watts: &[f64]) -> ClockPower {
+/// `P0 + k (f / 1 GHz)^alpha`, `P0, k >= 0`, alpha from `alphas` (ascending; [`ALPHAS`], or
+/// the one the machine sets) by least cost (the lower exponent on a tie).
+pub fn fit_power(mhz: &[f64], watts: &[f64], alphas: &[f64]) -> ClockPower {
     let mut best: Option<(ClockPower, f64)> = None;
-    for alpha in ALPHAS {
+    for &alpha in alphas {
         let rows: Vec<[f64; 2]> = mhz
             .iter()
             .map(|&f| [1.0, (f / 1000.0).powf(alpha)])
@@ -193,6 +214,7 @@ pub fn fit_power(mhz: &[f64], watts: &[f64]) -> ClockPower {
                 k_w: k,
                 alpha,
                 residual_max: 0.0,
+                alpha_from: None,
             };
             best = Some((law, cost));
         }
@@ -203,6 +225,7 @@ pub fn fit_power(mhz: &[f64], watts: &[f64]) -> ClockPower {
             k_w: 0.0,
             alpha: 3.0,
             residual_max: 0.0,
+            alpha_from: None,
         },
         0.0,
     ));
@@ -274,7 +297,7 @@ mod tests {
 
     #[test]
     fn a_law_through_its_points_is_recovered() {
-        let law = fit_law(&points(6000.0, 2.0, 60.0, 80.0, 4.0), 1, "here").unwrap();
+        let law = fit_law(&points(6000.0, 2.0, 60.0, 80.0, 4.0), 1, "here", None).unwrap();
         assert!((law.time.a_s_mhz - 6000.0).abs() < 1e-6, "{law:?}");
         assert!((law.time.m_s - 2.0).abs() < 1e-9);
         let p = law.power.unwrap();
@@ -288,17 +311,37 @@ mod tests {
     }
 
     #[test]
+    fn an_exponent_the_machine_sets_is_kept_and_p0_and_k_fitted_to_it() {
+        let p = points(6000.0, 2.0, 60.0, 80.0, 4.0);
+        let fitted = fit_law(&p, 1, "here", None).unwrap().power.unwrap();
+        assert_eq!(fitted.alpha, 4.0);
+        let set = fit_law(&p, 1, "here", Some(3.5)).unwrap().power.unwrap();
+        assert_eq!(set.alpha, 3.5);
+        assert!(
+            set.residual_max > 1e-6 && set.residual_max < POWER_RESIDUAL_MAX,
+            "{set:?}"
+        );
+        assert!((set.p0_w - fitted.p0_w).abs() > 1.0, "{set:?}");
+        // An exponent the points do not follow is refused, naming where it came from.
+        let e = fit_law(&p, 1, "here", Some(1.0)).unwrap_err();
+        assert!(
+            e.contains("off `P0 + k f^1`") && e.contains("[power] gpu_clock_exponent"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn the_interval_is_the_middle_clocks_left_out_error_at_least_the_floors() {
         // On a law a/f + m and a cube power law the middle clock is predicted exactly from the
         // others: the floors remain.
-        let law = fit_law(&points(6000.0, 2.0, 60.0, 80.0, 3.0), 1, "here").unwrap();
+        let law = fit_law(&points(6000.0, 2.0, 60.0, 80.0, 3.0), 1, "here", None).unwrap();
         let i = law.interval.unwrap();
         assert_eq!((i.time_rel, i.energy_rel), (0.01, 0.02));
         // A middle time 10% above the law through the others: 10% either side.
         let mut p = points(6000.0, 2.0, 60.0, 80.0, 3.0);
         p[1].time_s *= 1.1;
         p[1].gpu_energy_j = p[1].gpu_energy_j.map(|e| e * 1.1);
-        let i = fit_law(&p, 1, "here").unwrap().interval.unwrap();
+        let i = fit_law(&p, 1, "here", None).unwrap().interval.unwrap();
         assert!((i.time_rel - 1.0 / 1.1 * 0.1).abs() < 1e-9, "{i:?}");
         assert!((i.energy_rel - i.time_rel).abs() < 1e-9, "{i:?}");
     }
@@ -307,7 +350,7 @@ mod tests {
     fn two_clocks_are_refused_with_what_to_measure() {
         let mut p = points(6000.0, 2.0, 60.0, 80.0, 3.0);
         p.remove(1);
-        let e = fit_law(&p, 1, "1 node").unwrap_err();
+        let e = fit_law(&p, 1, "1 node", None).unwrap_err();
         assert!(
             e.contains("3 or more clocks (measured: 600, 1200 MHz at 1 node)"),
             "{e}"
@@ -322,7 +365,7 @@ mod tests {
             time_s: 30.0,
             gpu_energy_j: Some(3000.0),
         });
-        let e = fit_law(&p, 1, "x").unwrap_err();
+        let e = fit_law(&p, 1, "x", None).unwrap_err();
         assert!(
             e.contains("the time at 800 MHz is") && e.contains("a/f + m"),
             "{e}"
@@ -334,10 +377,10 @@ mod tests {
         let mut p = points(6000.0, 2.0, 60.0, 80.0, 3.0);
         // A power that falls, then rises: no P0 + k f^alpha with P0, k >= 0 goes through it.
         p[1].gpu_energy_j = Some(10.0 * p[1].time_s);
-        let e = fit_law(&p, 1, "x").unwrap_err();
+        let e = fit_law(&p, 1, "x", None).unwrap_err();
         assert!(e.contains("the GPU power at") && e.contains("% off"), "{e}");
         p[1].gpu_energy_j = None;
-        let e = fit_law(&p, 1, "x").unwrap_err();
+        let e = fit_law(&p, 1, "x", None).unwrap_err();
         assert!(e.contains("GPU energy at 2 of the 3 clocks"), "{e}");
     }
 }

@@ -9,6 +9,7 @@ use super::runs::Measured;
 use crate::artefact::profile::{DeviceFile, PointFile};
 use crate::error::{InputError, InputResult};
 use crate::model::baseline::BaselinePoint;
+use crate::model::gpu_clock::GpuClockLaw;
 use crate::model::machine::Machine;
 use crate::model::workload::{Communication, Profile};
 use std::path::Path;
@@ -35,31 +36,11 @@ pub fn gpu_profile(
         points.push((mhz, r));
     }
     points.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let law_points: Vec<ClockPoint> = points
-        .iter()
-        .map(|(mhz, r)| ClockPoint {
-            mhz: *mhz,
-            time_s: r.time_s,
-            gpu_energy_j: r.energy.map(|e| e.0),
-        })
-        .collect();
     let c = first.config;
-    let at = format!(
-        "1 node, {} cores, {} GHz, {} GPUs",
-        c.cores,
-        c.freq.ghz(),
-        c.gpus
-    );
     let (top_mhz, top) = points[points.len() - 1];
     let law = match points.len() {
         1 => None,
-        _ => {
-            let mut law = fit_law(&law_points, c.gpus, &at)
-                .map_err(|why| InputError::Mismatch(format!("{}: {why}", file.display())))?;
-            law.memory_clock_mhz = machine.gpu_memory_clock_mhz;
-            law.source = format!("fit ({}, {} clocks)", file.display(), points.len());
-            Some(law)
-        }
+        _ => Some(clock_law(file, &points, machine, c)?),
     };
     let mut profile = Profile::from_parts(
         program,
@@ -70,12 +51,49 @@ pub fn gpu_profile(
         (1.0, 1.0),
         Communication::none(),
         vec![point(top)],
-        provenance(file, top_mhz),
+        provenance(file, top_mhz, machine),
     )?;
     profile.gpu_clock = law;
     profile.recorded_scope = top.energy.map(|e| e.1);
     profile.assumptions = assumptions();
     Ok(profile)
+}
+
+/// The clock law of the rows at their clocks (`points`, ascending) of configuration `c`, at
+/// the machine's exponent where it sets one (`[power] gpu_clock_exponent`).
+fn clock_law(
+    file: &Path,
+    points: &[(f64, &Measured)],
+    machine: &Machine,
+    c: crate::model::Config,
+) -> InputResult<GpuClockLaw> {
+    let law_points: Vec<ClockPoint> = points
+        .iter()
+        .map(|(mhz, r)| ClockPoint {
+            mhz: *mhz,
+            time_s: r.time_s,
+            gpu_energy_j: r.energy.map(|e| e.0),
+        })
+        .collect();
+    let at = format!(
+        "1 node, {} cores, {} GHz, {} GPUs",
+        c.cores,
+        c.freq.ghz(),
+        c.gpus
+    );
+    let alpha = machine.power.gpu_clock_exponent;
+    let mut law = fit_law(&law_points, c.gpus, &at, alpha).map_err(|why| {
+        let set = alpha.map_or(String::new(), |a| {
+            format!(" (alpha = {a} set by {})", exponent_source(machine))
+        });
+        InputError::Mismatch(format!("{}: {why}{set}", file.display()))
+    })?;
+    law.memory_clock_mhz = machine.gpu_memory_clock_mhz;
+    law.source = format!("fit ({}, {} clocks)", file.display(), points.len());
+    if let (Some(p), Some(_)) = (law.power.as_mut(), alpha) {
+        p.alpha_from = Some(exponent_source(machine));
+    }
+    Ok(law)
 }
 
 /// Refuses a row that is not one of the GPU configuration `first`'s runs.
@@ -215,8 +233,21 @@ fn point(r: &Measured) -> BaselinePoint {
     })
 }
 
-fn provenance(file: &Path, top: f64) -> Vec<(String, String)> {
+/// Where a set exponent comes from: the machine file's key.
+fn exponent_source(machine: &Machine) -> String {
+    format!(
+        "machine `{}` ({}), [power] gpu_clock_exponent",
+        machine.name,
+        machine.file.display()
+    )
+}
+
+fn provenance(file: &Path, top: f64, machine: &Machine) -> Vec<(String, String)> {
     let f = file.display();
+    let alpha = match machine.power.gpu_clock_exponent {
+        Some(a) => format!("alpha = {a} set by {}", exponent_source(machine)),
+        None => "alpha chosen by least residual".into(),
+    };
     vec![
         (
             "baseline.wall_time_s".into(),
@@ -234,7 +265,8 @@ fn provenance(file: &Path, top: f64) -> Vec<(String, String)> {
         (
             "gpu_clock".into(),
             format!(
-                "fitted on {f}: T(fg) = a/fg + m with its residuals, P_act(fg) = P0 + k fg^alpha (MODEL.md 6e)"
+                "fitted on {f}: T(fg) = a/fg + m with its residuals, P_act(fg) = P0 + k fg^alpha, \
+                 {alpha} (MODEL.md 6e)"
             ),
         ),
     ]

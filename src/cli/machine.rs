@@ -192,6 +192,9 @@ fn check_out(
             v.insert("gpu_active_w".into(), vec![p.gpu_active.0]);
             v.insert("gpu_idle_w".into(), vec![p.gpu_idle.0]);
         }
+        if let Some(a) = p.gpu_clock_exponent {
+            v.insert("gpu_clock_exponent".into(), vec![a]);
+        }
         v
     });
     crate::artefact::fit::MachineCheckOut {
@@ -319,6 +322,12 @@ fn describe(m: &Machine, out: &mut dyn Write) -> std::io::Result<()> {
                 |w| format!("{} W", w.0)
             )
         )?;
+        if let Some(a) = m.power.gpu_clock_exponent {
+            writeln!(
+                out,
+                "  GPU clock exponent: {a} (fit takes it for every GPU clock law's power)"
+            )?;
+        }
     }
     let mut illustrative = Vec::new();
     for (k, v) in &m.sources {

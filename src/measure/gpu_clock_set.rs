@@ -164,6 +164,17 @@ impl ClockGuard {
         first
     }
 
+    /// The warning, printed as the sweep takes the clocks over, on how to put them back after
+    /// a SIGKILL (which no process can catch): shown whatever `--quiet` says, since a user
+    /// who kills a quiet sweep has no other way to learn it.
+    pub fn sigkill_warning(&self) -> String {
+        format!(
+            "jouleplan: warning: if jouleplan is killed with SIGKILL (which it cannot catch), put \
+             the GPU clocks back with `{}` (or `nvidia-smi -rac` for the defaults)",
+            self.restore_command()
+        )
+    }
+
     /// The command that puts the clocks back by hand (after a SIGKILL):
     /// `nvidia-smi -i 0,1 -ac 2619,1980`, one per distinct pair of clocks.
     pub fn restore_command(&self) -> String {
@@ -207,23 +218,27 @@ fn unsupported(gpu: u32, mhz: u32, memory: u32, supported: &[u32]) -> String {
     )
 }
 
+/// A recording double of NVML for the tests of the sweep's clock handling.
 #[cfg(test)]
-mod tests {
-    use super::*;
+pub(crate) mod recording {
+    use super::ClockSetter;
     use std::cell::RefCell;
     use std::rc::Rc;
 
     /// A recording double of NVML: it answers with the clocks it is given (illustrative
     /// values, as the machine-file tests use: memory 2619 MHz, graphics 1980 MHz) and records
     /// every call; it measures nothing.
-    struct Recorder {
+    pub(crate) struct Recorder {
         calls: Rc<RefCell<Vec<String>>>,
         now: (u32, u32),
         supported: Vec<u32>,
         fail_on: Option<u32>,
     }
 
-    fn recorder(fail_on: Option<u32>) -> (Box<dyn ClockSetter>, Rc<RefCell<Vec<String>>>) {
+    /// The double, failing to set `fail_on` MHz where given, and its record of calls.
+    pub(crate) fn recorder(
+        fail_on: Option<u32>,
+    ) -> (Box<dyn ClockSetter>, Rc<RefCell<Vec<String>>>) {
         let calls = Rc::new(RefCell::new(Vec::new()));
         let r = Recorder {
             calls: calls.clone(),
@@ -256,6 +271,14 @@ mod tests {
             }
         }
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::recording::recorder;
+    use super::*;
+    use std::cell::RefCell;
+    use std::rc::Rc;
 
     fn sets(calls: &Rc<RefCell<Vec<String>>>) -> Vec<String> {
         let c = calls.borrow();

@@ -41,6 +41,9 @@ pub struct Power {
     /// `P_gpu_off` per GPU: no CUDA context (a GPU of the node that the job does not use);
     /// `None` when the machine file does not give it (unused GPUs are then not counted).
     pub gpu_nocontext: Option<Watts>,
+    /// The exponent `alpha` of the GPU clock laws `fit` makes (`[power] gpu_clock_exponent`,
+    /// MODEL.md 6e); `None`: `fit` chooses it per workload.
+    pub gpu_clock_exponent: Option<f64>,
     /// The largest relative residual of the power fit against the node power it came from,
     /// when the file states it: energy cannot be reproduced more finely (MODEL.md 6b).
     pub fit_residual_rel: Option<f64>,
@@ -137,6 +140,7 @@ impl Machine {
             gpu_active: Watts(p.gpu_active_w.unwrap_or(0.0)),
             gpu_idle: Watts(p.gpu_idle_w.unwrap_or(0.0)),
             gpu_nocontext: p.gpu_nocontext_w.map(Watts),
+            gpu_clock_exponent: p.gpu_clock_exponent,
             fit_residual_rel: p.fit_residual_rel,
             fit_residual_rms: p.fit_residual_rms,
         };

@@ -282,10 +282,13 @@ fn write_gpu_fit(f: &FitOutcome, out: &mut dyn Write) -> std::io::Result<()> {
         Some(pw) => writeln!(
             out,
             "  GPU power in kernels P0 + k (fg / 1 GHz)^alpha: P0 = {:.2} W, k = {:.2} W, alpha = \
-             {}; largest residual {:.2}%",
+             {}{}; largest residual {:.2}%",
             pw.p0_w,
             pw.k_w,
             pw.alpha,
+            pw.alpha_from
+                .as_ref()
+                .map_or(String::new(), |from| format!(" (set by {from})")),
             100.0 * pw.residual_max
         )?,
         None => writeln!(

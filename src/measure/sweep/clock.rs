@@ -8,6 +8,7 @@ use crate::error::InputError;
 use crate::measure::gpu_clock_nvml::{self, NvmlClocks};
 use crate::measure::gpu_clock_set::{self, ClockGuard, Method};
 use crate::measure::nvml;
+use std::io::Write;
 
 /// How the sweep's GPU clock is set.
 pub(super) enum ClockControl {
@@ -54,7 +55,8 @@ pub(super) fn method(o: &Options) -> anyhow::Result<Option<Method>> {
 
 /// Takes the clock over for the sweep: NVML's clocks of `gpu_ids` read and every asked clock
 /// checked against those they support; the launchers checked to be srun steps for Slurm.
-/// Logs how the clock is set and, for NVML, the command that restores it after a SIGKILL.
+/// Logs how the clock is set and, for NVML, warns on standard error (even with `--quiet`) of
+/// the command that restores it after a SIGKILL.
 pub(super) fn take(
     o: &Options,
     method: Option<Method>,
@@ -76,14 +78,26 @@ pub(super) fn take(
         return slurm(o, ids, words, log);
     }
     let setter = NvmlClocks::load().map_err(|e| refuse(o, e))?;
-    let guard = ClockGuard::take(Box::new(setter), ids, &o.gpu_clocks, o.gpu_memory_mhz)
+    let clocks = (o.gpu_clocks.as_slice(), o.gpu_memory_mhz);
+    let guard = nvml_guard(Box::new(setter), ids, clocks, &mut std::io::stderr())
         .map_err(|e| refuse(o, e))?;
-    log(&format!(
-        "if jouleplan is killed (SIGKILL, which it cannot catch), put the GPU clocks back with \
-         `{}` (or `nvidia-smi -rac` for the defaults)",
-        guard.restore_command()
-    ));
     Ok(ClockControl::Nvml(guard))
+}
+
+/// Takes the clocks of `ids` over through `setter` for `clocks` (MHz, and the memory clock)
+/// and writes to `warn` the command that puts them back after a SIGKILL. `take` gives it
+/// standard error, not the log `--quiet` silences: a quiet sweep killed with `kill -9` leaves
+/// the GPUs at a set clock, and this line is the only way the user learns how to undo it.
+fn nvml_guard(
+    setter: Box<dyn gpu_clock_set::ClockSetter>,
+    ids: &[u32],
+    (clocks, memory): (&[u32], Option<u32>),
+    warn: &mut dyn Write,
+) -> Result<ClockGuard, String> {
+    let guard = ClockGuard::take(setter, ids, clocks, memory)?;
+    // A closed or full standard error is ignored: the sweep's records matter more.
+    let _ = writeln!(warn, "{}", guard.sigkill_warning());
+    Ok(guard)
 }
 
 /// Slurm steps: every launcher must be srun; the clocks are checked against those the GPUs
@@ -146,5 +160,37 @@ impl ClockControl {
     /// child: what follows the process does not see it).
     pub(super) fn steps(&self) -> bool {
         matches!(self, ClockControl::Slurm(_))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::gpu_clock_set::recording::recorder;
+
+    #[test]
+    fn the_sigkill_restore_command_is_written_to_the_warning_stream_not_the_log() {
+        let (setter, calls) = recorder(None);
+        let mut warn = Vec::new();
+        let guard = nvml_guard(setter, &[0, 1], (&[1980, 990], None), &mut warn).unwrap();
+        let said = String::from_utf8(warn).unwrap();
+        assert!(
+            said.contains("warning:")
+                && said.contains("SIGKILL")
+                && said.contains("`nvidia-smi -i 0,1 -ac 2619,1980`")
+                && said.contains("nvidia-smi -rac"),
+            "{said}"
+        );
+        assert_eq!(said.lines().count(), 1, "{said}");
+        drop(guard);
+        assert_eq!(*calls.borrow(), ["read 0", "read 1"], "nothing set yet");
+        // A clock the GPUs do not support is refused before any warning: nothing to restore.
+        let (setter, _) = recorder(None);
+        let mut warn = Vec::new();
+        let e = nvml_guard(setter, &[0], (&[1400], None), &mut warn)
+            .err()
+            .unwrap();
+        assert!(e.contains("1400 MHz is not one"), "{e}");
+        assert!(warn.is_empty());
     }
 }

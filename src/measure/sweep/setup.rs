@@ -147,6 +147,10 @@ pub(super) fn check(
         ))
         .into());
     }
+    if let Some(rec) = existing {
+        // Before the GPUs are looked for: the file alone decides it.
+        check_resumed_clocks(o, rec)?;
+    }
     check_programs(o, launchers)?;
     let max_cores = o.cores.iter().copied().max().unwrap_or(1) as usize;
     if max_cores > cpus.len() {
@@ -183,9 +187,6 @@ pub(super) fn check(
             }
             .into());
         }
-    }
-    if let Some(rec) = existing {
-        check_resumed_clocks(o, rec)?;
     }
     if let Some(c) = o.cores.iter().find(|&&c| c % o.ranks != 0) {
         return Err(crate::error::InputError::Mismatch(format!(
