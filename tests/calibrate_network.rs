@@ -105,3 +105,47 @@ fn a_damaged_record_or_a_build_without_mpi_is_refused_with_what_to_do() {
         "nothing written on refusal"
     );
 }
+
+/// The file `machine init` writes has neither `[network]` nor `[power]`: each calibration
+/// writes its own section whatever the other holds, and the file plans after each.
+#[test]
+fn each_calibration_completes_a_machine_init_file_without_the_other_section() {
+    let tmp = tempfile::tempdir().unwrap();
+    let m = tmp.path().join("node.toml");
+    let (code, _, err) = jouleplan(&["machine", "init", "-o", s(&m)]);
+    assert_eq!(code, 0, "{err}");
+    let init = std::fs::read_to_string(&m).unwrap();
+    assert!(
+        !init.contains("\n[network]") && !init.contains("\n[power]"),
+        "{init}"
+    );
+    let rec = repo("tests/data/pingpong/vm-shm-2ranks.json");
+    let args = ["calibrate", "network", "--machine", s(&m), "--from", s(&rec)];
+    let (code, _, err) = jouleplan(&args);
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(&m).unwrap();
+    assert!(text.contains("latency_s = 1.95473e-7"), "{text}");
+    assert!(!text.contains("\n[power]"), "no power invented: {text}");
+    // `machine check` calls it incomplete for the power alone.
+    let (code, _, err) = jouleplan(&["machine", "check", s(&m)]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("a [power] section"), "{err}");
+    assert!(!err.contains("a [network] section"), "{err}");
+    // Power is next: refused here for want of an energy meter, not for the section.
+    let no_network = write(tmp.path(), "cpu.toml", &init);
+    let (code, _, err) = jouleplan(&[
+        "calibrate",
+        "power",
+        "--machine",
+        s(&no_network),
+        "--powercap-root",
+        "/nonexistent/powercap",
+        "--event-source-root",
+        "/nonexistent",
+    ]);
+    if std::env::var_os("SLURM_JOB_ID").is_none() {
+        assert_eq!(code, 1, "{err}");
+        assert!(err.contains("needs the node's energy"), "{err}");
+        assert!(!err.contains("[network]"), "{err}");
+    }
+}

@@ -217,7 +217,7 @@ fn planner_checks(
     out: Option<&Path>,
 ) -> InputResult<Vec<String>> {
     let target = match (out, &fitted.machine_text) {
-        (Some(path), Some(text)) => Machine::from_toml(path, text)?,
+        (Some(path), Some(text)) => Machine::from_toml_for_plan(path, text)?.0,
         _ => machine.machine.clone(),
     };
     if fitted.machine_text.is_none() && target.power.idle.iter().all(|w| w.0 == 0.0) {

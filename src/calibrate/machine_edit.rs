@@ -185,7 +185,7 @@ pub fn write_power(
         ),
     ];
     let new = update(path, text, "power", &keys, source, false)?;
-    let back = crate::model::machine::Machine::from_toml(path, &new)?;
+    let (back, _) = crate::model::machine::Machine::from_toml_for_plan(path, &new)?;
     if back.frequencies != machine.frequencies {
         return Err(InputError::Mismatch(format!(
             "{}: the rewritten machine file lost its frequencies",

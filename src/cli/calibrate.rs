@@ -75,7 +75,8 @@ pub fn run_calibrate(a: &CalibrateArgs, out: &mut dyn Write) -> anyhow::Result<i
 
 fn run_network(a: &NetworkArgs, out: &mut dyn Write) -> anyhow::Result<i32> {
     let text = crate::input::read_file(&a.machine)?;
-    Machine::from_toml(&a.machine, &text)?;
+    // The file may lack [power] (and [network], which this writes).
+    Machine::from_toml_for_fit(&a.machine, &text)?;
     let output = a.output.clone().unwrap_or_else(|| a.machine.clone());
     // No output lock here: under mpirun every rank runs this command (rank 0 writes).
     let max_bytes = values::parse_bytes("--max-bytes", &a.max_bytes)?;
@@ -125,7 +126,7 @@ fn run_network(a: &NetworkArgs, out: &mut dyn Write) -> anyhow::Result<i32> {
         &source_line(&fit, &record, &source_file),
         true,
     )?;
-    Machine::from_toml(&output, &new)?;
+    Machine::from_toml_for_plan(&output, &new)?;
     outputs::write_machine(&a.machine, &output, new.as_bytes())?;
     super::say::progress(&format!("wrote [network] to {}", output.display()));
     Ok(0)

@@ -89,7 +89,8 @@ pub fn run_kernel(a: &KernelArgs, out: &mut dyn Write) -> anyhow::Result<i32> {
 /// Runs `calibrate power`.
 pub fn run_power(a: &PowerArgs, out: &mut dyn Write) -> anyhow::Result<i32> {
     let text = crate::input::read_file(&a.machine)?;
-    let machine = Machine::from_toml(&a.machine, &text)?;
+    // The file may lack [network] (and [power], which this writes); no power is read here.
+    let (machine, _) = Machine::from_toml_for_fit(&a.machine, &text)?;
     let output = a.output.clone().unwrap_or_else(|| a.machine.clone());
     let mut outputs = vec![("--output", output.as_path())];
     outputs.extend(a.record.as_deref().map(|p| ("--record", p)));
@@ -461,6 +462,6 @@ fn write_power(
         power_fit::describe(f)
     );
     let new = machine_edit::update(output, text, "power", &keys, &source, false)?;
-    Machine::from_toml(output, &new)?;
+    Machine::from_toml_for_plan(output, &new)?;
     Ok(new)
 }
