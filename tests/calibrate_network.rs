@@ -120,7 +120,14 @@ fn each_calibration_completes_a_machine_init_file_without_the_other_section() {
         "{init}"
     );
     let rec = repo("tests/data/pingpong/vm-shm-2ranks.json");
-    let args = ["calibrate", "network", "--machine", s(&m), "--from", s(&rec)];
+    let args = [
+        "calibrate",
+        "network",
+        "--machine",
+        s(&m),
+        "--from",
+        s(&rec),
+    ];
     let (code, _, err) = jouleplan(&args);
     assert_eq!(code, 0, "{err}");
     let text = std::fs::read_to_string(&m).unwrap();

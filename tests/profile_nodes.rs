@@ -169,6 +169,44 @@ fn node_counts_that_cannot_be_placed_are_refused_before_anything_runs() {
     }
 }
 
+/// The node law fitted after the runs needs the machine's `[network]`: a file without it is
+/// refused before the first run, not after the last.
+#[test]
+fn a_machine_without_a_network_is_refused_before_a_sweep_over_several_nodes_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("hosts"), "node01\nnode02\n").unwrap();
+    std::fs::write(
+        d.join("m.toml"),
+        "[machine]\nname = \"vm\"\nnodes = 2\ncores_per_node = 2\nfrequencies_ghz = [2.0]\n",
+    )
+    .unwrap();
+    let args = [
+        "--nodes",
+        "1,2",
+        "--cores",
+        "1",
+        "--hostfile",
+        "hosts",
+        "--launcher",
+        COUNT_HOSTFILES,
+        "--machine",
+        "m.toml",
+        "--output",
+        "p.json",
+        "--",
+        "/bin/true",
+    ];
+    let (ok, out, err) = profile(d, &args);
+    assert!(!ok, "accepted: {out}");
+    assert!(
+        err.contains("m.toml: the machine file has no [network] section"),
+        "{err}"
+    );
+    assert!(!d.join("p.json").exists(), "wrote a profile");
+    assert!(!d.join("seen.txt").exists(), "ran the program");
+}
+
 /// 10,000 fake hosts, one a line.
 fn many_hosts(d: &Path) {
     let hosts: String = (0..10_000).map(|i| format!("node{i:05}\n")).collect();

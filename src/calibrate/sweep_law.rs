@@ -122,14 +122,7 @@ pub fn fit_into(
         doc.assumptions.get_or_insert_default().push(why.clone());
         return Ok(SweepLaw::NotFitted(why));
     };
-    if machine.lacks.network {
-        return Err(InputError::Mismatch(format!(
-            "{}: the machine file has no [network] section, which the node law over several \
-             nodes needs; give it {}",
-            machine.file.display(),
-            crate::model::machine::NETWORK_HINT
-        )));
-    }
+    network_for_nodes(machine)?;
     // The file was read once already: checked as `plan` checks it, not parsed again.
     doc.validate(output)?;
     let profile = Profile::from_file(doc.clone(), output, digest);
@@ -179,4 +172,18 @@ fn readable(output: &Path, doc: &ProfileFile, list: &str) -> Result<(), String> 
              counts that disagree), then fit with --resume"
         )
     })
+}
+
+/// Refuses a machine file without `[network]` for runs over several nodes: the node law over
+/// them needs it (a sweep checks this before it runs anything).
+pub fn network_for_nodes(machine: &MachineDoc) -> InputResult<()> {
+    if !machine.lacks.network {
+        return Ok(());
+    }
+    Err(InputError::Mismatch(format!(
+        "{}: the machine file has no [network] section, which the node law over several nodes \
+         needs; give it {}",
+        machine.file.display(),
+        crate::model::machine::NETWORK_HINT
+    )))
 }

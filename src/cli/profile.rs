@@ -492,6 +492,7 @@ pub fn run_profile(a: &ProfileArgs, out: &mut dyn Write) -> anyhow::Result<i32> 
         return import_capture(a, &o, capture, out);
     }
     check_outputs(a)?;
+    super::profile_nodes::machine_for_nodes(a.machine.as_deref(), &o.nodes)?;
     let mut outputs = vec![("--output", o.output.as_path())];
     outputs.extend(a.measured_out.as_deref().map(|p| ("--measured-out", p)));
     let _locks = super::outputs::lock(&outputs)?;

@@ -26,6 +26,17 @@ pub(crate) fn read_written(output: &Path) -> anyhow::Result<Written> {
     Ok(Written { text, doc, rec })
 }
 
+/// Before anything runs: a sweep over several nodes with `--machine` needs the file's
+/// `[network]` for the node law it fits after the runs.
+pub(crate) fn machine_for_nodes(machine: Option<&str>, nodes: &[u32]) -> anyhow::Result<()> {
+    let (Some(m), true) = (machine, nodes.iter().any(|&n| n > 1)) else {
+        return Ok(());
+    };
+    let (file, text) = crate::search::inputs::machine_text(Some(m))?;
+    sweep_law::network_for_nodes(&MachineDoc::new(&file, text)?)?;
+    Ok(())
+}
+
 /// Fits the node law on the profile's runs over several nodes against `machine` and writes it
 /// into the profile; says what it did, or why there is no law.
 pub(crate) fn fit_into_profile(
