@@ -205,7 +205,7 @@ fn how_many_nodes_runs_verbatim_with_its_interval_layout_and_validation() {
         .expect("a plan over the counts that were not measured");
     let plan = &outs[beyond];
     assert!(
-        plan.contains("beyond the measured node counts (up to 8): time "),
+        plan.contains("at a node count not measured (measured up to 8): time "),
         "{plan}"
     );
     // The job script names the measured layout.

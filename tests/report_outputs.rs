@@ -453,7 +453,7 @@ fn the_report_shows_intervals_measure_next_and_the_energy_scope() {
     );
     let pareto = std::fs::read_to_string(out.join("pareto.svg")).unwrap();
     assert!(pareto.lines().any(|l| l.trim().starts_with("CPU energy")));
-    assert!(pareto.contains("80% interval beyond the measured node counts"));
+    assert!(pareto.contains("80% interval at node counts not measured"));
     let bars = std::fs::read_to_string(out.join("breakdown.svg")).unwrap();
     assert!(bars.contains("CPU energy terms along the front"));
 }

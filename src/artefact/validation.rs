@@ -36,7 +36,7 @@ pub struct BlockOut {
     pub energy: StatsOut,
     /// The points left out of the statistics, and why.
     pub not_predicted: NotPredictedOut,
-    /// How many measurements beyond the measured node counts fell in their intervals.
+    /// How many measurements at the node counts not measured fell in their intervals.
     pub interval_coverage: CoverageOut,
 }
 
@@ -74,9 +74,9 @@ pub struct PointOut {
     pub runs: usize,
     /// Why it was not predicted.
     pub not_predicted: Option<String>,
-    /// `[low, high]` predicted time beyond the measured node counts, s.
+    /// `[low, high]` predicted time at the node counts not measured, s.
     pub time_interval_s: Option<[f64; 2]>,
-    /// `[low, high]` predicted energy beyond the measured node counts, J.
+    /// `[low, high]` predicted energy at the node counts not measured, J.
     pub energy_interval_j: Option<[f64; 2]>,
 }
 

@@ -26,7 +26,7 @@ pub struct Compared {
     pub energy_j: Option<f64>,
     /// Why nothing was predicted there (outside what the profile covers), when so.
     pub not_predicted: Option<String>,
-    /// The prediction's interval beyond the measured node counts: time, and energy of the
+    /// The prediction's interval at the node counts not measured: time, and energy of the
     /// measured scope where it has one.
     pub interval: Option<(Range, Option<Range>)>,
 }

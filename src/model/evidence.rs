@@ -68,7 +68,7 @@ pub struct Interval {
     pub gpu_clock: (f64, f64),
 }
 
-/// What a prediction's range beyond the measured node counts is.
+/// What a prediction's range at the node counts not measured is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum IntervalKind {
     /// A fitted node law's interval, calibrated at a nominal coverage (docs/NODE_AXIS.md).

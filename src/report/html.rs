@@ -435,8 +435,8 @@ fn front_table(w: &mut String, plan: &Plan) {
         kind => {
             let _ = writeln!(
                 w,
-                "<p class=\"note\">Intervals exist beyond the measured node counts only (\"-\": \
-                 a measured node count or one between them).</p>"
+                "<p class=\"note\">Intervals exist at the node counts not measured only (\"-\": \
+                 a measured node count).</p>"
             );
             let coverage = kind.map_or(String::new(), |(_, c)| format!(" ({:.0}%)", 100.0 * c));
             format!("interval{coverage}")

@@ -457,7 +457,7 @@ fn predicted_line(w: &mut String, p: &Prediction, prov: &Provenance) {
     );
 }
 
-/// The interval beyond the measured node counts and the energy terms (node-hours only,
+/// The interval at the node counts not measured and the energy terms (node-hours only,
 /// without measured power).
 fn energy_lines(w: &mut String, p: &Prediction, prov: &Provenance) {
     if p.time_only {

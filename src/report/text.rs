@@ -104,8 +104,9 @@ pub fn breakdown(p: &Prediction, out: &mut dyn Write) -> io::Result<()> {
     device_tree(p, out)
 }
 
-/// What a prediction's range beyond the measured node counts is and where it starts from:
-/// `80% interval beyond the measured node counts (up to 8)`, or for a profile measured on one
+/// What a prediction's range at a node count not measured is and where it comes from:
+/// `80% interval at a node count not measured (measured up to 8)`, between the measured counts
+/// as beyond them, or for a profile measured on one
 /// node `bounds beyond the 1 node measured (...)`: bounds are never called an interval.
 pub fn interval_head(i: &Interval) -> String {
     if i.gpu_clock != (0.0, 0.0) {
@@ -123,7 +124,7 @@ pub fn interval_head(i: &Interval) -> String {
     }
     match i.kind {
         IntervalKind::Interval => format!(
-            "{} beyond the measured node counts (up to {})",
+            "{} at a node count not measured (measured up to {})",
             i.what(),
             i.largest_measured
         ),

@@ -109,7 +109,7 @@ pub fn draw_measured<DB: DrawingBackend>(
 pub fn legend_text(plan: &Plan) -> Option<String> {
     let i = plan.front.iter().find_map(|f| f.prediction.interval)?;
     Some(match i.kind {
-        IntervalKind::Interval => format!("{} beyond the measured node counts", i.what()),
+        IntervalKind::Interval => format!("{} at node counts not measured", i.what()),
         IntervalKind::Bounds => format!(
             "bounds beyond the {} measured: perfect division to no gain",
             crate::units::count(i.largest_measured, "node", "nodes")
