@@ -359,6 +359,10 @@ pub fn mean(v: &[f64]) -> f64 {
     v.iter().sum::<f64>() / v.len().max(1) as f64
 }
 
+/// Run-to-run spread above which a measured point's time is called uncertain: the sweep warns
+/// as it measures, and `plan` notes it.
+pub const NOISY_SPREAD: f64 = 0.10;
+
 /// Relative sample standard deviation (0 for one value).
 pub fn rel_spread(v: &[f64]) -> f64 {
     if v.len() < 2 {

@@ -304,6 +304,46 @@ pub fn model_problems(model: &Model<'_>, r: &reproduce::Reproduction) -> Vec<Str
     problems
 }
 
+use crate::artefact::sweep::NOISY_SPREAD;
+
+/// The measured points whose runs spread more than [`NOISY_SPREAD`] run to run, in one note:
+/// predictions there are uncertain by about as much, and no interval carries it.
+pub fn noisy_points(profile: &Profile) -> Option<String> {
+    let mut noisy: Vec<_> = profile
+        .facts
+        .spread
+        .iter()
+        .filter(|(_, s)| s.runs > 1 && s.wall_rel > NOISY_SPREAD)
+        .collect();
+    if noisy.is_empty() {
+        return None;
+    }
+    noisy.sort_by_key(|(k, _)| **k);
+    let points: Vec<String> = noisy
+        .iter()
+        .map(|((c, khz, g), s)| {
+            format!(
+                "{} at {:.3} GHz{} {:.1}%",
+                crate::units::count(*c, "core", "cores"),
+                *khz as f64 / 1e6,
+                match g {
+                    0 => String::new(),
+                    g => format!(", {}", crate::units::count(*g, "GPU", "GPUs")),
+                },
+                100.0 * s.wall_rel
+            )
+        })
+        .collect();
+    Some(format!(
+        "the profile's runs spread run to run by more than {:.0}% ({}): its time there is \
+         uncertain by about as much, and no interval carries that (intervals are drawn at node \
+         counts not measured); measure again with --repeat 5 on a quieter node before trusting a \
+         difference smaller than that",
+        100.0 * NOISY_SPREAD,
+        points.join("; ")
+    ))
+}
+
 /// What the profile's derivation estimated rather than measured (MODEL.md 6b), for the notes.
 pub fn estimates(profile: &Profile) -> Vec<String> {
     profile

@@ -149,6 +149,7 @@ impl Loaded {
             .collect();
         notes.extend(trust.notes.iter().cloned());
         notes.extend(trust::estimates(&profile));
+        notes.extend(trust::noisy_points(&profile));
         notes.extend(fit_to_machine(&mut profile, &machine));
         notes.extend(time_only_note(&machine));
         Ok(Loaded {

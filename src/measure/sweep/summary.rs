@@ -30,10 +30,11 @@ pub fn summarise(rec: &SweepRecord) -> Vec<String> {
             point.describe(),
             rel * mean,
             w.len(),
-            if rel > 0.10 {
+            if rel > crate::artefact::sweep::NOISY_SPREAD {
                 format!(
-                    "\n  warning: run-to-run spread {:.1}% (> 10%): the model's bound there is as \
-                     wide; add --repeat, --warmup, or measure on a quieter node",
+                    "\n  warning: run-to-run spread {:.1}% (> 10%): the time there is uncertain by \
+                     about as much, which plan notes but no interval carries; add --repeat, \
+                     --warmup, or measure on a quieter node",
                     100.0 * rel
                 )
             } else {
