@@ -913,3 +913,28 @@ fn deadline_and_budget_choose_across_the_gpu_clocks() {
         v["recommendation"]
     );
 }
+
+/// A profile fitted from GPU runs alone holds no device times: `predict` says how its
+/// breakdown reads (the run's time at the top clock as T_CPU, a slower clock's as T_gpu).
+#[test]
+fn a_profile_from_gpu_runs_alone_says_how_its_breakdown_reads() {
+    let d = tempfile::tempdir().unwrap();
+    let (m, p) = fitted(d.path());
+    let (m, p) = (m.to_str().unwrap(), p.to_str().unwrap());
+    let args = [
+        "predict",
+        "--machine",
+        m,
+        "--profile",
+        p,
+        "--config",
+        "1,1,2,1,1250",
+    ];
+    let (code, out, err) = jouleplan(&args);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("T_gpu"), "{out}");
+    assert!(
+        err.contains("the run's whole time at the top measured clock as T_CPU"),
+        "{err}"
+    );
+}

@@ -276,8 +276,10 @@ fn assumptions() -> Vec<String> {
     vec![
         "fitted from GPU runs' time and GPU energy alone (`jouleplan fit`): no device times, so \
          every GPU is taken busy for the whole run (K_max,s = T_s) and the host for the whole \
-         run too (cycles = cores x f x T); predictions at other core counts or frequencies are \
-         not supported by these runs"
+         run too (cycles = cores x f x T), so a prediction's breakdown shows the run's whole \
+         time at the top measured clock as T_CPU (host and GPUs overlapped) and what a slower \
+         clock adds as T_gpu; predictions at other core counts or frequencies are not \
+         supported by these runs"
             .into(),
     ]
 }
