@@ -53,8 +53,11 @@ fn a_profile_fitted_on_cpu_scope_rows_records_the_scope_and_is_never_called_node
     // The script names sacct's scope and the prediction's, and says they differ.
     assert!(script.contains("# Predicted: time "));
     assert!(script.contains("CPU energy (RAPL packages and DRAM) "));
-    assert!(script.contains("ConsumedEnergyRaw is the whole node's energy (node scope)"));
-    assert!(script.contains("not comparable directly"), "{script}");
+    assert!(script.contains("grep AcctGatherEnergyType"), "{script}");
+    assert!(
+        script.contains("(comparable where the plugin is rapl)"),
+        "{script}"
+    );
     let (code, json, err) = jouleplan(&[
         "plan",
         "--machine",
@@ -84,7 +87,7 @@ fn a_profile_without_a_recorded_scope_still_reads_as_node_energy() {
     assert_eq!(code, 0, "{err}");
     let script = std::fs::read_to_string(&path).unwrap();
     assert!(
-        script.contains("the scope of ConsumedEnergyRaw"),
+        script.contains("(comparable where the plugin measures the whole node)"),
         "{script}"
     );
     assert!(!script.contains("not comparable"));

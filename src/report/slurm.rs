@@ -606,9 +606,10 @@ fn body(w: &mut String, p: &Prediction, opts: &JobOptions, t: &Tasks) {
     let _ = writeln!(w);
 }
 
-/// The prediction printed next to what Slurm measured, each energy named by its scope: Slurm's
-/// `ConsumedEnergyRaw` is taken as the whole node's energy (node scope); a prediction of
-/// another scope is said not to compare with it directly.
+/// The prediction printed next to what Slurm measured, each energy named by its scope: what
+/// Slurm's `ConsumedEnergyRaw` covers depends on the cluster's energy plugin (the whole node
+/// with ipmi, CPU packages and DRAM with rapl), so the script says which plugin a prediction
+/// of its scope compares with, and that a GPU-only prediction compares with neither.
 fn comparison(w: &mut String, p: &Prediction, scope: EnergyScope) {
     if p.time_only {
         let _ = writeln!(
@@ -630,19 +631,22 @@ fn comparison(w: &mut String, p: &Prediction, scope: EnergyScope) {
     }
     let _ = writeln!(
         w,
-        "# Prediction next to measurement. sacct's ConsumedEnergyRaw is the whole node's energy \
-         (node scope), as Slurm's acct_gather_energy plugin reports it (ipmi or the node's own \
-         meter; the rapl plugin counts CPU packages and DRAM only); the prediction is {}.",
+        "# Prediction next to measurement. sacct's ConsumedEnergyRaw is what this cluster's \
+         acct_gather_energy plugin measures: the whole node with ipmi or a node meter, CPU \
+         packages and DRAM only with rapl (`scontrol show config | grep AcctGatherEnergyType` \
+         says which); the prediction is {}.",
         scope.describe()
     );
-    let caveat = if scope == EnergyScope::Node {
-        "the scope of ConsumedEnergyRaw"
-    } else {
-        let _ = writeln!(
-            w,
-            "# The scopes differ: the two energies are not comparable directly."
-        );
-        "not comparable directly with ConsumedEnergyRaw, the whole node's"
+    let caveat = match scope {
+        EnergyScope::Node => "comparable where the plugin measures the whole node",
+        EnergyScope::Cpu => "comparable where the plugin is rapl",
+        EnergyScope::Gpu => {
+            let _ = writeln!(
+                w,
+                "# The scopes differ: GPU energy alone is not comparable directly."
+            );
+            "not comparable directly with ConsumedEnergyRaw"
+        }
     };
     let _ = writeln!(
         w,
