@@ -38,10 +38,12 @@ pub struct JobArgs {
     /// Slurm node features the job needs (`--constraint` in the script: h100, 'skylake&ib').
     #[arg(long, value_name = "FEATURES")]
     pub constraint: Option<String>,
-    /// MPI ranks per node in the job [default: 1, or the node's cores / --cpus-per-task].
+    /// MPI ranks per node in the job [default: the layout the profile recorded; without one,
+    /// 1, or the node's cores / --cpus-per-task].
     #[arg(long, value_name = "N")]
     pub ntasks_per_node: Option<u32>,
-    /// Cores (OpenMP threads) per rank [default: the node's cores / --ntasks-per-node].
+    /// Cores (OpenMP threads) per rank [default: the layout the profile recorded; without one,
+    /// the node's cores / --ntasks-per-node].
     #[arg(long, value_name = "N")]
     pub cpus_per_task: Option<u32>,
     /// GPUs per rank (`--gpus-per-task`) instead of the node's GPUs shared by its ranks
