@@ -141,7 +141,7 @@ fn measured_rows(
             let text = crate::input::read_table(path)?;
             crate::calibrate::sacct_runs::read(path, &text, machine, scope)?
         }
-        (None, None) if held_out => hold_out(profile, args)?,
+        (None, None) if held_out => hold_out(profile, machine, args)?,
         (None, None) => profile
             .baseline
             .iter()
@@ -209,7 +209,11 @@ fn plot(path: &std::path::Path, rows: &[Compared]) -> anyhow::Result<()> {
 
 /// Removes the measured points outside `--use-cores`/`--use-freqs` from the profile and
 /// returns them as held-out measurements.
-fn hold_out(profile: &mut Profile, args: &ValidateArgs) -> anyhow::Result<Vec<Measured>> {
+fn hold_out(
+    profile: &mut Profile,
+    machine: &crate::model::machine::Machine,
+    args: &ValidateArgs,
+) -> anyhow::Result<Vec<Measured>> {
     let described = profile.describe_points();
     let cores = args
         .use_cores
@@ -223,7 +227,7 @@ fn hold_out(profile: &mut Profile, args: &ValidateArgs) -> anyhow::Result<Vec<Me
         .transpose()?
         .map(|v| {
             v.iter()
-                .map(|&hz| freq_key(crate::units::Hertz(hz)))
+                .map(|&hz| freq_key(values::frequency_as_shown(machine, crate::units::Hertz(hz))))
                 .collect()
         });
     let held = profile.restrict(|p| {
