@@ -248,9 +248,9 @@ pub struct Validation {
     pub bounds: bool,
     /// Time and energy error statistics over every measured run.
     pub stats: (ErrorStats, ErrorStats),
-    /// How many rows share their configuration with one of the profile's measured points (one
-    /// node, its cores, frequency and GPUs): the fit saw those runs, so their errors show how
-    /// it reproduces them, not how it predicts. `None` where not counted.
+    /// How many rows are at what the profile was fitted on ([`fitted_on`]): its fit saw runs
+    /// there, so their errors show how it reproduces them, not how it predicts. `None` where
+    /// not counted.
     pub fitted_on: Option<usize>,
 }
 
@@ -359,8 +359,9 @@ pub fn leave_cores_out(
     )
 }
 
-/// How many of `measured` share their configuration with one of `profile`'s measured points:
-/// one node, the same cores, frequency and GPUs.
+/// How many of `measured` are at what `profile` was fitted on: one of its measured points (one
+/// node, the same cores, frequency and GPUs), or a node count over one its node law was fitted
+/// on (`fit` fits the law on every run at those counts).
 pub fn fitted_on(profile: &Profile, measured: &[Measured]) -> usize {
     let key = |c: u32, f: crate::units::Hertz, g: u32| (c, crate::model::workload::freq_key(f), g);
     let own: std::collections::HashSet<_> = profile
@@ -369,10 +370,13 @@ pub fn fitted_on(profile: &Profile, measured: &[Measured]) -> usize {
         .filter(|p| p.measured)
         .map(|p| key(p.cores, p.freq, p.gpus))
         .collect();
+    let law_nodes: &[u32] = profile.node_law.as_ref().map_or(&[], |l| &l.measured_nodes);
     measured
         .iter()
-        .filter(|m| m.config.nodes == 1)
-        .filter(|m| own.contains(&key(m.config.cores, m.config.freq, m.config.gpus)))
+        .filter(|m| match m.config.nodes {
+            1 => own.contains(&key(m.config.cores, m.config.freq, m.config.gpus)),
+            n => law_nodes.contains(&n),
+        })
         .count()
 }
 

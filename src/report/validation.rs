@@ -116,8 +116,9 @@ pub fn write_block(b: &Validation, out: &mut dyn Write) -> std::io::Result<()> {
     if let Some(k) = b.fitted_on.filter(|&k| k > 0) {
         writeln!(
             out,
-            "  {k} of {} are the profile's own measured points (1 node): the fit saw those runs, \
-             so their errors show how it reproduces them, not how it predicts",
+            "  {k} of {} are at what the profile was fitted on (its measured points at 1 node, \
+             its node law's node counts): their errors show how the fit reproduces its runs, \
+             not how it predicts",
             crate::units::count(b.rows.len() as u64, "configuration", "configurations")
         )?;
     }
