@@ -31,23 +31,28 @@ fn edited(d: &Path, name: &str, line: usize, edit: impl Fn(&str) -> String) -> s
     write(d, name, &(lines.join("\n") + "\n"))
 }
 
+/// `jouleplan fit` of `csv` on `machine`, the profile to `out`, with `extra` flags.
+fn fit(csv: &Path, machine: &Path, out: &Path, extra: &[&str]) -> (i32, String, String) {
+    let mut args = vec![
+        "fit",
+        "--measured",
+        s(csv),
+        "--machine",
+        s(machine),
+        "--profile-out",
+        s(out),
+    ];
+    args.extend_from_slice(extra);
+    jouleplan(&args)
+}
+
 #[test]
 fn a_row_with_more_or_fewer_fields_than_the_header_is_refused_naming_its_line_and_both_counts() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
     let (runs, machine) = two_frequency_fit_inputs(d);
     let out = d.join("p.json");
-    let fit = |csv: &Path| {
-        jouleplan(&[
-            "fit",
-            "--measured",
-            s(csv),
-            "--machine",
-            s(&machine),
-            "--profile-out",
-            s(&out),
-        ])
-    };
+    let fit = |csv: &Path| fit(csv, &machine, &out, &[]);
     // A stray field after the last column was read as nothing at all.
     let extra = edited(d, "extra.csv", 3, |l| format!("{l},cpu"));
     let (code, _, err) = fit(&extra);
@@ -122,19 +127,8 @@ fn energy_without_an_energy_scope_column_is_the_whole_nodes_and_said_once() {
     let d = tmp.path();
     let (runs, machine) = two_frequency_fit_inputs(d);
     let out = d.join("p.json");
-    let fit = |csv: &Path| {
-        jouleplan(&[
-            "fit",
-            "--measured",
-            s(csv),
-            "--machine",
-            s(&machine),
-            "--profile-out",
-            s(&out),
-            "--machine-out",
-            s(&d.join("m.toml")),
-        ])
-    };
+    let m_out = d.join("m.toml");
+    let fit = |csv: &Path| fit(csv, &machine, &out, &["--machine-out", s(&m_out)]);
     let note = "no energy_scope column: energy_j taken as the whole node's (energy_scope node)";
     let (code, _, err) = fit(&runs);
     assert_eq!(code, 0, "{err}");
@@ -146,7 +140,7 @@ fn energy_without_an_energy_scope_column_is_the_whole_nodes_and_said_once() {
     let (code, _, err) = jouleplan(&[
         "validate",
         "--machine",
-        s(&d.join("m.toml")),
+        s(&m_out),
         "--profile",
         s(&out),
         "--measured",
