@@ -128,9 +128,9 @@ fn energy_without_an_energy_scope_column_is_the_whole_nodes_and_said_once() {
     let (runs, machine) = two_frequency_fit_inputs(d);
     let out = d.join("p.json");
     let m_out = d.join("m.toml");
-    let fit = |csv: &Path| fit(csv, &machine, &out, &["--machine-out", s(&m_out)]);
+    let fit_both = |csv: &Path| fit(csv, &machine, &out, &["--machine-out", s(&m_out)]);
     let note = "no energy_scope column: energy_j taken as the whole node's (energy_scope node)";
-    let (code, _, err) = fit(&runs);
+    let (code, _, err) = fit_both(&runs);
     assert_eq!(code, 0, "{err}");
     assert_eq!(err.matches(note).count(), 1, "{err}");
     let profile: serde_json::Value =
@@ -156,7 +156,21 @@ fn energy_without_an_energy_scope_column_is_the_whole_nodes_and_said_once() {
         with_scope += &format!("{l},node\n");
     }
     let named = write(d, "named.csv", &with_scope);
-    let (code, _, err) = fit(&named);
+    let (code, _, err) = fit_both(&named);
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("no energy_scope column"), "{err}");
+    // Nor does a file whose energy_j cells are all empty (no energy to take as anything).
+    let text = std::fs::read_to_string(&runs).unwrap();
+    let blank: String = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| match i {
+            0 => format!("{l}\n"),
+            _ => format!("{},\n", l.rsplit_once(',').unwrap().0),
+        })
+        .collect();
+    let blank = write(d, "blank.csv", &blank);
+    let (code, _, err) = fit(&blank, &machine, &d.join("t.json"), &[]);
     assert_eq!(code, 0, "{err}");
     assert!(!err.contains("no energy_scope column"), "{err}");
     // The default is in the help of both readers.

@@ -108,7 +108,9 @@ pub fn run_fit(args: &FitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     outputs.extend(args.plot.as_deref().map(|p| ("--plot", p)));
     let _locks = super::outputs::lock(&outputs)?;
     let runs = Runs::read(&args.measured)?;
-    if let Some(note) = crate::artefact::measured::default_scope_note(&args.measured)? {
+    if runs.rows().iter().any(|r| r.energy.is_some())
+        && let Some(note) = crate::artefact::measured::default_scope_note(&args.measured)?
+    {
         super::say::note(&note);
     }
     let options = FitOptions {

@@ -130,7 +130,9 @@ fn measured_rows(
     Ok(match (&args.measured, &args.sacct) {
         (Some(path), _) => {
             let rows = crate::calibrate::runs::read_csv_file(path)?;
-            if let Some(note) = crate::artefact::measured::default_scope_note(path)? {
+            if rows.iter().any(|r| r.energy.is_some())
+                && let Some(note) = crate::artefact::measured::default_scope_note(path)?
+            {
                 super::say::note(&note);
             }
             rows
