@@ -102,6 +102,29 @@ pub fn write_block(b: &Validation, out: &mut dyn Write) -> std::io::Result<()> {
             writeln!(out, "    {n} x {why}")?;
         }
     }
+    write_summary(b, out)?;
+    let c = coverage(&b.rows);
+    if c.time_points > 0 {
+        let share = |k: usize, n: usize| 100.0 * k as f64 / n.max(1) as f64;
+        writeln!(
+            out,
+            "  {} at {} not measured held {} of {} measured times ({:.0}%) and {} of {} \
+             measured energies ({:.0}%)",
+            b.ranges_name(),
+            where_not_measured(&b.rows),
+            c.time_covered,
+            c.time_points,
+            share(c.time_covered, c.time_points),
+            c.energy_covered,
+            c.energy_points,
+            share(c.energy_covered, c.energy_points)
+        )?;
+    }
+    Ok(())
+}
+
+/// The error statistics of a block, and how many of its configurations the fit saw.
+fn write_summary(b: &Validation, out: &mut dyn Write) -> std::io::Result<()> {
     let (t, e) = b.stats;
     let scored = |f: fn(&Compared) -> Option<f64>| b.rows.iter().filter(|r| f(r).is_some()).count();
     write_stats("time", &t, scored(Compared::time_error), out)?;
@@ -120,23 +143,6 @@ pub fn write_block(b: &Validation, out: &mut dyn Write) -> std::io::Result<()> {
              its node law's node counts): their errors show how the fit reproduces its runs, \
              not how it predicts",
             crate::units::count(b.rows.len() as u64, "configuration", "configurations")
-        )?;
-    }
-    let c = coverage(&b.rows);
-    if c.time_points > 0 {
-        let share = |k: usize, n: usize| 100.0 * k as f64 / n.max(1) as f64;
-        writeln!(
-            out,
-            "  {} at {} not measured held {} of {} measured times ({:.0}%) and {} of {} \
-             measured energies ({:.0}%)",
-            b.ranges_name(),
-            where_not_measured(&b.rows),
-            c.time_covered,
-            c.time_points,
-            share(c.time_covered, c.time_points),
-            c.energy_covered,
-            c.energy_points,
-            share(c.energy_covered, c.energy_points)
         )?;
     }
     Ok(())
