@@ -71,7 +71,8 @@ pub fn parse_freq_spec(spec: &str, machine: &Machine) -> InputResult<Vec<usize>>
     for part in spec.split(',') {
         match part.split_once('-') {
             Some((a, b)) => {
-                let (lo, hi) = (num(a)? * 1e9 - 1e3, num(b)? * 1e9 + 1e3);
+                let slack = crate::model::machine::SHOWN_FREQUENCY_HZ;
+                let (lo, hi) = (num(a)? * 1e9 - slack, num(b)? * 1e9 + slack);
                 let before = out.len();
                 out.extend(
                     machine
@@ -89,7 +90,7 @@ pub fn parse_freq_spec(spec: &str, machine: &Machine) -> InputResult<Vec<usize>>
                 let f = Hertz(num(part)? * 1e9);
                 out.push(
                     machine
-                        .frequency_index(f)
+                        .frequency_as_shown(f)
                         .ok_or_else(|| bad(flag, &set, part.trim()))?,
                 );
             }
@@ -356,6 +357,23 @@ pub fn parse_config(flag: &str, s: &str) -> InputResult<Config> {
         gpus: parts.get(3).map(|g| int(g)).transpose()?.unwrap_or(0),
         gpu_clock_mhz: parts.get(4).map(|m| int(m).map(f64::from)).transpose()?,
     })
+}
+
+/// `f` as one of `machine`'s frequencies where it is typed as the tables show one (`2.60` for
+/// 2.596 GHz: [`Machine::frequency_as_shown`]); else `f` as typed, for the check that names
+/// the machine's frequencies to refuse it.
+pub fn frequency_as_shown(machine: &Machine, f: Hertz) -> Hertz {
+    machine
+        .frequency_as_shown(f)
+        .map_or(f, |i| machine.frequencies[i])
+}
+
+/// `config` with its frequency as [`frequency_as_shown`] reads it (`--config`, `--reference`).
+pub fn config_as_shown(machine: &Machine, config: Config) -> Config {
+    Config {
+        freq: frequency_as_shown(machine, config.freq),
+        ..config
+    }
 }
 
 /// Parses a list of frequencies in GHz (`2.4,1.8`) for `profile`, in Hz.

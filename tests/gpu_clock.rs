@@ -211,7 +211,7 @@ fn fit_refuses_a_clock_the_machine_does_not_list_naming_the_line_and_neighbours(
     let (code, _, err) = fit(d.path(), &rows(&[1000, 1300, 2000], "gpu"), &m);
     assert_eq!(code, 2, "{err}");
     assert!(
-        err.contains("line 3, column gpu_clock_mhz") && err.contains("1250 MHz and 1500 MHz"),
+        err.contains("line 3, column gpu_clock_mhz") && err.contains("nearest: 1250, 1500 MHz"),
         "{err}"
     );
 }
@@ -520,6 +520,8 @@ fn predict_takes_a_listed_gpu_clock_and_refuses_one_the_machine_does_not_list() 
         err.contains("--config") && err.contains("1300 MHz is not one"),
         "{err}"
     );
+    // The clocks either side of it, besides the range.
+    assert!(err.contains("nearest: 1250, 1500 MHz"), "{err}");
     assert!(out.is_empty(), "{out}");
 }
 

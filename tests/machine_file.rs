@@ -98,7 +98,7 @@ fn init_writes_what_the_node_says_and_check_names_what_is_missing() {
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("machine `node017` is complete"), "{out}");
     assert!(
-        out.contains("1 nodes x 1 cores at 1.2, 1.8, 2.4 GHz"),
+        out.contains("1 node x 1 core at 1.2, 1.8, 2.4 GHz, 0 GPUs per node"),
         "{out}"
     );
 }

@@ -942,7 +942,7 @@ fn time_only_profiles_plan_by_time_and_node_hours_with_energy_said_unavailable()
     let (rc, out, err) = jouleplan(&[&["predict", "--config", "1,4,2.1"], &src[..]].concat());
     assert_eq!(rc, 0, "{err}");
     assert!(
-        out.contains("energy unavailable") && out.contains("node-hours"),
+        out.contains("energy unavailable") && out.contains("node-seconds"),
         "{out}"
     );
     let (rc, _, err) = jouleplan(&[&["plan", "--budget", "1kJ"], &src[..]].concat());

@@ -153,6 +153,28 @@ impl MeasuredRow {
     }
 }
 
+/// What a file with an `energy_j` column but no `energy_scope` column is read as, in words:
+/// its energy is the whole node's (the documented default), said once as a note. `None` where
+/// the file names its scope or measured no `energy_j`.
+pub fn default_scope_note(path: &Path) -> InputResult<Option<String>> {
+    let (file, _) = crate::input::open_regular(path)?;
+    let reader = std::io::Read::take(std::io::BufReader::new(file), crate::input::MAX_TABLE_BYTES);
+    let mut rdr = csv::ReaderBuilder::new()
+        .trim(csv::Trim::Headers)
+        .flexible(true)
+        .terminator(csv::Terminator::Any(b'\n'))
+        .from_reader(reader);
+    let head = rdr.headers().map_err(|e| csv_error(path, 1, &e))?;
+    let has = |column: &str| head.iter().any(|h| h.eq_ignore_ascii_case(column));
+    Ok((has("energy_j") && !has("energy_scope")).then(|| {
+        format!(
+            "{}: no energy_scope column: energy_j taken as the whole node's (energy_scope node); \
+             add an energy_scope column (cpu, gpu) where it is not",
+            path.display()
+        )
+    }))
+}
+
 /// A checked row and the line of its file it starts on (a quoted cell may span lines).
 #[derive(Debug, Clone, PartialEq)]
 pub struct MeasuredLine {
@@ -209,6 +231,9 @@ pub fn read_rows(
         // A blank line of a CRLF file (`\r` alone).
         if record.len() == 1 && record[0].is_empty() {
             continue;
+        }
+        if record.len() != headers.len() {
+            return Err(field_count_error(path, line, headers.len(), record.len()));
         }
         let row: MeasuredRow = record
             .deserialize(Some(&headers))
@@ -302,6 +327,23 @@ fn header<R: std::io::Read>(
     }
     rdr.set_headers(lower.clone());
     Ok(lower)
+}
+
+/// A row with more or fewer fields than the header, refused before any of its cells is read:
+/// a stray comma or a split number (`1788,1730`) would shift every cell after it, and a short
+/// row would leave its last columns empty.
+fn field_count_error(path: &Path, line: u64, header: usize, row: usize) -> InputError {
+    let why = if row > header {
+        "a stray comma or a number split in two (`1788,1730` for `1788.1730`); quote a cell \
+         that holds a comma"
+    } else {
+        "a cell is missing: give every column a cell, empty (`,,`) where a value is optional"
+    };
+    InputError::Syntax {
+        file: path.to_path_buf(),
+        format: "CSV",
+        detail: format!("line {line} has {row} fields, the header {header}: {why}"),
+    }
 }
 
 fn csv_error(path: &Path, line: u64, e: &csv::Error) -> InputError {

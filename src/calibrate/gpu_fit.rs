@@ -187,23 +187,11 @@ fn clock_of(
             format!(
                 "one of machine `{}`'s gpu_clocks_mhz (nearest: {})",
                 machine.name,
-                nearest(&machine.gpu_clocks_mhz, mhz)
+                crate::model::machine::clocks_either_side(&machine.gpu_clocks_mhz, mhz)
             ),
             format!("{mhz}"),
         )),
     }
-}
-
-/// The supported clocks either side of `mhz`, for a message.
-fn nearest(list: &[f64], mhz: f64) -> String {
-    let below = list.iter().rev().find(|&&c| c < mhz);
-    let above = list.iter().find(|&&c| c > mhz);
-    [below, above]
-        .into_iter()
-        .flatten()
-        .map(|c| format!("{c} MHz"))
-        .collect::<Vec<_>>()
-        .join(" and ")
 }
 
 /// The baseline point of the reference row: the host taken busy for the whole run (cycles =

@@ -37,6 +37,23 @@ fn columns(
     Ok(cols)
 }
 
+/// Refuses a row with more or fewer fields than the header before any of its cells is read:
+/// every cell after a stray `|` would be read as the next column's.
+fn same_widths(path: &Path, header: usize, rows: &[(usize, Vec<&str>)]) -> InputResult<()> {
+    match rows.iter().find(|(_, r)| r.len() != header) {
+        None => Ok(()),
+        Some((line, r)) => Err(InputError::Syntax {
+            file: path.to_path_buf(),
+            format: "sacct -P output",
+            detail: format!(
+                "line {line} has {} fields, the header {header}: every row needs the header's \
+                 fields, `|` between them",
+                r.len()
+            ),
+        }),
+    }
+}
+
 /// Reads `sacct -P` text into measured rows on `machine` (its only frequency where a row does
 /// not say one), their energy of `scope`.
 pub fn read<'a>(
@@ -73,6 +90,7 @@ pub fn read<'a>(
             .and_then(|i| r.get(i).copied())
             .unwrap_or("")
     }
+    same_widths(path, cols.len(), &rows)?;
     let cell = |r: &[&'a str], name: &str| -> &'a str { get(&cols, r, name) };
     let has_steps = rows.iter().any(|(_, r)| cell(r, "jobid").contains('.'));
     let mut out = Vec::new();

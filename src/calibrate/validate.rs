@@ -1,4 +1,5 @@
-//! `jouleplan validate`: the model's predictions against measurements it did not see, in the
+//! `jouleplan validate`: the model's predictions against measured runs (held out of the fit
+//! or not: the rows given are scored as they are, [`fitted_on`] counts the fit's own), in the
 //! layout of the seed's Table 2 (mean, standard deviation and maximum of the absolute
 //! percentage error, time and energy separately) plus SMAPE. The measurements are either a
 //! CSV of measured runs, or the profile's own measured points held out of the fit
@@ -247,6 +248,10 @@ pub struct Validation {
     pub bounds: bool,
     /// Time and energy error statistics over every measured run.
     pub stats: (ErrorStats, ErrorStats),
+    /// How many rows are at what the profile was fitted on ([`fitted_on`]): its fit saw runs
+    /// there, so their errors show how it reproduces them, not how it predicts. `None` where
+    /// not counted.
+    pub fitted_on: Option<usize>,
 }
 
 /// The order rows are shown in: by configuration (nodes, cores, frequency, GPUs, as the
@@ -278,6 +283,7 @@ impl Validation {
             coverage,
             bounds: false,
             stats,
+            fitted_on: None,
         })
     }
 
@@ -353,6 +359,27 @@ pub fn leave_cores_out(
     )
 }
 
+/// How many of `measured` are at what `profile` was fitted on: one of its measured points (one
+/// node, the same cores, frequency and GPUs), or a node count over one its node law was fitted
+/// on (`fit` fits the law on every run at those counts).
+pub fn fitted_on(profile: &Profile, measured: &[Measured]) -> usize {
+    let key = |c: u32, f: crate::units::Hertz, g: u32| (c, crate::model::workload::freq_key(f), g);
+    let own: std::collections::HashSet<_> = profile
+        .baseline
+        .iter()
+        .filter(|p| p.measured)
+        .map(|p| key(p.cores, p.freq, p.gpus))
+        .collect();
+    let law_nodes: &[u32] = profile.node_law.as_ref().map_or(&[], |l| &l.measured_nodes);
+    measured
+        .iter()
+        .filter(|m| match m.config.nodes {
+            1 => own.contains(&key(m.config.cores, m.config.freq, m.config.gpus)),
+            n => law_nodes.contains(&n),
+        })
+        .count()
+}
+
 /// A validation with what the model's checks said.
 #[derive(Debug, Clone)]
 pub struct Scored {
@@ -393,6 +420,7 @@ pub fn validate(
     let validation = Validation {
         // A clock law's intervals at unmeasured clocks are intervals, node law or not.
         bounds: profile.node_law.is_none() && profile.gpu_clock.is_none(),
+        fitted_on: Some(fitted_on(profile, measured)),
         ..Validation::new(title, compare(&model, measured)?, model.coverage(), runs)?
     };
     Ok(Scored {

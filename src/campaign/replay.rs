@@ -42,7 +42,7 @@ fn held_words(held: &std::collections::BTreeSet<(u32, u64, u32)>) -> String {
         .map(|(c, mhz, g)| {
             let gpus = match g {
                 0 => String::new(),
-                g => format!(" {g} GPUs"),
+                g => format!(" {}", crate::units::count(*g, "GPU", "GPUs")),
             };
             format!(
                 "{} {} GHz{gpus}",
@@ -150,13 +150,13 @@ impl Recorded {
             ),
         };
         InputError::Mismatch(format!(
-            "{}: line {}, a run on {} nodes x {} cores of {} s, is not a run of this \
+            "{}: line {}, a run on {} x {} of {} s, is not a run of this \
              campaign's recording ({what}): resume with the recording and the --cores and \
              --freqs the campaign began with, or remove {} to start again",
             csv.display(),
             saved.line,
-            row.nodes,
-            row.cores,
+            crate::units::count(row.nodes, "node", "nodes"),
+            crate::units::count(row.cores, "core", "cores"),
             row.time_s,
             csv.display()
         ))

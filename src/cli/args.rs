@@ -73,8 +73,10 @@ pub enum Command {
     /// workload profile that `plan` reads.
     #[command(after_help = super::examples::PROFILE)]
     Profile(Box<super::profile::ProfileArgs>),
-    /// Predictions against measurements the model did not see: held-out profile points,
-    /// leave-one-out over core counts, or a CSV of measured runs.
+    /// Score the model's predictions against measured runs: a CSV of runs, past Slurm jobs,
+    /// the profile's points held out of its fit (--use-cores, --use-freqs) or leave-one-out
+    /// over core counts. The rows given are scored as they are: runs the profile was fitted on
+    /// are not held out (the summary counts them).
     #[command(after_help = super::examples::VALIDATE)]
     Validate(super::validate::ValidateArgs),
     /// Measure this machine and write its [network] (MPI ping-pong) or [power] section.

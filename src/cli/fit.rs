@@ -18,8 +18,9 @@ use std::path::{Path, PathBuf};
 pub struct FitArgs {
     /// Measured runs: CSV with columns nodes,cores,freq_hz,gpus,time_s and optionally
     /// energy_j, ranks (total MPI ranks; cores is then the most on one node) and energy_scope
-    /// (node or cpu); repeats of a configuration are averaged. Runs on one node give the
-    /// profile; runs on more nodes, the node law and node power.
+    /// (what energy_j covers: node, cpu or gpu; without the column, the whole node); repeats
+    /// of a configuration are averaged. Runs on one node give the profile; runs on more
+    /// nodes, the node law and node power.
     #[arg(long, value_name = "CSV")]
     pub measured: PathBuf,
     /// The machine whose `[power]` section the fit replaces (file or bundled name)
@@ -107,6 +108,11 @@ pub fn run_fit(args: &FitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     outputs.extend(args.plot.as_deref().map(|p| ("--plot", p)));
     let _locks = super::outputs::lock(&outputs)?;
     let runs = Runs::read(&args.measured)?;
+    if runs.rows().iter().any(|r| r.energy.is_some())
+        && let Some(note) = crate::artefact::measured::default_scope_note(&args.measured)?
+    {
+        super::say::note(&note);
+    }
     let options = FitOptions {
         program: program_name(args),
         weak: args.weak,

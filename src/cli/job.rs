@@ -145,6 +145,7 @@ pub fn run_slurm(args: &SlurmArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         .collect();
     let _lock = super::outputs::lock(&script)?;
     with_model(&args.inputs.source, |model, trust| {
+        let config = values::config_as_shown(model.machine, config);
         one_node_without_network(model.machine, config.nodes)?;
         let opts = args.job.options(&model.profile.program)?;
         let p = match model.predict(config)? {

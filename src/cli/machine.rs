@@ -279,11 +279,11 @@ fn describe(m: &Machine, out: &mut dyn Write) -> std::io::Result<()> {
     )?;
     writeln!(
         out,
-        "  {} nodes x {} cores at {} GHz, {} GPUs per node{}",
-        m.max_nodes,
-        m.cores_per_node,
+        "  {} x {} at {} GHz, {} per node{}",
+        crate::units::count(m.max_nodes, "node", "nodes"),
+        crate::units::count(m.cores_per_node, "core", "cores"),
         ghz.join(", "),
-        m.gpus_per_node,
+        crate::units::count(m.gpus_per_node, "GPU", "GPUs"),
         m.memory_per_node_gib
             .map_or(String::new(), |g| format!(", {g} GiB per node"))
     )?;

@@ -151,7 +151,8 @@ pub fn resolve(src: &SourceArgs, sa: &SpaceArgs, qa: &QueryArgs) -> InputResult<
         .reference
         .as_deref()
         .map(|r| values::parse_config("--reference", r))
-        .transpose()?;
+        .transpose()?
+        .map(|c| values::config_as_shown(&inputs.machine, c));
     Ok(PlanInputs {
         inputs,
         space,

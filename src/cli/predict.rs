@@ -23,6 +23,7 @@ pub struct PredictArgs {
 pub fn run_predict(args: &PredictArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let config = values::parse_config("--config", &args.config)?;
     with_model(&args.inputs.source, |model, trust| {
+        let config = values::config_as_shown(model.machine, config);
         one_node_without_network(model.machine, config.nodes)?;
         listed_clock(model.machine, config.gpu_clock_mhz)?;
         for w in warnings_for(trust, config.nodes) {

@@ -21,7 +21,8 @@ pub struct ValidateArgs {
     #[command(flatten)]
     pub source: SourceArgs,
     /// Measured runs to predict: CSV with columns nodes,cores,freq_hz,gpus,time_s and
-    /// optionally energy_j (whole node) or gpu_energy_j [default: the profile's own measured
+    /// optionally energy_j or gpu_energy_j, ranks and energy_scope (what energy_j covers: node,
+    /// cpu or gpu; without the column, the whole node) [default: the profile's own measured
     /// points, held out with --use-cores].
     #[arg(long, value_name = "CSV")]
     pub measured: Option<PathBuf>,
@@ -80,22 +81,7 @@ pub fn run_validate(args: &ValidateArgs, out: &mut dyn Write) -> anyhow::Result<
         profile.target_iterations = profile.baseline_iterations;
     }
     let held_out = args.use_cores.is_some() || args.use_freqs.is_some();
-    let measured = match (&args.measured, &args.sacct) {
-        (Some(path), _) => crate::calibrate::runs::read_csv_file(path)?,
-        (None, Some(path)) => {
-            // clap allows node and cpu only.
-            let scope = EnergyScope::from_name(&args.energy_scope).unwrap_or(EnergyScope::Node);
-            let text = crate::input::read_table(path)?;
-            crate::calibrate::sacct_runs::read(path, &text, &machine, scope)?
-        }
-        (None, None) if held_out => hold_out(&mut profile, args)?,
-        (None, None) => profile
-            .baseline
-            .iter()
-            .filter(|p| p.measured)
-            .map(|p| validate::as_measured(&profile, p))
-            .collect(),
-    };
+    let measured = measured_rows(args, &machine, &mut profile, held_out)?;
     let most = measured.iter().map(|r| r.config.nodes).max().unwrap_or(1);
     let energy = measured.iter().any(|r| r.energy.is_some());
     if let Some(note) = crate::search::inputs::validate_reaches(&machine, most, energy)? {
@@ -131,6 +117,40 @@ pub fn run_validate(args: &ValidateArgs, out: &mut dyn Write) -> anyhow::Result<
     }
     validation::write_problems(&scored.problems, out)?;
     Ok(())
+}
+
+/// The rows to score: the CSV's (`--measured`), the sacct jobs' (`--sacct`), the profile's
+/// points held out of the fit (`--use-cores`, `--use-freqs`), or the profile's own points.
+fn measured_rows(
+    args: &ValidateArgs,
+    machine: &crate::model::machine::Machine,
+    profile: &mut Profile,
+    held_out: bool,
+) -> anyhow::Result<Vec<Measured>> {
+    Ok(match (&args.measured, &args.sacct) {
+        (Some(path), _) => {
+            let rows = crate::calibrate::runs::read_csv_file(path)?;
+            if rows.iter().any(|r| r.energy.is_some())
+                && let Some(note) = crate::artefact::measured::default_scope_note(path)?
+            {
+                super::say::note(&note);
+            }
+            rows
+        }
+        (None, Some(path)) => {
+            // clap allows node and cpu only.
+            let scope = EnergyScope::from_name(&args.energy_scope).unwrap_or(EnergyScope::Node);
+            let text = crate::input::read_table(path)?;
+            crate::calibrate::sacct_runs::read(path, &text, machine, scope)?
+        }
+        (None, None) if held_out => hold_out(profile, machine, args)?,
+        (None, None) => profile
+            .baseline
+            .iter()
+            .filter(|p| p.measured)
+            .map(|p| validate::as_measured(profile, p))
+            .collect(),
+    })
 }
 
 /// A measured CSV none of whose rows the model can predict validates nothing: bad input.
@@ -191,7 +211,11 @@ fn plot(path: &std::path::Path, rows: &[Compared]) -> anyhow::Result<()> {
 
 /// Removes the measured points outside `--use-cores`/`--use-freqs` from the profile and
 /// returns them as held-out measurements.
-fn hold_out(profile: &mut Profile, args: &ValidateArgs) -> anyhow::Result<Vec<Measured>> {
+fn hold_out(
+    profile: &mut Profile,
+    machine: &crate::model::machine::Machine,
+    args: &ValidateArgs,
+) -> anyhow::Result<Vec<Measured>> {
     let described = profile.describe_points();
     let cores = args
         .use_cores
@@ -205,7 +229,7 @@ fn hold_out(profile: &mut Profile, args: &ValidateArgs) -> anyhow::Result<Vec<Me
         .transpose()?
         .map(|v| {
             v.iter()
-                .map(|&hz| freq_key(crate::units::Hertz(hz)))
+                .map(|&hz| freq_key(values::frequency_as_shown(machine, crate::units::Hertz(hz))))
                 .collect()
         });
     let held = profile.restrict(|p| {

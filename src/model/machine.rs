@@ -220,6 +220,25 @@ impl Machine {
             .position(|x| (x.0 - f.0).abs() < 1e3)
     }
 
+    /// Index of a frequency typed as the tables show it (`2.60` for 2.596 GHz): the exact one
+    /// where it is in the set ([`Machine::frequency_index`]), else the one frequency within
+    /// [`SHOWN_FREQUENCY_HZ`] of it; `None` where none, or more than one, is that near.
+    pub fn frequency_as_shown(&self, f: Hertz) -> Option<usize> {
+        if let Some(i) = self.frequency_index(f) {
+            return Some(i);
+        }
+        let mut near = self
+            .frequencies
+            .iter()
+            .enumerate()
+            .filter(|(_, x)| (x.0 - f.0).abs() <= SHOWN_FREQUENCY_HZ)
+            .map(|(i, _)| i);
+        match (near.next(), near.next()) {
+            (Some(i), None) => Some(i),
+            _ => None,
+        }
+    }
+
     /// The top GPU clock of the machine's list, MHz (`None`: no clock axis).
     pub fn top_gpu_clock(&self) -> Option<f64> {
         self.gpu_clocks_mhz.last().copied()
@@ -237,5 +256,57 @@ impl Machine {
             .map(|f| format!("{}", f.ghz()))
             .collect::<Vec<_>>()
             .join(", ")
+    }
+}
+
+/// How far a frequency typed as shown may lie from the machine's: half the last digit of the
+/// tables' GHz column (two decimals), 5 MHz (and 1 kHz for rounding).
+pub const SHOWN_FREQUENCY_HZ: f64 = 5e6 + 1e3;
+
+/// The supported clocks of `list` (ascending, MHz) either side of `mhz`, for a message:
+/// `1088, 1126 MHz`; one of them at either end of the list.
+pub fn clocks_either_side(list: &[f64], mhz: f64) -> String {
+    let below = list.iter().rev().find(|&&c| c < mhz);
+    let above = list.iter().find(|&&c| c > mhz);
+    let shown: Vec<String> = [below, above]
+        .into_iter()
+        .flatten()
+        .map(|c| format!("{c}"))
+        .collect();
+    format!("{} MHz", shown.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn machine(freqs: &str) -> Machine {
+        let text = format!(
+            "[machine]\nname = \"vm\"\nnodes = 1\ncores_per_node = 8\nfrequencies_ghz = [{freqs}]\n"
+        );
+        Machine::from_toml_for_plan(Path::new("vm.toml"), &text)
+            .unwrap()
+            .0
+    }
+
+    #[test]
+    fn a_frequency_typed_as_shown_names_the_one_machine_frequency_it_rounds_to() {
+        let m = machine("1.2, 2.596");
+        assert_eq!(m.frequency_as_shown(Hertz(2.6e9)), Some(1));
+        assert_eq!(m.frequency_as_shown(Hertz(2.596e9)), Some(1));
+        assert_eq!(m.frequency_as_shown(Hertz(2.59e9)), None, "10 MHz off");
+        assert_eq!(m.frequency_as_shown(Hertz(2.7e9)), None);
+        // Two frequencies that both show as 2.60: neither is taken.
+        let two = machine("2.596, 2.604");
+        assert_eq!(two.frequency_as_shown(Hertz(2.6e9)), None);
+        assert_eq!(two.frequency_as_shown(Hertz(2.604e9)), Some(1));
+    }
+
+    #[test]
+    fn the_clocks_either_side_of_an_unlisted_one_are_named() {
+        let list = [1050.0, 1088.0, 1126.0, 1500.0];
+        assert_eq!(clocks_either_side(&list, 1100.0), "1088, 1126 MHz");
+        assert_eq!(clocks_either_side(&list, 900.0), "1050 MHz");
+        assert_eq!(clocks_either_side(&list, 1600.0), "1500 MHz");
     }
 }

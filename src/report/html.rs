@@ -11,7 +11,7 @@ use crate::model::machine::Machine;
 use crate::model::workload::Profile;
 use crate::search::plan::{MEASURE_TOLERANCE, Plan, label};
 use crate::search::sample::Sample;
-use crate::units::{Joules, Seconds, fmt_duration, fmt_energy, fmt_node_hours};
+use crate::units::{Joules, Seconds, count, fmt_duration, fmt_energy, fmt_node_hours};
 use std::fmt::Write as _;
 
 /// Strips an XML declaration so an SVG document can be inlined.
@@ -110,12 +110,12 @@ fn recommendation(w: &mut String, plan: &Plan) {
             let p = &f.prediction;
             let _ = writeln!(
                 w,
-                "<p id=\"recommendation\"><b>{}</b>: {} nodes x {} cores at {} GHz, {} GPUs per node. {}</p>",
+                "<p id=\"recommendation\"><b>{}</b>: {} x {} at {} GHz, {} per node. {}</p>",
                 esc(&label(&p.config)),
-                p.config.nodes,
-                p.config.cores,
+                count(p.config.nodes, "node", "nodes"),
+                count(p.config.cores, "core", "cores"),
                 p.config.freq.ghz(),
-                p.config.gpus,
+                count(p.config.gpus, "GPU", "GPUs"),
                 esc(&plan.answer.reason)
             );
             for warning in &plan.warnings {
@@ -228,10 +228,10 @@ fn terms_table(w: &mut String, p: &Prediction, scope: &str) {
     terms_rows(w, ("energy-terms", &total), p.energy.0, &energy, e);
     let _ = writeln!(
         w,
-        "<p>UCR {:.3}; network headroom 1-rho {:.3}; node-hours {:.4}.</p>",
+        "<p>UCR {:.3}; network headroom 1-rho {:.3}; {}.</p>",
         p.ucr,
         1.0 - p.rho,
-        f64::from(n) * p.time.0 / 3600.0
+        fmt_node_hours(f64::from(n) * p.time.0 / 3600.0)
     );
     if let Some(i) = &p.interval {
         let _ = writeln!(
@@ -253,10 +253,10 @@ fn time_only_rest(w: &mut String, p: &Prediction) {
     let d = |s: f64| fmt_duration(Seconds(s));
     let _ = writeln!(
         w,
-        "<p>UCR {:.3}; network headroom 1-rho {:.3}; node-hours {:.4}; energy unavailable.</p>",
+        "<p>UCR {:.3}; network headroom 1-rho {:.3}; {}; energy unavailable.</p>",
         p.ucr,
         1.0 - p.rho,
-        p.energy.0 / 3600.0
+        fmt_node_hours(p.energy.0 / 3600.0)
     );
     if let Some(i) = &p.interval {
         let _ = writeln!(
@@ -588,10 +588,10 @@ fn trees_section(w: &mut String, plan: &Plan, profile: &Profile) {
             .map_or(("-", &[][..]), |(s, v)| (s.as_str(), &v[..]));
         let _ = write!(
             w,
-            "<tr><td class=\"l\">({} cores, {} GHz, {} GPUs)</td><td class=\"l\">{}</td>",
-            p.cores,
+            "<tr><td class=\"l\">({}, {} GHz, {})</td><td class=\"l\">{}</td>",
+            count(p.cores, "core", "cores"),
             p.freq.ghz(),
-            p.gpus,
+            count(p.gpus, "GPU", "GPUs"),
             esc(source)
         );
         for (key, _) in TREE_COLUMNS {

@@ -434,11 +434,11 @@ fn predicted_line(w: &mut String, p: &Prediction, prov: &Provenance) {
     if p.time_only {
         let _ = writeln!(
             w,
-            "# Predicted: time {} ({:.6} s), {:.4} node-hours (energy unavailable: the machine \
-             file has no [power]), UCR {:.3}, network headroom 1-rho {:.3}",
+            "# Predicted: time {} ({:.6} s), {} (energy unavailable: the machine file has no \
+             [power]), UCR {:.3}, network headroom 1-rho {:.3}",
             fmt_duration(p.time),
             p.time.0,
-            p.energy.0 / 3600.0,
+            crate::units::fmt_node_hours(p.energy.0 / 3600.0),
             p.ucr,
             1.0 - p.rho
         );

@@ -94,10 +94,10 @@ pub fn breakdown(p: &Prediction, out: &mut dyn Write) -> io::Result<()> {
     )?;
     writeln!(
         out,
-        "  UCR {:.3}   network headroom 1-rho {:.3}   node-hours {:.4}   E x T {:.4e} J s",
+        "  UCR {:.3}   network headroom 1-rho {:.3}   {}   E x T {:.4e} J s",
         p.ucr,
         1.0 - p.rho,
-        f64::from(p.config.nodes) * p.time.0 / 3600.0,
+        crate::units::fmt_node_hours(f64::from(p.config.nodes) * p.time.0 / 3600.0),
         p.energy.0 * p.time.0
     )?;
     host_tree(p, out)?;
@@ -163,10 +163,10 @@ fn time_only_rest(p: &Prediction, out: &mut dyn Write) -> io::Result<()> {
     writeln!(
         out,
         "  energy unavailable (the machine file has no [power])   UCR {:.3}   network headroom \
-         1-rho {:.3}   node-hours {:.4}",
+         1-rho {:.3}   {}",
         p.ucr,
         1.0 - p.rho,
-        nh(p.energy.0)
+        crate::units::fmt_node_hours(nh(p.energy.0))
     )?;
     host_tree(p, out)?;
     device_tree(p, out)

@@ -11,6 +11,11 @@ use crate::calibrate::validate::{
 };
 use std::io::Write;
 
+/// A time as the other outputs show one: `19.0 ms`, `7.25 s`, `7m18.6s`.
+fn duration(s: f64) -> String {
+    crate::units::fmt_duration(crate::units::Seconds(s))
+}
+
 fn pct(v: Option<f64>) -> String {
     v.map_or("-".into(), |e| format!("{:+.1}%", 100.0 * e))
 }
@@ -34,13 +39,13 @@ fn write_rows(b: &Validation, out: &mut dyn Write) -> std::io::Result<()> {
         };
         writeln!(
             out,
-            "  {:>5} {:>5} {:>6.2} {:>4}{mhz} {:>10.3}s {:>11} {:>7} {:>12} {:>12} {:>7}",
+            "  {:>5} {:>5} {:>6.2} {:>4}{mhz} {:>11} {:>11} {:>7} {:>12} {:>12} {:>7}",
             c.nodes,
             c.cores,
             c.freq.ghz(),
             c.gpus,
-            r.measured.time_s,
-            r.time_s.map_or("-".into(), |t| format!("{t:.3}s")),
+            duration(r.measured.time_s),
+            r.time_s.map_or("-".into(), duration),
             pct(r.time_error()),
             r.measured
                 .energy
@@ -80,7 +85,7 @@ pub fn write_block(b: &Validation, out: &mut dyn Write) -> std::io::Result<()> {
     if with_iv {
         writeln!(
             out,
-            "  {} (time s; energy J): where the measured value lies outside, *",
+            "  {} (time; energy J): where the measured value lies outside, *",
             b.ranges_name()
         )?;
     }
@@ -97,16 +102,7 @@ pub fn write_block(b: &Validation, out: &mut dyn Write) -> std::io::Result<()> {
             writeln!(out, "    {n} x {why}")?;
         }
     }
-    let (t, e) = b.stats;
-    write_stats("time", &t, out)?;
-    if e.n > 0 {
-        let scope = b
-            .rows
-            .iter()
-            .find_map(|r| r.measured.energy.map(|e| e.1.name()))
-            .unwrap_or("energy");
-        write_stats(scope, &e, out)?;
-    }
+    write_summary(b, out)?;
     let c = coverage(&b.rows);
     if c.time_points > 0 {
         let share = |k: usize, n: usize| 100.0 * k as f64 / n.max(1) as f64;
@@ -122,6 +118,31 @@ pub fn write_block(b: &Validation, out: &mut dyn Write) -> std::io::Result<()> {
             c.energy_covered,
             c.energy_points,
             share(c.energy_covered, c.energy_points)
+        )?;
+    }
+    Ok(())
+}
+
+/// The error statistics of a block, and how many of its configurations the fit saw.
+fn write_summary(b: &Validation, out: &mut dyn Write) -> std::io::Result<()> {
+    let (t, e) = b.stats;
+    let scored = |f: fn(&Compared) -> Option<f64>| b.rows.iter().filter(|r| f(r).is_some()).count();
+    write_stats("time", &t, scored(Compared::time_error), out)?;
+    if e.n > 0 {
+        let scope = b
+            .rows
+            .iter()
+            .find_map(|r| r.measured.energy.map(|e| e.1.name()))
+            .unwrap_or("energy");
+        write_stats(scope, &e, scored(Compared::energy_error), out)?;
+    }
+    if let Some(k) = b.fitted_on.filter(|&k| k > 0) {
+        writeln!(
+            out,
+            "  {k} of {} are at what the profile was fitted on (its measured points at 1 node, \
+             its node law's node counts): their errors show how the fit reproduces its runs, \
+             not how it predicts",
+            crate::units::count(b.rows.len() as u64, "configuration", "configurations")
         )?;
     }
     Ok(())
@@ -144,10 +165,10 @@ fn where_not_measured(rows: &[Compared]) -> &'static str {
 fn interval_line(r: &Compared, t: (f64, f64), e: Option<(f64, f64)>) -> String {
     let mark = |v: f64, (lo, hi): (f64, f64)| if lo <= v && v <= hi { " " } else { "*" };
     let mut s = format!(
-        "  {:>29}[{:.3}, {:.3}]{}",
+        "  {:>29}[{}, {}]{}",
         "",
-        t.0,
-        t.1,
+        duration(t.0),
+        duration(t.1),
         mark(r.measured.time_s, t)
     );
     if let (Some(e), Some((m, _))) = (e, r.measured.energy) {
@@ -172,15 +193,27 @@ pub fn write_problems(problems: &[String], out: &mut dyn Write) -> std::io::Resu
     Ok(())
 }
 
-fn write_stats(what: &str, s: &ErrorStats, out: &mut dyn Write) -> std::io::Result<()> {
+/// One statistic's line: over `s.n` runs, at `configs` configurations (the table's rows) where
+/// repeats make the two differ.
+fn write_stats(
+    what: &str,
+    s: &ErrorStats,
+    configs: usize,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    let over = if s.n == configs {
+        crate::units::count(s.n as u64, "point", "points")
+    } else {
+        format!(
+            "{} at {}",
+            crate::units::count(s.n as u64, "run", "runs"),
+            crate::units::count(configs as u64, "configuration", "configurations")
+        )
+    };
     writeln!(
         out,
-        "  {what}: mean absolute error {:.1}% (sd {:.1}%, max {:.1}%), SMAPE {:.1}%, over {}",
-        s.mape,
-        s.sd,
-        s.max,
-        s.smape,
-        crate::units::count(s.n as u64, "point", "points")
+        "  {what}: mean absolute error {:.1}% (sd {:.1}%, max {:.1}%), SMAPE {:.1}%, over {over}",
+        s.mape, s.sd, s.max, s.smape,
     )
 }
 

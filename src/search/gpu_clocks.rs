@@ -119,8 +119,10 @@ fn token_clocks(token: &str, supported: &[f64]) -> Result<Vec<f64>, String> {
                 Ok(vec![c])
             } else {
                 Err(format!(
-                    "supported clocks of the machine's gpu_clocks_mhz ({}); {c} MHz is not one",
-                    list()
+                    "supported clocks of the machine's gpu_clocks_mhz ({}; nearest: {}); {c} MHz \
+                     is not one",
+                    list(),
+                    crate::model::machine::clocks_either_side(supported, c)
                 ))
             }
         }

@@ -526,9 +526,9 @@ fn legend_items(plan: &Plan, zoom: bool, measured: bool) -> Vec<(String, u8)> {
         let c = &f.prediction.config;
         items.push((
             format!(
-                "recommended: {} nodes x {} cores @ {} GHz{}",
-                c.nodes,
-                c.cores,
+                "recommended: {} x {} @ {} GHz{}",
+                crate::units::count(c.nodes, "node", "nodes"),
+                crate::units::count(c.cores, "core", "cores"),
                 c.freq.ghz(),
                 match c.gpus {
                     0 => String::new(),

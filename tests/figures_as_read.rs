@@ -1,0 +1,153 @@
+//! Figures as a reader takes them: `validate` says which scored rows the fit saw and counts
+//! runs and configurations alike in its table and its summary, and shows short times in ms;
+//! node-hours are in a unit that shows them; counts of one are in the singular.
+
+mod common;
+
+use common::{jouleplan, two_frequency_fit_inputs, write};
+use std::path::{Path, PathBuf};
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn repo(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
+}
+
+/// Fits `runs` on `machine` in `d`; returns (machine out, profile).
+fn fit(d: &Path, runs: &Path, machine: &Path) -> (PathBuf, PathBuf) {
+    let (p, m) = (d.join("p.json"), d.join("m.toml"));
+    let (code, _, err) = jouleplan(&[
+        "fit",
+        "--measured",
+        s(runs),
+        "--machine",
+        s(machine),
+        "--profile-out",
+        s(&p),
+        "--machine-out",
+        s(&m),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    (m, p)
+}
+
+#[test]
+fn validate_says_which_rows_the_fit_saw_and_counts_runs_and_configurations_alike() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let (runs, machine) = two_frequency_fit_inputs(d);
+    let (m, p) = fit(d, &runs, &machine);
+    // Every run twice: 16 runs at the 8 configurations the table shows.
+    let text = std::fs::read_to_string(&runs).unwrap();
+    let body: String = text.lines().skip(1).map(|l| format!("{l}\n")).collect();
+    let twice = write(d, "twice.csv", &format!("{text}{body}"));
+    let (code, out, err) = jouleplan(&[
+        "validate",
+        "--machine",
+        s(&m),
+        "--profile",
+        s(&p),
+        "--measured",
+        s(&twice),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let rows = out.lines().filter(|l| l.starts_with("      1 ")).count();
+    assert_eq!(rows, 8, "{out}");
+    assert!(out.contains("over 16 runs at 8 configurations"), "{out}");
+    assert!(!out.contains("over 16 points"), "{out}");
+    // The fit's own runs are scored, and the summary says they were not held out.
+    assert!(
+        out.contains("8 of 8 configurations are at what the profile was fitted on"),
+        "{out}"
+    );
+    // Points held out of the fit are not the fit's own.
+    let (code, out, err) = jouleplan(&[
+        "validate",
+        "--machine",
+        s(&m),
+        "--profile",
+        s(&p),
+        "--use-cores",
+        "1,8",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("over 4 points"), "{out}");
+    assert!(!out.contains("what the profile was fitted on"), "{out}");
+    // The help says what is scored.
+    let (_, help, _) = jouleplan(&["validate", "--help"]);
+    let flat = help.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(!flat.contains("did not see"), "{help}");
+    assert!(
+        flat.contains("runs the profile was fitted on are not held out"),
+        "{help}"
+    );
+    assert!(!flat.contains("energy_j (whole node)"), "{help}");
+}
+
+#[test]
+fn short_times_read_in_ms_and_node_time_in_a_unit_that_shows_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let (_, machine) = two_frequency_fit_inputs(d);
+    // Runs of tens of milliseconds (illustrative: time `0.1/c/f + 0.001` s, power
+    // `100 + 3c` W).
+    let mut csv = String::from("nodes,cores,freq_hz,gpus,time_s,energy_j,energy_scope\n");
+    for f in [1e9, 2e9] {
+        for c in [1.0, 2.0, 4.0, 8.0] {
+            let t = 0.1 / c * (1e9 / f) + 0.001;
+            csv += &format!("1,{c},{f},0,{t},{},node\n", (100.0 + 3.0 * c) * t);
+        }
+    }
+    let runs = write(d, "short.csv", &csv);
+    let (m, p) = fit(d, &runs, &machine);
+    let (code, out, err) = jouleplan(&[
+        "validate",
+        "--machine",
+        s(&m),
+        "--profile",
+        s(&p),
+        "--measured",
+        s(&runs),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    // 8 cores at 2 GHz: 7.25 ms, not 0.007s.
+    assert!(out.contains("7.2 ms") || out.contains("7.3 ms"), "{out}");
+    assert!(!out.contains("0.007s"), "{out}");
+    // A recorded profile of a 16-core node (tests/data/fixtures/README.md): a one-node run of
+    // seconds is a few node-seconds, not 0.0009 node-hours.
+    let machine = repo("models/h100-node.toml");
+    let heat = repo("tests/data/fixtures/cpu-16core/heat_1024.json");
+    let (code, out, err) = jouleplan(&[
+        "predict",
+        "--machine",
+        s(&machine),
+        "--profile",
+        s(&heat),
+        "--config",
+        "1,16,2.1",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains(" node-seconds "), "{out}");
+    assert!(!out.contains("node-hours 0.0"), "{out}");
+    // The report's recommendation: one node, in the singular.
+    let dir = d.join("report");
+    let (code, _, err) = jouleplan(&[
+        "report",
+        "--machine",
+        s(&machine),
+        "--profile",
+        s(&heat),
+        "-o",
+        s(&dir),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let html = std::fs::read_to_string(dir.join("index.html")).unwrap();
+    assert!(html.contains(": 1 node x "), "{html}");
+    assert!(
+        !html.contains("1 nodes") && !html.contains(" 1 GPUs"),
+        "{html}"
+    );
+    assert!(html.contains(" node-seconds"), "{html}");
+}

@@ -1,0 +1,186 @@
+//! The measured-runs CSV that `fit --measured` and `validate --measured` read (and `validate
+//! --sacct`'s `sacct -P` text): a row with more or fewer fields than the header is refused
+//! before any of its cells is read, naming the file, the line and both counts; and energy in a
+//! file without an `energy_scope` column is taken as the whole node's, said once on stderr and
+//! in `--help`.
+
+mod common;
+
+use common::{jouleplan, two_frequency_fit_inputs, write};
+use std::path::Path;
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// `runs.csv` (of [`two_frequency_fit_inputs`]) with its line `line` (from 1, the header's)
+/// replaced by `edit` of it, written as `name`.
+fn edited(d: &Path, name: &str, line: usize, edit: impl Fn(&str) -> String) -> std::path::PathBuf {
+    let text = std::fs::read_to_string(d.join("runs.csv")).unwrap();
+    let lines: Vec<String> = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            if i + 1 == line {
+                edit(l)
+            } else {
+                l.to_string()
+            }
+        })
+        .collect();
+    write(d, name, &(lines.join("\n") + "\n"))
+}
+
+/// `jouleplan fit` of `csv` on `machine`, the profile to `out`, with `extra` flags.
+fn fit(csv: &Path, machine: &Path, out: &Path, extra: &[&str]) -> (i32, String, String) {
+    let mut args = vec![
+        "fit",
+        "--measured",
+        s(csv),
+        "--machine",
+        s(machine),
+        "--profile-out",
+        s(out),
+    ];
+    args.extend_from_slice(extra);
+    jouleplan(&args)
+}
+
+#[test]
+fn a_row_with_more_or_fewer_fields_than_the_header_is_refused_naming_its_line_and_both_counts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let (runs, machine) = two_frequency_fit_inputs(d);
+    let out = d.join("p.json");
+    let fit = |csv: &Path| fit(csv, &machine, &out, &[]);
+    // A stray field after the last column was read as nothing at all.
+    let extra = edited(d, "extra.csv", 3, |l| format!("{l},cpu"));
+    let (code, _, err) = fit(&extra);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("extra.csv") && err.contains("line 3 has 7 fields, the header 6"),
+        "{err}"
+    );
+    assert!(!out.exists(), "nothing written from a refused file");
+    // A number split in two (a decimal comma): the error names the row's shape, not a power.
+    let split = edited(d, "split.csv", 4, |l| {
+        let (head, energy) = l.rsplit_once(',').unwrap();
+        let mid = energy.len() / 2;
+        format!("{head},{},{}", &energy[..mid], &energy[mid..])
+    });
+    let (code, _, err) = fit(&split);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("split.csv") && err.contains("line 4 has 7 fields, the header 6"),
+        "{err}"
+    );
+    assert!(!err.contains("W a node"), "{err}");
+    // A row missing its last cell.
+    let short = edited(d, "short.csv", 3, |l| {
+        l.rsplit_once(',').unwrap().0.to_string()
+    });
+    let (code, _, err) = fit(&short);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("short.csv") && err.contains("line 3 has 5 fields, the header 6"),
+        "{err}"
+    );
+    // `validate --measured` reads through the same reader.
+    let (code, _, err) = fit(&runs);
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = jouleplan(&[
+        "validate",
+        "--machine",
+        s(&machine),
+        "--profile",
+        s(&out),
+        "--measured",
+        s(&short),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("line 3 has 5 fields, the header 6"), "{err}");
+    // So does `validate --sacct` with its own `|`-separated reader.
+    let sacct = write(
+        d,
+        "s.txt",
+        "JobID|NNodes|NCPUS|Elapsed|ConsumedEnergyRaw\n1.0|1|8|00:00:14|1600\n2.0|1|8|00:00:14|1600|7\n",
+    );
+    let (code, _, err) = jouleplan(&[
+        "validate",
+        "--machine",
+        s(&machine),
+        "--profile",
+        s(&out),
+        "--sacct",
+        s(&sacct),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("s.txt") && err.contains("line 3 has 6 fields, the header 5"),
+        "{err}"
+    );
+}
+
+#[test]
+fn energy_without_an_energy_scope_column_is_the_whole_nodes_and_said_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let (runs, machine) = two_frequency_fit_inputs(d);
+    let out = d.join("p.json");
+    let m_out = d.join("m.toml");
+    let fit_both = |csv: &Path| fit(csv, &machine, &out, &["--machine-out", s(&m_out)]);
+    let note = "no energy_scope column: energy_j taken as the whole node's (energy_scope node)";
+    let (code, _, err) = fit_both(&runs);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(err.matches(note).count(), 1, "{err}");
+    let profile: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(profile["energy_scope"], "node", "{profile}");
+    // validate says it too, once.
+    let (code, _, err) = jouleplan(&[
+        "validate",
+        "--machine",
+        s(&m_out),
+        "--profile",
+        s(&out),
+        "--measured",
+        s(&runs),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(err.matches(note).count(), 1, "{err}");
+    // A file that names its scope earns no note.
+    let text = std::fs::read_to_string(&runs).unwrap();
+    let mut lines = text.lines();
+    let mut with_scope = format!("{},energy_scope\n", lines.next().unwrap());
+    for l in lines {
+        with_scope += &format!("{l},node\n");
+    }
+    let named = write(d, "named.csv", &with_scope);
+    let (code, _, err) = fit_both(&named);
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("no energy_scope column"), "{err}");
+    // Nor does a file whose energy_j cells are all empty (no energy to take as anything).
+    let text = std::fs::read_to_string(&runs).unwrap();
+    let blank: String = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| match i {
+            0 => format!("{l}\n"),
+            _ => format!("{},\n", l.rsplit_once(',').unwrap().0),
+        })
+        .collect();
+    let blank = write(d, "blank.csv", &blank);
+    let (code, _, err) = fit(&blank, &machine, &d.join("t.json"), &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("no energy_scope column"), "{err}");
+    // The default is in the help of both readers.
+    for cmd in ["fit", "validate"] {
+        let (code, help, _) = jouleplan(&[cmd, "--help"]);
+        assert_eq!(code, 0);
+        let flat = help.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            flat.contains("without the column, the whole node"),
+            "{cmd}: {help}"
+        );
+    }
+}
