@@ -151,3 +151,61 @@ fn short_times_read_in_ms_and_node_time_in_a_unit_that_shows_it() {
     );
     assert!(html.contains(" node-seconds"), "{html}");
 }
+
+/// Without `[power]` the interval's other end is node-hours, in the unit that shows them, as
+/// the single figures are.
+#[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
+fn a_time_only_interval_gives_its_node_hours_in_a_unit_that_shows_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let all = std::fs::read_to_string(common::multinode("hpgmgfv.csv")).unwrap();
+    let kept: String = all
+        .lines()
+        .enumerate()
+        .filter(|(i, l)| *i == 0 || ["1,", "2,", "4,", "8,"].iter().any(|n| l.starts_with(n)))
+        .map(|(_, l)| format!("{l}\n"))
+        .collect();
+    let runs = write(d, "runs.csv", &kept);
+    let machine = repo("tests/data/machines/icelake-8360y.toml");
+    let p = d.join("p.json");
+    let args = [
+        "fit",
+        "--measured",
+        s(&runs),
+        "--machine",
+        s(&machine),
+        "--profile-out",
+        s(&p),
+    ];
+    let (code, _, err) = jouleplan(&args);
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(&machine).unwrap();
+    // The machine file has no [power]: plans are by time and node-hours.
+    assert!(!text.lines().any(|l| l.trim() == "[power]"), "{text}");
+    let args = [
+        "plan",
+        "--machine",
+        s(&machine),
+        "--profile",
+        s(&p),
+        "--nodes",
+        "9-16",
+    ];
+    let (code, out, err) = jouleplan(&[&args[..], &["--cores", "72"]].concat());
+    assert_eq!(code, 0, "{err}");
+    let line = out
+        .lines()
+        .find(|l| l.contains("interval at a node count not measured"))
+        .unwrap_or_else(|| panic!("{out}"));
+    let (_, ends) = line.rsplit_once(", ").unwrap();
+    let (lo, hi) = ends.split_once(" to ").unwrap();
+    for end in [lo, hi] {
+        let (v, unit) = end.trim().split_once(' ').unwrap();
+        assert_eq!(unit, "node-hours", "{line}");
+        assert!(v.parse::<f64>().unwrap() >= 0.1, "{line}");
+    }
+}

@@ -261,12 +261,12 @@ fn time_only_rest(w: &mut String, p: &Prediction) {
     if let Some(i) = &p.interval {
         let _ = writeln!(
             w,
-            "<p id=\"interval\">{}: time {} to {}, node-hours {:.4} to {:.4}.</p>",
+            "<p id=\"interval\">{}: time {} to {}, {} to {}.</p>",
             esc(&crate::report::text::interval_head_capitalised(i)),
             esc(&d(i.time_s.0)),
             esc(&d(i.time_s.1)),
-            i.energy_j.0 / 3600.0,
-            i.energy_j.1 / 3600.0
+            fmt_node_hours(i.energy_j.0 / 3600.0),
+            fmt_node_hours(i.energy_j.1 / 3600.0)
         );
     }
 }

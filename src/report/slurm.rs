@@ -464,12 +464,12 @@ fn energy_lines(w: &mut String, p: &Prediction, prov: &Provenance) {
         if let Some(i) = &p.interval {
             let _ = writeln!(
                 w,
-                "# {}: time {:.3} to {:.3} s, {:.4} to {:.4} node-hours.",
+                "# {}: time {:.3} to {:.3} s, {} to {}.",
                 crate::report::text::interval_head_capitalised(i),
                 i.time_s.0,
                 i.time_s.1,
-                i.energy_j.0 / 3600.0,
-                i.energy_j.1 / 3600.0
+                crate::units::fmt_node_hours(i.energy_j.0 / 3600.0),
+                crate::units::fmt_node_hours(i.energy_j.1 / 3600.0)
             );
         }
         return;

@@ -152,12 +152,12 @@ fn time_only_rest(p: &Prediction, out: &mut dyn Write) -> io::Result<()> {
     if let Some(i) = &p.interval {
         writeln!(
             out,
-            "  {}: time {} to {}, node-hours {:.4} to {:.4}",
+            "  {}: time {} to {}, {} to {}",
             interval_head(i),
             d(i.time_s.0),
             d(i.time_s.1),
-            nh(i.energy_j.0),
-            nh(i.energy_j.1)
+            fmt_node_hours(nh(i.energy_j.0)),
+            fmt_node_hours(nh(i.energy_j.1))
         )?;
     }
     writeln!(
