@@ -296,6 +296,9 @@ fn write_gpu_fit(f: &FitOutcome, out: &mut dyn Write) -> std::io::Result<()> {
             "  GPU power: no GPU energy measured, the time law alone"
         )?,
     }
+    for line in &f.derived {
+        writeln!(out, "  {line}")?;
+    }
     writeln!(out, "power: {GPU_POWER}")
 }
 
