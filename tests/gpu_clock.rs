@@ -523,15 +523,9 @@ fn predict_takes_a_listed_gpu_clock_and_refuses_one_the_machine_does_not_list() 
     assert!(out.is_empty(), "{out}");
 }
 
-#[test]
-fn validate_scores_rows_at_every_clock_of_the_range() {
-    let d = tempfile::tempdir().unwrap();
-    let (m, p) = fitted(d.path());
-    let all = write(
-        d.path(),
-        "all.csv",
-        &rows(&[1000, 1250, 1500, 1750, 2000], "gpu"),
-    );
+/// `validate --measured all --json` against machine and profile `mp`: `n` rows scored, each
+/// predicted exactly (rows of the illustrative law, which the law reproduces).
+fn validated_exactly(all: &Path, (m, p): (&Path, &Path), n: usize) -> serde_json::Value {
     let (code, out, err) = jouleplan(&[
         "validate",
         "--measured",
@@ -545,13 +539,26 @@ fn validate_scores_rows_at_every_clock_of_the_range() {
     assert_eq!(code, 0, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     let points = v["validations"][0]["points"].as_array().unwrap();
-    assert_eq!(points.len(), 5);
+    assert_eq!(points.len(), n, "{out}");
     for pt in points {
-        // The rows follow the law exactly: every clock, fitted or not, is predicted.
         assert!(pt["time_error"].as_f64().unwrap().abs() < 1e-6, "{pt}");
         assert!(pt["energy_error"].as_f64().unwrap().abs() < 1e-3, "{pt}");
-        assert!(pt["gpu_clock_mhz"].is_number());
+        assert!(pt["gpu_clock_mhz"].is_number(), "{pt}");
     }
+    v
+}
+
+#[test]
+fn validate_scores_rows_at_every_clock_of_the_range() {
+    let d = tempfile::tempdir().unwrap();
+    let (m, p) = fitted(d.path());
+    let all = write(
+        d.path(),
+        "all.csv",
+        &rows(&[1000, 1250, 1500, 1750, 2000], "gpu"),
+    );
+    // The rows follow the law exactly: every clock, fitted or not, is predicted.
+    let v = validated_exactly(&all, (&m, &p), 5);
     // The intervals at the unfitted clocks are the clock law's 80% intervals, not the bounds
     // of a one-node profile's node counts.
     let c = &v["validations"][0]["interval_coverage"];
@@ -1226,22 +1233,5 @@ fn plan_and_validate_take_a_law_fitted_on_several_configurations() {
             &[1000, 1250, 1500, 1750, 2000],
         ),
     );
-    let (code, out, err) = jouleplan(&[
-        "validate",
-        "--measured",
-        all.to_str().unwrap(),
-        "--machine",
-        m2.to_str().unwrap(),
-        "--profile",
-        p.to_str().unwrap(),
-        "--json",
-    ]);
-    assert_eq!(code, 0, "{err}");
-    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    let points = v["validations"][0]["points"].as_array().unwrap();
-    assert_eq!(points.len(), 10);
-    for pt in points {
-        assert!(pt["time_error"].as_f64().unwrap().abs() < 1e-6, "{pt}");
-        assert!(pt["energy_error"].as_f64().unwrap().abs() < 1e-3, "{pt}");
-    }
+    validated_exactly(&all, (&m2, &p), 10);
 }

@@ -6,7 +6,6 @@
 
 use super::from_measured::line_of;
 use super::gpu_clock::{POWER_RESIDUAL_MAX, TIME_RESIDUAL_MAX};
-use super::gpu_fit::{Clocks, label};
 use super::reproduce;
 use super::runs::Measured;
 use crate::error::{InputError, InputResult};
@@ -14,6 +13,19 @@ use crate::model::Model;
 use crate::model::machine::Machine;
 use crate::model::workload::Profile;
 use std::path::Path;
+
+/// One configuration's rows at their clocks, ascending.
+pub(super) type Clocks<'a> = Vec<(f64, &'a Measured)>;
+
+/// `(1 node, c cores, f GHz, g GPUs)`, for messages.
+pub(super) fn label(c: crate::model::Config) -> String {
+    format!(
+        "1 node, {} cores, {} GHz, {} GPUs",
+        c.cores,
+        c.freq.ghz(),
+        c.gpus
+    )
+}
 
 /// How well the law serves the configurations it was not fitted on.
 #[derive(Debug, Clone, PartialEq)]
@@ -50,13 +62,14 @@ impl Carried {
     }
 }
 
-/// The model of the fitted `profile` against every row of the `others` configurations;
-/// refused, naming the line, the configuration and the clock, beyond the law's bounds.
+/// The model of the `profile` fitted at `law_at` against every row of the `others`
+/// configurations; refused, naming the line, the configuration and the clock, beyond the law's
+/// bounds.
 pub fn check(
     file: &Path,
     profile: &Profile,
     machine: &Machine,
-    others: &[&Clocks<'_>],
+    (others, law_at): (&[&Clocks<'_>], &str),
 ) -> InputResult<Carried> {
     let model = Model::new(machine, profile)?;
     let mut carried = Carried {
@@ -70,12 +83,11 @@ pub fn check(
         let at = label(r.config);
         let refuse = |what: &str, err: f64, why: String| {
             InputError::Mismatch(format!(
-                "{}: {}: the GPU clock law fitted at {} predicts ({at}) at {mhz} MHz {:+.1}% off \
+                "{}: {}: the GPU clock law fitted at ({law_at}) predicts ({at}) at {mhz} MHz {:+.1}% off \
                  its measured {what}, more than {why}: one clock law does not serve these \
                  configurations; fit them in separate files",
                 file.display(),
                 line_of(&r.source),
-                law_at(profile),
                 100.0 * err,
             ))
         };
@@ -129,18 +141,6 @@ fn energy_bound(
         100.0 * bound
     );
     Ok((bound, why))
-}
-
-/// Where the law was fitted, for messages: the configuration of the profile's first point.
-fn law_at(profile: &Profile) -> String {
-    profile.baseline.first().map_or(String::new(), |p| {
-        format!(
-            "(1 node, {} cores, {} GHz, {} GPUs)",
-            p.cores,
-            p.freq.ghz(),
-            p.gpus
-        )
-    })
 }
 
 /// The model's relative errors `(time, GPU energy)` at row `r`, clock `mhz`; a clock outside

@@ -5,7 +5,7 @@
 //! ([`super::gpu_carry`]). The rows' clocks must be the machine's (`gpu_clocks_mhz`), their
 //! energy GPU energy.
 
-use super::gpu_carry::{self, Carried};
+use super::gpu_carry::{self, Carried, Clocks, label};
 use super::gpu_clock::{ClockPoint, fit_law};
 use super::reproduce::EnergyScope;
 use super::runs::Measured;
@@ -17,9 +17,6 @@ use crate::model::machine::Machine;
 use crate::model::workload::{Communication, Profile};
 use std::collections::BTreeMap;
 use std::path::Path;
-
-/// One configuration's rows at their clocks, ascending.
-pub(super) type Clocks<'a> = Vec<(f64, &'a Measured)>;
 
 /// What a GPU fit says to the user besides the profile: where the law was fitted and how it
 /// carries to the other configurations.
@@ -41,32 +38,22 @@ pub fn gpu_profile(
         expected,
         got,
     };
-    let mut configs: BTreeMap<(u32, u64, u32), Clocks<'_>> = BTreeMap::new();
-    for r in rows {
-        check_row(r, machine, &bad)?;
-        let mhz = clock_of(r, machine, &bad)?;
-        let c = r.config;
-        let key = (c.cores, crate::units::freq_key(c.freq), c.gpus);
-        configs.entry(key).or_default().push((mhz, r));
-    }
-    for clocks in configs.values_mut() {
-        clocks.sort_by(|a, b| a.0.total_cmp(&b.0));
-    }
-    let law_key = law_config(&configs);
-    let law_rows = &configs[&law_key];
+    let mut configs = group(rows, machine, &bad)?;
+    let law_rows = law_config(&mut configs)
+        .ok_or_else(|| InputError::Mismatch(format!("{}: no GPU runs to fit", file.display())))?;
     let (top_mhz, top) = law_rows[law_rows.len() - 1];
     let law = match law_rows.len() {
         1 => None,
-        _ => Some(clock_law(file, law_rows, machine, top.config)?),
+        _ => Some(clock_law(file, &law_rows, machine, top.config)?),
     };
     let mut baseline = vec![point(top)];
-    for (_, clocks) in configs.iter().filter(|(k, _)| **k != law_key) {
+    for clocks in configs.values() {
         let Some(&(_, at_ref)) = clocks.iter().find(|(m, _)| (m - top_mhz).abs() < 0.5) else {
             return Err(no_reference_row(clocks, top, top_mhz, &bad));
         };
         baseline.push(point(at_ref));
     }
-    let one_law = configs.len() > 1 && law.is_some();
+    let one_law = !configs.is_empty() && law.is_some();
     let mut profile = Profile::from_parts(
         program,
         &format!(
@@ -81,39 +68,50 @@ pub fn gpu_profile(
     profile.gpu_clock = law;
     profile.recorded_scope = top.energy.map(|e| e.1);
     profile.assumptions = assumptions(one_law);
-    let others: Vec<&Clocks<'_>> = configs
-        .iter()
-        .filter(|(k, _)| **k != law_key)
-        .map(|(_, v)| v)
-        .collect();
-    let carried = match profile.gpu_clock.is_some() && !others.is_empty() {
-        true => Some(gpu_carry::check(file, &profile, machine, &others)?),
+    let others: Vec<&Clocks<'_>> = configs.values().collect();
+    let carried = match one_law {
+        true => Some(gpu_carry::check(
+            file,
+            &profile,
+            machine,
+            (&others, &label(top.config)),
+        )?),
         false => None,
     };
     let notes = notes(&mut profile, top, carried.as_ref());
     Ok((profile, notes))
 }
 
-/// The configuration the law is fitted on: the one measured at the most clocks; ties go to
-/// the most GPUs, then the most cores, then the highest CPU frequency.
-fn law_config(configs: &BTreeMap<(u32, u64, u32), Clocks<'_>>) -> (u32, u64, u32) {
-    let Some((&key, _)) = configs
-        .iter()
-        .max_by_key(|((c, f, g), rows)| (rows.len(), *g, *c, *f))
-    else {
-        unreachable!("fit reads at least one row")
-    };
-    key
+/// The rows by configuration `(c, f kHz, g)`, each at its clock, ascending; a row that is not a
+/// GPU run on one node with GPU energy at one of the machine's clocks refused.
+fn group<'a>(
+    rows: &'a [Measured],
+    machine: &Machine,
+    bad: &dyn Fn(&Measured, &str, String, String) -> InputError,
+) -> InputResult<BTreeMap<(u32, u64, u32), Clocks<'a>>> {
+    let mut configs: BTreeMap<(u32, u64, u32), Clocks<'a>> = BTreeMap::new();
+    for r in rows {
+        check_row(r, machine, bad)?;
+        let mhz = clock_of(r, machine, bad)?;
+        let c = r.config;
+        let key = (c.cores, crate::units::freq_key(c.freq), c.gpus);
+        configs.entry(key).or_default().push((mhz, r));
+    }
+    for clocks in configs.values_mut() {
+        clocks.sort_by(|a, b| a.0.total_cmp(&b.0));
+    }
+    Ok(configs)
 }
 
-/// `(1 node, c cores, f GHz, g GPUs)`, for messages.
-pub(super) fn label(c: crate::model::Config) -> String {
-    format!(
-        "1 node, {} cores, {} GHz, {} GPUs",
-        c.cores,
-        c.freq.ghz(),
-        c.gpus
-    )
+/// Takes the configuration the law is fitted on out of `configs`: the one measured at the most
+/// clocks; ties go to the most GPUs, then the most cores, then the highest CPU frequency.
+/// `None` without rows.
+fn law_config<'a>(configs: &mut BTreeMap<(u32, u64, u32), Clocks<'a>>) -> Option<Clocks<'a>> {
+    let key = *configs
+        .iter()
+        .max_by_key(|((c, f, g), rows)| (rows.len(), *g, *c, *f))?
+        .0;
+    configs.remove(&key)
 }
 
 /// A configuration without a row at the reference clock: named by its first row, with the
