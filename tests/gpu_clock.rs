@@ -1083,6 +1083,16 @@ fn fit_takes_several_configurations_and_fits_the_law_on_the_one_measured_at_the_
         (law["kernel_max_s"].as_f64().unwrap() - 10.0).abs() < 1e-9,
         "{law}"
     );
+    // Each measured at the top clock alone: a point each, no law.
+    let (code, out, err) = fit(d.path(), &two_configurations(&[2000], &[2000]), &m);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("GPU runs at one clock (1 cores, 2 GHz, 2 GPUs and 1 other configuration)"),
+        "{out}"
+    );
+    let v = json(d.path());
+    assert!(v["gpu_clock"].is_null(), "{}", v["gpu_clock"]);
+    assert_eq!(v["baseline"].as_array().unwrap().len(), 2);
 }
 
 #[test]

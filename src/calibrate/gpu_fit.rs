@@ -128,10 +128,10 @@ fn no_reference_row(
         first,
         "gpu_clock_mhz",
         format!(
-            "a run of ({}) at {top_mhz} MHz as well: the GPU clock law is fitted on ({}), the \
-             configuration measured at the most clocks, and every configuration's baseline point \
-             is its run at the law's top clock {top_mhz} MHz; measure ({}) at {top_mhz} MHz, or \
-             fit it in a separate file",
+            "a run of ({}) at {top_mhz} MHz as well: every configuration's baseline point is its \
+             run at the top clock of ({}), the configuration measured at the most clocks (the \
+             GPU clock law's), {top_mhz} MHz; measure ({}) at {top_mhz} MHz, or fit it in a \
+             separate file",
             label(first.config),
             label(top.config),
             label(first.config)
