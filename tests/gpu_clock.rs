@@ -525,15 +525,9 @@ fn predict_takes_a_listed_gpu_clock_and_refuses_one_the_machine_does_not_list() 
     assert!(out.is_empty(), "{out}");
 }
 
-#[test]
-fn validate_scores_rows_at_every_clock_of_the_range() {
-    let d = tempfile::tempdir().unwrap();
-    let (m, p) = fitted(d.path());
-    let all = write(
-        d.path(),
-        "all.csv",
-        &rows(&[1000, 1250, 1500, 1750, 2000], "gpu"),
-    );
+/// `validate --measured all --json` against machine and profile `mp`: `n` rows scored, each
+/// predicted exactly (rows of the illustrative law, which the law reproduces).
+fn validated_exactly(all: &Path, (m, p): (&Path, &Path), n: usize) -> serde_json::Value {
     let (code, out, err) = jouleplan(&[
         "validate",
         "--measured",
@@ -547,13 +541,26 @@ fn validate_scores_rows_at_every_clock_of_the_range() {
     assert_eq!(code, 0, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     let points = v["validations"][0]["points"].as_array().unwrap();
-    assert_eq!(points.len(), 5);
+    assert_eq!(points.len(), n, "{out}");
     for pt in points {
-        // The rows follow the law exactly: every clock, fitted or not, is predicted.
         assert!(pt["time_error"].as_f64().unwrap().abs() < 1e-6, "{pt}");
         assert!(pt["energy_error"].as_f64().unwrap().abs() < 1e-3, "{pt}");
-        assert!(pt["gpu_clock_mhz"].is_number());
+        assert!(pt["gpu_clock_mhz"].is_number(), "{pt}");
     }
+    v
+}
+
+#[test]
+fn validate_scores_rows_at_every_clock_of_the_range() {
+    let d = tempfile::tempdir().unwrap();
+    let (m, p) = fitted(d.path());
+    let all = write(
+        d.path(),
+        "all.csv",
+        &rows(&[1000, 1250, 1500, 1750, 2000], "gpu"),
+    );
+    // The rows follow the law exactly: every clock, fitted or not, is predicted.
+    let v = validated_exactly(&all, (&m, &p), 5);
     // The intervals at the unfitted clocks are the clock law's 80% intervals, not the bounds
     // of a one-node profile's node counts.
     let c = &v["validations"][0]["interval_coverage"];
@@ -939,4 +946,304 @@ fn a_profile_from_gpu_runs_alone_says_how_its_breakdown_reads() {
         err.contains("the run's whole time at the top measured clock as T_CPU"),
         "{err}"
     );
+}
+
+/// A one-core machine with two GPUs and the illustrative clocks of [`CLOCKS`], no host power.
+fn two_gpu_machine(d: &Path) -> PathBuf {
+    let m = clock_machine(d, CLOCKS);
+    let text = std::fs::read_to_string(&m).unwrap();
+    write(
+        d,
+        "m.toml",
+        &text.replace("gpus_per_node = 1", "gpus_per_node = 2"),
+    )
+}
+
+/// One configuration's rows of an illustrative law (not a measurement): `gpus` GPUs, each row
+/// at `clocks` MHz taking `scale` times the time of [`rows`]' law and each GPU drawing its
+/// power; the rows below 2000 MHz with their time times `slower` and their power times
+/// `hotter` (1 and 1: the law exactly).
+struct Config<'a> {
+    gpus: u32,
+    scale: f64,
+    clocks: &'a [u32],
+    slower: f64,
+    hotter: f64,
+}
+
+const LAW: Config<'static> = Config {
+    gpus: 1,
+    scale: 1.0,
+    clocks: &[1000, 1500, 2000],
+    slower: 1.0,
+    hotter: 1.0,
+};
+
+fn config_rows(configs: &[Config<'_>]) -> String {
+    let mut s =
+        String::from("nodes,cores,freq_hz,gpus,time_s,energy_j,energy_scope,gpu_clock_mhz\n");
+    for c in configs {
+        for &clock in c.clocks {
+            let f = f64::from(clock);
+            let off = if clock == 2000 {
+                (1.0, 1.0)
+            } else {
+                (c.slower, c.hotter)
+            };
+            let t = c.scale * 10.0 * (0.6 * 2000.0 / f + 0.4) * off.0;
+            let p = (100.0 + 200.0 * (f / 2000.0).powi(3)) * off.1;
+            s += &format!(
+                "1,1,2e9,{},{t},{},gpu,{clock}\n",
+                c.gpus,
+                f64::from(c.gpus) * p * t
+            );
+        }
+    }
+    s
+}
+
+/// Two configurations with one law: 1 GPU, and 2 GPUs at 0.6 of its time.
+fn two_configurations(clocks_1: &'static [u32], clocks_2: &'static [u32]) -> String {
+    config_rows(&[
+        Config {
+            clocks: clocks_1,
+            ..LAW
+        },
+        Config {
+            gpus: 2,
+            scale: 0.6,
+            clocks: clocks_2,
+            ..LAW
+        },
+    ])
+}
+
+#[test]
+fn fit_takes_several_configurations_and_fits_the_law_on_the_one_measured_at_the_most_clocks() {
+    let d = tempfile::tempdir().unwrap();
+    let m = two_gpu_machine(d.path());
+    let json = |d: &Path| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(d.join("p.json")).unwrap()).unwrap()
+    };
+    // Three clocks each: the tie goes to the most GPUs.
+    let three = &[1000, 1500, 2000];
+    let (code, out, err) = fit(d.path(), &two_configurations(three, three), &m);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("GPU clock law (1 cores, 2 GHz, 2 GPUs)")
+            && out.contains("the GPU clock law was fitted at (1 node, 1 cores, 2 GHz, 2 GPUs)")
+            && out.contains("carried to 1 other configuration (3 rows): largest time error 0.00%")
+            && out.contains("largest GPU energy error 0.00%"),
+        "{out}"
+    );
+    let v = json(d.path());
+    let law = &v["gpu_clock"];
+    assert!(
+        (law["kernel_max_s"].as_f64().unwrap() - 6.0).abs() < 1e-9,
+        "{law}"
+    );
+    assert!(
+        law["source"]
+            .as_str()
+            .unwrap()
+            .ends_with("at (1 node, 1 cores, 2 GHz, 2 GPUs)"),
+        "{law}"
+    );
+    let gpus: Vec<u64> = v["baseline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["gpus"].as_u64().unwrap())
+        .collect();
+    assert_eq!(gpus, [2, 1], "one baseline point each, the law's first");
+    assert!(
+        v["provenance"]["gpu_clock.configurations"]
+            .as_str()
+            .unwrap()
+            .contains("carried to 1 other configuration"),
+        "{}",
+        v["provenance"]
+    );
+    // One GPU measured at more clocks: the law is fitted there, whatever the GPU count.
+    let (code, out, err) = fit(
+        d.path(),
+        &two_configurations(&[1000, 1250, 1500, 2000], three),
+        &m,
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("fitted at (1 node, 1 cores, 2 GHz, 1 GPUs)")
+            && out.contains("carried to 1 other configuration (3 rows)"),
+        "{out}"
+    );
+    let law = &json(d.path())["gpu_clock"];
+    assert_eq!(
+        law["measured_mhz"],
+        serde_json::json!([1000.0, 1250.0, 1500.0, 2000.0])
+    );
+    assert!(
+        (law["kernel_max_s"].as_f64().unwrap() - 10.0).abs() < 1e-9,
+        "{law}"
+    );
+    // Each measured at the top clock alone: a point each, no law.
+    let (code, out, err) = fit(d.path(), &two_configurations(&[2000], &[2000]), &m);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("GPU runs at one clock (1 cores, 2 GHz, 2 GPUs and 1 other configuration)"),
+        "{out}"
+    );
+    let v = json(d.path());
+    assert!(v["gpu_clock"].is_null(), "{}", v["gpu_clock"]);
+    assert_eq!(v["baseline"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn a_configuration_whose_clocks_do_not_follow_the_law_is_refused_naming_it() {
+    let d = tempfile::tempdir().unwrap();
+    let m = two_gpu_machine(d.path());
+    let two = |one: Config<'static>| {
+        config_rows(&[
+            Config {
+                gpus: 2,
+                scale: 0.6,
+                ..LAW
+            },
+            one,
+        ])
+    };
+    // The 1-GPU runs below the top clock take 20% longer than the law carried to them says.
+    let (code, _, err) = fit(d.path(), &two(Config { slower: 1.2, ..LAW }), &m);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("line 5")
+            && err.contains("fitted at (1 node, 1 cores, 2 GHz, 2 GPUs)")
+            && err.contains(
+                "(1 node, 1 cores, 2 GHz, 1 GPUs) at 1000 MHz -16.7% off its measured time"
+            )
+            && err.contains("fit them in separate files"),
+        "{err}"
+    );
+    assert!(!d.path().join("p.json").exists(), "nothing written");
+    // Their GPUs draw 7% more power below the top clock: past the power check's 5%.
+    let (code, _, err) = fit(
+        d.path(),
+        &two(Config {
+            hotter: 1.07,
+            ..LAW
+        }),
+        &m,
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("at 1000 MHz -6.5% off its measured GPU energy")
+            && err.contains("the 5% the law's own power check allows"),
+        "{err}"
+    );
+    // 3% more: within it, and reported.
+    let (code, out, err) = fit(
+        d.path(),
+        &two(Config {
+            hotter: 1.03,
+            ..LAW
+        }),
+        &m,
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("largest GPU energy error 2.91% (1 node, 1 cores, 2 GHz, 1 GPUs, 1500 MHz)"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_configuration_whose_baseline_plan_could_not_reproduce_is_refused_by_fit() {
+    let d = tempfile::tempdir().unwrap();
+    let m = two_gpu_machine(d.path());
+    // The 1-GPU configuration's GPU draws 3% more at every clock, its top included: within the
+    // power check, but its baseline point would be 2.9% off the law's power, past the 2% within
+    // which `plan` reproduces a profile's own points.
+    let hot: String = config_rows(&[Config {
+        gpus: 2,
+        scale: 0.6,
+        ..LAW
+    }]) + config_rows(&[LAW])
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let mut f: Vec<String> = l.split(',').map(String::from).collect();
+            f[5] = format!("{}", f[5].parse::<f64>().unwrap() * 1.03);
+            f.join(",") + "\n"
+        })
+        .collect::<String>()
+        .as_str();
+    let (code, _, err) = fit(d.path(), &hot, &m);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("line 7")
+            && err.contains("at 2000 MHz -2.9% off its measured GPU energy")
+            && err.contains("the 2.0% within which `plan` must reproduce"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_configuration_without_a_run_at_the_laws_top_clock_is_refused_naming_what_to_measure() {
+    let d = tempfile::tempdir().unwrap();
+    let m = two_gpu_machine(d.path());
+    let (code, _, err) = fit(
+        d.path(),
+        &two_configurations(&[1000, 1500, 2000], &[1000, 1500]),
+        &m,
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("line 5, column gpu_clock_mhz")
+            && err.contains("measure (1 node, 1 cores, 2 GHz, 2 GPUs) at 2000 MHz")
+            && err.contains("1000, 1500 MHz"),
+        "{err}"
+    );
+    // A clock below the law's measured range is not extrapolated to.
+    let (code, _, err) = fit(
+        d.path(),
+        &two_configurations(&[1000, 2000], &[1250, 1500, 2000]),
+        &m,
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("line 2")
+            && err.contains("outside the GPU clock law's measured range 1250-2000"),
+        "{err}"
+    );
+}
+
+#[test]
+fn plan_and_validate_take_a_law_fitted_on_several_configurations() {
+    let d = tempfile::tempdir().unwrap();
+    let m = two_gpu_machine(d.path());
+    let three = &[1000, 1500, 2000];
+    let (code, _, err) = fit(d.path(), &two_configurations(three, three), &m);
+    assert_eq!(code, 0, "{err}");
+    let (m2, p) = (d.path().join("m2.toml"), d.path().join("p.json"));
+    let v = plan_json(&m2, &p, &["--gpu-clocks", "all"]);
+    assert_eq!(v["evaluated"], 10, "2 configurations x 5 clocks");
+    let on_front = |g: u64| {
+        v["front"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|p| p["gpus"] == g)
+            .count()
+    };
+    assert!(on_front(1) >= 2 && on_front(2) >= 2, "{}", v["front"]);
+    // Every row of both configurations at every clock: each predicted, the unfitted clocks
+    // by the law carried to them.
+    let all = write(
+        d.path(),
+        "all.csv",
+        &two_configurations(
+            &[1000, 1250, 1500, 1750, 2000],
+            &[1000, 1250, 1500, 1750, 2000],
+        ),
+    );
+    validated_exactly(&all, (&m2, &p), 10);
 }

@@ -141,7 +141,7 @@ pub fn fit(runs: &Runs, machine: &MachineDoc, options: &FitOptions) -> InputResu
 /// `fit` on GPU runs ([`super::gpu_fit`]): the profile with its GPU clock law; the machine
 /// file is written as given (the laws are the workload's, not the machine's).
 fn fit_gpu(runs: &Runs, machine: &MachineDoc, options: &FitOptions) -> InputResult<Fitted> {
-    let profile =
+    let (profile, notes) =
         super::gpu_fit::gpu_profile(runs.file(), runs.rows(), &machine.machine, &options.program)?;
     let measured_energy = runs.rows().iter().any(|r| r.energy.is_some());
     Ok(Fitted {
@@ -150,7 +150,7 @@ fn fit_gpu(runs: &Runs, machine: &MachineDoc, options: &FitOptions) -> InputResu
             splits: Vec::new(),
             profile,
             power: FittedPower::NoEnergy,
-            derived: Vec::new(),
+            derived: notes,
         },
         machine_text: options.machine_out.as_ref().map(|_| machine.text.clone()),
         power_gap: None,

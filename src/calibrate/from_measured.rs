@@ -25,7 +25,9 @@ pub struct FitOutcome {
     pub profile: Profile,
     /// Which power the measured energy gave.
     pub power: FittedPower,
-    /// The per-node core counts derived for the multi-node layouts, said to the user.
+    /// What the fit derived and says to the user: the per-node core counts of the multi-node
+    /// layouts, or, for GPU runs, where the clock law was fitted and how it carries to the
+    /// other configurations.
     pub derived: Vec<String>,
 }
 

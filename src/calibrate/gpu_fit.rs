@@ -1,8 +1,11 @@
-//! `jouleplan fit` on GPU runs (MODEL.md section 6e): one configuration `(1, c, f, g)` measured
-//! at one or more GPU core clocks gives a profile of one point at the top measured clock and,
-//! from 3 or more clocks, the GPU clock law ([`super::gpu_clock`]). The rows' clocks must be
-//! the machine's (`gpu_clocks_mhz`), their energy GPU energy.
+//! `jouleplan fit` on GPU runs (MODEL.md section 6e): configurations `(1, c, f, g)` measured at
+//! one or more GPU core clocks give a profile of one point per configuration at the reference
+//! clock `f_ref` and, from 3 or more clocks of one configuration (the law's), the GPU clock law
+//! ([`super::gpu_clock`]), checked on the other configurations' other clocks
+//! ([`super::gpu_carry`]). The rows' clocks must be the machine's (`gpu_clocks_mhz`), their
+//! energy GPU energy.
 
+use super::gpu_carry::{self, Carried, Clocks, label};
 use super::gpu_clock::{ClockPoint, fit_law};
 use super::reproduce::EnergyScope;
 use super::runs::Measured;
@@ -12,36 +15,45 @@ use crate::model::baseline::BaselinePoint;
 use crate::model::gpu_clock::GpuClockLaw;
 use crate::model::machine::Machine;
 use crate::model::workload::{Communication, Profile};
+use std::collections::BTreeMap;
 use std::path::Path;
 
-/// The profile of GPU rows: every row must have GPUs, one node, one `(c, f, g)`, a clock of
-/// the machine's list (absent: its top), and GPU energy where it has energy.
+/// What a GPU fit says to the user besides the profile: where the law was fitted and how it
+/// carries to the other configurations.
+pub type Notes = Vec<String>;
+
+/// The profile of GPU rows: every row must have GPUs, one node, a clock of the machine's list
+/// (absent: its top), and GPU energy where it has energy. Rows of several `(c, f, g)` are
+/// accepted: the law is fitted on the one measured at the most clocks ([`law_config`]), every
+/// configuration needs a row at its top clock, and the law must reproduce the others' rows.
 pub fn gpu_profile(
     file: &Path,
     rows: &[Measured],
     machine: &Machine,
     program: &str,
-) -> InputResult<Profile> {
+) -> InputResult<(Profile, Notes)> {
     let bad = |r: &Measured, col: &str, expected: String, got: String| InputError::Key {
         file: file.to_path_buf(),
         key: format!("{}, column {col}", super::from_measured::line_of(&r.source)),
         expected,
         got,
     };
-    let first = &rows[0];
-    let mut points = Vec::new();
-    for r in rows {
-        check_row(r, first, machine, &bad)?;
-        let mhz = clock_of(r, machine, &bad)?;
-        points.push((mhz, r));
-    }
-    points.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let c = first.config;
-    let (top_mhz, top) = points[points.len() - 1];
-    let law = match points.len() {
+    let mut configs = group(rows, machine, &bad)?;
+    let law_rows = law_config(&mut configs)
+        .ok_or_else(|| InputError::Mismatch(format!("{}: no GPU runs to fit", file.display())))?;
+    let (top_mhz, top) = law_rows[law_rows.len() - 1];
+    let law = match law_rows.len() {
         1 => None,
-        _ => Some(clock_law(file, &points, machine, c)?),
+        _ => Some(clock_law(file, &law_rows, machine, top.config)?),
     };
+    let mut baseline = vec![point(top)];
+    for clocks in configs.values() {
+        let Some(&(_, at_ref)) = clocks.iter().find(|(m, _)| (m - top_mhz).abs() < 0.5) else {
+            return Err(no_reference_row(clocks, top, top_mhz, &bad));
+        };
+        baseline.push(point(at_ref));
+    }
+    let one_law = !configs.is_empty() && law.is_some();
     let mut profile = Profile::from_parts(
         program,
         &format!(
@@ -50,13 +62,100 @@ pub fn gpu_profile(
         ),
         (1.0, 1.0),
         Communication::none(),
-        vec![point(top)],
+        baseline,
         provenance(file, top_mhz, machine),
     )?;
     profile.gpu_clock = law;
     profile.recorded_scope = top.energy.map(|e| e.1);
-    profile.assumptions = assumptions();
-    Ok(profile)
+    profile.assumptions = assumptions(one_law);
+    let others: Vec<&Clocks<'_>> = configs.values().collect();
+    let carried = match one_law {
+        true => Some(gpu_carry::check(
+            file,
+            &profile,
+            machine,
+            (&others, &label(top.config)),
+        )?),
+        false => None,
+    };
+    let notes = notes(&mut profile, top, carried.as_ref());
+    Ok((profile, notes))
+}
+
+/// The rows by configuration `(c, f kHz, g)`, each at its clock, ascending; a row that is not a
+/// GPU run on one node with GPU energy at one of the machine's clocks refused.
+fn group<'a>(
+    rows: &'a [Measured],
+    machine: &Machine,
+    bad: &dyn Fn(&Measured, &str, String, String) -> InputError,
+) -> InputResult<BTreeMap<(u32, u64, u32), Clocks<'a>>> {
+    let mut configs: BTreeMap<(u32, u64, u32), Clocks<'a>> = BTreeMap::new();
+    for r in rows {
+        check_row(r, machine, bad)?;
+        let mhz = clock_of(r, machine, bad)?;
+        let c = r.config;
+        let key = (c.cores, crate::units::freq_key(c.freq), c.gpus);
+        configs.entry(key).or_default().push((mhz, r));
+    }
+    for clocks in configs.values_mut() {
+        clocks.sort_by(|a, b| a.0.total_cmp(&b.0));
+    }
+    Ok(configs)
+}
+
+/// Takes the configuration the law is fitted on out of `configs`: the one measured at the most
+/// clocks; ties go to the most GPUs, then the most cores, then the highest CPU frequency.
+/// `None` without rows.
+fn law_config<'a>(configs: &mut BTreeMap<(u32, u64, u32), Clocks<'a>>) -> Option<Clocks<'a>> {
+    let key = *configs
+        .iter()
+        .max_by_key(|((c, f, g), rows)| (rows.len(), *g, *c, *f))?
+        .0;
+    configs.remove(&key)
+}
+
+/// A configuration without a row at the reference clock: named by its first row, with the
+/// clock to measure.
+fn no_reference_row(
+    clocks: &Clocks<'_>,
+    top: &Measured,
+    top_mhz: f64,
+    bad: &dyn Fn(&Measured, &str, String, String) -> InputError,
+) -> InputError {
+    let first = clocks[0].1;
+    let have: Vec<String> = clocks.iter().map(|(m, _)| format!("{m}")).collect();
+    bad(
+        first,
+        "gpu_clock_mhz",
+        format!(
+            "a run of ({}) at {top_mhz} MHz as well: every configuration's baseline point is its \
+             run at the top clock of ({}), the configuration measured at the most clocks (the \
+             GPU clock law's), {top_mhz} MHz; measure ({}) at {top_mhz} MHz, or fit it in a \
+             separate file",
+            label(first.config),
+            label(top.config),
+            label(first.config)
+        ),
+        format!("{} MHz", have.join(", ")),
+    )
+}
+
+/// The law's configuration and the carried law's figures, in the law's source, the profile's
+/// provenance, and the lines `fit` prints.
+fn notes(profile: &mut Profile, top: &Measured, carried: Option<&Carried>) -> Notes {
+    let Some(law) = profile.gpu_clock.as_mut() else {
+        return Vec::new();
+    };
+    let at = label(top.config);
+    law.source = format!("{} at ({at})", law.source);
+    let mut lines = vec![format!("the GPU clock law was fitted at ({at})")];
+    if let Some(c) = carried {
+        lines.push(c.describe());
+    }
+    profile
+        .provenance
+        .push(("gpu_clock.configurations".into(), lines.join("; ")));
+    lines
 }
 
 /// The clock law of the rows at their clocks (`points`, ascending) of configuration `c`, at
@@ -75,12 +174,7 @@ fn clock_law(
             gpu_energy_j: r.energy.map(|e| e.0),
         })
         .collect();
-    let at = format!(
-        "1 node, {} cores, {} GHz, {} GPUs",
-        c.cores,
-        c.freq.ghz(),
-        c.gpus
-    );
+    let at = label(c);
     let alpha = machine.power.gpu_clock_exponent;
     let mut law = fit_law(&law_points, c.gpus, &at, alpha).map_err(|why| {
         let set = alpha.map_or(String::new(), |a| {
@@ -96,15 +190,13 @@ fn clock_law(
     Ok(law)
 }
 
-/// Refuses a row that is not one of the GPU configuration `first`'s runs.
+/// Refuses a row that is not a GPU run on one node with GPU energy.
 fn check_row(
     r: &Measured,
-    first: &Measured,
     machine: &Machine,
     bad: &dyn Fn(&Measured, &str, String, String) -> InputError,
 ) -> InputResult<()> {
     let c = r.config;
-    let f = first.config;
     if c.gpus == 0 {
         return Err(bad(
             r,
@@ -119,20 +211,6 @@ fn check_row(
             "nodes",
             "1: GPU runs are fitted on one node".into(),
             c.nodes.to_string(),
-        ));
-    }
-    if (c.cores, c.gpus) != (f.cores, f.gpus) || (c.freq.0 - f.freq.0).abs() > 1e3 {
-        return Err(bad(
-            r,
-            "cores",
-            format!(
-                "the configuration of the file's first GPU row ({} cores, {} GHz, {} GPUs): the \
-                 GPU clock law is fitted on one configuration measured at several clocks",
-                f.cores,
-                f.freq.ghz(),
-                f.gpus
-            ),
-            format!("{} cores, {} GHz, {} GPUs", c.cores, c.freq.ghz(), c.gpus),
         ));
     }
     if c.gpus > machine.gpus_per_node {
@@ -239,7 +317,10 @@ fn provenance(file: &Path, top: f64, machine: &Machine) -> Vec<(String, String)>
     vec![
         (
             "baseline.wall_time_s".into(),
-            format!("measured ({f}, at the top measured GPU clock, {top} MHz, repeats averaged)"),
+            format!(
+                "measured ({f}, each configuration's runs at the law's top measured GPU clock, \
+                 {top} MHz, repeats averaged)"
+            ),
         ),
         (
             "baseline.energy_j".into(),
@@ -260,8 +341,8 @@ fn provenance(file: &Path, top: f64, machine: &Machine) -> Vec<(String, String)>
     ]
 }
 
-fn assumptions() -> Vec<String> {
-    vec![
+fn assumptions(one_law: bool) -> Vec<String> {
+    let mut out = vec![
         "fitted from GPU runs' time and GPU energy alone (`jouleplan fit`): no device times, so \
          every GPU is taken busy for the whole run (K_max,s = T_s) and the host for the whole \
          run too (cycles = cores x f x T), so a prediction's breakdown shows the run's whole \
@@ -269,5 +350,15 @@ fn assumptions() -> Vec<String> {
          clock adds as T_gpu; predictions at other core counts or frequencies are not \
          supported by these runs"
             .into(),
-    ]
+    ];
+    if one_law {
+        out.push(
+            "one GPU clock law for every configuration (MODEL.md 6e): each configuration's \
+             kernel times scale by the law's kappa(fg) from its own time at f_ref, and every GPU \
+             draws the law's P_act(fg); `fit` checked both on the other configurations' \
+             measured clocks"
+                .into(),
+        );
+    }
+    out
 }

@@ -10,6 +10,7 @@ pub mod core_fill;
 pub mod energy_law;
 pub mod fit;
 pub mod from_measured;
+pub mod gpu_carry;
 pub mod gpu_clock;
 pub mod gpu_fit;
 #[path = "../../calibration/kernels.rs"]

@@ -252,10 +252,20 @@ fn write_gpu_fit(f: &FitOutcome, out: &mut dyn Write) -> std::io::Result<()> {
         return Ok(());
     };
     let Some(law) = &f.profile.gpu_clock else {
+        let (others, each) = match f.profile.baseline.len() - 1 {
+            0 => (String::new(), ""),
+            n => (
+                format!(
+                    " and {}",
+                    crate::units::count(n as u64, "other configuration", "other configurations")
+                ),
+                " each",
+            ),
+        };
         return writeln!(
             out,
-            "GPU runs at one clock ({} cores, {} GHz, {} GPUs): a point at that clock, no GPU \
-             clock law (measure 3 or more clocks to plan the clock)",
+            "GPU runs at one clock ({} cores, {} GHz, {} GPUs{others}): a point at that \
+             clock{each}, no GPU clock law (measure 3 or more clocks to plan the clock)",
             p.cores,
             p.freq.ghz(),
             p.gpus
@@ -295,6 +305,9 @@ fn write_gpu_fit(f: &FitOutcome, out: &mut dyn Write) -> std::io::Result<()> {
             out,
             "  GPU power: no GPU energy measured, the time law alone"
         )?,
+    }
+    for line in &f.derived {
+        writeln!(out, "  {line}")?;
     }
     writeln!(out, "power: {GPU_POWER}")
 }
