@@ -267,7 +267,7 @@ fn the_fitted_law_is_in_the_profile_and_reproduces_its_clocks() {
     let (code, out, err) = fit(d.path(), &rows(&[1000, 1500, 2000], "gpu"), &m);
     assert_eq!(code, 0, "{err}");
     assert!(
-        out.contains("GPU clock law (1 cores, 2 GHz, 1 GPUs) on 1000-2000 MHz"),
+        out.contains("GPU clock law (1 core, 2 GHz, 1 GPU) on 1000-2000 MHz"),
         "{out}"
     );
     assert!(out.contains("alpha = 3;"), "{out}");
@@ -1030,8 +1030,8 @@ fn fit_takes_several_configurations_and_fits_the_law_on_the_one_measured_at_the_
     let (code, out, err) = fit(d.path(), &two_configurations(three, three), &m);
     assert_eq!(code, 0, "{err}");
     assert!(
-        out.contains("GPU clock law (1 cores, 2 GHz, 2 GPUs)")
-            && out.contains("the GPU clock law was fitted at (1 node, 1 cores, 2 GHz, 2 GPUs)")
+        out.contains("GPU clock law (1 core, 2 GHz, 2 GPUs)")
+            && out.contains("the GPU clock law was fitted at (1 node, 1 core, 2 GHz, 2 GPUs)")
             && out.contains("carried to 1 other configuration (3 rows): largest time error 0.00%")
             && out.contains("largest GPU energy error 0.00%"),
         "{out}"
@@ -1046,7 +1046,7 @@ fn fit_takes_several_configurations_and_fits_the_law_on_the_one_measured_at_the_
         law["source"]
             .as_str()
             .unwrap()
-            .ends_with("at (1 node, 1 cores, 2 GHz, 2 GPUs)"),
+            .ends_with("at (1 node, 1 core, 2 GHz, 2 GPUs)"),
         "{law}"
     );
     let gpus: Vec<u64> = v["baseline"]
@@ -1072,7 +1072,7 @@ fn fit_takes_several_configurations_and_fits_the_law_on_the_one_measured_at_the_
     );
     assert_eq!(code, 0, "{err}");
     assert!(
-        out.contains("fitted at (1 node, 1 cores, 2 GHz, 1 GPUs)")
+        out.contains("fitted at (1 node, 1 core, 2 GHz, 1 GPU)")
             && out.contains("carried to 1 other configuration (3 rows)"),
         "{out}"
     );
@@ -1089,7 +1089,7 @@ fn fit_takes_several_configurations_and_fits_the_law_on_the_one_measured_at_the_
     let (code, out, err) = fit(d.path(), &two_configurations(&[2000], &[2000]), &m);
     assert_eq!(code, 0, "{err}");
     assert!(
-        out.contains("GPU runs at one clock (1 cores, 2 GHz, 2 GPUs and 1 other configuration)"),
+        out.contains("GPU runs at one clock (1 core, 2 GHz, 2 GPUs and 1 other configuration)"),
         "{out}"
     );
     let v = json(d.path());
@@ -1116,9 +1116,9 @@ fn a_configuration_whose_clocks_do_not_follow_the_law_is_refused_naming_it() {
     assert_eq!(code, 2, "{err}");
     assert!(
         err.contains("line 5")
-            && err.contains("fitted at (1 node, 1 cores, 2 GHz, 2 GPUs)")
+            && err.contains("fitted at (1 node, 1 core, 2 GHz, 2 GPUs)")
             && err.contains(
-                "(1 node, 1 cores, 2 GHz, 1 GPUs) at 1000 MHz -16.7% off its measured time"
+                "(1 node, 1 core, 2 GHz, 1 GPU) at 1000 MHz -16.7% off its measured time"
             )
             && err.contains("fit them in separate files"),
         "{err}"
@@ -1150,7 +1150,7 @@ fn a_configuration_whose_clocks_do_not_follow_the_law_is_refused_naming_it() {
     );
     assert_eq!(code, 0, "{err}");
     assert!(
-        out.contains("largest GPU energy error 2.91% (1 node, 1 cores, 2 GHz, 1 GPUs, 1500 MHz)"),
+        out.contains("largest GPU energy error 2.91% (1 node, 1 core, 2 GHz, 1 GPU, 1500 MHz)"),
         "{out}"
     );
 }
@@ -1198,7 +1198,7 @@ fn a_configuration_without_a_run_at_the_laws_top_clock_is_refused_naming_what_to
     assert_eq!(code, 2, "{err}");
     assert!(
         err.contains("line 5, column gpu_clock_mhz")
-            && err.contains("measure (1 node, 1 cores, 2 GHz, 2 GPUs) at 2000 MHz")
+            && err.contains("measure (1 node, 1 core, 2 GHz, 2 GPUs) at 2000 MHz")
             && err.contains("1000, 1500 MHz"),
         "{err}"
     );

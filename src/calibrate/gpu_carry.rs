@@ -19,11 +19,12 @@ pub(super) type Clocks<'a> = Vec<(f64, &'a Measured)>;
 
 /// `(1 node, c cores, f GHz, g GPUs)`, for messages.
 pub(super) fn label(c: crate::model::Config) -> String {
+    use crate::units::count;
     format!(
-        "1 node, {} cores, {} GHz, {} GPUs",
-        c.cores,
+        "1 node, {}, {} GHz, {}",
+        count(c.cores, "core", "cores"),
         c.freq.ghz(),
-        c.gpus
+        count(c.gpus, "GPU", "GPUs")
     )
 }
 

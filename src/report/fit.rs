@@ -264,19 +264,19 @@ fn write_gpu_fit(f: &FitOutcome, out: &mut dyn Write) -> std::io::Result<()> {
         };
         return writeln!(
             out,
-            "GPU runs at one clock ({} cores, {} GHz, {} GPUs{others}): a point at that \
-             clock{each}, no GPU clock law (measure 3 or more clocks to plan the clock)",
-            p.cores,
+            "GPU runs at one clock ({}, {} GHz, {}{others}): a point at that clock{each}, no \
+             GPU clock law (measure 3 or more clocks to plan the clock)",
+            crate::units::count(p.cores, "core", "cores"),
             p.freq.ghz(),
-            p.gpus
+            crate::units::count(p.gpus, "GPU", "GPUs")
         );
     };
     writeln!(
         out,
-        "GPU clock law ({} cores, {} GHz, {} GPUs) on {}; baseline at {} MHz",
-        p.cores,
+        "GPU clock law ({}, {} GHz, {}) on {}; baseline at {} MHz",
+        crate::units::count(p.cores, "core", "cores"),
         p.freq.ghz(),
-        p.gpus,
+        crate::units::count(p.gpus, "GPU", "GPUs"),
         law.range_text(),
         law.reference_mhz
     )?;
