@@ -88,6 +88,12 @@ fn a_frequency_typed_as_the_tables_show_it_is_the_machines_own() {
         err.contains("--config") && err.contains("1.2, 2.596 GHz") && out.is_empty(),
         "{err}"
     );
+    let (code, out, err) = with(&["plan", "--slowdown", "0.5", "--reference", "1,99,2.6"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--reference") && !err.contains("--config") && out.is_empty(),
+        "{err}"
+    );
     let (code, _, err) = with(&["plan", "--freqs", "2.59", "--nodes", "1"]);
     assert_eq!(code, 2, "{err}");
     assert!(
