@@ -177,9 +177,15 @@ pub(super) fn weigh_laws(
         .collect();
     let mut refuted = refuted(&left_out, &allowed, noise, rule);
     if let Some(fitted) = fitted {
+        // Among the laws the left-out counts leave, so that one is always left.
+        let left: Vec<bool> = allowed
+            .iter()
+            .zip(&refuted)
+            .map(|(&a, &r)| a && !r)
+            .collect();
         for (r, f) in refuted
             .iter_mut()
-            .zip(self::refuted(fitted, &allowed, noise, rule))
+            .zip(self::refuted(fitted, &left, noise, rule))
         {
             *r |= f;
         }
@@ -645,8 +651,12 @@ mod tests {
             c.iter().find(|x| x.form == form).map(|x| x.weight).unwrap()
         };
         let flat = [false; 3];
+        let open_rule = Rule {
+            refute: None,
+            ..Rule::default()
+        };
         let mut open = fresh();
-        weigh_laws(&mut open, &flat, 0.01, (&Rule::default(), None));
+        weigh_laws(&mut open, &flat, 0.01, (&open_rule, None));
         assert!(weight(&open, "far") > 0.2, "{open:?}");
         let rule = Rule {
             refute: Some(2.0),
@@ -660,6 +670,13 @@ mod tests {
         weigh_laws(&mut fitted, &flat, 0.01, (&rule, Some(&[0.0, 0.0, 0.2])));
         assert_eq!(weight(&fitted, "near"), 0.0, "{fitted:?}");
         assert_eq!(weight(&fitted, "least"), 1.0, "{fitted:?}");
+        // The fit on every count refutes only among the laws the left-out counts leave: where
+        // it favours a law they refuted, some law is still left.
+        let mut crossed = fresh();
+        weigh_laws(&mut crossed, &flat, 0.01, (&rule, Some(&[0.2, 0.0, 0.2])));
+        assert_eq!(weight(&crossed, "far"), 0.0, "{crossed:?}");
+        let total: f64 = crossed.iter().map(|c| c.weight).sum();
+        assert!((total - 1.0).abs() < 1e-12, "{crossed:?}");
     }
 
     #[test]
