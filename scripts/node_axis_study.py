@@ -24,6 +24,7 @@ reference; then the interval settings whose coverage comes nearest 80% in every 
 set.
 
     python3 scripts/node_axis_study.py [--bin target/release/jouleplan] [--quick]
+        [--center median|relative|median,relative] [--refute off|R]
 """
 
 import argparse
@@ -398,6 +399,10 @@ def main():
     ap.add_argument("--bin", default=os.path.join(ROOT, "target", "release", "jouleplan"))
     ap.add_argument("--quick", action="store_true", help="a small grid")
     ap.add_argument("--cache", help="keep results in FILE between runs of the same binary")
+    ap.add_argument("--center", default="median",
+                    help="the law the model uses: median, relative, or both to choose among")
+    ap.add_argument("--refute", default="off",
+                    help="rule out a law faster than a count by R spreads (off or R)")
     args = ap.parse_args()
     global DISK
     if args.cache:
@@ -442,8 +447,11 @@ def main():
         weighs = ["evidence:1", "evidence:2", "evidence:4"]
         growths = ["1", "2"]
         energies = ["derived", "median:1"]
-    law_grid = [f"weigh={w},growth={g},prior=1,span=0.05,center=median,energy={e},serial=free"
-                for w, g, e in itertools.product(weighs, growths, energies)]
+    tail = "" if args.refute == "off" else f",refute={args.refute}"
+    law_grid = [f"weigh={w},growth={g},prior=1,span=0.05,center={c},energy={e},"
+                f"serial=free{tail}"
+                for w, g, c, e in itertools.product(weighs, growths, args.center.split(","),
+                                                    energies)]
     study.run_all(law_grid)
 
     print("## Each law setting over every regime (for the record; the choice is nested)\n")

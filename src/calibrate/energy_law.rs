@@ -270,7 +270,7 @@ fn combine(
         .repeat_rel
         .map_or(rule.repeat_prior, |r| r.max(rule.repeat_prior));
     let flat = vec![false; cands.len()];
-    node_fit::weigh_laws(&mut cands, &flat, noise, rule);
+    node_fit::weigh_laws(&mut cands, &flat, noise, (rule, None));
     let k_derived = cands.iter().position(|c| c.form == "derived").unwrap_or(0);
     let derived = cands.remove(k_derived);
     let (derived_use, law, folds) = if center != Center::Mean {

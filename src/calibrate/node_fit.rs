@@ -54,7 +54,8 @@ pub fn fit_law_within(
     if folds.is_empty() {
         weigh_on_the_fit(&mut cands, &grows, (&multi, &beyond), (noise, rule));
     } else {
-        weigh_laws(&mut cands, &grows, noise, rule);
+        let fitted = fitted_misses(&cands, &multi, &beyond);
+        weigh_laws(&mut cands, &grows, noise, (rule, Some(&fitted)));
     }
     let (law, combined) = if rule.center != Center::Mean {
         let m = median(&cands, &multi, horizon, rule.center);
@@ -162,10 +163,35 @@ fn model_alone(
 /// left-out error of the best law: what no law explains): a growing law (`grows`) weighs only where some left-out count
 /// shows growth ([`Rule::growth_evidence`]); a law under [`Rule::span`] of the heaviest's
 /// weight is ruled out (0). Without left-out counts, the laws not ruled out weigh alike.
-pub(super) fn weigh_laws(cands: &mut [Candidate], grows: &[bool], noise: f64, rule: &Rule) {
+pub(super) fn weigh_laws(
+    cands: &mut [Candidate],
+    grows: &[bool],
+    noise: f64,
+    (rule, fitted): (&Rule, Option<&[f64]>),
+) {
     let shown = growth_shown(cands, grows, noise, rule);
+    let allowed: Vec<bool> = grows.iter().map(|&g| shown || !g).collect();
+    let left_out: Vec<f64> = cands
+        .iter()
+        .map(|c| c.folds.iter().map(|f| -f.1).fold(0.0, f64::max))
+        .collect();
+    let mut refuted = refuted(&left_out, &allowed, noise, rule);
+    if let Some(fitted) = fitted {
+        // Among the laws the left-out counts leave, so that one is always left.
+        let left: Vec<bool> = allowed
+            .iter()
+            .zip(&refuted)
+            .map(|(&a, &r)| a && !r)
+            .collect();
+        for (r, f) in refuted
+            .iter_mut()
+            .zip(self::refuted(fitted, &left, noise, rule))
+        {
+            *r |= f;
+        }
+    }
     let prior = |k: usize| match grows[k] {
-        true if !shown => 0.0,
+        _ if !allowed[k] || refuted[k] => 0.0,
         true => rule.growth_prior,
         false => 1.0,
     };
@@ -210,6 +236,41 @@ pub(super) fn weigh_laws(cands: &mut [Candidate], grows: &[bool], noise: f64, ru
     cands.sort_by(|a, b| b.weight.total_cmp(&a.weight));
 }
 
+/// Which candidates a count refutes ([`Rule::refute`]): `fast` is by how much each predicted
+/// some count faster than measured (relative, 0 where never); those beyond the `allowed`
+/// candidate of least `fast` by more than the rule's multiple of `noise` are refuted (so some law
+/// is always left).
+fn refuted(fast: &[f64], allowed: &[bool], noise: f64, rule: &Rule) -> Vec<bool> {
+    let Some(r) = rule.refute else {
+        return vec![false; fast.len()];
+    };
+    let least = fast
+        .iter()
+        .zip(allowed)
+        .filter(|(_, a)| **a)
+        .map(|(f, _)| *f)
+        .fold(f64::INFINITY, f64::min);
+    fast.iter().map(|&f| f > least + r * noise).collect()
+}
+
+/// By how much each candidate, fitted on every count, is faster than measured at the count
+/// where it is most so (relative; 0 where it is nowhere faster).
+fn fitted_misses(cands: &[Candidate], multi: &[LawPoint], beyond: &[u32]) -> Vec<f64> {
+    cands
+        .iter()
+        .map(|c| {
+            beyond
+                .iter()
+                .map(|&n| {
+                    let at: Vec<LawPoint> =
+                        multi.iter().copied().filter(|p| p.nodes == n).collect();
+                    -mean_signed(&c.law, &at)
+                })
+                .fold(0.0, f64::max)
+        })
+        .collect()
+}
+
 /// With one count beyond the anchor nothing can be left out: the laws are weighed as
 /// [`weigh_laws`] weighs them, on how far each misses the counts it was fitted on instead (a law
 /// that cannot pass through the one count weighs less than one that can); no count shows growth.
@@ -230,9 +291,10 @@ fn weigh_on_the_fit(
     }
     let rule = Rule {
         growth_evidence: rule.growth_evidence.map(|_| f64::INFINITY),
+        refute: None,
         ..*rule
     };
-    weigh_laws(cands, grows, noise, &rule);
+    weigh_laws(cands, grows, noise, (&rule, None));
     for c in cands.iter_mut() {
         c.folds.clear();
     }
@@ -564,6 +626,57 @@ mod tests {
     fn no_law_when_the_model_already_explains() {
         let f = fit_law(&pts(|_| 0.0, &[2, 4, 8]), true).unwrap();
         assert!(f.law().at(64.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_law_faster_than_a_count_by_more_than_the_spread_allows_is_ruled_out() {
+        // Every law misses the last left-out count, so the evidence weights stay nearly flat;
+        // the one that misses it on the fast side by 10 points more than the least is refuted,
+        // one within 2 spreads of the least is not, and one that the fit on every count leaves
+        // 20% too fast is refuted as well.
+        let cand = |form: &str, last: f64| Candidate {
+            law: Law::anchored(1, &[]),
+            form: form.into(),
+            weight: 0.0,
+            folds: vec![(2, 0.01), (4, last)],
+        };
+        let fresh = || {
+            vec![
+                cand("least", -0.30),
+                cand("far", -0.40),
+                cand("near", -0.31),
+            ]
+        };
+        let weight = |c: &[Candidate], form: &str| {
+            c.iter().find(|x| x.form == form).map(|x| x.weight).unwrap()
+        };
+        let flat = [false; 3];
+        let open_rule = Rule {
+            refute: None,
+            ..Rule::default()
+        };
+        let mut open = fresh();
+        weigh_laws(&mut open, &flat, 0.01, (&open_rule, None));
+        assert!(weight(&open, "far") > 0.2, "{open:?}");
+        let rule = Rule {
+            refute: Some(2.0),
+            ..Rule::default()
+        };
+        let mut judged = fresh();
+        weigh_laws(&mut judged, &flat, 0.01, (&rule, None));
+        assert_eq!(weight(&judged, "far"), 0.0, "{judged:?}");
+        assert!(weight(&judged, "near") > 0.4, "{judged:?}");
+        let mut fitted = fresh();
+        weigh_laws(&mut fitted, &flat, 0.01, (&rule, Some(&[0.0, 0.0, 0.2])));
+        assert_eq!(weight(&fitted, "near"), 0.0, "{fitted:?}");
+        assert_eq!(weight(&fitted, "least"), 1.0, "{fitted:?}");
+        // The fit on every count refutes only among the laws the left-out counts leave: where
+        // it favours a law they refuted, some law is still left.
+        let mut crossed = fresh();
+        weigh_laws(&mut crossed, &flat, 0.01, (&rule, Some(&[0.2, 0.0, 0.2])));
+        assert_eq!(weight(&crossed, "far"), 0.0, "{crossed:?}");
+        let total: f64 = crossed.iter().map(|c| c.weight).sum();
+        assert!((total - 1.0).abs() < 1e-12, "{crossed:?}");
     }
 
     #[test]

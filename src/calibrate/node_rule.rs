@@ -67,6 +67,12 @@ pub struct Rule {
     pub growth_evidence: Option<f64>,
     /// The prior weight of a law with a growing term, against 1 for a law without.
     pub growth_prior: f64,
+    /// A law is ruled out (weight 0, outside the intervals) where it predicted some count
+    /// faster than measured by more than this many times the code's run-to-run spread beyond
+    /// the law that did so least, refitted without that count or fitted on every count: the
+    /// evidence refutes the favourable side of the family only (`None`: no law is ruled out
+    /// this way; the design study judged `Some(2.0)` and kept `None`, docs/NODE_AXIS.md).
+    pub refute: Option<f64>,
     /// The law the model uses, among the laws left.
     pub center: Center,
     /// Whether energy over node counts is judged per code, the derived energy against direct
@@ -98,6 +104,7 @@ impl Default for Rule {
             power: true,
             growth_evidence: Some(1.0),
             growth_prior: 1.0,
+            refute: None,
             center: Center::Median,
             energy_law: None,
             span: 0.05,
@@ -130,8 +137,16 @@ impl Rule {
             ),
             None => "growing laws weighed as the others".into(),
         };
+        let refute = match self.refute {
+            Some(r) => format!(
+                "; a law that predicted a count (left out, or fitted on every count) faster \
+                 than measured by more than {r} times the run-to-run spread beyond the law that \
+                 did so least ruled out"
+            ),
+            None => String::new(),
+        };
         format!(
-            "{w}{}; {growth}{}; the model's law {}; {}; laws under {:.0}% of the heaviest's weight ruled out; serial \
+            "{w}{}; {growth}{}{refute}; the model's law {}; {}; laws under {:.0}% of the heaviest's weight ruled out; serial \
              time {}; intervals: from the most to the least favourable law left, run-to-run \
              spread at least {:.1}%, {:.1}% more error per doubling beyond the measured counts \
              ({:.1}% with no count to leave out)",
@@ -168,7 +183,7 @@ impl Rule {
 
     /// Parses the design study's `KEY=VALUE,...` (each key optional, the others default):
     /// `weigh=best|floor:F|evidence:K`, `floor=F|best` (as `weigh=floor:F`),
-    /// `serial=free|nonneg`, `power=on|off`, `growth=free|G`, `prior=P`, `span=S`,
+    /// `serial=free|nonneg`, `power=on|off`, `growth=free|G`, `prior=P`, `refute=off|R`, `span=S`,
     /// `center=mean|median|relative`, `energy=derived|CENTER:KAPPA` (`CENTER` mean, median or relative),
     /// `repeat=R`, `doubling=D`, `unvalidated=U`.
     pub fn parse(s: &str) -> Result<Rule, String> {
@@ -193,6 +208,8 @@ impl Rule {
                 ("growth", None) if v == "free" => r.growth_evidence = None,
                 ("growth", None) => r.growth_evidence = Some(num(v)?),
                 ("prior", None) => r.growth_prior = num(v)?,
+                ("refute", None) if v == "off" => r.refute = None,
+                ("refute", None) => r.refute = Some(num(v)?),
                 ("span", None) => r.span = num(v)?,
                 ("center", None) if v == "mean" => r.center = Center::Mean,
                 ("center", None) if v == "median" => r.center = Center::Median,
@@ -234,6 +251,9 @@ mod tests {
             Rule::parse("floor=0.03").unwrap().weighing,
             Weighing::Floor(0.03)
         );
+        assert_eq!(Rule::parse("refute=2").unwrap().refute, Some(2.0));
+        assert_eq!(Rule::parse("refute=2,refute=off").unwrap().refute, None);
+        assert!(Rule::parse("refute=-2").is_err());
         assert!(Rule::parse("power=maybe").is_err());
         assert!(Rule::parse("span=-1").is_err());
         assert!(Rule::parse("nokey").is_err());
