@@ -1247,3 +1247,42 @@ fn plan_and_validate_take_a_law_fitted_on_several_configurations() {
     );
     validated_exactly(&all, (&m2, &p), 10);
 }
+
+/// A recorded clock off the machine's list by under half a MHz (a sampled 1999.6) is the
+/// listed clock: the law's range and the job script's `--gpu-freq` are whole MHz.
+#[test]
+fn a_recorded_clock_within_half_a_mhz_is_the_machines_listed_clock() {
+    let d = tempfile::tempdir().unwrap();
+    let m = clock_machine(d.path(), CLOCKS);
+    let csv = rows(&[1000, 1500, 2000], "gpu").replace(",gpu,2000\n", ",gpu,1999.6\n");
+    assert!(csv.contains(",1999.6\n"), "{csv}");
+    let (code, out, err) = fit(d.path(), &csv, &m);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("on 1000-2000 MHz"), "{out}");
+    let (m2, p) = (d.path().join("m2.toml"), d.path().join("p.json"));
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+    assert_eq!(v["gpu_clock"]["reference_mhz"], 2000.0, "{v}");
+    let job = d.path().join("job.sh");
+    let (code, _, err) = jouleplan(&[
+        "plan",
+        "--machine",
+        m2.to_str().unwrap(),
+        "--profile",
+        p.to_str().unwrap(),
+        "--sbatch",
+        job.to_str().unwrap(),
+        "--",
+        "./app",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let script = std::fs::read_to_string(&job).unwrap();
+    let line = script
+        .lines()
+        .find(|l| l.starts_with("#SBATCH --gpu-freq="))
+        .unwrap_or_else(|| panic!("{script}"));
+    let mhz = line["#SBATCH --gpu-freq=".len()..]
+        .split([',', ' '])
+        .next()
+        .unwrap();
+    assert!(mhz.parse::<u32>().is_ok(), "{line}");
+}

@@ -258,17 +258,19 @@ fn clock_of(
             ),
             format!("{mhz}"),
         )),
-        (Some(mhz), Some(_)) if machine.has_gpu_clock(mhz) => Ok(mhz),
-        (Some(mhz), Some(_)) => Err(bad(
-            r,
-            "gpu_clock_mhz",
-            format!(
-                "one of machine `{}`'s gpu_clocks_mhz (nearest: {})",
-                machine.name,
-                crate::model::machine::clocks_either_side(&machine.gpu_clocks_mhz, mhz)
-            ),
-            format!("{mhz}"),
-        )),
+        // Whole MHz as the machine lists it: the law's range and the job script's --gpu-freq.
+        (Some(mhz), Some(_)) => machine.listed_gpu_clock(mhz).ok_or_else(|| {
+            bad(
+                r,
+                "gpu_clock_mhz",
+                format!(
+                    "one of machine `{}`'s gpu_clocks_mhz (nearest: {})",
+                    machine.name,
+                    crate::model::machine::clocks_either_side(&machine.gpu_clocks_mhz, mhz)
+                ),
+                format!("{mhz}"),
+            )
+        }),
     }
 }
 

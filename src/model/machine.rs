@@ -246,7 +246,16 @@ impl Machine {
 
     /// Whether `mhz` is one of the machine's GPU clocks (to within half a MHz).
     pub fn has_gpu_clock(&self, mhz: f64) -> bool {
-        self.gpu_clocks_mhz.iter().any(|c| (c - mhz).abs() < 0.5)
+        self.listed_gpu_clock(mhz).is_some()
+    }
+
+    /// The machine's listed GPU clock that `mhz` rounds to (within half a MHz: GPU clocks are
+    /// whole MHz, so a recorded 1164.4 is the listed 1164), if any.
+    pub fn listed_gpu_clock(&self, mhz: f64) -> Option<f64> {
+        self.gpu_clocks_mhz
+            .iter()
+            .copied()
+            .find(|c| (c - mhz).abs() < 0.5)
     }
 
     /// The frequency set in GHz, for messages.
