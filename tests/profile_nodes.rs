@@ -205,6 +205,21 @@ fn a_machine_without_a_network_is_refused_before_a_sweep_over_several_nodes_runs
     );
     assert!(!d.join("p.json").exists(), "wrote a profile");
     assert!(!d.join("seen.txt").exists(), "ran the program");
+    // With a network but fewer nodes than measured: refused naming the key, before any run.
+    std::fs::write(
+        d.join("m.toml"),
+        "[machine]\nname = \"vm\"\nnodes = 1\ncores_per_node = 2\nfrequencies_ghz = [2.0]\n\
+         [network]\nlatency_s = 1e-6\nbandwidth_bytes_per_s = 1e9\n",
+    )
+    .unwrap();
+    let (ok, out, err) = profile(d, &args);
+    assert!(!ok, "accepted: {out}");
+    assert!(
+        err.contains("machine.nodes") && err.contains("at least the 2 nodes"),
+        "{err}"
+    );
+    assert!(!d.join("p.json").exists(), "wrote a profile");
+    assert!(!d.join("seen.txt").exists(), "ran the program");
 }
 
 /// 10,000 fake hosts, one a line.

@@ -27,13 +27,29 @@ pub(crate) fn read_written(output: &Path) -> anyhow::Result<Written> {
 }
 
 /// Before anything runs: a sweep over several nodes with `--machine` needs the file's
-/// `[network]` for the node law it fits after the runs.
+/// `[network]` for the node law it fits after the runs, and as many nodes as it measures.
 pub(crate) fn machine_for_nodes(machine: Option<&str>, nodes: &[u32]) -> anyhow::Result<()> {
-    let (Some(m), true) = (machine, nodes.iter().any(|&n| n > 1)) else {
+    let (Some(m), Some(&most)) = (machine, nodes.iter().max()) else {
         return Ok(());
     };
+    if most < 2 {
+        return Ok(());
+    }
     let (file, text) = crate::search::inputs::machine_text(Some(m))?;
-    sweep_law::network_for_nodes(&MachineDoc::new(&file, text)?)?;
+    let doc = MachineDoc::new(&file, text)?;
+    sweep_law::network_for_nodes(&doc)?;
+    if most > doc.machine.max_nodes {
+        return Err(crate::error::InputError::Key {
+            file: doc.file.clone(),
+            key: "machine.nodes".into(),
+            expected: format!(
+                "at least the {most} nodes --nodes measures: the node law fitted after the runs \
+                 predicts up to the machine's nodes (set nodes to the cluster's)"
+            ),
+            got: doc.machine.max_nodes.to_string(),
+        }
+        .into());
+    }
     Ok(())
 }
 
