@@ -133,3 +133,44 @@ fn the_kernels_run_through_the_sweep_resume_and_counters_that_do_not_move_are_re
     assert_eq!(err.matches("runs already in").count(), 3, "{err}");
     assert_eq!(std::fs::read_to_string(&m).unwrap(), VM, "nothing written");
 }
+
+/// A machine file without `[power]` (as `machine init` writes it) gets the whole section from
+/// program runs alone: what they cannot separate (memory, network) is 0, and its source says so.
+#[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
+fn program_runs_alone_write_a_whole_power_section_into_a_file_without_one() {
+    let (phi_profile, phi_machine) = common::xeon_phi_fitted();
+    let tmp = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(&phi_machine).unwrap();
+    let mut kept = String::new();
+    let mut in_power = false;
+    for line in text.lines() {
+        if line.starts_with('[') {
+            in_power = line.trim() == "[power]";
+        }
+        let source_of_power = line.starts_with("\"power.") || line.starts_with("power =");
+        if !in_power && !source_of_power {
+            kept += line;
+            kept.push('\n');
+        }
+    }
+    let m = write(tmp.path(), "m.toml", &kept);
+    let (code, _, err) = jouleplan(&["machine", "check", s(&m)]);
+    assert_eq!(code, 2, "no [power] yet: {err}");
+    let from = format!("program={}", s(&phi_profile));
+    let args = ["calibrate", "power", "--machine", s(&m), "--from", &from];
+    let (code, _, err) = jouleplan(&args);
+    assert_eq!(code, 0, "{err}");
+    let out = std::fs::read_to_string(&m).unwrap();
+    assert!(out.contains("memory_w = 0"), "{out}");
+    assert!(out.contains("network_w = 0"), "{out}");
+    assert!(
+        out.contains("memory_w 0 (no memory runs to separate it"),
+        "{out}"
+    );
+    let (code, _, err) = jouleplan(&["machine", "check", s(&m)]);
+    assert_eq!(code, 0, "{err}");
+}

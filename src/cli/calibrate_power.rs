@@ -448,18 +448,36 @@ fn write_power(
         ("fit_residual_rel", Number::One(f.residual_bound())),
         ("fit_residual_rms", Number::One(f.residual_bound())),
     ];
-    if let Some(m) = f.at("P_mem", 1.0) {
-        keys.push(("memory_w", Number::One(m)));
+    // A file without [power] gets every key the section needs: what these runs cannot
+    // separate is 0 and said so (a file with [power] keeps its own).
+    let (_, lacks) = Machine::from_toml_for_fit(output, text)?;
+    let mut unmeasured = Vec::new();
+    match f.at("P_mem", 1.0) {
+        Some(m) => keys.push(("memory_w", Number::One(m))),
+        None if lacks.power => {
+            keys.push(("memory_w", Number::One(0.0)));
+            unmeasured
+                .push("memory_w 0 (no memory runs to separate it: carried in the core power)");
+        }
+        None => {}
+    }
+    if lacks.power {
+        keys.push(("network_w", Number::One(0.0)));
+        unmeasured.push("network_w 0 (not measured)");
     }
     let from: Vec<String> = sources
         .iter()
         .map(|(k, p)| format!("{}={}", format!("{k:?}").to_lowercase(), p.display()))
         .collect();
     let source = format!(
-        "measured: `jouleplan calibrate power` on {} from {}: {}",
+        "measured: `jouleplan calibrate power` on {} from {}: {}{}",
         machine_edit::today_utc(),
         from.join(", "),
-        power_fit::describe(f)
+        power_fit::describe(f),
+        match unmeasured.is_empty() {
+            true => String::new(),
+            false => format!("; {}", unmeasured.join(", ")),
+        }
     );
     let new = machine_edit::update(output, text, "power", &keys, &source, false)?;
     Machine::from_toml_for_plan(output, &new)?;
