@@ -545,7 +545,9 @@ fn a_campaigns_profile_numbers_its_steps_on_the_node_law_chart() {
     let (rc, out, err) = jouleplan(&[&campaign[..], &["--resume"]].concat());
     assert_eq!(rc, 0, "{err}");
     assert!(
-        out.contains("campaign: no new step (resumed: nothing left to measure); measured node counts 1, 2, 4, 8, 10, 16"),
+        out.contains(
+            "campaign: no new step after 6 resumed steps; measured node counts 1, 2, 4, 8, 10, 16"
+        ),
         "{out}"
     );
     // The machine file with the power the campaign's last fit gave, beside its profile.

@@ -116,8 +116,8 @@ pub fn fit_into(
     let Some(machine) = machine else {
         let why = format!(
             "runs on {list} nodes are recorded but no node law was fitted (no --machine): \
-             predictions beyond one node use the model's terms alone; add --resume --machine M \
-             to fit it without running anything"
+             predictions beyond one node use the model's terms alone; run the same command again \
+             with --resume --machine M to fit it (no run is made again)"
         );
         doc.assumptions.get_or_insert_default().push(why.clone());
         return Ok(SweepLaw::NotFitted(why));

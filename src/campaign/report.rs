@@ -107,9 +107,10 @@ pub fn summary(
     let steps = match (r.steps.len(), counts.is_empty()) {
         (_, true) => "nothing measured".to_string(),
         // A resumed campaign that had already ended measures nothing new.
-        (0, false) => {
-            format!("no new step (resumed: nothing left to measure); measured node counts {counts}")
-        }
+        (0, false) => format!(
+            "no new step after {}; measured node counts {counts}",
+            crate::units::count(r.resumed_steps as u64, "resumed step", "resumed steps")
+        ),
         (k, false) => format!(
             "{}{} measured node counts {counts}",
             crate::units::count(k as u64, "step", "steps"),
