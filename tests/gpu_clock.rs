@@ -1285,4 +1285,132 @@ fn a_recorded_clock_within_half_a_mhz_is_the_machines_listed_clock() {
         .next()
         .unwrap();
     assert!(mhz.parse::<u32>().is_ok(), "{line}");
+
+/// `validate --measured csv` (rows of the illustrative law) against the profile fitted on 1000,
+/// 1500 and 2000 MHz: (exit code, stdout, stderr).
+fn validate_rows(d: &Path, csv: &str, json: bool) -> (i32, String, String) {
+    let (m, p) = fitted(d);
+    let all = write(d, "all.csv", csv);
+    let mut args = vec![
+        "validate",
+        "--measured",
+        all.to_str().unwrap(),
+        "--machine",
+        m.to_str().unwrap(),
+        "--profile",
+        p.to_str().unwrap(),
+    ];
+    if json {
+        args.push("--json");
+    }
+    jouleplan(&args)
+}
+
+#[test]
+fn validate_refuses_a_row_at_a_clock_the_machine_does_not_list_naming_the_line() {
+    let d = tempfile::tempdir().unwrap();
+    let (code, _, err) = validate_rows(d.path(), &rows(&[1000, 1100], "gpu"), false);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("line 3, column gpu_clock_mhz") && err.contains("nearest: 1000, 1250 MHz"),
+        "{err}"
+    );
+}
+
+#[test]
+fn validate_never_predicts_a_row_a_fraction_of_a_mhz_below_the_laws_range() {
+    let d = tempfile::tempdir().unwrap();
+    // 999.6 MHz: under the lowest clock the law measured (1000), by less than half a MHz.
+    let csv = rows(&[1500], "gpu") + "1,1,2e9,1,16.0,2000.0,gpu,999.6\n";
+    let (code, out, err) = validate_rows(d.path(), &csv, true);
+    if code == 2 {
+        // Refused as a clock the machine does not list, naming its line.
+        assert!(err.contains("line 3, column gpu_clock_mhz"), "{err}");
+        return;
+    }
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let points = v["validations"][0]["points"].as_array().unwrap();
+    let low = points
+        .iter()
+        .find(|p| p["gpu_clock_mhz"].as_f64() == Some(999.6))
+        .unwrap();
+    assert!(low["predicted_time_s"].is_null(), "{low}");
+    assert!(low["time_interval_s"].is_null(), "{low}");
+    assert!(
+        low["not_predicted"]
+            .as_str()
+            .unwrap()
+            .contains("within the profile's measured range 1000-2000 MHz"),
+        "{low}"
+    );
+}
+
+#[test]
+fn only_rows_at_clocks_the_law_was_fitted_at_count_as_fitted_on() {
+    let d = tempfile::tempdir().unwrap();
+    // Fitted at 1000 and 1500, not at 1250 or 1750.
+    let csv = rows(&[1000, 1250, 1500, 1750], "gpu");
+    let (code, out, err) = validate_rows(d.path(), &csv, false);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("2 of 4 configurations are at what the profile was fitted on"),
+        "{out}"
+    );
+}
+
+/// The public Titan X runs of `kernel` at 3505 MHz memory and `clocks`, every repeat a row (not
+/// averaged), as a measured CSV.
+fn titan_x_repeats(kernel: &str, clocks: &[u32]) -> String {
+    let text =
+        std::fs::read_to_string(common::public_fixture("gpu-clocks/gtxtitanx-real.csv")).unwrap();
+    let mut csv =
+        String::from("nodes,cores,freq_hz,gpus,time_s,energy_j,energy_scope,gpu_clock_mhz\n");
+    let mut current = String::new();
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let v: Vec<&str> = line.trim().split(',').collect();
+        if v.len() == 1 {
+            current = v[0].to_string();
+            continue;
+        }
+        let n: Vec<f64> = v.iter().map(|x| x.parse().unwrap()).collect();
+        if current == kernel && n[0] as u32 == 3505 && clocks.contains(&(n[1] as u32)) {
+            csv += &format!(
+                "1,1,2e9,1,{},{},gpu,{}\n",
+                n[2] / 1e3,
+                n[2] * n[3] / 1e3,
+                n[1]
+            );
+        }
+    }
+    csv
+}
+
+#[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
+fn fit_says_where_repeated_runs_spread_more_than_ten_percent() {
+    let clocks = [595, 975, 1164];
+    let list =
+        "595, 633, 671, 709, 747, 785, 823, 861, 899, 937, 975, 1013, 1050, 1088, 1126, 1164";
+    // stencil2d's two runs a clock differ by 36-40%; 2dconvolution has one run a clock.
+    for (kernel, noisy, rows) in [("stencil2d", true, 7), ("2dconvolution", false, 4)] {
+        let d = tempfile::tempdir().unwrap();
+        let m = clock_machine(d.path(), list);
+        let csv = titan_x_repeats(kernel, &clocks);
+        assert_eq!(csv.lines().count(), rows, "{kernel}\n{csv}");
+        let (code, _, err) = fit(d.path(), &csv, &m);
+        assert_eq!(code, 0, "{err}");
+        let said = err.contains("the measured runs spread run to run by more than 10%");
+        assert_eq!(said, noisy, "{kernel}: {err}");
+        if noisy {
+            assert!(
+                err.contains("(1, 1, 2 GHz, 1, 595 MHz) 40.1% over 2 runs"),
+                "{err}"
+            );
+            assert!(err.contains("uncertain by about as much"), "{err}");
+        }
+    }
 }

@@ -184,3 +184,36 @@ fn energy_without_an_energy_scope_column_is_the_whole_nodes_and_said_once() {
         );
     }
 }
+
+#[test]
+fn a_measured_csv_with_a_header_and_no_rows_is_refused_by_fit_and_validate() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let (runs, machine) = two_frequency_fit_inputs(d);
+    let header = std::fs::read_to_string(&runs).unwrap();
+    let empty = write(d, "empty.csv", header.lines().next().unwrap());
+    let said = format!(
+        "{} holds no runs (a header and no rows): give the runs to fit/validate",
+        empty.display()
+    );
+    let out = d.join("p.json");
+    let (code, _, err) = fit(&empty, &machine, &out, &[]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains(&said), "{err}");
+    assert!(!out.exists(), "nothing written from an empty file");
+    // The profile fitted on the runs themselves, then validated against no runs.
+    let (code, _, err) = fit(&runs, &machine, &out, &[]);
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = jouleplan(&[
+        "validate",
+        "--measured",
+        s(&empty),
+        "--machine",
+        s(&machine),
+        "--profile",
+        s(&out),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains(&said), "{err}");
+    assert!(!err.contains("none of its 0"), "{err}");
+}

@@ -32,8 +32,13 @@ pub struct BlockOut {
     pub points: Vec<PointOut>,
     /// Time error statistics.
     pub time: StatsOut,
-    /// Energy error statistics.
-    pub energy: StatsOut,
+    /// Energy error statistics; `null` where the energy was not scored
+    /// ([`BlockOut::energy_not_scored`]).
+    pub energy: Option<StatsOut>,
+    /// Why the energy was not scored (the runs measured a scope the profile's model does not
+    /// predict), where so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub energy_not_scored: Option<String>,
     /// The points left out of the statistics, and why.
     pub not_predicted: NotPredictedOut,
     /// How many measurements at the node counts not measured fell in their intervals.

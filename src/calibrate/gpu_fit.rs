@@ -238,7 +238,7 @@ fn check_row(
 }
 
 /// The row's GPU clock: its `gpu_clock_mhz`, one of the machine's, else the machine's top.
-fn clock_of(
+pub(super) fn clock_of(
     r: &Measured,
     machine: &Machine,
     bad: &dyn Fn(&Measured, &str, String, String) -> InputError,

@@ -215,6 +215,15 @@ impl Repeats {
         self.time_m2
     }
 
+    /// Relative sample standard deviation of the times (0 for one run), as
+    /// [`crate::artefact::sweep::rel_spread`] gives it of the times themselves.
+    pub fn time_rel_spread(&self) -> f64 {
+        if self.count < 2 || self.time_mean == 0.0 {
+            return 0.0;
+        }
+        (self.time_m2 / (self.count - 1) as f64).sqrt() / self.time_mean
+    }
+
     /// Moments of `(T / E, 1 / E)` over the runs with energy.
     pub fn power_moments(&self) -> Moments2 {
         self.power

@@ -7,7 +7,7 @@
 use super::repeats::{ConfigKey, Repeats, Replay, Run};
 use super::reproduce::EnergyScope;
 use crate::artefact::measured::{self, MeasuredLine, MeasuredRow};
-use crate::error::InputResult;
+use crate::error::{InputError, InputResult};
 use crate::model::Config;
 use crate::units::Hertz;
 use std::collections::HashMap;
@@ -182,6 +182,12 @@ fn aggregate(path: &Path, reader: impl std::io::Read) -> InputResult<Vec<Measure
         groups.add(path, run, line);
         Ok(())
     })?;
+    if groups.groups.is_empty() {
+        return Err(InputError::Mismatch(format!(
+            "{} holds no runs (a header and no rows): give the runs to fit/validate",
+            path.display()
+        )));
+    }
     Ok(groups.done())
 }
 

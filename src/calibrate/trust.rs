@@ -334,14 +334,39 @@ pub fn noisy_points(profile: &Profile) -> Option<String> {
             )
         })
         .collect();
-    Some(format!(
-        "the profile's runs spread run to run by more than {:.0}% ({}): its time there is \
+    Some(spread_note("the profile's runs", &points))
+}
+
+/// The note on `points` (each named with its spread) whose `runs` spread more than
+/// [`NOISY_SPREAD`] run to run.
+fn spread_note(runs: &str, points: &[String]) -> String {
+    format!(
+        "{runs} spread run to run by more than {:.0}% ({}): its time there is \
          uncertain by about as much, and no interval carries that (intervals are drawn at node \
          counts not measured); measure again with --repeat 5 on a quieter node before trusting a \
          difference smaller than that",
         100.0 * NOISY_SPREAD,
         points.join("; ")
-    ))
+    )
+}
+
+/// The measured configurations (`nodes, cores, GHz, GPUs`) whose repeated runs spread more
+/// than [`NOISY_SPREAD`] run to run, in one note: `fit` averages them, and predictions there
+/// are uncertain by about as much.
+pub fn noisy_configurations(rows: &[super::runs::Measured]) -> Option<String> {
+    let points: Vec<String> = rows
+        .iter()
+        .filter(|r| r.runs.count > 1 && r.runs.time_rel_spread() > NOISY_SPREAD)
+        .map(|r| {
+            format!(
+                "{} {:.1}% over {} runs",
+                r.config.label(),
+                100.0 * r.runs.time_rel_spread(),
+                r.runs.count
+            )
+        })
+        .collect();
+    (!points.is_empty()).then(|| spread_note("the measured runs", &points))
 }
 
 /// What the profile's derivation estimated rather than measured (MODEL.md 6b), for the notes.

@@ -10,11 +10,12 @@ use super::repeats::{ConfigKey, Repeats, Replay};
 use super::reproduce::EnergyScope;
 use super::runs::Measured;
 use super::trust::{Checks, Trust, bind};
-use crate::error::InputResult;
+use crate::error::{InputError, InputResult};
 use crate::model::machine::Machine;
 use crate::model::workload::{BaselinePoint, Profile};
 use crate::model::{Config, Model, Outcome};
 use std::collections::HashMap;
+use std::path::Path;
 
 /// One measured configuration against its prediction.
 #[derive(Debug, Clone, PartialEq)]
@@ -248,6 +249,9 @@ pub struct Validation {
     pub bounds: bool,
     /// Time and energy error statistics over every measured run.
     pub stats: (ErrorStats, ErrorStats),
+    /// Why the energy was not scored (the runs measured a scope the profile's model does not
+    /// predict), when so: the energy statistics are then empty.
+    pub energy_not_scored: Option<String>,
     /// How many rows are at what the profile was fitted on ([`fitted_on`]): its fit saw runs
     /// there, so their errors show how it reproduces them, not how it predicts. `None` where
     /// not counted.
@@ -283,6 +287,7 @@ impl Validation {
             coverage,
             bounds: false,
             stats,
+            energy_not_scored: None,
             fitted_on: None,
         })
     }
@@ -371,13 +376,65 @@ pub fn fitted_on(profile: &Profile, measured: &[Measured]) -> usize {
         .map(|p| key(p.cores, p.freq, p.gpus))
         .collect();
     let law_nodes: &[u32] = profile.node_law.as_ref().map_or(&[], |l| &l.measured_nodes);
+    // A GPU row is at a fitted point only at a clock its clock law was fitted at, as written.
+    let clock_fitted = |m: &Measured| match (&profile.gpu_clock, m.config.gpu_clock_mhz) {
+        (Some(law), Some(mhz)) if m.config.gpus > 0 => {
+            law.measured_mhz.iter().any(|f| (f - mhz).abs() < 1e-9)
+        }
+        _ => true,
+    };
     measured
         .iter()
+        .filter(|m| clock_fitted(m))
         .filter(|m| match m.config.nodes {
             1 => own.contains(&key(m.config.cores, m.config.freq, m.config.gpus)),
             n => law_nodes.contains(&n),
         })
         .count()
+}
+
+/// Leaves unpredicted the energy of rows measured in a scope the model of a profile whose
+/// energy is in `modelled` cannot give (node energy against a CPU-energy model, which has no
+/// power for the rest of the node), and says why, naming `file`: comparing the two would score
+/// one scope against another.
+pub fn unscored_energy(modelled: EnergyScope, file: &str, rows: &mut [Compared]) -> Option<String> {
+    let mut unscored = None;
+    for r in rows.iter_mut() {
+        let Some((_, measured)) = r.measured.energy else {
+            continue;
+        };
+        if modelled.predicts(measured) {
+            continue;
+        }
+        r.energy_j = None;
+        if let Some((t, _)) = r.interval {
+            r.interval = Some((t, None));
+        }
+        unscored.get_or_insert(measured);
+    }
+    unscored.map(|measured| {
+        format!(
+            "{file}: energy not scored: the runs measured {}, the profile's model predicts {}; \
+             give runs of the same scope",
+            measured.name(),
+            modelled.describe()
+        )
+    })
+}
+
+/// Refuses a row of `file` at a GPU clock `machine` does not list, naming its line, as `fit`
+/// does: a clock the GPU cannot be set to was not measured as written.
+pub fn check_gpu_clocks(file: &Path, machine: &Machine, rows: &[Measured]) -> InputResult<()> {
+    let bad = |r: &Measured, col: &str, expected: String, got: String| InputError::Key {
+        file: file.to_path_buf(),
+        key: format!("{}, column {col}", super::from_measured::line_of(&r.source)),
+        expected,
+        got,
+    };
+    for r in rows.iter().filter(|r| r.config.gpu_clock_mhz.is_some()) {
+        super::gpu_fit::clock_of(r, machine, &bad)?;
+    }
+    Ok(())
 }
 
 /// A validation with what the model's checks said.
@@ -417,11 +474,14 @@ pub fn validate(
         profile.file.display(),
         crate::model::workload::compact_list(&cores)
     );
+    let mut rows = compare(&model, measured)?;
+    let energy_not_scored = unscored_energy(profile.energy_scope(), predicted, &mut rows);
     let validation = Validation {
         // A clock law's intervals at unmeasured clocks are intervals, node law or not.
         bounds: profile.node_law.is_none() && profile.gpu_clock.is_none(),
         fitted_on: Some(fitted_on(profile, measured)),
-        ..Validation::new(title, compare(&model, measured)?, model.coverage(), runs)?
+        energy_not_scored,
+        ..Validation::new(title, rows, model.coverage(), runs)?
     };
     Ok(Scored {
         validation,

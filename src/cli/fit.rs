@@ -137,6 +137,11 @@ pub fn run_fit(args: &FitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         super::say::note(why);
         json.iter_mut().for_each(|j| j.notes.push(why.clone()));
     }
+    // Repeats averaged into one point: say where they disagree.
+    if let Some(noisy) = crate::calibrate::trust::noisy_configurations(rows) {
+        super::say::note(&noisy);
+        json.iter_mut().for_each(|j| j.notes.push(noisy.clone()));
+    }
     let wrote = write_outputs(args, &fitted, &machine)?;
     let loo = match args.loo {
         true => Some(fit::leave_one_out(&runs, &machine.machine, &options)?),

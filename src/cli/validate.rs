@@ -130,6 +130,7 @@ fn measured_rows(
     Ok(match (&args.measured, &args.sacct) {
         (Some(path), _) => {
             let rows = crate::calibrate::runs::read_csv_file(path)?;
+            validate::check_gpu_clocks(path, machine, &rows)?;
             if rows.iter().any(|r| r.energy.is_some())
                 && let Some(note) = crate::artefact::measured::default_scope_note(path)?
             {

@@ -57,6 +57,13 @@ impl EnergyScope {
         }
     }
 
+    /// Whether a model whose energy is in this scope predicts energy of scope `measured`: its
+    /// own scope, or a share of a node model (its CPU or GPU terms). A CPU or GPU model has no
+    /// power for the rest of the node, nor one for the other device.
+    pub fn predicts(self, measured: EnergyScope) -> bool {
+        self == measured || self == EnergyScope::Node
+    }
+
     /// The measured-CSV column that holds this scope's energy.
     pub fn column(self) -> &'static str {
         match self {

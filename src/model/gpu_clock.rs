@@ -114,10 +114,11 @@ impl GpuClockLaw {
         shape.map_or((0.0, 0.0), |s| (s * i.time_rel, s * i.energy_rel))
     }
 
-    /// Whether `mhz` is within the measured range (nothing is extrapolated).
+    /// Whether `mhz` is within the measured range (nothing is extrapolated): no tolerance, a
+    /// clock a fraction of a MHz below the lowest measured is outside.
     pub fn covers(&self, mhz: f64) -> bool {
         let f = &self.measured_mhz;
-        matches!((f.first(), f.last()), (Some(&lo), Some(&hi)) if mhz >= lo - 0.5 && mhz <= hi + 0.5)
+        matches!((f.first(), f.last()), (Some(&lo), Some(&hi)) if mhz >= lo && mhz <= hi)
     }
 
     /// Whether `mhz` is one of the measured clocks.

@@ -136,6 +136,9 @@ fn write_summary(b: &Validation, out: &mut dyn Write) -> std::io::Result<()> {
             .unwrap_or("energy");
         write_stats(scope, &e, scored(Compared::energy_error), out)?;
     }
+    if let Some(why) = &b.energy_not_scored {
+        writeln!(out, "  {why}")?;
+    }
     if let Some(k) = b.fitted_on.filter(|&k| k > 0) {
         writeln!(
             out,
@@ -249,7 +252,8 @@ pub fn block_json(b: &Validation) -> BlockOut {
         title: b.title.clone(),
         points: b.rows.iter().map(point_json).collect(),
         time: stats_json(&t),
-        energy: stats_json(&e),
+        energy: b.energy_not_scored.is_none().then(|| stats_json(&e)),
+        energy_not_scored: b.energy_not_scored.clone(),
         not_predicted: NotPredictedOut {
             points: skipped,
             reasons,
