@@ -422,17 +422,20 @@ pub fn unscored_energy(modelled: EnergyScope, file: &str, rows: &mut [Compared])
     })
 }
 
-/// Refuses a row of `file` at a GPU clock `machine` does not list, naming its line, as `fit`
-/// does: a clock the GPU cannot be set to was not measured as written.
-pub fn check_gpu_clocks(file: &Path, machine: &Machine, rows: &[Measured]) -> InputResult<()> {
+/// Refuses a row of `file` at a GPU clock `machine` does not list, naming its line, and takes
+/// one within half a MHz of a listed clock as that clock, as `fit` does: a clock the GPU
+/// cannot be set to was not measured as written.
+pub fn check_gpu_clocks(file: &Path, machine: &Machine, rows: &mut [Measured]) -> InputResult<()> {
     let bad = |r: &Measured, col: &str, expected: String, got: String| InputError::Key {
         file: file.to_path_buf(),
         key: format!("{}, column {col}", super::from_measured::line_of(&r.source)),
         expected,
         got,
     };
-    for r in rows.iter().filter(|r| r.config.gpu_clock_mhz.is_some()) {
-        super::gpu_fit::clock_of(r, machine, &bad)?;
+    for r in rows.iter_mut() {
+        if r.config.gpu_clock_mhz.is_some() {
+            r.config.gpu_clock_mhz = Some(super::gpu_fit::clock_of(r, machine, &bad)?);
+        }
     }
     Ok(())
 }

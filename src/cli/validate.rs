@@ -129,8 +129,8 @@ fn measured_rows(
 ) -> anyhow::Result<Vec<Measured>> {
     Ok(match (&args.measured, &args.sacct) {
         (Some(path), _) => {
-            let rows = crate::calibrate::runs::read_csv_file(path)?;
-            validate::check_gpu_clocks(path, machine, &rows)?;
+            let mut rows = crate::calibrate::runs::read_csv_file(path)?;
+            validate::check_gpu_clocks(path, machine, &mut rows)?;
             if rows.iter().any(|r| r.energy.is_some())
                 && let Some(note) = crate::artefact::measured::default_scope_note(path)?
             {
