@@ -848,7 +848,9 @@ impl<'a> Model<'a> {
             .ok_or_else(|| InputError::Argument {
                 flag: "--config".into(),
                 expected: format!(
-                    "a frequency of machine `{}`: {} GHz",
+                    "{}a frequency of machine `{}`: {} GHz",
+                    m.ambiguous_frequency(config.freq)
+                        .map_or(String::new(), |w| format!("{w}; ")),
                     m.name,
                     m.frequency_list_ghz()
                 ),
