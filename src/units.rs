@@ -206,7 +206,7 @@ mod tests {
         let hz = |v: &[f64]| v.iter().map(|&g| Hertz(g * 1e9)).collect::<Vec<_>>();
         assert_eq!(ghz_decimals(&hz(&[1.2, 2.0, 2.6])), 2);
         assert_eq!(ghz_decimals(&hz(&[1.2, 2.596, 2.6])), 3);
-        assert_eq!(ghz_decimals(&hz(&[2.5995, 2.6])), 4);
+        assert_eq!(ghz_decimals(&hz(&[2.6004, 2.6])), 4);
         assert_eq!(ghz_decimals(&hz(&[2.6, 2.6])), 2, "one frequency twice");
         assert_eq!(ghz_decimals(&[]), 2);
     }

@@ -199,6 +199,27 @@ fn frequencies_print_with_the_decimals_that_tell_the_machines_apart() {
         assert_eq!(fit.matches(f).count(), 1, "{f}: {fit}");
     }
     assert!(!fit.contains(" 2.00 GHz:"), "{fit}");
+    // calibrate power's per-frequency lines, from the profile's energy.
+    let from = format!("program={}", s(&p));
+    let out_toml = tmp.path().join("power.toml");
+    let (code, power, err) = jouleplan(&[
+        "calibrate",
+        "power",
+        "--machine",
+        s(&m),
+        "--output",
+        s(&out_toml),
+        "--from",
+        &from,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    for f in [
+        "1.995 GHz: P_idle",
+        "2.000 GHz: P_idle",
+        "2.596 GHz: P_idle",
+    ] {
+        assert_eq!(power.matches(f).count(), 1, "{f}: {power}");
+    }
     // The front table: 2.596 and 2.6 GHz apart.
     for (freq, shown) in [("2.596", "2.596"), ("2.6", "2.600"), ("1.995", "1.995")] {
         let (code, out, err) = plan_close(&m, &p, &["--freqs", freq]);
