@@ -97,7 +97,7 @@ pub fn parse_freq_spec(spec: &str, machine: &Machine) -> InputResult<Vec<usize>>
                     let why = machine.ambiguous_frequency(f);
                     bad(
                         flag,
-                        why.map_or(set.clone(), |w| format!("{w}; {set}")),
+                        why.map_or(set.clone(), |w| format!("{set}; {w}")),
                         part.trim(),
                     )
                 })?);
@@ -355,8 +355,8 @@ pub fn not_whole_mhz(s: &str) -> Option<String> {
     let v: f64 = mhz_number(s).parse().ok()?;
     (v.is_finite() && v > 0.0 && v.fract() != 0.0).then(|| {
         format!(
-            "GPU clocks are whole MHz (NVML sets whole MHz; Slurm's --gpu-freq takes them): \
-             `{}` is not; write {} or {}",
+            "GPU clocks in whole MHz (NVML sets whole MHz; Slurm's --gpu-freq takes them): \
+             `{}` is not whole; write {} or {}",
             s.trim(),
             v.floor(),
             v.ceil()

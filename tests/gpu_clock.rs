@@ -360,8 +360,11 @@ fn gpu_clocks_outside_the_measured_range_or_the_list_are_refused() {
         ("900-950", "a range holding a supported clock"),
         ("fast", "`fast` is not a clock"),
         ("-5", "`-5` is not a clock"),
-        ("1250.5", "GPU clocks are whole MHz"),
-        ("1000-1250.5MHz", "`1250.5MHz` is not; write 1250 or 1251"),
+        ("1250.5", "GPU clocks in whole MHz"),
+        (
+            "1000-1250.5MHz",
+            "`1250.5MHz` is not whole; write 1250 or 1251",
+        ),
     ] {
         let mut args = base.to_vec();
         let flag = format!("--gpu-clocks={spec}");
@@ -565,7 +568,7 @@ fn gpu_clocks_take_an_mhz_suffix_and_refuse_a_fraction_of_a_mhz() {
     assert_eq!(code, 2, "{err}");
     assert!(
         err.contains("--config")
-            && err.contains("GPU clocks are whole MHz")
+            && err.contains("GPU clocks in whole MHz")
             && err.contains("write 1250 or 1251")
             && out.is_empty(),
         "{err}"

@@ -232,7 +232,11 @@ fn hold_out(
                 .map(|&hz| {
                     let f = crate::units::Hertz(hz);
                     match machine.ambiguous_frequency(f) {
-                        Some(why) => Err(values::bad("--use-freqs", why, format!("{}", f.ghz()))),
+                        Some(why) => Err(values::bad(
+                            "--use-freqs",
+                            format!("one of {} GHz; {why}", machine.frequency_list_ghz()),
+                            format!("{}", f.ghz()),
+                        )),
                         None => Ok(freq_key(values::frequency_as_shown(machine, f))),
                     }
                 })
