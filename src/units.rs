@@ -179,9 +179,37 @@ pub fn freq_key(f: Hertz) -> u64 {
     (f.0 / 1e3).round() as u64
 }
 
+/// The fewest decimals, 2 to 4, that print every frequency of `freqs` apart in GHz (`2.60`
+/// and `2.596` need 3: `2.600`, `2.596`); frequencies within 1 kHz count as one.
+pub fn ghz_decimals(freqs: &[Hertz]) -> usize {
+    let mut keys: Vec<u64> = freqs.iter().map(|&f| freq_key(f)).collect();
+    keys.sort_unstable();
+    keys.dedup();
+    (2..4)
+        .find(|&d| {
+            let mut shown: Vec<String> = keys
+                .iter()
+                .map(|&k| format!("{:.d$}", k as f64 / 1e6))
+                .collect();
+            shown.dedup();
+            shown.len() == keys.len()
+        })
+        .unwrap_or(4)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn frequencies_print_with_the_fewest_decimals_that_tell_them_apart() {
+        let hz = |v: &[f64]| v.iter().map(|&g| Hertz(g * 1e9)).collect::<Vec<_>>();
+        assert_eq!(ghz_decimals(&hz(&[1.2, 2.0, 2.6])), 2);
+        assert_eq!(ghz_decimals(&hz(&[1.2, 2.596, 2.6])), 3);
+        assert_eq!(ghz_decimals(&hz(&[2.6004, 2.6])), 4);
+        assert_eq!(ghz_decimals(&hz(&[2.6, 2.6])), 2, "one frequency twice");
+        assert_eq!(ghz_decimals(&[]), 2);
+    }
 
     #[test]
     fn durations_render_in_readable_units() {

@@ -55,8 +55,10 @@ pub fn parse_int_spec(flag: &str, spec: &str) -> InputResult<Vec<u32>> {
     Ok(out)
 }
 
-/// Parses a SPEC of frequencies in GHz against the machine's set: values must be in the set;
-/// a range `a-b` selects every frequency of the set within it. Returns indices into the set.
+/// Parses a SPEC of frequencies in GHz against the machine's set: values must be in the set
+/// (as the tables show them: [`Machine::frequency_as_shown`]); a range `a-b` selects exactly
+/// the frequencies of the set within it, each end first read as shown ([`frequency_as_shown`]).
+/// Returns indices into the set.
 pub fn parse_freq_spec(spec: &str, machine: &Machine) -> InputResult<Vec<usize>> {
     let flag = "--freqs";
     let set = format!(
@@ -64,15 +66,18 @@ pub fn parse_freq_spec(spec: &str, machine: &Machine) -> InputResult<Vec<usize>>
         machine.name,
         machine.frequency_list_ghz()
     );
-    let num = |s: &str| -> InputResult<f64> {
-        parse_ghz(s).map_err(|why| bad(flag, format!("{why}: {set}"), s.trim()))
+    let num = |s: &str| -> InputResult<Hertz> {
+        parse_ghz(s)
+            .map(|g| Hertz(g * 1e9))
+            .map_err(|why| bad(flag, format!("{why}: {set}"), s.trim()))
     };
     let mut out = Vec::new();
     for part in spec.split(',') {
         match part.split_once('-') {
             Some((a, b)) => {
-                let slack = crate::model::machine::SHOWN_FREQUENCY_HZ;
-                let (lo, hi) = (num(a)? * 1e9 - slack, num(b)? * 1e9 + slack);
+                let end = |s: &str| num(s).map(|f| frequency_as_shown(machine, f).0);
+                // 1 kHz: a machine frequency is the same one within it (`frequency_index`).
+                let (lo, hi) = (end(a)? - 1e3, end(b)? + 1e3);
                 let before = out.len();
                 out.extend(
                     machine
@@ -87,12 +92,15 @@ pub fn parse_freq_spec(spec: &str, machine: &Machine) -> InputResult<Vec<usize>>
                 }
             }
             None => {
-                let f = Hertz(num(part)? * 1e9);
-                out.push(
-                    machine
-                        .frequency_as_shown(f)
-                        .ok_or_else(|| bad(flag, &set, part.trim()))?,
-                );
+                let f = num(part)?;
+                out.push(machine.frequency_as_shown(f).ok_or_else(|| {
+                    let why = machine.ambiguous_frequency(f);
+                    bad(
+                        flag,
+                        why.map_or(set.clone(), |w| format!("{set}; {w}")),
+                        part.trim(),
+                    )
+                })?);
             }
         }
     }
@@ -334,6 +342,34 @@ pub fn positive_number(s: &str) -> Result<f64, String> {
     number(s, Bound::Positive)
 }
 
+/// A GPU clock as people type it: `975`, `975MHz`, `975 mhz`, in whole MHz as NVML sets it
+/// and Slurm's `--gpu-freq` takes it; `None` where `s` is not one ([`not_whole_mhz`] says why
+/// for `975.5`).
+pub fn parse_mhz(s: &str) -> Option<u32> {
+    mhz_number(s).parse().ok()
+}
+
+/// Why a clock typed with a fraction (`975.5`, `975.5MHz`) is refused; `None` for anything
+/// else.
+pub fn not_whole_mhz(s: &str) -> Option<String> {
+    let v: f64 = mhz_number(s).parse().ok()?;
+    (v.is_finite() && v > 0.0 && v.fract() != 0.0).then(|| {
+        format!(
+            "GPU clocks in whole MHz (NVML sets whole MHz; Slurm's --gpu-freq takes them): \
+             `{}` is not whole; write {} or {}",
+            s.trim(),
+            v.floor(),
+            v.ceil()
+        )
+    })
+}
+
+/// `s` without spaces and an `MHz` suffix (any case).
+fn mhz_number(s: &str) -> String {
+    let t = s.trim().to_ascii_lowercase();
+    t.strip_suffix("mhz").unwrap_or(&t).trim().to_string()
+}
+
 /// Parses `N,C,GHZ[,G[,MHZ]]`.
 pub fn parse_config(flag: &str, s: &str) -> InputResult<Config> {
     const EXPECTED: &str =
@@ -355,7 +391,16 @@ pub fn parse_config(flag: &str, s: &str) -> InputResult<Config> {
         cores: int(parts[1])?,
         freq: Hertz(ghz * 1e9),
         gpus: parts.get(3).map(|g| int(g)).transpose()?.unwrap_or(0),
-        gpu_clock_mhz: parts.get(4).map(|m| int(m).map(f64::from)).transpose()?,
+        gpu_clock_mhz: parts
+            .get(4)
+            .map(|m| match parse_mhz(m) {
+                Some(v) => Ok(f64::from(v)),
+                None => Err(match not_whole_mhz(m) {
+                    Some(why) => bad(flag, format!("{EXPECTED}; the fifth value: {why}"), s),
+                    None => bad(flag, EXPECTED, s),
+                }),
+            })
+            .transpose()?,
     })
 }
 

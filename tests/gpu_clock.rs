@@ -360,6 +360,11 @@ fn gpu_clocks_outside_the_measured_range_or_the_list_are_refused() {
         ("900-950", "a range holding a supported clock"),
         ("fast", "`fast` is not a clock"),
         ("-5", "`-5` is not a clock"),
+        ("1250.5", "GPU clocks in whole MHz"),
+        (
+            "1000-1250.5MHz",
+            "`1250.5MHz` is not whole; write 1250 or 1251",
+        ),
     ] {
         let mut args = base.to_vec();
         let flag = format!("--gpu-clocks={spec}");
@@ -523,6 +528,51 @@ fn predict_takes_a_listed_gpu_clock_and_refuses_one_the_machine_does_not_list() 
     // The clocks either side of it, besides the range.
     assert!(err.contains("nearest: 1250, 1500 MHz"), "{err}");
     assert!(out.is_empty(), "{out}");
+}
+
+#[test]
+fn gpu_clocks_take_an_mhz_suffix_and_refuse_a_fraction_of_a_mhz() {
+    let d = tempfile::tempdir().unwrap();
+    let (m, p) = fitted(d.path());
+    let (ms, ps) = (m.to_str().unwrap(), p.to_str().unwrap());
+    let v = plan_json(&m, &p, &["--gpu-clocks", "1250MHz,1500 mhz"]);
+    assert_eq!(v["evaluated"], 2, "one configuration per clock: {v}");
+    let clocks: Vec<f64> = v["front"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f["gpu_clock_mhz"].as_f64())
+        .collect();
+    assert!(!clocks.is_empty(), "{v}");
+    assert!(
+        clocks.iter().all(|c| [1250.0, 1500.0].contains(c)),
+        "{clocks:?}"
+    );
+    let predict = |clock: &str| {
+        let config = format!("1,1,2,1,{clock}");
+        jouleplan(&[
+            "predict",
+            "--machine",
+            ms,
+            "--profile",
+            ps,
+            "--config",
+            &config,
+            "--json",
+        ])
+    };
+    let (code, out, err) = predict("1250MHz");
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("\"gpu_clock_mhz\": 1250"), "{out}");
+    let (code, out, err) = predict("1250.5");
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--config")
+            && err.contains("GPU clocks in whole MHz")
+            && err.contains("write 1250 or 1251")
+            && out.is_empty(),
+        "{err}"
+    );
 }
 
 /// `validate --measured all --json` against machine and profile `mp`: `n` rows scored, each

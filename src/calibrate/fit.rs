@@ -276,9 +276,10 @@ fn machine_with_node_power(
     csv: &Path,
 ) -> InputResult<String> {
     let power = &np.power;
+    let d = machine.ghz_decimals();
     let ghz = |v: &[crate::units::Hertz]| {
         v.iter()
-            .map(|f| format!("{:.2}", f.ghz()))
+            .map(|f| format!("{:.d$}", f.ghz()))
             .collect::<Vec<_>>()
             .join(", ")
     };

@@ -401,6 +401,7 @@ fn report(
         100.0 * rms,
         100.0 * f.max_residual()
     )?;
+    let d = machine.ghz_decimals();
     for fr in &machine.frequencies {
         let g = fr.ghz();
         let v: Vec<String> = f
@@ -408,7 +409,7 @@ fn report(
             .iter()
             .filter_map(|l| f.at(l.name, g).map(|w| format!("{} {w:.4} W", l.name)))
             .collect();
-        writeln!(out, "  {g:>5.2} GHz: {}", v.join(", "))?;
+        writeln!(out, "  {g:>5.d$} GHz: {}", v.join(", "))?;
     }
     Ok(())
 }

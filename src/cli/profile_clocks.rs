@@ -86,14 +86,15 @@ fn from_machine(spec: &str, m: &str) -> Result<(Vec<u32>, Option<u32>), InputErr
 fn plain(spec: &str) -> Result<Vec<u32>, String> {
     let mut out = Vec::new();
     for t in spec.split(',').map(str::trim) {
-        let v = t.parse::<u32>().ok().filter(|v| (50..=5000).contains(v));
-        match v {
-            Some(v) => out.push(v),
-            None => {
-                return Err(format!(
-                    "GPU clocks in whole MHz, 50 to 5000 (870,1305,1710); `all` and ranges \
-                     need --machine with gpu_clocks_mhz; `{t}` is neither"
-                ));
+        match values::parse_mhz(t) {
+            Some(v) if (50..=5000).contains(&v) => out.push(v),
+            _ => {
+                return Err(values::not_whole_mhz(t).unwrap_or_else(|| {
+                    format!(
+                        "GPU clocks in whole MHz, 50 to 5000 (870,1305,1710); `all` and ranges \
+                         need --machine with gpu_clocks_mhz; `{t}` is neither"
+                    )
+                }));
             }
         }
     }

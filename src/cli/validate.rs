@@ -230,9 +230,20 @@ fn hold_out(
         .transpose()?
         .map(|v| {
             v.iter()
-                .map(|&hz| freq_key(values::frequency_as_shown(machine, crate::units::Hertz(hz))))
-                .collect()
-        });
+                .map(|&hz| {
+                    let f = crate::units::Hertz(hz);
+                    match machine.ambiguous_frequency(f) {
+                        Some(why) => Err(values::bad(
+                            "--use-freqs",
+                            format!("one of {} GHz; {why}", machine.frequency_list_ghz()),
+                            format!("{}", f.ghz()),
+                        )),
+                        None => Ok(freq_key(values::frequency_as_shown(machine, f))),
+                    }
+                })
+                .collect::<Result<_, _>>()
+        })
+        .transpose()?;
     let held = profile.restrict(|p| {
         cores.as_ref().is_none_or(|c| c.contains(&p.cores))
             && freqs.as_ref().is_none_or(|f| f.contains(&freq_key(p.freq)))

@@ -227,16 +227,52 @@ impl Machine {
         if let Some(i) = self.frequency_index(f) {
             return Some(i);
         }
-        let mut near = self
-            .frequencies
+        match self.frequencies_near(f)[..] {
+            [i] => Some(i),
+            _ => None,
+        }
+    }
+
+    /// Indices of the frequencies within [`SHOWN_FREQUENCY_HZ`] of `f`.
+    fn frequencies_near(&self, f: Hertz) -> Vec<usize> {
+        self.frequencies
             .iter()
             .enumerate()
             .filter(|(_, x)| (x.0 - f.0).abs() <= SHOWN_FREQUENCY_HZ)
-            .map(|(i, _)| i);
-        match (near.next(), near.next()) {
-            (Some(i), None) => Some(i),
-            _ => None,
+            .map(|(i, _)| i)
+            .collect()
+    }
+
+    /// Why `f` names none of the machine's frequencies where it lies within
+    /// [`SHOWN_FREQUENCY_HZ`] of two or more (`within 5 MHz of both 2.596 and 2.6 GHz: type
+    /// one of them`); `None` where it is one of them or near at most one.
+    pub fn ambiguous_frequency(&self, f: Hertz) -> Option<String> {
+        if self.frequency_index(f).is_some() {
+            return None;
         }
+        let near: Vec<String> = self
+            .frequencies_near(f)
+            .iter()
+            .map(|&i| format!("{}", self.frequencies[i].ghz()))
+            .collect();
+        match &near[..] {
+            [] | [_] => None,
+            [a, b] => Some(format!(
+                "{} GHz is within 5 MHz of both {a} and {b} GHz: type one of them",
+                f.ghz()
+            )),
+            _ => Some(format!(
+                "{} GHz is within 5 MHz of each of {} GHz: type one of them",
+                f.ghz(),
+                near.join(", ")
+            )),
+        }
+    }
+
+    /// The fewest decimals (2 to 4) that print the machine's frequencies apart in GHz
+    /// ([`crate::units::ghz_decimals`]): 2 where they differ at 2 decimals.
+    pub fn ghz_decimals(&self) -> usize {
+        crate::units::ghz_decimals(&self.frequencies)
     }
 
     /// The top GPU clock of the machine's list, MHz (`None`: no clock axis).
@@ -309,6 +345,10 @@ mod tests {
         let two = machine("2.596, 2.604");
         assert_eq!(two.frequency_as_shown(Hertz(2.6e9)), None);
         assert_eq!(two.frequency_as_shown(Hertz(2.604e9)), Some(1));
+        let why = two.ambiguous_frequency(Hertz(2.6e9)).unwrap();
+        assert!(why.contains("both 2.596 and 2.604 GHz"), "{why}");
+        assert_eq!(two.ambiguous_frequency(Hertz(2.604e9)), None);
+        assert_eq!(m.ambiguous_frequency(Hertz(2.6e9)), None);
     }
 
     #[test]

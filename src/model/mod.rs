@@ -848,9 +848,11 @@ impl<'a> Model<'a> {
             .ok_or_else(|| InputError::Argument {
                 flag: "--config".into(),
                 expected: format!(
-                    "a frequency of machine `{}`: {} GHz",
+                    "a frequency of machine `{}`: {} GHz{}",
                     m.name,
-                    m.frequency_list_ghz()
+                    m.frequency_list_ghz(),
+                    m.ambiguous_frequency(config.freq)
+                        .map_or(String::new(), |w| format!("; {w}")),
                 ),
                 got: format!("{} GHz", config.freq.ghz()),
             })?;

@@ -60,7 +60,7 @@ pub fn write_fit(
             s.how
         )?;
     }
-    report_nodes(f, out)?;
+    report_nodes(f, machine.ghz_decimals(), out)?;
     let (laws, power) = match &f.power {
         FittedPower::Laws(laws, power) => (laws, power),
         FittedPower::Nodes { .. } => return Ok(()),
@@ -87,6 +87,7 @@ pub fn write_fit(
     let (lo, hi) = f.samples.iter().fold((f64::MAX, 0.0f64), |(l, h), s| {
         (l.min(s.freq), h.max(s.freq))
     });
+    let d = machine.ghz_decimals();
     for (i, fr) in machine.frequencies.iter().enumerate() {
         let outside = if fr.0 < lo * 0.999 || fr.0 > hi * 1.001 {
             "  (extrapolated: outside the measured frequencies)"
@@ -95,7 +96,7 @@ pub fn write_fit(
         };
         writeln!(
             out,
-            "  {:>5.2} GHz: P_idle {:>8.2} W, P_core {:>7.4} W{outside}",
+            "  {:>5.d$} GHz: P_idle {:>8.2} W, P_core {:>7.4} W{outside}",
             fr.ghz(),
             power.idle[i].0,
             power.core_active[i].0
@@ -105,14 +106,14 @@ pub fn write_fit(
 }
 
 /// Prints the node law (terms, parameters, residuals, leave-one-out error) and node power.
-fn report_nodes(f: &FitOutcome, out: &mut dyn Write) -> std::io::Result<()> {
+fn report_nodes(f: &FitOutcome, d: usize, out: &mut dyn Write) -> std::io::Result<()> {
     for d in &f.derived {
         writeln!(out, "derived for the multi-node layouts: {d}")?;
     }
     if let Some(law) = &f.profile.node_law {
         report_law(law, out)?;
     }
-    report_power(f, out)
+    report_power(f, d, out)
 }
 
 /// Prints the node law: the candidates with their weights and out-of-sample errors, the
@@ -185,7 +186,8 @@ pub fn report_law(law: &NodeFit, out: &mut dyn Write) -> std::io::Result<()> {
     Ok(())
 }
 
-fn report_power(f: &FitOutcome, out: &mut dyn Write) -> std::io::Result<()> {
+/// Node power per frequency, the frequencies printed with `d` decimals.
+fn report_power(f: &FitOutcome, d: usize, out: &mut dyn Write) -> std::io::Result<()> {
     let FittedPower::Nodes {
         fit: np,
         laws_refused,
@@ -208,7 +210,7 @@ fn report_power(f: &FitOutcome, out: &mut dyn Write) -> std::io::Result<()> {
     for (fr, p, runs) in &np.fitted {
         writeln!(
             out,
-            "  {:>5.2} GHz: P_idle {} W per node, P_core {} W per busy core ({runs} runs; \
+            "  {:>5.d$} GHz: P_idle {} W per node, P_core {} W per busy core ({runs} runs; \
              energy residual {:.2}% root-mean-square, {:.2}% largest{})",
             fr.ghz(),
             sig(p.idle),
@@ -221,7 +223,7 @@ fn report_power(f: &FitOutcome, out: &mut dyn Write) -> std::io::Result<()> {
     for fr in &np.kept {
         writeln!(
             out,
-            "  {:>5.2} GHz: not fitted (no energy measured there): kept from the machine file",
+            "  {:>5.d$} GHz: not fitted (no energy measured there): kept from the machine file",
             fr.ghz()
         )?;
     }

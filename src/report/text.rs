@@ -324,6 +324,7 @@ fn front_table(plan: &Plan, max_rows: Option<usize>, out: &mut dyn Write) -> io:
         "UCR"
     )?;
     let pick = plan.answer.pick;
+    let d = plan.ghz_decimals;
     for i in shown {
         let f = &plan.front[i];
         let p = &f.prediction;
@@ -334,7 +335,7 @@ fn front_table(plan: &Plan, max_rows: Option<usize>, out: &mut dyn Write) -> io:
         };
         writeln!(
             out,
-            "{} {:>6} {:>6} {:>6.2} {:>5}{mhz} {:>11} {:>11} {:>6.3}  {}",
+            "{} {:>6} {:>6} {:>6.d$} {:>5}{mhz} {:>11} {:>11} {:>6.3}  {}",
             if Some(i) == pick { "*" } else { " " },
             p.config.nodes,
             p.config.cores,

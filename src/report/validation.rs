@@ -30,6 +30,8 @@ fn clocked(b: &Validation) -> bool {
 
 fn write_rows(b: &Validation, out: &mut dyn Write) -> std::io::Result<()> {
     let clocked = clocked(b);
+    let freqs: Vec<crate::units::Hertz> = b.rows.iter().map(|r| r.measured.config.freq).collect();
+    let d = crate::units::ghz_decimals(&freqs);
     for r in &b.rows {
         let c = &r.measured.config;
         let mhz = match (clocked, c.gpu_clock_mhz) {
@@ -39,7 +41,7 @@ fn write_rows(b: &Validation, out: &mut dyn Write) -> std::io::Result<()> {
         };
         writeln!(
             out,
-            "  {:>5} {:>5} {:>6.2} {:>4}{mhz} {:>11} {:>11} {:>7} {:>12} {:>12} {:>7}",
+            "  {:>5} {:>5} {:>6.d$} {:>4}{mhz} {:>11} {:>11} {:>7} {:>12} {:>12} {:>7}",
             c.nodes,
             c.cores,
             c.freq.ghz(),

@@ -80,16 +80,14 @@ pub fn select(spec: &str, supported: &[f64]) -> Result<Vec<f64>, String> {
 
 /// The supported clocks one token names: one clock (which must be supported) or a range.
 fn token_clocks(token: &str, supported: &[f64]) -> Result<Vec<f64>, String> {
-    let num = |t: &str| {
-        t.trim()
-            .parse::<f64>()
-            .ok()
-            .filter(|v| v.is_finite() && *v > 0.0)
-            .ok_or_else(|| {
-                format!(
-                    "clocks in MHz from the machine's gpu_clocks_mhz, or all; `{t}` is not a clock"
-                )
-            })
+    let num = |t: &str| match crate::values::parse_mhz(t) {
+        Some(v) if v > 0 => Ok(f64::from(v)),
+        _ => Err(crate::values::not_whole_mhz(t).unwrap_or_else(|| {
+            format!(
+                "clocks in MHz from the machine's gpu_clocks_mhz, or all; `{}` is not a clock",
+                t.trim()
+            )
+        })),
     };
     let list = || {
         format!(

@@ -56,6 +56,10 @@ pub struct Plan {
     pub measure_next: Vec<MeasureNext>,
     /// Where the recommendation's interval crosses the deadline or the budget (MODEL.md 6c i).
     pub risk: Option<Risk>,
+    /// Decimals that print the machine's frequencies apart in GHz ([`Machine::ghz_decimals`]).
+    ///
+    /// [`Machine::ghz_decimals`]: crate::model::machine::Machine::ghz_decimals
+    pub ghz_decimals: usize,
 }
 
 /// The relative half-width of a time interval beyond which the recommended node count is worth
@@ -295,6 +299,7 @@ pub fn plan(
         answer,
         notes,
         warnings: Vec::new(),
+        ghz_decimals: model.machine.ghz_decimals(),
     })
 }
 
