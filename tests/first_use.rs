@@ -418,3 +418,18 @@ fn the_pareto_chart_explains_its_labels_colours_and_zoom() {
         "a zoomed axis over a sliver says so"
     );
 }
+
+/// The first run's notes say that the profile's assumptions were recorded where it was
+/// measured (the demo's H100 node), not on this machine, and count one GPU in the singular.
+#[test]
+fn the_first_runs_notes_say_where_the_profiles_assumptions_come_from() {
+    let (code, _, err) = jouleplan(&[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains(
+            "note: profile assumption (recorded where it was measured): cycles were not counted"
+        ),
+        "{err}"
+    );
+    assert!(!err.contains("1 GPUs"), "{err}");
+}

@@ -195,19 +195,19 @@ pub fn fill_cores(profile: &mut Profile, wanted: &[u32]) -> (Vec<CoreLaw>, Vec<S
     for l in &laws {
         if let Some(k) = &l.contention {
             notes.push(format!(
-                "memory contention at {} GHz, {} GPUs: m_s(c) = 1/({:.4e} - {:.4e} c) \
+                "memory contention at {} GHz, {}: m_s(c) = 1/({:.4e} - {:.4e} c) \
                  (largest residual {:.1}%)",
                 l.freq_khz as f64 / 1e6,
-                l.gpus,
+                crate::units::count(l.gpus, "GPU", "GPUs"),
                 k.alpha,
                 k.beta,
                 100.0 * k.residual_max()
             ));
         }
         notes.push(format!(
-            "core law at {} GHz, {} GPUs: {} with {} (largest residual {:.1}% over cores {})",
+            "core law at {} GHz, {}: {} with {} (largest residual {:.1}% over cores {})",
             l.freq_khz as f64 / 1e6,
-            l.gpus,
+            crate::units::count(l.gpus, "GPU", "GPUs"),
             l.law.name(),
             params_text(l),
             100.0 * l.residual_max(),

@@ -380,12 +380,12 @@ pub fn estimates(profile: &Profile) -> Vec<String> {
             let lo = r.iter().copied().fold(f64::INFINITY, f64::min);
             let hi = r.iter().copied().fold(0.0, f64::max);
             format!(
-                "host time blocked in the GPU runtime was not measured at {} GHz, {} GPUs: \
+                "host time blocked in the GPU runtime was not measured at {} GHz, {}: \
                  estimated from the core-count series at {lo:.2}-{hi:.2} s per run \
                  (min(serial {:.2} s + idle {:.2} s, the device's active time)); attach TALP \
                  outputs of DLB's GPU plugin (profile --talp CORES=FILE) to measure it",
                 s.freq.ghz(),
-                s.gpus,
+                crate::units::count(s.gpus, "GPU", "GPUs"),
                 s.serial,
                 s.wait
             )

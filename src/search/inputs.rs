@@ -145,7 +145,7 @@ impl Loaded {
         let mut notes: Vec<String> = profile
             .assumptions
             .iter()
-            .map(|a| format!("profile assumption: {a}"))
+            .map(|a| format!("profile assumption (recorded where it was measured): {a}"))
             .collect();
         notes.extend(trust.notes.iter().cloned());
         notes.extend(trust::estimates(&profile));
