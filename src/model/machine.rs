@@ -280,18 +280,9 @@ impl Machine {
         self.gpu_clocks_mhz.last().copied()
     }
 
-    /// Whether `mhz` is one of the machine's GPU clocks (to within half a MHz).
-    pub fn has_gpu_clock(&self, mhz: f64) -> bool {
-        self.listed_gpu_clock(mhz).is_some()
-    }
-
-    /// The machine's listed GPU clock that `mhz` rounds to (within half a MHz: GPU clocks are
-    /// whole MHz, so a recorded 1164.4 is the listed 1164), if any.
+    /// The machine's listed GPU clock that `mhz` rounds to ([`listed_clock`]), if any.
     pub fn listed_gpu_clock(&self, mhz: f64) -> Option<f64> {
-        self.gpu_clocks_mhz
-            .iter()
-            .copied()
-            .find(|c| (c - mhz).abs() < 0.5)
+        listed_clock(&self.gpu_clocks_mhz, mhz)
     }
 
     /// The frequency set in GHz, for messages.
@@ -307,6 +298,12 @@ impl Machine {
 /// How far a frequency typed as shown may lie from the machine's: half the last digit of the
 /// tables' GHz column (two decimals), 5 MHz (and 1 kHz for rounding).
 pub const SHOWN_FREQUENCY_HZ: f64 = 5e6 + 1e3;
+
+/// The clock of `list` that `mhz` rounds to, within half a MHz (GPU clocks are whole MHz, so a
+/// recorded 1164.4 is the listed 1164), if any.
+pub fn listed_clock(list: &[f64], mhz: f64) -> Option<f64> {
+    list.iter().copied().find(|c| (c - mhz).abs() < 0.5)
+}
 
 /// The supported clocks of `list` (ascending, MHz) either side of `mhz`, for a message:
 /// `1088, 1126 MHz`; one of them at either end of the list.

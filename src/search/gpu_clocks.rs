@@ -113,8 +113,8 @@ fn token_clocks(token: &str, supported: &[f64]) -> Result<Vec<f64>, String> {
         }
         None => {
             let c = num(token)?;
-            if supported.iter().any(|s| (s - c).abs() < 0.5) {
-                Ok(vec![c])
+            if let Some(listed) = crate::model::machine::listed_clock(supported, c) {
+                Ok(vec![listed])
             } else {
                 Err(format!(
                     "supported clocks of the machine's gpu_clocks_mhz ({}; nearest: {}); {c} MHz \
