@@ -47,6 +47,41 @@ fn fit(csv: &Path, machine: &Path, out: &Path, extra: &[&str]) -> (i32, String, 
 }
 
 #[test]
+fn a_quote_left_open_is_named_on_the_line_it_opens_with_the_lines_it_took_in() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let (_, machine) = two_frequency_fit_inputs(d);
+    let out = d.join("p.json");
+    let text = std::fs::read_to_string(d.join("runs.csv")).unwrap();
+    let rows = text.lines().count();
+    assert!(rows >= 4, "the fixture has a header and 3 rows or more");
+    // A quote opened in the third column of line 3 runs to the end of the file, with and
+    // without a line break after the last row.
+    for (name, tail) in [("open.csv", "\n"), ("open-last.csv", "")] {
+        let csv = edited(d, name, 3, |l| {
+            let cells: Vec<&str> = l.split(',').collect();
+            format!("{},{},\"{}", cells[0], cells[1], cells[2..].join(","))
+        });
+        let body = std::fs::read_to_string(&csv).unwrap();
+        std::fs::write(&csv, body.trim_end_matches('\n').to_string() + tail).unwrap();
+        let (code, _, err) = fit(&csv, &machine, &out, &[]);
+        assert_eq!(code, 2, "{err}");
+        let taken = rows - 3;
+        let lines = if taken == 1 { "line" } else { "lines" };
+        assert!(
+            err.contains(name) && err.contains("line 3 has 3 fields"),
+            "{err}"
+        );
+        assert!(
+            err.contains("a quote (`\"`) opened on this line is not closed")
+                && err.contains(&format!("takes in the next {taken} {lines}")),
+            "{err}"
+        );
+        assert!(!out.exists(), "nothing written from a refused file");
+    }
+}
+
+#[test]
 fn a_row_with_more_or_fewer_fields_than_the_header_is_refused_naming_its_line_and_both_counts() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();

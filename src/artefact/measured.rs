@@ -233,7 +233,7 @@ pub fn read_rows(
             continue;
         }
         if record.len() != headers.len() {
-            return Err(field_count_error(path, line, headers.len(), record.len()));
+            return Err(field_count_error(path, line, headers.len(), &record));
         }
         let row: MeasuredRow = record
             .deserialize(Some(&headers))
@@ -285,7 +285,9 @@ fn first_line<R: std::io::Read>(rdr: &csv::Reader<Tail<R>>, record: &csv::String
         .sum();
     let tail = rdr.get_ref();
     let at_end = end.byte() == tail.given;
-    let terminated = !at_end || tail.last == Some(b'\n');
+    // A quote left open runs to the end of the input and takes its last line break with it.
+    let runs_to_end = at_end && record.iter().last().is_some_and(|c| c.ends_with('\n'));
+    let terminated = !at_end || (tail.last == Some(b'\n') && !runs_to_end);
     end.line()
         .saturating_sub(inside + u64::from(terminated))
         .max(1)
@@ -332,18 +334,39 @@ fn header<R: std::io::Read>(
 /// A row with more or fewer fields than the header, refused before any of its cells is read:
 /// a stray comma or a split number (`1788,1730`) would shift every cell after it, and a short
 /// row would leave its last columns empty.
-fn field_count_error(path: &Path, line: u64, header: usize, row: usize) -> InputError {
-    let why = if row > header {
+fn field_count_error(
+    path: &Path,
+    line: u64,
+    header: usize,
+    record: &csv::StringRecord,
+) -> InputError {
+    let row = record.len();
+    let why = if let Some(lines) = open_quote_lines(record) {
+        format!(
+            "a quote (`\"`) opened on this line is not closed before the next comma or line end, \
+             so its cell takes in the next {}; close it, or remove it",
+            crate::units::count(lines, "line", "lines")
+        )
+    } else if row > header {
         "a stray comma or a number split in two (`1788,1730` for `1788.1730`); quote a cell \
          that holds a comma"
+            .to_string()
     } else {
         "a cell is missing: give every column a cell, empty (`,,`) where a value is optional"
+            .to_string()
     };
     InputError::Syntax {
         file: path.to_path_buf(),
         format: "CSV",
         detail: format!("line {line} has {row} fields, the header {header}: {why}"),
     }
+}
+
+/// How many line breaks a row's quoted cells took in, where one did: no value of a measured
+/// CSV holds a line break, so a cell that does was opened by a stray quote.
+fn open_quote_lines(record: &csv::StringRecord) -> Option<u64> {
+    let lines: usize = record.iter().map(|c| c.matches('\n').count()).sum();
+    (lines > 0).then_some(lines as u64)
 }
 
 fn csv_error(path: &Path, line: u64, e: &csv::Error) -> InputError {
