@@ -2,7 +2,8 @@
 //! --sacct`'s `sacct -P` text): a row with more or fewer fields than the header is refused
 //! before any of its cells is read, naming the file, the line and both counts; and energy in a
 //! file without an `energy_scope` column is taken as the whole node's, said once on stderr and
-//! in `--help`.
+//! in `--help`. The spread of repeated runs `fit` averages is kept in the profile, so that
+//! `plan` notes the noisy ones as `fit` did; a quote left open is named on its own line.
 
 mod common;
 
@@ -251,4 +252,88 @@ fn a_measured_csv_with_a_header_and_no_rows_is_refused_by_fit_and_validate() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains(&said), "{err}");
     assert!(!err.contains("none of its 0"), "{err}");
+}
+
+#[test]
+fn plan_notes_the_repeats_that_spread_as_fit_did_from_the_profile_alone() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let (runs, machine) = two_frequency_fit_inputs(d);
+    // A second run of (1, 8, 2 GHz, 0), 30% slower than the first: the rows of the helper
+    // (a stated law, illustrative) with one repeat appended.
+    let text = std::fs::read_to_string(&runs).unwrap();
+    let last = text.lines().last().unwrap().to_string();
+    let cells: Vec<&str> = last.split(',').collect();
+    let t: f64 = cells[4].parse().unwrap();
+    let e: f64 = cells[5].parse().unwrap();
+    let repeat = format!("{},{},{}\n", cells[..4].join(","), 1.3 * t, 1.3 * e);
+    let csv = write(d, "noisy.csv", &(text + &repeat));
+    let out = d.join("p.json");
+    let m2 = d.join("m2.toml");
+    let (code, _, err) = fit(&csv, &machine, &out, &["--machine-out", s(&m2)]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("(1, 8, 2 GHz, 0) 18.4% over 2 runs"), "{err}");
+    let profile: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let kept = &profile["measured_on"]["repeats"];
+    assert_eq!(kept.as_array().map(Vec::len), Some(1), "{kept}");
+    assert_eq!(kept[0]["runs"], 2, "{kept}");
+    let (code, out_text, err) = jouleplan(&[
+        "plan",
+        "--machine",
+        s(&m2),
+        "--profile",
+        s(&out),
+        "--nodes",
+        "1",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let said = format!("{out_text}{err}");
+    assert!(
+        said.contains(
+            "the measured runs the profile was fitted on spread run to run by more than 10%"
+        ) && said.contains("(1, 8, 2 GHz, 0) 18.4% over 2 runs"),
+        "{said}"
+    );
+    // A profile whose repeats agree says nothing of them.
+    let (code, _, err) = fit(&runs, &machine, &out, &["--machine-out", s(&m2)]);
+    assert_eq!(code, 0, "{err}");
+    let (code, out_text, err) = jouleplan(&[
+        "plan",
+        "--machine",
+        s(&m2),
+        "--profile",
+        s(&out),
+        "--nodes",
+        "1",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        !format!("{out_text}{err}").contains("spread run to run"),
+        "{out_text}{err}"
+    );
+}
+
+#[test]
+fn a_profile_whose_kept_repeats_are_out_of_range_is_refused_naming_the_key() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let (runs, machine) = two_frequency_fit_inputs(d);
+    let text = std::fs::read_to_string(&runs).unwrap();
+    let last = text.lines().last().unwrap().to_string();
+    let csv = write(d, "twice.csv", &(text.clone() + &last + "\n"));
+    let out = d.join("p.json");
+    let m2 = d.join("m2.toml");
+    let (code, _, err) = fit(&csv, &machine, &out, &["--machine-out", s(&m2)]);
+    assert_eq!(code, 0, "{err}");
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    v["measured_on"]["repeats"][0]["runs"] = 1.into();
+    std::fs::write(&out, v.to_string()).unwrap();
+    let (code, _, err) = jouleplan(&["plan", "--machine", s(&m2), "--profile", s(&out)]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("measured_on.repeats[0].runs") && err.contains("from 2 to"),
+        "{err}"
+    );
 }

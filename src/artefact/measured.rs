@@ -286,7 +286,7 @@ fn first_line<R: std::io::Read>(rdr: &csv::Reader<Tail<R>>, record: &csv::String
     let tail = rdr.get_ref();
     let at_end = end.byte() == tail.given;
     // A quote left open runs to the end of the input and takes its last line break with it.
-    let runs_to_end = at_end && record.iter().last().is_some_and(|c| c.ends_with('\n'));
+    let runs_to_end = at_end && record.iter().next_back().is_some_and(|c| c.ends_with('\n'));
     let terminated = !at_end || (tail.last == Some(b'\n') && !runs_to_end);
     end.line()
         .saturating_sub(inside + u64::from(terminated))

@@ -287,6 +287,60 @@ pub struct MeasuredOnFile {
     /// Physical cores available.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub physical_cores: Option<u32>,
+    /// The run-to-run spread of each configuration measured more than once (written by
+    /// `fit`, which averages such runs into one point).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub repeats: Vec<RepeatSpreadFile>,
+}
+
+/// The run-to-run spread of one configuration's repeated runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RepeatSpreadFile {
+    /// Nodes.
+    pub nodes: u32,
+    /// Cores per node.
+    pub cores: u32,
+    /// CPU frequency, Hz.
+    pub freq_hz: f64,
+    /// GPUs per node.
+    pub gpus: u32,
+    /// The GPU core clock, MHz, where the runs set one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_clock_mhz: Option<f64>,
+    /// Runs averaged.
+    pub runs: u64,
+    /// Relative sample standard deviation of their wall time.
+    pub wall_rel_std: f64,
+}
+
+impl RepeatSpreadFile {
+    /// Checks ranges, naming the key path under `at` (`measured_on.repeats[i]`).
+    fn validate(&self, c: &Check, at: &str) -> InputResult<()> {
+        c.whole(&format!("{at}.nodes"), self.nodes.into(), limits::NODES)?;
+        c.whole(&format!("{at}.cores"), self.cores.into(), limits::CORES)?;
+        c.whole(&format!("{at}.gpus"), self.gpus.into(), limits::GPUS)?;
+        c.num(
+            &format!("{at}.freq_hz"),
+            self.freq_hz,
+            Bound::Within(1e7, 2e10),
+        )?;
+        c.opt(
+            &format!("{at}.gpu_clock_mhz"),
+            self.gpu_clock_mhz,
+            Bound::Within(1.0, 1e5),
+        )?;
+        c.whole(
+            &format!("{at}.runs"),
+            self.runs,
+            limits::Whole(2, limits::MANY.1),
+        )?;
+        c.num(
+            &format!("{at}.wall_rel_std"),
+            self.wall_rel_std,
+            Bound::Within(0.0, 1e3),
+        )
+    }
 }
 
 /// The provenance key under which `profile --nodes auto` records the node counts it measured,
@@ -378,6 +432,10 @@ impl ProfileFile {
         }
         if let Some(cores) = self.measured_on.as_ref().and_then(|m| m.physical_cores) {
             c.whole("measured_on.physical_cores", cores.into(), limits::MANY)?;
+        }
+        let repeats = self.measured_on.iter().flat_map(|m| &m.repeats);
+        for (i, r) in repeats.enumerate() {
+            r.validate(&c, &format!("measured_on.repeats[{i}]"))?;
         }
         if let Some(scope) = self.energy_scope.as_deref()
             && !ENERGY_SCOPES.contains(&scope)

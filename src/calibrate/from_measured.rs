@@ -156,6 +156,9 @@ pub fn fit_with_rule(
     let mut points = time_split::points(&samples, &splits);
     let derived = super::multi_node::derive_points(&mut points, &multi, weak);
     let mut profile = fitted_profile(file, program, points, machine)?;
+    if let Some(on) = profile.facts.measured_on.as_mut() {
+        on.repeats = super::trust::repeat_spreads(rows);
+    }
     profile.recorded_scope = scope_of(rows);
     profile.node_law = super::multi_node::fit_law(
         file,
@@ -244,6 +247,7 @@ fn fitted_profile(
         cpu: machine.cpu_model.clone(),
         physical_cores: Some(machine.cores_per_node),
         gpus: None,
+        repeats: Vec::new(),
     });
     Ok(profile)
 }

@@ -305,9 +305,11 @@ pub fn model_problems(model: &Model<'_>, r: &reproduce::Reproduction) -> Vec<Str
 }
 
 use crate::artefact::sweep::NOISY_SPREAD;
+use crate::model::sweep_facts::RepeatSpread;
 
 /// The measured points whose runs spread more than [`NOISY_SPREAD`] run to run, in one note:
-/// predictions there are uncertain by about as much, and no interval carries it.
+/// predictions there are uncertain by about as much, and no interval carries it. The points
+/// are the sweep record's, or those of the measured runs `fit` averaged.
 pub fn noisy_points(profile: &Profile) -> Option<String> {
     let mut noisy: Vec<_> = profile
         .facts
@@ -316,7 +318,8 @@ pub fn noisy_points(profile: &Profile) -> Option<String> {
         .filter(|(_, s)| s.runs > 1 && s.wall_rel > NOISY_SPREAD)
         .collect();
     if noisy.is_empty() {
-        return None;
+        let repeats = profile.facts.measured_on.as_ref().map(|m| &m.repeats[..]);
+        return noisy_repeats("the measured runs the profile was fitted on", repeats?);
     }
     noisy.sort_by_key(|(k, _)| **k);
     let points: Vec<String> = noisy
@@ -354,19 +357,36 @@ fn spread_note(runs: &str, points: &[String]) -> String {
 /// than [`NOISY_SPREAD`] run to run, in one note: `fit` averages them, and predictions there
 /// are uncertain by about as much.
 pub fn noisy_configurations(rows: &[super::runs::Measured]) -> Option<String> {
-    let points: Vec<String> = rows
+    noisy_repeats("the measured runs", &repeat_spreads(rows))
+}
+
+/// The spread of each configuration of `rows` measured more than once, as the profile keeps it.
+pub fn repeat_spreads(rows: &[super::runs::Measured]) -> Vec<RepeatSpread> {
+    rows.iter()
+        .filter(|r| r.runs.count > 1)
+        .map(|r| RepeatSpread {
+            config: r.config,
+            runs: r.runs.count as u64,
+            wall_rel: r.runs.time_rel_spread(),
+        })
+        .collect()
+}
+
+/// The note on the `repeats` of `runs` that spread more than [`NOISY_SPREAD`], if any.
+fn noisy_repeats(runs: &str, repeats: &[RepeatSpread]) -> Option<String> {
+    let points: Vec<String> = repeats
         .iter()
-        .filter(|r| r.runs.count > 1 && r.runs.time_rel_spread() > NOISY_SPREAD)
+        .filter(|r| r.wall_rel > NOISY_SPREAD)
         .map(|r| {
             format!(
                 "{} {:.1}% over {} runs",
                 r.config.label(),
-                100.0 * r.runs.time_rel_spread(),
-                r.runs.count
+                100.0 * r.wall_rel,
+                r.runs
             )
         })
         .collect();
-    (!points.is_empty()).then(|| spread_note("the measured runs", &points))
+    (!points.is_empty()).then(|| spread_note(runs, &points))
 }
 
 /// What the profile's derivation estimated rather than measured (MODEL.md 6b), for the notes.

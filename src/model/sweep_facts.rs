@@ -3,6 +3,7 @@
 //! machine the profile was measured on. Profiles from elsewhere have no record: then the
 //! spread is unknown (the 2% floor of MODEL.md 6b applies) and the machine is not checked.
 
+use crate::artefact::profile::RepeatSpreadFile;
 use crate::artefact::sweep::{PointKey, RunRecord, SweepRecord, key, rel_spread};
 use std::collections::{BTreeMap, HashMap};
 
@@ -30,6 +31,50 @@ pub struct MeasuredOn {
     pub gpus: Option<String>,
     /// Host name.
     pub hostname: Option<String>,
+    /// The configurations measured more than once, and their spread (profiles `fit` wrote
+    /// from measured runs; a sweep record has its own, [`SweepFacts::spread`]).
+    pub repeats: Vec<RepeatSpread>,
+}
+
+/// The run-to-run spread of one configuration's repeated runs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RepeatSpread {
+    /// The configuration.
+    pub config: super::Config,
+    /// Runs averaged.
+    pub runs: u64,
+    /// Relative sample standard deviation of their wall time.
+    pub wall_rel: f64,
+}
+
+impl RepeatSpread {
+    /// From the profile's `measured_on.repeats` entry.
+    pub fn from_file(f: &RepeatSpreadFile) -> RepeatSpread {
+        RepeatSpread {
+            config: super::Config {
+                nodes: f.nodes,
+                cores: f.cores,
+                freq: crate::units::Hertz(f.freq_hz),
+                gpus: f.gpus,
+                gpu_clock_mhz: f.gpu_clock_mhz,
+            },
+            runs: f.runs,
+            wall_rel: f.wall_rel_std,
+        }
+    }
+
+    /// As the profile's `measured_on.repeats` entry.
+    pub fn to_file(&self) -> RepeatSpreadFile {
+        RepeatSpreadFile {
+            nodes: self.config.nodes,
+            cores: self.config.cores,
+            freq_hz: self.config.freq.0,
+            gpus: self.config.gpus,
+            gpu_clock_mhz: self.config.gpu_clock_mhz,
+            runs: self.runs,
+            wall_rel_std: self.wall_rel,
+        }
+    }
 }
 
 /// Facts read from a sweep record.
@@ -86,6 +131,7 @@ pub fn read(rec: &SweepRecord) -> SweepFacts {
             .and_then(|c| c.trim().parse().ok()),
         gpus: rec.backends.get("nvml").cloned(),
         hostname: host.get("hostname").cloned(),
+        repeats: Vec::new(),
     };
     let messages_measured = rec
         .runs

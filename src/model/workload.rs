@@ -121,6 +121,11 @@ impl Profile {
                 cpu: on.cpu.clone(),
                 physical_cores: on.physical_cores,
                 gpus: None,
+                repeats: on
+                    .repeats
+                    .iter()
+                    .map(sweep_facts::RepeatSpread::from_file)
+                    .collect(),
             });
         }
         let splits = explain(&mut baseline);
@@ -366,6 +371,7 @@ impl Profile {
                 machine: on.hostname.clone(),
                 cpu: on.cpu.clone(),
                 physical_cores: on.physical_cores,
+                repeats: on.repeats.iter().map(|r| r.to_file()).collect(),
             }),
             _ => None,
         };
