@@ -50,6 +50,14 @@ fn started(code: &str) -> Campaign<Recorded> {
 }
 
 fn bench(c: &mut Criterion) {
+    if option_env!("JOULEPLAN_PUBLIC_FIXTURES").is_none() {
+        eprintln!(
+            "campaign_step: skipped: it replays the public Ice Lake runs, which this build did \
+             not find (run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo bench \
+             --bench campaign_step)"
+        );
+        return;
+    }
     let campaigns: Vec<Campaign<Recorded>> = CODES.iter().map(|k| started(k)).collect();
     let mut g = c.benchmark_group("campaign_step");
     g.sample_size(10).measurement_time(Duration::from_secs(20));
