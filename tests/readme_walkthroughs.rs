@@ -295,5 +295,15 @@ fn how_many_nodes_to_measure_runs_verbatim_and_ends_by_itself() {
     assert!(law.contains("80% interval"), "fit --plot drew no band");
     let steps = std::fs::read_to_string(dir.path().join("soma-report/node-law.svg")).unwrap();
     assert!(steps.contains("campaign step, in the order measured"));
+    // 8 nodes was measured at steps 4 and 6 (the confirm step): its mark names both.
+    let profile = std::fs::read_to_string(dir.path().join("soma.json")).unwrap();
+    assert!(
+        profile.contains("a step each, in this order: 1, 2, 4, 8, 16, 8"),
+        "{profile}"
+    );
+    assert!(
+        steps.contains("4, 6"),
+        "the chart numbers steps, not counts"
+    );
     blocks_show_what_was_printed("## How many nodes to measure?", &both);
 }

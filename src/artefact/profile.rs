@@ -343,15 +343,17 @@ impl RepeatSpreadFile {
     }
 }
 
-/// The provenance key under which `profile --nodes auto` records the node counts it measured,
-/// in the order it measured them (the node-law chart numbers them).
+/// The provenance key under which `profile --nodes auto` records the node count each of its
+/// steps measured, in order (the node-law chart numbers them).
 pub const CAMPAIGN_KEY: &str = "campaign";
 
-/// The provenance value of a campaign that measured the node counts `order`, first to last.
+/// The provenance value of a campaign whose steps measured the node counts `order`, first to
+/// last (a count measured again appears again; files written before steps were recorded name
+/// each count once, in the order first measured).
 pub fn campaign_note(order: &[u32]) -> String {
     let list: Vec<String> = order.iter().map(u32::to_string).collect();
     format!(
-        "profile --nodes auto measured these node counts, in this order: {}",
+        "profile --nodes auto measured these node counts, a step each, in this order: {}",
         list.join(", ")
     )
 }

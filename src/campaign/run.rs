@@ -126,7 +126,7 @@ impl<S: RunSource> Campaign<S> {
 
     /// The runs measured before (a resumed campaign's), in their order.
     pub fn resume_with(&mut self, runs: Vec<Taken>) {
-        self.resumed_steps += steps_in(&runs, self.settings.repeat.max(1));
+        self.resumed_steps += super::order::steps(&runs, self.settings.repeat).len();
         self.measured.extend(runs.iter().map(|t| t.row.nodes));
         self.runs.extend(runs);
     }
@@ -518,20 +518,6 @@ impl<S: RunSource> Campaign<S> {
 }
 
 /// Why an interrupted campaign stopped.
-/// The steps that measured `runs` (in their order), `repeat` runs a step: each run of
-/// consecutive runs on one count, in steps of `repeat` (a step cut short is one step).
-fn steps_in(runs: &[Taken], repeat: u32) -> usize {
-    let mut steps = 0;
-    let mut i = 0;
-    while i < runs.len() {
-        let n = runs[i].row.nodes;
-        let same = runs[i..].iter().take_while(|t| t.row.nodes == n).count();
-        steps += same.div_ceil(repeat as usize);
-        i += same;
-    }
-    steps
-}
-
 fn interrupted(sig: i32, runs: usize) -> String {
     format!(
         "interrupted ({}) after {}: every finished run is saved in --measured-out and in the \

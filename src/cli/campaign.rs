@@ -295,7 +295,7 @@ fn write_fitted<S: RunSource>(
         return Ok(Wrote::default());
     };
     let mut file = last.fitted.profile().to_file();
-    crate::campaign::order::record(&mut file, k.runs());
+    crate::campaign::order::record(&mut file, k.runs(), k.settings().repeat);
     file.validate(output)?;
     let machine_text = match &last.fitted.machine_text {
         Some(text) => Some(crate::calibrate::machine_edit::stamp_pair(

@@ -56,7 +56,7 @@ pub struct NodeSeries {
     pub band: Option<String>,
     /// The energy axis's name (the scope), none without measured power.
     pub energy: Option<String>,
-    /// A campaign's node counts in the order it measured them (empty: not from a campaign).
+    /// The node count each step of a campaign measured, in order (empty: not from a campaign).
     pub steps: Vec<u32>,
     /// The law in words, for the legend (none without a law).
     pub law: Option<String>,

@@ -216,7 +216,7 @@ fn draw_marks<DB: DrawingBackend>(
         .into_font()
         .color(&STEP)
         .pos(Pos::new(HPos::Center, VPos::Bottom));
-    for (k, &n) in s.steps.iter().enumerate() {
+    for (n, label) in step_labels(&s.steps) {
         let top = v
             .runs
             .iter()
@@ -229,12 +229,27 @@ fn draw_marks<DB: DrawingBackend>(
         }
         chart
             .draw_series(std::iter::once(
-                EmptyElement::at(at(n, top))
-                    + Text::new(format!("{}", k + 1), (0, -9), style.clone()),
+                EmptyElement::at(at(n, top)) + Text::new(label, (0, -9), style.clone()),
             ))
             .map_err(err)?;
     }
     Ok(())
+}
+
+/// Each count a campaign measured, with the numbers of the steps that measured it (`4, 6`),
+/// in the order first measured.
+fn step_labels(steps: &[u32]) -> Vec<(u32, String)> {
+    let mut labels: Vec<(u32, Vec<String>)> = Vec::new();
+    for (k, &n) in steps.iter().enumerate() {
+        match labels.iter_mut().find(|(m, _)| *m == n) {
+            Some((_, at)) => at.push((k + 1).to_string()),
+            None => labels.push((n, vec![(k + 1).to_string()])),
+        }
+    }
+    labels
+        .into_iter()
+        .map(|(n, at)| (n, at.join(", ")))
+        .collect()
 }
 
 /// The legend below the panels.
@@ -344,5 +359,21 @@ pub fn node_law_bytes(path: &Path, s: &NodeSeries) -> Result<Vec<u8>, String> {
         super::Format::Svg => Ok(node_law_svg(s)?.into_bytes()),
         super::Format::Png => super::png_bytes(SIZE, |root| draw_node_law(root, s))
             .map_err(|e| format!("{}: {e}", path.display())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::step_labels;
+
+    #[test]
+    fn a_count_measured_in_two_steps_carries_both_numbers() {
+        let labels = step_labels(&[1, 2, 4, 8, 16, 8]);
+        let want: Vec<(u32, String)> = [(1, "1"), (2, "2"), (4, "3"), (8, "4, 6"), (16, "5")]
+            .iter()
+            .map(|&(n, l)| (n, l.to_string()))
+            .collect();
+        assert_eq!(labels, want);
+        assert!(step_labels(&[]).is_empty());
     }
 }
