@@ -561,3 +561,74 @@ fn a_resume_file_with_bad_utf8_and_a_capture_without_duration_exit_2() {
         &["perf.csv", "duration_time"],
     );
 }
+#[test]
+fn outputs_of_plan_slurm_validate_and_report_onto_their_inputs_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let m = write(d, "m.toml", MACHINE);
+    let p = write(d, "p.json", &profile_json());
+    let runs = write(
+        d,
+        "front.csv",
+        "nodes,cores,freq_hz,gpus,time_s\n1,4,2.4e9,0,10\n",
+    );
+    let kept = |f: &Path, was: &str| assert_eq!(std::fs::read_to_string(f).unwrap(), was);
+    let (mt, pt, rt) = (
+        MACHINE.to_string(),
+        profile_json(),
+        std::fs::read_to_string(&runs).unwrap(),
+    );
+    let both = ["--machine", s(&m), "--profile", s(&p)];
+    let dotted = d.join(".").join("m.toml");
+    refused(
+        &[
+            &["plan"],
+            both.as_slice(),
+            &["--sbatch", s(&dotted), "--", "./app"],
+        ]
+        .concat(),
+        &["--sbatch", "the input of --machine", "nothing was written"],
+    );
+    kept(&m, &mt);
+    refused(
+        &[
+            &["slurm", "--config", "1,4,2.4"],
+            both.as_slice(),
+            &["--sbatch", s(&p), "--", "./app"],
+        ]
+        .concat(),
+        &["--sbatch", "the input of --profile"],
+    );
+    kept(&p, &pt);
+    // A link to the machine file is the machine file.
+    let link = d.join("link.svg");
+    symlink(&m, &link).unwrap();
+    refused(
+        &[&["plan"], both.as_slice(), &["--plot", s(&link)]].concat(),
+        &["--plot", "the input of --machine"],
+    );
+    kept(&m, &mt);
+    // The report's folder is swapped in whole: runs at the name of one of its files would go.
+    refused(
+        &[
+            &["report"],
+            both.as_slice(),
+            &["--measured", s(&runs), "--out", s(d)],
+        ]
+        .concat(),
+        &["--out", "the input of --measured"],
+    );
+    kept(&runs, &rt);
+    let png = d.join("r.png");
+    std::fs::copy(&runs, &png).unwrap();
+    refused(
+        &[
+            &["validate"],
+            both.as_slice(),
+            &["--measured", s(&png), "--plot", s(&png)],
+        ]
+        .concat(),
+        &["--plot", "the input of --measured"],
+    );
+    kept(&png, &rt);
+}

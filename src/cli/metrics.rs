@@ -44,7 +44,9 @@ pub struct MetricsArgs {
 /// Runs `metrics`.
 pub fn run_metrics(args: &MetricsArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     use crate::metrics::scaling;
-    let _lock = super::outputs::lock(
+    let inputs: Vec<_> = args.files.iter().map(|f| ("FILE", f.as_path())).collect();
+    let _lock = super::outputs::guard(
+        &inputs,
         &args
             .plot
             .iter()

@@ -62,7 +62,10 @@ pub fn run_validate(args: &ValidateArgs, out: &mut dyn Write) -> anyhow::Result<
         super::plan::check_plot_path(p)?;
     }
     let plots: Vec<_> = args.plot.iter().map(|p| ("--plot", p.as_path())).collect();
-    let _lock = super::outputs::lock(&plots)?;
+    let mut inputs = args.source.files();
+    inputs.extend(args.measured.iter().map(|p| ("--measured", p.as_path())));
+    inputs.extend(args.sacct.iter().map(|p| ("--sacct", p.as_path())));
+    let _lock = super::outputs::guard(&inputs, &plots)?;
     let (src_m, src_p) = (
         args.source.machine.as_deref(),
         args.source.profile.as_deref(),
