@@ -632,3 +632,39 @@ fn outputs_of_plan_slurm_validate_and_report_onto_their_inputs_are_refused() {
     );
     kept(&png, &rt);
 }
+
+/// Runs `jouleplan ARGS > /dev/full`: (exit code, stderr).
+fn onto_a_full_disk(args: &[&str]) -> (i32, String) {
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_jouleplan"))
+        .args(args)
+        .stdout(full)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    (out.status.code().unwrap_or(-1), err)
+}
+
+#[test]
+fn a_full_standard_output_is_an_error_naming_it_never_exit_0_or_a_panic() {
+    for args in [
+        &["completions", "bash"][..],
+        &["--help"],
+        &["--version"],
+        &["plan", "--help"],
+        &["man"],
+        &["plan", "--json"],
+        &["metrics", s(&fixture("mpip/mpi_imbalance_2ranks.mpiP"))],
+    ] {
+        let (code, err) = onto_a_full_disk(args);
+        assert_eq!(code, 1, "{args:?}: {err}");
+        assert!(
+            err.contains("cannot write standard output"),
+            "{args:?}: {err}"
+        );
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+}
