@@ -668,3 +668,20 @@ fn a_full_standard_output_is_an_error_naming_it_never_exit_0_or_a_panic() {
         assert!(!err.contains("panicked"), "{args:?}: {err}");
     }
 }
+
+#[test]
+fn a_fifo_given_as_a_trace_is_refused_at_once_not_waited_on() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["t.prv", "t.prv.gz"] {
+        let fifo = dir.path().join(name);
+        let c = std::ffi::CString::new(s(&fifo)).unwrap();
+        // SAFETY: a plain mkfifo on a path in a fresh temporary folder; nothing ever writes it.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let started = std::time::Instant::now();
+        refused(&["metrics", s(&fifo)], &[name, "not a regular file"]);
+        assert!(
+            started.elapsed().as_secs() < 60,
+            "{name}: waited on the pipe"
+        );
+    }
+}
