@@ -508,3 +508,46 @@ fn a_crlf_measured_csv_names_the_line_of_the_bad_row_not_the_header() {
     let rows = read_csv(Path::new("w.csv"), ok).unwrap();
     assert_eq!((rows.len(), rows[0].energy.map(|e| e.0)), (1, Some(500.0)));
 }
+
+#[test]
+fn an_mpip_report_cut_short_or_listing_a_task_twice_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let real = std::fs::read_to_string(fixture("mpip/mpi_imbalance_2ranks.mpiP")).unwrap();
+    let rows: Vec<&str> = real.lines().collect();
+    let at = |prefix: &str| rows.iter().position(|l| l.starts_with(prefix)).unwrap();
+    let (task0, total) = (at("   0 "), at("   * "));
+    // Cut after task 0 (a copy stopped mid-table): one rank instead of two, and an efficiency
+    // of 1.00 instead of 0.75, were it read.
+    let cut = rows[..=task0].join("\n") + "\n";
+    let f = write(dir.path(), "cut.mpiP", &cut);
+    bad_input(
+        &["metrics", f.to_str().unwrap()],
+        &["cut.mpiP", "cut short", "End of Report"],
+    );
+    // Cut after the task table: the message statistics would be lost without a word.
+    let cut = rows[..=total].join("\n") + "\n";
+    let f = write(dir.path(), "cut2.mpiP", &cut);
+    bad_input(
+        &["metrics", f.to_str().unwrap()],
+        &["cut2.mpiP", "cut short"],
+    );
+    // Task 0 listed twice: three ranks of a two-rank run.
+    let mut twice = rows.clone();
+    twice.insert(task0 + 1, rows[task0]);
+    let f = write(dir.path(), "twice.mpiP", &(twice.join("\n") + "\n"));
+    bad_input(
+        &["metrics", f.to_str().unwrap()],
+        &[
+            "twice.mpiP",
+            &format!("line {}", task0 + 2),
+            "task 0 (listed twice",
+        ],
+    );
+    // The whole report still reads.
+    let (code, out, err) = jouleplan(&[
+        "metrics",
+        fixture("mpip/mpi_imbalance_2ranks.mpiP").to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("2 ranks"), "{out}");
+}
