@@ -551,3 +551,31 @@ fn an_mpip_report_cut_short_or_listing_a_task_twice_is_refused() {
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("2 ranks"), "{out}");
 }
+
+#[test]
+fn a_perf_stat_capture_counting_an_event_twice_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let cap = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/perfstat/zen3-kvm-random-reads.csv"),
+    )
+    .unwrap();
+    // Two runs in one file, as `perf stat --append -o` leaves them: the second's cycles would
+    // replace the first's and no longer match its stall counts.
+    let f = write(dir.path(), "two.csv", &format!("{cap}{cap}"));
+    let out = dir.path().join("p.json");
+    let args = [
+        "profile",
+        "--perf-stat",
+        f.to_str().unwrap(),
+        "--cores",
+        "1",
+        "--freqs",
+        "2.0",
+    ];
+    bad_input(
+        &[args.as_slice(), &["--output", out.to_str().unwrap()]].concat(),
+        &["two.csv", "line 11", "line 3 counts `cycles` already"],
+    );
+    assert!(!out.exists());
+}
