@@ -579,3 +579,52 @@ fn a_perf_stat_capture_counting_an_event_twice_is_refused() {
     );
     assert!(!out.exists());
 }
+
+/// `text` behind a UTF-8 byte-order mark, as a Windows editor saves it, in `dir/name`.
+fn with_bom(dir: &std::path::Path, name: &str, text: &str) -> String {
+    let f = dir.join(name);
+    std::fs::write(&f, [b"\xef\xbb\xbf".as_slice(), text.as_bytes()].concat()).unwrap();
+    f.to_str().unwrap().to_string()
+}
+
+#[test]
+fn tool_outputs_behind_a_byte_order_mark_read_as_without_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let read = |p: std::path::PathBuf| std::fs::read_to_string(p).unwrap();
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let talp = read(fixture("talp/test_mpi_sendrecv_profile_2_0.json"));
+    let mpip = read(fixture("mpip/mpi_imbalance_2ranks.mpiP"));
+    let trace = read(repo.join("tests/data/hostile/paraver-huge-window-grid.prv"));
+    for (name, text) in [("t.json", &talp), ("r.mpiP", &mpip), ("t.prv", &trace)] {
+        let f = with_bom(d, name, text);
+        let (code, out, err) = jouleplan(&["metrics", &f]);
+        assert_eq!(code, 0, "{name}: {err}");
+        assert!(out.contains(name), "{name}: {out}");
+    }
+    let cap = read(repo.join("tests/data/perfstat/zen3-kvm-random-reads.csv"));
+    let f = with_bom(d, "cap.csv", &cap);
+    let p = d.join("p.json");
+    let args = [
+        "profile",
+        "--perf-stat",
+        &f,
+        "--cores",
+        "1",
+        "--freqs",
+        "2.0",
+        "-o",
+    ];
+    let (code, _, err) = jouleplan(&[args.as_slice(), &[p.to_str().unwrap()]].concat());
+    assert_eq!(code, 0, "{err}");
+    assert!(p.exists());
+    // sacct's header is read as its fields (the rows then fail on the profile, not the header).
+    let sacct = read(repo.join("tests/data/sacct/localhost-sleep.txt"));
+    let f = with_bom(d, "sacct.txt", &sacct);
+    let (_, _, err) = jouleplan(&["validate", "--sacct", &f]);
+    assert!(!err.contains("line 1, field"), "{err}");
+    assert!(
+        err.contains("sacct.txt: none of its 2 configurations"),
+        "{err}"
+    );
+}

@@ -148,7 +148,10 @@ fn read_file(
     let text = crate::input::read_table(f)?;
     if text.starts_with("@ mpiP") || name.ends_with(".mpiP") {
         Ok(vec![run::from_mpip(&mpip::parse(f, &text)?)])
-    } else if name.ends_with(".csv") || text.trim_start().starts_with('{') {
+    } else if name.ends_with(".csv")
+        || name.ends_with(".json")
+        || text.trim_start().starts_with('{')
+    {
         Ok(run::from_talp(&talp::read(f, &text)?))
     } else {
         Err(InputError::Argument {

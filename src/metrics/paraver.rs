@@ -663,6 +663,8 @@ pub fn analyse_reader(
 
 /// Analyses the records of `input` under the header line `first`.
 fn analyse_input(path: &Path, first: &[u8], input: Input<'_>, opts: &Options) -> InputResult<Run> {
+    // A byte-order mark an editor put before the header is no part of it.
+    let first = first.strip_prefix(b"\xef\xbb\xbf").unwrap_or(first);
     let first = String::from_utf8_lossy(first).into_owned();
     let (header, ncomms) = parse_header(path, &first)?;
     let n = header.tasks as usize;
