@@ -1,6 +1,8 @@
 //! Reading keyed documents (TOML machines, JSON profiles) with errors that name the file, the key
 //! path and the expectation. Unknown keys are rejected, so a typo never silently becomes a default.
 
+mod unique_keys;
+
 use crate::error::{InputError, InputResult};
 use crate::limits::{Bound, Whole};
 use serde_json::{Map, Value};
@@ -195,9 +197,12 @@ fn finite_toml(path: &Path, key: &str, v: &toml::Value) -> InputResult<()> {
     }
 }
 
-/// Parses JSON text; a leading byte-order mark is skipped.
+/// Parses JSON text: a leading byte-order mark is skipped, and a key given twice in one object
+/// is refused, naming it and its line (serde_json alone would keep the last silently).
 pub fn parse_json(path: &Path, text: &str) -> InputResult<Value> {
-    serde_json::from_str(without_bom(text)).map_err(|e| InputError::Syntax {
+    serde_json::from_str(without_bom(text))
+        .map(|unique_keys::Unique(v)| v)
+        .map_err(|e| InputError::Syntax {
             file: path.to_path_buf(),
             format: "JSON",
             detail: e.to_string(),

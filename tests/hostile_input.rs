@@ -628,3 +628,37 @@ fn tool_outputs_behind_a_byte_order_mark_read_as_without_it() {
         "{err}"
     );
 }
+
+#[test]
+fn a_json_key_given_twice_is_refused_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let talp = std::fs::read_to_string(fixture("talp/test_mpi_sendrecv_profile_2_0.json")).unwrap();
+    // A second `usefulTime` after the first: serde_json alone keeps the last one silently.
+    let twice = talp.replacen("\"usefulTime\":", "\"usefulTime\": 1, \"usefulTime\":", 1);
+    assert_ne!(twice, talp);
+    let f = write(dir.path(), "twice.json", &twice);
+    bad_input(
+        &["metrics", f.to_str().unwrap()],
+        &["twice.json", "key `usefulTime` given twice", "line "],
+    );
+    // The profile reader is the same.
+    let prof = profile_json().replacen('{', "{\"program\": \"x\",", 1);
+    let f = write(dir.path(), "p.json", &prof);
+    let m = write(dir.path(), "m.toml", MACHINE);
+    bad_input(
+        &[
+            "plan",
+            "--machine",
+            m.to_str().unwrap(),
+            "--profile",
+            f.to_str().unwrap(),
+        ],
+        &["p.json", "key `program` given twice"],
+    );
+    // An empty `.json` is said to be empty JSON, not a file of no known kind.
+    let f = write(dir.path(), "empty.json", "");
+    bad_input(
+        &["metrics", f.to_str().unwrap()],
+        &["empty.json", "not valid JSON"],
+    );
+}
