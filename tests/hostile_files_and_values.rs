@@ -685,3 +685,67 @@ fn a_fifo_given_as_a_trace_is_refused_at_once_not_waited_on() {
         );
     }
 }
+
+/// Runs the binary with stdout to `out`: (exit code, stderr, its peak resident memory in KiB,
+/// from `wait4`: this child's alone, whatever other tests run beside it).
+fn peak_kib(args: &[&str], out: &Path) -> (i32, String, i64) {
+    let err = out.with_extension("err");
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_jouleplan"))
+        .args(args)
+        .stdout(std::fs::File::create(out).unwrap())
+        .stderr(std::fs::File::create(&err).unwrap())
+        .spawn()
+        .unwrap();
+    let (mut status, mut usage) = (0, unsafe { std::mem::zeroed::<libc::rusage>() });
+    // SAFETY: waits for our own child, into locals that outlive the call.
+    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    assert_eq!(pid, child.id() as i32);
+    let code = if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else {
+        -1
+    };
+    (code, std::fs::read_to_string(err).unwrap(), usage.ru_maxrss)
+}
+
+#[test]
+fn validate_sacct_streams_a_million_steps_keeping_one_row_per_configuration() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = write(dir.path(), "m.toml", MACHINE);
+    let p = write(dir.path(), "p.json", &profile_json());
+    let mut sacct = String::from("JobID|State|NNodes|NCPUS|Elapsed|ConsumedEnergyRaw|ReqCPUFreq\n");
+    for i in 0..1_000_000u32 {
+        let c = 1 + i % 8;
+        let t = 12 + i % 3;
+        sacct.push_str(&format!("{i}.0|COMPLETED|1|{c}|00:00:{t}|900|2000000\n"));
+    }
+    let file = write(dir.path(), "sacct.txt", &sacct);
+    drop(sacct);
+    let out = dir.path().join("out.json");
+    let args = [
+        "validate",
+        "--machine",
+        s(&m),
+        "--profile",
+        s(&p),
+        "--sacct",
+        s(&file),
+        "--json",
+    ];
+    let (code, err, kib) = peak_kib(&args, &out);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let b = &v["validations"][0];
+    assert_eq!(
+        b["points"].as_array().unwrap().len(),
+        8,
+        "one row per configuration"
+    );
+    assert_eq!(
+        b["time"]["points"], 1_000_000,
+        "every step counts in the statistics"
+    );
+    assert_eq!(b["points"][0]["runs"], 125_000);
+    // The 45 MB file was once held whole with a vector per line: about 17 times its size.
+    assert!(kib < 150 * 1024, "peak {kib} KiB for a 45 MB sacct file");
+}
