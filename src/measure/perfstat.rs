@@ -34,7 +34,7 @@ pub fn parse(file: &Path, text: &str) -> InputResult<Vec<PerfStatLine>> {
         expected: expected.into(),
         got: format!("{got:?}"),
     };
-    let mut out: Vec<PerfStatLine> = Vec::new();
+    let mut out = Vec::new();
     for (i, raw) in text.lines().enumerate() {
         let line = i + 1;
         let l = raw.trim();
@@ -78,19 +78,6 @@ pub fn parse(file: &Path, text: &str) -> InputResult<Vec<PerfStatLine>> {
             ),
         };
         let running_pct = cols.get(end + 2).and_then(|p| p.parse().ok());
-        // Two counts of one event (`perf stat --append` of several runs, files pasted
-        // together): which is this run's cannot be told, and the last would win silently.
-        if let Some(first) = out.iter().find(|l| l.event == event) {
-            return Err(bad(
-                line,
-                &format!(
-                    "each event once (line {} counts `{event}` already): one run's capture a \
-                     file; give each run's `perf stat -o` file on its own",
-                    first.line
-                ),
-                raw,
-            ));
-        }
         out.push(PerfStatLine {
             line,
             event,
@@ -106,7 +93,29 @@ pub fn parse(file: &Path, text: &str) -> InputResult<Vec<PerfStatLine>> {
             "nothing",
         ));
     }
+    each_event_once(file, text, &out)?;
     Ok(out)
+}
+
+/// Refuses two counts of one event (`perf stat --append` of several runs, files pasted
+/// together): which is this run's cannot be told, and the last would win silently.
+fn each_event_once(file: &Path, text: &str, lines: &[PerfStatLine]) -> InputResult<()> {
+    let mut seen = std::collections::HashMap::new();
+    for l in lines {
+        if let Some(first) = seen.insert(l.event.as_str(), l) {
+            return Err(InputError::Key {
+                file: file.to_path_buf(),
+                key: format!("line {}", l.line),
+                expected: format!(
+                    "each event once (line {} counts `{}` already): one run's capture a file; \
+                     give each run's `perf stat -o` file on its own",
+                    first.line, l.event
+                ),
+                got: format!("{:?}", text.lines().nth(l.line - 1).unwrap_or("")),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// The raw config word an event spelling stands for: `rNNNN`, or `cpu/event=..,umask=..,cmask=../`.
