@@ -690,6 +690,8 @@ fn a_fifo_given_as_a_trace_is_refused_at_once_not_waited_on() {
 /// from `wait4`: this child's alone, whatever other tests run beside it).
 fn peak_kib(args: &[&str], out: &Path) -> (i32, String, i64) {
     let err = out.with_extension("err");
+    // Reaped below by wait4, which Child::wait would not give the usage of.
+    #[allow(clippy::zombie_processes)]
     let child = std::process::Command::new(env!("CARGO_BIN_EXE_jouleplan"))
         .args(args)
         .stdout(std::fs::File::create(out).unwrap())
