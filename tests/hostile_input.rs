@@ -662,3 +662,35 @@ fn a_json_key_given_twice_is_refused_naming_it() {
         &["empty.json", "not valid JSON"],
     );
 }
+
+#[test]
+fn a_talp_csv_naming_a_column_or_a_rank_twice_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    // DLB 3.7's process table (the header of its camelCase spelling), two ranks.
+    let head = "region,rank,pid,nodeId,hostname,numCpus,elapsedTime,usefulTime,mpiTime";
+    let rows = "Global,0,100,0,n0,1,2000000000,1500000000,500000000\n\
+                Global,1,101,0,n0,1,2000000000,1000000000,1000000000\n";
+    // A second `usefulTime` column (a table pasted together): its cells would replace the first's.
+    let twice = format!("{head},UsefulTime\n{}", rows.replace('\n', ",1\n"));
+    let f = write(dir.path(), "col-process.csv", &twice);
+    bad_input(
+        &["metrics", f.to_str().unwrap()],
+        &["col-process.csv", "line 1", "`UsefulTime` is there twice"],
+    );
+    // A second run appended to the file (TALP appends to a CSV that exists): rank 0 again was
+    // read as a third rank of one run.
+    let appended = format!("{head}\n{rows}{}", rows.lines().next().unwrap());
+    let f = write(dir.path(), "two-process.csv", &appended);
+    bad_input(
+        &["metrics", f.to_str().unwrap()],
+        &[
+            "two-process.csv",
+            "line 4",
+            "line 2 holds rank 0 of Global already",
+        ],
+    );
+    let f = write(dir.path(), "one-process.csv", &format!("{head}\n{rows}"));
+    let (code, out, err) = jouleplan(&["metrics", f.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("2 ranks"), "{out}");
+}
