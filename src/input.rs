@@ -1,6 +1,8 @@
 //! Reading keyed documents (TOML machines, JSON profiles) with errors that name the file, the key
 //! path and the expectation. Unknown keys are rejected, so a typo never silently becomes a default.
 
+mod unique_keys;
+
 use crate::error::{InputError, InputResult};
 use crate::limits::{Bound, Whole};
 use serde_json::{Map, Value};
@@ -29,9 +31,14 @@ pub fn read_file(path: &Path) -> InputResult<String> {
     read_limited(path, MAX_DOCUMENT_BYTES, "a TOML or JSON input")
 }
 
-/// Reads a whole table or report as [`read_file`] does, up to [`MAX_TABLE_BYTES`].
+/// Reads a whole table or report as [`read_file`] does, up to [`MAX_TABLE_BYTES`], without a
+/// leading byte-order mark.
 pub fn read_table(path: &Path) -> InputResult<String> {
-    read_limited(path, MAX_TABLE_BYTES, "a table or report read whole")
+    let mut text = read_limited(path, MAX_TABLE_BYTES, "a table or report read whole")?;
+    if text.starts_with('\u{feff}') {
+        text.drain(..'\u{feff}'.len_utf8());
+    }
+    Ok(text)
 }
 
 /// Opens a regular file for reading without blocking on a FIFO, naming it on failure; a FIFO,
@@ -190,13 +197,22 @@ fn finite_toml(path: &Path, key: &str, v: &toml::Value) -> InputResult<()> {
     }
 }
 
-/// Parses JSON text.
+/// Parses JSON text: a leading byte-order mark is skipped, and a key given twice in one object
+/// is refused, naming it and its line (serde_json alone would keep the last silently).
 pub fn parse_json(path: &Path, text: &str) -> InputResult<Value> {
-    serde_json::from_str(text).map_err(|e| InputError::Syntax {
-        file: path.to_path_buf(),
-        format: "JSON",
-        detail: e.to_string(),
-    })
+    serde_json::from_str(without_bom(text))
+        .map(|unique_keys::Unique(v)| v)
+        .map_err(|e| InputError::Syntax {
+            file: path.to_path_buf(),
+            format: "JSON",
+            detail: e.to_string(),
+        })
+}
+
+/// `text` without a leading UTF-8 byte-order mark (an editor's or a Windows tool's): it is no
+/// part of a table, a report or a document.
+pub fn without_bom(text: &str) -> &str {
+    text.strip_prefix('\u{feff}').unwrap_or(text)
 }
 
 /// The `validate()` pass of a typed document: checks values against their bounds and names

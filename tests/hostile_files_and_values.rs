@@ -561,3 +561,193 @@ fn a_resume_file_with_bad_utf8_and_a_capture_without_duration_exit_2() {
         &["perf.csv", "duration_time"],
     );
 }
+#[test]
+fn outputs_of_plan_slurm_validate_and_report_onto_their_inputs_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let m = write(d, "m.toml", MACHINE);
+    let p = write(d, "p.json", &profile_json());
+    let runs = write(
+        d,
+        "front.csv",
+        "nodes,cores,freq_hz,gpus,time_s\n1,4,2.4e9,0,10\n",
+    );
+    let kept = |f: &Path, was: &str| assert_eq!(std::fs::read_to_string(f).unwrap(), was);
+    let (mt, pt, rt) = (
+        MACHINE.to_string(),
+        profile_json(),
+        std::fs::read_to_string(&runs).unwrap(),
+    );
+    let both = ["--machine", s(&m), "--profile", s(&p)];
+    let dotted = d.join(".").join("m.toml");
+    refused(
+        &[
+            &["plan"],
+            both.as_slice(),
+            &["--sbatch", s(&dotted), "--", "./app"],
+        ]
+        .concat(),
+        &["--sbatch", "the input of --machine", "nothing was written"],
+    );
+    kept(&m, &mt);
+    refused(
+        &[
+            &["slurm", "--config", "1,4,2.4"],
+            both.as_slice(),
+            &["--sbatch", s(&p), "--", "./app"],
+        ]
+        .concat(),
+        &["--sbatch", "the input of --profile"],
+    );
+    kept(&p, &pt);
+    // A link to the machine file is the machine file.
+    let link = d.join("link.svg");
+    symlink(&m, &link).unwrap();
+    refused(
+        &[&["plan"], both.as_slice(), &["--plot", s(&link)]].concat(),
+        &["--plot", "the input of --machine"],
+    );
+    kept(&m, &mt);
+    // The report's folder is swapped in whole: runs at the name of one of its files would go.
+    refused(
+        &[
+            &["report"],
+            both.as_slice(),
+            &["--measured", s(&runs), "--out", s(d)],
+        ]
+        .concat(),
+        &["--out", "the input of --measured"],
+    );
+    kept(&runs, &rt);
+    let png = d.join("r.png");
+    std::fs::copy(&runs, &png).unwrap();
+    refused(
+        &[
+            &["validate"],
+            both.as_slice(),
+            &["--measured", s(&png), "--plot", s(&png)],
+        ]
+        .concat(),
+        &["--plot", "the input of --measured"],
+    );
+    kept(&png, &rt);
+}
+
+/// Runs `jouleplan ARGS > /dev/full`: (exit code, stderr).
+fn onto_a_full_disk(args: &[&str]) -> (i32, String) {
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_jouleplan"))
+        .args(args)
+        .stdout(full)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    (out.status.code().unwrap_or(-1), err)
+}
+
+#[test]
+fn a_full_standard_output_is_an_error_naming_it_never_exit_0_or_a_panic() {
+    for args in [
+        &["completions", "bash"][..],
+        &["--help"],
+        &["--version"],
+        &["plan", "--help"],
+        &["man"],
+        &["plan", "--json"],
+        &["metrics", s(&fixture("mpip/mpi_imbalance_2ranks.mpiP"))],
+    ] {
+        let (code, err) = onto_a_full_disk(args);
+        assert_eq!(code, 1, "{args:?}: {err}");
+        assert!(
+            err.contains("cannot write standard output"),
+            "{args:?}: {err}"
+        );
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn a_fifo_given_as_a_trace_is_refused_at_once_not_waited_on() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["t.prv", "t.prv.gz"] {
+        let fifo = dir.path().join(name);
+        let c = std::ffi::CString::new(s(&fifo)).unwrap();
+        // SAFETY: a plain mkfifo on a path in a fresh temporary folder; nothing ever writes it.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let started = std::time::Instant::now();
+        refused(&["metrics", s(&fifo)], &[name, "not a regular file"]);
+        assert!(
+            started.elapsed().as_secs() < 60,
+            "{name}: waited on the pipe"
+        );
+    }
+}
+
+/// Runs the binary with stdout to `out`: (exit code, stderr, its peak resident memory in KiB,
+/// from `wait4`: this child's alone, whatever other tests run beside it).
+fn peak_kib(args: &[&str], out: &Path) -> (i32, String, i64) {
+    let err = out.with_extension("err");
+    // Reaped below by wait4, which Child::wait would not give the usage of.
+    #[allow(clippy::zombie_processes)]
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_jouleplan"))
+        .args(args)
+        .stdout(std::fs::File::create(out).unwrap())
+        .stderr(std::fs::File::create(&err).unwrap())
+        .spawn()
+        .unwrap();
+    let (mut status, mut usage) = (0, unsafe { std::mem::zeroed::<libc::rusage>() });
+    // SAFETY: waits for our own child, into locals that outlive the call.
+    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    assert_eq!(pid, child.id() as i32);
+    let code = if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else {
+        -1
+    };
+    (code, std::fs::read_to_string(err).unwrap(), usage.ru_maxrss)
+}
+
+#[test]
+fn validate_sacct_streams_a_million_steps_keeping_one_row_per_configuration() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = write(dir.path(), "m.toml", MACHINE);
+    let p = write(dir.path(), "p.json", &profile_json());
+    let mut sacct = String::from("JobID|State|NNodes|NCPUS|Elapsed|ConsumedEnergyRaw|ReqCPUFreq\n");
+    for i in 0..1_000_000u32 {
+        let c = 1 + i % 8;
+        let t = 12 + i % 3;
+        sacct.push_str(&format!("{i}.0|COMPLETED|1|{c}|00:00:{t}|900|2000000\n"));
+    }
+    let file = write(dir.path(), "sacct.txt", &sacct);
+    drop(sacct);
+    let out = dir.path().join("out.json");
+    let args = [
+        "validate",
+        "--machine",
+        s(&m),
+        "--profile",
+        s(&p),
+        "--sacct",
+        s(&file),
+        "--json",
+    ];
+    let (code, err, kib) = peak_kib(&args, &out);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let b = &v["validations"][0];
+    assert_eq!(
+        b["points"].as_array().unwrap().len(),
+        8,
+        "one row per configuration"
+    );
+    assert_eq!(
+        b["time"]["points"], 1_000_000,
+        "every step counts in the statistics"
+    );
+    assert_eq!(b["points"][0]["runs"], 125_000);
+    // The 45 MB file was once held whole with a vector per line: about 17 times its size.
+    assert!(kib < 150 * 1024, "peak {kib} KiB for a 45 MB sacct file");
+}

@@ -508,3 +508,189 @@ fn a_crlf_measured_csv_names_the_line_of_the_bad_row_not_the_header() {
     let rows = read_csv(Path::new("w.csv"), ok).unwrap();
     assert_eq!((rows.len(), rows[0].energy.map(|e| e.0)), (1, Some(500.0)));
 }
+
+#[test]
+fn an_mpip_report_cut_short_or_listing_a_task_twice_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let real = std::fs::read_to_string(fixture("mpip/mpi_imbalance_2ranks.mpiP")).unwrap();
+    let rows: Vec<&str> = real.lines().collect();
+    let at = |prefix: &str| rows.iter().position(|l| l.starts_with(prefix)).unwrap();
+    let (task0, total) = (at("   0 "), at("   * "));
+    // Cut after task 0 (a copy stopped mid-table): one rank instead of two, and an efficiency
+    // of 1.00 instead of 0.75, were it read.
+    let cut = rows[..=task0].join("\n") + "\n";
+    let f = write(dir.path(), "cut.mpiP", &cut);
+    bad_input(
+        &["metrics", f.to_str().unwrap()],
+        &["cut.mpiP", "cut short", "End of Report"],
+    );
+    // Cut after the task table: the message statistics would be lost without a word.
+    let cut = rows[..=total].join("\n") + "\n";
+    let f = write(dir.path(), "cut2.mpiP", &cut);
+    bad_input(
+        &["metrics", f.to_str().unwrap()],
+        &["cut2.mpiP", "cut short"],
+    );
+    // Task 0 listed twice: three ranks of a two-rank run.
+    let mut twice = rows.clone();
+    twice.insert(task0 + 1, rows[task0]);
+    let f = write(dir.path(), "twice.mpiP", &(twice.join("\n") + "\n"));
+    bad_input(
+        &["metrics", f.to_str().unwrap()],
+        &[
+            "twice.mpiP",
+            &format!("line {}", task0 + 2),
+            "task 0 (listed twice",
+        ],
+    );
+    // The whole report still reads.
+    let (code, out, err) = jouleplan(&[
+        "metrics",
+        fixture("mpip/mpi_imbalance_2ranks.mpiP").to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("2 ranks"), "{out}");
+}
+
+#[test]
+fn a_perf_stat_capture_counting_an_event_twice_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let cap = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/perfstat/zen3-kvm-random-reads.csv"),
+    )
+    .unwrap();
+    // Two runs in one file, as `perf stat --append -o` leaves them: the second's cycles would
+    // replace the first's and no longer match its stall counts.
+    let f = write(dir.path(), "two.csv", &format!("{cap}{cap}"));
+    let out = dir.path().join("p.json");
+    let args = [
+        "profile",
+        "--perf-stat",
+        f.to_str().unwrap(),
+        "--cores",
+        "1",
+        "--freqs",
+        "2.0",
+    ];
+    bad_input(
+        &[args.as_slice(), &["--output", out.to_str().unwrap()]].concat(),
+        &["two.csv", "line 11", "line 3 counts `cycles` already"],
+    );
+    assert!(!out.exists());
+}
+
+/// `text` behind a UTF-8 byte-order mark, as a Windows editor saves it, in `dir/name`.
+fn with_bom(dir: &std::path::Path, name: &str, text: &str) -> String {
+    let f = dir.join(name);
+    std::fs::write(&f, [b"\xef\xbb\xbf".as_slice(), text.as_bytes()].concat()).unwrap();
+    f.to_str().unwrap().to_string()
+}
+
+#[test]
+fn tool_outputs_behind_a_byte_order_mark_read_as_without_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let read = |p: std::path::PathBuf| std::fs::read_to_string(p).unwrap();
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let talp = read(fixture("talp/test_mpi_sendrecv_profile_2_0.json"));
+    let mpip = read(fixture("mpip/mpi_imbalance_2ranks.mpiP"));
+    let trace = read(repo.join("tests/data/hostile/paraver-huge-window-grid.prv"));
+    for (name, text) in [("t.json", &talp), ("r.mpiP", &mpip), ("t.prv", &trace)] {
+        let f = with_bom(d, name, text);
+        let (code, out, err) = jouleplan(&["metrics", &f]);
+        assert_eq!(code, 0, "{name}: {err}");
+        assert!(out.contains(name), "{name}: {out}");
+    }
+    let cap = read(repo.join("tests/data/perfstat/zen3-kvm-random-reads.csv"));
+    let f = with_bom(d, "cap.csv", &cap);
+    let p = d.join("p.json");
+    let args = [
+        "profile",
+        "--perf-stat",
+        &f,
+        "--cores",
+        "1",
+        "--freqs",
+        "2.0",
+        "-o",
+    ];
+    let (code, _, err) = jouleplan(&[args.as_slice(), &[p.to_str().unwrap()]].concat());
+    assert_eq!(code, 0, "{err}");
+    assert!(p.exists());
+    // sacct's header is read as its fields (the rows then fail on the profile, not the header).
+    let sacct = read(repo.join("tests/data/sacct/localhost-sleep.txt"));
+    let f = with_bom(d, "sacct.txt", &sacct);
+    let (_, _, err) = jouleplan(&["validate", "--sacct", &f]);
+    assert!(!err.contains("line 1, field"), "{err}");
+    assert!(
+        err.contains("sacct.txt: none of its 2 configurations"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_json_key_given_twice_is_refused_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let talp = std::fs::read_to_string(fixture("talp/test_mpi_sendrecv_profile_2_0.json")).unwrap();
+    // A second `usefulTime` after the first: serde_json alone keeps the last one silently.
+    let twice = talp.replacen("\"usefulTime\":", "\"usefulTime\": 1, \"usefulTime\":", 1);
+    assert_ne!(twice, talp);
+    let f = write(dir.path(), "twice.json", &twice);
+    bad_input(
+        &["metrics", f.to_str().unwrap()],
+        &["twice.json", "key `usefulTime` given twice", "line "],
+    );
+    // The profile reader is the same.
+    let prof = profile_json().replacen('{', "{\"program\": \"x\",", 1);
+    let f = write(dir.path(), "p.json", &prof);
+    let m = write(dir.path(), "m.toml", MACHINE);
+    bad_input(
+        &[
+            "plan",
+            "--machine",
+            m.to_str().unwrap(),
+            "--profile",
+            f.to_str().unwrap(),
+        ],
+        &["p.json", "key `program` given twice"],
+    );
+    // An empty `.json` is said to be empty JSON, not a file of no known kind.
+    let f = write(dir.path(), "empty.json", "");
+    bad_input(
+        &["metrics", f.to_str().unwrap()],
+        &["empty.json", "not valid JSON"],
+    );
+}
+
+#[test]
+fn a_talp_csv_naming_a_column_or_a_rank_twice_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    // DLB 3.7's process table (the header of its camelCase spelling), two ranks.
+    let head = "region,rank,pid,nodeId,hostname,numCpus,elapsedTime,usefulTime,mpiTime";
+    let rows = "Global,0,100,0,n0,1,2000000000,1500000000,500000000\n\
+                Global,1,101,0,n0,1,2000000000,1000000000,1000000000\n";
+    // A second `usefulTime` column (a table pasted together): its cells would replace the first's.
+    let twice = format!("{head},UsefulTime\n{}", rows.replace('\n', ",1\n"));
+    let f = write(dir.path(), "col-process.csv", &twice);
+    bad_input(
+        &["metrics", f.to_str().unwrap()],
+        &["col-process.csv", "line 1", "`UsefulTime` is there twice"],
+    );
+    // A second run appended to the file (TALP appends to a CSV that exists): rank 0 again was
+    // read as a third rank of one run.
+    let appended = format!("{head}\n{rows}{}", rows.lines().next().unwrap());
+    let f = write(dir.path(), "two-process.csv", &appended);
+    bad_input(
+        &["metrics", f.to_str().unwrap()],
+        &[
+            "two-process.csv",
+            "line 4",
+            "line 2 holds rank 0 of Global already",
+        ],
+    );
+    let f = write(dir.path(), "one-process.csv", &format!("{head}\n{rows}"));
+    let (code, out, err) = jouleplan(&["metrics", f.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("2 ranks"), "{out}");
+}

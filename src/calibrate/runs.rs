@@ -47,7 +47,7 @@ impl Measured {
     }
 
     /// Its time and energy set to the means of its runs (energy where every run has it).
-    fn averaged(mut self) -> Measured {
+    pub(crate) fn averaged(mut self) -> Measured {
         self.time_s = self.runs.time_mean();
         let e = self.runs.energy_mean();
         self.energy = self.energy.and_then(|(_, s)| e.map(|e| (e, s)));

@@ -5,6 +5,7 @@
 //! measured row (steps `batch` and `extern` are the job script and its extern step, not the
 //! program, and are left out; a job without steps counts as one).
 
+use super::repeats::{Replay, Run};
 use super::reproduce::EnergyScope;
 use super::runs::Measured;
 use crate::error::{InputError, InputResult};
@@ -39,40 +40,109 @@ fn columns(
 
 /// Refuses a row with more or fewer fields than the header before any of its cells is read:
 /// every cell after a stray `|` would be read as the next column's.
-fn same_widths(path: &Path, header: usize, rows: &[(usize, Vec<&str>)]) -> InputResult<()> {
-    match rows.iter().find(|(_, r)| r.len() != header) {
-        None => Ok(()),
-        Some((line, r)) => Err(InputError::Syntax {
+fn same_width(path: &Path, line: usize, header: usize, row: usize) -> InputResult<()> {
+    if row == header {
+        return Ok(());
+    }
+    Err(InputError::Syntax {
+        file: path.to_path_buf(),
+        format: "sacct -P output",
+        detail: format!(
+            "line {line} has {row} fields, the header {header}: every row needs the header's \
+             fields, `|` between them"
+        ),
+    })
+}
+
+/// The longest line read from a sacct file: a row of the fields this reader takes is well under
+/// a kilobyte, and a file without line breaks must not grow a buffer without bound.
+const MAX_LINE: usize = 1 << 20;
+
+/// Where sacct's lines come from: text in memory, or a file read as a stream (twice: once for
+/// the header and whether rows name steps, once for the rows), never held whole.
+#[derive(Clone, Copy)]
+enum Lines<'a> {
+    Text(&'a str),
+    File,
+}
+
+impl Lines<'_> {
+    /// Calls `f` with each line of `path` (or the text), numbered from 1, without its break
+    /// (or a byte-order mark before the first).
+    fn each(
+        self,
+        path: &Path,
+        f: &mut dyn FnMut(usize, &str) -> InputResult<()>,
+    ) -> InputResult<()> {
+        let file = match self {
+            Lines::Text(t) => {
+                let t = crate::input::without_bom(t);
+                return t.lines().enumerate().try_for_each(|(i, l)| f(i + 1, l));
+            }
+            Lines::File => crate::input::open_regular(path)?.0,
+        };
+        use std::io::{BufRead, Read};
+        let err = |reason: std::io::Error| InputError::Read {
             file: path.to_path_buf(),
-            format: "sacct -P output",
-            detail: format!(
-                "line {line} has {} fields, the header {header}: every row needs the header's \
-                 fields, `|` between them",
-                r.len()
-            ),
-        }),
+            reason,
+        };
+        let invalid = |why: String| err(std::io::Error::new(std::io::ErrorKind::InvalidData, why));
+        let mut rd = std::io::BufReader::new(file);
+        let mut buf = Vec::new();
+        for n in 1.. {
+            buf.clear();
+            let k = (&mut rd)
+                .take(MAX_LINE as u64 + 1)
+                .read_until(b'\n', &mut buf)
+                .map_err(err)?;
+            if k == 0 {
+                break;
+            }
+            if buf.len() > MAX_LINE {
+                return Err(invalid(format!("line {n} is longer than {MAX_LINE} bytes")));
+            }
+            let text = std::str::from_utf8(&buf)
+                .map_err(|_| invalid(format!("line {n} is not UTF-8 text")))?;
+            let text = if n == 1 {
+                crate::input::without_bom(text)
+            } else {
+                text
+            };
+            let text = text.strip_suffix('\n').unwrap_or(text);
+            f(n, text.strip_suffix('\r').unwrap_or(text))?;
+        }
+        Ok(())
     }
 }
 
-/// Reads `sacct -P` text into measured rows on `machine` (its only frequency where a row does
-/// not say one), their energy of `scope`.
-pub fn read<'a>(
-    path: &Path,
-    text: &'a str,
-    machine: &Machine,
-    scope: EnergyScope,
-) -> InputResult<Vec<Measured>> {
-    let bad = |line: usize, key: &str, expected: &str, got: &str| InputError::Key {
-        file: path.to_path_buf(),
-        key: format!("line {line}, field {key}"),
-        expected: expected.into(),
-        got: got.into(),
-    };
-    let mut lines = text
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty());
-    let (_, head) = lines.next().ok_or_else(|| {
+/// A row's cell of column `name` (empty where the header has no such column).
+fn get<'t>(cols: &[String], r: &[&'t str], name: &str) -> &'t str {
+    cols.iter()
+        .position(|c| c == name)
+        .and_then(|i| r.get(i).copied())
+        .unwrap_or("")
+}
+
+/// The first pass: the header's columns, and whether any row names a step (`JOBID.STEP`: then
+/// the job's own line is no run); every row's field count checked against the header's.
+fn survey(path: &Path, lines: Lines<'_>, bad: &Bad<'_>) -> InputResult<(Vec<String>, bool)> {
+    let mut cols: Option<Vec<String>> = None;
+    let mut steps = false;
+    lines.each(path, &mut |n, l| {
+        if l.trim().is_empty() {
+            return Ok(());
+        }
+        match &cols {
+            None => cols = Some(columns(l, bad)?),
+            Some(c) => {
+                let r: Vec<&str> = l.split('|').map(str::trim).collect();
+                same_width(path, n, c.len(), r.len())?;
+                steps |= get(c, &r, "jobid").contains('.');
+            }
+        }
+        Ok(())
+    })?;
+    let cols = cols.ok_or_else(|| {
         bad(
             1,
             "header",
@@ -80,43 +150,54 @@ pub fn read<'a>(
             "nothing",
         )
     })?;
-    let cols = columns(head, &bad)?;
-    let rows: Vec<(usize, Vec<&str>)> = lines
-        .map(|(i, l)| (i + 1, l.split('|').map(str::trim).collect()))
-        .collect();
-    fn get<'t>(cols: &[String], r: &[&'t str], name: &str) -> &'t str {
-        cols.iter()
-            .position(|c| c == name)
-            .and_then(|i| r.get(i).copied())
-            .unwrap_or("")
-    }
-    same_widths(path, cols.len(), &rows)?;
-    let cell = |r: &[&'a str], name: &str| -> &'a str { get(&cols, r, name) };
-    let has_steps = rows.iter().any(|(_, r)| cell(r, "jobid").contains('.'));
-    let mut out = Vec::new();
-    for (line, r) in &rows {
-        let id = cell(r, "jobid");
+    Ok((cols, steps))
+}
+
+/// Calls `f` with each completed job step of `lines` as one run on `machine` (its only
+/// frequency where a row does not say one), its energy of `scope`; returns how many.
+fn each_step(
+    path: &Path,
+    lines: Lines<'_>,
+    (machine, scope): (&Machine, EnergyScope),
+    f: &mut dyn FnMut(Measured) -> InputResult<()>,
+) -> InputResult<usize> {
+    let bad = |line: usize, key: &str, expected: &str, got: &str| InputError::Key {
+        file: path.to_path_buf(),
+        key: format!("line {line}, field {key}"),
+        expected: expected.into(),
+        got: got.into(),
+    };
+    let (cols, has_steps) = survey(path, lines, &bad)?;
+    let (mut header, mut count) = (true, 0);
+    lines.each(path, &mut |line, l| {
+        if l.trim().is_empty() || std::mem::take(&mut header) {
+            return Ok(());
+        }
+        let r: Vec<&str> = l.split('|').map(str::trim).collect();
+        let cell = |name: &str| get(&cols, &r, name);
+        let id = cell("jobid");
         let step = id.split('.').nth(1);
         if (has_steps && step.is_none()) || matches!(step, Some("batch" | "extern")) {
-            continue;
+            return Ok(());
         }
-        let state = cell(r, "state");
+        let state = cell("state");
         if !state.is_empty() && !state.starts_with("COMPLETED") {
-            continue;
+            return Ok(());
         }
-        let f = Fields {
-            line: *line,
-            nodes: cell(r, "nnodes"),
-            cpus: cell(r, "ncpus"),
-            tasks: cell(r, "ntasks"),
-            elapsed: cell(r, "elapsed"),
-            energy: cell(r, "consumedenergyraw"),
-            freq: cell(r, "reqcpufreq"),
+        let fields = Fields {
+            line,
+            nodes: cell("nnodes"),
+            cpus: cell("ncpus"),
+            tasks: cell("ntasks"),
+            elapsed: cell("elapsed"),
+            energy: cell("consumedenergyraw"),
+            freq: cell("reqcpufreq"),
             id,
         };
-        out.push(row(path, &f, machine, scope, &bad)?);
-    }
-    if out.is_empty() {
+        count += 1;
+        f(row(path, &fields, machine, scope, &bad)?)
+    })?;
+    if count == 0 {
         return Err(bad(
             2,
             "State",
@@ -124,7 +205,75 @@ pub fn read<'a>(
             "none (steps batch and extern are left out, and steps not COMPLETED)",
         ));
     }
-    Ok(out)
+    Ok(count)
+}
+
+/// One measurement per configuration of `lines`' job steps, their repeats averaged, in the
+/// order each first appears: memory grows with the configurations, never with the steps.
+fn grouped(
+    path: &Path,
+    lines: Lines<'_>,
+    machine: &Machine,
+    scope: EnergyScope,
+) -> InputResult<Vec<Measured>> {
+    let mut groups: Vec<Measured> = Vec::new();
+    let mut index = std::collections::HashMap::new();
+    each_step(path, lines, (machine, scope), &mut |m| {
+        match index.get(&m.key()) {
+            Some(&i) => {
+                let g: &mut Measured = &mut groups[i];
+                g.runs.add(m.time_s, m.energy.map(|e| e.0));
+            }
+            None => {
+                index.insert(m.key(), groups.len());
+                groups.push(m);
+            }
+        }
+        Ok(())
+    })?;
+    Ok(groups.into_iter().map(Measured::averaged).collect())
+}
+
+/// Reads `sacct -P` text into measured rows on `machine` (its only frequency where a row does
+/// not say one), their energy of `scope`: one per configuration, its steps' mean.
+pub fn read(
+    path: &Path,
+    text: &str,
+    machine: &Machine,
+    scope: EnergyScope,
+) -> InputResult<Vec<Measured>> {
+    grouped(path, Lines::Text(text), machine, scope)
+}
+
+/// [`read`] of the file at `path`, read as a stream: a year of a cluster's accounting takes
+/// the memory of its configurations, not of its lines. [`SacctFile`] reads its steps again.
+pub fn read_file(path: &Path, machine: &Machine, scope: EnergyScope) -> InputResult<Vec<Measured>> {
+    grouped(path, Lines::File, machine, scope)
+}
+
+/// The job steps of a sacct file read again, each a run: what counts every run (validate's
+/// error statistics) reads them here.
+pub struct SacctFile<'a> {
+    /// The file.
+    pub path: &'a Path,
+    /// The machine its steps ran on.
+    pub machine: &'a Machine,
+    /// What its energy covers.
+    pub scope: EnergyScope,
+}
+
+impl Replay for SacctFile<'_> {
+    fn replay(&self, f: &mut dyn FnMut(Run) -> InputResult<()>) -> InputResult<()> {
+        let (machine, scope) = (self.machine, self.scope);
+        each_step(self.path, Lines::File, (machine, scope), &mut |m| {
+            f(Run {
+                key: m.key(),
+                time_s: m.time_s,
+                energy_j: m.energy.map(|e| e.0),
+            })
+        })
+        .map(|_| ())
+    }
 }
 
 type Bad<'a> = dyn Fn(usize, &str, &str, &str) -> InputError + 'a;

@@ -8,7 +8,10 @@ use std::io::Write;
 /// Writes the completion script for a shell.
 pub fn run_completions(a: &CompletionsArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let mut cmd = Cli::command();
-    clap_complete::generate(a.shell, &mut cmd, "jouleplan", out);
+    // Generated in memory: clap_complete panics on a write error, the writer below reports it.
+    let mut script = Vec::new();
+    clap_complete::generate(a.shell, &mut cmd, "jouleplan", &mut script);
+    out.write_all(&script)?;
     Ok(())
 }
 

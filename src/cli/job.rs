@@ -143,7 +143,7 @@ pub fn run_slurm(args: &SlurmArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         .iter()
         .map(|p| ("--sbatch", p.as_path()))
         .collect();
-    let _lock = super::outputs::lock(&script)?;
+    let _lock = super::outputs::guard(&args.inputs.source.files(), &script)?;
     with_model(&args.inputs.source, |model, trust| {
         let config = values::config_as_shown(model.machine, config);
         one_node_without_network(model.machine, config.nodes)?;

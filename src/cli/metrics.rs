@@ -44,7 +44,9 @@ pub struct MetricsArgs {
 /// Runs `metrics`.
 pub fn run_metrics(args: &MetricsArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     use crate::metrics::scaling;
-    let _lock = super::outputs::lock(
+    let inputs: Vec<_> = args.files.iter().map(|f| ("FILE", f.as_path())).collect();
+    let _lock = super::outputs::guard(
+        &inputs,
         &args
             .plot
             .iter()
@@ -146,7 +148,10 @@ fn read_file(
     let text = crate::input::read_table(f)?;
     if text.starts_with("@ mpiP") || name.ends_with(".mpiP") {
         Ok(vec![run::from_mpip(&mpip::parse(f, &text)?)])
-    } else if name.ends_with(".csv") || text.trim_start().starts_with('{') {
+    } else if name.ends_with(".csv")
+        || name.ends_with(".json")
+        || text.trim_start().starts_with('{')
+    {
         Ok(run::from_talp(&talp::read(f, &text)?))
     } else {
         Err(InputError::Argument {

@@ -84,8 +84,30 @@ impl<W: Write> ClosedStdoutStopsPrinting<W> {
                 self.closed = true;
                 Ok(len)
             }
-            other => other,
+            // A full disk or a device that refuses the write: an error naming the output.
+            Err(e) => Err(std::io::Error::new(
+                e.kind(),
+                format!("cannot write standard output: {e}"),
+            )),
+            ok => ok,
         }
+    }
+}
+
+/// The exit code of a command line clap did not run: `--help` and `--version` print to
+/// standard output and exit 0 only where that text was written (a full disk is an error, a
+/// closed pipe is not); anything else is bad input.
+fn parse_error(e: &clap::Error) -> i32 {
+    let printed = e.print();
+    if e.use_stderr() {
+        return EXIT_BAD_INPUT;
+    }
+    match printed.and_then(|()| std::io::Write::flush(&mut std::io::stdout())) {
+        Err(err) if err.kind() != std::io::ErrorKind::BrokenPipe => {
+            say::line(&format!("Error: cannot write standard output: {err}"));
+            1
+        }
+        _ => 0,
     }
 }
 
@@ -115,10 +137,7 @@ pub fn main_with(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32 {
     unsafe { libc::signal(libc::SIGXFSZ, libc::SIG_IGN) };
     let cli = match Cli::try_parse_from(args) {
         Ok(c) => c,
-        Err(e) => {
-            let _ = e.print();
-            return if e.use_stderr() { EXIT_BAD_INPUT } else { 0 };
-        }
+        Err(e) => return parse_error(&e),
     };
     say::set_quiet(cli.quiet);
     let stdout = std::io::stdout();
@@ -162,7 +181,8 @@ pub fn main_with(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32 {
             }
         }),
     };
-    let _ = out.flush();
+    // What stayed buffered is written now: a failure then is the command's error too.
+    let result = result.and_then(|code| out.flush().map(|()| code).map_err(Into::into));
     match result {
         Ok(code) => code,
         Err(e) if is_broken_pipe(&e) => 0,

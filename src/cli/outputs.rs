@@ -73,6 +73,24 @@ pub fn lock(outputs: &[(&str, &Path)]) -> anyhow::Result<Vec<crate::atomic_write
         .collect()
 }
 
+/// Refuses an output that is one of `inputs` (the same file, however named), as
+/// [`check_distinct`] does; an input that does not exist (a bundled name) is no file an output
+/// could destroy.
+pub fn not_inputs(inputs: &[(&str, &Path)], outputs: &[(&str, &Path)]) -> InputResult<()> {
+    let existing: Vec<(&str, &Path)> = inputs.iter().copied().filter(|(_, p)| p.exists()).collect();
+    check_distinct(&existing, outputs)
+}
+
+/// [`lock`] for a command that reads `inputs`: an output that is one of them is refused first
+/// ([`not_inputs`]), before any lock is taken or anything is written.
+pub fn guard(
+    inputs: &[(&str, &Path)],
+    outputs: &[(&str, &Path)],
+) -> anyhow::Result<Vec<crate::atomic_write::OutputLock>> {
+    not_inputs(inputs, outputs)?;
+    lock(outputs)
+}
+
 /// Refuses, before anything runs, an output named like a file jouleplan keeps for itself
 /// (a lock, a set marker or a temporary, wherever it lies), or like the lock, set marker,
 /// journal or working folder of another output of the same command, which jouleplan

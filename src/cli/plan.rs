@@ -208,7 +208,7 @@ pub fn run_plan(args: &PlanArgs, out: &mut dyn Write) -> anyhow::Result<Plan> {
     let outputs: Vec<_> = (args.plot.iter().map(|p| ("--plot", p.as_path())))
         .chain(args.sbatch.iter().map(|p| ("--sbatch", p.as_path())))
         .collect();
-    let _locks = super::outputs::lock(&outputs)?;
+    let _locks = super::outputs::guard(&args.inputs.source.files(), &outputs)?;
     if let Some(p) = &args.plot {
         check_plot_path(p)?;
     }

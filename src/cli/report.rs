@@ -57,9 +57,26 @@ fn measured_runs(
         .collect())
 }
 
+/// The files of a report folder, in the order they are written.
+const REPORT_FILES: [&str; 7] = [
+    "pareto.svg",
+    "breakdown.svg",
+    "node-law.svg",
+    "front.json",
+    "front.csv",
+    "index.html",
+    "pareto.png",
+];
+
 /// Runs `report`: writes the report folder and says on standard error what it wrote (the
 /// folder is the result: nothing goes to standard output).
 pub fn run_report(args: &ReportArgs, _out: &mut dyn Write) -> anyhow::Result<Plan> {
+    // The folder is swapped in whole: an input at the name of one of its files would be lost.
+    let mut inputs = args.source.files();
+    inputs.extend(args.measured.iter().map(|p| ("--measured", p.as_path())));
+    let files: Vec<_> = REPORT_FILES.iter().map(|n| args.out.join(n)).collect();
+    let outputs: Vec<_> = files.iter().map(|f| ("--out", f.as_path())).collect();
+    super::outputs::not_inputs(&inputs, &outputs)?;
     let inp = resolve(&args.source, &args.space, &args.query)?;
     // The runs are read before the search, so a bad file costs nothing.
     let rows = match &args.measured {
@@ -95,15 +112,16 @@ pub fn run_report(args: &ReportArgs, _out: &mut dyn Write) -> anyhow::Result<Pla
     );
     let png = plot::pareto_png(&plan, &sample, &marks)
         .map_err(|e| anyhow::anyhow!("{}: {e}", dir.join("pareto.png").display()))?;
-    let files: [(&str, &[u8]); 7] = [
-        ("pareto.svg", pareto.as_bytes()),
-        ("breakdown.svg", breakdown.as_bytes()),
-        ("node-law.svg", node_law.as_bytes()),
-        ("front.json", &json),
-        ("front.csv", &csv),
-        ("index.html", html.as_bytes()),
-        ("pareto.png", &png),
+    let contents: [&[u8]; 7] = [
+        pareto.as_bytes(),
+        breakdown.as_bytes(),
+        node_law.as_bytes(),
+        &json,
+        &csv,
+        html.as_bytes(),
+        &png,
     ];
+    let files: Vec<(&str, &[u8])> = REPORT_FILES.into_iter().zip(contents).collect();
     // Built beside the folder and swapped in: a kill leaves the old report or the new one.
     let how = crate::atomic_write::write_folder(dir, &files)?;
     if how == crate::atomic_write::Written::FileByFile {

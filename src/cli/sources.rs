@@ -55,6 +55,15 @@ impl SourceArgs {
         }
     }
 
+    /// The machine and profile files the flags name (a bundled name is no file), each with its
+    /// flag: the inputs no output of the command may be.
+    pub(crate) fn files(&self) -> Vec<(&'static str, &Path)> {
+        [("--machine", &self.machine), ("--profile", &self.profile)]
+            .into_iter()
+            .filter_map(|(flag, p)| Some((flag, Path::new(p.as_deref()?))))
+            .collect()
+    }
+
     /// Loads the machine and the profile the flags name, checked and fitted together.
     pub(crate) fn load(&self) -> InputResult<Loaded> {
         Loaded::read(

@@ -4,6 +4,7 @@ use super::sources::SourceArgs;
 use crate::calibrate::repeats::Replay;
 use crate::calibrate::reproduce::EnergyScope;
 use crate::calibrate::runs::{CsvFile, Measured};
+use crate::calibrate::sacct_runs::SacctFile;
 use crate::calibrate::trust;
 use crate::calibrate::validate::{self, Compared};
 use crate::error::InputError;
@@ -62,7 +63,10 @@ pub fn run_validate(args: &ValidateArgs, out: &mut dyn Write) -> anyhow::Result<
         super::plan::check_plot_path(p)?;
     }
     let plots: Vec<_> = args.plot.iter().map(|p| ("--plot", p.as_path())).collect();
-    let _lock = super::outputs::lock(&plots)?;
+    let mut inputs = args.source.files();
+    inputs.extend(args.measured.iter().map(|p| ("--measured", p.as_path())));
+    inputs.extend(args.sacct.iter().map(|p| ("--sacct", p.as_path())));
+    let _lock = super::outputs::guard(&inputs, &plots)?;
     let (src_m, src_p) = (
         args.source.machine.as_deref(),
         args.source.profile.as_deref(),
@@ -88,10 +92,16 @@ pub fn run_validate(args: &ValidateArgs, out: &mut dyn Write) -> anyhow::Result<
         super::say::note(&note);
     }
     let csv = args.measured.as_deref().map(CsvFile);
+    let sacct = args.sacct.as_deref().map(|path| SacctFile {
+        path,
+        machine: &machine,
+        scope: sacct_scope(args),
+    });
     let predicted = given.map_or("the profile's own measured points".to_string(), |p| {
         p.display().to_string()
     });
-    let runs = csv.as_ref().map(|c| c as &dyn Replay);
+    let runs = (csv.as_ref().map(|c| c as &dyn Replay))
+        .or_else(|| sacct.as_ref().map(|c| c as &dyn Replay));
     let scored = validate::validate(&machine, &profile, (&measured, &predicted, runs), &checks)?;
     if let Some(path) = given {
         refuse_if_nothing_predicted(path, &scored.validation.rows)?;
@@ -139,10 +149,8 @@ fn measured_rows(
             rows
         }
         (None, Some(path)) => {
-            // clap allows node and cpu only.
-            let scope = EnergyScope::from_name(&args.energy_scope).unwrap_or(EnergyScope::Node);
-            let text = crate::input::read_table(path)?;
-            crate::calibrate::sacct_runs::read(path, &text, machine, scope)?
+            let scope = sacct_scope(args);
+            crate::calibrate::sacct_runs::read_file(path, machine, scope)?
         }
         (None, None) if held_out => hold_out(profile, machine, args)?,
         (None, None) => profile
@@ -152,6 +160,11 @@ fn measured_rows(
             .map(|p| validate::as_measured(profile, p))
             .collect(),
     })
+}
+
+/// What `--sacct`'s energy covers (clap allows node and cpu only).
+fn sacct_scope(args: &ValidateArgs) -> EnergyScope {
+    EnergyScope::from_name(&args.energy_scope).unwrap_or(EnergyScope::Node)
 }
 
 /// A measured CSV none of whose rows the model can predict validates nothing: bad input.

@@ -93,7 +93,29 @@ pub fn parse(file: &Path, text: &str) -> InputResult<Vec<PerfStatLine>> {
             "nothing",
         ));
     }
+    each_event_once(file, text, &out)?;
     Ok(out)
+}
+
+/// Refuses two counts of one event (`perf stat --append` of several runs, files pasted
+/// together): which is this run's cannot be told, and the last would win silently.
+fn each_event_once(file: &Path, text: &str, lines: &[PerfStatLine]) -> InputResult<()> {
+    let mut seen = std::collections::HashMap::new();
+    for l in lines {
+        if let Some(first) = seen.insert(l.event.as_str(), l) {
+            return Err(InputError::Key {
+                file: file.to_path_buf(),
+                key: format!("line {}", l.line),
+                expected: format!(
+                    "each event once (line {} counts `{}` already): one run's capture a file; \
+                     give each run's `perf stat -o` file on its own",
+                    first.line, l.event
+                ),
+                got: format!("{:?}", text.lines().nth(l.line - 1).unwrap_or("")),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// The raw config word an event spelling stands for: `rNNNN`, or `cpu/event=..,umask=..,cmask=../`.

@@ -78,11 +78,14 @@ pub fn parse(file: &Path, text: &str) -> InputResult<MpipReport> {
     let mut section = String::new();
     let mut ranks = Vec::new();
     let mut sent = Vec::new();
+    let mut total = false;
+    let mut ended = false;
     for (i, line) in text.lines().enumerate() {
         if let Some(title) = line.strip_prefix("@---") {
             section = title
                 .trim_matches(|c: char| c == '-' || c.is_whitespace())
                 .to_string();
+            ended |= section == "End of Report";
             continue;
         }
         let t = line.trim();
@@ -96,7 +99,8 @@ pub fn parse(file: &Path, text: &str) -> InputResult<MpipReport> {
             cols: t.split_whitespace().collect(),
         };
         if section.starts_with("MPI Time (seconds)") {
-            ranks.extend(row.rank_time()?);
+            total |= row.cols.first() == Some(&"*");
+            ranks.extend(row.rank_time()?.map(|r| (r, i + 1)));
         } else if section.starts_with("Callsite Message Sent statistics") {
             sent.extend(row.sent()?);
         }
@@ -109,11 +113,47 @@ pub fn parse(file: &Path, text: &str) -> InputResult<MpipReport> {
             "none",
         ));
     }
+    whole(file, text, &ranks, total && ended)?;
     Ok(MpipReport {
         source: file.to_path_buf(),
-        ranks,
+        ranks: ranks.into_iter().map(|(r, _)| r).collect(),
         sent,
     })
+}
+
+/// Refuses a report cut short or with its task table damaged: mpiP lists every task once, 0 to
+/// n - 1, then the `*` total, and ends the report with `@--- End of Report`. A report that
+/// stops earlier (a run killed while mpiP wrote it, a copy cut off) would give fewer ranks or
+/// no messages, and efficiencies of other ranks than the run had.
+fn whole(file: &Path, text: &str, ranks: &[(RankTime, usize)], complete: bool) -> InputResult<()> {
+    let mut seen = vec![false; ranks.len()];
+    for &(r, line) in ranks {
+        match seen.get_mut(r.rank as usize) {
+            Some(s) if !*s => *s = true,
+            _ => {
+                return Err(bad(
+                    file,
+                    line,
+                    &format!(
+                        "the {} tasks of `@--- MPI Time (seconds)` listed once each, 0 to {}",
+                        ranks.len(),
+                        ranks.len() - 1
+                    ),
+                    &format!("task {} (listed twice, or a gap before it)", r.rank),
+                ));
+            }
+        }
+    }
+    if complete {
+        return Ok(());
+    }
+    Err(bad(
+        file,
+        text.lines().count(),
+        "a whole report: the `*` row closing `@--- MPI Time (seconds)` and the closing \
+         `@--- End of Report` (mpiP writes both)",
+        "the end of the file before them: the report is cut short",
+    ))
 }
 
 /// One row of a report's table: line `n` split into columns.

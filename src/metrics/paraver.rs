@@ -564,13 +564,11 @@ enum Opened {
     Stream(Box<dyn Read + Send>),
 }
 
-/// Opens a trace: a plain regular file is mapped (read in place, with no copy), anything else
-/// (`.gz`, a pipe, a file that cannot be mapped) is read as a stream.
+/// Opens a trace: a plain regular file is mapped (read in place, with no copy), a `.gz` or a
+/// file that cannot be mapped is read as a stream. As every input, it must be a regular file:
+/// a FIFO, device or folder is refused at once ([`crate::input::open_regular`]), never waited on.
 fn open(path: &Path) -> InputResult<Opened> {
-    let f = std::fs::File::open(path).map_err(|reason| InputError::Read {
-        file: path.to_path_buf(),
-        reason,
-    })?;
+    let (f, _) = crate::input::open_regular(path)?;
     if path.extension().is_some_and(|e| e == "gz") {
         return Ok(Opened::Stream(Box::new(flate2::read::MultiGzDecoder::new(
             f,
@@ -665,6 +663,8 @@ pub fn analyse_reader(
 
 /// Analyses the records of `input` under the header line `first`.
 fn analyse_input(path: &Path, first: &[u8], input: Input<'_>, opts: &Options) -> InputResult<Run> {
+    // A byte-order mark an editor put before the header is no part of it.
+    let first = first.strip_prefix(b"\xef\xbb\xbf").unwrap_or(first);
     let first = String::from_utf8_lossy(first).into_owned();
     let (header, ncomms) = parse_header(path, &first)?;
     let n = header.tasks as usize;

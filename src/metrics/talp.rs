@@ -5,6 +5,7 @@
 use super::tree::{DeviceTimes, HostTimes, LegacyHostTimes};
 use crate::error::{InputError, InputResult};
 use serde_json::{Map, Value};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 /// How the host times of a region are given.
@@ -330,6 +331,7 @@ pub fn from_csv(file: &Path, text: &str) -> InputResult<TalpFile> {
         .iter()
         .map(|h| h.trim().to_string())
         .collect::<Vec<_>>();
+    once_each(file, &headers)?;
     let pop = headers.first().is_some_and(|h| h == "name");
     // DLB writes `Region,Rank,...,ElapsedTime,MPITime` up to 3.6 and camelCase
     // (`region,rank,...,elapsedTime,mpiTime`) in 3.7: process tables are read by lower-case name.
@@ -352,6 +354,7 @@ pub fn from_csv(file: &Path, text: &str) -> InputResult<TalpFile> {
         regions: Vec::new(),
         processes: Vec::new(),
     };
+    let mut seen = HashMap::new();
     for (i, rec) in rdr.records().enumerate() {
         let rec = rec.map_err(|e| syntax(file, e))?;
         let line = i + 2;
@@ -370,11 +373,51 @@ pub fn from_csv(file: &Path, text: &str) -> InputResult<TalpFile> {
                 .push(region(file, format!("line {line}"), &name, &map)?);
         } else {
             let keys = ["rank", "nodeid", "elapsedtime", "usefultime", "mpitime"];
-            out.processes
-                .push(process(file, format!("line {line}"), &name, &map, keys)?);
+            let p = process(file, format!("line {line}"), &name, &map, keys)?;
+            not_again(file, line, &mut seen, &p)?;
+            out.processes.push(p);
         }
     }
     Ok(out)
+}
+
+/// Refuses a process row of a rank its region has already (line `line`): TALP appends a run's
+/// rows to a CSV that exists, and a second run's ranks would be read as more ranks of the first.
+fn not_again(
+    file: &Path,
+    line: usize,
+    seen: &mut HashMap<(String, u32), usize>,
+    p: &TalpProcess,
+) -> InputResult<()> {
+    let Some(first) = seen.insert((p.region.clone(), p.rank), line) else {
+        return Ok(());
+    };
+    Err(InputError::Key {
+        file: file.to_path_buf(),
+        key: format!("line {line}"),
+        expected: format!(
+            "each rank once a region (line {} holds rank {} of {} already): TALP appends a \
+             run's rows to a CSV that exists, so give each run's file on its own",
+            first, p.rank, p.region
+        ),
+        got: format!("rank {} of {} again", p.rank, p.region),
+    })
+}
+
+/// Refuses a CSV header naming a column twice (case aside, as process tables are read): the
+/// second would silently replace the first's cells.
+fn once_each(file: &Path, headers: &[String]) -> InputResult<()> {
+    for (i, h) in headers.iter().enumerate() {
+        if headers[..i].iter().any(|g| g.eq_ignore_ascii_case(h)) {
+            return Err(InputError::Key {
+                file: file.to_path_buf(),
+                key: "line 1".into(),
+                expected: format!("each column once: `{h}` is there twice"),
+                got: headers.join(","),
+            });
+        }
+    }
+    Ok(())
 }
 
 fn syntax(file: &Path, e: csv::Error) -> InputError {
