@@ -50,7 +50,7 @@ pub fn fit_law_within(
     if cands.is_empty() {
         return None;
     }
-    let noise = repeat_rel.map_or(rule.repeat_prior, |r| r.max(rule.repeat_prior));
+    let noise = repeat_rel.map_or(rule.noise_floor, |r| r.max(rule.noise_floor));
     if folds.is_empty() {
         weigh_on_the_fit(&mut cands, &grows, (&multi, &beyond), (noise, rule));
     } else {
@@ -238,8 +238,8 @@ pub(super) fn weigh_laws(
 
 /// Which candidates a count refutes ([`Rule::refute`]): `fast` is by how much each predicted
 /// some count faster than measured (relative, 0 where never); those beyond the `allowed`
-/// candidate of least `fast` by more than the rule's multiple of `noise` are refuted (so some law
-/// is always left).
+/// candidate of least `fast` by more than the rule's multiple of `noise` (and its
+/// [`Rule::refute_floor`]) are refuted (so some law is always left).
 fn refuted(fast: &[f64], allowed: &[bool], noise: f64, rule: &Rule) -> Vec<bool> {
     let Some(r) = rule.refute else {
         return vec![false; fast.len()];
@@ -250,7 +250,8 @@ fn refuted(fast: &[f64], allowed: &[bool], noise: f64, rule: &Rule) -> Vec<bool>
         .filter(|(_, a)| **a)
         .map(|(f, _)| *f)
         .fold(f64::INFINITY, f64::min);
-    fast.iter().map(|&f| f > least + r * noise).collect()
+    let bar = (r * noise).max(rule.refute_floor);
+    fast.iter().map(|&f| f > least + bar).collect()
 }
 
 /// By how much each candidate, fitted on every count, is faster than measured at the count
