@@ -18,6 +18,11 @@ pub enum Weighing {
     /// whose errors differ by less than the code's noise weigh alike; where the left-out counts
     /// tell them apart by several times it, they decide.
     Evidence(f64),
+    /// Pseudo-BMA+ (Yao, Vehtari, Simpson and Gelman, Bayesian Analysis 2018): the evidence
+    /// weights of [`Weighing::Evidence`] at this `kappa`, each left-out count's log-likelihood
+    /// reweighted by a Bayesian bootstrap over the left-out counts and the weights averaged
+    /// over the draws, so that they sharpen only as the independent left-out checks grow.
+    PseudoBma(f64),
 }
 
 /// Which law the model uses, judged by each law's time (or energy) at eight times the largest
@@ -140,6 +145,11 @@ impl Rule {
                 "laws weighted by their leave-one-node-count-out errors against {k} times the \
                  code's run-to-run spread, exp(-sum e^2 / 2 ({k} s)^2)"
             ),
+            Weighing::PseudoBma(k) => format!(
+                "laws weighted by pseudo-BMA+ of their leave-one-node-count-out errors against \
+                 {k} times the code's run-to-run spread (Bayesian bootstrap over the left-out \
+                 counts)"
+            ),
         };
         let growth = match self.growth_evidence {
             Some(g) => format!(
@@ -206,7 +216,7 @@ impl Rule {
     }
 
     /// Parses the design study's `KEY=VALUE,...` (each key optional, the others default):
-    /// `weigh=best|floor:F|evidence:K`, `floor=F|best` (as `weigh=floor:F`),
+    /// `weigh=best|floor:F|evidence:K|pbma:K`, `floor=F|best` (as `weigh=floor:F`),
     /// `serial=free|nonneg`, `power=on|off`, `growth=free|G`, `prior=P`, `refute=off|R`, `span=S`,
     /// `center=mean|median|relative`, `energy=derived|CENTER:KAPPA` (`CENTER` mean, median or relative),
     /// `repeat=R`, `doubling=D`, `unvalidated=U`, `noise=N` (the evidence's floor on the spread),
@@ -227,6 +237,7 @@ impl Rule {
                 ("weigh" | "floor", _) if v == "best" => r.weighing = Weighing::Best,
                 ("weigh", Some(("floor", f))) => r.weighing = Weighing::Floor(num(f)?),
                 ("weigh", Some(("evidence", f))) => r.weighing = Weighing::Evidence(num(f)?),
+                ("weigh", Some(("pbma", f))) => r.weighing = Weighing::PseudoBma(num(f)?),
                 ("floor", None) => r.weighing = Weighing::Floor(num(v)?),
                 ("serial", None) if v == "free" || v == "nonneg" => r.serial_nonneg = v == "nonneg",
                 ("power", None) if v == "on" || v == "off" => r.power = v == "on",
