@@ -132,9 +132,9 @@ impl Default for Rule {
 }
 
 impl Rule {
-    /// The rule in words, as the profile records it.
-    pub fn describe(&self) -> String {
-        let w = match self.weighing {
+    /// How the laws are weighed, in words.
+    fn weighing_words(&self) -> String {
+        match self.weighing {
             Weighing::Floor(f) => format!(
                 "laws weighted by 1/(e^2 + {:.1}%^2), e each law's root-mean-square \
                  leave-one-node-count-out error",
@@ -150,7 +150,12 @@ impl Rule {
                  {k} times the code's run-to-run spread (Bayesian bootstrap over the left-out \
                  counts)"
             ),
-        };
+        }
+    }
+
+    /// The rule in words, as the profile records it.
+    pub fn describe(&self) -> String {
+        let w = self.weighing_words();
         let growth = match self.growth_evidence {
             Some(g) => format!(
                 "a growing law weighs only where a left-out count is slower than every law \
