@@ -24,7 +24,7 @@ reference; then the interval settings whose coverage comes nearest 80% in every 
 set.
 
     python3 scripts/node_axis_study.py [--bin target/release/jouleplan] [--quick]
-        [--center median|relative|median,relative] [--refute off|R]
+        [--center median|relative|median,relative] [--refute off|R] [--axis KEY=V1/V2 ...]
 """
 
 import argparse
@@ -403,6 +403,8 @@ def main():
                     help="the law the model uses: median, relative, or both to choose among")
     ap.add_argument("--refute", default="off",
                     help="rule out a law faster than a count by R spreads (off or R)")
+    ap.add_argument("--axis", action="append", default=[], metavar="KEY=V1/V2",
+                    help="a law key's values in the grid (replaces the key's own; repeatable)")
     args = ap.parse_args()
     global DISK
     if args.cache:
@@ -442,16 +444,20 @@ def main():
     #   gives it half the time;
     # - energy: derived, or judged per code against direct laws of n (median:1).
     if args.quick:
-        weighs, growths, energies = ["evidence:1", "evidence:4"], ["1"], ["derived", "median:1"]
+        axes = {"weigh": ["evidence:1", "evidence:4"], "growth": ["1"],
+                "energy": ["derived", "median:1"]}
     else:
-        weighs = ["evidence:1", "evidence:2", "evidence:4"]
-        growths = ["1", "2"]
-        energies = ["derived", "median:1"]
-    tail = "" if args.refute == "off" else f",refute={args.refute}"
-    law_grid = [f"weigh={w},growth={g},prior=1,span=0.05,center={c},energy={e},"
-                f"serial=free{tail}"
-                for w, g, c, e in itertools.product(weighs, growths, args.center.split(","),
-                                                    energies)]
+        axes = {"weigh": ["evidence:1", "evidence:2", "evidence:4"], "growth": ["1", "2"],
+                "energy": ["derived", "median:1"]}
+    axes = {"weigh": axes["weigh"], "growth": axes["growth"], "prior": ["1"], "span": ["0.05"],
+            "center": args.center.split(","), "energy": axes["energy"], "serial": ["free"]}
+    if args.refute != "off":
+        axes["refute"] = [args.refute]
+    for a in args.axis:
+        key, _, values = a.partition("=")
+        axes[key] = values.split("/")
+    law_grid = [",".join(f"{k}={v}" for k, v in zip(axes, vs))
+                for vs in itertools.product(*axes.values())]
     study.run_all(law_grid)
 
     print("## Each law setting over every regime (for the record; the choice is nested)\n")

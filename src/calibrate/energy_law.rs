@@ -268,7 +268,7 @@ fn combine(
     let n0 = inputs.anchor;
     let noise = inputs
         .repeat_rel
-        .map_or(rule.repeat_prior, |r| r.max(rule.repeat_prior));
+        .map_or(rule.noise_floor, |r| r.max(rule.noise_floor));
     let flat = vec![false; cands.len()];
     node_fit::weigh_laws(&mut cands, &flat, noise, (rule, None));
     let k_derived = cands.iter().position(|c| c.form == "derived").unwrap_or(0);

@@ -50,7 +50,7 @@ pub fn fit_law_within(
     if cands.is_empty() {
         return None;
     }
-    let noise = repeat_rel.map_or(rule.repeat_prior, |r| r.max(rule.repeat_prior));
+    let noise = repeat_rel.map_or(rule.noise_floor, |r| r.max(rule.noise_floor));
     if folds.is_empty() {
         weigh_on_the_fit(&mut cands, &grows, (&multi, &beyond), (noise, rule));
     } else {
@@ -203,6 +203,10 @@ pub(super) fn weigh_laws(
         Weighing::Floor(floor) => (0..cands.len())
             .map(|k| prior(k) / (rms(&cands[k]).powi(2) + floor * floor))
             .collect(),
+        Weighing::PseudoBma(kappa) => {
+            let s = kappa * noise.max(best_rms(cands, &prior));
+            pseudo_bma(cands, &prior, 2.0 * s.powi(2).max(1e-12))
+        }
         Weighing::Evidence(kappa) => {
             let least = (0..cands.len())
                 .filter(|&k| prior(k) > 0.0)
@@ -236,10 +240,62 @@ pub(super) fn weigh_laws(
     cands.sort_by(|a, b| b.weight.total_cmp(&a.weight));
 }
 
+/// The root-mean-square left-out error of the law of least error among those of nonzero prior.
+fn best_rms(cands: &[Candidate], prior: &dyn Fn(usize) -> f64) -> f64 {
+    (0..cands.len())
+        .filter(|&k| prior(k) > 0.0)
+        .map(|k| {
+            let f = &cands[k].folds;
+            (f.iter().map(|x| x.1 * x.1).sum::<f64>() / f.len().max(1) as f64).sqrt()
+        })
+        .fold(f64::INFINITY, f64::min)
+}
+
+/// Pseudo-BMA+ ([`Weighing::PseudoBma`]): each law's log-likelihood `-e^2 / s2` summed over the
+/// left-out counts, each count reweighted by a Bayesian bootstrap (flat Dirichlet weights, a
+/// fixed seed so that a fit is repeatable), the softmax weights averaged over the draws.
+fn pseudo_bma(cands: &[Candidate], prior: &dyn Fn(usize) -> f64, s2: f64) -> Vec<f64> {
+    const DRAWS: usize = 1000;
+    let m = cands.iter().map(|c| c.folds.len()).max().unwrap_or(0);
+    let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut uniform = move || {
+        // SplitMix64.
+        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let mut sum = vec![0.0; cands.len()];
+    for _ in 0..DRAWS {
+        let g: Vec<f64> = (0..m).map(|_| -(1.0 - uniform()).ln()).collect();
+        let total: f64 = g.iter().sum();
+        let z: Vec<f64> = cands
+            .iter()
+            .map(|c| {
+                let ll: f64 = c.folds.iter().zip(&g).map(|(f, a)| a * f.1 * f.1).sum();
+                -(m as f64) * ll / total / s2
+            })
+            .collect();
+        let top = (0..cands.len())
+            .filter(|&k| prior(k) > 0.0)
+            .map(|k| z[k])
+            .fold(f64::NEG_INFINITY, f64::max);
+        let w: Vec<f64> = (0..cands.len())
+            .map(|k| prior(k) * (z[k] - top).exp())
+            .collect();
+        let t: f64 = w.iter().sum();
+        for (s, x) in sum.iter_mut().zip(w) {
+            *s += if t > 0.0 { x / t } else { 0.0 };
+        }
+    }
+    sum
+}
+
 /// Which candidates a count refutes ([`Rule::refute`]): `fast` is by how much each predicted
 /// some count faster than measured (relative, 0 where never); those beyond the `allowed`
-/// candidate of least `fast` by more than the rule's multiple of `noise` are refuted (so some law
-/// is always left).
+/// candidate of least `fast` by more than the rule's multiple of `noise` (and its
+/// [`Rule::refute_floor`]) are refuted (so some law is always left).
 fn refuted(fast: &[f64], allowed: &[bool], noise: f64, rule: &Rule) -> Vec<bool> {
     let Some(r) = rule.refute else {
         return vec![false; fast.len()];
@@ -250,7 +306,8 @@ fn refuted(fast: &[f64], allowed: &[bool], noise: f64, rule: &Rule) -> Vec<bool>
         .filter(|(_, a)| **a)
         .map(|(f, _)| *f)
         .fold(f64::INFINITY, f64::min);
-    fast.iter().map(|&f| f > least + r * noise).collect()
+    let bar = (r * noise).max(rule.refute_floor);
+    fast.iter().map(|&f| f > least + bar).collect()
 }
 
 /// By how much each candidate, fitted on every count, is faster than measured at the count
@@ -677,6 +734,92 @@ mod tests {
         assert_eq!(weight(&crossed, "far"), 0.0, "{crossed:?}");
         let total: f64 = crossed.iter().map(|c| c.weight).sum();
         assert!((total - 1.0).abs() < 1e-12, "{crossed:?}");
+    }
+
+    #[test]
+    fn the_intervals_run_to_run_prior_does_not_move_the_law() {
+        // A law with noise of about 2%: a wider interval prior widens the intervals only.
+        let noisy = |n: f64| 5.0 * n.log2() + if n == 4.0 { 4.0 } else { -2.0 };
+        let p = pts(noisy, &[2, 4, 8, 16]);
+        let fit = |rule: &Rule| fit_law_within(&p, true, (u32::MAX, false), (rule, None)).unwrap();
+        let narrow = fit(&Rule::default());
+        let wide = fit(&Rule {
+            repeat_prior: 0.03,
+            ..Rule::default()
+        });
+        assert_eq!(narrow.law.at(128.0), wide.law.at(128.0));
+        let weights = |f: &NodeFit| f.candidates.iter().map(|c| c.weight).collect::<Vec<_>>();
+        assert_eq!(weights(&narrow), weights(&wide));
+        assert!(wide.spread.repeat_rel > narrow.spread.repeat_rel);
+        // The evidence's own floor does move it.
+        let doubted = fit(&Rule {
+            noise_floor: 0.03,
+            ..Rule::default()
+        });
+        assert_ne!(weights(&narrow), weights(&doubted));
+    }
+
+    #[test]
+    fn a_refutation_needs_the_stated_least_margin() {
+        let cand = |form: &str, last: f64| Candidate {
+            law: Law::anchored(1, &[]),
+            form: form.into(),
+            weight: 0.0,
+            folds: vec![(2, 0.0), (4, last)],
+        };
+        let mut c = vec![cand("least", 0.0), cand("fast", -0.047)];
+        let rule = |bar: f64| Rule {
+            refute: Some(2.0),
+            refute_floor: bar,
+            weighing: Weighing::Evidence(4.0),
+            ..Rule::default()
+        };
+        weigh_laws(&mut c, &[false; 2], 0.01, (&rule(0.0), None));
+        assert!(
+            c.iter().any(|x| x.form == "fast" && x.weight == 0.0),
+            "{c:?}"
+        );
+        weigh_laws(&mut c, &[false; 2], 0.01, (&rule(0.05), None));
+        assert!(
+            c.iter().any(|x| x.form == "fast" && x.weight > 0.0),
+            "{c:?}"
+        );
+    }
+
+    #[test]
+    fn pseudo_bma_weights_sharpen_only_as_the_left_out_counts_agree() {
+        // One law misses the left-out counts by 2% (every count, or the last only), the other
+        // by nothing. Where one count alone tells them apart, pseudo-BMA+ keeps more weight on
+        // the worse law than the evidence weights do (that count may weigh little in a draw);
+        // where every count agrees, the draws agree and the weights are the same.
+        let worse = |rule: &Rule, misses: &[f64]| {
+            let cand = |form: &str, scale: f64| Candidate {
+                law: Law::anchored(1, &[]),
+                form: form.into(),
+                weight: 0.0,
+                folds: (0..misses.len())
+                    .map(|k| (2 << k, scale * misses[k]))
+                    .collect(),
+            };
+            let mut c = vec![cand("exact", 0.0), cand("worse", 1.0)];
+            let rule = Rule { span: 0.0, ..*rule };
+            weigh_laws(&mut c, &[false; 2], 0.01, (&rule, None));
+            let total: f64 = c.iter().map(|x| x.weight).sum();
+            assert!((total - 1.0).abs() < 1e-9, "{c:?}");
+            c.iter().find(|x| x.form == "worse").unwrap().weight
+        };
+        let rule = |w: Weighing| Rule {
+            weighing: w,
+            ..Rule::default()
+        };
+        let (pbma, evidence) = (
+            rule(Weighing::PseudoBma(2.0)),
+            rule(Weighing::Evidence(2.0)),
+        );
+        let one = [0.0, 0.0, 0.04];
+        assert!(worse(&pbma, &one) > 1.3 * worse(&evidence, &one));
+        let every = [0.02, 0.02, 0.02];
+        assert!((worse(&pbma, &every) - worse(&evidence, &every)).abs() < 1e-9);
     }
 
     #[test]

@@ -14,10 +14,15 @@ pub enum Weighing {
     Floor(f64),
     /// The code's own evidence: `prior x exp(-sum_m (e_m^2 - e*_m^2) / (2 (kappa s)^2))` over the
     /// left-out counts `m`, `e*` the best law's errors, `s` the code's run-to-run spread (at least
-    /// the rule's `repeat_prior`) or the best law's root-mean-square left-out error, the larger. Laws
+    /// the rule's `noise_floor`) or the best law's root-mean-square left-out error, the larger. Laws
     /// whose errors differ by less than the code's noise weigh alike; where the left-out counts
     /// tell them apart by several times it, they decide.
     Evidence(f64),
+    /// Pseudo-BMA+ (Yao, Vehtari, Simpson and Gelman, Bayesian Analysis 2018): the evidence
+    /// weights of [`Weighing::Evidence`] at this `kappa`, each left-out count's log-likelihood
+    /// reweighted by a Bayesian bootstrap over the left-out counts and the weights averaged
+    /// over the draws, so that they sharpen only as the independent left-out checks grow.
+    PseudoBma(f64),
 }
 
 /// Which law the model uses, judged by each law's time (or energy) at eight times the largest
@@ -82,8 +87,17 @@ pub struct Rule {
     /// A law whose weight is below this share of the heaviest law's is ruled out: weight 0, and
     /// the intervals do not span it.
     pub span: f64,
-    /// The least run-to-run spread assumed (where nothing was repeated, the spread itself).
+    /// The least run-to-run spread the intervals assume (where nothing was repeated, the
+    /// spread itself).
     pub repeat_prior: f64,
+    /// The least run-to-run spread the evidence assumes: the scale of
+    /// [`Weighing::Evidence`], the bar of [`Rule::growth_evidence`] and of [`Rule::refute`].
+    /// Apart from [`Rule::repeat_prior`], so that choosing the intervals cannot move the law
+    /// the model uses.
+    pub noise_floor: f64,
+    /// The least margin by which a law must be faster than measured, beyond the law that was
+    /// so least, to be refuted ([`Rule::refute`]), whatever the code's spread.
+    pub refute_floor: f64,
     /// The error added per doubling beyond the measured counts, before the code's own
     /// extrapolation error.
     pub per_doubling_prior: f64,
@@ -109,6 +123,8 @@ impl Default for Rule {
             energy_law: None,
             span: 0.05,
             repeat_prior: 0.01,
+            noise_floor: 0.01,
+            refute_floor: 0.0,
             per_doubling_prior: 0.1,
             unvalidated_per_doubling: 0.05,
         }
@@ -116,9 +132,9 @@ impl Default for Rule {
 }
 
 impl Rule {
-    /// The rule in words, as the profile records it.
-    pub fn describe(&self) -> String {
-        let w = match self.weighing {
+    /// How the laws are weighed, in words.
+    fn weighing_words(&self) -> String {
+        match self.weighing {
             Weighing::Floor(f) => format!(
                 "laws weighted by 1/(e^2 + {:.1}%^2), e each law's root-mean-square \
                  leave-one-node-count-out error",
@@ -129,7 +145,17 @@ impl Rule {
                 "laws weighted by their leave-one-node-count-out errors against {k} times the \
                  code's run-to-run spread, exp(-sum e^2 / 2 ({k} s)^2)"
             ),
-        };
+            Weighing::PseudoBma(k) => format!(
+                "laws weighted by pseudo-BMA+ of their leave-one-node-count-out errors against \
+                 {k} times the code's run-to-run spread (Bayesian bootstrap over the left-out \
+                 counts)"
+            ),
+        }
+    }
+
+    /// The rule in words, as the profile records it.
+    pub fn describe(&self) -> String {
+        let w = self.weighing_words();
         let growth = match self.growth_evidence {
             Some(g) => format!(
                 "a growing law weighs only where a left-out count is slower than every law \
@@ -140,13 +166,26 @@ impl Rule {
         let refute = match self.refute {
             Some(r) => format!(
                 "; a law that predicted a count (left out, or fitted on every count) faster \
-                 than measured by more than {r} times the run-to-run spread beyond the law that \
-                 did so least ruled out"
+                 than measured by more than {r} times the run-to-run spread{} beyond the law \
+                 that did so least ruled out",
+                if self.refute_floor > 0.0 {
+                    format!(" (and {:.1}%)", 100.0 * self.refute_floor)
+                } else {
+                    String::new()
+                }
             ),
             None => String::new(),
         };
+        let noise = if self.noise_floor == self.repeat_prior {
+            String::new()
+        } else {
+            format!(
+                "; the evidence's run-to-run spread at least {:.1}%",
+                100.0 * self.noise_floor
+            )
+        };
         format!(
-            "{w}{}; {growth}{}{refute}; the model's law {}; {}; laws under {:.0}% of the heaviest's weight ruled out; serial \
+            "{w}{}; {growth}{}{refute}{noise}; the model's law {}; {}; laws under {:.0}% of the heaviest's weight ruled out; serial \
              time {}; intervals: from the most to the least favourable law left, run-to-run \
              spread at least {:.1}%, {:.1}% more error per doubling beyond the measured counts \
              ({:.1}% with no count to leave out)",
@@ -182,10 +221,11 @@ impl Rule {
     }
 
     /// Parses the design study's `KEY=VALUE,...` (each key optional, the others default):
-    /// `weigh=best|floor:F|evidence:K`, `floor=F|best` (as `weigh=floor:F`),
+    /// `weigh=best|floor:F|evidence:K|pbma:K`, `floor=F|best` (as `weigh=floor:F`),
     /// `serial=free|nonneg`, `power=on|off`, `growth=free|G`, `prior=P`, `refute=off|R`, `span=S`,
     /// `center=mean|median|relative`, `energy=derived|CENTER:KAPPA` (`CENTER` mean, median or relative),
-    /// `repeat=R`, `doubling=D`, `unvalidated=U`.
+    /// `repeat=R`, `doubling=D`, `unvalidated=U`, `noise=N` (the evidence's floor on the spread),
+    /// `bar=B` (the refutation's least margin).
     pub fn parse(s: &str) -> Result<Rule, String> {
         let mut r = Rule::default();
         for kv in s.split(',').filter(|x| !x.is_empty()) {
@@ -202,6 +242,7 @@ impl Rule {
                 ("weigh" | "floor", _) if v == "best" => r.weighing = Weighing::Best,
                 ("weigh", Some(("floor", f))) => r.weighing = Weighing::Floor(num(f)?),
                 ("weigh", Some(("evidence", f))) => r.weighing = Weighing::Evidence(num(f)?),
+                ("weigh", Some(("pbma", f))) => r.weighing = Weighing::PseudoBma(num(f)?),
                 ("floor", None) => r.weighing = Weighing::Floor(num(v)?),
                 ("serial", None) if v == "free" || v == "nonneg" => r.serial_nonneg = v == "nonneg",
                 ("power", None) if v == "on" || v == "off" => r.power = v == "on",
@@ -225,6 +266,8 @@ impl Rule {
                     r.energy_law = Some((center, num(k)?));
                 }
                 ("repeat", None) => r.repeat_prior = num(v)?,
+                ("noise", None) => r.noise_floor = num(v)?,
+                ("bar", None) => r.refute_floor = num(v)?,
                 ("doubling", None) => r.per_doubling_prior = num(v)?,
                 ("unvalidated", None) => r.unvalidated_per_doubling = num(v)?,
                 _ => return Err(format!("unknown key or value `{kv}`")),
@@ -246,6 +289,9 @@ mod tests {
         assert_eq!(r.growth_evidence, None);
         assert_eq!(r.span, 0.1);
         assert_eq!(r.repeat_prior, 0.02);
+        assert_eq!(r.noise_floor, Rule::default().noise_floor);
+        let d = Rule::parse("noise=0.03,bar=0.05").unwrap();
+        assert_eq!((d.noise_floor, d.refute_floor), (0.03, 0.05));
         assert_eq!(Rule::parse("floor=best").unwrap().weighing, Weighing::Best);
         assert_eq!(
             Rule::parse("floor=0.03").unwrap().weighing,
