@@ -295,6 +295,23 @@ fn plan_notes_the_repeats_that_spread_as_fit_did_from_the_profile_alone() {
         ) && said.contains("(1, 8, 2 GHz, 0) 18.4% over 2 runs"),
         "{said}"
     );
+    // validate scores those runs against the profile, and says their mean is no firm measure.
+    let (code, out_text, err) = jouleplan(&[
+        "validate",
+        "--machine",
+        s(&m2),
+        "--profile",
+        s(&out),
+        "--measured",
+        s(&csv),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let said = format!("{out_text}{err}");
+    assert!(
+        said.contains("the measured runs spread run to run by more than 10%")
+            && said.contains("(1, 8, 2 GHz, 0) 18.4% over 2 runs"),
+        "{said}"
+    );
     // A profile whose repeats agree says nothing of them.
     let (code, _, err) = fit(&runs, &machine, &out, &["--machine-out", s(&m2)]);
     assert_eq!(code, 0, "{err}");

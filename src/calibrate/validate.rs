@@ -463,6 +463,8 @@ pub fn validate(
 ) -> InputResult<Scored> {
     let mut fitted = profile.clone();
     let mut notes = fit_to_machine(&mut fitted, machine);
+    // A mean of runs that disagree is no firm measure of the model's error there.
+    notes.extend(super::trust::noisy_configurations(measured));
     let mut trust = Trust::default();
     let mut checks = *checks;
     checks.accept.model_error = true;
