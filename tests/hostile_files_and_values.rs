@@ -751,3 +751,64 @@ fn validate_sacct_streams_a_million_steps_keeping_one_row_per_configuration() {
     // The 45 MB file was once held whole with a vector per line: about 17 times its size.
     assert!(kib < 150 * 1024, "peak {kib} KiB for a 45 MB sacct file");
 }
+
+/// Stderr of a refusal holds no raw control byte, and shows each escaped as `\u{..}`.
+fn escaped_in(err: &str, shown: &[&str]) {
+    assert!(
+        !err.chars().any(|c| c.is_control() && c != '\n'),
+        "a raw control byte reached stderr: {err:?}"
+    );
+    for s in shown {
+        assert!(err.contains(s), "{s:?} not in {err}");
+    }
+}
+
+#[test]
+fn control_bytes_of_an_input_are_shown_escaped_in_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = write(dir.path(), "m.toml", MACHINE);
+    // A CSV header and a cell carrying a terminal escape sequence and a NUL.
+    let header = "nodes,cores,fr\u{1b}[31meq_hz,gpus,time_s\n1,4,2e9,0,10\n";
+    let f = write(dir.path(), "head.csv", header);
+    let args = [
+        "fit",
+        "--measured",
+        s(&f),
+        "--machine",
+        s(&m),
+        "--profile-out",
+    ];
+    let p = dir.path().join("p.json");
+    let err = refused(&[&args[..], &[s(&p)]].concat(), &["head.csv", "line 1"]);
+    escaped_in(&err, &["fr\\u{1b}[31meq_hz"]);
+    let f = write(
+        dir.path(),
+        "cell.csv",
+        "nodes,cores,freq_hz,gpus,time_s\n1,4,2e9,0,1\u{0}2\n",
+    );
+    let args = [
+        "fit",
+        "--measured",
+        s(&f),
+        "--machine",
+        s(&m),
+        "--profile-out",
+    ];
+    let err = refused(&[&args[..], &[s(&p)]].concat(), &["cell.csv", "line 2"]);
+    escaped_in(&err, &["1\\u{0}2"]);
+    // A TOML string (the machine's name) quoted back in a mismatch.
+    let named = MACHINE.replacen(
+        "name = \"worked-example\"",
+        "name = \"a\\u0000b\\u001b]0;t\\u0007\"",
+        1,
+    );
+    let m2 = write(dir.path(), "named.toml", &named);
+    let (code, _, err) = jouleplan(&["plan", "--machine", s(&m2)]);
+    assert_ne!(code, 0, "{err}");
+    escaped_in(&err, &["a\\u{0}b\\u{1b}]0;t\\u{7}"]);
+    // A command-line value, checked by jouleplan and by the argument parser.
+    let err = refused(&["plan", "--nodes", "\u{1b}[2J4"], &["--nodes"]);
+    escaped_in(&err, &["\\u{1b}[2J4"]);
+    let err = refused(&["pl\u{7}an"], &["unrecognized subcommand"]);
+    escaped_in(&err, &[]);
+}
