@@ -812,3 +812,20 @@ fn control_bytes_of_an_input_are_shown_escaped_in_errors() {
     let err = refused(&["pl\u{7}an"], &["unrecognized subcommand"]);
     escaped_in(&err, &[]);
 }
+
+#[test]
+fn an_output_file_that_is_a_folder_is_refused_as_a_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("out");
+    std::fs::create_dir(&folder).unwrap();
+    let err = refused(
+        &["profile", "--cores", "1", "-o", s(&folder), "--", "true"],
+        &["--output", "is a folder", "takes a file path"],
+    );
+    assert!(!err.contains("--resume"), "{err}");
+    assert_eq!(std::fs::read_dir(&folder).unwrap().count(), 0);
+    refused(
+        &["plan", "--sbatch", s(&folder)],
+        &["--sbatch", "is a folder", "takes a file path"],
+    );
+}
