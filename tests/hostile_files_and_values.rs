@@ -829,3 +829,64 @@ fn an_output_file_that_is_a_folder_is_refused_as_a_folder() {
         &["--sbatch", "is a folder", "takes a file path"],
     );
 }
+
+#[test]
+fn plan_json_of_a_front_of_fifty_thousand_points_stays_within_twice_the_csvs_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = write(
+        dir.path(),
+        "m.toml",
+        &MACHINE.replacen("nodes = 16", "nodes = 50000", 1),
+    );
+    // Illustrative runs of a made-up law (not a measurement): a serial share of 2%, so every
+    // node count is a point of the front.
+    let mut rows = String::from("nodes,cores,freq_hz,gpus,time_s,energy_j\n");
+    for n in [1u32, 2, 4, 8, 16] {
+        for c in 1..=8u32 {
+            for f in [1.0, 2.0] {
+                let t = 100.0 * (0.02 + 0.98 / (f64::from(n * c) * f / 2.0));
+                let e = (50.0 + 10.0 * f64::from(c) * f) * f64::from(n) * t;
+                rows += &format!("{n},{c},{},0,{t:.6},{e:.3}\n", f * 1e9);
+            }
+        }
+    }
+    let runs = write(dir.path(), "runs.csv", &rows);
+    let (p, m2) = (dir.path().join("p.json"), dir.path().join("m2.toml"));
+    let (code, _, err) = jouleplan(&[
+        "fit",
+        "--measured",
+        s(&runs),
+        "--machine",
+        s(&m),
+        "--profile-out",
+        s(&p),
+        "--machine-out",
+        s(&m2),
+        "--accept-model-error",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let plan = [
+        "plan",
+        "--profile",
+        s(&p),
+        "--machine",
+        s(&m2),
+        "--accept-model-error",
+    ];
+    let plan = [&plan[..], &["--nodes", "1-50000", "--full"]].concat();
+    let out = dir.path().join("front.csv");
+    let (code, err, csv_kib) = peak_kib(&[&plan[..], &["--csv"]].concat(), &out);
+    assert_eq!(code, 0, "{err}");
+    let out = dir.path().join("front.json");
+    let (code, err, json_kib) = peak_kib(&[&plan[..], &["--json"]].concat(), &out);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let front = v["front"].as_array().unwrap();
+    assert!(front.len() >= 50_000, "{} front points", front.len());
+    // The front is held once, as the CSV holds it; its JSON is made a point at a time (it was
+    // built whole as JSON values, eight times the CSV's memory).
+    assert!(
+        json_kib < 2 * csv_kib,
+        "json {json_kib} KiB, csv {csv_kib} KiB"
+    );
+}
