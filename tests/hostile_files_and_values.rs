@@ -830,16 +830,14 @@ fn an_output_file_that_is_a_folder_is_refused_as_a_folder() {
     );
 }
 
-#[test]
-fn plan_json_of_a_front_of_fifty_thousand_points_stays_within_twice_the_csvs_memory() {
-    let dir = tempfile::tempdir().unwrap();
+/// A fitted profile and machine (with room for `nodes` nodes) of illustrative runs of a made-up
+/// law (not a measurement): a serial share of 2%, so every node count is a point of the front.
+fn amdahl(dir: &Path, nodes: u32) -> (PathBuf, PathBuf) {
     let m = write(
-        dir.path(),
+        dir,
         "m.toml",
-        &MACHINE.replacen("nodes = 16", "nodes = 50000", 1),
+        &MACHINE.replacen("nodes = 16", &format!("nodes = {nodes}"), 1),
     );
-    // Illustrative runs of a made-up law (not a measurement): a serial share of 2%, so every
-    // node count is a point of the front.
     let mut rows = String::from("nodes,cores,freq_hz,gpus,time_s,energy_j\n");
     for n in [1u32, 2, 4, 8, 16] {
         for c in 1..=8u32 {
@@ -850,8 +848,8 @@ fn plan_json_of_a_front_of_fifty_thousand_points_stays_within_twice_the_csvs_mem
             }
         }
     }
-    let runs = write(dir.path(), "runs.csv", &rows);
-    let (p, m2) = (dir.path().join("p.json"), dir.path().join("m2.toml"));
+    let runs = write(dir, "runs.csv", &rows);
+    let (p, m2) = (dir.join("p.json"), dir.join("m2.toml"));
     let (code, _, err) = jouleplan(&[
         "fit",
         "--measured",
@@ -865,6 +863,13 @@ fn plan_json_of_a_front_of_fifty_thousand_points_stays_within_twice_the_csvs_mem
         "--accept-model-error",
     ]);
     assert_eq!(code, 0, "{err}");
+    (p, m2)
+}
+
+#[test]
+fn plan_json_of_a_front_of_fifty_thousand_points_stays_within_twice_the_csvs_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let (p, m2) = amdahl(dir.path(), 50_000);
     let plan = [
         "plan",
         "--profile",
@@ -888,5 +893,36 @@ fn plan_json_of_a_front_of_fifty_thousand_points_stays_within_twice_the_csvs_mem
     assert!(
         json_kib < 2 * csv_kib,
         "json {json_kib} KiB, csv {csv_kib} KiB"
+    );
+}
+
+#[test]
+fn a_report_of_a_four_times_longer_front_takes_about_four_times_as_long() {
+    let dir = tempfile::tempdir().unwrap();
+    let (p, m2) = amdahl(dir.path(), 50_000);
+    let seconds = |nodes: &str, out: &str| {
+        let started = std::time::Instant::now();
+        let out = dir.path().join(out);
+        let (code, _, err) = jouleplan(&[
+            "report",
+            "--profile",
+            s(&p),
+            "--machine",
+            s(&m2),
+            "--accept-model-error",
+            "--nodes",
+            nodes,
+            "--out",
+            s(&out),
+        ]);
+        assert_eq!(code, 0, "{err}");
+        started.elapsed().as_secs_f64()
+    };
+    let short = seconds("1-12500", "a").min(seconds("1-12500", "b"));
+    let long = seconds("1-50000", "c");
+    // Linear is 4 (measured 3.7); each row of the page scanned the whole front (9.5).
+    assert!(
+        long < 7.0 * short,
+        "12,500 points {short:.2} s, 50,000 points {long:.2} s"
     );
 }
