@@ -885,9 +885,14 @@ fn plan_json_of_a_front_of_fifty_thousand_points_stays_within_twice_the_csvs_mem
     let out = dir.path().join("front.json");
     let (code, err, json_kib) = peak_kib(&[&plan[..], &["--json"]].concat(), &out);
     assert_eq!(code, 0, "{err}");
-    let v: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
-    let front = v["front"].as_array().unwrap();
-    assert!(front.len() >= 50_000, "{} front points", front.len());
+    // Counted line by line: the whole JSON read here would swell this test process, whose
+    // memory a child spawned beside it starts with (the peaks other tests measure).
+    use std::io::BufRead;
+    let lines = std::io::BufReader::new(std::fs::File::open(&out).unwrap()).lines();
+    let points = lines
+        .filter(|l| l.as_ref().unwrap().trim().starts_with("\"ties\":"))
+        .count();
+    assert!(points >= 50_000, "{points} front points");
     // The front is held once, as the CSV holds it; its JSON is made a point at a time (it was
     // built whole as JSON values, eight times the CSV's memory).
     assert!(

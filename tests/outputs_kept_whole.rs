@@ -259,11 +259,11 @@ fn a_machine_file_that_cannot_be_written_leaves_the_profile_written_with_it_as_i
         "--profile-out",
         s(&profile),
         "--machine-out",
-        s(&blocked),
+        s(blocked),
     ]);
     // ...but the machine file cannot be written: neither is.
     assert_eq!(code, 1, "{err}");
-    assert!(err.contains(s(&blocked)), "{err}");
+    assert!(err.contains(s(blocked)), "{err}");
     assert!(err.contains("nothing was written"), "{err}");
     assert_eq!(
         std::fs::read(&profile).unwrap(),
