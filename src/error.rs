@@ -1,5 +1,6 @@
 //! Errors of the library, each naming where the bad input is and what was expected.
 
+use std::borrow::Cow;
 use std::path::PathBuf;
 
 /// Bad input: a file, a key in it, or a command-line value that cannot be used.
@@ -25,7 +26,7 @@ pub enum InputError {
         detail: String,
     },
     /// A key is missing, of the wrong type, or out of range.
-    #[error("{file}: key `{key}`: expected {expected}, got {got}")]
+    #[error("{file}: key `{}`: expected {expected}, got {}", shown(.key), shown(.got))]
     Key {
         /// The file.
         file: PathBuf,
@@ -37,7 +38,7 @@ pub enum InputError {
         got: String,
     },
     /// A command-line value that cannot be used.
-    #[error("{flag}: expected {expected}, got `{got}`")]
+    #[error("{flag}: expected {expected}, got `{}`", shown(.got))]
     Argument {
         /// The flag (`--nodes`).
         flag: String,
@@ -54,3 +55,47 @@ pub enum InputError {
 
 /// Shorthand for results whose error is bad input.
 pub type InputResult<T> = Result<T, InputError>;
+
+/// Text quoted back from an input (a cell, a value, a name, a whole message) as it may reach a
+/// terminal: each control character but a line break or a tab (NUL, ESC, a carriage return,
+/// DEL, the C1 controls) and each bidirectional override is written as `\u{..}`, so no byte
+/// of an input can start a terminal escape sequence or hide text. Borrowed when nothing needs
+/// escaping.
+pub fn shown(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(hidden) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if hidden(c) {
+            out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// Whether `c` must not reach a terminal raw: a control character other than a line break or
+/// a tab, or a bidirectional embedding, override or isolate (U+202A..U+202E, U+2066..U+2069).
+fn hidden(c: char) -> bool {
+    (c.is_control() && c != '\n' && c != '\t')
+        || ('\u{202a}'..='\u{202e}').contains(&c)
+        || ('\u{2066}'..='\u{2069}').contains(&c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shown;
+
+    #[test]
+    fn control_bytes_are_written_as_escapes() {
+        assert_eq!(shown("a\0b"), "a\\u{0}b");
+        assert_eq!(shown("\u{1b}[31mred"), "\\u{1b}[31mred");
+        assert_eq!(
+            shown("x\r\u{7f}\u{9b}\u{202e}"),
+            "x\\u{d}\\u{7f}\\u{9b}\\u{202e}"
+        );
+        assert_eq!(shown("two\nlines\tµs"), "two\nlines\tµs");
+    }
+}

@@ -751,3 +751,183 @@ fn validate_sacct_streams_a_million_steps_keeping_one_row_per_configuration() {
     // The 45 MB file was once held whole with a vector per line: about 17 times its size.
     assert!(kib < 150 * 1024, "peak {kib} KiB for a 45 MB sacct file");
 }
+
+/// Stderr of a refusal holds no raw control byte, and shows each escaped as `\u{..}`.
+fn escaped_in(err: &str, shown: &[&str]) {
+    assert!(
+        !err.chars().any(|c| c.is_control() && c != '\n'),
+        "a raw control byte reached stderr: {err:?}"
+    );
+    for s in shown {
+        assert!(err.contains(s), "{s:?} not in {err}");
+    }
+}
+
+#[test]
+fn control_bytes_of_an_input_are_shown_escaped_in_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = write(dir.path(), "m.toml", MACHINE);
+    // A CSV header and a cell carrying a terminal escape sequence and a NUL.
+    let header = "nodes,cores,fr\u{1b}[31meq_hz,gpus,time_s\n1,4,2e9,0,10\n";
+    let f = write(dir.path(), "head.csv", header);
+    let args = [
+        "fit",
+        "--measured",
+        s(&f),
+        "--machine",
+        s(&m),
+        "--profile-out",
+    ];
+    let p = dir.path().join("p.json");
+    let err = refused(&[&args[..], &[s(&p)]].concat(), &["head.csv", "line 1"]);
+    escaped_in(&err, &["fr\\u{1b}[31meq_hz"]);
+    let f = write(
+        dir.path(),
+        "cell.csv",
+        "nodes,cores,freq_hz,gpus,time_s\n1,4,2e9,0,1\u{0}2\n",
+    );
+    let args = [
+        "fit",
+        "--measured",
+        s(&f),
+        "--machine",
+        s(&m),
+        "--profile-out",
+    ];
+    let err = refused(&[&args[..], &[s(&p)]].concat(), &["cell.csv", "line 2"]);
+    escaped_in(&err, &["1\\u{0}2"]);
+    // A TOML string (the machine's name) quoted back in a mismatch.
+    let named = MACHINE.replacen(
+        "name = \"worked-example\"",
+        "name = \"a\\u0000b\\u001b]0;t\\u0007\"",
+        1,
+    );
+    let m2 = write(dir.path(), "named.toml", &named);
+    let (code, _, err) = jouleplan(&["plan", "--machine", s(&m2)]);
+    assert_ne!(code, 0, "{err}");
+    escaped_in(&err, &["a\\u{0}b\\u{1b}]0;t\\u{7}"]);
+    // A command-line value, checked by jouleplan and by the argument parser.
+    let err = refused(&["plan", "--nodes", "\u{1b}[2J4"], &["--nodes"]);
+    escaped_in(&err, &["\\u{1b}[2J4"]);
+    let err = refused(&["pl\u{7}an"], &["unrecognized subcommand"]);
+    escaped_in(&err, &[]);
+}
+
+#[test]
+fn an_output_file_that_is_a_folder_is_refused_as_a_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("out");
+    std::fs::create_dir(&folder).unwrap();
+    let err = refused(
+        &["profile", "--cores", "1", "-o", s(&folder), "--", "true"],
+        &["--output", "is a folder", "takes a file path"],
+    );
+    assert!(!err.contains("--resume"), "{err}");
+    assert_eq!(std::fs::read_dir(&folder).unwrap().count(), 0);
+    refused(
+        &["plan", "--sbatch", s(&folder)],
+        &["--sbatch", "is a folder", "takes a file path"],
+    );
+}
+
+/// A fitted profile and machine (with room for `nodes` nodes) of illustrative runs of a made-up
+/// law (not a measurement): a serial share of 2%, so every node count is a point of the front.
+fn amdahl(dir: &Path, nodes: u32) -> (PathBuf, PathBuf) {
+    let m = write(
+        dir,
+        "m.toml",
+        &MACHINE.replacen("nodes = 16", &format!("nodes = {nodes}"), 1),
+    );
+    let mut rows = String::from("nodes,cores,freq_hz,gpus,time_s,energy_j\n");
+    for n in [1u32, 2, 4, 8, 16] {
+        for c in 1..=8u32 {
+            for f in [1.0, 2.0] {
+                let t = 100.0 * (0.02 + 0.98 / (f64::from(n * c) * f / 2.0));
+                let e = (50.0 + 10.0 * f64::from(c) * f) * f64::from(n) * t;
+                rows += &format!("{n},{c},{},0,{t:.6},{e:.3}\n", f * 1e9);
+            }
+        }
+    }
+    let runs = write(dir, "runs.csv", &rows);
+    let (p, m2) = (dir.join("p.json"), dir.join("m2.toml"));
+    let (code, _, err) = jouleplan(&[
+        "fit",
+        "--measured",
+        s(&runs),
+        "--machine",
+        s(&m),
+        "--profile-out",
+        s(&p),
+        "--machine-out",
+        s(&m2),
+        "--accept-model-error",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    (p, m2)
+}
+
+#[test]
+fn plan_json_of_a_front_of_fifty_thousand_points_stays_within_twice_the_csvs_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let (p, m2) = amdahl(dir.path(), 50_000);
+    let plan = [
+        "plan",
+        "--profile",
+        s(&p),
+        "--machine",
+        s(&m2),
+        "--accept-model-error",
+    ];
+    let plan = [&plan[..], &["--nodes", "1-50000", "--full"]].concat();
+    let out = dir.path().join("front.csv");
+    let (code, err, csv_kib) = peak_kib(&[&plan[..], &["--csv"]].concat(), &out);
+    assert_eq!(code, 0, "{err}");
+    let out = dir.path().join("front.json");
+    let (code, err, json_kib) = peak_kib(&[&plan[..], &["--json"]].concat(), &out);
+    assert_eq!(code, 0, "{err}");
+    // Counted line by line: the whole JSON read here would swell this test process, whose
+    // memory a child spawned beside it starts with (the peaks other tests measure).
+    use std::io::BufRead;
+    let lines = std::io::BufReader::new(std::fs::File::open(&out).unwrap()).lines();
+    let points = lines
+        .filter(|l| l.as_ref().unwrap().trim().starts_with("\"ties\":"))
+        .count();
+    assert!(points >= 50_000, "{points} front points");
+    // The front is held once, as the CSV holds it; its JSON is made a point at a time (it was
+    // built whole as JSON values, eight times the CSV's memory).
+    assert!(
+        json_kib < 2 * csv_kib,
+        "json {json_kib} KiB, csv {csv_kib} KiB"
+    );
+}
+
+#[test]
+fn a_report_of_a_four_times_longer_front_takes_about_four_times_as_long() {
+    let dir = tempfile::tempdir().unwrap();
+    let (p, m2) = amdahl(dir.path(), 50_000);
+    let seconds = |nodes: &str, out: &str| {
+        let started = std::time::Instant::now();
+        let out = dir.path().join(out);
+        let (code, _, err) = jouleplan(&[
+            "report",
+            "--profile",
+            s(&p),
+            "--machine",
+            s(&m2),
+            "--accept-model-error",
+            "--nodes",
+            nodes,
+            "--out",
+            s(&out),
+        ]);
+        assert_eq!(code, 0, "{err}");
+        started.elapsed().as_secs_f64()
+    };
+    let short = seconds("1-12500", "a").min(seconds("1-12500", "b"));
+    let long = seconds("1-50000", "c");
+    // Linear is 4 (measured 3.7); each row of the page scanned the whole front (9.5).
+    assert!(
+        long < 7.0 * short,
+        "12,500 points {short:.2} s, 50,000 points {long:.2} s"
+    );
+}

@@ -694,3 +694,28 @@ fn a_talp_csv_naming_a_column_or_a_rank_twice_is_refused() {
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("2 ranks"), "{out}");
 }
+
+#[test]
+fn a_talp_pop_csv_holding_a_region_twice_is_refused_naming_both_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    // The pop-metrics header and two regions of one run (constructed values, not a measurement).
+    let head = "name,numCpus,numMpiRanks,numNodes,elapsedTime,usefulTime,mpiTime";
+    let rows = "Global,2,2,1,2000000000,1500000000,500000000\n\
+                solve,2,2,1,1000000000,800000000,200000000\n";
+    // A second run appended (TALP appends to a CSV that exists): read as two runs of one file.
+    let appended = format!("{head}\n{rows}{rows}");
+    let f = write(dir.path(), "two-pop.csv", &appended);
+    bad_input(
+        &["metrics", f.to_str().unwrap()],
+        &[
+            "two-pop.csv",
+            "line 4",
+            "line 2 holds region Global already",
+            "give each run's file on its own",
+        ],
+    );
+    let f = write(dir.path(), "one-pop.csv", &format!("{head}\n{rows}"));
+    let (code, out, err) = jouleplan(&["metrics", f.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("solve"), "{out}");
+}

@@ -246,8 +246,8 @@ fn a_machine_file_that_cannot_be_written_leaves_the_profile_written_with_it_as_i
     let old = std::fs::read(&profile).unwrap();
     // Refit onto the same profile with another program name, so its bytes would change...
     let machine = Path::new(env!("CARGO_MANIFEST_DIR")).join(common::ICELAKE);
-    let blocked = d.join("blocked.toml");
-    std::fs::create_dir(&blocked).unwrap();
+    // A device jouleplan will not replace (a folder there is refused before anything runs).
+    let blocked = Path::new("/dev/full");
     let (code, _, err) = jouleplan(&[
         "fit",
         "--measured",
@@ -259,11 +259,11 @@ fn a_machine_file_that_cannot_be_written_leaves_the_profile_written_with_it_as_i
         "--profile-out",
         s(&profile),
         "--machine-out",
-        s(&blocked),
+        s(blocked),
     ]);
     // ...but the machine file cannot be written: neither is.
     assert_eq!(code, 1, "{err}");
-    assert!(err.contains(s(&blocked)), "{err}");
+    assert!(err.contains(s(blocked)), "{err}");
     assert!(err.contains("nothing was written"), "{err}");
     assert_eq!(
         std::fs::read(&profile).unwrap(),

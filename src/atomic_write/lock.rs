@@ -43,7 +43,7 @@ impl OutputLock {
     pub fn take(output: &Path) -> io::Result<OutputLock> {
         let lock = OutputLock::take_bare(output)?;
         if let Some(said) = super::set::settle(output, true)? {
-            eprintln!("note: {said}");
+            eprintln!("note: {}", crate::error::shown(&said));
         }
         super::stale::clean(output);
         Ok(lock)

@@ -64,17 +64,21 @@ pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
 /// the printing: a write after the pipe closed succeeds and prints nothing, so the command goes
 /// on to write every file it was asked for and returns the exit code it would with an open
 /// stdout (STYLE.md item 1). Other write errors (a full disk) are still errors.
+/// On a terminal, a control byte of an input (a name holding ESC) is written escaped
+/// ([`crate::error::shown`]), never raw.
 pub struct ClosedStdoutStopsPrinting<W: Write> {
     inner: W,
     closed: bool,
+    terminal: bool,
 }
 
 impl<W: Write> ClosedStdoutStopsPrinting<W> {
-    /// Wraps a writer.
-    pub fn new(inner: W) -> Self {
+    /// Wraps a writer; `terminal` where it is a terminal.
+    pub fn new(inner: W, terminal: bool) -> Self {
         Self {
             inner,
             closed: false,
+            terminal,
         }
     }
 
@@ -98,10 +102,13 @@ impl<W: Write> ClosedStdoutStopsPrinting<W> {
 /// standard output and exit 0 only where that text was written (a full disk is an error, a
 /// closed pipe is not); anything else is bad input.
 fn parse_error(e: &clap::Error) -> i32 {
-    let printed = e.print();
     if e.use_stderr() {
+        // Plain text (clap's colours would pass a value's own escape sequence on to a
+        // terminal), any other control byte quoted back escaped.
+        say::line(e.render().to_string().trim_end());
         return EXIT_BAD_INPUT;
     }
+    let printed = e.print();
     match printed.and_then(|()| std::io::Write::flush(&mut std::io::stdout())) {
         Err(err) if err.kind() != std::io::ErrorKind::BrokenPipe => {
             say::line(&format!("Error: cannot write standard output: {err}"));
@@ -116,7 +123,13 @@ impl<W: Write> Write for ClosedStdoutStopsPrinting<W> {
         if self.closed {
             return Ok(buf.len());
         }
-        let r = self.inner.write(buf);
+        let text = std::str::from_utf8(buf).ok().filter(|_| self.terminal);
+        let r = match text.map(crate::error::shown) {
+            Some(std::borrow::Cow::Owned(escaped)) => {
+                self.inner.write_all(escaped.as_bytes()).map(|()| buf.len())
+            }
+            _ => self.inner.write(buf),
+        };
         self.absorb(r, buf.len())
     }
 
@@ -141,7 +154,8 @@ pub fn main_with(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32 {
     };
     say::set_quiet(cli.quiet);
     let stdout = std::io::stdout();
-    let mut out = ClosedStdoutStopsPrinting::new(stdout.lock());
+    let terminal = std::io::IsTerminal::is_terminal(&stdout);
+    let mut out = ClosedStdoutStopsPrinting::new(stdout.lock(), terminal);
     let command = match cli.command {
         Some(c) => c,
         None => {
@@ -190,5 +204,23 @@ pub fn main_with(args: impl IntoIterator<Item = std::ffi::OsString>) -> i32 {
             say::line(&format!("Error: {e:#}"));
             exit_code(&e)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ClosedStdoutStopsPrinting;
+    use std::io::Write;
+
+    #[test]
+    fn a_terminal_gets_an_inputs_escape_sequence_escaped_and_a_pipe_gets_it_as_it_is() {
+        let text = "machine a\u{1b}]0;title\u{7}b\n";
+        let mut tty = ClosedStdoutStopsPrinting::new(Vec::new(), true);
+        write!(tty, "{text}").unwrap();
+        let shown = String::from_utf8(tty.inner).unwrap();
+        assert_eq!(shown, "machine a\\u{1b}]0;title\\u{7}b\n");
+        let mut pipe = ClosedStdoutStopsPrinting::new(Vec::new(), false);
+        write!(pipe, "{text}").unwrap();
+        assert_eq!(pipe.inner, text.as_bytes());
     }
 }

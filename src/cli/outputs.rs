@@ -64,6 +64,19 @@ fn clash(flag: &str, out: &Path, what: &str, other: &Path) -> InputError {
 /// the holder, when one is held). First, an output named like a file jouleplan keeps beside
 /// an output (see [`check_names`]) is refused.
 pub fn lock(outputs: &[(&str, &Path)]) -> anyhow::Result<Vec<crate::atomic_write::OutputLock>> {
+    not_folders(outputs)?;
+    lock_any(outputs)
+}
+
+/// [`lock`] for a folder of outputs (`report --out DIR`): a folder there is the output.
+pub fn lock_folder(flag: &str, dir: &Path) -> anyhow::Result<crate::atomic_write::OutputLock> {
+    let mut locks = lock_any(&[(flag, dir)])?;
+    locks
+        .pop()
+        .ok_or_else(|| anyhow::anyhow!("{}: no lock was taken", dir.display()))
+}
+
+fn lock_any(outputs: &[(&str, &Path)]) -> anyhow::Result<Vec<crate::atomic_write::OutputLock>> {
     check_names(outputs)?;
     outputs
         .iter()
@@ -89,6 +102,23 @@ pub fn guard(
 ) -> anyhow::Result<Vec<crate::atomic_write::OutputLock>> {
     not_inputs(inputs, outputs)?;
     lock(outputs)
+}
+
+/// Refuses an output file that is an existing folder (a link to one included), naming the flag:
+/// a folder is no file to write, and none is written into it.
+pub fn not_folders(outputs: &[(&str, &Path)]) -> InputResult<()> {
+    match outputs.iter().find(|(_, p)| p.is_dir()) {
+        Some((flag, out)) => Err(InputError::Argument {
+            flag: (*flag).into(),
+            expected: format!(
+                "the path of a file to write ({flag} takes a file path): {} is a folder; \
+                 give a file path, new or in that folder; nothing was written",
+                out.display()
+            ),
+            got: out.display().to_string(),
+        }),
+        None => Ok(()),
+    }
 }
 
 /// Refuses, before anything runs, an output named like a file jouleplan keeps for itself

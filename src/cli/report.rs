@@ -96,7 +96,7 @@ pub fn run_report(args: &ReportArgs, _out: &mut dyn Write) -> anyhow::Result<Pla
         std::fs::create_dir_all(parent)
             .map_err(|e| anyhow::anyhow!("{}: cannot create: {e}", parent.display()))?;
     }
-    let _lock = super::outputs::lock(&[("--out", dir.as_path())])?;
+    let _lock = super::outputs::lock_folder("--out", dir.as_path())?;
     let mut json = Vec::new();
     Json.plan(&plan, &mut json)?;
     let mut csv = Vec::new();

@@ -5,9 +5,10 @@ use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// One line on standard error, whatever `--quiet` says; a closed or full standard error is
-/// ignored (never a panic: what was measured and written stays).
+/// ignored (never a panic: what was measured and written stays). Control bytes quoted from an
+/// input (NUL, ESC, ...) are written escaped ([`crate::error::shown`]), never raw.
 pub fn line(text: &str) {
-    let _ = writeln!(std::io::stderr().lock(), "{text}");
+    let _ = writeln!(std::io::stderr().lock(), "{}", crate::error::shown(text));
 }
 
 static QUIET: AtomicBool = AtomicBool::new(false);

@@ -355,6 +355,7 @@ pub fn from_csv(file: &Path, text: &str) -> InputResult<TalpFile> {
         processes: Vec::new(),
     };
     let mut seen = HashMap::new();
+    let mut regions_seen = HashMap::new();
     for (i, rec) in rdr.records().enumerate() {
         let rec = rec.map_err(|e| syntax(file, e))?;
         let line = i + 2;
@@ -369,6 +370,7 @@ pub fn from_csv(file: &Path, text: &str) -> InputResult<TalpFile> {
         }
         let name = rec.get(0).unwrap_or("").to_string();
         if pop {
+            region_once(file, line, &mut regions_seen, &name)?;
             out.regions
                 .push(region(file, format!("line {line}"), &name, &map)?);
         } else {
@@ -401,6 +403,29 @@ fn not_again(
             first, p.rank, p.region
         ),
         got: format!("rank {} of {} again", p.rank, p.region),
+    })
+}
+
+/// Refuses a pop-metrics row of a region an earlier line (`seen`) holds already: TALP appends
+/// a run's rows to a CSV that exists, and a second run would be read as a second region of one
+/// name, shown as two runs of one file.
+fn region_once(
+    file: &Path,
+    line: usize,
+    seen: &mut HashMap<String, usize>,
+    name: &str,
+) -> InputResult<()> {
+    let Some(first) = seen.insert(name.to_string(), line) else {
+        return Ok(());
+    };
+    Err(InputError::Key {
+        file: file.to_path_buf(),
+        key: format!("line {line}"),
+        expected: format!(
+            "each region once (line {first} holds region {name} already): TALP appends a \
+             run's rows to a CSV that exists, so give each run's file on its own"
+        ),
+        got: format!("region {name} again"),
     })
 }
 

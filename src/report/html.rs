@@ -448,6 +448,8 @@ fn front_table(w: &mut String, plan: &Plan) {
          <th>time</th><th>{scope}</th><th>time {range}</th>\
          <th>{scope} {range}</th><th>UCR</th><th>1-rho</th>{nh_head}<th>ties</th></tr>"
     );
+    // Once, not a row: asking the plan scans the whole front.
+    let time_only = plan.time_only();
     for (i, f) in plan.front.iter().enumerate() {
         let p = &f.prediction;
         let _ = writeln!(
@@ -467,7 +469,7 @@ fn front_table(w: &mut String, plan: &Plan) {
             interval_cells(p),
             p.ucr,
             1.0 - p.rho,
-            match plan.time_only() {
+            match time_only {
                 true => String::new(),
                 false => format!(
                     "<td>{:.4}</td>",

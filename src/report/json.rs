@@ -130,14 +130,23 @@ fn risk_json(plan: &Plan, what: &str) -> Option<RiskOut> {
 
 /// The whole plan as one JSON object.
 pub fn plan_json(plan: &Plan) -> PlanOut {
-    let front = plan
-        .front
-        .iter()
-        .map(|f| FrontOut {
-            config: config_json(&f.prediction),
-            ties: f.ties,
-        })
-        .collect();
+    PlanOut {
+        front: plan.front.iter().map(front_json).collect(),
+        ..plan_head(plan)
+    }
+}
+
+/// One point of the front as JSON.
+fn front_json(f: &crate::search::plan::FrontEntry) -> FrontOut {
+    FrontOut {
+        config: config_json(&f.prediction),
+        ties: f.ties,
+    }
+}
+
+/// The plan as [`plan_json`] gives it, with an empty front.
+fn plan_head(plan: &Plan) -> PlanOut {
+    let front = Vec::new();
     let recommendation = plan.recommendation().map(|f| RecommendationOut {
         config: config_json(&f.prediction),
         warnings: plan.warnings.clone(),
@@ -192,9 +201,52 @@ fn query(plan: &Plan) -> QueryOut {
     }
 }
 
+/// The plan's JSON object, its keys sorted, with the front serialised one point at a time as it
+/// is written: a front of millions of points is never held as JSON values (nor as text) whole.
+struct Streamed<'a> {
+    head: serde_json::Map<String, serde_json::Value>,
+    plan: &'a Plan,
+}
+
+/// The front, one point made (and its keys sorted) as it is written.
+struct StreamedFront<'a>(&'a Plan);
+
+impl serde::Serialize for StreamedFront<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{Error, SerializeSeq};
+        let mut seq = s.serialize_seq(Some(self.0.front.len()))?;
+        for f in &self.0.front {
+            let v = serde_json::to_value(front_json(f)).map_err(S::Error::custom)?;
+            seq.serialize_element(&v)?;
+        }
+        seq.end()
+    }
+}
+
+impl serde::Serialize for Streamed<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(Some(self.head.len()))?;
+        for (k, v) in &self.head {
+            if k == "front" {
+                map.serialize_entry(k, &StreamedFront(self.plan))?;
+            } else {
+                map.serialize_entry(k, v)?;
+            }
+        }
+        map.end()
+    }
+}
+
 impl Exporter for Json {
     fn plan(&self, plan: &Plan, out: &mut dyn Write) -> io::Result<()> {
-        write_sorted(&plan_json(plan), out)
+        let serde_json::Value::Object(head) = serde_json::to_value(plan_head(plan))? else {
+            return Err(io::Error::other("a plan serialises to a JSON object"));
+        };
+        let mut buffered = io::BufWriter::with_capacity(1 << 16, out);
+        serde_json::to_writer_pretty(&mut buffered, &Streamed { head, plan })?;
+        writeln!(buffered)?;
+        buffered.flush()
     }
 
     fn prediction(&self, p: PredictionView<'_>, out: &mut dyn Write) -> io::Result<()> {

@@ -210,9 +210,10 @@ pub fn measure_next(model: &Model<'_>, rec: &Prediction) -> InputResult<Vec<Meas
 
 impl Plan {
     /// Whether the plan ranks by time and node-hours (no power measured): its "energies" are
-    /// node-seconds.
+    /// node-seconds. Every prediction of a plan is of one machine, so its first point says it
+    /// for all (asked once a row, a scan of the front made a page of a long front quadratic).
     pub fn time_only(&self) -> bool {
-        self.front.iter().any(|f| f.prediction.time_only)
+        self.front.first().is_some_and(|f| f.prediction.time_only)
     }
 
     /// The recommended configuration, if the query is feasible.
