@@ -900,34 +900,3 @@ fn plan_json_of_a_front_of_fifty_thousand_points_stays_within_twice_the_csvs_mem
         "json {json_kib} KiB, csv {csv_kib} KiB"
     );
 }
-
-#[test]
-fn a_report_of_a_four_times_longer_front_takes_about_four_times_as_long() {
-    let dir = tempfile::tempdir().unwrap();
-    let (p, m2) = amdahl(dir.path(), 50_000);
-    let seconds = |nodes: &str, out: &str| {
-        let started = std::time::Instant::now();
-        let out = dir.path().join(out);
-        let (code, _, err) = jouleplan(&[
-            "report",
-            "--profile",
-            s(&p),
-            "--machine",
-            s(&m2),
-            "--accept-model-error",
-            "--nodes",
-            nodes,
-            "--out",
-            s(&out),
-        ]);
-        assert_eq!(code, 0, "{err}");
-        started.elapsed().as_secs_f64()
-    };
-    let short = seconds("1-12500", "a").min(seconds("1-12500", "b"));
-    let long = seconds("1-50000", "c");
-    // Linear is 4 (measured 3.7); each row of the page scanned the whole front (9.5).
-    assert!(
-        long < 7.0 * short,
-        "12,500 points {short:.2} s, 50,000 points {long:.2} s"
-    );
-}
