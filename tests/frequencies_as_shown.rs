@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{jouleplan, write};
+use common::{fit_into, jouleplan, write};
 use std::path::{Path, PathBuf};
 
 fn s(p: &Path) -> &str {
@@ -33,20 +33,8 @@ fn fitted(d: &Path, freqs: &[f64]) -> (PathBuf, PathBuf, String) {
         }
     }
     let runs = write(d, "runs.csv", &csv);
-    let (p, m2) = (d.join("p.json"), d.join("m2.toml"));
-    let (code, out, err) = jouleplan(&[
-        "fit",
-        "--measured",
-        s(&runs),
-        "--machine",
-        s(&m),
-        "--profile-out",
-        s(&p),
-        "--machine-out",
-        s(&m2),
-    ]);
-    assert_eq!(code, 0, "{err}");
-    (m2, p, out)
+    let f = fit_into(d, &runs, &m, "m2.toml", &[]);
+    (f.machine, f.profile, f.out)
 }
 
 /// A machine of 1.2 and 2.596 GHz and its profile ([`fitted`]). Returns (machine, profile).

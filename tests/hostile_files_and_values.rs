@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{MACHINE, fixture, jouleplan, profile_json, write};
+use common::{MACHINE, fit_into, fixture, jouleplan, profile_json, write};
 use serde_json::Value;
 use std::os::unix::fs::{PermissionsExt, symlink};
 use std::path::{Path, PathBuf};
@@ -849,21 +849,8 @@ fn amdahl(dir: &Path, nodes: u32) -> (PathBuf, PathBuf) {
         }
     }
     let runs = write(dir, "runs.csv", &rows);
-    let (p, m2) = (dir.join("p.json"), dir.join("m2.toml"));
-    let (code, _, err) = jouleplan(&[
-        "fit",
-        "--measured",
-        s(&runs),
-        "--machine",
-        s(&m),
-        "--profile-out",
-        s(&p),
-        "--machine-out",
-        s(&m2),
-        "--accept-model-error",
-    ]);
-    assert_eq!(code, 0, "{err}");
-    (p, m2)
+    let f = fit_into(dir, &runs, &m, "m2.toml", &["--accept-model-error"]);
+    (f.profile, f.machine)
 }
 
 #[test]

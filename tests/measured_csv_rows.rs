@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{jouleplan, two_frequency_fit_inputs, write};
+use common::{fit_into, jouleplan, two_frequency_fit_inputs, write};
 use std::path::Path;
 
 fn s(p: &Path) -> &str {
@@ -254,41 +254,47 @@ fn a_measured_csv_with_a_header_and_no_rows_is_refused_by_fit_and_validate() {
     assert!(!err.contains("none of its 0"), "{err}");
 }
 
+/// `runs.csv` (of [`two_frequency_fit_inputs`], a stated law, illustrative) with its last run
+/// repeated, time and energy times `k`, written as `name`.
+fn last_run_again(d: &Path, name: &str, k: f64) -> std::path::PathBuf {
+    let text = std::fs::read_to_string(d.join("runs.csv")).unwrap();
+    let last = text.lines().last().unwrap().to_string();
+    let cells: Vec<&str> = last.split(',').collect();
+    let t: f64 = cells[4].parse().unwrap();
+    let e: f64 = cells[5].parse().unwrap();
+    let again = format!("{},{},{}\n", cells[..4].join(","), k * t, k * e);
+    write(d, name, &(text + &again))
+}
+
+/// What `jouleplan CMD --machine m --profile p` with `extra` flags said (both streams),
+/// succeeding.
+fn said_by(cmd: &str, m: &Path, p: &Path, extra: &[&str]) -> String {
+    let mut args = vec![cmd, "--machine", s(m), "--profile", s(p)];
+    args.extend_from_slice(extra);
+    let (code, out, err) = jouleplan(&args);
+    assert_eq!(code, 0, "{err}");
+    format!("{out}{err}")
+}
+
 #[test]
 fn plan_notes_the_repeats_that_spread_as_fit_did_from_the_profile_alone() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
     let (runs, machine) = two_frequency_fit_inputs(d);
-    // A second run of (1, 8, 2 GHz, 0), 30% slower than the first: the rows of the helper
-    // (a stated law, illustrative) with one repeat appended.
-    let text = std::fs::read_to_string(&runs).unwrap();
-    let last = text.lines().last().unwrap().to_string();
-    let cells: Vec<&str> = last.split(',').collect();
-    let t: f64 = cells[4].parse().unwrap();
-    let e: f64 = cells[5].parse().unwrap();
-    let repeat = format!("{},{},{}\n", cells[..4].join(","), 1.3 * t, 1.3 * e);
-    let csv = write(d, "noisy.csv", &(text + &repeat));
-    let out = d.join("p.json");
-    let m2 = d.join("m2.toml");
-    let (code, _, err) = fit(&csv, &machine, &out, &["--machine-out", s(&m2)]);
-    assert_eq!(code, 0, "{err}");
-    assert!(err.contains("(1, 8, 2 GHz, 0) 18.4% over 2 runs"), "{err}");
+    // A second run of (1, 8, 2 GHz, 0), 30% slower than the first.
+    let csv = last_run_again(d, "noisy.csv", 1.3);
+    let f = fit_into(d, &csv, &machine, "m2.toml", &[]);
+    assert!(
+        f.err.contains("(1, 8, 2 GHz, 0) 18.4% over 2 runs"),
+        "{}",
+        f.err
+    );
     let profile: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(&f.profile).unwrap()).unwrap();
     let kept = &profile["measured_on"]["repeats"];
     assert_eq!(kept.as_array().map(Vec::len), Some(1), "{kept}");
     assert_eq!(kept[0]["runs"], 2, "{kept}");
-    let (code, out_text, err) = jouleplan(&[
-        "plan",
-        "--machine",
-        s(&m2),
-        "--profile",
-        s(&out),
-        "--nodes",
-        "1",
-    ]);
-    assert_eq!(code, 0, "{err}");
-    let said = format!("{out_text}{err}");
+    let said = said_by("plan", &f.machine, &f.profile, &["--nodes", "1"]);
     assert!(
         said.contains(
             "the measured runs the profile was fitted on spread run to run by more than 10%"
@@ -296,58 +302,36 @@ fn plan_notes_the_repeats_that_spread_as_fit_did_from_the_profile_alone() {
         "{said}"
     );
     // validate scores those runs against the profile, and says their mean is no firm measure.
-    let (code, out_text, err) = jouleplan(&[
-        "validate",
-        "--machine",
-        s(&m2),
-        "--profile",
-        s(&out),
-        "--measured",
-        s(&csv),
-    ]);
-    assert_eq!(code, 0, "{err}");
-    let said = format!("{out_text}{err}");
+    let said = said_by("validate", &f.machine, &f.profile, &["--measured", s(&csv)]);
     assert!(
         said.contains("the measured runs spread run to run by more than 10%")
             && said.contains("(1, 8, 2 GHz, 0) 18.4% over 2 runs"),
         "{said}"
     );
     // A profile whose repeats agree says nothing of them.
-    let (code, _, err) = fit(&runs, &machine, &out, &["--machine-out", s(&m2)]);
-    assert_eq!(code, 0, "{err}");
-    let (code, out_text, err) = jouleplan(&[
-        "plan",
-        "--machine",
-        s(&m2),
-        "--profile",
-        s(&out),
-        "--nodes",
-        "1",
-    ]);
-    assert_eq!(code, 0, "{err}");
-    assert!(
-        !format!("{out_text}{err}").contains("spread run to run"),
-        "{out_text}{err}"
-    );
+    let f = fit_into(d, &runs, &machine, "m2.toml", &[]);
+    let said = said_by("plan", &f.machine, &f.profile, &["--nodes", "1"]);
+    assert!(!said.contains("spread run to run"), "{said}");
 }
 
 #[test]
 fn a_profile_whose_kept_repeats_are_out_of_range_is_refused_naming_the_key() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
-    let (runs, machine) = two_frequency_fit_inputs(d);
-    let text = std::fs::read_to_string(&runs).unwrap();
-    let last = text.lines().last().unwrap().to_string();
-    let csv = write(d, "twice.csv", &(text.clone() + &last + "\n"));
-    let out = d.join("p.json");
-    let m2 = d.join("m2.toml");
-    let (code, _, err) = fit(&csv, &machine, &out, &["--machine-out", s(&m2)]);
-    assert_eq!(code, 0, "{err}");
+    let (_, machine) = two_frequency_fit_inputs(d);
+    let csv = last_run_again(d, "twice.csv", 1.0);
+    let f = fit_into(d, &csv, &machine, "m2.toml", &[]);
     let mut v: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(&f.profile).unwrap()).unwrap();
     v["measured_on"]["repeats"][0]["runs"] = 1.into();
-    std::fs::write(&out, v.to_string()).unwrap();
-    let (code, _, err) = jouleplan(&["plan", "--machine", s(&m2), "--profile", s(&out)]);
+    std::fs::write(&f.profile, v.to_string()).unwrap();
+    let (code, _, err) = jouleplan(&[
+        "plan",
+        "--machine",
+        s(&f.machine),
+        "--profile",
+        s(&f.profile),
+    ]);
     assert_eq!(code, 2, "{err}");
     assert!(
         err.contains("measured_on.repeats[0].runs") && err.contains("from 2 to"),

@@ -315,28 +315,19 @@ pub struct RepeatSpreadFile {
 }
 
 impl RepeatSpreadFile {
-    /// Checks ranges, naming the key path under `at` (`measured_on.repeats[i]`).
+    /// Checks ranges, naming the key path under `at` (`measured_on.repeats[i]`): the bounds of
+    /// a baseline point's and of a machine's GPU clock.
     fn validate(&self, c: &Check, at: &str) -> InputResult<()> {
-        c.whole(&format!("{at}.nodes"), self.nodes.into(), limits::NODES)?;
-        c.whole(&format!("{at}.cores"), self.cores.into(), limits::CORES)?;
-        c.whole(&format!("{at}.gpus"), self.gpus.into(), limits::GPUS)?;
+        let k = |key: &str| format!("{at}.{key}");
+        c.whole(&k("nodes"), self.nodes.into(), limits::NODES)?;
+        c.whole(&k("cores"), self.cores.into(), limits::CORES)?;
+        c.whole(&k("gpus"), self.gpus.into(), limits::GPUS)?;
+        c.num(&k("freq_hz"), self.freq_hz, FREQ_HZ)?;
+        let clock = super::machine::GPU_CLOCK_MHZ;
+        c.opt(&k("gpu_clock_mhz"), self.gpu_clock_mhz, clock)?;
+        c.whole(&k("runs"), self.runs, limits::Whole(2, limits::MANY.1))?;
         c.num(
-            &format!("{at}.freq_hz"),
-            self.freq_hz,
-            Bound::Within(1e7, 2e10),
-        )?;
-        c.opt(
-            &format!("{at}.gpu_clock_mhz"),
-            self.gpu_clock_mhz,
-            Bound::Within(1.0, 1e5),
-        )?;
-        c.whole(
-            &format!("{at}.runs"),
-            self.runs,
-            limits::Whole(2, limits::MANY.1),
-        )?;
-        c.num(
-            &format!("{at}.wall_rel_std"),
+            &k("wall_rel_std"),
             self.wall_rel_std,
             Bound::Within(0.0, 1e3),
         )

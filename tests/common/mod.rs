@@ -342,6 +342,50 @@ pub fn start_slurm(nodes: u32) -> Result<SlurmCluster, String> {
     }
 }
 
+/// What [`fit_into`] wrote and said.
+pub struct Fitted {
+    /// The profile, `p.json` in the folder.
+    pub profile: PathBuf,
+    /// The machine file with the fitted power.
+    pub machine: PathBuf,
+    /// Standard output.
+    pub out: String,
+    /// Standard error.
+    pub err: String,
+}
+
+/// `jouleplan fit --measured runs --machine machine` (with `extra` flags) writing `p.json` and
+/// `machine_out` in `d`; panics, with what it said, unless it succeeded.
+pub fn fit_into(
+    d: &Path,
+    runs: &Path,
+    machine: &Path,
+    machine_out: &str,
+    extra: &[&str],
+) -> Fitted {
+    let (profile, fitted) = (d.join("p.json"), d.join(machine_out));
+    let mut args = vec![
+        "fit",
+        "--measured",
+        runs.to_str().unwrap(),
+        "--machine",
+        machine.to_str().unwrap(),
+        "--profile-out",
+        profile.to_str().unwrap(),
+        "--machine-out",
+        fitted.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    let (code, out, err) = jouleplan(&args);
+    assert_eq!(code, 0, "{err}");
+    Fitted {
+        profile,
+        machine: fitted,
+        out,
+        err,
+    }
+}
+
 /// Fits the Ice Lake fixture's real runs of `code` (made from the public fixtures, `multinode_dir`) on the
 /// node counts `keep` in `d` with the fixture's machine file; returns (profile, machine).
 pub fn fit_fixture_code(d: &Path, code: &str, keep: &[u32]) -> (PathBuf, PathBuf) {
@@ -361,21 +405,9 @@ pub fn fit_fixture_code(d: &Path, code: &str, keep: &[u32]) -> (PathBuf, PathBuf
         .map(|(_, l)| format!("{l}\n"))
         .collect();
     std::fs::write(&fit_csv, kept).unwrap();
-    let (prof, mach) = (d.join("p.json"), d.join("m.toml"));
     let machine = Path::new(env!("CARGO_MANIFEST_DIR")).join(ICELAKE);
-    let (rc, _, err) = jouleplan(&[
-        "fit",
-        "--measured",
-        fit_csv.to_str().unwrap(),
-        "--machine",
-        machine.to_str().unwrap(),
-        "--profile-out",
-        prof.to_str().unwrap(),
-        "--machine-out",
-        mach.to_str().unwrap(),
-    ]);
-    assert_eq!(rc, 0, "{err}");
-    (prof, mach)
+    let f = fit_into(d, &fit_csv, &machine, "m.toml", &[]);
+    (f.profile, f.machine)
 }
 
 /// The measured energy at `n` nodes of an Ice Lake fixture code (made from the public fixtures, 72
