@@ -87,6 +87,70 @@ fn clocks_that_cannot_be_set_are_refused_before_anything_runs() {
         assert!(err.contains(says), "no `{says}` in: {err}");
     }
     nothing_written(d.path());
+    // The same with `machine init`'s own file from a real H200 (no [network], no [power]):
+    // its clocks are read, and the refusal is NVML's, not the file's.
+    let m = h200_data().join("node.toml");
+    let m = m.to_str().unwrap();
+    let (code, err) = profile(
+        d.path(),
+        &["--gpus", "1", "--machine", m, "--gpu-clocks", "all"],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("NVML application clocks cannot be set"),
+        "{err}"
+    );
+    assert!(!err.contains("network"), "{err}");
+    nothing_written(d.path());
+}
+
+/// `tests/data/h200-gpu-clocks`: `machine init` and `nvidia-smi` on a real H200 (its README).
+fn h200_data() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/h200-gpu-clocks")
+}
+
+/// The graphics clocks `nvidia-smi -q -d SUPPORTED_CLOCKS` lists at memory clock `memory`.
+fn smi_clocks(text: &str, memory: u32) -> Vec<f64> {
+    let (mut here, mut out) = (false, Vec::new());
+    for line in text.lines() {
+        let value = || {
+            line.split(':')
+                .nth(1)
+                .unwrap()
+                .trim()
+                .trim_end_matches(" MHz")
+        };
+        if line.trim_start().starts_with("Memory") {
+            here = value() == memory.to_string();
+        } else if here && line.trim_start().starts_with("Graphics") {
+            out.push(value().parse::<f64>().unwrap());
+        }
+    }
+    out.sort_by(f64::total_cmp);
+    out
+}
+
+fn machine_init_on_a_real_h200_wrote_the_clocks_nvidia_smi_lists() {
+    use jouleplan::model::machine::Machine;
+    let d = h200_data();
+    let text = std::fs::read_to_string(d.join("node.toml")).unwrap();
+    let (m, lacks) = Machine::from_toml_for_fit(&d.join("node.toml"), &text).unwrap();
+    assert!(lacks.network && lacks.power, "as machine init writes it");
+    assert_eq!(m.gpu_memory_clock_mhz, Some(3201.0));
+    let smi = std::fs::read_to_string(d.join("supported.txt")).unwrap();
+    let listed = smi_clocks(&smi, 3201);
+    assert_eq!(listed.len(), 110);
+    assert_eq!(m.gpu_clocks_mhz, listed);
+    assert_eq!(
+        smi_clocks(&smi, 2201).len(),
+        110,
+        "the other memory clock's list"
+    );
+    assert_eq!(
+        std::fs::read_to_string(d.join("before.txt")).unwrap(),
+        std::fs::read_to_string(d.join("after.txt")).unwrap(),
+        "the recording set no clock"
+    );
 }
 
 fn a_clock_the_machine_does_not_list_is_refused_naming_it() {
@@ -356,6 +420,13 @@ fn main() {
             "a_clock_the_machine_does_not_list_is_refused_naming_it",
             || {
                 a_clock_the_machine_does_not_list_is_refused_naming_it();
+                Ok(())
+            },
+        ),
+        Trial::test(
+            "machine_init_on_a_real_h200_wrote_the_clocks_nvidia_smi_lists",
+            || {
+                machine_init_on_a_real_h200_wrote_the_clocks_nvidia_smi_lists();
                 Ok(())
             },
         ),

@@ -58,7 +58,10 @@ pub(super) fn gpu_clocks(
 
 /// The clocks `spec` names among machine `m`'s `gpu_clocks_mhz`, and its memory clock.
 fn from_machine(spec: &str, m: &str) -> Result<(Vec<u32>, Option<u32>), InputError> {
-    let machine = crate::search::inputs::load_machine(Some(m))?;
+    // Only the clocks are read: a file as `machine init` writes it (no [network], no [power])
+    // serves, since a clock sweep on one node needs neither.
+    let (file, text) = crate::search::inputs::machine_text(Some(m))?;
+    let (machine, _) = crate::model::machine::Machine::from_toml_for_fit(&file, &text)?;
     if machine.gpu_clocks_mhz.is_empty() {
         return Err(values::bad(
             FLAG,

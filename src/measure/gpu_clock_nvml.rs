@@ -27,22 +27,33 @@ impl NvmlClocks {
     }
 }
 
-/// Whether this process may set the application clocks of `gpus`: `Ok` as root or where the
-/// API is not restricted (`nvidia-smi -acp UNRESTRICTED`), else why not.
+/// Whether this process may set the application clocks of `gpus`: `Ok` as root (the GPUs
+/// must be there), or where NVML says the API is not restricted (`nvidia-smi -acp
+/// UNRESTRICTED`); else why not. Some GPUs cannot say whether it is restricted (an H200 with
+/// driver 580 answers "not supported"): there only root may set them, as NVML documents it.
 pub fn may_set(gpus: &[u32]) -> Result<(), String> {
     let n = NvmlClocks::load()?;
     // SAFETY: geteuid has no preconditions.
     let root = unsafe { libc::geteuid() } == 0;
     for &g in gpus {
         let d = n.device(g)?;
-        let restricted = d
-            .is_api_restricted(Api::ApplicationClocks)
-            .map_err(|e| format!("GPU {g}: whether application clocks are restricted: {e}"))?;
-        if restricted && !root {
-            return Err(format!(
-                "GPU {g} lets only root set application clocks, and jouleplan does not run as \
-                 root"
-            ));
+        if root {
+            continue;
+        }
+        match d.is_api_restricted(Api::ApplicationClocks) {
+            Ok(false) => {}
+            Ok(true) => {
+                return Err(format!(
+                    "GPU {g} lets only root set application clocks, and jouleplan does not run \
+                     as root"
+                ));
+            }
+            Err(e) => {
+                return Err(format!(
+                    "GPU {g} does not say whether users may set application clocks ({e}), and \
+                     jouleplan does not run as root"
+                ));
+            }
         }
     }
     Ok(())

@@ -134,6 +134,21 @@ impl ClockGuard {
         })
     }
 
+    /// Sets every GPU to the clocks in force, which changes nothing, to learn before anything
+    /// runs whether these GPUs let this process set application clocks at all: a GPU that
+    /// does not support them refuses root too, and NVML cannot tell that without trying.
+    pub fn try_setting(&mut self) -> Result<(), String> {
+        for &(g, m, c) in &self.saved {
+            self.setter.set(g, m, c).map_err(|e| {
+                format!(
+                    "GPU {g} refused to have its application clocks set ({e}; tried with those \
+                     in force, {m} MHz memory and {c} MHz graphics, which changes nothing)"
+                )
+            })?;
+        }
+        Ok(())
+    }
+
     /// Sets every GPU to `mhz` (nothing when it is set already).
     pub fn set(&mut self, mhz: u32) -> Result<(), String> {
         if self.current == Some(mhz) {
@@ -361,6 +376,31 @@ mod tests {
             .err()
             .unwrap();
         assert!(e.contains("810 MHz memory clock (0 clocks"), "{e}");
+    }
+
+    #[test]
+    fn setting_is_tried_with_the_clocks_in_force_and_a_refusal_named_before_any_run() {
+        let (setter, calls) = recorder(None);
+        let mut g = ClockGuard::take(setter, &[0, 1], &[990], None).unwrap();
+        g.try_setting().unwrap();
+        assert_eq!(sets(&calls), ["set 0 2619,1980", "set 1 2619,1980"]);
+        drop(g);
+        assert_eq!(
+            sets(&calls).len(),
+            2,
+            "a try changes nothing: nothing to restore"
+        );
+        // A GPU that refuses (the double refuses 1980 MHz, the clock in force).
+        let (setter, calls) = recorder(Some(1980));
+        let mut g = ClockGuard::take(setter, &[0], &[990], None).unwrap();
+        let e = g.try_setting().unwrap_err();
+        assert!(
+            e.contains("GPU 0 refused") && e.contains("Insufficient Permissions"),
+            "{e}"
+        );
+        assert!(e.contains("2619 MHz memory and 1980 MHz graphics"), "{e}");
+        drop(g);
+        assert_eq!(sets(&calls), ["set 0 2619,1980"]);
     }
 
     #[test]

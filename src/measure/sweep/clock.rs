@@ -94,7 +94,8 @@ fn nvml_guard(
     (clocks, memory): (&[u32], Option<u32>),
     warn: &mut dyn Write,
 ) -> Result<ClockGuard, String> {
-    let guard = ClockGuard::take(setter, ids, clocks, memory)?;
+    let mut guard = ClockGuard::take(setter, ids, clocks, memory)?;
+    guard.try_setting()?;
     // A closed or full standard error is ignored: the sweep's records matter more.
     let _ = writeln!(warn, "{}", guard.sigkill_warning());
     Ok(guard)
@@ -183,7 +184,11 @@ mod tests {
         );
         assert_eq!(said.lines().count(), 1, "{said}");
         drop(guard);
-        assert_eq!(*calls.borrow(), ["read 0", "read 1"], "nothing set yet");
+        assert_eq!(
+            *calls.borrow(),
+            ["read 0", "read 1", "set 0 2619,1980", "set 1 2619,1980"],
+            "the clocks in force tried, nothing changed"
+        );
         // A clock the GPUs do not support is refused before any warning: nothing to restore.
         let (setter, _) = recorder(None);
         let mut warn = Vec::new();
