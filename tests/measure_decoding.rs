@@ -170,3 +170,53 @@ fn nvml_sampled_busy_time_of_the_h100_runs_is_within_its_stated_error() {
         assert!((n / k - 1.0).abs() < 0.022, "{c} cores: {n} vs {k}");
     }
 }
+
+#[test]
+fn nvml_busy_time_on_a_real_h200_is_within_each_runs_stated_error_and_the_profile_plans() {
+    // tests/data/h200-gpu-smoke: `profile --gpus 1` of examples/gpu/gpu_mix.py on a real H200
+    // (its README), with the workload's own CUDA-event kernel time per run (runs.jsonl).
+    let d = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/h200-gpu-smoke");
+    let prof: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("p.json")).unwrap()).unwrap();
+    let refs: Vec<serde_json::Value> = std::fs::read_to_string(d.join("runs.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let runs = prof["sweep"]["record"]["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), refs.len());
+    for (r, q) in runs.iter().zip(&refs) {
+        assert_eq!(r["cores"], q["threads"]);
+        let nvml = r["readings"]["gpu_busy_s"][0].as_f64().unwrap();
+        let err = r["readings"]["gpu_busy_err_s"][0].as_f64().unwrap();
+        let cuda = q["kernel_s"].as_f64().unwrap();
+        assert!(err > 0.0 && err < 0.2, "stated error {err}");
+        assert!(
+            (nvml - cuda).abs() < 2.0 * err,
+            "{nvml} vs {cuda} (+-{err})"
+        );
+        let sm = r["readings"]["gpu_sm_mhz"][0].as_f64().unwrap();
+        assert!((1000.0..=1980.0).contains(&sm), "SM clock while busy {sm}");
+    }
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_jouleplan"))
+        .current_dir(&d)
+        .args([
+            "plan",
+            "--machine",
+            "node.toml",
+            "--profile",
+            "p.json",
+            "--gpus",
+            "1",
+        ])
+        .output()
+        .unwrap();
+    let (code, out, err) = (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr),
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("1 GPU per node"), "{out}");
+    assert!(out.contains("energy: unavailable"), "{out}");
+}
