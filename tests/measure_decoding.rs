@@ -200,15 +200,7 @@ fn nvml_busy_time_on_a_real_h200_is_within_each_runs_stated_error_and_the_profil
     }
     let o = std::process::Command::new(env!("CARGO_BIN_EXE_jouleplan"))
         .current_dir(&d)
-        .args([
-            "plan",
-            "--machine",
-            "node.toml",
-            "--profile",
-            "p.json",
-            "--gpus",
-            "1",
-        ])
+        .args(["plan", "--machine", "node.toml", "--profile", "p.json"])
         .output()
         .unwrap();
     let (code, out, err) = (
@@ -219,4 +211,9 @@ fn nvml_busy_time_on_a_real_h200_is_within_each_runs_stated_error_and_the_profil
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("1 GPU per node"), "{out}");
     assert!(out.contains("energy: unavailable"), "{out}");
+    // Measured with the GPU only, at 2 and 8 cores: the GPU count is judged on those cores.
+    assert!(
+        out.contains("7 core counts x 1 frequency x 1 GPU count"),
+        "{out}"
+    );
 }

@@ -208,8 +208,14 @@ impl Loaded {
         if let Some(f) = &request.freqs {
             space.freqs.clone_from(f);
         }
-        if let Some(g) = &request.gpus {
-            space.gpus.clone_from(g);
+        match &request.gpus {
+            Some(g) => space.gpus.clone_from(g),
+            // Judged on the cores and frequencies searched, not the machine's: a profile
+            // measured only with GPUs at some core counts plans with GPUs there.
+            None => {
+                space.gpus =
+                    Space::default_gpus(&self.machine, &self.profile, &space.cores, &space.freqs)
+            }
         }
         if let Some(spec) = &request.gpu_clocks {
             space.gpu_clocks = super::gpu_clocks::parse(spec, &self.machine, &self.profile)?;

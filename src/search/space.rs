@@ -29,11 +29,33 @@ impl Space {
     pub fn full(machine: &Machine, profile: &Profile) -> Space {
         let cores: Vec<u32> = (1..=machine.cores_per_node).collect();
         let freqs: Vec<usize> = (0..machine.frequencies.len()).collect();
+        let gpus = Space::default_gpus(machine, profile, &cores, &freqs);
+        Space {
+            nodes: (1..=machine.max_nodes).collect(),
+            cores,
+            freqs,
+            gpus,
+            gpu_clocks: Vec::new(),
+        }
+    }
+
+    /// The GPU counts searched where none are asked for: 0 where the profile ran without GPUs
+    /// (or cannot serve GPUs everywhere), and 1 to the machine's where the profile has a
+    /// point with GPUs at every core count and frequency of `cores` and `freqs` (those searched).
+    pub fn default_gpus(
+        machine: &Machine,
+        profile: &Profile,
+        cores: &[u32],
+        freqs: &[usize],
+    ) -> Vec<u32> {
         let gpu_everywhere = machine.gpus_per_node > 0
             && cores.iter().all(|&c| {
-                freqs
-                    .iter()
-                    .all(|&f| profile.point(c, machine.frequencies[f], 1).is_ok())
+                freqs.iter().all(|&f| {
+                    machine
+                        .frequencies
+                        .get(f)
+                        .is_some_and(|&hz| profile.point(c, hz, 1).is_ok())
+                })
             });
         let mut gpus = Vec::new();
         if profile.has_cpu_points() || !gpu_everywhere {
@@ -42,13 +64,7 @@ impl Space {
         if gpu_everywhere {
             gpus.extend(1..=machine.gpus_per_node);
         }
-        Space {
-            nodes: (1..=machine.max_nodes).collect(),
-            cores,
-            freqs,
-            gpus,
-            gpu_clocks: Vec::new(),
-        }
+        gpus
     }
 
     /// Leaves out the node counts whose memory cannot hold the profile's footprint (MODEL.md
