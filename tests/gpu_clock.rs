@@ -308,6 +308,73 @@ fn plan_searches_the_gpu_clocks_and_the_slowdown_cap_picks_a_lower_one() {
     assert_eq!(v["front"][0]["gpu_clock_mhz"], 2000.0);
 }
 
+/// What `validate --json` says of `csv`'s rows against `m` and `p`: (code, JSON or stderr).
+fn validate_json(d: &Path, m: &Path, p: &Path, csv: &str) -> (i32, String) {
+    let runs = write(d, "all.csv", csv);
+    let (code, out, err) = jouleplan(&[
+        "validate",
+        "--measured",
+        runs.to_str().unwrap(),
+        "--machine",
+        m.to_str().unwrap(),
+        "--profile",
+        p.to_str().unwrap(),
+        "--json",
+    ]);
+    (code, if code == 0 { out } else { err })
+}
+
+#[test]
+fn a_machine_file_without_power_plans_and_scores_gpu_energy_from_the_clock_law() {
+    // As `machine init` writes it: no [network], no [power]. GPU energy needs neither.
+    let d = tempfile::tempdir().unwrap();
+    let bare = write(
+        d.path(),
+        "bare.toml",
+        &format!(
+            "[machine]\nname = \"g\"\nnodes = 1\ncores_per_node = 1\nfrequencies_ghz = [2.0]\n\
+             gpus_per_node = 1\ngpu_clocks_mhz = [{CLOCKS}]\n"
+        ),
+    );
+    let (code, _, err) = fit(d.path(), &rows(&[1000, 1500, 2000], "gpu"), &bare);
+    assert_eq!(code, 0, "{err}");
+    let (m, p) = (d.path().join("m2.toml"), d.path().join("p.json"));
+    let args = ["--gpu-clocks", "all", "--slowdown", "10%"];
+    let v = plan_json(&m, &p, &args);
+    let rec = &v["recommendation"];
+    assert_eq!(rec["gpu_clock_mhz"], 1750.0, "{rec}");
+    let (code, out, err) = jouleplan(&[
+        "plan",
+        "--machine",
+        m.to_str().unwrap(),
+        "--profile",
+        p.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("energy: the GPU's alone"), "{err}");
+    assert!(out.contains("GPU energy"), "{out}");
+    // The same numbers as with a [power] of zeros, which is how `fit` read the bare file.
+    let z = tempfile::tempdir().unwrap();
+    let (zm, zp) = fitted(z.path());
+    let w = plan_json(&zm, &zp, &args);
+    let e = rec["energy_j"].as_f64().unwrap();
+    assert!(
+        e > 0.0 && e == w["recommendation"]["energy_j"].as_f64().unwrap(),
+        "{rec}"
+    );
+    // validate scores the GPU energy at every clock (before, it refused: no [power]).
+    let all = rows(&[1000, 1250, 1500, 1750, 2000], "gpu");
+    let (code, out) = validate_json(d.path(), &m, &p, &all);
+    assert_eq!(code, 0, "{out}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let points = v["validations"][0]["points"].as_array().unwrap();
+    assert_eq!(points.len(), 5);
+    for q in points {
+        let err = q["energy_error"].as_f64().unwrap();
+        assert!(err.abs() < 0.02, "{q}");
+    }
+}
+
 #[test]
 fn plan_text_and_csv_show_the_gpu_clock() {
     let d = tempfile::tempdir().unwrap();

@@ -74,8 +74,11 @@ pub fn run_validate(args: &ValidateArgs, out: &mut dyn Write) -> anyhow::Result<
     for said in crate::search::inputs::settle_pair(src_m, src_p)? {
         super::say::note(&said);
     }
-    let machine = load_machine_for_validate(src_m)?;
+    let mut machine = load_machine_for_validate(src_m)?;
     let mut profile = load_profile(src_p)?;
+    if let Some(note) = crate::search::inputs::gpu_energy_without_power(&mut machine, &profile) {
+        super::say::note(&note);
+    }
     crate::search::inputs::same_fit(&machine, &profile)?;
     let checks = args.source.checks();
     trust::machine_matches(&machine, &profile, checks.accept)?;

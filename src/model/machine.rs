@@ -208,6 +208,29 @@ impl Machine {
         ))
     }
 
+    /// A file without `[power]` read for a workload whose energy is the GPU's alone and whose
+    /// GPU clock law carries the GPU's power: every power of the machine 0, as `fit` read the
+    /// file when it fitted that law (the host's power lies outside the GPU's scope; the time
+    /// the GPU spent outside kernels is folded into the law's power, which reproduces the
+    /// measured clocks). Energy is then the GPU's, no longer unavailable.
+    pub fn read_power_as_zero(&mut self) {
+        let zeros = vec![Watts(0.0); self.frequencies.len()];
+        self.power = Power {
+            core_active: zeros.clone(),
+            core_stall: zeros.clone(),
+            memory: Watts(0.0),
+            network: Watts(0.0),
+            idle: zeros,
+            gpu_active: Watts(0.0),
+            gpu_idle: Watts(0.0),
+            gpu_nocontext: None,
+            gpu_clock_exponent: self.power.gpu_clock_exponent,
+            fit_residual_rel: None,
+            fit_residual_rms: None,
+        };
+        self.lacks.power = false;
+    }
+
     /// No power was measured: plans rank by time and node-hours.
     pub fn time_only(&self) -> bool {
         self.lacks.power

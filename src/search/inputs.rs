@@ -49,6 +49,27 @@ pub fn load_machine_for_validate(arg: Option<&str>) -> InputResult<Machine> {
     Ok(Machine::from_toml_for_plan(&path, &text)?.0)
 }
 
+/// Where `machine` has no `[power]` but `profile`'s energy is the GPU's alone, measured at
+/// three or more GPU clocks (its clock law carries the GPU's power), and it has no point
+/// without GPUs: the machine's power is read as 0, as `fit` read it
+/// ([`Machine::read_power_as_zero`]), so GPU energy is planned and scored. Returns the note.
+pub fn gpu_energy_without_power(machine: &mut Machine, profile: &Profile) -> Option<String> {
+    let law_power = profile.gpu_clock.as_ref().and_then(|l| l.power.as_ref());
+    let gpu_only = profile.energy_scope() == crate::model::energy_scope::EnergyScope::Gpu
+        && !profile.has_cpu_points();
+    if !machine.time_only() || law_power.is_none() || !gpu_only {
+        return None;
+    }
+    machine.read_power_as_zero();
+    Some(format!(
+        "energy: the GPU's alone, from {}'s GPU clock law ({} has no [power], read as 0 as \
+         `fit` read it: the host is outside the GPU's scope, and the GPU's time outside \
+         kernels is folded into the law's power)",
+        profile.file.display(),
+        machine.file.display()
+    ))
+}
+
 /// Whether the machine read by [`load_machine_for_validate`] can score runs over at most
 /// `nodes` nodes, `energy` whether any has measured energy: runs over several nodes need
 /// `[network]`, measured energy needs `[power]`. Returns the note for time-only scoring.
@@ -134,7 +155,8 @@ impl Loaded {
     /// machine's core counts ([`crate::calibrate::core_fill`]) and frequencies
     /// ([`Profile::fill_frequencies`]). The notes say what the profile could not measure and
     /// which points were derived.
-    pub fn new(machine: Machine, mut profile: Profile, accept: Accept) -> InputResult<Loaded> {
+    pub fn new(mut machine: Machine, mut profile: Profile, accept: Accept) -> InputResult<Loaded> {
+        let gpu_energy = gpu_energy_without_power(&mut machine, &profile);
         if machine.time_only() {
             // Measured energies cannot be compared with node-seconds: time only.
             for p in &mut profile.baseline {
@@ -152,6 +174,7 @@ impl Loaded {
         notes.extend(trust::noisy_points(&profile));
         notes.extend(fit_to_machine(&mut profile, &machine));
         notes.extend(time_only_note(&machine));
+        notes.extend(gpu_energy);
         Ok(Loaded {
             machine,
             profile,
