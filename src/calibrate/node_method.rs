@@ -68,8 +68,9 @@ pub(super) fn choose(
             .sum()
     };
     let (e_family, e_plain) = (error(&family), error(&plain));
-    if e_plain < e_family {
-        let mut f = fit(&plain, points)?;
+    // Where the plain law cannot be fitted on every count, the family's.
+    let chosen = (e_plain < e_family).then(|| fit(&plain, points)).flatten();
+    if let Some(mut f) = chosen {
         f.rule = format!(
             "the plain reference's single law of least leave-one-node-count-out error, chosen \
              over the family ({}) by the code's own left-out counts ({:.1}% against {:.1}% \

@@ -44,11 +44,11 @@ pub(super) fn weights(
     let dens = densities(cands, &live, (m, kappa, noise), pooled.then_some(best));
     for _ in 0..STEPS {
         let mut next = vec![0.0; cands.len()];
-        for j in 0..m {
-            let mix: f64 = live.iter().map(|&k| w[k] * dens[k][j]).sum();
+        for at in &dens {
+            let mix: f64 = live.iter().map(|&k| w[k] * at[k]).sum();
             if mix > 0.0 {
                 for &k in &live {
-                    next[k] += w[k] * dens[k][j] / mix / m as f64;
+                    next[k] += w[k] * at[k] / mix / m as f64;
                 }
             }
         }
@@ -57,7 +57,7 @@ pub(super) fn weights(
     w
 }
 
-/// Each live law's predictive density at each of the first `m` left-out counts, scaled per
+/// At each of the first `m` left-out counts, each live law's predictive density, scaled per
 /// count by the largest there (a factor per count leaves the optimum where it is), so that
 /// none underflows to 0 for every law at once.
 fn densities(
@@ -72,17 +72,19 @@ fn densities(
         let e = cands[k].folds[j].1;
         -0.5 * (e / s).powi(2) - s.ln()
     };
-    let mut d = vec![vec![0.0; m]; cands.len()];
-    for j in 0..m {
-        let top = live
-            .iter()
-            .map(|&k| log_p(k, j))
-            .fold(f64::NEG_INFINITY, f64::max);
-        for &k in live {
-            d[k][j] = (log_p(k, j) - top).exp();
-        }
-    }
-    d
+    (0..m)
+        .map(|j| {
+            let top = live
+                .iter()
+                .map(|&k| log_p(k, j))
+                .fold(f64::NEG_INFINITY, f64::max);
+            let mut at = vec![0.0; cands.len()];
+            for &k in live {
+                at[k] = (log_p(k, j) - top).exp();
+            }
+            at
+        })
+        .collect()
 }
 
 /// A law's root-mean-square left-out error.
