@@ -205,11 +205,8 @@ pub fn fit(pts: &[EnergyPoint], inputs: &EnergyInputs<'_>, rule: &Rule) -> Optio
     let mut beyond: Vec<u32> = pts.iter().map(|p| p.nodes).filter(|&n| n > n0).collect();
     beyond.sort_unstable();
     beyond.dedup();
-    let (center, kappa) = rule.energy_law?;
-    let rule = &Rule {
-        weighing: super::node_rule::Weighing::Evidence(kappa),
-        ..*rule
-    };
+    let (center, weighing) = rule.energy_law?;
+    let rule = &Rule { weighing, ..*rule };
     if beyond.is_empty() {
         return None;
     }
@@ -387,7 +384,10 @@ mod tests {
             far: &far,
         };
         let judged = Rule {
-            energy_law: Some((Center::Median, 1.0)),
+            energy_law: Some((
+                Center::Median,
+                crate::calibrate::node_rule::Weighing::Evidence(1.0),
+            )),
             ..Rule::default()
         };
         let e = fit(&pts(&[2, 4, 8]), &inputs, &judged).unwrap();

@@ -4,8 +4,8 @@
 //! the family; its selection by cross-validation over measurement points is kept, with the
 //! error relative to the measured time.
 
-use super::node_forms::Form;
 pub use super::node_forms::LawPoint;
+use super::node_forms::{Form, mean_signed};
 pub use super::node_rule::{Center, Rule, Weighing};
 use crate::model::node_law::{Candidate, Law, NodeFit, Spread};
 use crate::numeric::lsq;
@@ -27,6 +27,20 @@ pub fn fit_law(points: &[LawPoint], one_node: bool) -> Option<NodeFit> {
 /// as `1/n` (strong) or flat (weak: `horizon.1`, which also leaves the `n^-p` laws out);
 /// `repeat_rel`: the measured run-to-run spread, where repeats exist.
 pub fn fit_law_within(
+    points: &[LawPoint],
+    one_node: bool,
+    horizon: (u32, bool),
+    (rule, repeat_rel): (&Rule, Option<f64>),
+) -> Option<NodeFit> {
+    let fit = |r: &Rule, pts: &[LawPoint]| fit_family(pts, one_node, horizon, (r, repeat_rel));
+    if rule.method_choice {
+        return super::node_method::choose(points, one_node, rule, &fit);
+    }
+    fit(rule, points)
+}
+
+/// [`fit_law_within`] by the family of laws the rule weighs (no choice of method).
+fn fit_family(
     points: &[LawPoint],
     one_node: bool,
     horizon: (u32, bool),
@@ -203,6 +217,8 @@ pub(super) fn weigh_laws(
         Weighing::Floor(floor) => (0..cands.len())
             .map(|k| prior(k) / (rms(&cands[k]).powi(2) + floor * floor))
             .collect(),
+        Weighing::Stack(k) => super::node_stack::weights(cands, &prior, k, (noise, false)),
+        Weighing::StackPooled(k) => super::node_stack::weights(cands, &prior, k, (noise, true)),
         Weighing::PseudoBma(kappa) => {
             let s = kappa * noise.max(best_rms(cands, &prior));
             pseudo_bma(cands, &prior, 2.0 * s.powi(2).max(1e-12))
@@ -474,15 +490,6 @@ fn positive_up_to(law: &Law, pts: &[LawPoint], (horizon, weak): (u32, bool)) -> 
     }
 }
 
-/// The mean signed relative error of `law` on `pts` (predicted / measured - 1).
-fn mean_signed(law: &Law, pts: &[LawPoint]) -> f64 {
-    let e: f64 = pts
-        .iter()
-        .map(|p| (p.model + law.at(f64::from(p.nodes))) / p.measured - 1.0)
-        .sum();
-    e / pts.len().max(1) as f64
-}
-
 /// One measured run for the node power: its energy, node-seconds `n T` and busy
 /// core-seconds.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -560,6 +567,15 @@ pub fn node_power(pts: &[PowerPoint]) -> Option<NodePower> {
 mod tests {
     use super::*;
 
+    /// The default rule's family of laws, without the choice of method per code (the tests
+    /// here pin how the family weighs its laws; `node_method` pins the choice).
+    fn family() -> Rule {
+        Rule {
+            method_choice: false,
+            ..Rule::default()
+        }
+    }
+
     fn pts(law: impl Fn(f64) -> f64, nodes: &[u32]) -> Vec<LawPoint> {
         nodes
             .iter()
@@ -577,7 +593,13 @@ mod tests {
     #[test]
     fn recovers_a_law_of_the_family_and_weighs_it_most() {
         let truth = |n: f64| 20.0 * n.log2();
-        let f = fit_law(&pts(truth, &[2, 4, 8, 16]), true).unwrap();
+        let f = fit_law_within(
+            &pts(truth, &[2, 4, 8, 16]),
+            true,
+            (u32::MAX, false),
+            (&family(), None),
+        )
+        .unwrap();
         assert_eq!(f.measured_nodes, vec![1, 2, 4, 8, 16]);
         let best = &f.candidates[0];
         assert!(best.form.ends_with("c log2(n)"), "{}", best.form);
@@ -605,7 +627,7 @@ mod tests {
         let rule = Rule {
             center: Center::Mean,
             weighing: Weighing::Floor(1.0),
-            ..Rule::default()
+            ..family()
         };
         let f = fit_law_within(
             &pts(truth, &[2, 4, 8]),
@@ -742,10 +764,10 @@ mod tests {
         let noisy = |n: f64| 5.0 * n.log2() + if n == 4.0 { 4.0 } else { -2.0 };
         let p = pts(noisy, &[2, 4, 8, 16]);
         let fit = |rule: &Rule| fit_law_within(&p, true, (u32::MAX, false), (rule, None)).unwrap();
-        let narrow = fit(&Rule::default());
+        let narrow = fit(&family());
         let wide = fit(&Rule {
             repeat_prior: 0.03,
-            ..Rule::default()
+            ..family()
         });
         assert_eq!(narrow.law.at(128.0), wide.law.at(128.0));
         let weights = |f: &NodeFit| f.candidates.iter().map(|c| c.weight).collect::<Vec<_>>();
@@ -754,7 +776,7 @@ mod tests {
         // The evidence's own floor does move it.
         let doubted = fit(&Rule {
             noise_floor: 0.03,
-            ..Rule::default()
+            ..family()
         });
         assert_ne!(weights(&narrow), weights(&doubted));
     }

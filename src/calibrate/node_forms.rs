@@ -297,6 +297,15 @@ pub(super) fn bounded_lsq(
     best.map(|b| b.1)
 }
 
+/// The mean signed relative error of `law` on `pts` (predicted / measured - 1).
+pub(super) fn mean_signed(law: &Law, pts: &[LawPoint]) -> f64 {
+    let e: f64 = pts
+        .iter()
+        .map(|p| (p.model + law.at(f64::from(p.nodes))) / p.measured - 1.0)
+        .sum();
+    e / pts.len().max(1) as f64
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -23,6 +23,16 @@ pub enum Weighing {
     /// reweighted by a Bayesian bootstrap over the left-out counts and the weights averaged
     /// over the draws, so that they sharpen only as the independent left-out checks grow.
     PseudoBma(f64),
+    /// Bayesian stacking of the laws' leave-one-count-out predictive densities (Yao, Vehtari,
+    /// Simpson and Gelman, Bayesian Analysis 2018; `super::node_stack`), each a normal of
+    /// spread `kappa` times the law's own root-mean-square left-out error or the code's
+    /// run-to-run spread, the larger: a law weighs for what it adds to the mixture's fit of the
+    /// left-out counts, not for being one of many laws alike.
+    Stack(f64),
+    /// As [`Weighing::Stack`], every law's density of one spread: `kappa` times the code's
+    /// run-to-run spread or the best law's root-mean-square left-out error, the larger (the
+    /// scale of [`Weighing::Evidence`]).
+    StackPooled(f64),
 }
 
 /// Which law the model uses, judged by each law's time (or energy) at eight times the largest
@@ -81,9 +91,17 @@ pub struct Rule {
     /// The law the model uses, among the laws left.
     pub center: Center,
     /// Whether energy over node counts is judged per code, the derived energy against direct
-    /// laws of `n`: which of them the model uses, and the `kappa` of their
-    /// [`Weighing::Evidence`] (`None`: the derived energy alone).
-    pub energy_law: Option<(Center, f64)>,
+    /// laws of `n`: which of them the model uses, and how they are weighed
+    /// ([`Weighing::Evidence`] or [`Weighing::Stack`]; `None`: the derived energy alone).
+    pub energy_law: Option<(Center, Weighing)>,
+    /// Whether each code chooses its method by its own left-out counts: the family's law
+    /// (this rule) or the single law of least left-out error of the plain reference's family
+    /// (perfect division with a serial or growing time), whichever, refitted without each
+    /// count beyond the anchor, predicted it better (the family with fewer than three counts
+    /// beyond the anchor, where a method refitted without one is no longer itself, or where
+    /// they tie). Chosen by the design study (docs/NODE_AXIS.md); `method=family` turns it
+    /// off.
+    pub method_choice: bool,
     /// A law whose weight is below this share of the heaviest law's is ruled out: weight 0, and
     /// the intervals do not span it.
     pub span: f64,
@@ -121,12 +139,26 @@ impl Default for Rule {
             refute: None,
             center: Center::Median,
             energy_law: None,
+            method_choice: true,
             span: 0.05,
             repeat_prior: 0.01,
             noise_floor: 0.01,
             refute_floor: 0.0,
             per_doubling_prior: 0.1,
             unvalidated_per_doubling: 0.05,
+        }
+    }
+}
+
+impl Weighing {
+    /// The multiple of the code's spread the weighing judges errors against (0 where none).
+    pub fn kappa(self) -> f64 {
+        match self {
+            Weighing::Evidence(k)
+            | Weighing::PseudoBma(k)
+            | Weighing::Stack(k)
+            | Weighing::StackPooled(k) => k,
+            Weighing::Floor(_) | Weighing::Best => 0.0,
         }
     }
 }
@@ -145,11 +177,32 @@ impl Rule {
                 "laws weighted by their leave-one-node-count-out errors against {k} times the \
                  code's run-to-run spread, exp(-sum e^2 / 2 ({k} s)^2)"
             ),
+            Weighing::Stack(k) => format!(
+                "laws weighted by Bayesian stacking of their leave-one-node-count-out \
+                 predictive densities (spread {k} times each law's own left-out error or the \
+                 code's run-to-run spread, the larger)"
+            ),
+            Weighing::StackPooled(k) => format!(
+                "laws weighted by Bayesian stacking of their leave-one-node-count-out \
+                 predictive densities (spread {k} times the code's run-to-run spread or the \
+                 best law's left-out error, the larger)"
+            ),
             Weighing::PseudoBma(k) => format!(
                 "laws weighted by pseudo-BMA+ of their leave-one-node-count-out errors against \
                  {k} times the code's run-to-run spread (Bayesian bootstrap over the left-out \
                  counts)"
             ),
+        }
+    }
+
+    /// The choice of method per code ([`Rule::method_choice`]) in words, or nothing.
+    fn method_words(&self) -> &'static str {
+        if self.method_choice {
+            "; per code with three or more counts beyond the fewest, the plain reference's single \
+             law of least left-out error instead where, refitted without each of those counts, \
+             it predicted them better"
+        } else {
+            ""
         }
     }
 
@@ -184,8 +237,9 @@ impl Rule {
                 100.0 * self.noise_floor
             )
         };
+        let method = self.method_words();
         format!(
-            "{w}{}; {growth}{}{refute}{noise}; the model's law {}; {}; laws under {:.0}% of the heaviest's weight ruled out; serial \
+            "{w}{}; {growth}{}{refute}{noise}{method}; the model's law {}; {}; laws under {:.0}% of the heaviest's weight ruled out; serial \
              time {}; intervals: from the most to the least favourable law left, run-to-run \
              spread at least {:.1}%, {:.1}% more error per doubling beyond the measured counts \
              ({:.1}% with no count to leave out)",
@@ -201,9 +255,21 @@ impl Rule {
             },
             self.center.name(),
             match self.energy_law {
-                Some((c, k)) => format!(
+                Some((c, w @ (Weighing::Stack(_) | Weighing::StackPooled(_)))) => format!(
+                    "energy: the derived form and direct laws of n weighted by Bayesian \
+                     stacking of their left-out errors (spread {} times {}), the model's {}",
+                    w.kappa(),
+                    if matches!(w, Weighing::Stack(_)) {
+                        "each one's own"
+                    } else {
+                        "the best one's"
+                    },
+                    c.name()
+                ),
+                Some((c, w)) => format!(
                     "energy: the derived form and direct laws of n weighted by their left-out \
-                     errors against {k} times the code's spread, the model's {}",
+                     errors against {} times the code's spread, the model's {}",
+                    w.kappa(),
                     c.name()
                 ),
                 None => "energy derived from time and node power".into(),
@@ -221,9 +287,11 @@ impl Rule {
     }
 
     /// Parses the design study's `KEY=VALUE,...` (each key optional, the others default):
-    /// `weigh=best|floor:F|evidence:K|pbma:K`, `floor=F|best` (as `weigh=floor:F`),
+    /// `weigh=best|floor:F|evidence:K|pbma:K|stack:K|stackpool:K`, `floor=F|best` (as `weigh=floor:F`),
     /// `serial=free|nonneg`, `power=on|off`, `growth=free|G`, `prior=P`, `refute=off|R`, `span=S`,
-    /// `center=mean|median|relative`, `energy=derived|CENTER:KAPPA` (`CENTER` mean, median or relative),
+    /// `center=mean|median|relative`, `energy=derived|CENTER:KAPPA|CENTER:stack:KAPPA` (`CENTER` mean, median or
+    /// relative; `stack:` weighs the energy laws by stacking), `method=family|choose`
+    /// ([`Rule::method_choice`]),
     /// `repeat=R`, `doubling=D`, `unvalidated=U`, `noise=N` (the evidence's floor on the spread),
     /// `bar=B` (the refutation's least margin).
     pub fn parse(s: &str) -> Result<Rule, String> {
@@ -243,6 +311,11 @@ impl Rule {
                 ("weigh", Some(("floor", f))) => r.weighing = Weighing::Floor(num(f)?),
                 ("weigh", Some(("evidence", f))) => r.weighing = Weighing::Evidence(num(f)?),
                 ("weigh", Some(("pbma", f))) => r.weighing = Weighing::PseudoBma(num(f)?),
+                ("weigh", Some(("stack", f))) => r.weighing = Weighing::Stack(num(f)?),
+                ("weigh", Some(("stackpool", f))) => r.weighing = Weighing::StackPooled(num(f)?),
+                ("method", None) if v == "family" || v == "choose" => {
+                    r.method_choice = v == "choose"
+                }
                 ("floor", None) => r.weighing = Weighing::Floor(num(v)?),
                 ("serial", None) if v == "free" || v == "nonneg" => r.serial_nonneg = v == "nonneg",
                 ("power", None) if v == "on" || v == "off" => r.power = v == "on",
@@ -263,7 +336,12 @@ impl Rule {
                         "relative" => Center::Relative,
                         _ => return Err(format!("energy: mean, median or relative, not `{c}`")),
                     };
-                    r.energy_law = Some((center, num(k)?));
+                    let w = match k.split_once(':') {
+                        Some(("stack", k)) => Weighing::Stack(num(k)?),
+                        Some(("stackpool", k)) => Weighing::StackPooled(num(k)?),
+                        _ => Weighing::Evidence(num(k)?),
+                    };
+                    r.energy_law = Some((center, w));
                 }
                 ("repeat", None) => r.repeat_prior = num(v)?,
                 ("noise", None) => r.noise_floor = num(v)?,
@@ -304,5 +382,14 @@ mod tests {
         assert!(Rule::parse("span=-1").is_err());
         assert!(Rule::parse("nokey").is_err());
         assert!(Rule::default().describe().contains("n^-p"));
+        let s = Rule::parse("weigh=stack:2,energy=median:stack:1,method=choose").unwrap();
+        assert_eq!(s.weighing, Weighing::Stack(2.0));
+        assert_eq!(s.energy_law, Some((Center::Median, Weighing::Stack(1.0))));
+        assert!(s.method_choice && !Rule::parse("method=family").unwrap().method_choice);
+        assert_eq!(
+            Rule::parse("energy=median:1").unwrap().energy_law,
+            Some((Center::Median, Weighing::Evidence(1.0)))
+        );
+        assert!(Rule::parse("method=maybe").is_err());
     }
 }
