@@ -358,6 +358,7 @@ fn gpu_clocks_outside_the_measured_range_or_the_list_are_refused() {
     for (spec, says) in [
         ("1300", "1300 MHz is not one"),
         ("900-950", "a range holding a supported clock"),
+        ("2000-1000", "ranges written low-high, like 1000-2000"),
         ("fast", "`fast` is not a clock"),
         ("-5", "`-5` is not a clock"),
         ("1250.5", "GPU clocks in whole MHz"),
@@ -528,6 +529,80 @@ fn predict_takes_a_listed_gpu_clock_and_refuses_one_the_machine_does_not_list() 
     // The clocks either side of it, besides the range.
     assert!(err.contains("nearest: 1250, 1500 MHz"), "{err}");
     assert!(out.is_empty(), "{out}");
+}
+
+#[test]
+fn a_configuration_named_at_a_clock_the_gpu_cannot_run_is_refused_under_its_flag() {
+    let d = tempfile::tempdir().unwrap();
+    let (m, p) = fitted(d.path());
+    let (m, p) = (m.to_str().unwrap(), p.to_str().unwrap());
+    let job = d.path().join("job.sh");
+    let inputs = ["--machine", m, "--profile", p];
+    // The slowdown's reference, the job script's configuration and a prediction at 1300 MHz
+    // (not listed: the GPU runs at 1250 or 1500) or at a clock without GPUs.
+    for (args, flag, says) in [
+        (
+            vec![
+                "plan",
+                "--gpu-clocks",
+                "all",
+                "--slowdown",
+                "5%",
+                "--reference",
+                "1,1,2,1,1300",
+            ],
+            "--reference",
+            "1300 MHz is not one",
+        ),
+        (
+            vec!["plan", "--slowdown", "5%", "--reference", "1,1,2,1,4000"],
+            "--reference",
+            "4000 MHz is not one",
+        ),
+        (
+            vec![
+                "slurm",
+                "--config",
+                "1,1,2,1,1300",
+                "--sbatch",
+                job.to_str().unwrap(),
+            ],
+            "--config",
+            "1300 MHz is not one",
+        ),
+        (
+            vec!["predict", "--config", "1,1,2,0,1250"],
+            "--config",
+            "only with 1 or more GPUs",
+        ),
+    ] {
+        let args = [&args[..], &inputs[..]].concat();
+        let (code, out, err) = jouleplan(&args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(
+            err.contains(&format!("Error: {flag}: ")) && err.contains(says),
+            "{args:?}: {err}"
+        );
+        assert!(out.is_empty(), "{args:?}: {out}");
+    }
+    assert!(!job.exists(), "no job script at a clock the GPU cannot run");
+    // A listed clock outside the measured range is named under the flag too.
+    let m_low = clock_machine(d.path(), &format!("750, {CLOCKS}"));
+    let (code, _, err) = jouleplan(&[
+        "predict",
+        "--machine",
+        m_low.to_str().unwrap(),
+        "--profile",
+        p,
+        "--config",
+        "1,1,2,1,750",
+        "--accept-model-error",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("Error: --config: ") && err.contains("measured range 1000-2000 MHz"),
+        "{err}"
+    );
 }
 
 #[test]

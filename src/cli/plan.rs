@@ -153,6 +153,14 @@ pub fn resolve(src: &SourceArgs, sa: &SpaceArgs, qa: &QueryArgs) -> InputResult<
         .map(|r| values::parse_config("--reference", r))
         .transpose()?
         .map(|c| values::config_as_shown(&inputs.machine, c));
+    if let Some(c) = &reference {
+        crate::search::gpu_clocks::check_config(
+            "--reference",
+            &inputs.machine,
+            &inputs.profile,
+            c,
+        )?;
+    }
     Ok(PlanInputs {
         inputs,
         space,
