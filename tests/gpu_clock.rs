@@ -1444,6 +1444,75 @@ fn validate_refuses_a_row_at_a_clock_the_machine_does_not_list_naming_the_line()
 }
 
 #[test]
+fn a_gpu_run_with_an_empty_clock_among_runs_that_name_theirs_is_refused_naming_its_line() {
+    let d = tempfile::tempdir().unwrap();
+    // The 1500 MHz run's cell lost: it would be read as the top clock, 2000 MHz.
+    let csv = rows(&[1000, 1500, 2000], "gpu").replace(",gpu,1500\n", ",gpu,\n");
+    assert!(csv.contains(",gpu,\n"), "{csv}");
+    for (code, err) in [
+        {
+            let m = clock_machine(d.path(), CLOCKS);
+            let (code, _, err) = fit(d.path(), &csv, &m);
+            (code, err)
+        },
+        {
+            let (code, _, err) = validate_rows(d.path(), &csv, false);
+            (code, err)
+        },
+    ] {
+        assert_eq!(code, 2, "{err}");
+        assert!(
+            err.contains("line 3, column gpu_clock_mhz")
+                && err.contains("(line 2)")
+                && err.contains("top clock, 2000 MHz")
+                && err.contains("got an empty cell"),
+            "{err}"
+        );
+    }
+    // Without the column every run is at the top clock, as before.
+    let m = clock_machine(d.path(), CLOCKS);
+    let top = "nodes,cores,freq_hz,gpus,time_s,energy_j,energy_scope\n1,1,2e9,1,10.0,2000.0,gpu\n";
+    let (code, out, err) = fit(d.path(), top, &m);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("GPU runs at one clock"), "{out}");
+}
+
+#[test]
+fn fit_on_gpu_runs_records_their_repeats_and_plan_says_where_they_spread() {
+    let d = tempfile::tempdir().unwrap();
+    let m = clock_machine(d.path(), CLOCKS);
+    // The 1500 MHz run again, 20% slower (illustrative: a loaded node).
+    let again = rows(&[1500], "gpu");
+    let again = again.lines().nth(1).unwrap();
+    let cells: Vec<&str> = again.split(',').collect();
+    let (t, e): (f64, f64) = (cells[4].parse().unwrap(), cells[5].parse().unwrap());
+    let slower = format!("1,1,2e9,1,{},{},gpu,1500\n", 1.2 * t, 1.2 * e);
+    let csv = rows(&[1000, 1500, 2000], "gpu") + &slower;
+    let (code, _, err) = fit(d.path(), &csv, &m);
+    assert_eq!(code, 0, "{err}");
+    let (m2, p) = (d.path().join("m2.toml"), d.path().join("p.json"));
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+    let repeats = &v["measured_on"]["repeats"];
+    assert_eq!(repeats.as_array().map(Vec::len), Some(1), "{v}");
+    assert_eq!(repeats[0]["gpu_clock_mhz"], 1500.0, "{repeats}");
+    assert_eq!(repeats[0]["runs"], 2, "{repeats}");
+    let (code, _, err) = jouleplan(&[
+        "plan",
+        "--machine",
+        m2.to_str().unwrap(),
+        "--profile",
+        p.to_str().unwrap(),
+        "--gpu-clocks",
+        "all",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("spread run to run by more than 10%") && err.contains("1500 MHz) 12.9%"),
+        "{err}"
+    );
+}
+
+#[test]
 fn validate_never_predicts_a_row_a_fraction_of_a_mhz_below_the_laws_range() {
     let d = tempfile::tempdir().unwrap();
     // 999.6 MHz: under the lowest clock the law measured (1000), by less than half a MHz: the
