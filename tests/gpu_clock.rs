@@ -1513,6 +1513,47 @@ fn fit_on_gpu_runs_records_their_repeats_and_plan_says_where_they_spread() {
 }
 
 #[test]
+fn without_the_machines_power_the_clock_laws_gpu_watts_never_count_as_node_hours() {
+    let d = tempfile::tempdir().unwrap();
+    // As `machine init` writes it: the clock list, no [network], no [power].
+    let m = write(
+        d.path(),
+        "m.toml",
+        &format!(
+            "[machine]\nname = \"g\"\nnodes = 1\ncores_per_node = 1\nfrequencies_ghz = [2.0]\n\
+             gpus_per_node = 1\ngpu_clocks_mhz = [{CLOCKS}]\n"
+        ),
+    );
+    let (code, _, err) = fit(d.path(), &rows(&[1000, 1500, 2000], "gpu"), &m);
+    assert_eq!(code, 0, "{err}");
+    let (m2, p) = (d.path().join("m2.toml"), d.path().join("p.json"));
+    let v = plan_json(&m2, &p, &["--gpu-clocks", "all"]);
+    assert_eq!(v["energy_scope"], "unavailable", "{v}");
+    // One node throughout: node-hours follow the time, so only the fastest clock is on the
+    // front (the law's GPU joules read as node-seconds put every slower clock there, and
+    // recommended the slowest).
+    let front = v["front"].as_array().unwrap();
+    assert_eq!(front.len(), 1, "{}", v["front"]);
+    assert_eq!(v["recommendation"]["gpu_clock_mhz"], 2000.0, "{v}");
+    let (code, out, err) = jouleplan(&[
+        "plan",
+        "--machine",
+        m2.to_str().unwrap(),
+        "--profile",
+        p.to_str().unwrap(),
+        "--gpu-clocks",
+        "all",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    // 10 s at 2000 MHz: 0.0028 node-hours in the table.
+    let row = out
+        .lines()
+        .find(|l| l.contains(" 2000 ") && l.contains("10.00 s"))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(row.contains(" 0.0028 "), "{row}");
+}
+
+#[test]
 fn validate_never_predicts_a_row_a_fraction_of_a_mhz_below_the_laws_range() {
     let d = tempfile::tempdir().unwrap();
     // 999.6 MHz: under the lowest clock the law measured (1000), by less than half a MHz: the
