@@ -98,6 +98,9 @@ fn columns(clocked: bool) -> Vec<&'static str> {
 
 impl Exporter for Csv {
     fn plan(&self, plan: &Plan, out: &mut dyn Write) -> io::Result<()> {
+        // Buffered: one line a front point, otherwise each a write of its own to a
+        // line-buffered standard output.
+        let mut out = io::BufWriter::with_capacity(1 << 16, out);
         let clocked = plan
             .front
             .iter()
@@ -119,7 +122,7 @@ impl Exporter for Csv {
                 plan.answer.pick == Some(i)
             )?;
         }
-        Ok(())
+        out.flush()
     }
 
     fn prediction(&self, p: PredictionView<'_>, out: &mut dyn Write) -> io::Result<()> {
