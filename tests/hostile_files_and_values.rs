@@ -887,3 +887,34 @@ fn plan_json_of_a_front_of_fifty_thousand_points_stays_within_twice_the_csvs_mem
         "json {json_kib} KiB, csv {csv_kib} KiB"
     );
 }
+
+#[test]
+fn a_sacct_elapsed_time_no_clock_shows_is_refused_naming_the_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = write(dir.path(), "m.toml", MACHINE);
+    let p = write(dir.path(), "p.json", &profile_json());
+    // 99 minutes and 99 seconds were read as 100h40m; a 25th hour after a day, a 60th second.
+    for elapsed in ["99:99:99", "1-24:00:00", "00:00:60", "00:61.5"] {
+        let sacct = write(
+            dir.path(),
+            "sacct.txt",
+            &format!(
+                "JobID|State|NNodes|NCPUS|Elapsed|ConsumedEnergyRaw|ReqCPUFreq\n\
+                 1.0|COMPLETED|1|4|00:00:12|900|2000000\n\
+                 2.0|COMPLETED|1|4|{elapsed}|900|2000000\n"
+            ),
+        );
+        refused(
+            &[
+                "validate",
+                "--machine",
+                s(&m),
+                "--profile",
+                s(&p),
+                "--sacct",
+                s(&sacct),
+            ],
+            &["sacct.txt", "line 3, field Elapsed", elapsed],
+        );
+    }
+}

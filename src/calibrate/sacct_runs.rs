@@ -365,19 +365,26 @@ fn row(
 /// Seconds of a Slurm elapsed time: `[D-]HH:MM:SS`, `MM:SS` or `MM:SS.mmm`.
 fn elapsed(s: &str) -> Option<f64> {
     let (days, rest) = match s.split_once('-') {
-        Some((d, r)) => (d.parse::<f64>().ok()?, r),
-        None => (0.0, s),
+        Some((d, r)) => (Some(d.parse::<u32>().ok()?), r),
+        None => (None, s),
     };
-    let parts: Vec<f64> = rest
-        .split(':')
-        .map(|p| p.parse::<f64>().ok().filter(|v| v.is_finite() && *v >= 0.0))
-        .collect::<Option<_>>()?;
-    let secs = match parts.as_slice() {
-        [h, m, s] => h * 3600.0 + m * 60.0 + s,
-        [m, s] => m * 60.0 + s,
+    // Whole days, hours and minutes; a clock's minutes and seconds below 60, its hours below
+    // 24 after days (99:99:99 is no time sacct prints).
+    let whole = |p: &str, below: u32| p.parse::<u32>().ok().filter(|&v| v < below);
+    let secs = |p: &str| {
+        p.parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite() && (0.0..60.0).contains(v))
+    };
+    let clock = match rest.split(':').collect::<Vec<_>>()[..] {
+        [h, m, sec] => {
+            let h = whole(h, if days.is_some() { 24 } else { u32::MAX })?;
+            f64::from(h) * 3600.0 + f64::from(whole(m, 60)?) * 60.0 + secs(sec)?
+        }
+        [m, sec] if days.is_none() => f64::from(whole(m, 60)?) * 60.0 + secs(sec)?,
         _ => return None,
     };
-    Some(days * 86400.0 + secs)
+    Some(f64::from(days.unwrap_or(0)) * 86400.0 + clock)
 }
 
 /// A requested frequency: kHz as a number, or with a G/M/K suffix; unknown: the machine's
@@ -431,6 +438,17 @@ mod tests {
         assert_eq!(elapsed("1-02:00:00"), Some(93600.0));
         assert_eq!(elapsed("05:02.500"), Some(302.5));
         assert_eq!(elapsed("soon"), None);
+        for wrong in [
+            "99:99:99",
+            "00:60:00",
+            "00:00:60",
+            "1-24:00:00",
+            "61:00.5",
+            "1.5:00:00",
+        ] {
+            assert_eq!(elapsed(wrong), None, "{wrong}");
+        }
+        assert_eq!(elapsed("100:00:00"), Some(360000.0));
     }
 
     #[test]
