@@ -1554,6 +1554,59 @@ fn without_the_machines_power_the_clock_laws_gpu_watts_never_count_as_node_hours
 }
 
 #[test]
+fn fit_refuses_loo_and_weak_on_gpu_runs_before_writing_anything() {
+    let d = tempfile::tempdir().unwrap();
+    let m = clock_machine(d.path(), CLOCKS);
+    let runs = write(d.path(), "runs.csv", &rows(&[1000, 1500, 2000], "gpu"));
+    let p = d.path().join("p.json");
+    for (flag, says) in [
+        ("--loo", "a GPU clock law is scored on clocks held out"),
+        ("--weak", "GPU runs are fitted on one node"),
+    ] {
+        let (code, out, err) = jouleplan(&[
+            "fit",
+            "--measured",
+            runs.to_str().unwrap(),
+            "--machine",
+            m.to_str().unwrap(),
+            "--profile-out",
+            p.to_str().unwrap(),
+            flag,
+        ]);
+        assert_eq!(code, 2, "{flag}: {out}{err}");
+        assert!(
+            err.contains(&format!("Error: {flag}: ")) && err.contains(says),
+            "{flag}: {err}"
+        );
+        // --loo left every clock out at once and printed 0.0% over 0 points.
+        assert!(!out.contains("0.0%"), "{flag}: {out}");
+        assert!(!p.exists(), "{flag}: nothing written");
+    }
+}
+
+#[test]
+fn a_validation_that_predicts_nothing_prints_no_error_figures() {
+    let d = tempfile::tempdir().unwrap();
+    let (m, p) = fitted(d.path());
+    // Held-out core counts of a profile measured at one: nothing to predict.
+    let (code, out, err) = jouleplan(&[
+        "validate",
+        "--machine",
+        m.to_str().unwrap(),
+        "--profile",
+        p.to_str().unwrap(),
+        "--use-cores",
+        "1",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("time: no error figures: nothing was predicted"),
+        "{out}"
+    );
+    assert!(!out.contains("mean absolute error"), "{out}");
+}
+
+#[test]
 fn validate_never_predicts_a_row_a_fraction_of_a_mhz_below_the_laws_range() {
     let d = tempfile::tempdir().unwrap();
     // 999.6 MHz: under the lowest clock the law measured (1000), by less than half a MHz: the
