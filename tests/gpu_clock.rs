@@ -1607,6 +1607,47 @@ fn a_validation_that_predicts_nothing_prints_no_error_figures() {
 }
 
 #[test]
+fn a_pick_past_the_front_is_refused_before_the_plan_is_printed() {
+    let d = tempfile::tempdir().unwrap();
+    let (m, p) = fitted(d.path());
+    let job = d.path().join("job.sh");
+    let plan = |pick: &str| {
+        jouleplan(&[
+            "plan",
+            "--machine",
+            m.to_str().unwrap(),
+            "--profile",
+            p.to_str().unwrap(),
+            "--gpu-clocks",
+            "all",
+            "--sbatch",
+            job.to_str().unwrap(),
+            "--pick",
+            pick,
+            "--",
+            "./app",
+        ])
+    };
+    let (code, out, err) = plan("60");
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("Error: --pick: expected a front index from 0 to"),
+        "{err}"
+    );
+    // Nothing printed: the whole plan came before the refusal.
+    assert!(out.is_empty(), "{out}");
+    assert!(!job.exists());
+    // Point 1, the second fastest: a clock below the top one.
+    let (code, _, err) = plan("1");
+    assert_eq!(code, 0, "{err}");
+    let script = std::fs::read_to_string(&job).unwrap();
+    assert!(
+        script.contains("#SBATCH --gpu-freq=") && !script.contains("--gpu-freq=2000,"),
+        "{script}"
+    );
+}
+
+#[test]
 fn validate_never_predicts_a_row_a_fraction_of_a_mhz_below_the_laws_range() {
     let d = tempfile::tempdir().unwrap();
     // 999.6 MHz: under the lowest clock the law measured (1000), by less than half a MHz: the
