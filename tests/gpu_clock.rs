@@ -425,6 +425,7 @@ fn gpu_clocks_outside_the_measured_range_or_the_list_are_refused() {
     for (spec, says) in [
         ("1300", "1300 MHz is not one"),
         ("900-950", "a range holding a supported clock"),
+        ("2000-1000", "ranges written low-high, like 1000-2000"),
         ("fast", "`fast` is not a clock"),
         ("-5", "`-5` is not a clock"),
         ("1250.5", "GPU clocks in whole MHz"),
@@ -595,6 +596,80 @@ fn predict_takes_a_listed_gpu_clock_and_refuses_one_the_machine_does_not_list() 
     // The clocks either side of it, besides the range.
     assert!(err.contains("nearest: 1250, 1500 MHz"), "{err}");
     assert!(out.is_empty(), "{out}");
+}
+
+#[test]
+fn a_configuration_named_at_a_clock_the_gpu_cannot_run_is_refused_under_its_flag() {
+    let d = tempfile::tempdir().unwrap();
+    let (m, p) = fitted(d.path());
+    let (m, p) = (m.to_str().unwrap(), p.to_str().unwrap());
+    let job = d.path().join("job.sh");
+    let inputs = ["--machine", m, "--profile", p];
+    // The slowdown's reference, the job script's configuration and a prediction at 1300 MHz
+    // (not listed: the GPU runs at 1250 or 1500) or at a clock without GPUs.
+    for (args, flag, says) in [
+        (
+            vec![
+                "plan",
+                "--gpu-clocks",
+                "all",
+                "--slowdown",
+                "5%",
+                "--reference",
+                "1,1,2,1,1300",
+            ],
+            "--reference",
+            "1300 MHz is not one",
+        ),
+        (
+            vec!["plan", "--slowdown", "5%", "--reference", "1,1,2,1,4000"],
+            "--reference",
+            "4000 MHz is not one",
+        ),
+        (
+            vec![
+                "slurm",
+                "--config",
+                "1,1,2,1,1300",
+                "--sbatch",
+                job.to_str().unwrap(),
+            ],
+            "--config",
+            "1300 MHz is not one",
+        ),
+        (
+            vec!["predict", "--config", "1,1,2,0,1250"],
+            "--config",
+            "only with 1 or more GPUs",
+        ),
+    ] {
+        let args = [&args[..], &inputs[..]].concat();
+        let (code, out, err) = jouleplan(&args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(
+            err.contains(&format!("Error: {flag}: ")) && err.contains(says),
+            "{args:?}: {err}"
+        );
+        assert!(out.is_empty(), "{args:?}: {out}");
+    }
+    assert!(!job.exists(), "no job script at a clock the GPU cannot run");
+    // A listed clock outside the measured range is named under the flag too.
+    let m_low = clock_machine(d.path(), &format!("750, {CLOCKS}"));
+    let (code, _, err) = jouleplan(&[
+        "predict",
+        "--machine",
+        m_low.to_str().unwrap(),
+        "--profile",
+        p,
+        "--config",
+        "1,1,2,1,750",
+        "--accept-model-error",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("Error: --config: ") && err.contains("measured range 1000-2000 MHz"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -1432,6 +1507,210 @@ fn validate_refuses_a_row_at_a_clock_the_machine_does_not_list_naming_the_line()
     assert!(
         err.contains("line 3, column gpu_clock_mhz") && err.contains("nearest: 1000, 1250 MHz"),
         "{err}"
+    );
+}
+
+#[test]
+fn a_gpu_run_with_an_empty_clock_among_runs_that_name_theirs_is_refused_naming_its_line() {
+    let d = tempfile::tempdir().unwrap();
+    // The 1500 MHz run's cell lost: it would be read as the top clock, 2000 MHz.
+    let csv = rows(&[1000, 1500, 2000], "gpu").replace(",gpu,1500\n", ",gpu,\n");
+    assert!(csv.contains(",gpu,\n"), "{csv}");
+    for (code, err) in [
+        {
+            let m = clock_machine(d.path(), CLOCKS);
+            let (code, _, err) = fit(d.path(), &csv, &m);
+            (code, err)
+        },
+        {
+            let (code, _, err) = validate_rows(d.path(), &csv, false);
+            (code, err)
+        },
+    ] {
+        assert_eq!(code, 2, "{err}");
+        assert!(
+            err.contains("line 3, column gpu_clock_mhz")
+                && err.contains("(line 2)")
+                && err.contains("top clock, 2000 MHz")
+                && err.contains("got an empty cell"),
+            "{err}"
+        );
+    }
+    // Without the column every run is at the top clock, as before.
+    let m = clock_machine(d.path(), CLOCKS);
+    let top = "nodes,cores,freq_hz,gpus,time_s,energy_j,energy_scope\n1,1,2e9,1,10.0,2000.0,gpu\n";
+    let (code, out, err) = fit(d.path(), top, &m);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("GPU runs at one clock"), "{out}");
+}
+
+#[test]
+fn fit_on_gpu_runs_records_their_repeats_and_plan_says_where_they_spread() {
+    let d = tempfile::tempdir().unwrap();
+    let m = clock_machine(d.path(), CLOCKS);
+    // The 1500 MHz run again, 20% slower (illustrative: a loaded node).
+    let again = rows(&[1500], "gpu");
+    let again = again.lines().nth(1).unwrap();
+    let cells: Vec<&str> = again.split(',').collect();
+    let (t, e): (f64, f64) = (cells[4].parse().unwrap(), cells[5].parse().unwrap());
+    let slower = format!("1,1,2e9,1,{},{},gpu,1500\n", 1.2 * t, 1.2 * e);
+    let csv = rows(&[1000, 1500, 2000], "gpu") + &slower;
+    let (code, _, err) = fit(d.path(), &csv, &m);
+    assert_eq!(code, 0, "{err}");
+    let (m2, p) = (d.path().join("m2.toml"), d.path().join("p.json"));
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+    let repeats = &v["measured_on"]["repeats"];
+    assert_eq!(repeats.as_array().map(Vec::len), Some(1), "{v}");
+    assert_eq!(repeats[0]["gpu_clock_mhz"], 1500.0, "{repeats}");
+    assert_eq!(repeats[0]["runs"], 2, "{repeats}");
+    let (code, _, err) = jouleplan(&[
+        "plan",
+        "--machine",
+        m2.to_str().unwrap(),
+        "--profile",
+        p.to_str().unwrap(),
+        "--gpu-clocks",
+        "all",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("spread run to run by more than 10%") && err.contains("1500 MHz) 12.9%"),
+        "{err}"
+    );
+}
+
+#[test]
+fn without_the_machines_power_the_clock_laws_gpu_watts_never_count_as_node_hours() {
+    let d = tempfile::tempdir().unwrap();
+    // As `machine init` writes it: the clock list, no [network], no [power].
+    let m = write(
+        d.path(),
+        "m.toml",
+        &format!(
+            "[machine]\nname = \"g\"\nnodes = 1\ncores_per_node = 1\nfrequencies_ghz = [2.0]\n\
+             gpus_per_node = 1\ngpu_clocks_mhz = [{CLOCKS}]\n"
+        ),
+    );
+    let (code, _, err) = fit(d.path(), &rows(&[1000, 1500, 2000], "gpu"), &m);
+    assert_eq!(code, 0, "{err}");
+    let (m2, p) = (d.path().join("m2.toml"), d.path().join("p.json"));
+    let v = plan_json(&m2, &p, &["--gpu-clocks", "all"]);
+    assert_eq!(v["energy_scope"], "unavailable", "{v}");
+    // One node throughout: node-hours follow the time, so only the fastest clock is on the
+    // front (the law's GPU joules read as node-seconds put every slower clock there, and
+    // recommended the slowest).
+    let front = v["front"].as_array().unwrap();
+    assert_eq!(front.len(), 1, "{}", v["front"]);
+    assert_eq!(v["recommendation"]["gpu_clock_mhz"], 2000.0, "{v}");
+    let (code, out, err) = jouleplan(&[
+        "plan",
+        "--machine",
+        m2.to_str().unwrap(),
+        "--profile",
+        p.to_str().unwrap(),
+        "--gpu-clocks",
+        "all",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    // 10 s at 2000 MHz: 0.0028 node-hours in the table.
+    let row = out
+        .lines()
+        .find(|l| l.contains(" 2000 ") && l.contains("10.00 s"))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(row.contains(" 0.0028 "), "{row}");
+}
+
+#[test]
+fn fit_refuses_loo_and_weak_on_gpu_runs_before_writing_anything() {
+    let d = tempfile::tempdir().unwrap();
+    let m = clock_machine(d.path(), CLOCKS);
+    let runs = write(d.path(), "runs.csv", &rows(&[1000, 1500, 2000], "gpu"));
+    let p = d.path().join("p.json");
+    for (flag, says) in [
+        ("--loo", "a GPU clock law is scored on clocks held out"),
+        ("--weak", "GPU runs are fitted on one node"),
+    ] {
+        let (code, out, err) = jouleplan(&[
+            "fit",
+            "--measured",
+            runs.to_str().unwrap(),
+            "--machine",
+            m.to_str().unwrap(),
+            "--profile-out",
+            p.to_str().unwrap(),
+            flag,
+        ]);
+        assert_eq!(code, 2, "{flag}: {out}{err}");
+        assert!(
+            err.contains(&format!("Error: {flag}: ")) && err.contains(says),
+            "{flag}: {err}"
+        );
+        // --loo left every clock out at once and printed 0.0% over 0 points.
+        assert!(!out.contains("0.0%"), "{flag}: {out}");
+        assert!(!p.exists(), "{flag}: nothing written");
+    }
+}
+
+#[test]
+fn a_validation_that_predicts_nothing_prints_no_error_figures() {
+    let d = tempfile::tempdir().unwrap();
+    let (m, p) = fitted(d.path());
+    // Held-out core counts of a profile measured at one: nothing to predict.
+    let (code, out, err) = jouleplan(&[
+        "validate",
+        "--machine",
+        m.to_str().unwrap(),
+        "--profile",
+        p.to_str().unwrap(),
+        "--use-cores",
+        "1",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("time: no error figures: nothing was predicted"),
+        "{out}"
+    );
+    assert!(!out.contains("mean absolute error"), "{out}");
+}
+
+#[test]
+fn a_pick_past_the_front_is_refused_before_the_plan_is_printed() {
+    let d = tempfile::tempdir().unwrap();
+    let (m, p) = fitted(d.path());
+    let job = d.path().join("job.sh");
+    let plan = |pick: &str| {
+        jouleplan(&[
+            "plan",
+            "--machine",
+            m.to_str().unwrap(),
+            "--profile",
+            p.to_str().unwrap(),
+            "--gpu-clocks",
+            "all",
+            "--sbatch",
+            job.to_str().unwrap(),
+            "--pick",
+            pick,
+            "--",
+            "./app",
+        ])
+    };
+    let (code, out, err) = plan("60");
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("Error: --pick: expected a front index from 0 to"),
+        "{err}"
+    );
+    // Nothing printed: the whole plan came before the refusal.
+    assert!(out.is_empty(), "{out}");
+    assert!(!job.exists());
+    // Point 1, the second fastest: a clock below the top one.
+    let (code, _, err) = plan("1");
+    assert_eq!(code, 0, "{err}");
+    let script = std::fs::read_to_string(&job).unwrap();
+    assert!(
+        script.contains("#SBATCH --gpu-freq=") && !script.contains("--gpu-freq=2000,"),
+        "{script}"
     );
 }
 

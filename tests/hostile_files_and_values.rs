@@ -887,3 +887,62 @@ fn plan_json_of_a_front_of_fifty_thousand_points_stays_within_twice_the_csvs_mem
         "json {json_kib} KiB, csv {csv_kib} KiB"
     );
 }
+
+/// `validate --sacct` of the job steps `steps` (lines after the header) against the test
+/// machine and profile: (exit code, stdout, stderr).
+fn validate_sacct(dir: &Path, steps: &str) -> (i32, String, String) {
+    let m = write(dir, "m.toml", MACHINE);
+    let p = write(dir, "p.json", &profile_json());
+    let header = "JobID|State|NNodes|NCPUS|Elapsed|ConsumedEnergyRaw|ReqCPUFreq\n";
+    let sacct = write(dir, "sacct.txt", &format!("{header}{steps}"));
+    jouleplan(&[
+        "validate",
+        "--machine",
+        s(&m),
+        "--profile",
+        s(&p),
+        "--sacct",
+        s(&sacct),
+    ])
+}
+
+#[test]
+fn a_sacct_elapsed_time_no_clock_shows_is_refused_naming_the_line() {
+    let dir = tempfile::tempdir().unwrap();
+    // 99 minutes and 99 seconds were read as 100h40m; a 25th hour after a day, a 60th second.
+    for elapsed in ["99:99:99", "1-24:00:00", "00:00:60", "00:61.5"] {
+        let steps = format!(
+            "1.0|COMPLETED|1|4|00:00:12|900|2000000\n2.0|COMPLETED|1|4|{elapsed}|900|2000000\n"
+        );
+        let (code, out, err) = validate_sacct(dir.path(), &steps);
+        assert_eq!(code, 2, "{elapsed}: {out}{err}");
+        for needle in ["sacct.txt", "line 3, field Elapsed", elapsed] {
+            assert!(err.contains(needle), "{elapsed}: {needle:?} not in {err}");
+        }
+    }
+}
+
+#[test]
+fn sacct_energies_taken_as_no_reading_are_said_with_the_first_line() {
+    let dir = tempfile::tempdir().unwrap();
+    // A negative and a wrapped counter: no reading, left out with a note (they were left out
+    // without a word); an empty cell and Slurm's marker say nothing was gathered: no note.
+    let (code, _, err) = validate_sacct(
+        dir.path(),
+        "1.0|COMPLETED|1|4|00:00:12||2000000\n\
+         2.0|COMPLETED|1|4|00:00:12|18446744073709551614|2000000\n\
+         3.0|COMPLETED|1|4|00:00:12|-5|2000000\n\
+         4.0|COMPLETED|1|4|00:00:12|1e15|2000000\n",
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("ConsumedEnergyRaw of 2 job steps is no reading (line 4: -5"),
+        "{err}"
+    );
+    let (code, _, err) = validate_sacct(
+        dir.path(),
+        "1.0|COMPLETED|1|4|00:00:12||2000000\n2.0|COMPLETED|1|4|00:00:12|0|2000000\n",
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("ConsumedEnergyRaw"), "{err}");
+}

@@ -92,7 +92,7 @@ fn resume_refuses_a_journal_line_of_another_sweep_or_of_a_point_never_asked_for(
     std::fs::write(&journal, line(&a["id"], &own)).unwrap();
     let (code, err) = resume(d, &["--repeat", "2"]);
     assert_eq!(code, 0, "{err}");
-    assert!(err.contains("1 finished runs read from"), "{err}");
+    assert!(err.contains("1 finished run read from"), "{err}");
     assert_eq!(
         record(&d.join("a.json"))["runs"].as_array().unwrap().len(),
         2

@@ -66,6 +66,16 @@ pub fn gpu_profile(
         provenance(file, top_mhz, machine),
     )?;
     profile.gpu_clock = law;
+    // As a fit on CPU runs records it: the machine fitted against, and the spread of each
+    // configuration measured more than once (every clock its own), which `plan` says where
+    // it passes 10%.
+    profile.facts.measured_on = Some(crate::model::sweep_facts::MeasuredOn {
+        hostname: Some(format!("the node of machine `{}`", machine.name)),
+        cpu: machine.cpu_model.clone(),
+        physical_cores: Some(machine.cores_per_node),
+        gpus: None,
+        repeats: super::trust::repeat_spreads(rows),
+    });
     profile.recorded_scope = top.energy.map(|e| e.1);
     profile.assumptions = assumptions(one_law);
     let others: Vec<&Clocks<'_>> = configs.values().collect();
@@ -90,6 +100,7 @@ fn group<'a>(
     bad: &dyn Fn(&Measured, &str, String, String) -> InputError,
 ) -> InputResult<BTreeMap<(u32, u64, u32), Clocks<'a>>> {
     let mut configs: BTreeMap<(u32, u64, u32), Clocks<'a>> = BTreeMap::new();
+    no_clock_among_clocks(rows, machine, bad)?;
     for r in rows {
         check_row(r, machine, bad)?;
         let mhz = clock_of(r, machine, bad)?;
@@ -235,6 +246,39 @@ fn check_row(
             scope.csv_name().into(),
         )),
     }
+}
+
+/// Refuses a GPU row with an empty `gpu_clock_mhz` where another GPU row names its clock: the
+/// empty cell would be read as the machine's top clock, a clock that run may not have run at
+/// (a row of another sweep appended, a cell lost). Without the column, or with every GPU row's
+/// cell empty, every run is at the top clock, as documented.
+pub(super) fn no_clock_among_clocks(
+    rows: &[Measured],
+    machine: &Machine,
+    bad: &dyn Fn(&Measured, &str, String, String) -> InputError,
+) -> InputResult<()> {
+    let gpu = || rows.iter().filter(|r| r.config.gpus > 0);
+    let (Some(named), Some(empty)) = (
+        gpu().find(|r| r.config.gpu_clock_mhz.is_some()),
+        gpu().find(|r| r.config.gpu_clock_mhz.is_none()),
+    ) else {
+        return Ok(());
+    };
+    let top = machine
+        .top_gpu_clock()
+        .map_or("the machine's top clock".into(), |t| {
+            format!("the machine's top clock, {t} MHz")
+        });
+    Err(bad(
+        empty,
+        "gpu_clock_mhz",
+        format!(
+            "the GPU clock this run ran at: another GPU run of the file names its clock ({}), \
+             and an empty cell would be read as {top}; write the clock it ran at",
+            super::from_measured::line_of(&named.source)
+        ),
+        "an empty cell".into(),
+    ))
 }
 
 /// The row's GPU clock: its `gpu_clock_mhz`, one of the machine's, else the machine's top.

@@ -158,7 +158,7 @@ fn survey(path: &Path, lines: Lines<'_>, bad: &Bad<'_>) -> InputResult<(Vec<Stri
 fn each_step(
     path: &Path,
     lines: Lines<'_>,
-    (machine, scope): (&Machine, EnergyScope),
+    (machine, scope, unread): (&Machine, EnergyScope, &mut Unread),
     f: &mut dyn FnMut(Measured) -> InputResult<()>,
 ) -> InputResult<usize> {
     let bad = |line: usize, key: &str, expected: &str, got: &str| InputError::Key {
@@ -195,7 +195,11 @@ fn each_step(
             id,
         };
         count += 1;
-        f(row(path, &fields, machine, scope, &bad)?)
+        let m = row(path, &fields, machine, scope, &bad)?;
+        if m.energy.is_none() && !no_energy_said(fields.energy) {
+            unread.add(line, fields.energy);
+        }
+        f(m)
     })?;
     if count == 0 {
         return Err(bad(
@@ -215,10 +219,11 @@ fn grouped(
     lines: Lines<'_>,
     machine: &Machine,
     scope: EnergyScope,
-) -> InputResult<Vec<Measured>> {
+) -> InputResult<(Vec<Measured>, Unread)> {
     let mut groups: Vec<Measured> = Vec::new();
     let mut index = std::collections::HashMap::new();
-    each_step(path, lines, (machine, scope), &mut |m| {
+    let mut unread = Unread::default();
+    each_step(path, lines, (machine, scope, &mut unread), &mut |m| {
         match index.get(&m.key()) {
             Some(&i) => {
                 let g: &mut Measured = &mut groups[i];
@@ -231,7 +236,44 @@ fn grouped(
         }
         Ok(())
     })?;
-    Ok(groups.into_iter().map(Measured::averaged).collect())
+    let rows = groups.into_iter().map(Measured::averaged).collect();
+    Ok((rows, unread))
+}
+
+/// The job steps whose `ConsumedEnergyRaw` held a number taken as no reading (out of range, or
+/// a power no node draws): how many, and the first's line and cell.
+#[derive(Debug, Default)]
+struct Unread {
+    steps: u64,
+    first: Option<(usize, String)>,
+}
+
+impl Unread {
+    fn add(&mut self, line: usize, cell: &str) {
+        self.steps += 1;
+        self.first.get_or_insert_with(|| (line, cell.to_string()));
+    }
+
+    /// The note naming `path`'s steps whose energy was left out, where there are any.
+    fn note(&self, path: &Path) -> Option<String> {
+        let (line, cell) = self.first.as_ref()?;
+        Some(format!(
+            "{}: the ConsumedEnergyRaw of {} is no reading (line {line}: {cell}, out of range or a \
+             power no node draws: a counter that wrapped or failed): their energy is left out \
+             and their time scored",
+            path.display(),
+            crate::units::count(self.steps, "job step", "job steps")
+        ))
+    }
+}
+
+/// Whether an energy cell says Slurm gathered nothing: empty, 0 or a no-value marker.
+fn no_energy_said(cell: &str) -> bool {
+    let t = cell.trim();
+    t.is_empty()
+        || t.parse::<f64>().is_ok_and(|v| v == 0.0)
+        || t.parse::<u64>()
+            .is_ok_and(|v| crate::limits::SLURM_NO_VALUE.contains(&v))
 }
 
 /// Reads `sacct -P` text into measured rows on `machine` (its only frequency where a row does
@@ -242,13 +284,19 @@ pub fn read(
     machine: &Machine,
     scope: EnergyScope,
 ) -> InputResult<Vec<Measured>> {
-    grouped(path, Lines::Text(text), machine, scope)
+    grouped(path, Lines::Text(text), machine, scope).map(|(rows, _)| rows)
 }
 
 /// [`read`] of the file at `path`, read as a stream: a year of a cluster's accounting takes
 /// the memory of its configurations, not of its lines. [`SacctFile`] reads its steps again.
-pub fn read_file(path: &Path, machine: &Machine, scope: EnergyScope) -> InputResult<Vec<Measured>> {
-    grouped(path, Lines::File, machine, scope)
+/// Also returns the note on the steps whose energy cell held no reading, where any did.
+pub fn read_file(
+    path: &Path,
+    machine: &Machine,
+    scope: EnergyScope,
+) -> InputResult<(Vec<Measured>, Option<String>)> {
+    let (rows, unread) = grouped(path, Lines::File, machine, scope)?;
+    Ok((rows, unread.note(path)))
 }
 
 /// The job steps of a sacct file read again, each a run: what counts every run (validate's
@@ -265,7 +313,8 @@ pub struct SacctFile<'a> {
 impl Replay for SacctFile<'_> {
     fn replay(&self, f: &mut dyn FnMut(Run) -> InputResult<()>) -> InputResult<()> {
         let (machine, scope) = (self.machine, self.scope);
-        each_step(self.path, Lines::File, (machine, scope), &mut |m| {
+        let unread = &mut Unread::default();
+        each_step(self.path, Lines::File, (machine, scope, unread), &mut |m| {
             f(Run {
                 key: m.key(),
                 time_s: m.time_s,
@@ -365,19 +414,26 @@ fn row(
 /// Seconds of a Slurm elapsed time: `[D-]HH:MM:SS`, `MM:SS` or `MM:SS.mmm`.
 fn elapsed(s: &str) -> Option<f64> {
     let (days, rest) = match s.split_once('-') {
-        Some((d, r)) => (d.parse::<f64>().ok()?, r),
-        None => (0.0, s),
+        Some((d, r)) => (Some(d.parse::<u32>().ok()?), r),
+        None => (None, s),
     };
-    let parts: Vec<f64> = rest
-        .split(':')
-        .map(|p| p.parse::<f64>().ok().filter(|v| v.is_finite() && *v >= 0.0))
-        .collect::<Option<_>>()?;
-    let secs = match parts.as_slice() {
-        [h, m, s] => h * 3600.0 + m * 60.0 + s,
-        [m, s] => m * 60.0 + s,
+    // Whole days, hours and minutes; a clock's minutes and seconds below 60, its hours below
+    // 24 after days (99:99:99 is no time sacct prints).
+    let whole = |p: &str, below: u32| p.parse::<u32>().ok().filter(|&v| v < below);
+    let secs = |p: &str| {
+        p.parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite() && (0.0..60.0).contains(v))
+    };
+    let clock = match rest.split(':').collect::<Vec<_>>()[..] {
+        [h, m, sec] => {
+            let h = whole(h, if days.is_some() { 24 } else { u32::MAX })?;
+            f64::from(h) * 3600.0 + f64::from(whole(m, 60)?) * 60.0 + secs(sec)?
+        }
+        [m, sec] if days.is_none() => f64::from(whole(m, 60)?) * 60.0 + secs(sec)?,
         _ => return None,
     };
-    Some(days * 86400.0 + secs)
+    Some(f64::from(days.unwrap_or(0)) * 86400.0 + clock)
 }
 
 /// A requested frequency: kHz as a number, or with a G/M/K suffix; unknown: the machine's
@@ -431,6 +487,17 @@ mod tests {
         assert_eq!(elapsed("1-02:00:00"), Some(93600.0));
         assert_eq!(elapsed("05:02.500"), Some(302.5));
         assert_eq!(elapsed("soon"), None);
+        for wrong in [
+            "99:99:99",
+            "00:60:00",
+            "00:00:60",
+            "1-24:00:00",
+            "61:00.5",
+            "1.5:00:00",
+        ] {
+            assert_eq!(elapsed(wrong), None, "{wrong}");
+        }
+        assert_eq!(elapsed("100:00:00"), Some(360000.0));
     }
 
     #[test]

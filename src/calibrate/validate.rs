@@ -432,6 +432,7 @@ pub fn check_gpu_clocks(file: &Path, machine: &Machine, rows: &mut [Measured]) -
         expected,
         got,
     };
+    super::gpu_fit::no_clock_among_clocks(rows, machine, &bad)?;
     for r in rows.iter_mut() {
         if r.config.gpu_clock_mhz.is_some() {
             r.config.gpu_clock_mhz = Some(super::gpu_fit::clock_of(r, machine, &bad)?);

@@ -6,7 +6,7 @@ use crate::atomic_write::{Links, SetFile, write_set};
 use crate::calibrate::fit::{self, FitOptions, Fitted, MachineDoc};
 use crate::calibrate::node_fit::Rule;
 use crate::calibrate::runs::Runs;
-use crate::error::InputError;
+use crate::error::{InputError, InputResult};
 use crate::report::fit::{fit_json, write_fit};
 use crate::report::validation::{block_json, write_block};
 use clap::Args;
@@ -96,6 +96,34 @@ fn check_outputs(args: &FitArgs, machine_file: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Refuses, before anything is written, the flags that a fit on GPU runs (one node, the GPU
+/// clock law) has no use for: `--loo` (it refits the CPU time split, and left every clock of a
+/// configuration out at once) and `--weak` (runs on one node).
+fn gpu_runs_take_no_cpu_flags(args: &FitArgs, runs: &Runs) -> InputResult<()> {
+    if !runs.rows().iter().any(|r| r.config.gpus > 0) {
+        return Ok(());
+    }
+    let (flag, why) = match (args.loo, args.weak) {
+        (true, _) => (
+            "--loo",
+            "runs without GPUs: leave-one-out refits the CPU runs' time split; a GPU clock law \
+             is scored on clocks held out of the fit (fit on 3 clocks, then `jouleplan validate \
+             --measured` on every clock)",
+        ),
+        (_, true) => (
+            "--weak",
+            "runs over several nodes: GPU runs are fitted on one node, where weak and strong \
+             scaling are one",
+        ),
+        _ => return Ok(()),
+    };
+    Err(InputError::Argument {
+        flag: flag.into(),
+        expected: why.into(),
+        got: format!("GPU runs in {}", args.measured.display()),
+    })
+}
+
 /// Runs `fit`: read the machine and the runs, fit (time split, node law, power), print, check
 /// the outputs as `plan` would, write them, and optionally leave each configuration out.
 pub fn run_fit(args: &FitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
@@ -108,6 +136,7 @@ pub fn run_fit(args: &FitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     outputs.extend(args.plot.as_deref().map(|p| ("--plot", p)));
     let _locks = super::outputs::lock(&outputs)?;
     let runs = Runs::read(&args.measured)?;
+    gpu_runs_take_no_cpu_flags(args, &runs)?;
     if runs.rows().iter().any(|r| r.energy.is_some())
         && let Some(note) = crate::artefact::measured::default_scope_note(&args.measured)?
     {

@@ -147,6 +147,7 @@ pub fn run_slurm(args: &SlurmArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     with_model(&args.inputs.source, |model, trust| {
         let config = values::config_as_shown(model.machine, config);
         one_node_without_network(model.machine, config.nodes)?;
+        crate::search::gpu_clocks::check_config("--config", model.machine, model.profile, &config)?;
         let opts = args.job.options(&model.profile.program)?;
         let p = match model.predict(config)? {
             Outcome::Finite(p) => p,

@@ -153,6 +153,14 @@ pub fn resolve(src: &SourceArgs, sa: &SpaceArgs, qa: &QueryArgs) -> InputResult<
         .map(|r| values::parse_config("--reference", r))
         .transpose()?
         .map(|c| values::config_as_shown(&inputs.machine, c));
+    if let Some(c) = &reference {
+        crate::search::gpu_clocks::check_config(
+            "--reference",
+            &inputs.machine,
+            &inputs.profile,
+            c,
+        )?;
+    }
     Ok(PlanInputs {
         inputs,
         space,
@@ -218,6 +226,10 @@ pub fn run_plan(args: &PlanArgs, out: &mut dyn Write) -> anyhow::Result<Plan> {
         None => None,
     };
     let Planned { model, plan, trust } = planner::plan(&inp.inputs, &inp.space, &inp.request)?;
+    // A --pick past the front is refused before the plan is printed, as other bad flags are.
+    if let Some(i) = args.pick {
+        picked(&plan, i)?;
+    }
     let exp: Box<dyn Exporter> = if args.csv {
         Box::new(Csv)
     } else {
@@ -241,6 +253,18 @@ pub fn run_plan(args: &PlanArgs, out: &mut dyn Write) -> anyhow::Result<Plan> {
     Ok(plan)
 }
 
+/// The front point `--pick` names, or the error giving the front's indices.
+fn picked(plan: &Plan, i: usize) -> InputResult<&crate::search::plan::FrontEntry> {
+    plan.front.get(i).ok_or_else(|| InputError::Argument {
+        flag: "--pick".into(),
+        expected: format!(
+            "a front index from 0 to {}",
+            plan.front.len().saturating_sub(1)
+        ),
+        got: i.to_string(),
+    })
+}
+
 /// `--sbatch`: the job script of the recommendation (or of `--pick`); none, said on standard
 /// error, when no configuration meets the query.
 fn write_job(
@@ -252,14 +276,7 @@ fn write_job(
 ) -> anyhow::Result<()> {
     let (entry, reason) = match args.pick {
         Some(i) => {
-            let e = plan.front.get(i).ok_or_else(|| InputError::Argument {
-                flag: "--pick".into(),
-                expected: format!(
-                    "a front index from 0 to {}",
-                    plan.front.len().saturating_sub(1)
-                ),
-                got: i.to_string(),
-            })?;
+            let e = picked(plan, i)?;
             (
                 e,
                 format!(

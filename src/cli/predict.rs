@@ -25,7 +25,7 @@ pub fn run_predict(args: &PredictArgs, out: &mut dyn Write) -> anyhow::Result<()
     with_model(&args.inputs.source, |model, trust| {
         let config = values::config_as_shown(model.machine, config);
         one_node_without_network(model.machine, config.nodes)?;
-        listed_clock(model.machine, config.gpu_clock_mhz)?;
+        crate::search::gpu_clocks::check_config("--config", model.machine, model.profile, &config)?;
         for w in warnings_for(trust, config.nodes) {
             super::say::warning(&w);
         }
@@ -38,18 +38,4 @@ pub fn run_predict(args: &PredictArgs, out: &mut dyn Write) -> anyhow::Result<()
         }
         Ok(())
     })
-}
-
-/// A GPU clock in `--config` is one the machine's `gpu_clocks_mhz` lists, as `plan
-/// --gpu-clocks` takes them (the GPU runs at no other).
-fn listed_clock(
-    machine: &crate::model::machine::Machine,
-    clock: Option<f64>,
-) -> anyhow::Result<()> {
-    let (Some(c), false) = (clock, machine.gpu_clocks_mhz.is_empty()) else {
-        return Ok(());
-    };
-    crate::search::gpu_clocks::select(&format!("{c}"), &machine.gpu_clocks_mhz)
-        .map(|_| ())
-        .map_err(|e| values::bad("--config", e, format!("{c} MHz as the GPU clock")).into())
 }

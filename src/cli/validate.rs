@@ -153,7 +153,11 @@ fn measured_rows(
         }
         (None, Some(path)) => {
             let scope = sacct_scope(args);
-            crate::calibrate::sacct_runs::read_file(path, machine, scope)?
+            let (rows, unread) = crate::calibrate::sacct_runs::read_file(path, machine, scope)?;
+            if let Some(note) = unread {
+                super::say::note(&note);
+            }
+            rows
         }
         (None, None) if held_out => hold_out(profile, machine, args)?,
         (None, None) => profile

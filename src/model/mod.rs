@@ -651,7 +651,9 @@ impl<'a> Model<'a> {
         let mut g = self.group_from_point(&at, (cores, freq_index, freq, gpus), k);
         g.gpu_clock_mhz = Some(mhz);
         g.clock_half_width = law.half_width(mhz);
-        if let Some(pw) = &law.power {
+        // Without the machine's power every "energy" is node-seconds (one watt a node): the
+        // law's GPU watts would count as node-hours there.
+        if let Some(pw) = law.power.as_ref().filter(|_| !self.machine.time_only()) {
             g.set_gpu_active(pw.at(mhz), self.gpu_gap.at(p));
         }
         Ok(g)
@@ -699,7 +701,7 @@ impl<'a> Model<'a> {
         let mut g = self.group_from_point(p, (p.cores, fi, p.freq, p.gpus), 1.0);
         if let (Some(law), true) = (&self.profile.gpu_clock, p.gpus > 0) {
             g.gpu_clock_mhz = Some(law.reference_mhz);
-            if let Some(pw) = &law.power {
+            if let Some(pw) = law.power.as_ref().filter(|_| !self.machine.time_only()) {
                 g.set_gpu_active(pw.at(law.reference_mhz), self.gpu_gap.at(p));
             }
         }

@@ -62,15 +62,33 @@ fn name(column: &str) -> String {
     }
 }
 
-fn cell(v: &Value, key: &str) -> String {
-    let v = match key.split_once('.') {
+/// The value of `key` (`a`, `a.b` or `a.0`) in a config object.
+fn at<'v>(v: &'v Value, key: &str) -> &'v Value {
+    match key.split_once('.') {
         Some((a, b)) => match b.parse::<usize>() {
             Ok(i) => &v[a][i],
             Err(_) => &v[a][b],
         },
         None => &v[key],
-    };
-    match v {
+    }
+}
+
+/// Writes the cells of `columns` of `v`, each followed by a comma: a value as JSON writes it,
+/// a string bare, null empty. Written in place: no string is made a cell.
+fn write_cells(v: &Value, columns: &[&str], out: &mut dyn Write) -> io::Result<()> {
+    for c in columns {
+        match at(v, c) {
+            Value::Null => {}
+            Value::String(s) => out.write_all(s.as_bytes())?,
+            other => write!(out, "{other}")?,
+        }
+        out.write_all(b",")?;
+    }
+    Ok(())
+}
+
+fn cell(v: &Value, key: &str) -> String {
+    match at(v, key) {
         Value::Null => String::new(),
         Value::String(s) => s.clone(),
         other => other.to_string(),
@@ -98,6 +116,9 @@ fn columns(clocked: bool) -> Vec<&'static str> {
 
 impl Exporter for Csv {
     fn plan(&self, plan: &Plan, out: &mut dyn Write) -> io::Result<()> {
+        // Buffered: one line a front point, otherwise each a write of its own to a
+        // line-buffered standard output.
+        let mut out = io::BufWriter::with_capacity(1 << 16, out);
         let clocked = plan
             .front
             .iter()
@@ -110,16 +131,10 @@ impl Exporter for Csv {
         )?;
         for (i, f) in plan.front.iter().enumerate() {
             let v = serde_json::to_value(config_json(&f.prediction))?;
-            let cells: Vec<String> = cols.iter().map(|c| cell(&v, c)).collect();
-            writeln!(
-                out,
-                "{},{i},{},{}",
-                cells.join(","),
-                f.ties,
-                plan.answer.pick == Some(i)
-            )?;
+            write_cells(&v, &cols, &mut out)?;
+            writeln!(out, "{i},{},{}", f.ties, plan.answer.pick == Some(i))?;
         }
-        Ok(())
+        out.flush()
     }
 
     fn prediction(&self, p: PredictionView<'_>, out: &mut dyn Write) -> io::Result<()> {

@@ -358,73 +358,83 @@ fn front_table(plan: &Plan, max_rows: Option<usize>, out: &mut dyn Write) -> io:
     Ok(())
 }
 
+/// The plan as text: its inputs and space, the front table (`max_rows` of it), the
+/// recommendation with its breakdown.
+fn plan_text(plan: &Plan, max_rows: Option<usize>, out: &mut dyn Write) -> io::Result<()> {
+    let s = &plan.space;
+    writeln!(
+        out,
+        "machine {} ({}), workload {} ({})",
+        plan.machine,
+        plan.machine_file.display(),
+        plan.program,
+        plan.profile_file.display()
+    )?;
+    writeln!(
+        out,
+        "space: {} x {} x {} x {} = {}; {} network-saturated; {} on the exact front",
+        count(s.nodes.len() as u64, "node count", "node counts"),
+        count(s.cores.len() as u64, "core count", "core counts"),
+        count(s.freqs.len() as u64, "frequency", "frequencies"),
+        count(s.gpus.len() as u64, "GPU count", "GPU counts")
+            + &match s.gpu_clocks.len() {
+                0 => String::new(),
+                n => format!(" x {}", count(n as u64, "GPU clock", "GPU clocks")),
+            },
+        count(plan.evaluated, "configuration", "configurations"),
+        plan.saturated,
+        plan.front.len()
+    )?;
+    if plan.time_only() {
+        writeln!(
+            out,
+            "energy: unavailable (the machine file has no [power]): ranked by time and \
+             node-hours"
+        )?;
+    } else {
+        writeln!(
+            out,
+            "energy: {}, the scope the profile's energy was measured in",
+            plan.energy_scope.describe()
+        )?;
+    }
+    writeln!(out)?;
+    front_table(plan, max_rows, out)?;
+    writeln!(out)?;
+    match plan.recommendation() {
+        Some(f) => {
+            let p = &f.prediction;
+            writeln!(
+                out,
+                "Recommendation: {} = {} x {} at {} GHz, {}",
+                label(&p.config),
+                count(p.config.nodes, "node", "nodes"),
+                count(p.config.cores, "core", "cores"),
+                p.config.freq.ghz(),
+                match (p.config.gpus, p.config.gpu_clock_mhz) {
+                    (0, _) => "no GPUs".to_string(),
+                    (g, None) => format!("{} per node", count(g, "GPU", "GPUs")),
+                    (g, Some(m)) => {
+                        format!("{} per node at {m} MHz", count(g, "GPU", "GPUs"))
+                    }
+                }
+            )?;
+            writeln!(out, "  why: {}", plan.answer.reason)?;
+            breakdown(p, out)?;
+            measure_next(plan, out)?;
+        }
+        None => writeln!(out, "No recommendation: {}", plan.answer.reason)?,
+    }
+    Ok(())
+}
+
 impl Exporter for Text {
     fn plan(&self, plan: &Plan, out: &mut dyn Write) -> io::Result<()> {
-        let s = &plan.space;
-        writeln!(
-            out,
-            "machine {} ({}), workload {} ({})",
-            plan.machine,
-            plan.machine_file.display(),
-            plan.program,
-            plan.profile_file.display()
-        )?;
-        writeln!(
-            out,
-            "space: {} x {} x {} x {} = {}; {} network-saturated; {} on the exact front",
-            count(s.nodes.len() as u64, "node count", "node counts"),
-            count(s.cores.len() as u64, "core count", "core counts"),
-            count(s.freqs.len() as u64, "frequency", "frequencies"),
-            count(s.gpus.len() as u64, "GPU count", "GPU counts")
-                + &match s.gpu_clocks.len() {
-                    0 => String::new(),
-                    n => format!(" x {}", count(n as u64, "GPU clock", "GPU clocks")),
-                },
-            count(plan.evaluated, "configuration", "configurations"),
-            plan.saturated,
-            plan.front.len()
-        )?;
-        if plan.time_only() {
-            writeln!(
-                out,
-                "energy: unavailable (the machine file has no [power]): ranked by time and \
-                 node-hours"
-            )?;
-        } else {
-            writeln!(
-                out,
-                "energy: {}, the scope the profile's energy was measured in",
-                plan.energy_scope.describe()
-            )?;
-        }
-        writeln!(out)?;
-        front_table(plan, self.max_rows, out)?;
-        writeln!(out)?;
-        match plan.recommendation() {
-            Some(f) => {
-                let p = &f.prediction;
-                writeln!(
-                    out,
-                    "Recommendation: {} = {} x {} at {} GHz, {}",
-                    label(&p.config),
-                    count(p.config.nodes, "node", "nodes"),
-                    count(p.config.cores, "core", "cores"),
-                    p.config.freq.ghz(),
-                    match (p.config.gpus, p.config.gpu_clock_mhz) {
-                        (0, _) => "no GPUs".to_string(),
-                        (g, None) => format!("{} per node", count(g, "GPU", "GPUs")),
-                        (g, Some(m)) => {
-                            format!("{} per node at {m} MHz", count(g, "GPU", "GPUs"))
-                        }
-                    }
-                )?;
-                writeln!(out, "  why: {}", plan.answer.reason)?;
-                breakdown(p, out)?;
-                measure_next(plan, out)?;
-            }
-            None => writeln!(out, "No recommendation: {}", plan.answer.reason)?,
-        }
-        Ok(())
+        // Buffered: a --full front of a million points is a million lines, otherwise each a
+        // write of its own to a line-buffered standard output.
+        let mut buffered = io::BufWriter::with_capacity(1 << 16, out);
+        plan_text(plan, self.max_rows, &mut buffered)?;
+        buffered.flush()
     }
 
     fn prediction(&self, p: PredictionView<'_>, out: &mut dyn Write) -> io::Result<()> {

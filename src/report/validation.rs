@@ -206,6 +206,9 @@ fn write_stats(
     configs: usize,
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
+    if s.n == 0 {
+        return writeln!(out, "  {what}: no error figures: nothing was predicted");
+    }
     let over = if s.n == configs {
         crate::units::count(s.n as u64, "point", "points")
     } else {

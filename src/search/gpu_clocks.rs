@@ -2,6 +2,7 @@
 //! machine's `gpu_clocks_mhz` and within the profile's measured range.
 
 use crate::error::{InputError, InputResult};
+use crate::model::Config;
 use crate::model::machine::Machine;
 use crate::model::workload::Profile;
 
@@ -61,6 +62,49 @@ pub fn parse(spec: &str, machine: &Machine, profile: &Profile) -> InputResult<Ve
     Ok(out)
 }
 
+/// The GPU clock a configuration names (`--config`, `--reference`), checked as `--gpu-clocks`
+/// checks its clocks: on a configuration with GPUs, one the machine's `gpu_clocks_mhz` lists
+/// (the GPU runs at no other), within the profile's measured clock range. The error names
+/// `flag`; a configuration without a clock passes.
+pub fn check_config(
+    flag: &str,
+    machine: &Machine,
+    profile: &Profile,
+    config: &Config,
+) -> InputResult<()> {
+    let Some(c) = config.gpu_clock_mhz else {
+        return Ok(());
+    };
+    let err = |expected: String| InputError::Argument {
+        flag: flag.into(),
+        expected,
+        got: format!("{c} MHz as the GPU clock of {}", config.label()),
+    };
+    if config.gpus == 0 {
+        return Err(err(
+            "a GPU clock only with 1 or more GPUs (the fourth value): a configuration without \
+             GPUs runs at no GPU clock"
+                .into(),
+        ));
+    }
+    if !machine.gpu_clocks_mhz.is_empty() {
+        select(&format!("{c}"), &machine.gpu_clocks_mhz).map_err(err)?;
+    }
+    match &profile.gpu_clock {
+        None => Err(err(format!(
+            "no GPU clock: {} has no GPU clock law (measure 3 or more clocks: a measured CSV \
+             with gpu_clock_mhz, then `jouleplan fit`), so its configurations take no clock",
+            profile.file.display()
+        ))),
+        Some(law) if !law.covers(c) => Err(err(format!(
+            "a GPU clock within the profile's measured range {}: nothing is extrapolated; \
+             measure {c} MHz to plan it",
+            law.range_text()
+        ))),
+        Some(_) => Ok(()),
+    }
+}
+
 /// The clocks `spec` names among `supported` (ascending, non-empty): `all`, or values and
 /// inclusive ranges in MHz; sorted and distinct. An error says what was expected. Shared by
 /// `plan --gpu-clocks` and `profile --gpu-clocks`.
@@ -101,6 +145,14 @@ fn token_clocks(token: &str, supported: &[f64]) -> Result<Vec<f64>, String> {
     match token.split_once('-').filter(|(a, _)| !a.trim().is_empty()) {
         Some((a, b)) => {
             let (a, b) = (num(a)?, num(b)?);
+            if a > b {
+                return Err(format!(
+                    "ranges written low-high, like {}-{}: `{}` runs from {a} down to {b} MHz",
+                    supported[0],
+                    supported[supported.len() - 1],
+                    token.trim()
+                ));
+            }
             let v: Vec<f64> = supported
                 .iter()
                 .copied()

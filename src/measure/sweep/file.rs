@@ -42,8 +42,8 @@ pub(super) fn load_existing(
     }
     if !runs.is_empty() {
         log(&format!(
-            "{} finished runs read from {}",
-            runs.len(),
+            "{} read from {}",
+            crate::units::count(runs.len() as u64, "finished run", "finished runs"),
             jpath.display()
         ));
     }
