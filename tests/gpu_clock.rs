@@ -325,7 +325,7 @@ fn validate_json(d: &Path, m: &Path, p: &Path, csv: &str) -> (i32, String) {
 }
 
 #[test]
-fn a_machine_file_without_power_plans_and_scores_gpu_energy_from_the_clock_law() {
+fn a_machine_file_without_power_plans_and_scores_gpu_energy_from_the_clock_law_never_node_hours() {
     // As `machine init` writes it: no [network], no [power]. GPU energy needs neither.
     let d = tempfile::tempdir().unwrap();
     let bare = write(
@@ -343,6 +343,13 @@ fn a_machine_file_without_power_plans_and_scores_gpu_energy_from_the_clock_law()
     let v = plan_json(&m, &p, &args);
     let rec = &v["recommendation"];
     assert_eq!(rec["gpu_clock_mhz"], 1750.0, "{rec}");
+    // The law's GPU joules are GPU energy, never node-seconds: at 2000 MHz its 300 W over
+    // 10 s, 3000 J (node-seconds would be 10, and put every slower clock on the front).
+    let top = &v["front"][0];
+    assert_eq!(top["gpu_clock_mhz"], 2000.0, "{top}");
+    let e = top["energy_j"].as_f64().unwrap();
+    assert!((e / 3000.0 - 1.0).abs() < 0.01, "{top}");
+    assert!(top["node_hours"].as_f64().unwrap() < 0.003, "{top}");
     let (code, out, err) = jouleplan(&[
         "plan",
         "--machine",
@@ -1577,36 +1584,6 @@ fn fit_on_gpu_runs_records_their_repeats_and_plan_says_where_they_spread() {
         err.contains("spread run to run by more than 10%") && err.contains("1500 MHz) 12.9%"),
         "{err}"
     );
-}
-
-#[test]
-fn without_the_machines_power_the_clock_laws_gpu_watts_never_count_as_node_hours() {
-    let d = tempfile::tempdir().unwrap();
-    // As `machine init` writes it: the clock list, no [network], no [power].
-    let m = write(
-        d.path(),
-        "m.toml",
-        &format!(
-            "[machine]\nname = \"g\"\nnodes = 1\ncores_per_node = 1\nfrequencies_ghz = [2.0]\n\
-             gpus_per_node = 1\ngpu_clocks_mhz = [{CLOCKS}]\n"
-        ),
-    );
-    let (code, _, err) = fit(d.path(), &rows(&[1000, 1500, 2000], "gpu"), &m);
-    assert_eq!(code, 0, "{err}");
-    let (m2, p) = (d.path().join("m2.toml"), d.path().join("p.json"));
-    let v = plan_json(&m2, &p, &["--gpu-clocks", "all"]);
-    // The profile's energy is the GPU's alone, so the law's GPU joules are planned as GPU
-    // energy (the machine's power read as 0, as fit read it), never as node-seconds: at
-    // 2000 MHz the law's 300 W over 10 s, 3000 J (node-seconds would be 10).
-    assert_ne!(v["energy_scope"], "unavailable", "{v}");
-    let front = v["front"].as_array().unwrap();
-    let top = front
-        .iter()
-        .find(|q| q["gpu_clock_mhz"] == 2000.0)
-        .unwrap_or_else(|| panic!("{}", v["front"]));
-    let e = top["energy_j"].as_f64().unwrap();
-    assert!((e / 3000.0 - 1.0).abs() < 0.01, "{top}");
-    assert!(top["node_hours"].as_f64().unwrap() < 0.003, "{top}");
 }
 
 #[test]

@@ -141,20 +141,31 @@ fn mpip_gives_messages_and_bytes_per_rank_and_talp_gives_calls() {
     assert_eq!(calls, 5.0);
 }
 
+/// A profile's sweep runs and the workload's own reference line per run, in the same order.
+fn runs_and_references(
+    profile: &Path,
+    jsonl: &Path,
+) -> (Vec<serde_json::Value>, Vec<serde_json::Value>) {
+    let prof: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(profile).unwrap()).unwrap();
+    let refs = std::fs::read_to_string(jsonl)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let runs = prof["sweep"]["record"]["runs"].as_array().unwrap().clone();
+    (runs, refs)
+}
+
 #[test]
 fn nvml_sampled_busy_time_of_the_h100_runs_is_within_its_stated_error() {
     // The profile's per-run NVML busy time (100 ms sampling) against the same runs' CUDA-event
     // kernel time that the workload logged itself (sync_runs.jsonl, same order): the figures
     // the NVML backend's documentation states.
-    let prof: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(fixture("gpu-h100/sync.json")).unwrap())
-            .unwrap();
-    let refs: Vec<serde_json::Value> = std::fs::read_to_string(fixture("gpu-h100/sync_runs.jsonl"))
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    let runs = prof["sweep"]["record"]["runs"].as_array().unwrap();
+    let (runs, refs) = runs_and_references(
+        &fixture("gpu-h100/sync.json"),
+        &fixture("gpu-h100/sync_runs.jsonl"),
+    );
     assert_eq!(runs.len(), refs.len());
     let mut per_point: std::collections::BTreeMap<u64, (f64, f64)> = Default::default();
     for (r, q) in runs.iter().zip(&refs) {
@@ -176,14 +187,7 @@ fn nvml_busy_time_on_a_real_h200_is_within_each_runs_stated_error_and_the_profil
     // tests/data/h200-gpu-smoke: `profile --gpus 1` of examples/gpu/gpu_mix.py on a real H200
     // (its README), with the workload's own CUDA-event kernel time per run (runs.jsonl).
     let d = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/h200-gpu-smoke");
-    let prof: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(d.join("p.json")).unwrap()).unwrap();
-    let refs: Vec<serde_json::Value> = std::fs::read_to_string(d.join("runs.jsonl"))
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    let runs = prof["sweep"]["record"]["runs"].as_array().unwrap();
+    let (runs, refs) = runs_and_references(&d.join("p.json"), &d.join("runs.jsonl"));
     assert_eq!(runs.len(), refs.len());
     for (r, q) in runs.iter().zip(&refs) {
         assert_eq!(r["cores"], q["threads"]);

@@ -564,7 +564,7 @@ pub fn node_power(pts: &[PowerPoint]) -> Option<NodePower> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// The default rule's family of laws, without the choice of method per code (the tests
@@ -576,7 +576,8 @@ mod tests {
         }
     }
 
-    fn pts(law: impl Fn(f64) -> f64, nodes: &[u32]) -> Vec<LawPoint> {
+    /// Points whose measured time is perfect division (the model) plus `law(n)`.
+    pub(crate) fn pts(law: impl Fn(f64) -> f64, nodes: &[u32]) -> Vec<LawPoint> {
         nodes
             .iter()
             .map(|&n| {

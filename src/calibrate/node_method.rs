@@ -89,21 +89,7 @@ pub(super) fn choose(
 mod tests {
     use super::*;
     use crate::calibrate::node_fit::fit_law_within;
-
-    fn pts(nodes: &[u32]) -> Vec<LawPoint> {
-        // Linear growth on top of perfect division: the model explains the division only.
-        nodes
-            .iter()
-            .map(|&n| {
-                let model = 1000.0 / f64::from(n);
-                LawPoint {
-                    nodes: n,
-                    measured: model + 5.0 * f64::from(n - 1),
-                    model,
-                }
-            })
-            .collect()
-    }
+    use crate::calibrate::node_fit::tests::pts;
 
     #[test]
     fn a_code_whose_left_out_counts_favour_the_plain_law_takes_it_and_three_counts_keep_the_family()
@@ -120,7 +106,13 @@ mod tests {
             ..family
         };
         let fit = |r: &Rule, nodes: &[u32]| {
-            fit_law_within(&pts(nodes), true, (u32::MAX, false), (r, None)).unwrap()
+            fit_law_within(
+                &pts(|n| 5.0 * (n - 1.0), nodes),
+                true,
+                (u32::MAX, false),
+                (r, None),
+            )
+            .unwrap()
         };
         let four = fit(&choose, &[2, 4, 8, 16]);
         assert!(
