@@ -175,7 +175,7 @@ fn fit_power(n0: u32, pts: &[EnergyPoint]) -> Law {
 }
 
 /// The mean signed relative error of `E_d(n0) (1 + h(n))` on `pts`.
-fn direct_error(h: &Law, pts: &[EnergyPoint]) -> f64 {
+pub(super) fn direct_error(h: &Law, pts: &[EnergyPoint]) -> f64 {
     let e: f64 = pts
         .iter()
         .map(|p| p.anchor * (1.0 + h.at(f64::from(p.nodes))) / p.measured - 1.0)
@@ -205,8 +205,6 @@ pub fn fit(pts: &[EnergyPoint], inputs: &EnergyInputs<'_>, rule: &Rule) -> Optio
     let mut beyond: Vec<u32> = pts.iter().map(|p| p.nodes).filter(|&n| n > n0).collect();
     beyond.sort_unstable();
     beyond.dedup();
-    let (center, weighing) = rule.energy_law?;
-    let rule = &Rule { weighing, ..*rule };
     if beyond.is_empty() {
         return None;
     }
@@ -216,34 +214,70 @@ pub fn fit(pts: &[EnergyPoint], inputs: &EnergyInputs<'_>, rule: &Rule) -> Optio
         .copied()
         .filter(|(n, _)| beyond.contains(n))
         .collect();
-    let at =
-        |n: u32| -> Vec<EnergyPoint> { pts.iter().copied().filter(|p| p.nodes == n).collect() };
+    let Some((center, weighing)) = rule.energy_law else {
+        return if rule.energy_choice {
+            super::energy_method::choose(&pts, inputs, &folds, rule)
+        } else {
+            None
+        };
+    };
+    let rule = &Rule { weighing, ..*rule };
     let derived = Candidate {
         law: Law::anchored(n0, &[]),
         form: "derived".into(),
         weight: 0.0,
-        folds: folds
-            .iter()
-            .map(|&(n, r)| (n, derived_error(&at(n), r)))
-            .collect(),
+        folds: derived_folds(&pts, &folds),
     };
-    let most = (beyond.len() - 1).max(1);
+    let counts: Vec<u32> = folds.iter().map(|f| f.0).collect();
     let mut cands = vec![derived];
+    cands.extend(direct_laws(
+        &pts,
+        (n0, &counts),
+        (beyond.len() - 1).max(1),
+        inputs.horizon,
+    ));
+    let largest = beyond.last().copied().unwrap_or(n0);
+    Some(combine(cands, (inputs, largest), (rule, center)))
+}
+
+/// The derived energy's signed error at each of the time law's left-out counts `folds`.
+pub(super) fn derived_folds(pts: &[EnergyPoint], folds: &[(u32, f64)]) -> Vec<(u32, f64)> {
+    folds
+        .iter()
+        .map(|&(n, r)| (n, derived_error(&at(pts, n), r)))
+        .collect()
+}
+
+/// The points at `n` nodes.
+pub(super) fn at(pts: &[EnergyPoint], n: u32) -> Vec<EnergyPoint> {
+    pts.iter().copied().filter(|p| p.nodes == n).collect()
+}
+
+/// The direct laws of at most `most` parameters fitted on `pts`, each with its signed error at
+/// each of `counts`, refitted without it; those that cannot be fitted, or fall under a tenth of
+/// the anchor's energy up to the `horizon`, left out.
+pub(super) fn direct_laws(
+    pts: &[EnergyPoint],
+    (n0, counts): (u32, &[u32]),
+    most: usize,
+    horizon: u32,
+) -> Vec<Candidate> {
+    let mut cands = Vec::new();
     for shape in Shape::family().into_iter().filter(|s| s.params() <= most) {
-        let Some(h) = shape.fit(n0, &pts) else {
+        let Some(h) = shape.fit(n0, pts) else {
             continue;
         };
-        let errs: Option<Vec<(u32, f64)>> = folds
+        let errs: Option<Vec<(u32, f64)>> = counts
             .iter()
-            .map(|&(n, _)| {
+            .map(|&n| {
                 let rest: Vec<EnergyPoint> = pts.iter().copied().filter(|p| p.nodes != n).collect();
-                Some((n, direct_error(&shape.fit(n0, &rest)?, &at(n))))
+                Some((n, direct_error(&shape.fit(n0, &rest)?, &at(pts, n))))
             })
             .collect();
         let Some(errs) = errs.filter(|e| e.iter().all(|x| x.1.is_finite())) else {
             continue;
         };
-        if positive_up_to(&h, &pts, inputs.horizon) {
+        if positive_up_to(&h, pts, horizon) {
             cands.push(Candidate {
                 law: h,
                 form: shape.name(),
@@ -252,8 +286,16 @@ pub fn fit(pts: &[EnergyPoint], inputs: &EnergyInputs<'_>, rule: &Rule) -> Optio
             });
         }
     }
-    let largest = beyond.last().copied().unwrap_or(n0);
-    Some(combine(cands, (inputs, largest), (rule, center)))
+    cands
+}
+
+/// The error per doubling beyond the measured counts of an energy of these left-out errors.
+pub(super) fn per_doubling(folds: &[(u32, f64)], rule: &Rule) -> f64 {
+    match folds {
+        [.., (prev, _), (last, e)] => e.abs() / (f64::from(*last) / f64::from(*prev)).log2(),
+        [(_, e)] => e.abs(),
+        [] => rule.unvalidated_per_doubling,
+    }
 }
 
 /// Weighs the candidates (the derived first) and combines them as the rule says.
@@ -293,11 +335,7 @@ fn combine(
             .collect();
         (derived.weight, law, folds)
     };
-    let per_doubling_rel = match folds.as_slice() {
-        [.., (prev, _), (last, e)] => e.abs() / (f64::from(*last) / f64::from(*prev)).log2(),
-        [(_, e)] => e.abs(),
-        [] => rule.unvalidated_per_doubling,
-    };
+    let per_doubling_rel = per_doubling(&folds, rule);
     EnergyLaw {
         derived_use,
         law: if law.anchor() == n0 {
@@ -397,6 +435,31 @@ mod tests {
         assert_eq!(u, 0.0);
         assert!((d - 1.5).abs() < 0.01, "{d}");
         assert_eq!(e.mix(1.0), (1.0, 0.0));
+        assert!(fit(&pts(&[2, 4, 8]), &inputs, &Rule::default()).is_none());
+    }
+
+    #[test]
+    fn a_code_whose_left_out_counts_favour_the_direct_energy_takes_it_and_two_counts_keep_the_derived()
+     {
+        let far = |_: u32| Some((1000.0, 1000.0));
+        let folds = [(2, 0.0), (4, 0.0), (8, 0.0)];
+        let inputs = EnergyInputs {
+            anchor: 1,
+            time_folds: &folds,
+            repeat_rel: Some(0.01),
+            horizon: 64,
+            far: &far,
+        };
+        let choose = Rule {
+            energy_choice: true,
+            ..Rule::default()
+        };
+        let e = fit(&pts(&[2, 4, 8]), &inputs, &choose).unwrap();
+        assert_eq!(e.derived_use, 0.0);
+        assert!((e.mix(32.0).1 - 1.5).abs() < 0.01, "{e:?}");
+        assert!(e.folds.iter().all(|f| f.1.abs() < 1e-6), "{e:?}");
+        // Two counts beyond the anchor: the derived energy.
+        assert!(fit(&pts(&[4, 8]), &inputs, &choose).is_none());
         assert!(fit(&pts(&[2, 4, 8]), &inputs, &Rule::default()).is_none());
     }
 }
