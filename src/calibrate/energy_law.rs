@@ -200,27 +200,8 @@ fn derived_error(pts: &[EnergyPoint], rel: f64) -> f64 {
 /// beyond the anchor or with the rule's energy law off.
 pub fn fit(pts: &[EnergyPoint], inputs: &EnergyInputs<'_>, rule: &Rule) -> Option<EnergyLaw> {
     let n0 = inputs.anchor;
-    let ok = |p: &&EnergyPoint| p.measured > 0.0 && p.anchor > 0.0 && p.derived > 0.0;
-    let pts: Vec<EnergyPoint> = pts.iter().filter(ok).copied().collect();
-    let mut beyond: Vec<u32> = pts.iter().map(|p| p.nodes).filter(|&n| n > n0).collect();
-    beyond.sort_unstable();
-    beyond.dedup();
-    if beyond.is_empty() {
-        return None;
-    }
-    let folds: Vec<(u32, f64)> = inputs
-        .time_folds
-        .iter()
-        .copied()
-        .filter(|(n, _)| beyond.contains(n))
-        .collect();
-    let Some((center, weighing)) = rule.energy_law else {
-        return if rule.energy_choice {
-            super::energy_method::choose(&pts, inputs, &folds, rule)
-        } else {
-            None
-        };
-    };
+    let (pts, beyond, folds) = usable(pts, inputs)?;
+    let (center, weighing) = rule.energy_law?;
     let rule = &Rule { weighing, ..*rule };
     let derived = Candidate {
         law: Law::anchored(n0, &[]),
@@ -238,6 +219,33 @@ pub fn fit(pts: &[EnergyPoint], inputs: &EnergyInputs<'_>, rule: &Rule) -> Optio
     ));
     let largest = beyond.last().copied().unwrap_or(n0);
     Some(combine(cands, (inputs, largest), (rule, center)))
+}
+
+/// The points with energy, the counts beyond the anchor, the time law's left-out errors there.
+pub(super) type Usable = (Vec<EnergyPoint>, Vec<u32>, Vec<(u32, f64)>);
+
+/// The points with energy, the counts beyond the anchor, and the time law's left-out errors at
+/// those counts; `None` without a count beyond the anchor.
+pub(super) fn usable(pts: &[EnergyPoint], inputs: &EnergyInputs<'_>) -> Option<Usable> {
+    let ok = |p: &&EnergyPoint| p.measured > 0.0 && p.anchor > 0.0 && p.derived > 0.0;
+    let pts: Vec<EnergyPoint> = pts.iter().filter(ok).copied().collect();
+    let mut beyond: Vec<u32> = pts
+        .iter()
+        .map(|p| p.nodes)
+        .filter(|&n| n > inputs.anchor)
+        .collect();
+    beyond.sort_unstable();
+    beyond.dedup();
+    if beyond.is_empty() {
+        return None;
+    }
+    let folds: Vec<(u32, f64)> = inputs
+        .time_folds
+        .iter()
+        .copied()
+        .filter(|(n, _)| beyond.contains(n))
+        .collect();
+    Some((pts, beyond, folds))
 }
 
 /// The derived energy's signed error at each of the time law's left-out counts `folds`.
@@ -390,12 +398,12 @@ fn positive_up_to(h: &Law, pts: &[EnergyPoint], horizon: u32) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// Points of a code whose energy grows as `1 + 0.1 log2(n)` while the derived form says
     /// flat energy and the time law erred by `time_rel` at each left-out count.
-    fn pts(nodes: &[u32]) -> Vec<EnergyPoint> {
+    pub(crate) fn pts(nodes: &[u32]) -> Vec<EnergyPoint> {
         nodes
             .iter()
             .map(|&n| EnergyPoint {
@@ -435,31 +443,6 @@ mod tests {
         assert_eq!(u, 0.0);
         assert!((d - 1.5).abs() < 0.01, "{d}");
         assert_eq!(e.mix(1.0), (1.0, 0.0));
-        assert!(fit(&pts(&[2, 4, 8]), &inputs, &Rule::default()).is_none());
-    }
-
-    #[test]
-    fn a_code_whose_left_out_counts_favour_the_direct_energy_takes_it_and_two_counts_keep_the_derived()
-     {
-        let far = |_: u32| Some((1000.0, 1000.0));
-        let folds = [(2, 0.0), (4, 0.0), (8, 0.0)];
-        let inputs = EnergyInputs {
-            anchor: 1,
-            time_folds: &folds,
-            repeat_rel: Some(0.01),
-            horizon: 64,
-            far: &far,
-        };
-        let choose = Rule {
-            energy_choice: true,
-            ..Rule::default()
-        };
-        let e = fit(&pts(&[2, 4, 8]), &inputs, &choose).unwrap();
-        assert_eq!(e.derived_use, 0.0);
-        assert!((e.mix(32.0).1 - 1.5).abs() < 0.01, "{e:?}");
-        assert!(e.folds.iter().all(|f| f.1.abs() < 1e-6), "{e:?}");
-        // Two counts beyond the anchor: the derived energy.
-        assert!(fit(&pts(&[4, 8]), &inputs, &choose).is_none());
         assert!(fit(&pts(&[2, 4, 8]), &inputs, &Rule::default()).is_none());
     }
 }

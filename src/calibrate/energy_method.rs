@@ -6,8 +6,8 @@
 //! beyond the anchor (the direct law's own choice by left-out error included), predicted that
 //! count better.
 
-use super::energy_law::{EnergyInputs, EnergyPoint, at, derived_folds, direct_error};
-use super::energy_law::{direct_laws, per_doubling};
+use super::energy_law::{self, EnergyInputs, EnergyPoint, at, derived_folds, direct_error};
+use super::energy_law::{direct_laws, per_doubling, usable};
 use super::node_method::LEAST_BEYOND;
 use super::node_rule::Rule;
 use crate::model::node_law::{Candidate, EnergyLaw};
@@ -28,11 +28,26 @@ fn best_direct(pts: &[EnergyPoint], n0: u32, horizon: u32) -> Option<Candidate> 
         .min_by(|a, b| squares(&a.folds).total_cmp(&squares(&b.folds)))
 }
 
+/// The energy over node counts as the rule asks: the direct laws judged against the derived
+/// energy ([`energy_law::fit`]) where it weighs them, else the energy chosen per code where it
+/// asks ([`choose`]); `None`: the derived energy.
+pub(super) fn fit(
+    pts: &[EnergyPoint],
+    inputs: &EnergyInputs<'_>,
+    rule: &Rule,
+) -> Option<EnergyLaw> {
+    if rule.energy_law.is_some() || !rule.energy_choice {
+        return energy_law::fit(pts, inputs, rule);
+    }
+    let (pts, _, folds) = usable(pts, inputs)?;
+    choose(&pts, inputs, &folds, rule)
+}
+
 /// The direct law, in place of the derived energy, where its left-out errors at the time
 /// law's left-out counts `folds` are less (sum of squares, the direct law chosen afresh
 /// without each count); `None` (the derived energy) with fewer than [`LEAST_BEYOND`] of them,
 /// on a tie, or where the direct law cannot be fitted.
-pub(super) fn choose(
+fn choose(
     pts: &[EnergyPoint],
     inputs: &EnergyInputs<'_>,
     folds: &[(u32, f64)],
@@ -66,4 +81,35 @@ pub(super) fn choose(
         folds: direct,
         candidates: vec![law],
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::calibrate::energy_law::tests::pts;
+
+    #[test]
+    fn a_code_whose_left_out_counts_favour_the_direct_energy_takes_it_and_two_counts_keep_the_derived()
+     {
+        let far = |_: u32| Some((1000.0, 1000.0));
+        let folds = [(2, 0.0), (4, 0.0), (8, 0.0)];
+        let inputs = EnergyInputs {
+            anchor: 1,
+            time_folds: &folds,
+            repeat_rel: Some(0.01),
+            horizon: 64,
+            far: &far,
+        };
+        let choose = Rule {
+            energy_choice: true,
+            ..Rule::default()
+        };
+        let e = fit(&pts(&[2, 4, 8]), &inputs, &choose).unwrap();
+        assert_eq!(e.derived_use, 0.0);
+        assert!((e.mix(32.0).1 - 1.5).abs() < 0.01, "{e:?}");
+        assert!(e.folds.iter().all(|f| f.1.abs() < 1e-6), "{e:?}");
+        // Two counts beyond the anchor: the derived energy.
+        assert!(fit(&pts(&[4, 8]), &inputs, &choose).is_none());
+        assert!(fit(&pts(&[2, 4, 8]), &inputs, &Rule::default()).is_none());
+    }
 }

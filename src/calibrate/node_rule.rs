@@ -213,6 +213,35 @@ impl Rule {
         }
     }
 
+    /// How energy over node counts is judged, in words.
+    fn energy_words(&self) -> String {
+        match self.energy_law {
+            Some((c, w @ (Weighing::Stack(_) | Weighing::StackPooled(_)))) => format!(
+                "energy: the derived form and direct laws of n weighted by Bayesian \
+                 stacking of their left-out errors (spread {} times {}), the model's {}",
+                w.kappa(),
+                if matches!(w, Weighing::Stack(_)) {
+                    "each one's own"
+                } else {
+                    "the best one's"
+                },
+                c.name()
+            ),
+            Some((c, w)) => format!(
+                "energy: the derived form and direct laws of n weighted by their left-out \
+                 errors against {} times the code's spread, the model's {}",
+                w.kappa(),
+                c.name()
+            ),
+            None if self.energy_choice => "energy derived from time and node power, or per \
+                 code with three or more counts beyond the fewest the direct energy law of \
+                 least left-out error instead where, refitted without each of those counts, \
+                 it predicted them better"
+                .into(),
+            None => "energy derived from time and node power".into(),
+        }
+    }
+
     /// The rule in words, as the profile records it.
     pub fn describe(&self) -> String {
         let w = self.weighing_words();
@@ -261,31 +290,7 @@ impl Rule {
                 format!(", prior weight {} against 1", self.growth_prior)
             },
             self.center.name(),
-            match self.energy_law {
-                Some((c, w @ (Weighing::Stack(_) | Weighing::StackPooled(_)))) => format!(
-                    "energy: the derived form and direct laws of n weighted by Bayesian \
-                     stacking of their left-out errors (spread {} times {}), the model's {}",
-                    w.kappa(),
-                    if matches!(w, Weighing::Stack(_)) {
-                        "each one's own"
-                    } else {
-                        "the best one's"
-                    },
-                    c.name()
-                ),
-                Some((c, w)) => format!(
-                    "energy: the derived form and direct laws of n weighted by their left-out \
-                     errors against {} times the code's spread, the model's {}",
-                    w.kappa(),
-                    c.name()
-                ),
-                None if self.energy_choice => "energy derived from time and node power, or per \
-                    code with three or more counts beyond the fewest the direct energy law of \
-                    least left-out error instead where, refitted without each of those counts, \
-                    it predicted them better"
-                    .into(),
-                None => "energy derived from time and node power".into(),
-            },
+            self.energy_words(),
             100.0 * self.span,
             if self.serial_nonneg {
                 ">= 0"
