@@ -175,7 +175,7 @@ fn fit_power(n0: u32, pts: &[EnergyPoint]) -> Law {
 }
 
 /// The mean signed relative error of `E_d(n0) (1 + h(n))` on `pts`.
-fn direct_error(h: &Law, pts: &[EnergyPoint]) -> f64 {
+pub(super) fn direct_error(h: &Law, pts: &[EnergyPoint]) -> f64 {
     let e: f64 = pts
         .iter()
         .map(|p| p.anchor * (1.0 + h.at(f64::from(p.nodes))) / p.measured - 1.0)
@@ -200,13 +200,42 @@ fn derived_error(pts: &[EnergyPoint], rel: f64) -> f64 {
 /// beyond the anchor or with the rule's energy law off.
 pub fn fit(pts: &[EnergyPoint], inputs: &EnergyInputs<'_>, rule: &Rule) -> Option<EnergyLaw> {
     let n0 = inputs.anchor;
-    let ok = |p: &&EnergyPoint| p.measured > 0.0 && p.anchor > 0.0 && p.derived > 0.0;
-    let pts: Vec<EnergyPoint> = pts.iter().filter(ok).copied().collect();
-    let mut beyond: Vec<u32> = pts.iter().map(|p| p.nodes).filter(|&n| n > n0).collect();
-    beyond.sort_unstable();
-    beyond.dedup();
+    let (pts, beyond, folds) = usable(pts, inputs)?;
     let (center, weighing) = rule.energy_law?;
     let rule = &Rule { weighing, ..*rule };
+    let derived = Candidate {
+        law: Law::anchored(n0, &[]),
+        form: "derived".into(),
+        weight: 0.0,
+        folds: derived_folds(&pts, &folds),
+    };
+    let counts: Vec<u32> = folds.iter().map(|f| f.0).collect();
+    let mut cands = vec![derived];
+    cands.extend(direct_laws(
+        &pts,
+        (n0, &counts),
+        (beyond.len() - 1).max(1),
+        inputs.horizon,
+    ));
+    let largest = beyond.last().copied().unwrap_or(n0);
+    Some(combine(cands, (inputs, largest), (rule, center)))
+}
+
+/// The points with energy, the counts beyond the anchor, the time law's left-out errors there.
+pub(super) type Usable = (Vec<EnergyPoint>, Vec<u32>, Vec<(u32, f64)>);
+
+/// The points with energy, the counts beyond the anchor, and the time law's left-out errors at
+/// those counts; `None` without a count beyond the anchor.
+pub(super) fn usable(pts: &[EnergyPoint], inputs: &EnergyInputs<'_>) -> Option<Usable> {
+    let ok = |p: &&EnergyPoint| p.measured > 0.0 && p.anchor > 0.0 && p.derived > 0.0;
+    let pts: Vec<EnergyPoint> = pts.iter().filter(ok).copied().collect();
+    let mut beyond: Vec<u32> = pts
+        .iter()
+        .map(|p| p.nodes)
+        .filter(|&n| n > inputs.anchor)
+        .collect();
+    beyond.sort_unstable();
+    beyond.dedup();
     if beyond.is_empty() {
         return None;
     }
@@ -216,34 +245,47 @@ pub fn fit(pts: &[EnergyPoint], inputs: &EnergyInputs<'_>, rule: &Rule) -> Optio
         .copied()
         .filter(|(n, _)| beyond.contains(n))
         .collect();
-    let at =
-        |n: u32| -> Vec<EnergyPoint> { pts.iter().copied().filter(|p| p.nodes == n).collect() };
-    let derived = Candidate {
-        law: Law::anchored(n0, &[]),
-        form: "derived".into(),
-        weight: 0.0,
-        folds: folds
-            .iter()
-            .map(|&(n, r)| (n, derived_error(&at(n), r)))
-            .collect(),
-    };
-    let most = (beyond.len() - 1).max(1);
-    let mut cands = vec![derived];
+    Some((pts, beyond, folds))
+}
+
+/// The derived energy's signed error at each of the time law's left-out counts `folds`.
+pub(super) fn derived_folds(pts: &[EnergyPoint], folds: &[(u32, f64)]) -> Vec<(u32, f64)> {
+    folds
+        .iter()
+        .map(|&(n, r)| (n, derived_error(&at(pts, n), r)))
+        .collect()
+}
+
+/// The points at `n` nodes.
+pub(super) fn at(pts: &[EnergyPoint], n: u32) -> Vec<EnergyPoint> {
+    pts.iter().copied().filter(|p| p.nodes == n).collect()
+}
+
+/// The direct laws of at most `most` parameters fitted on `pts`, each with its signed error at
+/// each of `counts`, refitted without it; those that cannot be fitted, or fall under a tenth of
+/// the anchor's energy up to the `horizon`, left out.
+pub(super) fn direct_laws(
+    pts: &[EnergyPoint],
+    (n0, counts): (u32, &[u32]),
+    most: usize,
+    horizon: u32,
+) -> Vec<Candidate> {
+    let mut cands = Vec::new();
     for shape in Shape::family().into_iter().filter(|s| s.params() <= most) {
-        let Some(h) = shape.fit(n0, &pts) else {
+        let Some(h) = shape.fit(n0, pts) else {
             continue;
         };
-        let errs: Option<Vec<(u32, f64)>> = folds
+        let errs: Option<Vec<(u32, f64)>> = counts
             .iter()
-            .map(|&(n, _)| {
+            .map(|&n| {
                 let rest: Vec<EnergyPoint> = pts.iter().copied().filter(|p| p.nodes != n).collect();
-                Some((n, direct_error(&shape.fit(n0, &rest)?, &at(n))))
+                Some((n, direct_error(&shape.fit(n0, &rest)?, &at(pts, n))))
             })
             .collect();
         let Some(errs) = errs.filter(|e| e.iter().all(|x| x.1.is_finite())) else {
             continue;
         };
-        if positive_up_to(&h, &pts, inputs.horizon) {
+        if positive_up_to(&h, pts, horizon) {
             cands.push(Candidate {
                 law: h,
                 form: shape.name(),
@@ -252,8 +294,16 @@ pub fn fit(pts: &[EnergyPoint], inputs: &EnergyInputs<'_>, rule: &Rule) -> Optio
             });
         }
     }
-    let largest = beyond.last().copied().unwrap_or(n0);
-    Some(combine(cands, (inputs, largest), (rule, center)))
+    cands
+}
+
+/// The error per doubling beyond the measured counts of an energy of these left-out errors.
+pub(super) fn per_doubling(folds: &[(u32, f64)], rule: &Rule) -> f64 {
+    match folds {
+        [.., (prev, _), (last, e)] => e.abs() / (f64::from(*last) / f64::from(*prev)).log2(),
+        [(_, e)] => e.abs(),
+        [] => rule.unvalidated_per_doubling,
+    }
 }
 
 /// Weighs the candidates (the derived first) and combines them as the rule says.
@@ -293,11 +343,7 @@ fn combine(
             .collect();
         (derived.weight, law, folds)
     };
-    let per_doubling_rel = match folds.as_slice() {
-        [.., (prev, _), (last, e)] => e.abs() / (f64::from(*last) / f64::from(*prev)).log2(),
-        [(_, e)] => e.abs(),
-        [] => rule.unvalidated_per_doubling,
-    };
+    let per_doubling_rel = per_doubling(&folds, rule);
     EnergyLaw {
         derived_use,
         law: if law.anchor() == n0 {
@@ -352,12 +398,12 @@ fn positive_up_to(h: &Law, pts: &[EnergyPoint], horizon: u32) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// Points of a code whose energy grows as `1 + 0.1 log2(n)` while the derived form says
     /// flat energy and the time law erred by `time_rel` at each left-out count.
-    fn pts(nodes: &[u32]) -> Vec<EnergyPoint> {
+    pub(crate) fn pts(nodes: &[u32]) -> Vec<EnergyPoint> {
         nodes
             .iter()
             .map(|&n| EnergyPoint {

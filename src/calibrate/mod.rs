@@ -16,6 +16,7 @@ pub mod gpu_fit;
 #[path = "../../calibration/kernels.rs"]
 pub mod kernels;
 
+mod energy_method;
 pub mod machine_edit;
 pub mod multi_node;
 pub mod network_fit;

@@ -239,7 +239,7 @@ pub fn fit_energy_law(
         horizon: machine.max_nodes,
         far: &far,
     };
-    Ok(super::energy_law::fit(&pts, &inputs, rule))
+    Ok(super::energy_method::fit(&pts, &inputs, rule))
 }
 
 /// The pooled run-to-run spread of repeated configurations (relative standard deviation),

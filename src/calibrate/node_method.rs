@@ -10,7 +10,7 @@ use crate::model::node_law::NodeFit;
 
 /// The fewest counts beyond the anchor that let each method be refitted as itself without
 /// one of them and judged there.
-const LEAST_BEYOND: usize = 3;
+pub(super) const LEAST_BEYOND: usize = 3;
 
 /// The plain reference's method in the family's terms.
 fn plain(rule: &Rule) -> Rule {

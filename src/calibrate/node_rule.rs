@@ -102,6 +102,12 @@ pub struct Rule {
     /// they tie). Chosen by the design study (docs/NODE_AXIS.md); `method=family` turns it
     /// off.
     pub method_choice: bool,
+    /// Whether each code with no energy law judged ([`Rule::energy_law`] `None`) chooses its
+    /// energy by its own left-out counts: the derived energy, or the plain reference's direct
+    /// energy law, whichever, refitted without each count beyond the anchor, predicted it
+    /// better (the derived with fewer than three such counts, on a tie, or where the direct
+    /// law cannot be fitted; `emethod=choose`, `emethod=derived`).
+    pub energy_choice: bool,
     /// A law whose weight is below this share of the heaviest law's is ruled out: weight 0, and
     /// the intervals do not span it.
     pub span: f64,
@@ -140,6 +146,7 @@ impl Default for Rule {
             center: Center::Median,
             energy_law: None,
             method_choice: true,
+            energy_choice: false,
             span: 0.05,
             repeat_prior: 0.01,
             noise_floor: 0.01,
@@ -206,6 +213,35 @@ impl Rule {
         }
     }
 
+    /// How energy over node counts is judged, in words.
+    fn energy_words(&self) -> String {
+        match self.energy_law {
+            Some((c, w @ (Weighing::Stack(_) | Weighing::StackPooled(_)))) => format!(
+                "energy: the derived form and direct laws of n weighted by Bayesian \
+                 stacking of their left-out errors (spread {} times {}), the model's {}",
+                w.kappa(),
+                if matches!(w, Weighing::Stack(_)) {
+                    "each one's own"
+                } else {
+                    "the best one's"
+                },
+                c.name()
+            ),
+            Some((c, w)) => format!(
+                "energy: the derived form and direct laws of n weighted by their left-out \
+                 errors against {} times the code's spread, the model's {}",
+                w.kappa(),
+                c.name()
+            ),
+            None if self.energy_choice => "energy derived from time and node power, or per \
+                 code with three or more counts beyond the fewest the direct energy law of \
+                 least left-out error instead where, refitted without each of those counts, \
+                 it predicted them better"
+                .into(),
+            None => "energy derived from time and node power".into(),
+        }
+    }
+
     /// The rule in words, as the profile records it.
     pub fn describe(&self) -> String {
         let w = self.weighing_words();
@@ -254,26 +290,7 @@ impl Rule {
                 format!(", prior weight {} against 1", self.growth_prior)
             },
             self.center.name(),
-            match self.energy_law {
-                Some((c, w @ (Weighing::Stack(_) | Weighing::StackPooled(_)))) => format!(
-                    "energy: the derived form and direct laws of n weighted by Bayesian \
-                     stacking of their left-out errors (spread {} times {}), the model's {}",
-                    w.kappa(),
-                    if matches!(w, Weighing::Stack(_)) {
-                        "each one's own"
-                    } else {
-                        "the best one's"
-                    },
-                    c.name()
-                ),
-                Some((c, w)) => format!(
-                    "energy: the derived form and direct laws of n weighted by their left-out \
-                     errors against {} times the code's spread, the model's {}",
-                    w.kappa(),
-                    c.name()
-                ),
-                None => "energy derived from time and node power".into(),
-            },
+            self.energy_words(),
             100.0 * self.span,
             if self.serial_nonneg {
                 ">= 0"
@@ -292,6 +309,7 @@ impl Rule {
     /// `center=mean|median|relative`, `energy=derived|CENTER:KAPPA|CENTER:stack:KAPPA` (`CENTER` mean, median or
     /// relative; `stack:` weighs the energy laws by stacking), `method=family|choose`
     /// ([`Rule::method_choice`]),
+    /// `emethod=derived|choose` ([`Rule::energy_choice`]),
     /// `repeat=R`, `doubling=D`, `unvalidated=U`, `noise=N` (the evidence's floor on the spread),
     /// `bar=B` (the refutation's least margin).
     pub fn parse(s: &str) -> Result<Rule, String> {
@@ -315,6 +333,9 @@ impl Rule {
                 ("weigh", Some(("stackpool", f))) => r.weighing = Weighing::StackPooled(num(f)?),
                 ("method", None) if v == "family" || v == "choose" => {
                     r.method_choice = v == "choose"
+                }
+                ("emethod", None) if v == "derived" || v == "choose" => {
+                    r.energy_choice = v == "choose"
                 }
                 ("floor", None) => r.weighing = Weighing::Floor(num(v)?),
                 ("serial", None) if v == "free" || v == "nonneg" => r.serial_nonneg = v == "nonneg",
@@ -391,5 +412,8 @@ mod tests {
             Some((Center::Median, Weighing::Evidence(1.0)))
         );
         assert!(Rule::parse("method=maybe").is_err());
+        assert!(Rule::parse("emethod=choose").unwrap().energy_choice);
+        assert!(!Rule::parse("emethod=derived").unwrap().energy_choice);
+        assert!(Rule::parse("emethod=maybe").is_err());
     }
 }
