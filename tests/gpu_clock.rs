@@ -1622,21 +1622,35 @@ fn a_validation_that_predicts_nothing_prints_no_error_figures() {
     let d = tempfile::tempdir().unwrap();
     let (m, p) = fitted(d.path());
     // Held-out core counts of a profile measured at one: nothing to predict.
-    let (code, out, err) = jouleplan(&[
-        "validate",
-        "--machine",
-        m.to_str().unwrap(),
-        "--profile",
-        p.to_str().unwrap(),
-        "--use-cores",
-        "1",
-    ]);
+    let validate = |json: bool| {
+        let mut args = vec![
+            "validate",
+            "--machine",
+            m.to_str().unwrap(),
+            "--profile",
+            p.to_str().unwrap(),
+            "--use-cores",
+            "1",
+        ];
+        args.extend(json.then_some("--json"));
+        jouleplan(&args)
+    };
+    let (code, out, err) = validate(false);
     assert_eq!(code, 0, "{err}");
     assert!(
         out.contains("time: no error figures: nothing was predicted"),
         "{out}"
     );
     assert!(!out.contains("mean absolute error"), "{out}");
+    // JSON says it with nulls, not 0.0% over 0 points.
+    let (code, out, err) = validate(true);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let t = &v["validations"][0]["time"];
+    assert_eq!(t["points"], 0, "{t}");
+    for k in ["mape_pct", "sd_pct", "max_pct", "smape_pct"] {
+        assert!(t[k].is_null(), "{k}: {t}");
+    }
 }
 
 #[test]

@@ -85,19 +85,20 @@ pub struct PointOut {
     pub energy_interval_j: Option<[f64; 2]>,
 }
 
-/// Error statistics over the measured runs.
+/// Error statistics over the measured runs; every figure `null` where no run was compared
+/// (`points` 0: an error of 0.0% over nothing would read as a perfect model).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StatsOut {
     /// Runs compared.
     pub points: usize,
     /// Mean absolute percentage error.
-    pub mape_pct: f64,
+    pub mape_pct: Option<f64>,
     /// Its standard deviation.
-    pub sd_pct: f64,
+    pub sd_pct: Option<f64>,
     /// Largest absolute percentage error.
-    pub max_pct: f64,
+    pub max_pct: Option<f64>,
     /// Symmetric mean absolute percentage error.
-    pub smape_pct: f64,
+    pub smape_pct: Option<f64>,
 }
 
 /// The points left out of the statistics.

@@ -226,12 +226,13 @@ fn write_stats(
 }
 
 fn stats_json(s: &ErrorStats) -> StatsOut {
+    let some = |v: f64| (s.n > 0).then_some(v);
     StatsOut {
         points: s.n,
-        mape_pct: s.mape,
-        sd_pct: s.sd,
-        max_pct: s.max,
-        smape_pct: s.smape,
+        mape_pct: some(s.mape),
+        sd_pct: some(s.sd),
+        max_pct: some(s.max),
+        smape_pct: some(s.smape),
     }
 }
 
