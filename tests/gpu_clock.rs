@@ -245,17 +245,23 @@ fn fitted(d: &Path) -> (PathBuf, PathBuf) {
     (d.join("m2.toml"), d.join("p.json"))
 }
 
-fn plan_json(m: &Path, p: &Path, extra: &[&str]) -> serde_json::Value {
+/// `plan --machine m --profile p` with `extra`: (code, stdout, stderr).
+fn plan(m: &Path, p: &Path, extra: &[&str]) -> (i32, String, String) {
     let mut args = vec![
         "plan",
         "--machine",
         m.to_str().unwrap(),
         "--profile",
         p.to_str().unwrap(),
-        "--json",
     ];
     args.extend_from_slice(extra);
-    let (code, out, err) = jouleplan(&args);
+    jouleplan(&args)
+}
+
+fn plan_json(m: &Path, p: &Path, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec!["--json"];
+    args.extend_from_slice(extra);
+    let (code, out, err) = plan(m, p, &args);
     assert_eq!(code, 0, "{err}");
     serde_json::from_str(&out).unwrap()
 }
@@ -350,13 +356,7 @@ fn a_machine_file_without_power_plans_and_scores_gpu_energy_from_the_clock_law_n
     let e = top["energy_j"].as_f64().unwrap();
     assert!((e / 3000.0 - 1.0).abs() < 0.01, "{top}");
     assert!(top["node_hours"].as_f64().unwrap() < 0.003, "{top}");
-    let (code, out, err) = jouleplan(&[
-        "plan",
-        "--machine",
-        m.to_str().unwrap(),
-        "--profile",
-        p.to_str().unwrap(),
-    ]);
+    let (code, out, err) = plan(&m, &p, &[]);
     assert_eq!(code, 0, "{err}");
     assert!(err.contains("energy: the GPU's alone"), "{err}");
     assert!(out.contains("GPU energy"), "{out}");
@@ -386,23 +386,13 @@ fn a_machine_file_without_power_plans_and_scores_gpu_energy_from_the_clock_law_n
 fn plan_text_and_csv_show_the_gpu_clock() {
     let d = tempfile::tempdir().unwrap();
     let (m, p) = fitted(d.path());
-    let base = [
-        "plan",
-        "--machine",
-        m.to_str().unwrap(),
-        "--profile",
-        p.to_str().unwrap(),
-    ];
-    let mut args = base.to_vec();
-    args.extend(["--gpu-clocks", "1250-1750"]);
-    let (code, out, err) = jouleplan(&args);
+    let (code, out, err) = plan(&m, &p, &["--gpu-clocks", "1250-1750"]);
     assert_eq!(code, 0, "{err}");
     assert!(
         out.contains("GPU MHz") && out.contains("x 3 GPU clocks"),
         "{out}"
     );
-    args.push("--csv");
-    let (code, out, err) = jouleplan(&args);
+    let (code, out, err) = plan(&m, &p, &["--gpu-clocks", "1250-1750", "--csv"]);
     assert_eq!(code, 0, "{err}");
     let header: Vec<&str> = out.lines().next().unwrap().split(',').collect();
     let at = header.iter().position(|h| *h == "gpu_clock_mhz").unwrap();
@@ -422,13 +412,6 @@ fn plan_text_and_csv_show_the_gpu_clock() {
 fn gpu_clocks_outside_the_measured_range_or_the_list_are_refused() {
     let d = tempfile::tempdir().unwrap();
     let (m, p) = fitted(d.path());
-    let base = [
-        "plan",
-        "--machine",
-        m.to_str().unwrap(),
-        "--profile",
-        p.to_str().unwrap(),
-    ];
     for (spec, says) in [
         ("1300", "1300 MHz is not one"),
         ("900-950", "a range holding a supported clock"),
@@ -441,10 +424,7 @@ fn gpu_clocks_outside_the_measured_range_or_the_list_are_refused() {
             "`1250.5MHz` is not whole; write 1250 or 1251",
         ),
     ] {
-        let mut args = base.to_vec();
-        let flag = format!("--gpu-clocks={spec}");
-        args.push(&flag);
-        let (code, _, err) = jouleplan(&args);
+        let (code, _, err) = plan(&m, &p, &[&format!("--gpu-clocks={spec}")]);
         assert_eq!(code, 2, "{spec}: {err}");
         assert!(
             err.contains("--gpu-clocks") && err.contains(says),
@@ -453,16 +433,7 @@ fn gpu_clocks_outside_the_measured_range_or_the_list_are_refused() {
     }
     // A machine listing a clock below the measured range: named with the range.
     let m_low = clock_machine(d.path(), &format!("750, {CLOCKS}"));
-    let (code, _, err) = jouleplan(&[
-        "plan",
-        "--machine",
-        m_low.to_str().unwrap(),
-        "--profile",
-        p.to_str().unwrap(),
-        "--gpu-clocks",
-        "750",
-        "--accept-model-error",
-    ]);
+    let (code, _, err) = plan(&m_low, &p, &["--gpu-clocks", "750", "--accept-model-error"]);
     assert_eq!(code, 2, "{err}");
     assert!(
         err.contains("measured range 1000-2000 MHz") && err.contains("measure 750 MHz"),
@@ -475,15 +446,7 @@ fn gpu_clocks_need_a_profile_with_a_clock_law() {
     let d = tempfile::tempdir().unwrap();
     let m = h100_with(d.path(), "gpu_clocks_mhz = [345, 990, 1980]");
     let profile = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/profiles/gpu-mix-h100.json");
-    let (code, _, err) = jouleplan(&[
-        "plan",
-        "--machine",
-        m.to_str().unwrap(),
-        "--profile",
-        profile.to_str().unwrap(),
-        "--gpu-clocks",
-        "all",
-    ]);
+    let (code, _, err) = plan(&m, &profile, &["--gpu-clocks", "all"]);
     assert_eq!(code, 2, "{err}");
     assert!(
         err.contains("has no GPU clock law") && err.contains("gpu_clock_mhz"),
@@ -546,16 +509,7 @@ fn plan_gives_an_interval_at_unmeasured_clocks_that_grows_with_the_distance_from
     let w = |c: f64| widths.iter().find(|x| x.0 == c).unwrap().1;
     assert!(w(1400.0) < w(1250.0) && w(1400.0) > 0.0, "{widths:?}");
     // The CSV carries the same interval.
-    let (code, out, err) = jouleplan(&[
-        "plan",
-        "--machine",
-        m.to_str().unwrap(),
-        "--profile",
-        p.to_str().unwrap(),
-        "--gpu-clocks",
-        "1250",
-        "--csv",
-    ]);
+    let (code, out, err) = plan(&m, &p, &["--gpu-clocks", "1250", "--csv"]);
     assert_eq!(code, 0, "{err}");
     let head: Vec<&str> = out.lines().next().unwrap().split(',').collect();
     let row: Vec<&str> = out.lines().nth(1).unwrap().split(',').collect();
@@ -793,21 +747,20 @@ fn the_job_script_sets_the_gpu_clock_with_gpu_freq_and_says_why() {
     let d = tempfile::tempdir().unwrap();
     let (m, p) = fitted(d.path());
     let script = d.path().join("job.sh");
-    let (code, _, err) = jouleplan(&[
-        "plan",
-        "--machine",
-        m.to_str().unwrap(),
-        "--profile",
-        p.to_str().unwrap(),
-        "--gpu-clocks",
-        "all",
-        "--slowdown",
-        "10%",
-        "--sbatch",
-        script.to_str().unwrap(),
-        "--",
-        "./app",
-    ]);
+    let (code, _, err) = plan(
+        &m,
+        &p,
+        &[
+            "--gpu-clocks",
+            "all",
+            "--slowdown",
+            "10%",
+            "--sbatch",
+            script.to_str().unwrap(),
+            "--",
+            "./app",
+        ],
+    );
     assert_eq!(code, 0, "{err}");
     let s = std::fs::read_to_string(&script).unwrap();
     // sbatch(1): --gpu-freq=[<type]=value>[,<type=value>][,verbose]; a bare value is the GPU
@@ -1462,17 +1415,7 @@ fn a_recorded_clock_within_half_a_mhz_is_the_machines_listed_clock() {
     let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
     assert_eq!(v["gpu_clock"]["reference_mhz"], 2000.0, "{v}");
     let job = d.path().join("job.sh");
-    let (code, _, err) = jouleplan(&[
-        "plan",
-        "--machine",
-        m2.to_str().unwrap(),
-        "--profile",
-        p.to_str().unwrap(),
-        "--sbatch",
-        job.to_str().unwrap(),
-        "--",
-        "./app",
-    ]);
+    let (code, _, err) = plan(&m2, &p, &["--sbatch", job.to_str().unwrap(), "--", "./app"]);
     assert_eq!(code, 0, "{err}");
     let script = std::fs::read_to_string(&job).unwrap();
     let line = script
@@ -1570,15 +1513,7 @@ fn fit_on_gpu_runs_records_their_repeats_and_plan_says_where_they_spread() {
     assert_eq!(repeats.as_array().map(Vec::len), Some(1), "{v}");
     assert_eq!(repeats[0]["gpu_clock_mhz"], 1500.0, "{repeats}");
     assert_eq!(repeats[0]["runs"], 2, "{repeats}");
-    let (code, _, err) = jouleplan(&[
-        "plan",
-        "--machine",
-        m2.to_str().unwrap(),
-        "--profile",
-        p.to_str().unwrap(),
-        "--gpu-clocks",
-        "all",
-    ]);
+    let (code, _, err) = plan(&m2, &p, &["--gpu-clocks", "all"]);
     assert_eq!(code, 0, "{err}");
     assert!(
         err.contains("spread run to run by more than 10%") && err.contains("1500 MHz) 12.9%"),
