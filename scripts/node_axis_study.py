@@ -18,13 +18,15 @@ leave-one-node-count-out error.
 
 Every setting of the node law's rule is chosen nested: each synthetic regime, and each Ice Lake
 code, is scored with the settings chosen on all the others (the other regimes and every Ice Lake
-code; every synthetic regime and the other Ice Lake codes). The choice minimises, over the
-regimes it sees, the mean of (time + energy) / 2 plus how far each is worse than the plain
-reference; then the interval settings whose coverage comes nearest 80% in every regime and fit
-set.
+code; every synthetic regime and the other Ice Lake codes). The objective, over the regimes it
+sees, is the mean of (time + energy) / 2 plus how far each is worse than the plain reference;
+the law setting is the most regular one within one standard error of the least objective
+(`--select 1se`; `--select min`: the least objective, as before 2026-11-27); then the interval
+settings whose coverage comes nearest 80% in every regime and fit set.
 
     python3 scripts/node_axis_study.py [--bin target/release/jouleplan] [--quick]
         [--center median|relative|median,relative] [--refute off|R] [--axis KEY=V1/V2 ...]
+        [--select 1se|min]
 """
 
 import argparse
@@ -352,22 +354,27 @@ class Study:
     def scores(self, design, cases):
         return {c: case_scores(c.evaluate(self.binary, design)) for c in cases}
 
-    def law_objective(self, design, cases):
+    def law_parts(self, design, cases):
         """Each group's (a synthetic regime, or the Ice Lake codes of one fit set) time and
         energy error as a share of the plain reference's there, and four times more where it is
-        worse than plain; the mean over the groups seen."""
+        worse than plain, summed over time and energy: one value per group seen."""
         s = self.scores(design, cases)
-        total, k = 0.0, 0
+        parts = []
         for group in GROUPS:
             cs = [c for c in cases if c.group == group]
             if not cs:
                 continue
             me, pl = pooled([s[c] for c in cs]), pooled([self.plain[c] for c in cs])
+            total = 0.0
             for key in ("t", "e"):
                 r = me[key] / max(pl[key], 0.1)
                 total += r + 4.0 * max(0.0, r - 1.0)
-            k += 1
-        return total / k
+            parts.append(total)
+        return parts
+
+    def law_objective(self, design, cases):
+        """The mean over the groups seen of [`law_parts`]."""
+        return statistics.mean(self.law_parts(design, cases))
 
     def interval_objective(self, design, cases):
         """How far each regime's and fit set's coverage lies from 80%, time and energy."""
@@ -389,6 +396,38 @@ class Study:
         cases = [c for c in self.cases if c.unit != exclude]
         return min(grid, key=lambda d: objective(d, cases))
 
+    def choose_law(self, grid, exclude, select):
+        """The law setting of least objective (`min`), or by the one-standard-error rule
+        (`1se`, Breiman et al., Classification and Regression Trees, 1984, 3.4.3): among the
+        settings whose mean objective exceeds the least one's by at most the standard error of
+        that difference over the groups (paired, one value a group), the most regular one."""
+        if select == "min":
+            return self.choose(grid, self.law_objective, exclude)
+        cases = [c for c in self.cases if c.unit != exclude]
+        parts = {d: self.law_parts(d, cases) for d in grid}
+        best = min(grid, key=lambda d: statistics.mean(parts[d]))
+        near = []
+        for d in grid:
+            diff = [a - b for a, b in zip(parts[d], parts[best])]
+            se = statistics.stdev(diff) / math.sqrt(len(diff)) if len(diff) > 1 else 0.0
+            if statistics.mean(diff) <= se:
+                near.append(d)
+        return min(near, key=lambda d: (regularity(d), statistics.mean(parts[d])))
+
+
+def regularity(design):
+    """How far a law setting departs from the most regular one (smaller: more regular), fixed
+    before the one-standard-error rule was scored: the derived energy before energy laws fitted
+    per code; then the flattest evidence weights (the largest `K` of `evidence:K`: the weights
+    nearest the prior's); then the highest bar for growth (a growing law needs the most
+    evidence); then the highest bar for the plain reference's method over the family's
+    (`methodbar`)."""
+    keys = dict(kv.split("=", 1) for kv in design.split(","))
+    energy = 0 if keys.get("energy", "derived") == "derived" else 1
+    weigh = keys.get("weigh", "")
+    k = float(weigh.split(":")[1]) if weigh.startswith("evidence:") else 0.0
+    return (energy, -k, -float(keys.get("growth", "0")), -float(keys.get("methodbar", "0")))
+
 
 def fmt(x):
     return "-" if x is None or x != x else f"{x:.1f}%"
@@ -405,6 +444,9 @@ def main():
                     help="rule out a law faster than a count by R spreads (off or R)")
     ap.add_argument("--axis", action="append", default=[], metavar="KEY=V1/V2",
                     help="a law key's values in the grid (replaces the key's own; repeatable)")
+    ap.add_argument("--select", default="1se", choices=["min", "1se"],
+                    help="the law setting by the one-standard-error rule (the default), or the "
+                         "one of least objective (the figures before 2026-11-27)")
     args = ap.parse_args()
     global DISK
     if args.cache:
@@ -477,8 +519,8 @@ def main():
         cells.append(f"{p['t']:.1f} / {p['e']:.1f}")
     print("| plain 7-law pick | " + " | ".join(cells) + " | |")
 
-    chosen_law = {u: study.choose(law_grid, study.law_objective, u) for u in units}
-    overall_law = study.choose(law_grid, study.law_objective, None)
+    chosen_law = {u: study.choose_law(law_grid, u, args.select) for u in units}
+    overall_law = study.choose_law(law_grid, None, args.select)
     if args.quick:
         iv = [("0.01", "0", "0.2"), ("0.02", "0.02", "0.1")]
     else:

@@ -34,7 +34,8 @@ pub fn fit_law_within(
 ) -> Option<NodeFit> {
     let fit = |r: &Rule, pts: &[LawPoint]| fit_family(pts, one_node, horizon, (r, repeat_rel));
     if rule.method_choice {
-        return super::node_method::choose(points, one_node, rule, &fit);
+        let noise = repeat_rel.map_or(rule.noise_floor, |r| r.max(rule.noise_floor));
+        return super::node_method::choose(points, (one_node, noise), rule, &fit);
     }
     fit(rule, points)
 }

@@ -29,10 +29,12 @@ fn plain(rule: &Rule) -> Rule {
 /// errors are least (sum of squares over the counts beyond the anchor, each left out in turn).
 /// Each method is judged refitted as itself, its own left-out weighing included, which needs
 /// two counts beyond the anchor once one is left out: with fewer than [`LEAST_BEYOND`] counts
-/// beyond it (three counts fitted, or fewer), or where the two tie, the family's.
+/// beyond it (three counts fitted, or fewer), or where the plain's root-mean-square error is
+/// not less than the family's by more than [`Rule::method_bar`] times `noise` (the code's
+/// run-to-run spread), the family's.
 pub(super) fn choose(
     points: &[LawPoint],
-    one_node: bool,
+    (one_node, noise): (bool, f64),
     rule: &Rule,
     fit: &dyn Fn(&Rule, &[LawPoint]) -> Option<NodeFit>,
 ) -> Option<NodeFit> {
@@ -68,16 +70,18 @@ pub(super) fn choose(
             .sum()
     };
     let (e_family, e_plain) = (error(&family), error(&plain));
+    let rms = |e: f64| (e / beyond.len() as f64).sqrt();
+    let better = rms(e_plain) + rule.method_bar * noise < rms(e_family);
     // Where the plain law cannot be fitted on every count, the family's.
-    let chosen = (e_plain < e_family).then(|| fit(&plain, points)).flatten();
+    let chosen = better.then(|| fit(&plain, points)).flatten();
     if let Some(mut f) = chosen {
         f.rule = format!(
             "the plain reference's single law of least leave-one-node-count-out error, chosen \
              over the family ({}) by the code's own left-out counts ({:.1}% against {:.1}% \
              root-mean-square)",
             family.describe(),
-            100.0 * (e_plain / beyond.len() as f64).sqrt(),
-            100.0 * (e_family / beyond.len() as f64).sqrt(),
+            100.0 * rms(e_plain),
+            100.0 * rms(e_family),
         );
         Some(f)
     } else {
@@ -122,6 +126,16 @@ mod tests {
         );
         assert!((four.law.at(64.0) - 5.0 * 63.0).abs() < 1e-6, "{four:?}");
         assert!(fit(&family, &[2, 4, 8, 16]).law.at(64.0) < 100.0);
+        // A bar beyond the plain law's advantage (its left-out error is 0, the family's a few
+        // percent) keeps the family.
+        let barred = Rule {
+            method_bar: 1e3,
+            ..choose
+        };
+        assert_eq!(
+            fit(&barred, &[2, 4, 8, 16]).law,
+            fit(&family, &[2, 4, 8, 16]).law
+        );
         // Two counts beyond the anchor: a method refitted without one is not itself.
         let three = fit(&choose, &[2, 4]);
         assert_eq!(three.law, fit(&family, &[2, 4]).law);

@@ -102,6 +102,11 @@ pub struct Rule {
     /// they tie). Chosen by the design study (docs/NODE_AXIS.md); `method=family` turns it
     /// off.
     pub method_choice: bool,
+    /// How much better, in multiples of the code's run-to-run spread, the plain reference's
+    /// root-mean-square left-out error must be than the family's for
+    /// [`Rule::method_choice`] to take it: a smaller difference is one noise alone gives, and
+    /// keeps the family (`methodbar=B`).
+    pub method_bar: f64,
     /// Whether each code with no energy law judged ([`Rule::energy_law`] `None`) chooses its
     /// energy by its own left-out counts: the derived energy, or the plain reference's direct
     /// energy law, whichever, refitted without each count beyond the anchor, predicted it
@@ -146,6 +151,7 @@ impl Default for Rule {
             center: Center::Median,
             energy_law: None,
             method_choice: true,
+            method_bar: 0.0,
             energy_choice: false,
             span: 0.05,
             repeat_prior: 0.01,
@@ -203,14 +209,23 @@ impl Rule {
     }
 
     /// The choice of method per code ([`Rule::method_choice`]) in words, or nothing.
-    fn method_words(&self) -> &'static str {
-        if self.method_choice {
-            "; per code with three or more counts beyond the fewest, the plain reference's single \
-             law of least left-out error instead where, refitted without each of those counts, \
-             it predicted them better"
-        } else {
-            ""
+    fn method_words(&self) -> String {
+        if !self.method_choice {
+            return String::new();
         }
+        let by = if self.method_bar > 0.0 {
+            format!(
+                " by more than {} times the run-to-run spread (root-mean-square)",
+                self.method_bar
+            )
+        } else {
+            String::new()
+        };
+        format!(
+            "; per code with three or more counts beyond the fewest, the plain reference's \
+             single law of least left-out error instead where, refitted without each of those \
+             counts, it predicted them better{by}"
+        )
     }
 
     /// How energy over node counts is judged, in words.
@@ -308,7 +323,7 @@ impl Rule {
     /// `serial=free|nonneg`, `power=on|off`, `growth=free|G`, `prior=P`, `refute=off|R`, `span=S`,
     /// `center=mean|median|relative`, `energy=derived|CENTER:KAPPA|CENTER:stack:KAPPA` (`CENTER` mean, median or
     /// relative; `stack:` weighs the energy laws by stacking), `method=family|choose`
-    /// ([`Rule::method_choice`]),
+    /// ([`Rule::method_choice`]), `methodbar=B` ([`Rule::method_bar`]),
     /// `emethod=derived|choose` ([`Rule::energy_choice`]),
     /// `repeat=R`, `doubling=D`, `unvalidated=U`, `noise=N` (the evidence's floor on the spread),
     /// `bar=B` (the refutation's least margin).
@@ -334,6 +349,7 @@ impl Rule {
                 ("method", None) if v == "family" || v == "choose" => {
                     r.method_choice = v == "choose"
                 }
+                ("methodbar", None) => r.method_bar = num(v)?,
                 ("emethod", None) if v == "derived" || v == "choose" => {
                     r.energy_choice = v == "choose"
                 }
@@ -412,6 +428,8 @@ mod tests {
             Some((Center::Median, Weighing::Evidence(1.0)))
         );
         assert!(Rule::parse("method=maybe").is_err());
+        assert_eq!(Rule::parse("methodbar=1").unwrap().method_bar, 1.0);
+        assert!(Rule::parse("methodbar=-1").is_err());
         assert!(Rule::parse("emethod=choose").unwrap().energy_choice);
         assert!(!Rule::parse("emethod=derived").unwrap().energy_choice);
         assert!(Rule::parse("emethod=maybe").is_err());
