@@ -53,16 +53,23 @@ def time_law(form, fs, ts):
         law, _ = S.fit_time("sum+r", [f / 1000.0 for f in fs], ts)
         return lambda f: law(f / 1000.0)
     if form.startswith("bend"):
-        share = float(form[4:])
+        share, _, low = form[4:].partition("/")
+        share, low = float(share), float(low or 0.0)
         chord = time_law("sum+r", fs, ts)
         pts = sorted(zip(fs, ts))
 
         def bent(f):
             for (f0, t0), (f1, t1), (f2, t2) in zip(pts, pts[1:], pts[2:]):
-                if f1 < f < f2:
-                    below, here = (t0 - t1) / (1 / f0 - 1 / f1), (t1 - t2) / (1 / f1 - 1 / f2)
-                    if below > here:
-                        return max(t2, t1 + (here + share * (below - here)) * (1 / f - 1 / f1))
+                below, here = (t0 - t1) / (1 / f0 - 1 / f1), (t1 - t2) / (1 / f1 - 1 / f2)
+                if f1 < f < f2 and below > here:
+                    return max(t2, t1 + (here + share * (below - here)) * (1 / f - 1 / f1))
+                if f0 < f < f1 and below > here and low > 0 and (f0, t0) == pts[0]:
+                    # Below the middle clock: the chord, taken `low` of the way to the roofline
+                    # corner that the segment above and the lowest clock allow (the flatter slope
+                    # above carried down, or all of the lowest clock's time following the clock).
+                    c = chord(f)
+                    corner = min(c, max(t1 + here * (1 / f - 1 / f1), t0 * f0 / f))
+                    return c - low * (c - corner)
             return chord(f)
         return bent
     beta = float(form[1:])
@@ -136,7 +143,11 @@ def main():
                          ("measured time", {"true_t": True}), ("measured power", {"true_p": True})):
             row(f"{tag}, {what}", [run(c, lst, fit, **kw) for c in cs])
 
-    family = [(t, p, m) for t in ("sum+r", "bend0.25", "bend0.5", "bend0.75", "bend1", "b2")
+    forms = ["sum+r", "bend0.25", "bend0.5", "bend0.75", "bend1", "b2"]
+    if "--lower" in sys.argv:
+        forms = [f"bend{u}/{lo}" for u in ("0", "0.25", "0.5", "0.75", "1")
+                 for lo in ("0", "0.25", "0.5", "0.75", "1")] + ["b2"]
+    family = [(t, p, m) for t in forms
               for p in ("a3", "a4", "a5", "afit") for m in (0.0, 0.005, 0.01)]
     res = {s: [{(tag, cap): run(c, lst, fit, s[0], s[1], s[2], cap) for tag, lst, fit in scen
                 for cap in CAPS} for c in cs] for s in family}
