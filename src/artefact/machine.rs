@@ -60,8 +60,8 @@ pub struct NodeSection {
     /// GPU model name (checked against a profile's recorded GPUs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu_model: Option<String>,
-    /// The GPU's supported application (graphics) clocks, MHz, ascending: the GPU clock axis
-    /// (MODEL.md section 6e). Absent: no clock axis.
+    /// The GPU's supported application (graphics) clocks, MHz, in any order (the model sorts
+    /// them): the GPU clock axis (MODEL.md section 6e). Absent: no clock axis.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu_clocks_mhz: Option<Vec<f64>>,
     /// The memory clock, MHz, that `gpu_clocks_mhz` belongs to (NVML lists graphics clocks per
@@ -332,7 +332,7 @@ impl NodeSection {
         Ok(ghz.len())
     }
 
-    /// Checks `gpu_clocks_mhz` (whole MHz, ascending, distinct, 1 to [`GPU_CLOCKS_MAX`], on a
+    /// Checks `gpu_clocks_mhz` (whole MHz, distinct, in any order, 1 to [`GPU_CLOCKS_MAX`], on a
     /// machine with GPUs) and `gpu_memory_clock_mhz`.
     fn validate_gpu_clocks(&self, c: &Check) -> InputResult<()> {
         const KEY: &str = "machine.gpu_clocks_mhz";
@@ -369,17 +369,14 @@ impl NodeSection {
                 return Err(c.fail(&key, "a whole number of MHz", f.to_string()));
             }
         }
-        if let Some(i) = mhz.windows(2).position(|w| w[0] >= w[1]) {
-            let what = if mhz[i] == mhz[i + 1] {
-                "a duplicate"
-            } else {
-                "descending"
-            };
+        // Any order (nvidia-smi lists them from the top down); the model sorts them.
+        if let Some((i, j)) =
+            (1..mhz.len()).find_map(|j| mhz[..j].iter().position(|&m| m == mhz[j]).map(|i| (i, j)))
+        {
             return Err(c.fail(
-                &format!("{KEY}[{}]", i + 1),
-                "distinct clocks in MHz in ascending order (as `nvidia-smi -q -d \
-                 SUPPORTED_CLOCKS` lists them, sorted)",
-                format!("{} after {} ({what})", mhz[i + 1], mhz[i]),
+                &format!("{KEY}[{j}]"),
+                "distinct clocks in MHz, in any order",
+                format!("{} again (a duplicate of [{i}])", mhz[j]),
             ));
         }
         Ok(())
@@ -390,7 +387,7 @@ impl NodeSection {
 fn gpu_clocks_expected() -> String {
     format!(
         "a list of 1 to {GPU_CLOCKS_MAX} supported GPU application clocks in whole MHz, \
-         ascending, each {}",
+         distinct, in any order, each {}",
         GPU_CLOCK_MHZ.describe()
     )
 }

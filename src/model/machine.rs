@@ -154,7 +154,7 @@ impl Machine {
             memory_per_node_gib: m.memory_per_node_gib,
             cpu_model: m.cpu_model.clone(),
             gpu_model: m.gpu_model.clone(),
-            gpu_clocks_mhz: m.gpu_clocks_mhz.clone().unwrap_or_default(),
+            gpu_clocks_mhz: ascending(m.gpu_clocks_mhz.as_deref().unwrap_or_default()),
             gpu_memory_clock_mhz: m.gpu_memory_clock_mhz,
             network,
             power,
@@ -321,6 +321,14 @@ impl Machine {
 /// How far a frequency typed as shown may lie from the machine's: half the last digit of the
 /// tables' GHz column (two decimals), 5 MHz (and 1 kHz for rounding).
 pub const SHOWN_FREQUENCY_HZ: f64 = 5e6 + 1e3;
+
+/// The machine file's GPU clocks from the lowest up (the file may list them in any order, as
+/// `nvidia-smi` does from the top down).
+fn ascending(mhz: &[f64]) -> Vec<f64> {
+    let mut v = mhz.to_vec();
+    v.sort_by(f64::total_cmp);
+    v
+}
 
 /// The clock of `list` that `mhz` rounds to, within half a MHz (GPU clocks are whole MHz, so a
 /// recorded 1164.4 is the listed 1164), if any.
