@@ -135,10 +135,16 @@ pub fn fmt_duration(s: Seconds) -> String {
     }
 }
 
-/// A human-friendly rendering of an energy (`812 J`, `4.52 kJ`, `1.20 MJ`).
+/// A human-friendly rendering of an energy (`812 J`, `4.52 kJ`, `1.20 MJ`; `106.4 mJ`,
+/// `12.0 uJ` under a joule, where a GPU kernel's energies lie: `0.1 J` told none of them
+/// apart).
 pub fn fmt_energy(e: Joules) -> String {
     let v = e.0;
-    if v.abs() < 1e3 {
+    if v != 0.0 && v.abs() < 1e-3 {
+        format!("{:.1} uJ", v * 1e6)
+    } else if v != 0.0 && v.abs() < 1.0 {
+        format!("{:.1} mJ", v * 1e3)
+    } else if v.abs() < 1e3 {
         format!("{v:.1} J")
     } else if v.abs() < 1e6 {
         format!("{:.2} kJ", v / 1e3)
@@ -224,5 +230,8 @@ mod tests {
         assert_eq!(fmt_energy(Joules(812.0)), "812.0 J");
         assert_eq!(fmt_energy(Joules(4520.0)), "4.52 kJ");
         assert_eq!(fmt_energy(Joules(1.2e6)), "1.20 MJ");
+        assert_eq!(fmt_energy(Joules(0.1064)), "106.4 mJ");
+        assert_eq!(fmt_energy(Joules(1.2e-5)), "12.0 uJ");
+        assert_eq!(fmt_energy(Joules(0.0)), "0.0 J");
     }
 }

@@ -983,11 +983,12 @@ fn titan_x_kernels_fitted_on_three_clocks_choose_within_the_cap_and_predict_the_
     }
 }
 
-/// Fits the public Titan X runs of 2dconvolution (3505 MHz memory) at 595, 975 and 1164 MHz in
-/// `d` against a machine listing its 16 clocks, with `power` added to its `[power]`: (exit
-/// code, stdout, stderr).
-fn fit_titan_x(d: &Path, power: &str) -> (i32, String, String) {
-    let sweep = &titan_x_real()[&("2dconvolution".to_string(), 3505)];
+/// Fits the public Titan X runs of `kernel` at `memory` MHz (2dconvolution at 3505 MHz where
+/// `None`) at 595, 975 and 1164 MHz in `d` against a machine listing its 16 clocks, with
+/// `power` added to its `[power]`: (exit code, stdout, stderr).
+fn fit_titan_x(d: &Path, case: Option<(&str, u32)>, power: &str) -> (i32, String, String) {
+    let (kernel, memory) = case.unwrap_or(("2dconvolution", 3505));
+    let sweep = &titan_x_real()[&(kernel.to_string(), memory)];
     let list: Vec<String> = sweep.iter().map(|r| r.0.to_string()).collect();
     let m = clock_machine(d, &list.join(", "));
     let text = std::fs::read_to_string(&m).unwrap() + power;
@@ -1014,14 +1015,14 @@ fn clock_power(d: &Path) -> serde_json::Value {
 fn a_gpu_clock_exponent_the_machine_sets_is_the_laws_and_the_profile_says_it_came_from_there() {
     // Fitted: the grid's best exponent (5 on these runs, residual 0.31%).
     let fitted = tempfile::tempdir().unwrap();
-    let (code, _, err) = fit_titan_x(fitted.path(), "");
+    let (code, _, err) = fit_titan_x(fitted.path(), None, "");
     assert_eq!(code, 0, "{err}");
     let free = clock_power(fitted.path());
     assert_eq!(free["alpha"], 5.0, "{free}");
     assert!(free.get("alpha_from").is_none(), "{free}");
     // Set by the machine: that exponent, P0 and k fitted to it, and where it came from.
     let d = tempfile::tempdir().unwrap();
-    let (code, out, err) = fit_titan_x(d.path(), "gpu_clock_exponent = 4\n");
+    let (code, out, err) = fit_titan_x(d.path(), None, "gpu_clock_exponent = 4\n");
     assert_eq!(code, 0, "{err}");
     assert!(
         out.contains("alpha = 4 (set by machine `g`") && out.contains("[power] gpu_clock_exponent"),
@@ -1046,7 +1047,7 @@ fn a_gpu_clock_exponent_the_machine_sets_is_the_laws_and_the_profile_says_it_cam
     assert!(m2.contains("gpu_clock_exponent = 4"), "{m2}");
     // An exponent these runs' power does not follow (7.0% off at 975 MHz) is refused, naming it.
     let d = tempfile::tempdir().unwrap();
-    let (code, _, err) = fit_titan_x(d.path(), "gpu_clock_exponent = 1\n");
+    let (code, _, err) = fit_titan_x(d.path(), None, "gpu_clock_exponent = 1\n");
     assert_eq!(code, 2, "{err}");
     assert!(
         err.contains("off `P0 + k f^1`") && err.contains("alpha = 1 set by machine `g`"),
@@ -1719,4 +1720,36 @@ fn fit_says_where_repeated_runs_spread_more_than_ten_percent() {
             assert!(err.contains("uncertain by about as much"), "{err}");
         }
     }
+}
+
+#[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
+fn a_front_of_kernels_under_a_joule_shows_each_energy_not_zero_point_one() {
+    // hotspot at 810 MHz memory: 95 to 114 mJ a run over the 16 clocks.
+    let d = tempfile::tempdir().unwrap();
+    let (code, _, err) = fit_titan_x(d.path(), Some(("hotspot", 810)), "");
+    assert_eq!(code, 0, "{err}");
+    let (m, p) = (d.path().join("m2.toml"), d.path().join("p.json"));
+    let (code, out, err) = plan(&m, &p, &["--gpu-clocks", "all"]);
+    assert_eq!(code, 0, "{err}");
+    // The front's rows: `   1   1   2.00   1   1013   17.3 ms   101.8 mJ   1.000`.
+    let energies: Vec<String> = out
+        .lines()
+        .skip_while(|l| !l.starts_with("Pareto front"))
+        .skip(2)
+        .take_while(|l| !l.trim().is_empty())
+        .map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            let at = w.iter().position(|x| *x == "mJ" || *x == "J").unwrap();
+            format!("{} {}", w[at - 1], w[at])
+        })
+        .collect();
+    assert!(energies.len() >= 2, "{out}");
+    assert!(energies.iter().all(|e| e.ends_with(" mJ")), "{energies:?}");
+    let mut shown = energies.clone();
+    shown.dedup();
+    assert_eq!(shown.len(), energies.len(), "each told apart: {energies:?}");
 }
