@@ -354,7 +354,14 @@ pub fn positive_number(s: &str) -> Result<f64, String> {
 /// and Slurm's `--gpu-freq` takes it; `None` where `s` is not one ([`not_whole_mhz`] says why
 /// for `975.5`).
 pub fn parse_mhz(s: &str) -> Option<u32> {
-    mhz_number(s).parse().ok()
+    let t = mhz_number(s);
+    // `975.0` is 975 MHz, as `machine init` writes gpu_clocks_mhz; a fraction is refused by
+    // [`not_whole_mhz`].
+    t.parse().ok().or_else(|| {
+        let v: f64 = t.parse().ok()?;
+        (v.is_finite() && v >= 0.0 && v.fract() == 0.0 && v <= f64::from(u32::MAX))
+            .then_some(v as u32)
+    })
 }
 
 /// Why a clock typed with a fraction (`975.5`, `975.5MHz`) is refused; `None` for anything

@@ -634,10 +634,16 @@ fn a_configuration_named_at_a_clock_the_gpu_cannot_run_is_refused_under_its_flag
 }
 
 #[test]
-fn gpu_clocks_take_an_mhz_suffix_and_refuse_a_fraction_of_a_mhz() {
+fn gpu_clocks_take_an_mhz_suffix_or_a_whole_number_as_the_machine_file_writes_it_and_refuse_a_fraction_of_a_mhz()
+ {
     let d = tempfile::tempdir().unwrap();
     let (m, p) = fitted(d.path());
     let (ms, ps) = (m.to_str().unwrap(), p.to_str().unwrap());
+    // `1500.0`, as machine init writes gpu_clocks_mhz, was refused as "not a clock".
+    for spec in ["1250MHz,1500 mhz", "1250.0,1500.0MHz", "1250.0-1500"] {
+        let v = plan_json(&m, &p, &["--gpu-clocks", spec]);
+        assert_eq!(v["evaluated"], 2, "{spec}: {v}");
+    }
     let v = plan_json(&m, &p, &["--gpu-clocks", "1250MHz,1500 mhz"]);
     assert_eq!(v["evaluated"], 2, "one configuration per clock: {v}");
     let clocks: Vec<f64> = v["front"]
@@ -664,9 +670,11 @@ fn gpu_clocks_take_an_mhz_suffix_and_refuse_a_fraction_of_a_mhz() {
             "--json",
         ])
     };
-    let (code, out, err) = predict("1250MHz");
-    assert_eq!(code, 0, "{err}");
-    assert!(out.contains("\"gpu_clock_mhz\": 1250"), "{out}");
+    for clock in ["1250MHz", "1250.0"] {
+        let (code, out, err) = predict(clock);
+        assert_eq!(code, 0, "{clock}: {err}");
+        assert!(out.contains("\"gpu_clock_mhz\": 1250"), "{out}");
+    }
     let (code, out, err) = predict("1250.5");
     assert_eq!(code, 2, "{err}");
     assert!(
