@@ -63,15 +63,35 @@ pub fn count(k: impl Into<u64>, one: &str, many: &str) -> String {
 }
 
 /// Node-hours in the unit that shows the figure: `2.50 node-hours`, `12.5 node-minutes` under
-/// a tenth of a node-hour, `40.0 node-seconds` under a node-minute.
+/// a tenth of a node-hour, `40.0 node-seconds` under a node-minute, and three significant
+/// digits under a tenth of a node-second (`0.0173 node-seconds`, a GPU kernel's: `0.0` told
+/// nothing).
 pub fn fmt_node_hours(h: f64) -> String {
+    let s = h * 3600.0;
     if !h.is_finite() || h == 0.0 || h >= 0.1 {
         format!("{h:.2} node-hours")
     } else if h * 60.0 >= 1.0 {
         format!("{:.1} node-minutes", h * 60.0)
+    } else if s >= 0.1 {
+        format!("{s:.1} node-seconds")
     } else {
-        format!("{:.1} node-seconds", h * 3600.0)
+        format!("{s:.*} node-seconds", significant(s, 3))
     }
+}
+
+/// Node-hours as a table cell: four decimals, or three significant digits where that shows
+/// nothing (`4.81e-6`, a millisecond on one node).
+pub fn node_hours_cell(h: f64) -> String {
+    if h != 0.0 && h.abs() < 1e-3 {
+        format!("{h:.2e}")
+    } else {
+        format!("{h:.4}")
+    }
+}
+
+/// The decimals that show `v` (0 < |v| < 1) with `digits` significant digits.
+fn significant(v: f64, digits: i32) -> usize {
+    usize::try_from(digits - 1 - v.abs().log10().floor() as i32).unwrap_or(0)
 }
 
 /// A list of counts (node counts, core counts) as people read it: sorted, each run of three
@@ -233,5 +253,15 @@ mod tests {
         assert_eq!(fmt_energy(Joules(0.1064)), "106.4 mJ");
         assert_eq!(fmt_energy(Joules(1.2e-5)), "12.0 uJ");
         assert_eq!(fmt_energy(Joules(0.0)), "0.0 J");
+    }
+
+    #[test]
+    fn node_hours_of_a_kernel_show_their_digits() {
+        assert_eq!(fmt_node_hours(2.5), "2.50 node-hours");
+        assert_eq!(fmt_node_hours(40.0 / 3600.0), "40.0 node-seconds");
+        assert_eq!(fmt_node_hours(0.0173 / 3600.0), "0.0173 node-seconds");
+        assert_eq!(fmt_node_hours(0.0), "0.00 node-hours");
+        assert_eq!(node_hours_cell(4.8096e-6), "4.81e-6");
+        assert_eq!(node_hours_cell(0.85), "0.8500");
     }
 }

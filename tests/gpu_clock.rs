@@ -1761,3 +1761,47 @@ fn a_front_of_kernels_under_a_joule_shows_each_energy_not_zero_point_one() {
     shown.dedup();
     assert_eq!(shown.len(), energies.len(), "each told apart: {energies:?}");
 }
+
+#[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
+fn node_hours_of_millisecond_kernels_show_their_digits_not_zero() {
+    // 2dconvolution's times alone (17 to 20 ms) on a machine file without [power].
+    let d = tempfile::tempdir().unwrap();
+    let sweep = &titan_x_real()[&("2dconvolution".to_string(), 3505)];
+    let list: Vec<String> = sweep.iter().map(|r| r.0.to_string()).collect();
+    let m = write(
+        d.path(),
+        "m.toml",
+        &format!(
+            "[machine]\nname = \"g\"\nnodes = 1\ncores_per_node = 1\nfrequencies_ghz = [2.0]\n\
+             gpus_per_node = 1\ngpu_clocks_mhz = [{}]\n",
+            list.join(", ")
+        ),
+    );
+    let mut csv = String::from("nodes,cores,freq_hz,gpus,time_s,gpu_clock_mhz\n");
+    for (c, t, _) in sweep.iter().filter(|r| [595, 975, 1164].contains(&r.0)) {
+        csv += &format!("1,1,2e9,1,{t},{c}\n");
+    }
+    let runs = write(d.path(), "runs.csv", &csv);
+    let p = d.path().join("p.json");
+    let (code, _, err) = jouleplan(&[
+        "fit",
+        "--measured",
+        runs.to_str().unwrap(),
+        "--machine",
+        m.to_str().unwrap(),
+        "--profile-out",
+        p.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, err) = plan(&m, &p, &["--gpu-clocks", "all"]);
+    assert_eq!(code, 0, "{err}");
+    // The front's node-hours were `0.0000`, the interval `0.0 node-seconds to 0.0 ...`.
+    assert!(out.contains("node-hours"), "{out}");
+    assert!(!out.contains(" 0.0000 "), "{out}");
+    assert!(!out.contains("0.0 node-seconds"), "{out}");
+    assert!(out.contains("e-6 "), "{out}");
+}

@@ -389,7 +389,7 @@ fn node_law_section(w: &mut String, plan: &Plan, svg: &str) {
 /// node-seconds as node-hours (`0.0123`).
 fn energy_text(p: &Prediction, j: f64) -> String {
     if p.time_only {
-        format!("{:.4}", j / 3600.0)
+        crate::units::node_hours_cell(j / 3600.0)
     } else {
         fmt_energy(Joules(j))
     }
