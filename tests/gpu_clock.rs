@@ -1805,3 +1805,23 @@ fn node_hours_of_millisecond_kernels_show_their_digits_not_zero() {
     assert!(!out.contains("0.0 node-seconds"), "{out}");
     assert!(out.contains("e-6 "), "{out}");
 }
+
+#[test]
+fn a_clock_law_edited_to_no_kernel_time_is_refused_not_read_as_no_law() {
+    let d = tempfile::tempdir().unwrap();
+    let (m, p) = fitted(d.path());
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+    // Read as it was, 0 made every clock as fast as the reference: the slowest recommended.
+    for kernel in [0.0, -1.0, 1e300] {
+        v["gpu_clock"]["kernel_max_s"] = kernel.into();
+        let edited = write(d.path(), "edited.json", &v.to_string());
+        let (code, out, err) = plan(&m, &edited, &["--gpu-clocks", "all"]);
+        assert_eq!(code, 2, "{kernel}: {err}");
+        assert!(out.is_empty(), "{out}");
+        assert!(
+            err.contains("edited.json") && err.contains("gpu_clock.kernel_max_s"),
+            "{err}"
+        );
+    }
+}

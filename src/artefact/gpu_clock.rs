@@ -117,7 +117,10 @@ impl GpuClockLaw {
         }
         c.opt("gpu_clock.memory_clock_mhz", self.memory_clock_mhz, clock)?;
         let nonneg = Bound::Within(0.0, 1e12);
-        c.num("gpu_clock.kernel_max_s", self.kernel_max_s, nonneg)?;
+        // The kernel time every clock's slowdown is a share of: 0 made every clock as fast as
+        // the reference (the law read as no law).
+        let run = Bound::Within(crate::units::MIN_RUN_SECONDS, crate::units::MAX_RUN_SECONDS);
+        c.num("gpu_clock.kernel_max_s", self.kernel_max_s, run)?;
         c.num("gpu_clock.time.a_s_mhz", self.time.a_s_mhz, nonneg)?;
         c.num("gpu_clock.time.m_s", self.time.m_s, nonneg)?;
         for (i, &r) in self.time.residuals_s.iter().enumerate() {
