@@ -89,6 +89,16 @@ pub fn node_hours_cell(h: f64) -> String {
     }
 }
 
+/// Joules as a table cell under an `energy J` head: one decimal (`37612.9`), or three
+/// significant digits under a joule (`0.106`, a GPU kernel's: `0.1` told none apart).
+pub fn joules_cell(j: f64) -> String {
+    if j != 0.0 && j.abs() < 1.0 {
+        format!("{j:.*}", significant(j, 3))
+    } else {
+        format!("{j:.1}")
+    }
+}
+
 /// The decimals that show `v` (0 < |v| < 1) with `digits` significant digits.
 fn significant(v: f64, digits: i32) -> usize {
     usize::try_from(digits - 1 - v.abs().log10().floor() as i32).unwrap_or(0)
@@ -263,5 +273,7 @@ mod tests {
         assert_eq!(fmt_node_hours(0.0), "0.00 node-hours");
         assert_eq!(node_hours_cell(4.8096e-6), "4.81e-6");
         assert_eq!(node_hours_cell(0.85), "0.8500");
+        assert_eq!(joules_cell(0.10637), "0.106");
+        assert_eq!(joules_cell(37612.94), "37612.9");
     }
 }

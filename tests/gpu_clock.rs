@@ -1760,6 +1760,35 @@ fn a_front_of_kernels_under_a_joule_shows_each_energy_not_zero_point_one() {
     let mut shown = energies.clone();
     shown.dedup();
     assert_eq!(shown.len(), energies.len(), "each told apart: {energies:?}");
+    // validate's `energy J` columns: `0.1  0.1` for every clock, now three digits.
+    let all = write(
+        d.path(),
+        "all.csv",
+        &sweep_csv(&titan_x_real()[&("hotspot".into(), 810)]),
+    );
+    let (code, out, err) = jouleplan(&[
+        "validate",
+        "--measured",
+        all.to_str().unwrap(),
+        "--machine",
+        m.to_str().unwrap(),
+        "--profile",
+        p.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let row = out
+        .lines()
+        .find(|l| l.split_whitespace().nth(4) == Some("633"))
+        .unwrap_or_else(|| panic!("no row at 633 MHz: {out}"));
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    assert!(
+        cells[10].starts_with("0.1") && cells[10].len() == 5,
+        "{row}"
+    );
+    assert!(
+        cells[11].starts_with("0.1") && cells[11].len() == 5,
+        "{row}"
+    );
 }
 
 #[test]
