@@ -844,6 +844,45 @@ fn the_report_shows_time_and_energy_against_the_gpu_clock() {
         section.contains("<td>1500</td>") && section.contains("measured, over the time limit"),
         "{section}"
     );
+    // The charts name each point's clock: every front label read `1 x 1 @ 2 GHz + 1 GPU`, the
+    // breakdown's bars `1` each (their node count), the legend `... at node counts not measured`.
+    let texts = |file: &str| -> Vec<String> {
+        let svg = std::fs::read_to_string(out.join(file)).unwrap();
+        svg.split("<text")
+            .skip(1)
+            .filter_map(|t| {
+                Some(
+                    t.split_once('>')?
+                        .1
+                        .split_once("</text>")?
+                        .0
+                        .trim()
+                        .to_string(),
+                )
+            })
+            .collect()
+    };
+    let pareto = texts("pareto.svg");
+    let labels: Vec<&String> = pareto.iter().filter(|t| t.starts_with("1 x 1 @")).collect();
+    assert!(labels.len() >= 2, "{pareto:?}");
+    assert!(labels.iter().all(|l| l.ends_with(" MHz")), "{labels:?}");
+    assert!(
+        pareto
+            .iter()
+            .any(|t| t.starts_with("recommended:") && t.ends_with("at 1750 MHz")),
+        "{pareto:?}"
+    );
+    assert!(
+        pareto
+            .iter()
+            .any(|t| t.ends_with("interval at GPU clocks not measured")),
+        "{pareto:?}"
+    );
+    let bars = texts("breakdown.svg");
+    assert!(bars.iter().any(|t| t.contains("bars: GPU MHz")), "{bars:?}");
+    for clock in ["1250", "1500", "1750", "2000"] {
+        assert!(bars.iter().any(|t| t == clock), "{clock}: {bars:?}");
+    }
 }
 
 /// The public Titan X sweeps of the real benchmarks: `(kernel, memory MHz) -> [(core MHz,
