@@ -850,7 +850,10 @@ fn the_report_shows_time_and_energy_against_the_gpu_clock() {
     let front = &html[at..html[at..].find("</table>").unwrap() + at];
     assert!(front.contains("<th>GPUs</th><th>GPU MHz</th>"), "{front}");
     assert!(front.contains("<td>1</td><td>1750</td>"), "{front}");
-    assert!(html.contains("at the node counts and GPU clocks not measured"), "{html}");
+    assert!(
+        html.contains("at the node counts and GPU clocks not measured"),
+        "{html}"
+    );
     // The charts name each point's clock: every front label read `1 x 1 @ 2 GHz + 1 GPU`, the
     // breakdown's bars `1` each (their node count), the legend `... at node counts not measured`.
     let texts = |file: &str| -> Vec<String> {
