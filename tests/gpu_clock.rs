@@ -813,6 +813,11 @@ fn the_report_shows_time_and_energy_against_the_gpu_clock() {
     let d = tempfile::tempdir().unwrap();
     let (m, p) = fitted(d.path());
     let out = d.path().join("rep");
+    let all = write(
+        d.path(),
+        "all.csv",
+        &rows(&[1000, 1250, 1500, 1750, 2000], "gpu"),
+    );
     let (code, _, err) = jouleplan(&[
         "report",
         "--machine",
@@ -823,11 +828,28 @@ fn the_report_shows_time_and_energy_against_the_gpu_clock() {
         "all",
         "--slowdown",
         "10%",
+        "--measured",
+        all.to_str().unwrap(),
         "--out",
         out.to_str().unwrap(),
     ]);
     assert_eq!(code, 0, "{err}");
     let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    // The measured runs' table tells their clocks apart (its rows read `1 1 2 1` each).
+    let at = html
+        .find("<table id=\"measured\">")
+        .expect("the measured table");
+    let measured = &html[at..html[at..].find("</table>").unwrap() + at];
+    assert!(
+        measured.contains("<th>GPUs</th><th>GPU MHz</th>"),
+        "{measured}"
+    );
+    for clock in [1000, 1250, 1500, 1750, 2000] {
+        assert!(
+            measured.contains(&format!("<td>1</td><td>{clock}</td>")),
+            "{measured}"
+        );
+    }
     let at = html
         .find("id=\"gpu-clock-axis\"")
         .expect("the clock section");
