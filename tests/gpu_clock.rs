@@ -1907,20 +1907,35 @@ fn node_hours_of_millisecond_kernels_show_their_digits_not_zero() {
 }
 
 #[test]
-fn a_clock_law_edited_to_no_kernel_time_is_refused_not_read_as_no_law() {
+fn a_clock_law_edited_to_no_kernel_time_or_a_residual_past_its_time_is_refused_naming_the_key() {
     let d = tempfile::tempdir().unwrap();
     let (m, p) = fitted(d.path());
-    let mut v: serde_json::Value =
+    let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
-    // Read as it was, 0 made every clock as fast as the reference: the slowest recommended.
-    for kernel in [0.0, -1.0, 1e300] {
-        v["gpu_clock"]["kernel_max_s"] = kernel.into();
+    // Read as they were, a kernel time of 0 made every clock as fast as the reference (the
+    // slowest recommended), and a residual of 1e300 or -30 s gave negative energies and an
+    // error that named neither the file nor the key.
+    for (key, value) in [
+        ("kernel_max_s", 0.0),
+        ("kernel_max_s", -1.0),
+        ("kernel_max_s", 1e300),
+        ("residuals_s", 1e300),
+        ("residuals_s", -30.0),
+        ("residuals_s", 3.0),
+    ] {
+        let mut v = doc.clone();
+        match key {
+            "kernel_max_s" => v["gpu_clock"]["kernel_max_s"] = value.into(),
+            _ => v["gpu_clock"]["time"]["residuals_s"][1] = value.into(),
+        }
         let edited = write(d.path(), "edited.json", &v.to_string());
         let (code, out, err) = plan(&m, &edited, &["--gpu-clocks", "all"]);
-        assert_eq!(code, 2, "{kernel}: {err}");
+        assert_eq!(code, 2, "{key} {value}: {err}");
         assert!(out.is_empty(), "{out}");
         assert!(
-            err.contains("edited.json") && err.contains("gpu_clock.kernel_max_s"),
+            err.contains("edited.json")
+                && err.contains(&format!("gpu_clock."))
+                && err.contains(key),
             "{err}"
         );
     }
