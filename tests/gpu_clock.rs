@@ -1933,9 +1933,7 @@ fn a_clock_law_edited_to_no_kernel_time_or_a_residual_past_its_time_is_refused_n
         assert_eq!(code, 2, "{key} {value}: {err}");
         assert!(out.is_empty(), "{out}");
         assert!(
-            err.contains("edited.json")
-                && err.contains(&format!("gpu_clock."))
-                && err.contains(key),
+            err.contains("edited.json") && err.contains("gpu_clock.") && err.contains(key),
             "{err}"
         );
     }
