@@ -296,6 +296,27 @@ fn a_node_law_whose_measured_counts_are_empty_repeated_or_out_of_order_is_refuse
     not(public_fixtures),
     ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
 )]
+fn a_derived_baseline_point_edited_away_from_its_wall_time_is_refused_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    // Read as it was, 3 cycles at a derived 71-core point (stored 3100 s) made it a free
+    // configuration: plan recommended it.
+    let (rc, err) = plan_edited(dir.path(), &|v| {
+        let points = v["baseline"].as_array_mut().unwrap();
+        let derived = points.iter_mut().find(|p| p["measured"] == false).unwrap();
+        derived["cycles"] = 3.0.into();
+    });
+    assert_eq!(rc, 2, "{err}");
+    assert!(
+        err.contains("edited.json") && err.contains("derived") && err.contains("wall_time_s"),
+        "{err}"
+    );
+}
+
+#[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
 fn a_node_law_edited_into_negative_time_or_loose_weights_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
