@@ -1602,25 +1602,27 @@ fn fit_on_gpu_runs_records_their_repeats_and_plan_says_where_they_spread() {
 }
 
 #[test]
-fn fit_refuses_loo_and_weak_on_gpu_runs_before_writing_anything() {
+fn fit_refuses_loo_weak_and_a_node_chart_on_gpu_clock_runs_before_writing_anything() {
     let d = tempfile::tempdir().unwrap();
     let m = clock_machine(d.path(), CLOCKS);
     let runs = write(d.path(), "runs.csv", &rows(&[1000, 1500, 2000], "gpu"));
     let p = d.path().join("p.json");
+    let chart = d.path().join("law.svg");
+    // --plot drew the three clocks' runs as one node count's run-to-run range.
     for (flag, says) in [
         ("--loo", "a GPU clock law is scored on clocks held out"),
         ("--weak", "GPU runs are fitted on one node"),
+        ("--plot", "draws time and energy against the clock"),
     ] {
-        let (code, out, err) = jouleplan(&[
-            "fit",
-            "--measured",
-            runs.to_str().unwrap(),
-            "--machine",
+        let mut args = vec!["fit", "--measured", runs.to_str().unwrap(), "--machine"];
+        args.extend([
             m.to_str().unwrap(),
             "--profile-out",
             p.to_str().unwrap(),
             flag,
         ]);
+        args.extend((flag == "--plot").then(|| chart.to_str().unwrap()));
+        let (code, out, err) = jouleplan(&args);
         assert_eq!(code, 2, "{flag}: {out}{err}");
         assert!(
             err.contains(&format!("Error: {flag}: ")) && err.contains(says),
@@ -1628,7 +1630,7 @@ fn fit_refuses_loo_and_weak_on_gpu_runs_before_writing_anything() {
         );
         // --loo left every clock out at once and printed 0.0% over 0 points.
         assert!(!out.contains("0.0%"), "{flag}: {out}");
-        assert!(!p.exists(), "{flag}: nothing written");
+        assert!(!p.exists() && !chart.exists(), "{flag}: nothing written");
     }
 }
 
