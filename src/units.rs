@@ -63,15 +63,45 @@ pub fn count(k: impl Into<u64>, one: &str, many: &str) -> String {
 }
 
 /// Node-hours in the unit that shows the figure: `2.50 node-hours`, `12.5 node-minutes` under
-/// a tenth of a node-hour, `40.0 node-seconds` under a node-minute.
+/// a tenth of a node-hour, `40.0 node-seconds` under a node-minute, and three significant
+/// digits under a tenth of a node-second (`0.0173 node-seconds`, a GPU kernel's: `0.0` told
+/// nothing).
 pub fn fmt_node_hours(h: f64) -> String {
+    let s = h * 3600.0;
     if !h.is_finite() || h == 0.0 || h >= 0.1 {
         format!("{h:.2} node-hours")
     } else if h * 60.0 >= 1.0 {
         format!("{:.1} node-minutes", h * 60.0)
+    } else if s >= 0.1 {
+        format!("{s:.1} node-seconds")
     } else {
-        format!("{:.1} node-seconds", h * 3600.0)
+        format!("{s:.*} node-seconds", significant(s, 3))
     }
+}
+
+/// Node-hours as a table cell: four decimals, or three significant digits where that shows
+/// nothing (`4.81e-6`, a millisecond on one node).
+pub fn node_hours_cell(h: f64) -> String {
+    if h != 0.0 && h.abs() < 1e-3 {
+        format!("{h:.2e}")
+    } else {
+        format!("{h:.4}")
+    }
+}
+
+/// Joules as a table cell under an `energy J` head: one decimal (`37612.9`), or three
+/// significant digits under a joule (`0.106`, a GPU kernel's: `0.1` told none apart).
+pub fn joules_cell(j: f64) -> String {
+    if j != 0.0 && j.abs() < 1.0 {
+        format!("{j:.*}", significant(j, 3))
+    } else {
+        format!("{j:.1}")
+    }
+}
+
+/// The decimals that show `v` (0 < |v| < 1) with `digits` significant digits.
+fn significant(v: f64, digits: i32) -> usize {
+    usize::try_from(digits - 1 - v.abs().log10().floor() as i32).unwrap_or(0)
 }
 
 /// A list of counts (node counts, core counts) as people read it: sorted, each run of three
@@ -135,10 +165,16 @@ pub fn fmt_duration(s: Seconds) -> String {
     }
 }
 
-/// A human-friendly rendering of an energy (`812 J`, `4.52 kJ`, `1.20 MJ`).
+/// A human-friendly rendering of an energy (`812 J`, `4.52 kJ`, `1.20 MJ`; `106.4 mJ`,
+/// `12.0 uJ` under a joule, where a GPU kernel's energies lie: `0.1 J` told none of them
+/// apart).
 pub fn fmt_energy(e: Joules) -> String {
     let v = e.0;
-    if v.abs() < 1e3 {
+    if v != 0.0 && v.abs() < 1e-3 {
+        format!("{:.1} uJ", v * 1e6)
+    } else if v != 0.0 && v.abs() < 1.0 {
+        format!("{:.1} mJ", v * 1e3)
+    } else if v.abs() < 1e3 {
         format!("{v:.1} J")
     } else if v.abs() < 1e6 {
         format!("{:.2} kJ", v / 1e3)
@@ -224,5 +260,20 @@ mod tests {
         assert_eq!(fmt_energy(Joules(812.0)), "812.0 J");
         assert_eq!(fmt_energy(Joules(4520.0)), "4.52 kJ");
         assert_eq!(fmt_energy(Joules(1.2e6)), "1.20 MJ");
+        assert_eq!(fmt_energy(Joules(0.1064)), "106.4 mJ");
+        assert_eq!(fmt_energy(Joules(1.2e-5)), "12.0 uJ");
+        assert_eq!(fmt_energy(Joules(0.0)), "0.0 J");
+    }
+
+    #[test]
+    fn node_hours_of_a_kernel_show_their_digits() {
+        assert_eq!(fmt_node_hours(2.5), "2.50 node-hours");
+        assert_eq!(fmt_node_hours(40.0 / 3600.0), "40.0 node-seconds");
+        assert_eq!(fmt_node_hours(0.0173 / 3600.0), "0.0173 node-seconds");
+        assert_eq!(fmt_node_hours(0.0), "0.00 node-hours");
+        assert_eq!(node_hours_cell(4.8096e-6), "4.81e-6");
+        assert_eq!(node_hours_cell(0.85), "0.8500");
+        assert_eq!(joules_cell(0.10637), "0.106");
+        assert_eq!(joules_cell(37612.94), "37612.9");
     }
 }

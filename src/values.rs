@@ -159,13 +159,17 @@ fn number_and_unit(s: &str) -> Option<(f64, &str)> {
 const DURATION_FORMS: &str = "a duration with units, like 90s, 500 ms, 15m, 2h or 1h30m, or \
      Slurm's MM:SS, HH:MM:SS or D-HH:MM:SS";
 
+const CLOCK_FORMS: &str = "a duration with units (90s, 15m, 1h30m) or Slurm's MM:SS, HH:MM:SS, \
+     D-HH, D-HH:MM or D-HH:MM:SS: whole numbers, a clock's minutes and seconds below 60 and its \
+     hours below 24 after a day (90:00 is 90 minutes; 90:99 is no time)";
+
 /// Parses a duration: unit sums (`90s`, `500 ms`, `250us`, `15m`, `2h`, `1h30m`, `1.5h`, `2d`;
 /// units in any case, spaces allowed) or Slurm's time formats (`MM:SS`, `HH:MM:SS`, `D-HH`,
 /// `D-HH:MM`, `D-HH:MM:SS`). A bare number is refused: its unit would be a guess.
 pub fn parse_duration(flag: &str, s: &str) -> InputResult<Seconds> {
     let t = s.trim();
     let total = if t.contains(':') || t.contains('-') {
-        slurm_time(t).ok_or_else(|| bad(flag, DURATION_FORMS, s))?
+        slurm_time(t).ok_or_else(|| bad(flag, CLOCK_FORMS, s))?
     } else {
         unit_sum(t).ok_or_else(|| bad(flag, DURATION_FORMS, s))?
     };
@@ -207,22 +211,26 @@ fn unit_sum(t: &str) -> Option<f64> {
 }
 
 /// Slurm's `--time` forms with a colon or a day: `MM:SS`, `HH:MM:SS`, `D-HH`, `D-HH:MM`,
-/// `D-HH:MM:SS`.
+/// `D-HH:MM:SS`. The leading field may be any whole number (`90:00` is 90 minutes, as Slurm
+/// reads it); a clock's minutes and seconds are below 60 and its hours below 24 after a day
+/// (`90:99` and `1-25` are no times).
 fn slurm_time(t: &str) -> Option<f64> {
     let whole = |x: &str| -> Option<f64> {
         (!x.is_empty() && x.chars().all(|c| c.is_ascii_digit())).then(|| x.parse().ok())?
     };
+    let below = |x: f64, limit: f64| (x < limit).then_some(x);
     let (days, clock) = match t.split_once('-') {
         Some((d, rest)) => (whole(d)?, Some(rest)),
         None => (0.0, Some(t)),
     };
     let parts: Vec<f64> = clock?.split(':').map(whole).collect::<Option<_>>()?;
     let with_day = t.contains('-');
+    let hours = |h: f64| if with_day { below(h, 24.0) } else { Some(h) };
     let secs = match (with_day, parts.as_slice()) {
-        (false, [m, s]) => m * 60.0 + s,
-        (_, [h, m, s]) => h * 3600.0 + m * 60.0 + s,
-        (true, [h]) => h * 3600.0,
-        (true, [h, m]) => h * 3600.0 + m * 60.0,
+        (false, &[m, s]) => m * 60.0 + below(s, 60.0)?,
+        (_, &[h, m, s]) => hours(h)? * 3600.0 + below(m, 60.0)? * 60.0 + below(s, 60.0)?,
+        (true, &[h]) => hours(h)? * 3600.0,
+        (true, &[h, m]) => hours(h)? * 3600.0 + below(m, 60.0)? * 60.0,
         _ => return None,
     };
     Some(days * 86400.0 + secs)
@@ -346,7 +354,14 @@ pub fn positive_number(s: &str) -> Result<f64, String> {
 /// and Slurm's `--gpu-freq` takes it; `None` where `s` is not one ([`not_whole_mhz`] says why
 /// for `975.5`).
 pub fn parse_mhz(s: &str) -> Option<u32> {
-    mhz_number(s).parse().ok()
+    let t = mhz_number(s);
+    // `975.0` is 975 MHz, as `machine init` writes gpu_clocks_mhz; a fraction is refused by
+    // [`not_whole_mhz`].
+    t.parse().ok().or_else(|| {
+        let v: f64 = t.parse().ok()?;
+        (v.is_finite() && v >= 0.0 && v.fract() == 0.0 && v <= f64::from(u32::MAX))
+            .then_some(v as u32)
+    })
 }
 
 /// Why a clock typed with a fraction (`975.5`, `975.5MHz`) is refused; `None` for anything

@@ -192,6 +192,38 @@ fn durations_and_energies_need_units() {
 }
 
 #[test]
+fn a_slurm_time_with_minutes_or_seconds_past_59_is_no_deadline() {
+    let f = files(MACHINE, &profile_json());
+    for nonsense in [
+        "90:99",
+        "00:60",
+        "1:60:00",
+        "0:0:61",
+        "1-25",
+        "1-24:00:00",
+        "1-2:60",
+    ] {
+        assert_bad(
+            plan_with(&f, &["--deadline", nonsense]),
+            &["--deadline", "below 60", nonsense],
+        );
+    }
+    // Slurm's leading field is any whole number: 90:00 is 90 minutes, 100:00:00 100 hours.
+    for (time, shown) in [
+        ("90:00", "1h30m"),
+        ("100:00:00", "100h00m"),
+        ("1-23:59:59", "47h59m"),
+    ] {
+        let (code, out, err) = plan_with(&f, &["--deadline", time]);
+        assert_eq!(code, 0, "{time}: {err}");
+        assert!(
+            out.contains(&format!("finishes within {shown}")),
+            "{time}: {out}"
+        );
+    }
+}
+
+#[test]
 fn a_missing_baseline_point_is_named() {
     // Drop every 8-core point: outside the measured core counts nothing is extrapolated, so a
     // space asked to hold 8 cores needs one.

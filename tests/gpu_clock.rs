@@ -642,10 +642,16 @@ fn a_configuration_named_at_a_clock_the_gpu_cannot_run_is_refused_under_its_flag
 }
 
 #[test]
-fn gpu_clocks_take_an_mhz_suffix_and_refuse_a_fraction_of_a_mhz() {
+fn gpu_clocks_take_an_mhz_suffix_or_a_whole_number_as_the_machine_file_writes_it_and_refuse_a_fraction_of_a_mhz()
+ {
     let d = tempfile::tempdir().unwrap();
     let (m, p) = fitted(d.path());
     let (ms, ps) = (m.to_str().unwrap(), p.to_str().unwrap());
+    // `1500.0`, as machine init writes gpu_clocks_mhz, was refused as "not a clock".
+    for spec in ["1250MHz,1500 mhz", "1250.0,1500.0MHz", "1250.0-1500"] {
+        let v = plan_json(&m, &p, &["--gpu-clocks", spec]);
+        assert_eq!(v["evaluated"], 2, "{spec}: {v}");
+    }
     let v = plan_json(&m, &p, &["--gpu-clocks", "1250MHz,1500 mhz"]);
     assert_eq!(v["evaluated"], 2, "one configuration per clock: {v}");
     let clocks: Vec<f64> = v["front"]
@@ -672,9 +678,11 @@ fn gpu_clocks_take_an_mhz_suffix_and_refuse_a_fraction_of_a_mhz() {
             "--json",
         ])
     };
-    let (code, out, err) = predict("1250MHz");
-    assert_eq!(code, 0, "{err}");
-    assert!(out.contains("\"gpu_clock_mhz\": 1250"), "{out}");
+    for clock in ["1250MHz", "1250.0"] {
+        let (code, out, err) = predict(clock);
+        assert_eq!(code, 0, "{clock}: {err}");
+        assert!(out.contains("\"gpu_clock_mhz\": 1250"), "{out}");
+    }
     let (code, out, err) = predict("1250.5");
     assert_eq!(code, 2, "{err}");
     assert!(
@@ -813,6 +821,11 @@ fn the_report_shows_time_and_energy_against_the_gpu_clock() {
     let d = tempfile::tempdir().unwrap();
     let (m, p) = fitted(d.path());
     let out = d.path().join("rep");
+    let all = write(
+        d.path(),
+        "all.csv",
+        &rows(&[1000, 1250, 1500, 1750, 2000], "gpu"),
+    );
     let (code, _, err) = jouleplan(&[
         "report",
         "--machine",
@@ -823,11 +836,28 @@ fn the_report_shows_time_and_energy_against_the_gpu_clock() {
         "all",
         "--slowdown",
         "10%",
+        "--measured",
+        all.to_str().unwrap(),
         "--out",
         out.to_str().unwrap(),
     ]);
     assert_eq!(code, 0, "{err}");
     let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    // The measured runs' table tells their clocks apart (its rows read `1 1 2 1` each).
+    let at = html
+        .find("<table id=\"measured\">")
+        .expect("the measured table");
+    let measured = &html[at..html[at..].find("</table>").unwrap() + at];
+    assert!(
+        measured.contains("<th>GPUs</th><th>GPU MHz</th>"),
+        "{measured}"
+    );
+    for clock in [1000, 1250, 1500, 1750, 2000] {
+        assert!(
+            measured.contains(&format!("<td>1</td><td>{clock}</td>")),
+            "{measured}"
+        );
+    }
     let at = html
         .find("id=\"gpu-clock-axis\"")
         .expect("the clock section");
@@ -844,6 +874,55 @@ fn the_report_shows_time_and_energy_against_the_gpu_clock() {
         section.contains("<td>1500</td>") && section.contains("measured, over the time limit"),
         "{section}"
     );
+    // The page's front table has the clock column the text and CSV have (its rows told no
+    // clock apart), and says where its intervals come from.
+    let at = html.find("<table id=\"front\">").expect("the front table");
+    let front = &html[at..html[at..].find("</table>").unwrap() + at];
+    assert!(front.contains("<th>GPUs</th><th>GPU MHz</th>"), "{front}");
+    assert!(front.contains("<td>1</td><td>1750</td>"), "{front}");
+    assert!(
+        html.contains("at the node counts and GPU clocks not measured"),
+        "{html}"
+    );
+    // The charts name each point's clock: every front label read `1 x 1 @ 2 GHz + 1 GPU`, the
+    // breakdown's bars `1` each (their node count), the legend `... at node counts not measured`.
+    let texts = |file: &str| -> Vec<String> {
+        let svg = std::fs::read_to_string(out.join(file)).unwrap();
+        svg.split("<text")
+            .skip(1)
+            .filter_map(|t| {
+                Some(
+                    t.split_once('>')?
+                        .1
+                        .split_once("</text>")?
+                        .0
+                        .trim()
+                        .to_string(),
+                )
+            })
+            .collect()
+    };
+    let pareto = texts("pareto.svg");
+    let labels: Vec<&String> = pareto.iter().filter(|t| t.starts_with("1 x 1 @")).collect();
+    assert!(labels.len() >= 2, "{pareto:?}");
+    assert!(labels.iter().all(|l| l.ends_with(" MHz")), "{labels:?}");
+    assert!(
+        pareto
+            .iter()
+            .any(|t| t.starts_with("recommended:") && t.ends_with("at 1750 MHz")),
+        "{pareto:?}"
+    );
+    assert!(
+        pareto
+            .iter()
+            .any(|t| t.ends_with("interval at GPU clocks not measured")),
+        "{pareto:?}"
+    );
+    let bars = texts("breakdown.svg");
+    assert!(bars.iter().any(|t| t.contains("bars: GPU MHz")), "{bars:?}");
+    for clock in ["1250", "1500", "1750", "2000"] {
+        assert!(bars.iter().any(|t| t == clock), "{clock}: {bars:?}");
+    }
 }
 
 /// The public Titan X sweeps of the real benchmarks: `(kernel, memory MHz) -> [(core MHz,
@@ -991,11 +1070,12 @@ fn titan_x_kernels_fitted_on_three_clocks_choose_within_the_cap_and_predict_the_
     }
 }
 
-/// Fits the public Titan X runs of 2dconvolution (3505 MHz memory) at 595, 975 and 1164 MHz in
-/// `d` against a machine listing its 16 clocks, with `power` added to its `[power]`: (exit
-/// code, stdout, stderr).
-fn fit_titan_x(d: &Path, power: &str) -> (i32, String, String) {
-    let sweep = &titan_x_real()[&("2dconvolution".to_string(), 3505)];
+/// Fits the public Titan X runs of `kernel` at `memory` MHz (2dconvolution at 3505 MHz where
+/// `None`) at 595, 975 and 1164 MHz in `d` against a machine listing its 16 clocks, with
+/// `power` added to its `[power]`: (exit code, stdout, stderr).
+fn fit_titan_x(d: &Path, case: Option<(&str, u32)>, power: &str) -> (i32, String, String) {
+    let (kernel, memory) = case.unwrap_or(("2dconvolution", 3505));
+    let sweep = &titan_x_real()[&(kernel.to_string(), memory)];
     let list: Vec<String> = sweep.iter().map(|r| r.0.to_string()).collect();
     let m = clock_machine(d, &list.join(", "));
     let text = std::fs::read_to_string(&m).unwrap() + power;
@@ -1022,14 +1102,14 @@ fn clock_power(d: &Path) -> serde_json::Value {
 fn a_gpu_clock_exponent_the_machine_sets_is_the_laws_and_the_profile_says_it_came_from_there() {
     // Fitted: the grid's best exponent (5 on these runs, residual 0.31%).
     let fitted = tempfile::tempdir().unwrap();
-    let (code, _, err) = fit_titan_x(fitted.path(), "");
+    let (code, _, err) = fit_titan_x(fitted.path(), None, "");
     assert_eq!(code, 0, "{err}");
     let free = clock_power(fitted.path());
     assert_eq!(free["alpha"], 5.0, "{free}");
     assert!(free.get("alpha_from").is_none(), "{free}");
     // Set by the machine: that exponent, P0 and k fitted to it, and where it came from.
     let d = tempfile::tempdir().unwrap();
-    let (code, out, err) = fit_titan_x(d.path(), "gpu_clock_exponent = 4\n");
+    let (code, out, err) = fit_titan_x(d.path(), None, "gpu_clock_exponent = 4\n");
     assert_eq!(code, 0, "{err}");
     assert!(
         out.contains("alpha = 4 (set by machine `g`") && out.contains("[power] gpu_clock_exponent"),
@@ -1054,7 +1134,7 @@ fn a_gpu_clock_exponent_the_machine_sets_is_the_laws_and_the_profile_says_it_cam
     assert!(m2.contains("gpu_clock_exponent = 4"), "{m2}");
     // An exponent these runs' power does not follow (7.0% off at 975 MHz) is refused, naming it.
     let d = tempfile::tempdir().unwrap();
-    let (code, _, err) = fit_titan_x(d.path(), "gpu_clock_exponent = 1\n");
+    let (code, _, err) = fit_titan_x(d.path(), None, "gpu_clock_exponent = 1\n");
     assert_eq!(code, 2, "{err}");
     assert!(
         err.contains("off `P0 + k f^1`") && err.contains("alpha = 1 set by machine `g`"),
@@ -1530,25 +1610,27 @@ fn fit_on_gpu_runs_records_their_repeats_and_plan_says_where_they_spread() {
 }
 
 #[test]
-fn fit_refuses_loo_and_weak_on_gpu_runs_before_writing_anything() {
+fn fit_refuses_loo_weak_and_a_node_chart_on_gpu_clock_runs_before_writing_anything() {
     let d = tempfile::tempdir().unwrap();
     let m = clock_machine(d.path(), CLOCKS);
     let runs = write(d.path(), "runs.csv", &rows(&[1000, 1500, 2000], "gpu"));
     let p = d.path().join("p.json");
+    let chart = d.path().join("law.svg");
+    // --plot drew the three clocks' runs as one node count's run-to-run range.
     for (flag, says) in [
         ("--loo", "a GPU clock law is scored on clocks held out"),
         ("--weak", "GPU runs are fitted on one node"),
+        ("--plot", "draws time and energy against the clock"),
     ] {
-        let (code, out, err) = jouleplan(&[
-            "fit",
-            "--measured",
-            runs.to_str().unwrap(),
-            "--machine",
+        let mut args = vec!["fit", "--measured", runs.to_str().unwrap(), "--machine"];
+        args.extend([
             m.to_str().unwrap(),
             "--profile-out",
             p.to_str().unwrap(),
             flag,
         ]);
+        args.extend((flag == "--plot").then(|| chart.to_str().unwrap()));
+        let (code, out, err) = jouleplan(&args);
         assert_eq!(code, 2, "{flag}: {out}{err}");
         assert!(
             err.contains(&format!("Error: {flag}: ")) && err.contains(says),
@@ -1556,7 +1638,7 @@ fn fit_refuses_loo_and_weak_on_gpu_runs_before_writing_anything() {
         );
         // --loo left every clock out at once and printed 0.0% over 0 points.
         assert!(!out.contains("0.0%"), "{flag}: {out}");
-        assert!(!p.exists(), "{flag}: nothing written");
+        assert!(!p.exists() && !chart.exists(), "{flag}: nothing written");
     }
 }
 
@@ -1726,5 +1808,143 @@ fn fit_says_where_repeated_runs_spread_more_than_ten_percent() {
             );
             assert!(err.contains("uncertain by about as much"), "{err}");
         }
+    }
+}
+
+#[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
+fn a_front_of_kernels_under_a_joule_shows_each_energy_not_zero_point_one() {
+    // hotspot at 810 MHz memory: 95 to 114 mJ a run over the 16 clocks.
+    let d = tempfile::tempdir().unwrap();
+    let (code, _, err) = fit_titan_x(d.path(), Some(("hotspot", 810)), "");
+    assert_eq!(code, 0, "{err}");
+    let (m, p) = (d.path().join("m2.toml"), d.path().join("p.json"));
+    let (code, out, err) = plan(&m, &p, &["--gpu-clocks", "all"]);
+    assert_eq!(code, 0, "{err}");
+    // The front's rows: `   1   1   2.00   1   1013   17.3 ms   101.8 mJ   1.000`.
+    let energies: Vec<String> = out
+        .lines()
+        .skip_while(|l| !l.starts_with("Pareto front"))
+        .skip(2)
+        .take_while(|l| !l.trim().is_empty())
+        .map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            let at = w.iter().position(|x| *x == "mJ" || *x == "J").unwrap();
+            format!("{} {}", w[at - 1], w[at])
+        })
+        .collect();
+    assert!(energies.len() >= 2, "{out}");
+    assert!(energies.iter().all(|e| e.ends_with(" mJ")), "{energies:?}");
+    let mut shown = energies.clone();
+    shown.dedup();
+    assert_eq!(shown.len(), energies.len(), "each told apart: {energies:?}");
+    // validate's `energy J` columns: `0.1  0.1` for every clock, now three digits.
+    let all = write(
+        d.path(),
+        "all.csv",
+        &sweep_csv(&titan_x_real()[&("hotspot".into(), 810)]),
+    );
+    let (code, out, err) = jouleplan(&[
+        "validate",
+        "--measured",
+        all.to_str().unwrap(),
+        "--machine",
+        m.to_str().unwrap(),
+        "--profile",
+        p.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let row = out
+        .lines()
+        .find(|l| l.split_whitespace().nth(4) == Some("633"))
+        .unwrap_or_else(|| panic!("no row at 633 MHz: {out}"));
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    assert!(
+        cells[10].starts_with("0.1") && cells[10].len() == 5,
+        "{row}"
+    );
+    assert!(
+        cells[11].starts_with("0.1") && cells[11].len() == 5,
+        "{row}"
+    );
+}
+
+#[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
+fn node_hours_of_millisecond_kernels_show_their_digits_not_zero() {
+    // 2dconvolution's times alone (17 to 20 ms) on a machine file without [power].
+    let d = tempfile::tempdir().unwrap();
+    let sweep = &titan_x_real()[&("2dconvolution".to_string(), 3505)];
+    let list: Vec<String> = sweep.iter().map(|r| r.0.to_string()).collect();
+    let m = write(
+        d.path(),
+        "m.toml",
+        &format!(
+            "[machine]\nname = \"g\"\nnodes = 1\ncores_per_node = 1\nfrequencies_ghz = [2.0]\n\
+             gpus_per_node = 1\ngpu_clocks_mhz = [{}]\n",
+            list.join(", ")
+        ),
+    );
+    let mut csv = String::from("nodes,cores,freq_hz,gpus,time_s,gpu_clock_mhz\n");
+    for (c, t, _) in sweep.iter().filter(|r| [595, 975, 1164].contains(&r.0)) {
+        csv += &format!("1,1,2e9,1,{t},{c}\n");
+    }
+    let runs = write(d.path(), "runs.csv", &csv);
+    let p = d.path().join("p.json");
+    let (code, _, err) = jouleplan(&[
+        "fit",
+        "--measured",
+        runs.to_str().unwrap(),
+        "--machine",
+        m.to_str().unwrap(),
+        "--profile-out",
+        p.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, err) = plan(&m, &p, &["--gpu-clocks", "all"]);
+    assert_eq!(code, 0, "{err}");
+    // The front's node-hours were `0.0000`, the interval `0.0 node-seconds to 0.0 ...`.
+    assert!(out.contains("node-hours"), "{out}");
+    assert!(!out.contains(" 0.0000 "), "{out}");
+    assert!(!out.contains("0.0 node-seconds"), "{out}");
+    assert!(out.contains("e-6 "), "{out}");
+}
+
+#[test]
+fn a_clock_law_edited_to_no_kernel_time_or_a_residual_past_its_time_is_refused_naming_the_key() {
+    let d = tempfile::tempdir().unwrap();
+    let (m, p) = fitted(d.path());
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+    // Read as they were, a kernel time of 0 made every clock as fast as the reference (the
+    // slowest recommended), and a residual of 1e300 or -30 s gave negative energies and an
+    // error that named neither the file nor the key.
+    for (key, value) in [
+        ("kernel_max_s", 0.0),
+        ("kernel_max_s", -1.0),
+        ("kernel_max_s", 1e300),
+        ("residuals_s", 1e300),
+        ("residuals_s", -30.0),
+        ("residuals_s", 3.0),
+    ] {
+        let mut v = doc.clone();
+        match key {
+            "kernel_max_s" => v["gpu_clock"]["kernel_max_s"] = value.into(),
+            _ => v["gpu_clock"]["time"]["residuals_s"][1] = value.into(),
+        }
+        let edited = write(d.path(), "edited.json", &v.to_string());
+        let (code, out, err) = plan(&m, &edited, &["--gpu-clocks", "all"]);
+        assert_eq!(code, 2, "{key} {value}: {err}");
+        assert!(out.is_empty(), "{out}");
+        assert!(
+            err.contains("edited.json") && err.contains("gpu_clock.") && err.contains(key),
+            "{err}"
+        );
     }
 }

@@ -736,3 +736,54 @@ fn a_replay_with_no_run_to_take_lists_the_runs_the_recording_holds() {
     );
     assert!(!d.join("runs.csv").exists(), "nothing is measured");
 }
+
+#[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
+fn a_job_scripts_interval_carries_the_digits_of_its_prediction() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (prof, mach) = fit_fixture_code(d, "hpgmgfv", &[1, 2, 4, 8]);
+    let (rc, err, script) = job(d, (&prof, &mach), &["--deadline", "10m"]);
+    assert_eq!(rc, 0, "{err}");
+    let (_, out, err) = jouleplan(&[
+        "plan",
+        "--machine",
+        s(&mach),
+        "--profile",
+        s(&prof),
+        "--nodes",
+        "1-16",
+        "--cores",
+        "72",
+        "--deadline",
+        "10m",
+        "--json",
+    ]);
+    let plan: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {err}"));
+    let rec = &plan["recommendation"];
+    // `# 80% interval ...: time A to B s, CPU energy C to D J.`: A 1.7 J interval was printed
+    // `2 to 2 J`, and a 18.0 to 19.1 ms one `0.018 to 0.019 s`.
+    let line = script
+        .lines()
+        .find(|l| l.starts_with("# 80% interval"))
+        .unwrap_or_else(|| panic!("no interval in\n{script}"));
+    let numbers: Vec<f64> = line
+        .split([' ', ','])
+        .filter_map(|w| w.trim_end_matches('.').parse().ok())
+        .filter(|v: &f64| *v > 100.0)
+        .collect();
+    let want = [
+        (&rec["time_interval_s"][0], 5e-7),
+        (&rec["time_interval_s"][1], 5e-7),
+        (&rec["energy_interval_j"][0], 5e-4),
+        (&rec["energy_interval_j"][1], 5e-4),
+    ];
+    assert_eq!(numbers.len(), 4, "{line}");
+    for (got, (json, within)) in numbers.iter().zip(want) {
+        let json = json.as_f64().unwrap();
+        assert!((got - json).abs() <= within, "{got} against {json}: {line}");
+    }
+}

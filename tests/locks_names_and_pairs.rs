@@ -240,3 +240,41 @@ fn a_report_never_moves_a_users_folder_named_like_one_of_its_files() {
         "mine\n"
     );
 }
+
+#[test]
+fn a_dash_as_an_output_is_refused_not_written_as_a_file_named_dash() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (runs, machine) = common::two_frequency_fit_inputs(d);
+    let (runs, machine) = (runs.to_str().unwrap(), machine.to_str().unwrap());
+    for (args, flag) in [
+        (vec!["plan", "--sbatch", "-", "--app", "./app"], "--sbatch"),
+        (vec!["report", "-o", "-"], "--out"),
+        (vec!["machine", "init", "-o", "-"], "--output"),
+        (
+            vec![
+                "fit",
+                "--measured",
+                runs,
+                "--machine",
+                machine,
+                "--profile-out",
+                "-",
+            ],
+            "--profile-out",
+        ),
+    ] {
+        let (code, out, err) = run_in(d, &args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(out.is_empty(), "{out}");
+        assert!(
+            err.contains(flag) && err.contains("./- for one called `-`"),
+            "{args:?}: {err}"
+        );
+        assert!(!d.join("-").exists(), "{args:?} wrote a file named -");
+    }
+    // Named as a path, a file called `-` is written.
+    let (code, _, err) = run_in(d, &["plan", "--sbatch", "./-", "--app", "./app"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(d.join("-").is_file());
+}

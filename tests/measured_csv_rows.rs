@@ -338,3 +338,56 @@ fn a_profile_whose_kept_repeats_are_out_of_range_is_refused_naming_the_key() {
         "{err}"
     );
 }
+
+/// `runs.csv` (of [`two_frequency_fit_inputs`]) with a column `name` added, `cell` in each row.
+fn with_column(d: &Path, file: &str, name: &str, cell: &str) -> std::path::PathBuf {
+    let text = std::fs::read_to_string(d.join("runs.csv")).unwrap();
+    let lines: Vec<String> = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| format!("{l},{}", if i == 0 { name } else { cell }))
+        .collect();
+    write(d, file, &(lines.join("\n") + "\n"))
+}
+
+#[test]
+fn a_column_misnaming_an_absent_optional_one_is_refused_not_skipped() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let (runs, machine) = two_frequency_fit_inputs(d);
+    let out = d.join("p.json");
+    // Skipped, `gpu_clock_hz` made fit average three clocks' runs as repeats of one point.
+    for (column, cell, meant) in [
+        ("gpu_clock_hz", "1164000000", "gpu_clock_mhz"),
+        ("GPU clock", "1164", "gpu_clock_mhz"),
+        ("Energy Scope", "cpu", "energy_scope"),
+        ("gpu_energy", "12", "gpu_energy_j"),
+        ("ranks_per_node", "1", "ranks"),
+    ] {
+        let csv = with_column(d, "misnamed.csv", column, cell);
+        let (code, _, err) = fit(&csv, &machine, &out, &[]);
+        assert_eq!(code, 2, "{column}: {err}");
+        for needle in ["misnamed.csv", "line 1, column header", column, meant] {
+            assert!(err.contains(needle), "{column}: lacks {needle}: {err}");
+        }
+        assert!(!out.exists(), "{column}: nothing written");
+    }
+    // A column of the user's own that names nothing the reader knows is still read past.
+    let notes = with_column(d, "notes.csv", "notes", "rack 3");
+    let (code, _, err) = fit(&notes, &machine, &out, &[]);
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = fit(&runs, &machine, &out, &[]);
+    assert_eq!(code, 0, "{err}");
+    let csv = with_column(d, "misnamed.csv", "gpu_clock_hz", "1164000000");
+    let (code, _, err) = jouleplan(&[
+        "validate",
+        "--measured",
+        s(&csv),
+        "--machine",
+        s(&machine),
+        "--profile",
+        s(&out),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("gpu_clock_mhz"), "{err}");
+}

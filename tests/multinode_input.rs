@@ -230,6 +230,88 @@ fn the_measured_csv_names_the_column_at_fault() {
     assert!(!err.contains("energy_scope"), "{rc} {err}");
 }
 
+/// A profile fitted on weather's runs at 1, 2, 4 and 8 nodes, edited by hand: `plan` of it on
+/// 1-16 nodes of 72 cores, its exit code and standard error.
+fn plan_edited(d: &Path, f: &dyn Fn(&mut Value)) -> (i32, String) {
+    let (prof, mach) = fit_on_1_2_4_8(d, "weather");
+    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(&prof).unwrap()).unwrap();
+    f(&mut v);
+    let p = d.join("edited.json");
+    std::fs::write(&p, serde_json::to_string(&v).unwrap()).unwrap();
+    let (rc, _, err) = jouleplan(&[
+        "plan",
+        "--machine",
+        s(&mach),
+        "--profile",
+        s(&p),
+        "--nodes",
+        "1-16",
+        "--cores",
+        "72",
+    ]);
+    (rc, err)
+}
+
+#[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
+fn a_node_law_whose_measured_counts_are_empty_repeated_or_out_of_order_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // Read as they were, [] made plan advise measuring 2, 4 and 8 nodes (all measured), and an
+    // anchor of 3 moved every prediction's X(n) (2m00s became 58 s at 8 nodes).
+    for (counts, anchor, key) in [
+        (serde_json::json!([]), 1, "node_law.measured_nodes"),
+        (
+            serde_json::json!([1, 2, 2, 8]),
+            1,
+            "node_law.measured_nodes",
+        ),
+        (
+            serde_json::json!([8, 4, 2, 1]),
+            1,
+            "node_law.measured_nodes",
+        ),
+        (
+            serde_json::json!([1, 2, 4, 8]),
+            3,
+            "node_law.combined.anchor_nodes",
+        ),
+    ] {
+        let (rc, err) = plan_edited(d, &|v| {
+            v["node_law"]["measured_nodes"] = counts.clone();
+            v["node_law"]["combined"]["anchor_nodes"] = anchor.into();
+        });
+        assert_eq!(rc, 2, "{counts} at {anchor}: {err}");
+        assert!(err.contains("edited.json") && err.contains(key), "{err}");
+    }
+    let (rc, err) = plan_edited(d, &|_| {});
+    assert_eq!(rc, 0, "as fit wrote it: {err}");
+}
+
+#[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
+fn a_derived_baseline_point_edited_away_from_its_wall_time_is_refused_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    // Read as it was, 3 cycles at a derived 71-core point (stored 3100 s) made it a free
+    // configuration: plan recommended it.
+    let (rc, err) = plan_edited(dir.path(), &|v| {
+        let points = v["baseline"].as_array_mut().unwrap();
+        let derived = points.iter_mut().find(|p| p["measured"] == false).unwrap();
+        derived["cycles"] = 3.0.into();
+    });
+    assert_eq!(rc, 2, "{err}");
+    assert!(
+        err.contains("edited.json") && err.contains("derived") && err.contains("wall_time_s"),
+        "{err}"
+    );
+}
+
 #[test]
 #[cfg_attr(
     not(public_fixtures),
@@ -238,26 +320,7 @@ fn the_measured_csv_names_the_column_at_fault() {
 fn a_node_law_edited_into_negative_time_or_loose_weights_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let (prof, mach) = fit_on_1_2_4_8(d, "weather");
-    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&prof).unwrap()).unwrap();
-    let edited = |f: &dyn Fn(&mut Value)| -> (i32, String) {
-        let mut v = doc.clone();
-        f(&mut v);
-        let p = d.join("edited.json");
-        std::fs::write(&p, serde_json::to_string(&v).unwrap()).unwrap();
-        let (rc, _, err) = jouleplan(&[
-            "plan",
-            "--machine",
-            s(&mach),
-            "--profile",
-            s(&p),
-            "--nodes",
-            "1-16",
-            "--cores",
-            "72",
-        ]);
-        (rc, err)
-    };
+    let edited = |f: &dyn Fn(&mut Value)| plan_edited(d, f);
     // A law that gains time up to a few nodes and takes away more than there is beyond.
     let (rc, err) = edited(&|v| {
         v["node_law"]["combined"]["terms"] = serde_json::json!([

@@ -308,3 +308,59 @@ fn a_report_is_swapped_in_whole_leaving_no_half_folder_beside_it() {
         .collect();
     assert_eq!(names, ["report"], "nothing is left beside the report");
 }
+
+#[test]
+fn report_refuses_a_folder_of_the_users_unless_forced_and_replaces_its_own_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("results");
+    std::fs::create_dir(&out).unwrap();
+    std::fs::write(out.join("index.html"), "<html>my lab's page</html>\n").unwrap();
+    std::fs::write(out.join("notes.txt"), "precious\n").unwrap();
+    // A folder of the user's: refused before anything runs, naming it and --force.
+    let (code, stdout, err) = jouleplan(&["report", "--out", s(&out)]);
+    assert_eq!(code, 2, "{err}");
+    assert!(stdout.is_empty(), "{stdout}");
+    for needle in [
+        "--out",
+        "results",
+        "`index.html` (a page no jouleplan report wrote) and 1 more",
+        "--force",
+    ] {
+        assert!(err.contains(needle), "lacks {needle}: {err}");
+    }
+    let page = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert_eq!(
+        page, "<html>my lab's page</html>\n",
+        "the user's page is kept"
+    );
+    assert_eq!(
+        std::fs::read_dir(&out).unwrap().count(),
+        2,
+        "nothing written"
+    );
+    // An index.html alone that no report wrote is the user's too.
+    std::fs::remove_file(out.join("notes.txt")).unwrap();
+    let (code, _, err) = jouleplan(&["report", "--out", s(&out)]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("no jouleplan report wrote"), "{err}");
+    // --force writes the report's files into it, keeping the others.
+    std::fs::write(out.join("notes.txt"), "precious\n").unwrap();
+    let (code, _, err) = jouleplan(&["report", "--out", s(&out), "--force"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("(--force)"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(out.join("notes.txt")).unwrap(),
+        "precious\n"
+    );
+    assert!(out.join("front.csv").is_file());
+    // A previous report, alone in its folder, is replaced whole without --force; so is an
+    // empty folder.
+    let own = dir.path().join("report");
+    for _ in 0..2 {
+        let (code, _, err) = jouleplan(&["report", "--out", s(&own)]);
+        assert_eq!(code, 0, "{err}");
+    }
+    std::fs::create_dir(dir.path().join("empty")).unwrap();
+    let (code, _, err) = jouleplan(&["report", "--out", s(&dir.path().join("empty"))]);
+    assert_eq!(code, 0, "{err}");
+}

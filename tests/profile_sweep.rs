@@ -346,25 +346,53 @@ fn frequencies_are_set_through_cpufreq_and_restored_afterwards() {
     assert!(err.contains("not one the cpufreq driver offers"), "{err}");
 }
 
-#[test]
-fn a_perf_stat_capture_from_a_cluster_node_becomes_a_point_plan_reads() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("imported.json");
+/// `profile --perf-stat` of the recorded Zen 3 capture at 1 core and 1.0 GHz into `out`, with
+/// `extra` flags: (exit code, stdout, stderr).
+fn import_capture(out: &Path, extra: &[&str]) -> (i32, String, String) {
     let capture =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/perfstat/zen3-kvm-random-reads.csv");
-    let (code, stdout, stderr) = jouleplan(&[
-        "profile",
-        "--perf-stat",
-        capture.to_str().unwrap(),
+    let mut args = vec!["profile", "--perf-stat", capture.to_str().unwrap()];
+    args.extend([
         "--cores",
         "1",
         "--freqs",
         "1.0",
-        "--program",
-        "random-reads",
         "--output",
         out.to_str().unwrap(),
     ]);
+    args.extend_from_slice(extra);
+    jouleplan(&args)
+}
+
+#[test]
+fn a_perf_stat_import_refuses_the_sweep_flags_it_cannot_honour() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("imported.json");
+    let runs = dir.path().join("runs.csv");
+    // Each was dropped without a word: --gpus 1 imported a point without GPUs, and no
+    // --measured-out file was written.
+    for (flag, value) in [
+        ("--gpus", "1"),
+        ("--gpu-clocks", "975"),
+        ("--nodes", "1,2"),
+        ("--measured-out", runs.to_str().unwrap()),
+        ("--mpi-profiler", "mpip"),
+    ] {
+        let (code, _, err) = import_capture(&out, &[flag, value]);
+        assert_eq!(code, 2, "{flag}: {err}");
+        assert!(
+            err.contains(flag) && err.contains("with --perf-stat"),
+            "{err}"
+        );
+        assert!(!out.exists() && !runs.exists(), "{flag}: nothing written");
+    }
+}
+
+#[test]
+fn a_perf_stat_capture_from_a_cluster_node_becomes_a_point_plan_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("imported.json");
+    let (code, stdout, stderr) = import_capture(&out, &["--program", "random-reads"]);
     assert_eq!(code, 0, "{stdout}\n{stderr}");
     let doc = read(&out);
     let p = &doc["baseline"][0];

@@ -7,6 +7,10 @@ use crate::limits::Bound;
 use serde::{Deserialize, Serialize};
 
 /// The `gpu_clock` block of a profile.
+/// The largest relative residual of the time law at a measured clock that `fit` keeps (above
+/// it the kernel's time does not follow the clock, and the law is refused).
+pub const TIME_RESIDUAL_MAX: f64 = 0.10;
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GpuClockLaw {
@@ -117,16 +121,13 @@ impl GpuClockLaw {
         }
         c.opt("gpu_clock.memory_clock_mhz", self.memory_clock_mhz, clock)?;
         let nonneg = Bound::Within(0.0, 1e12);
-        c.num("gpu_clock.kernel_max_s", self.kernel_max_s, nonneg)?;
+        // The kernel time every clock's slowdown is a share of: 0 made every clock as fast as
+        // the reference (the law read as no law).
+        let run = Bound::Within(crate::units::MIN_RUN_SECONDS, crate::units::MAX_RUN_SECONDS);
+        c.num("gpu_clock.kernel_max_s", self.kernel_max_s, run)?;
         c.num("gpu_clock.time.a_s_mhz", self.time.a_s_mhz, nonneg)?;
         c.num("gpu_clock.time.m_s", self.time.m_s, nonneg)?;
-        for (i, &r) in self.time.residuals_s.iter().enumerate() {
-            c.num(
-                &format!("gpu_clock.time.residuals_s[{i}]"),
-                r,
-                Bound::Within(-1e12, 1e12),
-            )?;
-        }
+        self.validate_residuals(c)?;
         if let Some(i) = &self.interval {
             let rel = Bound::Within(0.0, 10.0);
             c.num("gpu_clock.interval.time_rel", i.time_rel, rel)?;
@@ -136,6 +137,37 @@ impl GpuClockLaw {
             c.num("gpu_clock.power.p0_w", p.p0_w, crate::limits::POWER_W)?;
             c.num("gpu_clock.power.k_w", p.k_w, crate::limits::POWER_W)?;
             c.num("gpu_clock.power.alpha", p.alpha, Bound::Within(0.0, 16.0))?;
+        }
+        Ok(())
+    }
+
+    /// Each residual leaves its clock a measured time (`a/f + m + r`, a run's length) within
+    /// [`TIME_RESIDUAL_MAX`] of the law, as `fit` kept it: edited to 1e300 or a few seconds
+    /// on a 17 ms kernel, the interpolated times gave negative energies and an error that
+    /// named neither the file nor the key.
+    fn validate_residuals(&self, c: &Check) -> InputResult<()> {
+        let t = &self.time;
+        c.num(
+            "gpu_clock.time.law_residual_max",
+            t.law_residual_max,
+            Bound::Within(0.0, TIME_RESIDUAL_MAX),
+        )?;
+        for (i, (&f, &r)) in self.measured_mhz.iter().zip(&t.residuals_s).enumerate() {
+            let measured = t.a_s_mhz / f + t.m_s + r;
+            let runs = crate::units::MIN_RUN_SECONDS..=crate::units::MAX_RUN_SECONDS;
+            let within =
+                runs.contains(&measured) && r.abs() <= TIME_RESIDUAL_MAX * measured * (1.0 + 1e-9);
+            if !within {
+                return Err(c.fail(
+                    &format!("gpu_clock.time.residuals_s[{i}]"),
+                    format!(
+                        "the measured time at {f} MHz less the law a/f + m: within {:.0}% of that \
+                         time, as fit keeps it",
+                        100.0 * TIME_RESIDUAL_MAX
+                    ),
+                    format!("{r} s (a measured time of {measured} s)"),
+                ));
+            }
         }
         Ok(())
     }

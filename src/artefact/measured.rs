@@ -327,8 +327,47 @@ fn header<R: std::io::Read>(
             return Err(cell_error(path, 1, "header", &expected, &got));
         }
     }
+    if let Some((column, meant, unit)) = misnamed_optional(&lower) {
+        let expected = format!(
+            "{HEADER}: `{column}` is no column the reader knows, and it looks like `{meant}` \
+             ({unit}), which is absent: the reader would skip it and fit or score the runs \
+             without it; rename it `{meant}` (in its unit) or remove it"
+        );
+        return Err(cell_error(path, 1, "header", &expected, &got));
+    }
     rdr.set_headers(lower.clone());
     Ok(lower)
+}
+
+/// The optional columns, the stem an unknown column that means one of them starts with (its
+/// name lower-cased, letters and digits only) and what the column holds.
+const OPTIONAL: [(&str, &str, &str); 5] = [
+    (
+        "gpu_clock_mhz",
+        "gpuclock",
+        "the run's GPU core clock in MHz",
+    ),
+    ("gpu_energy_j", "gpuenergy", "the GPUs' energy in J"),
+    ("energy_scope", "energyscope", "node, cpu or gpu"),
+    ("energy_j", "energy", "the run's energy in J"),
+    ("ranks", "ranks", "the run's total MPI ranks"),
+];
+
+/// An unknown column that names an absent optional one in another unit or spelling
+/// (`gpu_clock_hz`, `GPU clock`, `energy_kwh`, `ranks_per_node`): skipped, it would change what
+/// the runs mean without a word (three clocks' runs averaged as repeats of one). Returns the
+/// column, the one it looks like and what that holds.
+fn misnamed_optional(lower: &csv::StringRecord) -> Option<(&str, &'static str, &'static str)> {
+    let squeezed = |h: &str| -> String { h.chars().filter(char::is_ascii_alphanumeric).collect() };
+    OPTIONAL
+        .iter()
+        .filter(|(known, ..)| !lower.iter().any(|h| h == *known))
+        .find_map(|&(known, stem, unit)| {
+            lower
+                .iter()
+                .find(|h| !is_known(h) && squeezed(h).starts_with(stem))
+                .map(|h| (h, known, unit))
+        })
 }
 
 /// A row with more or fewer fields than the header, refused before any of its cells is read:

@@ -180,6 +180,7 @@ impl NodeLawFile {
                 limits::NODES,
             )?;
         }
+        self.validate_counts(c, at)?;
         if self.candidates.is_empty() || self.candidates.len() > 64 {
             return Err(c.fail(
                 &format!("{at}.candidates"),
@@ -225,6 +226,36 @@ impl NodeLawFile {
                 "\"strong\" or \"weak\"",
                 format!("{other:?}"),
             )),
+        }
+    }
+}
+
+impl NodeLawFile {
+    /// The measured counts are what `plan` reads as measured (no interval there, none to
+    /// measure next) and the smallest is the law's anchor: a list that is empty, out of order
+    /// or repeats a count, or an anchor that is not its smallest, is no law `fit` wrote.
+    fn validate_counts(&self, c: &Check, at: &str) -> InputResult<()> {
+        let key = format!("{at}.measured_nodes");
+        let ascending = self.measured_nodes.windows(2).all(|w| w[0] < w[1]);
+        if self.measured_nodes.is_empty() || !ascending {
+            return Err(c.fail(
+                &key,
+                "the node counts the law was fitted on, distinct and ascending (as fit writes \
+                 them)",
+                format!("{:?}", self.measured_nodes),
+            ));
+        }
+        match &self.combined {
+            Some(comb) if comb.anchor_nodes != self.measured_nodes[0] => Err(c.fail(
+                &format!("{at}.combined.anchor_nodes"),
+                format!(
+                    "the smallest measured node count, {} (node_law.measured_nodes): the law \
+                     is 0 there",
+                    self.measured_nodes[0]
+                ),
+                comb.anchor_nodes.to_string(),
+            )),
+            _ => Ok(()),
         }
     }
 }

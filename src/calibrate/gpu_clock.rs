@@ -9,8 +9,9 @@ use crate::model::gpu_clock::{ClockInterval, ClockPower, ClockTime, GpuClockLaw}
 
 /// The exponents the power law is chosen from (docs/GPU_CLOCK.md: `afit`).
 pub const ALPHAS: [f64; 7] = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0];
-/// The time law is refused above this residual at a measured clock.
-pub const TIME_RESIDUAL_MAX: f64 = 0.10;
+/// The time law is refused above this residual at a measured clock (a profile's law is read
+/// within it).
+pub use crate::artefact::gpu_clock::TIME_RESIDUAL_MAX;
 /// The power law is refused above this residual at a measured clock.
 pub const POWER_RESIDUAL_MAX: f64 = 0.05;
 

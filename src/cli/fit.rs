@@ -98,12 +98,21 @@ fn check_outputs(args: &FitArgs, machine_file: &Path) -> anyhow::Result<()> {
 
 /// Refuses, before anything is written, the flags that a fit on GPU runs (one node, the GPU
 /// clock law) has no use for: `--loo` (it refits the CPU time split, and left every clock of a
-/// configuration out at once) and `--weak` (runs on one node).
+/// configuration out at once), `--weak` (runs on one node) and, on runs at several clocks,
+/// `--plot` (the node chart drew the clocks' spread as the runs' range at one node).
 fn gpu_runs_take_no_cpu_flags(args: &FitArgs, runs: &Runs) -> InputResult<()> {
     if !runs.rows().iter().any(|r| r.config.gpus > 0) {
         return Ok(());
     }
+    let clocked = runs.rows().iter().any(|r| r.config.gpu_clock_mhz.is_some());
     let (flag, why) = match (args.loo, args.weak) {
+        (false, false) if clocked && args.plot.is_some() => (
+            "--plot",
+            "runs over several node counts: the chart draws time against the node count, and \
+             runs at several GPU clocks on one node would show their clocks' spread as one \
+             count's run-to-run range; `jouleplan report --gpu-clocks all` draws time and \
+             energy against the clock",
+        ),
         (true, _) => (
             "--loo",
             "runs without GPUs: leave-one-out refits the CPU runs' time split; a GPU clock law \

@@ -128,6 +128,18 @@ pub fn not_folders(outputs: &[(&str, &Path)]) -> InputResult<()> {
 pub fn check_names(outputs: &[(&str, &Path)]) -> InputResult<()> {
     use crate::atomic_write::{companions, is_reserved_name};
     for (flag, out) in outputs {
+        if out.as_os_str() == "-" {
+            // Standard output by the usual convention; written, it was a file named `-`.
+            return Err(InputError::Argument {
+                flag: (*flag).into(),
+                expected: "a path to write: jouleplan writes this output to the file \
+                           system, never to standard output (`plan`, `fit` and `validate` print \
+                           there with --json or --csv, `slurm --config` prints its job script); \
+                           name the file or folder, ./- for one called `-`; nothing was written"
+                    .into(),
+                got: "-".into(),
+            });
+        }
         let name = out.file_name().unwrap_or_default().to_string_lossy();
         if is_reserved_name(&name) {
             return Err(InputError::Argument {

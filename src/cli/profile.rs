@@ -487,6 +487,9 @@ pub fn run_profile(a: &ProfileArgs, out: &mut dyn Write) -> anyhow::Result<i32> 
     if !a.talp.is_empty() || !a.trace.is_empty() {
         return attach_trees(a, out);
     }
+    if a.perf_stat.is_some() {
+        import_flags(a)?;
+    }
     let o = options(a, &a.nodes)?;
     if let Some(capture) = &a.perf_stat {
         return import_capture(a, &o, capture, out);
@@ -560,6 +563,34 @@ fn attach_trees(a: &ProfileArgs, out: &mut dyn Write) -> anyhow::Result<i32> {
         writeln!(out, "{line}")?;
     }
     Ok(0)
+}
+
+/// The sweep's flags a `--perf-stat` import cannot honour, refused naming the flag: the
+/// capture is one CPU point on one node, so `--gpus 1` was imported as a point without GPUs,
+/// `--gpu-clocks` and `--nodes 1,2` were dropped, and `--measured-out` was never written.
+fn import_flags(a: &ProfileArgs) -> Result<(), InputError> {
+    let gpus = a.gpus.as_deref().filter(|g| g.trim() != "0");
+    let nodes = Some(a.nodes.as_str()).filter(|n| n.trim() != "1");
+    let given = [
+        ("--gpus", gpus),
+        ("--gpu-clocks", a.gpu_clocks.as_deref()),
+        ("--nodes", nodes),
+        (
+            "--measured-out",
+            a.measured_out.as_deref().and_then(|p| p.to_str()),
+        ),
+        ("--mpi-profiler", a.mpi_profiler.as_deref()),
+    ];
+    match given.iter().find_map(|(flag, v)| v.map(|v| (flag, v))) {
+        Some((flag, v)) => Err(values::bad(
+            flag,
+            "no such flag with --perf-stat: the capture is one point of CPU counters on one \
+             node (--cores C --freqs GHZ), with no GPU, node count, messages or runs to write; \
+             measure those with a sweep (jouleplan profile ... -- ./app)",
+            v,
+        )),
+        None => Ok(()),
+    }
 }
 
 /// `--perf-stat`: one point imported from a capture made on a cluster node.

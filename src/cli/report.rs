@@ -32,6 +32,11 @@ pub struct ReportArgs {
     /// [,ranks][,energy_scope]); the Pareto chart marks those whose energy has the plan's scope.
     #[arg(long, value_name = "RUNS.csv")]
     pub measured: Option<PathBuf>,
+    /// Write into an --out folder that holds files other than a previous report's: the
+    /// report's files are replaced one by one and the others kept. Without it such a folder is
+    /// refused; a new or empty folder, or a previous report, is replaced whole.
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// Measured runs against the model's predictions, for the page, by configuration (nodes,
@@ -68,6 +73,59 @@ const REPORT_FILES: [&str; 7] = [
     "pareto.png",
 ];
 
+/// Refuses an `--out` folder that holds anything but a previous report (the report's files,
+/// its `index.html` a jouleplan page, and jouleplan's temporaries): a folder of the user's
+/// (`report -o .`, `-o ~/results`) would have had its `index.html` and `front.csv` replaced.
+/// A folder entry at a report file's name is left to the writer, which names it.
+fn not_the_users_folder(dir: &std::path::Path) -> crate::error::InputResult<()> {
+    let is_dir = std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir());
+    let Some(entries) = is_dir.then(|| std::fs::read_dir(dir).ok()).flatten() else {
+        return Ok(());
+    };
+    let mut foreign: Vec<String> = Vec::new();
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let plain = e.file_type().is_ok_and(|t| t.is_file());
+        let ours = REPORT_FILES.contains(&name.as_str());
+        if ours && !plain {
+            return Ok(());
+        }
+        if !(plain && (ours || name.ends_with(crate::atomic_write::TMP_SUFFIX))) {
+            foreign.push(format!("`{name}`"));
+        }
+    }
+    let page = dir.join("index.html");
+    if page.exists() && !is_a_report_page(&page) {
+        foreign.push("`index.html` (a page no jouleplan report wrote)".into());
+    }
+    foreign.sort();
+    let what = match foreign.first() {
+        None => return Ok(()),
+        Some(first) if foreign.len() > 1 => format!("{first} and {} more", foreign.len() - 1),
+        Some(first) => first.clone(),
+    };
+    Err(crate::error::InputError::Argument {
+        flag: "--out".into(),
+        expected: format!(
+            "a new or empty folder, or one a previous `jouleplan report` wrote (its files \
+             alone): {} holds {what}, which the report would have overwritten or mixed with \
+             its own; choose another --out, or pass --force to replace the report's files one \
+             by one and keep the others; nothing was written",
+            dir.display()
+        ),
+        got: dir.display().to_string(),
+    })
+}
+
+/// Whether `page` starts as the page `report` writes (its title `jouleplan: ...`).
+fn is_a_report_page(page: &std::path::Path) -> bool {
+    use std::io::Read;
+    let mut head = Vec::new();
+    std::fs::File::open(page)
+        .and_then(|f| f.take(4096).read_to_end(&mut head))
+        .is_ok_and(|_| String::from_utf8_lossy(&head).contains("<title>jouleplan: "))
+}
+
 /// Runs `report`: writes the report folder and says on standard error what it wrote (the
 /// folder is the result: nothing goes to standard output).
 pub fn run_report(args: &ReportArgs, _out: &mut dyn Write) -> anyhow::Result<Plan> {
@@ -77,6 +135,9 @@ pub fn run_report(args: &ReportArgs, _out: &mut dyn Write) -> anyhow::Result<Pla
     let files: Vec<_> = REPORT_FILES.iter().map(|n| args.out.join(n)).collect();
     let outputs: Vec<_> = files.iter().map(|f| ("--out", f.as_path())).collect();
     super::outputs::not_inputs(&inputs, &outputs)?;
+    if !args.force {
+        not_the_users_folder(&args.out)?;
+    }
     let inp = resolve(&args.source, &args.space, &args.query)?;
     // The runs are read before the search, so a bad file costs nothing.
     let rows = match &args.measured {
@@ -126,7 +187,8 @@ pub fn run_report(args: &ReportArgs, _out: &mut dyn Write) -> anyhow::Result<Pla
     let how = crate::atomic_write::write_folder(dir, &files)?;
     if how == crate::atomic_write::Written::FileByFile {
         super::say::note(&format!(
-            "{} holds other files: the report's files were replaced one by one",
+            "{} holds other files (--force): the report's files were replaced one by one, the \
+             others kept",
             dir.display()
         ));
     }

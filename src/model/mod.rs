@@ -888,9 +888,11 @@ impl<'a> Model<'a> {
         Ok(match g.eval_spread(config.nodes, factor, at) {
             Some(ev) if !(ev.time.is_finite() && ev.energy.is_finite() && ev.time > 0.0) => {
                 return Err(InputError::Mismatch(format!(
-                    "the model gives {} s and {} J at ({}, {}, {} GHz, {}): the inputs hold \
-                     values the model cannot evaluate (a node law that takes away more time \
-                     than there is: check the profile's node_law)",
+                    "{} (with {}): the model gives {} s and {} J at ({}, {}, {} GHz, {}): the \
+                     inputs hold values the model cannot evaluate (a node law that takes away \
+                     more time than there is: check the profile's node_law and baseline points)",
+                    self.profile.file.display(),
+                    m.file.display(),
                     ev.time,
                     ev.energy,
                     config.nodes,

@@ -149,8 +149,18 @@ pub fn axis(model: &Model<'_>, plan: &crate::search::plan::Plan) -> Option<Clock
 
 /// The axis as an HTML section: a table of time and energy against the clock, the chosen
 /// clock marked, measured clocks named, and the time limit's line.
-pub fn axis_html(w: &mut String, a: &ClockAxis, energy: &str) {
+pub fn axis_html(w: &mut String, a: &ClockAxis, (energy, time_only): (&str, bool)) {
     use std::fmt::Write;
+    // Readable at any scale (a kernel's 17.3 us and 1.7 mJ were `0.000017` and `0.0017`);
+    // without measured power the model's energy is node-seconds, shown as node-hours.
+    let (energy, head) = match time_only {
+        true => ("node-hours", "node-hours"),
+        false => (energy, "energy"),
+    };
+    let cell = |j: f64| match time_only {
+        true => crate::units::node_hours_cell(j / 3600.0),
+        false => crate::units::fmt_energy(crate::units::Joules(j)),
+    };
     let _ = writeln!(
         w,
         "<h2 id=\"gpu-clock-axis\">GPU clock</h2>\n<p>Time and {energy} against the GPU core \
@@ -162,7 +172,7 @@ pub fn axis_html(w: &mut String, a: &ClockAxis, energy: &str) {
     );
     let _ = writeln!(
         w,
-        "<table><tr><th>GPU MHz</th><th>time (s)</th><th>energy (J)</th><th class=\"l\">clock</th></tr>"
+        "<table><tr><th>GPU MHz</th><th>time</th><th>{head}</th><th class=\"l\">clock</th></tr>"
     );
     for r in &a.rows {
         let over = a.time_limit.is_some_and(|t| r.time_s > t);
@@ -178,15 +188,15 @@ pub fn axis_html(w: &mut String, a: &ClockAxis, energy: &str) {
         .join(", ");
         let _ = writeln!(
             w,
-            "<tr{}><td>{}</td><td>{:.6}</td><td>{:.4}</td><td class=\"l\">{what}</td></tr>",
+            "<tr{}><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{what}</td></tr>",
             if r.mhz == a.chosen {
                 " class=\"pick\""
             } else {
                 ""
             },
             r.mhz,
-            r.time_s,
-            r.energy_j
+            crate::units::fmt_duration(crate::units::Seconds(r.time_s)),
+            cell(r.energy_j)
         );
     }
     let _ = writeln!(w, "</table>");

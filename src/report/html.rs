@@ -84,7 +84,7 @@ pub fn index_html(
     recommendation(w, plan);
     measure_next(w, plan);
     if let Some(a) = clock_axis {
-        super::gpu_clock::axis_html(w, a, plan.energy_scope.name());
+        super::gpu_clock::axis_html(w, a, (plan.energy_scope.name(), plan.time_only()));
     }
     charts(w, plan, sample, breakdown);
     node_law_section(w, plan, node_law);
@@ -110,12 +110,15 @@ fn recommendation(w: &mut String, plan: &Plan) {
             let p = &f.prediction;
             let _ = writeln!(
                 w,
-                "<p id=\"recommendation\"><b>{}</b>: {} x {} at {} GHz, {} per node. {}</p>",
+                "<p id=\"recommendation\"><b>{}</b>: {} x {} at {} GHz, {} per node{}. {}</p>",
                 esc(&label(&p.config)),
                 count(p.config.nodes, "node", "nodes"),
                 count(p.config.cores, "core", "cores"),
                 p.config.freq.ghz(),
                 count(p.config.gpus, "GPU", "GPUs"),
+                p.config
+                    .gpu_clock_mhz
+                    .map_or(String::new(), |m| format!(" at {m} MHz")),
                 esc(&plan.answer.reason)
             );
             for warning in &plan.warnings {
@@ -389,7 +392,7 @@ fn node_law_section(w: &mut String, plan: &Plan, svg: &str) {
 /// node-seconds as node-hours (`0.0123`).
 fn energy_text(p: &Prediction, j: f64) -> String {
     if p.time_only {
-        format!("{:.4}", j / 3600.0)
+        crate::units::node_hours_cell(j / 3600.0)
     } else {
         fmt_energy(Joules(j))
     }
@@ -410,18 +413,16 @@ fn interval_cells(p: &Prediction) -> String {
     }
 }
 
-/// The front, one row a point with its interval, the recommendation marked.
-fn front_table(w: &mut String, plan: &Plan) {
-    let _ = writeln!(w, "<h2>Pareto front</h2>");
-    let scope = y_name(plan);
-    // Without measured power the second column is node-hours already.
-    let nh_head = if plan.time_only() {
-        ""
-    } else {
-        "<th>node-hours</th>"
-    };
+/// The note above the front table on what its ranges are, and their heading word
+/// (`interval (80%)`, `bounds`).
+fn range_note(w: &mut String, plan: &Plan) -> String {
     let first = plan.front.iter().find_map(|f| f.prediction.interval);
-    let range = match first.map(|i| (i.kind, i.coverage)) {
+    let clocks = plan
+        .front
+        .iter()
+        .filter_map(|f| f.prediction.interval)
+        .any(|i| i.gpu_clock != (0.0, 0.0));
+    match first.map(|i| (i.kind, i.coverage)) {
         Some((IntervalKind::Bounds, _)) => {
             let _ = writeln!(
                 w,
@@ -433,28 +434,60 @@ fn front_table(w: &mut String, plan: &Plan) {
             "bounds".to_string()
         }
         kind => {
+            let (at, measured) = if clocks {
+                (
+                    "the node counts and GPU clocks",
+                    "a measured node count and clock",
+                )
+            } else {
+                ("the node counts", "a measured node count")
+            };
             let _ = writeln!(
                 w,
-                "<p class=\"note\">Intervals exist at the node counts not measured only (\"-\": \
-                 a measured node count).</p>"
+                "<p class=\"note\">Intervals exist at {at} not measured only (\"-\": \
+                 {measured}).</p>"
             );
             let coverage = kind.map_or(String::new(), |(_, c)| format!(" ({:.0}%)", 100.0 * c));
             format!("interval{coverage}")
         }
+    }
+}
+
+/// The front, one row a point with its interval, the recommendation marked; a GPU MHz column
+/// where the plan searched GPU clocks.
+fn front_table(w: &mut String, plan: &Plan) {
+    let _ = writeln!(w, "<h2>Pareto front</h2>");
+    let scope = y_name(plan);
+    // Without measured power the second column is node-hours already.
+    let nh_head = if plan.time_only() {
+        ""
+    } else {
+        "<th>node-hours</th>"
     };
+    let range = range_note(w, plan);
+    let clocked = plan
+        .front
+        .iter()
+        .any(|f| f.prediction.config.gpu_clock_mhz.is_some());
     let _ = writeln!(
         w,
         "<table id=\"front\"><tr><th>#</th><th>nodes</th><th>cores</th><th>GHz</th><th>GPUs</th>\
-         <th>time</th><th>{scope}</th><th>time {range}</th>\
-         <th>{scope} {range}</th><th>UCR</th><th>1-rho</th>{nh_head}<th>ties</th></tr>"
+         {}<th>time</th><th>{scope}</th><th>time {range}</th>\
+         <th>{scope} {range}</th><th>UCR</th><th>1-rho</th>{nh_head}<th>ties</th></tr>",
+        if clocked { "<th>GPU MHz</th>" } else { "" }
     );
     // Once, not a row: asking the plan scans the whole front.
     let time_only = plan.time_only();
     for (i, f) in plan.front.iter().enumerate() {
         let p = &f.prediction;
+        let mhz = match (clocked, p.config.gpu_clock_mhz) {
+            (false, _) => String::new(),
+            (true, Some(m)) => format!("<td>{m}</td>"),
+            (true, None) => "<td>-</td>".into(),
+        };
         let _ = writeln!(
             w,
-            "<tr{}><td>{i}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>{}<td>{:.3}</td><td>{:.3}</td>{}<td>{}</td></tr>",
+            "<tr{}><td>{i}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>{mhz}<td>{}</td><td>{}</td>{}<td>{:.3}</td><td>{:.3}</td>{}<td>{}</td></tr>",
             if plan.answer.pick == Some(i) {
                 " class=\"pick\""
             } else {
@@ -472,8 +505,8 @@ fn front_table(w: &mut String, plan: &Plan) {
             match time_only {
                 true => String::new(),
                 false => format!(
-                    "<td>{:.4}</td>",
-                    f64::from(p.config.nodes) * p.time.0 / 3600.0
+                    "<td>{}</td>",
+                    crate::units::node_hours_cell(f64::from(p.config.nodes) * p.time.0 / 3600.0)
                 ),
             },
             f.ties

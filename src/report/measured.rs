@@ -82,21 +82,24 @@ pub fn section(w: &mut String, runs: &[MeasuredRun], file: &str, scope: EnergySc
         let _ = write!(note, " {without} measured no energy and are not drawn.");
     }
     let _ = writeln!(w, "<p>{note}</p>");
+    // Runs at several GPU clocks are told apart by a clock column, as the front's rows are.
+    let clocked = runs.iter().any(|r| r.config.gpu_clock_mhz.is_some());
     let _ = writeln!(
         w,
-        "<table id=\"measured\"><tr><th>nodes</th><th>cores</th><th>GHz</th><th>GPUs</th>\
+        "<table id=\"measured\"><tr><th>nodes</th><th>cores</th><th>GHz</th><th>GPUs</th>{}\
          <th>ranks</th><th>runs</th><th>time measured</th><th>time predicted</th><th>error</th>\
          <th class=\"l\">energy scope</th><th>energy measured</th><th>energy predicted</th>\
-         <th>error</th></tr>"
+         <th>error</th></tr>",
+        if clocked { "<th>GPU MHz</th>" } else { "" }
     );
     for r in runs {
-        row(w, r);
+        row(w, r, clocked);
     }
     let _ = writeln!(w, "</table>");
 }
 
-/// One measured configuration as a table row.
-fn row(w: &mut String, r: &MeasuredRun) {
+/// One measured configuration as a table row (with its GPU clock where `clocked`).
+fn row(w: &mut String, r: &MeasuredRun, clocked: bool) {
     let c = &r.config;
     let t = |v: Option<f64>| v.map_or("-".to_string(), |s| fmt_duration(Seconds(s)));
     let e = |v: Option<f64>| v.map_or("-".to_string(), |j| fmt_energy(Joules(j)));
@@ -106,9 +109,14 @@ fn row(w: &mut String, r: &MeasuredRun) {
     };
     let _ = writeln!(
         w,
-        "<tr>{}<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td>\
+        "<tr>{}{}<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td>\
          <td>{}</td><td>{}</td><td>{}</td></tr>",
         config_cells(c),
+        match (clocked, c.gpu_clock_mhz) {
+            (false, _) => String::new(),
+            (true, Some(m)) => format!("<td>{m}</td>"),
+            (true, None) => "<td>-</td>".into(),
+        },
         r.ranks.map_or_else(
             || (u64::from(c.nodes) * u64::from(c.cores)).to_string(),
             |n| n.to_string()

@@ -464,7 +464,7 @@ fn energy_lines(w: &mut String, p: &Prediction, prov: &Provenance) {
         if let Some(i) = &p.interval {
             let _ = writeln!(
                 w,
-                "# {}: time {:.3} to {:.3} s, {} to {}.",
+                "# {}: time {:.6} to {:.6} s, {} to {}.",
                 crate::report::text::interval_head_capitalised(i),
                 i.time_s.0,
                 i.time_s.1,
@@ -477,7 +477,7 @@ fn energy_lines(w: &mut String, p: &Prediction, prov: &Provenance) {
     if let Some(i) = &p.interval {
         let _ = writeln!(
             w,
-            "# {}: time {:.3} to {:.3} s, {} {:.0} to {:.0} J.",
+            "# {}: time {:.6} to {:.6} s, {} {:.3} to {:.3} J.",
             crate::report::text::interval_head_capitalised(i),
             i.time_s.0,
             i.time_s.1,

@@ -343,7 +343,7 @@ fn front_table(plan: &Plan, max_rows: Option<usize>, out: &mut dyn Write) -> io:
             p.config.gpus,
             fmt_duration(p.time),
             if time_only {
-                format!("{:.4}", p.energy.0 / 3600.0)
+                crate::units::node_hours_cell(p.energy.0 / 3600.0)
             } else {
                 fmt_energy(p.energy)
             },

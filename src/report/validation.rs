@@ -51,8 +51,8 @@ fn write_rows(b: &Validation, out: &mut dyn Write) -> std::io::Result<()> {
             pct(r.time_error()),
             r.measured
                 .energy
-                .map_or("-".into(), |e| format!("{:.1}", e.0)),
-            r.energy_j.map_or("-".into(), |e| format!("{e:.1}")),
+                .map_or("-".into(), |e| crate::units::joules_cell(e.0)),
+            r.energy_j.map_or("-".into(), crate::units::joules_cell),
             pct(r.energy_error()),
         )?;
         if let Some((t, e)) = r.interval {
@@ -177,7 +177,11 @@ fn interval_line(r: &Compared, t: (f64, f64), e: Option<(f64, f64)>) -> String {
         mark(r.measured.time_s, t)
     );
     if let (Some(e), Some((m, _))) = (e, r.measured.energy) {
-        s.push_str(&format!("  [{:.1}, {:.1}]{}", e.0, e.1, mark(m, e)));
+        let (lo, hi) = (
+            crate::units::joules_cell(e.0),
+            crate::units::joules_cell(e.1),
+        );
+        s.push_str(&format!("  [{lo}, {hi}]{}", mark(m, e)));
     }
     s
 }

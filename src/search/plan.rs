@@ -250,9 +250,12 @@ pub fn plan(
         !(p.time.0.is_finite() && p.energy.0.is_finite() && p.time.0 > 0.0 && p.energy.0 >= 0.0)
     }) {
         return Err(InputError::Mismatch(format!(
-            "the model gives {} s and {} J at {}: the inputs hold values the model cannot \
-             evaluate (check the machine file and profile for extreme numbers, and the \
-             profile's node_law: time and energy are never 0 or less)",
+            "{} (with {}): the model gives {} s and {} J at {}: the inputs hold values the \
+             model cannot evaluate (check the profile's baseline points, node_law and \
+             gpu_clock and the machine file for extreme numbers: time and energy are never 0 \
+             or less)",
+            model.profile.file.display(),
+            model.machine.file.display(),
             bad.prediction.time.0,
             bad.prediction.energy.0,
             label(&bad.prediction.config)

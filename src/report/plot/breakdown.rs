@@ -37,8 +37,9 @@ fn bar_indices(len: usize, max: usize, keep: Option<usize>) -> Vec<usize> {
 type Term = (&'static str, fn(&FrontEntry) -> f64);
 
 /// The bars' labels and the caption's words for them: the node count alone (`16`) where every
-/// bar has the same cores, frequency and GPUs (`nodes, each x 72 cores @ 2.4 GHz`), else
-/// `16x72@2.4` (`+2g` with GPUs) as `nodes x cores @ GHz`.
+/// bar has the same cores, frequency, GPUs and GPU clock (`nodes, each x 72 cores @ 2.4 GHz`),
+/// the GPU clock alone (`747`) where only it differs (`GPU MHz, each 1 x 1 @ 2 GHz + 1 GPUs`),
+/// else `16x72@2.4` (`+2g` with GPUs, `+1g@747MHz` with a clock) as `nodes x cores @ GHz`.
 fn bar_labels(plan: &Plan, idx: &[usize]) -> (Vec<String>, String) {
     let configs: Vec<&crate::model::Config> = idx
         .iter()
@@ -46,6 +47,10 @@ fn bar_labels(plan: &Plan, idx: &[usize]) -> (Vec<String>, String) {
         .collect();
     let same = |a: &&crate::model::Config, b: &crate::model::Config| {
         a.cores == b.cores && a.freq == b.freq && a.gpus == b.gpus
+    };
+    let clock = |c: &crate::model::Config| {
+        c.gpu_clock_mhz
+            .map_or(String::new(), |m| format!(" at {m} MHz"))
     };
     if let Some(first) = configs
         .first()
@@ -55,19 +60,30 @@ fn bar_labels(plan: &Plan, idx: &[usize]) -> (Vec<String>, String) {
             0 => String::new(),
             g => format!(" + {g} GPUs"),
         };
-        return (
-            configs.iter().map(|c| c.nodes.to_string()).collect(),
-            format!(
-                "nodes, each x {} cores @ {} GHz{gpus}",
-                first.cores,
-                first.freq.ghz()
-            ),
-        );
+        let shared = format!("{} cores @ {} GHz{gpus}", first.cores, first.freq.ghz());
+        if configs
+            .iter()
+            .all(|c| c.gpu_clock_mhz == first.gpu_clock_mhz)
+        {
+            return (
+                configs.iter().map(|c| c.nodes.to_string()).collect(),
+                format!("nodes, each x {shared}{}", clock(first)),
+            );
+        }
+        if configs.iter().all(|c| c.nodes == first.nodes) {
+            let mhz =
+                |c: &&crate::model::Config| c.gpu_clock_mhz.map_or("-".into(), |m| m.to_string());
+            return (
+                configs.iter().map(mhz).collect(),
+                format!("GPU MHz, each {} x {shared}", first.nodes),
+            );
+        }
     }
     let label = |c: &&crate::model::Config| {
-        let g = match c.gpus {
-            0 => String::new(),
-            g => format!("+{g}g"),
+        let g = match (c.gpus, c.gpu_clock_mhz) {
+            (0, _) => String::new(),
+            (g, None) => format!("+{g}g"),
+            (g, Some(m)) => format!("+{g}g@{m}MHz"),
         };
         format!("{}x{}@{}{g}", c.nodes, c.cores, c.freq.ghz())
     };

@@ -119,7 +119,10 @@ pub fn chart_label(c: &crate::model::Config) -> String {
         1 => " + 1 GPU".into(),
         g => format!(" + {g} GPUs"),
     };
-    format!("{} x {} @ {} GHz{g}", c.nodes, c.cores, c.freq.ghz())
+    let mhz = c
+        .gpu_clock_mhz
+        .map_or(String::new(), |m| format!(" @ {m} MHz"));
+    format!("{} x {} @ {} GHz{g}{mhz}", c.nodes, c.cores, c.freq.ghz())
 }
 
 /// How much of its values a zoomed axis spans: `(max - min) / max`.
@@ -518,15 +521,22 @@ fn draw_legend<DB: DrawingBackend>(
 
 /// What the legend explains: its text and the marker kind [`legend_marker`] draws.
 fn legend_items(plan: &Plan, zoom: bool, measured: bool) -> Vec<(String, u8)> {
-    let mut items: Vec<(String, u8)> = vec![
-        ("configuration, by its UCR".into(), 0),
-        ("Pareto front; labels: nodes x cores @ GHz".into(), 1),
-    ];
+    let clocked = plan
+        .front
+        .iter()
+        .any(|f| f.prediction.config.gpu_clock_mhz.is_some());
+    let labels = if clocked {
+        "Pareto front; labels: nodes x cores @ GHz + GPUs @ GPU MHz"
+    } else {
+        "Pareto front; labels: nodes x cores @ GHz"
+    };
+    let mut items: Vec<(String, u8)> =
+        vec![("configuration, by its UCR".into(), 0), (labels.into(), 1)];
     if let Some(f) = plan.recommendation() {
         let c = &f.prediction.config;
         items.push((
             format!(
-                "recommended: {} x {} @ {} GHz{}",
+                "recommended: {} x {} @ {} GHz{}{}",
                 crate::units::count(c.nodes, "node", "nodes"),
                 crate::units::count(c.cores, "core", "cores"),
                 c.freq.ghz(),
@@ -534,7 +544,9 @@ fn legend_items(plan: &Plan, zoom: bool, measured: bool) -> Vec<(String, u8)> {
                     0 => String::new(),
                     1 => ", 1 GPU per node".to_string(),
                     g => format!(", {g} GPUs per node"),
-                }
+                },
+                c.gpu_clock_mhz
+                    .map_or(String::new(), |m| format!(" at {m} MHz"))
             ),
             2,
         ));

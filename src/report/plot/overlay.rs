@@ -108,8 +108,22 @@ pub fn draw_measured<DB: DrawingBackend>(
 /// law's `80% interval ...`, or a one-node profile's bounds (never called an interval).
 pub fn legend_text(plan: &Plan) -> Option<String> {
     let i = plan.front.iter().find_map(|f| f.prediction.interval)?;
+    // A clock's interval names the clock; one without a clock part is a node count's, as is
+    // a clock's beyond the measured node counts.
+    let (mut clocks, mut nodes) = (false, false);
+    for p in plan.front.iter().map(|f| &f.prediction) {
+        if let Some(r) = p.interval {
+            clocks |= r.gpu_clock != (0.0, 0.0);
+            nodes |= r.gpu_clock == (0.0, 0.0) || p.config.nodes > r.largest_measured;
+        }
+    }
+    let at = match (clocks, nodes) {
+        (true, false) => "GPU clocks",
+        (true, true) => "node counts or GPU clocks",
+        _ => "node counts",
+    };
     Some(match i.kind {
-        IntervalKind::Interval => format!("{} at node counts not measured", i.what()),
+        IntervalKind::Interval => format!("{} at {at} not measured", i.what()),
         IntervalKind::Bounds => format!(
             "bounds beyond the {} measured: perfect division to no gain",
             crate::units::count(i.largest_measured, "node", "nodes")

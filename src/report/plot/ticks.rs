@@ -253,7 +253,8 @@ pub fn node_hours_label(node_s: f64) -> String {
     }
 }
 
-/// A tick label for an energy in joules: `500 J`, `2 kJ`, `1.5 MJ`.
+/// A tick label for an energy in joules: `500 J`, `2 kJ`, `1.5 MJ`; `0.5 mJ`, `20 uJ` under a
+/// joule (a GPU kernel's: in J, three decimals read 0.0005 and 0.001 both as `0.001 J`).
 pub fn energy_label(j: f64) -> String {
     energy_label_step(j, 0.0)
 }
@@ -261,6 +262,8 @@ pub fn energy_label(j: f64) -> String {
 /// As [`energy_label`] for ticks `step` joules apart: as many decimals as tell them apart.
 pub fn energy_label_step(j: f64, step: f64) -> String {
     let (unit, name) = match j {
+        j if j < 1e-3 => (1e-6, "uJ"),
+        j if j < 1.0 => (1e-3, "mJ"),
         j if j < 1e3 => (1.0, "J"),
         j if j < 1e6 => (1e3, "kJ"),
         j if j < 1e9 => (1e6, "MJ"),
@@ -276,6 +279,17 @@ pub fn energy_label_step(j: f64, step: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn energy_ticks_under_a_joule_read_apart() {
+        let labels: Vec<String> = [0.0005, 0.001, 0.0015, 0.002]
+            .iter()
+            .map(|&j| energy_label(j))
+            .collect();
+        assert_eq!(labels, ["500 uJ", "1 mJ", "1.5 mJ", "2 mJ"]);
+        assert_eq!(energy_label(0.106), "106 mJ");
+        assert_eq!(energy_label(2500.0), "2.5 kJ");
+    }
 
     #[test]
     fn log_ticks_are_1_2_5_and_enclose_the_data() {
