@@ -253,10 +253,10 @@ fn fitted(d: &Path) -> (PathBuf, PathBuf) {
     (d.join("m2.toml"), d.join("p.json"))
 }
 
-/// `plan --machine m --profile p` with `extra`: (code, stdout, stderr).
-fn plan(m: &Path, p: &Path, extra: &[&str]) -> (i32, String, String) {
+/// `jouleplan cmd --machine m --profile p` with `extra`: (code, stdout, stderr).
+fn with_inputs(cmd: &str, (m, p): (&Path, &Path), extra: &[&str]) -> (i32, String, String) {
     let mut args = vec![
-        "plan",
+        cmd,
         "--machine",
         m.to_str().unwrap(),
         "--profile",
@@ -266,12 +266,24 @@ fn plan(m: &Path, p: &Path, extra: &[&str]) -> (i32, String, String) {
     jouleplan(&args)
 }
 
+/// `plan --machine m --profile p` with `extra`: (code, stdout, stderr).
+fn plan(m: &Path, p: &Path, extra: &[&str]) -> (i32, String, String) {
+    with_inputs("plan", (m, p), extra)
+}
+
 fn plan_json(m: &Path, p: &Path, extra: &[&str]) -> serde_json::Value {
     let mut args = vec!["--json"];
     args.extend_from_slice(extra);
     let (code, out, err) = plan(m, p, &args);
     assert_eq!(code, 0, "{err}");
     serde_json::from_str(&out).unwrap()
+}
+
+/// `validate --measured runs --machine m --profile p` with `extra`: (code, stdout, stderr).
+fn validate(runs: &Path, mp: (&Path, &Path), extra: &[&str]) -> (i32, String, String) {
+    let mut args = vec!["--measured", runs.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    with_inputs("validate", mp, &args)
 }
 
 #[test]
@@ -325,16 +337,7 @@ fn plan_searches_the_gpu_clocks_and_the_slowdown_cap_picks_a_lower_one() {
 /// What `validate --json` says of `csv`'s rows against `m` and `p`: (code, JSON or stderr).
 fn validate_json(d: &Path, m: &Path, p: &Path, csv: &str) -> (i32, String) {
     let runs = write(d, "all.csv", csv);
-    let (code, out, err) = jouleplan(&[
-        "validate",
-        "--measured",
-        runs.to_str().unwrap(),
-        "--machine",
-        m.to_str().unwrap(),
-        "--profile",
-        p.to_str().unwrap(),
-        "--json",
-    ]);
+    let (code, out, err) = validate(&runs, (m, p), &["--json"]);
     (code, if code == 0 { out } else { err })
 }
 
@@ -696,17 +699,8 @@ fn gpu_clocks_take_an_mhz_suffix_or_a_whole_number_as_the_machine_file_writes_it
 
 /// `validate --measured all --json` against machine and profile `mp`: `n` rows scored, each
 /// predicted exactly (rows of the illustrative law, which the law reproduces).
-fn validated_exactly(all: &Path, (m, p): (&Path, &Path), n: usize) -> serde_json::Value {
-    let (code, out, err) = jouleplan(&[
-        "validate",
-        "--measured",
-        all.to_str().unwrap(),
-        "--machine",
-        m.to_str().unwrap(),
-        "--profile",
-        p.to_str().unwrap(),
-        "--json",
-    ]);
+fn validated_exactly(all: &Path, mp: (&Path, &Path), n: usize) -> serde_json::Value {
+    let (code, out, err) = validate(all, mp, &["--json"]);
     assert_eq!(code, 0, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     let points = v["validations"][0]["points"].as_array().unwrap();
@@ -736,21 +730,7 @@ fn validate_scores_rows_at_every_clock_of_the_range() {
     assert_eq!(c["kind"], "interval", "{c}");
     assert_eq!(c["nominal"], 0.8, "{c}");
     assert!(c["time_points"].as_u64().unwrap() > 0, "{c}");
-    let (all, m, p) = (
-        all.to_str().unwrap(),
-        m.to_str().unwrap(),
-        p.to_str().unwrap(),
-    );
-    let args = [
-        "validate",
-        "--measured",
-        all,
-        "--machine",
-        m,
-        "--profile",
-        p,
-    ];
-    let (code, text, err) = jouleplan(&args);
+    let (code, text, err) = validate(&all, (&m, &p), &[]);
     assert_eq!(code, 0, "{err}");
     assert!(
         text.contains("80% intervals at GPU clocks not measured held"),
@@ -1022,16 +1002,7 @@ fn titan_x_kernels_fitted_on_three_clocks_choose_within_the_cap_and_predict_the_
             broken += 1;
         }
         let all = write(d.path(), "all.csv", &sweep_csv(&sweep));
-        let (code, out, err) = jouleplan(&[
-            "validate",
-            "--measured",
-            all.to_str().unwrap(),
-            "--machine",
-            m2.to_str().unwrap(),
-            "--profile",
-            p.to_str().unwrap(),
-            "--json",
-        ]);
+        let (code, out, err) = validate(&all, (&m2, &p), &["--json"]);
         assert_eq!(code, 0, "{err}");
         let v: serde_json::Value = serde_json::from_str(&out).unwrap();
         for pt in v["validations"][0]["points"].as_array().unwrap() {
@@ -1522,19 +1493,7 @@ fn a_recorded_clock_within_half_a_mhz_is_the_machines_listed_clock() {
 fn validate_rows(d: &Path, csv: &str, json: bool) -> (i32, String, String) {
     let (m, p) = fitted(d);
     let all = write(d, "all.csv", csv);
-    let mut args = vec![
-        "validate",
-        "--measured",
-        all.to_str().unwrap(),
-        "--machine",
-        m.to_str().unwrap(),
-        "--profile",
-        p.to_str().unwrap(),
-    ];
-    if json {
-        args.push("--json");
-    }
-    jouleplan(&args)
+    validate(&all, (&m, &p), if json { &["--json"] } else { &[] })
 }
 
 #[test]
@@ -1847,15 +1806,7 @@ fn a_front_of_kernels_under_a_joule_shows_each_energy_not_zero_point_one() {
         "all.csv",
         &sweep_csv(&titan_x_real()[&("hotspot".into(), 810)]),
     );
-    let (code, out, err) = jouleplan(&[
-        "validate",
-        "--measured",
-        all.to_str().unwrap(),
-        "--machine",
-        m.to_str().unwrap(),
-        "--profile",
-        p.to_str().unwrap(),
-    ]);
+    let (code, out, err) = validate(&all, (&m, &p), &[]);
     assert_eq!(code, 0, "{err}");
     let row = out
         .lines()

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{fit_fixture_code, jouleplan};
+use common::{fit_fixture_code, jouleplan, plan_full_nodes};
 use serde_json::Value;
 use std::path::Path;
 
@@ -748,20 +748,7 @@ fn a_job_scripts_interval_carries_the_digits_of_its_prediction() {
     let (prof, mach) = fit_fixture_code(d, "hpgmgfv", &[1, 2, 4, 8]);
     let (rc, err, script) = job(d, (&prof, &mach), &["--deadline", "10m"]);
     assert_eq!(rc, 0, "{err}");
-    let (_, out, err) = jouleplan(&[
-        "plan",
-        "--machine",
-        s(&mach),
-        "--profile",
-        s(&prof),
-        "--nodes",
-        "1-16",
-        "--cores",
-        "72",
-        "--deadline",
-        "10m",
-        "--json",
-    ]);
+    let (_, out, err) = plan_full_nodes(&mach, &prof, &["--deadline", "10m", "--json"]);
     let plan: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {err}"));
     let rec = &plan["recommendation"];
     // `# 80% interval ...: time A to B s, CPU energy C to D J.`: A 1.7 J interval was printed

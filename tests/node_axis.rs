@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::jouleplan;
+use common::{jouleplan, plan_full_nodes};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -998,18 +998,7 @@ fn time_only_runs_over_several_nodes_rank_node_counts_by_node_hours() {
     let fit = ["fit", "--measured", s(&csv), "--machine", s(&mach)];
     let (rc, _, err) = jouleplan(&[&fit[..], &["--profile-out", s(&prof)]].concat());
     assert_eq!(rc, 0, "{err}");
-    let (rc, out, err) = jouleplan(&[
-        "plan",
-        "--machine",
-        s(&mach),
-        "--profile",
-        s(&prof),
-        "--nodes",
-        "1-16",
-        "--cores",
-        "72",
-        "--json",
-    ]);
+    let (rc, out, err) = plan_full_nodes(&mach, &prof, &["--json"]);
     assert_eq!(rc, 0, "{err}");
     let doc: Value = serde_json::from_str(&out).unwrap();
     let front = doc["front"].as_array().unwrap();

@@ -410,6 +410,25 @@ pub fn fit_fixture_code(d: &Path, code: &str, keep: &[u32]) -> (PathBuf, PathBuf
     (f.profile, f.machine)
 }
 
+/// `plan` of `prof` on `mach` over 1-16 nodes of 72 cores (the Ice Lake machine's full nodes)
+/// with `extra`: (code, stdout, stderr).
+pub fn plan_full_nodes(mach: &Path, prof: &Path, extra: &[&str]) -> (i32, String, String) {
+    let (m, p) = (mach.to_str().unwrap(), prof.to_str().unwrap());
+    let mut args = vec![
+        "plan",
+        "--machine",
+        m,
+        "--profile",
+        p,
+        "--nodes",
+        "1-16",
+        "--cores",
+        "72",
+    ];
+    args.extend_from_slice(extra);
+    jouleplan(&args)
+}
+
 /// The measured energy at `n` nodes of an Ice Lake fixture code (made from the public fixtures, 72
 /// ranks a node, repeats averaged) over that of the cheapest measured count up to 16 within 5%
 /// of its time, less one: the energy a recommendation of `n` nodes wastes.
