@@ -303,7 +303,8 @@ pub fn parse_slowdown(flag: &str, s: &str) -> InputResult<f64> {
             s,
         ));
     }
-    Ok(v)
+    // `-0` is 0 (it printed as "-0% slower").
+    Ok(v + 0.0)
 }
 
 /// An interval's nominal coverage as people type it: `0.9` or `90%`, from 0.5 to 0.999.
@@ -549,6 +550,11 @@ mod tests {
         let e = parse_slowdown("--slowdown", "10").unwrap_err().to_string();
         assert!(e.contains("did you mean 10%?"), "{e}");
         assert_eq!(parse_slowdown("--slowdown", "150%").unwrap(), 1.5);
+        assert!(
+            parse_slowdown("--slowdown", "-0")
+                .unwrap()
+                .is_sign_positive()
+        );
         assert_eq!(parse_slowdown("--slowdown", "0.25").unwrap(), 0.25);
         for bad in ["NaN", "nan", "inf", "-inf", "-1", "0", "1e400", "", "2h"] {
             assert!(positive_number(bad).is_err(), "{bad}");
