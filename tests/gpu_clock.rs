@@ -245,12 +245,18 @@ fn fit_refuses_node_energy_for_a_gpu_clock_law() {
     );
 }
 
+/// Fits the runs `csv` against `machine`, which must succeed; returns the fitted machine and
+/// profile.
+fn fitted_on(d: &Path, csv: &str, machine: &Path) -> (PathBuf, PathBuf) {
+    let (code, _, err) = fit(d, csv, machine);
+    assert_eq!(code, 0, "{err}");
+    (d.join("m2.toml"), d.join("p.json"))
+}
+
 /// Fits the illustrative law on 3 clocks; returns the fitted machine and profile.
 fn fitted(d: &Path) -> (PathBuf, PathBuf) {
     let m = clock_machine(d, CLOCKS);
-    let (code, _, err) = fit(d, &rows(&[1000, 1500, 2000], "gpu"), &m);
-    assert_eq!(code, 0, "{err}");
-    (d.join("m2.toml"), d.join("p.json"))
+    fitted_on(d, &rows(&[1000, 1500, 2000], "gpu"), &m)
 }
 
 /// `jouleplan cmd --machine m --profile p` with `extra`: (code, stdout, stderr).
@@ -353,9 +359,7 @@ fn a_machine_file_without_power_plans_and_scores_gpu_energy_from_the_clock_law_n
              gpus_per_node = 1\ngpu_clocks_mhz = [{CLOCKS}]\n"
         ),
     );
-    let (code, _, err) = fit(d.path(), &rows(&[1000, 1500, 2000], "gpu"), &bare);
-    assert_eq!(code, 0, "{err}");
-    let (m, p) = (d.path().join("m2.toml"), d.path().join("p.json"));
+    let (m, p) = fitted_on(d.path(), &rows(&[1000, 1500, 2000], "gpu"), &bare);
     let args = ["--gpu-clocks", "all", "--slowdown", "10%"];
     let v = plan_json(&m, &p, &args);
     let rec = &v["recommendation"];
@@ -469,9 +473,7 @@ fn gpu_clocks_need_a_profile_with_a_clock_law() {
 fn plan_gives_an_interval_at_unmeasured_clocks_that_grows_with_the_distance_from_measured_ones() {
     let d = tempfile::tempdir().unwrap();
     let m = clock_machine(d.path(), "1000, 1250, 1400, 1500, 1750, 2000");
-    let (code, _, err) = fit(d.path(), &rows(&[1000, 1500, 2000], "gpu"), &m);
-    assert_eq!(code, 0, "{err}");
-    let (m, p) = (d.path().join("m2.toml"), d.path().join("p.json"));
+    let (m, p) = fitted_on(d.path(), &rows(&[1000, 1500, 2000], "gpu"), &m);
     let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
     // The law goes through its middle clock exactly: the floors, 1% time and 2% energy.
     assert_eq!(
@@ -1432,9 +1434,7 @@ fn plan_and_validate_take_a_law_fitted_on_several_configurations() {
     let d = tempfile::tempdir().unwrap();
     let m = two_gpu_machine(d.path());
     let three = &[1000, 1500, 2000];
-    let (code, _, err) = fit(d.path(), &two_configurations(three, three), &m);
-    assert_eq!(code, 0, "{err}");
-    let (m2, p) = (d.path().join("m2.toml"), d.path().join("p.json"));
+    let (m2, p) = fitted_on(d.path(), &two_configurations(three, three), &m);
     let v = plan_json(&m2, &p, &["--gpu-clocks", "all"]);
     assert_eq!(v["evaluated"], 10, "2 configurations x 5 clocks");
     let on_front = |g: u64| {
@@ -1552,9 +1552,7 @@ fn fit_on_gpu_runs_records_their_repeats_and_plan_says_where_they_spread() {
     let (t, e): (f64, f64) = (cells[4].parse().unwrap(), cells[5].parse().unwrap());
     let slower = format!("1,1,2e9,1,{},{},gpu,1500\n", 1.2 * t, 1.2 * e);
     let csv = rows(&[1000, 1500, 2000], "gpu") + &slower;
-    let (code, _, err) = fit(d.path(), &csv, &m);
-    assert_eq!(code, 0, "{err}");
-    let (m2, p) = (d.path().join("m2.toml"), d.path().join("p.json"));
+    let (m2, p) = fitted_on(d.path(), &csv, &m);
     let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
     let repeats = &v["measured_on"]["repeats"];
     assert_eq!(repeats.as_array().map(Vec::len), Some(1), "{v}");

@@ -418,17 +418,21 @@ pub(crate) mod tests {
             .collect()
     }
 
-    #[test]
-    fn a_direct_law_the_left_out_counts_favour_is_used() {
-        let far = |n: u32| Some((1000.0, 1000.0 * (1.0 + 0.0 * f64::from(n))));
-        let folds = [(2, 0.0), (4, 0.0), (8, 0.0)];
-        let inputs = EnergyInputs {
+    /// The derived energy, flat at 1000 J from one node, whose time law erred at none of the
+    /// left-out counts 2, 4 and 8 (with [`pts`]: every left-out count favours a direct law).
+    pub(crate) fn flat_derived() -> EnergyInputs<'static> {
+        EnergyInputs {
             anchor: 1,
-            time_folds: &folds,
+            time_folds: &[(2, 0.0), (4, 0.0), (8, 0.0)],
             repeat_rel: Some(0.01),
             horizon: 64,
-            far: &far,
-        };
+            far: &|_| Some((1000.0, 1000.0)),
+        }
+    }
+
+    #[test]
+    fn a_direct_law_the_left_out_counts_favour_is_used() {
+        let inputs = flat_derived();
         let judged = Rule {
             energy_law: Some((
                 Center::Median,

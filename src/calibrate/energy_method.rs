@@ -86,20 +86,12 @@ fn choose(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::calibrate::energy_law::tests::pts;
+    use crate::calibrate::energy_law::tests::{flat_derived, pts};
 
     #[test]
     fn a_code_whose_left_out_counts_favour_the_direct_energy_takes_it_and_two_counts_keep_the_derived()
      {
-        let far = |_: u32| Some((1000.0, 1000.0));
-        let folds = [(2, 0.0), (4, 0.0), (8, 0.0)];
-        let inputs = EnergyInputs {
-            anchor: 1,
-            time_folds: &folds,
-            repeat_rel: Some(0.01),
-            horizon: 64,
-            far: &far,
-        };
+        let inputs = flat_derived();
         let choose = Rule {
             energy_choice: true,
             ..Rule::default()
