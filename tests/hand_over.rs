@@ -371,6 +371,19 @@ fn a_one_node_profile_has_bounds_never_an_interval_in_text_json_csv_and_report()
             "{said}"
         );
     }
+    // Asking for a coverage there changes nothing, and the plan says so and why.
+    let (rc, out, err) = i.run("plan", &["--coverage", "90%", "--json"]);
+    assert_eq!(rc, 0, "{err}");
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    assert!(
+        doc["recommendation"]["interval_coverage"].is_null(),
+        "{out}"
+    );
+    let notes = doc["notes"].to_string();
+    assert!(
+        notes.contains("--coverage 90% changes nothing here: the profile has no node law"),
+        "{notes}"
+    );
     // JSON keeps its keys and says what they hold.
     let (rc, out, err) = i.run("plan", &["--json"]);
     assert_eq!(rc, 0, "{err}");

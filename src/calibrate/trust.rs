@@ -37,6 +37,9 @@ pub fn bind<'a>(
     }
     if let Some(c) = checks.coverage {
         model.set_coverage(c);
+        if profile.node_law.is_none() {
+            notes.push(coverage_unused(c));
+        }
     }
     if let Some(law) = &profile.node_law {
         notes.push(format!(
@@ -66,6 +69,17 @@ pub fn bind<'a>(
     check_model(&model, checks.accept, trust)?;
     notes.append(&mut trust.notes);
     Ok(model)
+}
+
+/// What `--coverage` does to a profile without a node law: nothing, and why.
+fn coverage_unused(coverage: f64) -> String {
+    format!(
+        "--coverage {:.0}% changes nothing here: the profile has no node law, so the predictions \
+         at node counts not measured carry bounds (perfect division to no gain beyond the \
+         measured node), which state no coverage; `fit` runs on two or more node counts to get \
+         calibrated intervals",
+        100.0 * coverage
+    )
 }
 
 /// The warnings a recommendation at `nodes` nodes carries.
