@@ -209,3 +209,50 @@ fn a_time_only_interval_gives_its_node_hours_in_a_unit_that_shows_them() {
         assert!(v.parse::<f64>().unwrap() >= 0.1, "{line}");
     }
 }
+
+#[test]
+fn the_front_keeps_its_columns_under_their_heads_at_a_million_nodes() {
+    // A count of seven digits was once printed past the six-wide nodes column, pushing every
+    // column after it out from under its head.
+    let d = tempfile::tempdir().unwrap();
+    let machine = common::MACHINE.replacen("nodes = 16", "nodes = 4000000", 1);
+    assert_ne!(
+        machine,
+        common::MACHINE,
+        "the worked example's machine names its nodes"
+    );
+    let m = write(d.path(), "machine.toml", &machine);
+    // No messages: the worked example's 4 an iteration saturate any switch at a million nodes.
+    let profile = common::profile_json().replacen(
+        "\"messages_per_iteration\":4",
+        "\"messages_per_iteration\":0",
+        1,
+    );
+    assert_ne!(profile, common::profile_json());
+    let p = write(d.path(), "profile.json", &profile);
+    let (rc, out, err) = jouleplan(&[
+        "plan",
+        "--machine",
+        s(&m),
+        "--profile",
+        s(&p),
+        "--nodes",
+        "1000000",
+        "--cores",
+        "4",
+    ]);
+    assert_eq!(rc, 0, "{err}\n{out}");
+    let head = out
+        .lines()
+        .find(|l| l.contains("nodes") && l.contains("cores") && l.contains("GHz"));
+    let head = head.unwrap_or_else(|| panic!("no front head in {out}"));
+    let row = out
+        .lines()
+        .find(|l| l.contains("1000000") && l.contains(" 4 "));
+    let row = row.unwrap_or_else(|| panic!("no front row in {out}"));
+    let end = |line: &str, word: &str| line.find(word).map(|i| i + word.len());
+    assert_eq!(end(head, "nodes"), end(row, "1000000"), "\n{head}\n{row}");
+    // Every later column ends under its head too: the cores column is the next one.
+    let cores_end = end(head, "cores").unwrap();
+    assert_eq!(&row[cores_end - 1..cores_end], "4", "\n{head}\n{row}");
+}

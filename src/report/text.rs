@@ -302,60 +302,96 @@ fn front_table(plan: &Plan, max_rows: Option<usize>, out: &mut dyn Write) -> io:
     } else {
         writeln!(out, "Pareto front, fastest first:")?;
     }
-    let time_only = plan.time_only();
-    let clocked = plan
-        .front
-        .iter()
-        .any(|f| f.prediction.config.gpu_clock_mhz.is_some());
-    let mhz_head = if clocked {
-        format!(" {:>7}", "GPU MHz")
-    } else {
-        String::new()
-    };
+    let cols = Columns::of(plan);
+    let mhz_head = cols.mhz(Some("GPU MHz"));
     writeln!(
         out,
-        "  {:>6} {:>6} {:>6} {:>5}{mhz_head} {:>11} {:>11} {:>6}  ties",
+        "  {:>nw$} {:>6} {:>6} {:>5}{mhz_head} {:>11} {:>11} {:>6}  ties",
         "nodes",
         "cores",
         "GHz",
         "GPUs",
         "time",
-        if time_only { "node-hours" } else { "energy" },
-        "UCR"
+        if cols.time_only {
+            "node-hours"
+        } else {
+            "energy"
+        },
+        "UCR",
+        nw = cols.nodes
     )?;
-    let pick = plan.answer.pick;
-    let d = plan.ghz_decimals;
     for i in shown {
-        let f = &plan.front[i];
-        let p = &f.prediction;
-        let mhz = match (clocked, p.config.gpu_clock_mhz) {
-            (false, _) => String::new(),
-            (true, Some(m)) => format!(" {m:>7}"),
-            (true, None) => format!(" {:>7}", "-"),
-        };
-        writeln!(
-            out,
-            "{} {:>6} {:>6} {:>6.d$} {:>5}{mhz} {:>11} {:>11} {:>6.3}  {}",
-            if Some(i) == pick { "*" } else { " " },
-            p.config.nodes,
-            p.config.cores,
-            p.config.freq.ghz(),
-            p.config.gpus,
-            fmt_duration(p.time),
-            if time_only {
-                crate::units::node_hours_cell(p.energy.0 / 3600.0)
-            } else {
-                fmt_energy(p.energy)
-            },
-            p.ucr,
-            if f.ties > 1 {
-                format!("{}", f.ties)
-            } else {
-                String::new()
-            }
-        )?;
+        front_row(plan, i, &cols, out)?;
     }
     Ok(())
+}
+
+/// The front table's columns that depend on the plan.
+struct Columns {
+    /// The nodes column's width: 6, or the largest count's digits (a machine of a million
+    /// nodes keeps its columns under their heads).
+    nodes: usize,
+    /// Whether a GPU clock column is shown.
+    clocked: bool,
+    /// Whether the energy column holds node-hours.
+    time_only: bool,
+}
+
+impl Columns {
+    fn of(plan: &Plan) -> Columns {
+        let configs = || plan.front.iter().map(|f| &f.prediction.config);
+        Columns {
+            nodes: configs()
+                .map(|c| c.nodes.to_string().len())
+                .max()
+                .unwrap_or(0)
+                .max(6),
+            clocked: configs().any(|c| c.gpu_clock_mhz.is_some()),
+            time_only: plan.time_only(),
+        }
+    }
+
+    /// The GPU clock cell (`-` for none), or nothing without the column.
+    fn mhz(&self, cell: Option<&str>) -> String {
+        match (self.clocked, cell) {
+            (false, _) => String::new(),
+            (true, c) => format!(" {:>7}", c.unwrap_or("-")),
+        }
+    }
+}
+
+/// Row `i` of the front table.
+fn front_row(plan: &Plan, i: usize, cols: &Columns, out: &mut dyn Write) -> io::Result<()> {
+    let f = &plan.front[i];
+    let p = &f.prediction;
+    let mhz = cols.mhz(p.config.gpu_clock_mhz.map(|m| m.to_string()).as_deref());
+    let d = plan.ghz_decimals;
+    writeln!(
+        out,
+        "{} {:>nw$} {:>6} {:>6.d$} {:>5}{mhz} {:>11} {:>11} {:>6.3}  {}",
+        if Some(i) == plan.answer.pick {
+            "*"
+        } else {
+            " "
+        },
+        p.config.nodes,
+        p.config.cores,
+        p.config.freq.ghz(),
+        p.config.gpus,
+        fmt_duration(p.time),
+        if cols.time_only {
+            crate::units::node_hours_cell(p.energy.0 / 3600.0)
+        } else {
+            fmt_energy(p.energy)
+        },
+        p.ucr,
+        if f.ties > 1 {
+            f.ties.to_string()
+        } else {
+            String::new()
+        },
+        nw = cols.nodes
+    )
 }
 
 /// The plan as text: its inputs and space, the front table (`max_rows` of it), the
