@@ -347,18 +347,24 @@ fn validate_json(d: &Path, m: &Path, p: &Path, csv: &str) -> (i32, String) {
     (code, if code == 0 { out } else { err })
 }
 
-#[test]
-fn a_machine_file_without_power_plans_and_scores_gpu_energy_from_the_clock_law_never_node_hours() {
-    // As `machine init` writes it: no [network], no [power]. GPU energy needs neither.
-    let d = tempfile::tempdir().unwrap();
-    let bare = write(
-        d.path(),
+/// The one-GPU machine with the illustrative clocks as `machine init` writes it: no
+/// `[network]`, no `[power]`.
+fn bare_clock_machine(d: &Path) -> PathBuf {
+    write(
+        d,
         "bare.toml",
         &format!(
             "[machine]\nname = \"g\"\nnodes = 1\ncores_per_node = 1\nfrequencies_ghz = [2.0]\n\
              gpus_per_node = 1\ngpu_clocks_mhz = [{CLOCKS}]\n"
         ),
-    );
+    )
+}
+
+#[test]
+fn a_machine_file_without_power_plans_and_scores_gpu_energy_from_the_clock_law_never_node_hours() {
+    // As `machine init` writes it: no [network], no [power]. GPU energy needs neither.
+    let d = tempfile::tempdir().unwrap();
+    let bare = bare_clock_machine(d.path());
     let (m, p) = fitted_on(d.path(), &rows(&[1000, 1500, 2000], "gpu"), &bare);
     let args = ["--gpu-clocks", "all", "--slowdown", "10%"];
     let v = plan_json(&m, &p, &args);
@@ -1895,5 +1901,26 @@ fn a_clock_law_edited_to_no_kernel_time_or_a_residual_past_its_time_is_refused_n
             err.contains("edited.json") && err.contains("gpu_clock.") && err.contains(key),
             "{err}"
         );
+    }
+}
+
+#[test]
+fn clocks_nothing_tells_apart_are_planned_at_the_highest_never_the_lowest() {
+    // Time only (no [power]) and a time that does not follow the clock (10 s at each, an
+    // illustrative memory-bound kernel): every clock ties. The tie's representative was the
+    // lowest clock, one no prediction favours and, with `all`, one never measured (1000 is,
+    // but with 1000-1500 asked the pick was 1000 too); it is now the highest clock searched.
+    let d = tempfile::tempdir().unwrap();
+    let bare = bare_clock_machine(d.path());
+    let csv = "nodes,cores,freq_hz,gpus,time_s,gpu_clock_mhz\n\
+               1,1,2e9,1,10,1000\n1,1,2e9,1,10,1500\n1,1,2e9,1,10,2000\n";
+    let (m, p) = fitted_on(d.path(), csv, &bare);
+    for (asked, pick, ties) in [("all", 2000.0, 5), ("1000-1500", 1500.0, 3)] {
+        let v = plan_json(&m, &p, &["--gpu-clocks", asked]);
+        let rec = &v["recommendation"];
+        assert_eq!(rec["gpu_clock_mhz"], pick, "{asked}: {rec}");
+        let front = v["front"].as_array().unwrap();
+        assert_eq!(front.len(), 1, "{asked}: {v}");
+        assert_eq!(front[0]["ties"], ties, "{asked}: {v}");
     }
 }

@@ -137,8 +137,8 @@ pub struct Group {
     pub gpus: u32,
     /// The GPU core clock, MHz, where the profile has a clock law and `g > 0`.
     pub gpu_clock_mhz: Option<f64>,
-    /// The clock's index in the searched space's GPU clocks (0 without a clock axis): the
-    /// search's key.
+    /// The clock's place in the searched space's GPU clocks counted down from the highest (0
+    /// there and without a clock axis): the search's key, whose ties keep the highest clock.
     pub clock_index: u32,
     /// `n T_CPU = k (w_s + b_s) / (c f)`.
     a: f64,

@@ -10,7 +10,8 @@
 
 /// A configuration's identity in the search: `(nodes, cores, frequency index, gpus, GPU clock
 /// index)`, ordered so that the representative of a tie is the one with fewest nodes, then
-/// cores, then the lowest frequency, then fewest GPUs, then the lowest GPU clock.
+/// cores, then the lowest frequency, then fewest GPUs, then the highest GPU clock (its index
+/// counts down from the top clock, `Space::clocks_for`).
 pub type Key = (u32, u32, usize, u32, u32);
 
 /// A point of the front.

@@ -184,7 +184,12 @@ impl Space {
         if g == 0 || self.gpu_clocks.is_empty() {
             return vec![(0, None)];
         }
+        // Index 0 is the highest clock searched (the clocks are ascending) and the key of a tie
+        // keeps the least index: configurations nothing tells apart run at the highest clock,
+        // nearest the default, never at a lower one that no prediction favours.
+        let top = self.gpu_clocks.len() as u32 - 1;
         (0..)
+            .map(|i| top - i)
             .zip(self.gpu_clocks.iter().map(|&m| Some(m)))
             .collect()
     }
