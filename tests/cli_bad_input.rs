@@ -431,3 +431,40 @@ fn every_number_a_flag_takes_is_checked_once_nan_and_infinities_included() {
     }
     assert!(!d.join("p.json").exists() && !d.join("q.json").exists());
 }
+
+#[test]
+fn fit_on_cpu_runs_with_gpu_energy_names_the_columns_the_scope_can_come_from() {
+    // The scope came from `energy_scope` = gpu on `energy_j` here; the error once named the
+    // `gpu_energy_j` column, which the file does not have.
+    let d = tempfile::tempdir().unwrap();
+    let m = write(
+        d.path(),
+        "c.toml",
+        "[machine]\nname = \"c\"\nnodes = 1\ncores_per_node = 4\nfrequencies_ghz = [2.0]\n",
+    );
+    let runs = write(
+        d.path(),
+        "cpu.csv",
+        "nodes,cores,freq_hz,gpus,time_s,energy_j,energy_scope\n\
+         1,1,2e9,0,10,1000,gpu\n1,2,2e9,0,5,800,gpu\n1,4,2e9,0,2.6,700,gpu\n",
+    );
+    let p = d.path().join("p.json");
+    let out = run(&[
+        "fit",
+        "--measured",
+        runs.to_str().unwrap(),
+        "--machine",
+        m.to_str().unwrap(),
+        "--profile-out",
+        p.to_str().unwrap(),
+    ]);
+    assert_bad(
+        out,
+        &[
+            "cpu.csv",
+            "line 2, column energy_j or gpu_energy_j",
+            "energy_scope gpu",
+        ],
+    );
+    assert!(!p.exists(), "nothing is written");
+}

@@ -96,10 +96,12 @@ pub fn samples(file: &Path, rows: &[Measured]) -> InputResult<Vec<Sample>> {
             ));
         }
         if let Some((_, EnergyScope::Gpu)) = r.energy {
+            // The scope comes from `energy_scope` = gpu on `energy_j` or from `gpu_energy_j`;
+            // the row keeps which neither, so the key names both.
             return Err(bad(
-                "gpu_energy_j",
-                "energy_j, the whole node's energy",
-                "GPU energy only".into(),
+                "energy_j or gpu_energy_j",
+                "energy_j with energy_scope node (the whole node's energy)",
+                "GPU energy only (energy_scope gpu, or the gpu_energy_j column)".into(),
             ));
         }
     }
