@@ -217,7 +217,7 @@ def regimes(binary, tmp, time_only=False):
     with open(machine, "w") as f:
         f.write(Y.MACHINE)
     groups = {}
-    for code in Y.codes():
+    for code in Y.codes([45]):
         groups.setdefault(code.regime, []).append((code, code.rows))
         if code.regime == "log":
             groups.setdefault("noisy", []).append((code, noisy(code)))

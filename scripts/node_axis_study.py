@@ -447,7 +447,11 @@ def main():
     ap.add_argument("--select", default="1se", choices=["min", "1se"],
                     help="the law setting by the one-standard-error rule (the default), or the "
                          "one of least objective (the figures before 2026-11-27)")
+    ap.add_argument("--seeds", default=",".join(map(str, synthetic_codes.SEEDS)),
+                    help="the synthetic codes' seeds, four codes a regime each (45 alone: the "
+                         "design set before 2026-11-28)")
     args = ap.parse_args()
+    seeds = [int(x) for x in args.seeds.split(",")]
     global DISK
     if args.cache:
         stamp = str(os.path.getmtime(args.bin))
@@ -461,13 +465,13 @@ def main():
     tmp = tempfile.mkdtemp(prefix="node-axis-study-")
     multinode = icelake_dir(tmp)
     synth = os.path.join(tmp, "synthetic")
-    synthetic_codes.write(synth)
+    synthetic_codes.write(synth, seeds)
     cases = []
     for code in CODES:
         src = os.path.join(multinode, code + ".csv")
         for name, fit, held in icelake_sets(read_csv(src)[1]):
             cases.append(Case(tmp, src, code, ICELAKE, name, fit, held, MACHINE))
-    for sc in synthetic_codes.codes():
+    for sc in synthetic_codes.codes(seeds):
         src = os.path.join(synth, sc.name + ".csv")
         for name, fit, held in sc.fit_sets:
             cases.append(Case(tmp, src, sc.name, sc.regime, name, fit, held,

@@ -4,7 +4,7 @@
 stated law with seeded run-to-run noise, so that the rule that carries measured node counts to
 unmeasured ones can be judged on regimes the public runs do not hold.
 
-    python3 scripts/synthetic_codes.py OUT_DIR [--seed 45]
+    python3 scripts/synthetic_codes.py OUT_DIR [--seeds 45,46,47,48]
 
 writes, under OUT_DIR, one measured-run CSV per code (`REGIME-K.csv`, jouleplan's `fit
 --measured` format, labelled synthetic in its `source` note below) and `synthetic.toml`, a machine
@@ -77,8 +77,8 @@ def shape(regime, rnd, n0, t0):
 class Code:
     """One synthetic code: its rows and its fit sets."""
 
-    def __init__(self, regime, k, rnd):
-        self.regime, self.name = regime, f"{regime}-{k}"
+    def __init__(self, regime, k, rnd, tag=""):
+        self.regime, self.name = regime, f"{regime}-{tag}{k}"
         self.n0 = ANCHORS[k % len(ANCHORS)]
         self.noise = NOISE[(k + 1) % len(NOISE)]
         beyond = HORIZONS[(k + 2) % len(HORIZONS)]
@@ -109,10 +109,19 @@ class Code:
         return "\n".join(out) + "\n"
 
 
-def codes(seed=45, per_regime=4):
-    """Every synthetic code, regime by regime, from one seed."""
-    rnd = random.Random(seed)
-    return [Code(r, k, rnd) for r in REGIMES for k in range(per_regime)]
+SEEDS = [45, 46, 47, 48]
+
+
+def codes(seeds=SEEDS, per_regime=4):
+    """Every synthetic code, regime by regime, `per_regime` from each seed. The codes of seed 45
+    keep the names they had when the set was that seed alone (`linear-0`); the others name their
+    seed (`linear-s46-0`)."""
+    out = []
+    for seed in seeds:
+        rnd = random.Random(seed)
+        tag = "" if seed == 45 else f"s{seed}-"
+        out += [Code(r, k, rnd, tag) for r in REGIMES for k in range(per_regime)]
+    return out
 
 
 MACHINE = f"""# SYNTHETIC: the machine of the synthetic codes of scripts/synthetic_codes.py (not a real
@@ -130,9 +139,9 @@ bandwidth_bytes_per_s = 12.5e9
 """
 
 
-def write(out, seed=45):
+def write(out, seeds=SEEDS):
     os.makedirs(out, exist_ok=True)
-    for c in codes(seed):
+    for c in codes(seeds):
         with open(os.path.join(out, c.name + ".csv"), "w") as f:
             f.write(c.csv())
     with open(os.path.join(out, "synthetic.toml"), "w") as f:
@@ -142,9 +151,10 @@ def write(out, seed=45):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("out")
-    ap.add_argument("--seed", type=int, default=45)
+    ap.add_argument("--seeds", default=",".join(map(str, SEEDS)),
+                    help="the seeds, four codes a regime each (45 alone: the set before 2026-11-28)")
     args = ap.parse_args()
-    write(args.out, args.seed)
+    write(args.out, [int(x) for x in args.seeds.split(",")])
 
 
 if __name__ == "__main__":
