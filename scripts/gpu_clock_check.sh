@@ -17,6 +17,13 @@
 # LIST: the clocks the machine file lists (a coarser GPU's list, e.g. 595,747,899,1013,1164);
 # only those are planned, validated and open to the best clock within the cap.
 #
+# DIAGNOSE=1 adds, per set, where the energy above the best clock comes from (aggregates only):
+# the mean signed time error at each unfitted clock; how often the chosen clock is above, below
+# or at the best one, and, where above, whether the best clock's predicted time broke the cap;
+# and two counterfactuals: the cap judged on the measured times with the predicted energies
+# ranking (what the energy model alone costs), and the cap judged on the predicted times with
+# the measured energies ranking (what the time model alone costs).
+#
 # Reads ${JOULEPLAN_FIXTURES:-../shared/fixtures}/gpu-clocks; builds nothing: set JOULEPLAN to
 # the binary (default ${CARGO_TARGET_DIR:-target}/release/jouleplan).
 set -euo pipefail
@@ -27,11 +34,12 @@ clocks="${1:-595,975,1164}"
 list="${2:-all}"
 [ -d "$data" ] || { echo "no $data: run scripts/public-data.sh DIR and set JOULEPLAN_FIXTURES=DIR" >&2; exit 2; }
 [ -x "$bin" ] || { echo "no jouleplan binary at $bin: cargo build --release, or set JOULEPLAN" >&2; exit 2; }
-exec python3 - "$data" "$bin" "$clocks" "$list" <<'PY'
-import concurrent.futures, json, os, statistics, subprocess, sys, tempfile
+exec python3 - "$data" "$bin" "$clocks" "$list" "${DIAGNOSE:-0}" <<'PY'
+import collections, concurrent.futures, json, os, statistics, subprocess, sys, tempfile
 
 data, binary, clocks = sys.argv[1], sys.argv[2], [float(c) for c in sys.argv[3].split(",")]
 listed = None if sys.argv[4] == "all" else {float(c) for c in sys.argv[4].split(",")}
+diagnose = sys.argv[5] == "1"
 CAP = 0.05
 
 def read(path):
@@ -123,6 +131,7 @@ def case(item):
               inside(p["energy_j"], p.get("energy_interval_j"))) for p in held]
     unscored = sum(1 for p in points if p.get("time_error") is None)
     return {
+        "diag": diagnosis(points, by, within, chosen, top[0]),
         "above": by[chosen][1] / best - 1 if chosen else None,
         "slowdown": by[chosen][0] / top[1] - 1 if chosen else None,
         "saving": 1 - by[chosen][1] / top[2] if chosen else None,
@@ -131,6 +140,66 @@ def case(item):
         "cover": cover,
         "unscored": unscored,
     }
+
+TOLERANCES = (0.0025, 0.005, 0.0075, 0.01)
+
+def diagnosis(points, by, within, chosen, top):
+    """Where the energy above the best clock comes from (see DIAGNOSE in the header)."""
+    pred = collections.defaultdict(list)
+    for p in points:
+        if p.get("time_error") is not None:
+            pred[p["gpu_clock_mhz"]].append((p["time_s"] * (1 + p["time_error"]),
+                                             p["energy_j"] * (1 + p["energy_error"])))
+    pred = {c: (statistics.mean(v[0] for v in vs), statistics.mean(v[1] for v in vs))
+            for c, vs in pred.items()}
+    if not chosen or top not in pred:
+        return None
+    best = min(within, key=lambda c: by[c][1])
+    place = (chosen > best) - (chosen < best)
+    capped = best in pred and pred[best][0] > (1 + CAP) * pred[top][0]
+    by_energy = min((c for c in within if c in pred), key=lambda c: pred[c][1])
+    by_time = min((c for c in pred if pred[c][0] <= (1 + CAP) * pred[top][0]),
+                  key=lambda c: by[c][1])
+    signed = collections.defaultdict(list)
+    for p in points:
+        if p.get("time_error") is not None and p["gpu_clock_mhz"] not in clocks:
+            signed[p["gpu_clock_mhz"]].append(p["time_error"])
+    # A tolerance on the predicted slowdown (what a cap read loosely would choose): the energy
+    # above the best and whether the measured slowdown broke the cap (by over a point).
+    loose = {}
+    for tol in TOLERANCES:
+        ok = [c for c in pred if pred[c][0] <= (1 + CAP + tol) * pred[top][0]]
+        c = min(ok, key=lambda c: pred[c][1])
+        slow = by[c][0] / by[top][0] - 1
+        loose[tol] = (by[c][1] / by[best][1] - 1, slow > CAP + 1e-12, slow > CAP + 0.01)
+    return {"place": place, "capped": place > 0 and capped, "loose": loose,
+            "energy_only": by[by_energy][1] / by[best][1] - 1,
+            "time_only": by[by_time][1] / by[best][1] - 1,
+            "signed": {c: statistics.mean(v) for c, v in signed.items()}}
+
+def diagnose_set(label, results):
+    ds = [r["diag"] for r in results if r.get("diag")]
+    if not ds:
+        return
+    pct = lambda v: f"{100 * v:.2f}%"
+    places = collections.Counter(d["place"] for d in ds)
+    signed = collections.defaultdict(list)
+    for d in ds:
+        for c, e in d["signed"].items():
+            signed[c].append(e)
+    print(f"- {label}: chosen above the best clock {places[1]}, at it {places[0]}, below it "
+          f"{places[-1]}; of those above, the best clock's predicted time broke the cap in "
+          f"{sum(d['capped'] for d in ds)}. Cap on measured times, predicted energies ranking: "
+          f"{pct(statistics.mean(d['energy_only'] for d in ds))} above the best on average; cap "
+          f"on predicted times, measured energies ranking: "
+          f"{pct(statistics.mean(d['time_only'] for d in ds))}. Mean signed time error by "
+          "unfitted clock (MHz: %): "
+          + ", ".join(f"{c:g}: {100 * statistics.mean(v):+.2f}" for c, v in sorted(signed.items()))
+          + ". With a tolerance on the predicted slowdown (above the best on average, caps "
+          "broken (by over a point)): "
+          + ", ".join(f"{100 * t:g}%: {pct(statistics.mean(d['loose'][t][0] for d in ds))}, "
+                      f"{sum(d['loose'][t][1] for d in ds)} ({sum(d['loose'][t][2] for d in ds)})"
+                      for t in TOLERANCES))
 
 def summary(label, results):
     ok = [r for r in results if "refused" not in r and r["above"] is not None]
@@ -173,6 +242,12 @@ for kind in ("real", "micro"):
         refusals += summary(f"{kind}, {mem:g} MHz memory", sel) or []
 sel_all = [r for (k, _, _), r in zip(cases, results)]
 summary("all", sel_all)
+if diagnose:
+    print()
+    for kind in ("real", "micro"):
+        for mem in (3505.0, 810.0):
+            diagnose_set(f"{kind}, {mem:g} MHz memory",
+                         [r for (k, key, _), r in zip(cases, results) if k == kind and key[1] == mem])
 unscored = sum(r.get("unscored", 0) for r in results)
 print()
 print(f"validate left {unscored} rows unpredicted (clocks outside a fit's measured range)")
