@@ -588,6 +588,14 @@ def main():
         print(f"| {name} | {me['n']} | {fmt(me['t'])} | {fmt(me['e'])} | {fmt(pl['t'])} | {fmt(pl['e'])} | "
               f"{100 * me['cov_t']:.0f}%, {100 * me['cov_e']:.0f}% | {ws} | {wps} |")
 
+    print("\n## Ice Lake per code and fit set (nested; docs/ACCURACY.md)\n")
+    print("| code | fit set | points | time | energy | max time | 80% intervals held (time, energy) |")
+    print("|---|---|---|---|---|---|---|")
+    for c in sorted(ice, key=lambda c: (c.code, SETS.index(c.name))):
+        f = final[c]
+        print(f"| {c.code} | {c.name} | {f['tn']} | {fmt(f['t'])} | {fmt(f['e'])} | "
+              f"{f['max']:.0f}% | {f['tc']}/{f['tn']}, {f['ec']}/{f['en']} |")
+
     print("\n## Settings chosen without each unit\n")
     for u in units:
         print(f"- {u}: {chosen[u]}")
