@@ -394,6 +394,23 @@ fn front_row(plan: &Plan, i: usize, cols: &Columns, out: &mut dyn Write) -> io::
     )
 }
 
+/// The axes of a space, as the text and the report name them: `16 node counts x 1 core count
+/// x 1 frequency x 1 GPU count`, with ` x 16 GPU clocks` where it searches GPU clocks.
+pub fn space_axes(s: &crate::search::space::Space) -> String {
+    let mut out = format!(
+        "{} x {} x {} x {}",
+        count(s.nodes.len() as u64, "node count", "node counts"),
+        count(s.cores.len() as u64, "core count", "core counts"),
+        count(s.freqs.len() as u64, "frequency", "frequencies"),
+        count(s.gpus.len() as u64, "GPU count", "GPU counts")
+    );
+    if !s.gpu_clocks.is_empty() {
+        let n = s.gpu_clocks.len() as u64;
+        out += &format!(" x {}", count(n, "GPU clock", "GPU clocks"));
+    }
+    out
+}
+
 /// The plan as text: its inputs and space, the front table (`max_rows` of it), the
 /// recommendation with its breakdown.
 fn plan_text(plan: &Plan, max_rows: Option<usize>, out: &mut dyn Write) -> io::Result<()> {
@@ -408,15 +425,8 @@ fn plan_text(plan: &Plan, max_rows: Option<usize>, out: &mut dyn Write) -> io::R
     )?;
     writeln!(
         out,
-        "space: {} x {} x {} x {} = {}; {} network-saturated; {} on the exact front",
-        count(s.nodes.len() as u64, "node count", "node counts"),
-        count(s.cores.len() as u64, "core count", "core counts"),
-        count(s.freqs.len() as u64, "frequency", "frequencies"),
-        count(s.gpus.len() as u64, "GPU count", "GPU counts")
-            + &match s.gpu_clocks.len() {
-                0 => String::new(),
-                n => format!(" x {}", count(n as u64, "GPU clock", "GPU clocks")),
-            },
+        "space: {} = {}; {} network-saturated; {} on the exact front",
+        space_axes(s),
         count(plan.evaluated, "configuration", "configurations"),
         plan.saturated,
         plan.front.len()

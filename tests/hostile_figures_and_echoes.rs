@@ -1,0 +1,170 @@
+//! What a user reads back: figures of a GPU kernel's clock front printed with digits enough to
+//! tell its points apart in every output, the report naming the space it searched, a run with
+//! two energies refused instead of one dropped, and an error that quotes a huge cell in a line.
+
+mod common;
+use common::{jouleplan, write};
+use std::path::{Path, PathBuf};
+
+/// The public Titan X sweep of `gemm` at 3505 MHz memory (gpuPTXModel): `(core MHz, time s,
+/// GPU energy J)` for each clock, ascending (times in ms and energy in mJ there).
+fn titan_x_gemm() -> Vec<(u32, f64, f64)> {
+    let path = common::public_fixture("gpu-clocks/gtxtitanx-real.csv");
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut kernel = "";
+    let mut out = Vec::new();
+    for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        let v: Vec<&str> = line.split(',').collect();
+        if v.len() == 1 {
+            kernel = v[0];
+            continue;
+        }
+        let n: Vec<f64> = v.iter().map(|x| x.parse().unwrap()).collect();
+        if kernel == "gemm" && n[0] == 3505.0 {
+            out.push((n[1] as u32, n[2] / 1e3, n[2] * n[3] / 1e3));
+        }
+    }
+    out.sort_by_key(|r| r.0);
+    assert_eq!(out.len(), 16, "16 clocks of gemm at 3505 MHz");
+    out
+}
+
+/// A one-GTX-Titan-X machine listing the sweep's clocks, host power 0 (GPU energy only), and
+/// the profile `fit` makes from the runs at 595, 975 and 1164 MHz: (machine, profile).
+fn titan_x_fitted(d: &Path) -> (PathBuf, PathBuf) {
+    let sweep = titan_x_gemm();
+    let clocks: Vec<String> = sweep.iter().map(|r| r.0.to_string()).collect();
+    let m = write(
+        d,
+        "m.toml",
+        &format!(
+            "[machine]\nname = \"gtx-titan-x\"\nnodes = 1\ncores_per_node = 1\n\
+             frequencies_ghz = [2.0]\ngpus_per_node = 1\ngpu_clocks_mhz = [{}]\n\
+             gpu_memory_clock_mhz = 3505\n\n[network]\nlatency_s = 1e-6\n\
+             bandwidth_bytes_per_s = 1e10\n\n[power]\nidle_w = 0.0\ncore_active_w = 0.0\n\
+             core_stall_w = 0.0\nmemory_w = 0.0\nnetwork_w = 0.0\ngpu_active_w = 0.0\n\
+             gpu_idle_w = 0.0\n",
+            clocks.join(", ")
+        ),
+    );
+    let mut csv =
+        String::from("nodes,cores,freq_hz,gpus,time_s,energy_j,energy_scope,gpu_clock_mhz\n");
+    for (c, t, e) in sweep.iter().filter(|r| [595, 975, 1164].contains(&r.0)) {
+        csv += &format!("1,1,2e9,1,{t},{e},gpu,{c}\n");
+    }
+    let runs = write(d, "runs.csv", &csv);
+    let (p, m2) = (d.join("p.json"), d.join("m2.toml"));
+    let (code, _, err) = jouleplan(&[
+        "fit",
+        "--measured",
+        runs.to_str().unwrap(),
+        "--machine",
+        m.to_str().unwrap(),
+        "--profile-out",
+        p.to_str().unwrap(),
+        "--machine-out",
+        m2.to_str().unwrap(),
+        "-q",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    (m2, p)
+}
+
+#[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
+fn a_kernels_clock_front_prints_a_distinct_time_and_energy_for_each_point() {
+    let d = tempfile::tempdir().unwrap();
+    let (m, p) = titan_x_fitted(d.path());
+    let args = [
+        "plan",
+        "--machine",
+        m.to_str().unwrap(),
+        "--profile",
+        p.to_str().unwrap(),
+        "--gpu-clocks",
+        "all",
+        "-q",
+    ];
+    let (code, out, err) = jouleplan(&args);
+    assert_eq!(code, 0, "{err}");
+    // Front rows: `   1      1   2.00     1    1126     5.83 ms      1.23 J  0.978`.
+    let rows: Vec<Vec<&str>> = out
+        .lines()
+        .filter(|l| l.ends_with("  ") || l.contains(" ms "))
+        .map(|l| l.trim_start_matches('*').split_whitespace().collect())
+        .filter(|v: &Vec<&str>| v.len() >= 10 && v[6] == "ms" && v[8] == "J")
+        .collect();
+    assert!(rows.len() >= 5, "a front of several clocks:\n{out}");
+    // The CSV of the same plan agrees with the text to the digits printed.
+    let mut csv_args = args.to_vec();
+    csv_args.push("--csv");
+    let (code, csv, err) = jouleplan(&csv_args);
+    assert_eq!(code, 0, "{err}");
+    let head: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let col = |name: &str| head.iter().position(|h| *h == name).unwrap();
+    let mut exact = Vec::new();
+    for (line, row) in csv.lines().skip(1).zip(&rows) {
+        let v: Vec<&str> = line.split(',').collect();
+        let e: f64 = v[col("energy_j")].parse().unwrap();
+        let t: f64 = v[col("time_s")].parse().unwrap();
+        assert_eq!(format!("{e:.2}"), row[7], "{line}\n{out}");
+        assert_eq!(format!("{:.2}", t * 1e3), row[5], "{line}\n{out}");
+        exact.push((t, e));
+    }
+    assert_eq!(exact.len(), rows.len(), "{csv}");
+    // The front's energies of this kernel lie within 1.12-1.28 J: one decimal printed three
+    // points as `1.2 J` and three as `1.1 J`. Neighbours more than 1% apart must read apart.
+    for (i, w) in exact.windows(2).enumerate() {
+        for (k, col) in [(0, 5), (1, 7)] {
+            let (a, b) = if k == 0 {
+                (w[0].0, w[1].0)
+            } else {
+                (w[0].1, w[1].1)
+            };
+            if (a - b).abs() > 0.01 * a.max(b) {
+                assert_ne!(rows[i][col], rows[i + 1][col], "row {i}:\n{out}");
+            }
+        }
+    }
+}
+
+#[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
+fn the_report_counts_the_gpu_clocks_it_searched_and_states_the_deadline_in_the_tables_unit() {
+    let d = tempfile::tempdir().unwrap();
+    let (m, p) = titan_x_fitted(d.path());
+    let out = d.path().join("rep");
+    let (code, _, err) = jouleplan(&[
+        "report",
+        "--machine",
+        m.to_str().unwrap(),
+        "--profile",
+        p.to_str().unwrap(),
+        "--gpu-clocks",
+        "all",
+        "--deadline",
+        "6ms",
+        "--out",
+        out.to_str().unwrap(),
+        "-q",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    // It read `16 configurations (1 node counts x ... x 1 GPU counts)`: a product of 1.
+    assert!(
+        html.contains(
+            "16 configurations (1 node count x 1 core count x 1 frequency x 1 GPU count x 16 GPU clocks)"
+        ),
+        "{}",
+        &html[..html.len().min(3000)]
+    );
+    // It read `0.006000 s` beside a table in ms.
+    assert!(html.contains("time limit is 6.00 ms"), "the deadline in ms");
+    assert!(!html.contains("0.006000 s"));
+}
