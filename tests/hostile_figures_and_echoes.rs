@@ -168,3 +168,53 @@ fn the_report_counts_the_gpu_clocks_it_searched_and_states_the_deadline_in_the_t
     assert!(html.contains("time limit is 6.00 ms"), "the deadline in ms");
     assert!(!html.contains("0.006000 s"));
 }
+
+/// A GPU run as the project recorded it on an H200 (`tests/data/h200-gpu-smoke/runs.csv`, its
+/// first row), its GPU energy in both energy columns: `energy_j` in `scope`, and `gpu_energy_j`.
+fn both_energies(d: &Path, scope: &str) -> PathBuf {
+    write(
+        d,
+        "both.csv",
+        &format!(
+            "nodes,cores,freq_hz,gpus,time_s,energy_j,energy_scope,gpu_energy_j\n\
+             1,2,2100000000,1,6.826084592,1389.427,{scope},1389.427\n"
+        ),
+    )
+}
+
+#[test]
+fn a_run_with_energy_j_and_gpu_energy_j_is_refused_naming_both_instead_of_dropping_one() {
+    let d = tempfile::tempdir().unwrap();
+    for scope in ["node", "gpu"] {
+        let runs = both_energies(d.path(), scope);
+        let p = d.path().join("p.json");
+        let (code, _, err) = jouleplan(&[
+            "fit",
+            "--measured",
+            runs.to_str().unwrap(),
+            "--machine",
+            "h100-gpu",
+            "--profile-out",
+            p.to_str().unwrap(),
+        ]);
+        // It took energy_j and dropped gpu_energy_j without a word; in node scope it then
+        // asked for the gpu_energy_j the row has.
+        assert_eq!(code, 2, "{scope}: {err}");
+        assert!(
+            err.contains("line 2, column gpu_energy_j")
+                && err.contains("one energy a run")
+                && err.contains("energy_j too"),
+            "{scope}: {err}"
+        );
+        assert!(!p.exists(), "nothing written");
+        let (code, _, err) = jouleplan(&[
+            "validate",
+            "--measured",
+            runs.to_str().unwrap(),
+            "--machine",
+            "h100-gpu",
+        ]);
+        assert_eq!(code, 2, "{scope}: {err}");
+        assert!(err.contains("column gpu_energy_j"), "{scope}: {err}");
+    }
+}

@@ -97,6 +97,18 @@ impl MeasuredRow {
         if let Err(expected) = Reading::RunTime.check(self.time_s) {
             return bad("time_s", &expected, self.time_s);
         }
+        if let (Some(_), Some(gpu)) = (self.energy_j, self.gpu_energy_j) {
+            // Read, one of them would be dropped without a word: energy_j was taken and a
+            // GPU clock fit then asked for the gpu_energy_j the row has.
+            return bad(
+                "gpu_energy_j",
+                "one energy a run: this row has energy_j too, and a run's energy is one \
+                 measurement in one scope; keep energy_j with energy_scope (node or cpu) for \
+                 node power, or gpu_energy_j (or energy_j with energy_scope gpu) for a GPU \
+                 clock law or GPU energy, in separate files",
+                gpu,
+            );
+        }
         if let Some((e, col)) = self.energy()
             && let Err(expected) = Reading::RunEnergy.check(e)
         {
