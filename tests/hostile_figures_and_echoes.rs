@@ -218,3 +218,40 @@ fn a_run_with_energy_j_and_gpu_energy_j_is_refused_naming_both_instead_of_droppi
         assert!(err.contains("column gpu_energy_j"), "{scope}: {err}");
     }
 }
+
+#[test]
+fn an_error_quotes_a_ten_megabyte_cell_or_header_in_one_short_line() {
+    let d = tempfile::tempdir().unwrap();
+    let cell = format!("1,2,2100000000,1,{}\n", "x".repeat(10_000_000));
+    let header = format!(
+        "nodes,cores,freq_hz,gpus,time_s{}\n",
+        ",c".repeat(5_000_000)
+    );
+    for (name, text) in [
+        (
+            "cell.csv",
+            format!("nodes,cores,freq_hz,gpus,time_s\n{cell}"),
+        ),
+        ("header.csv", header),
+    ] {
+        let runs = write(d.path(), name, &text);
+        let (code, _, err) = jouleplan(&[
+            "fit",
+            "--measured",
+            runs.to_str().unwrap(),
+            "--machine",
+            "h100-gpu",
+            "--profile-out",
+            d.path().join("p.json").to_str().unwrap(),
+            "-q",
+        ]);
+        assert_eq!(code, 2, "{name}");
+        // The whole 10 MB came back in the message.
+        assert!(err.len() < 2000, "{name}: {} bytes", err.len());
+        assert!(err.contains("characters in all)"), "{name}: {err}");
+        assert!(
+            err.contains(&format!("{name}: key `line ")),
+            "{name}: {err}"
+        );
+    }
+}
