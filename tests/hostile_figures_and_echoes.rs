@@ -255,3 +255,51 @@ fn an_error_quotes_a_ten_megabyte_cell_or_header_in_one_short_line() {
         );
     }
 }
+
+#[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
+fn a_clock_not_measured_on_a_node_count_not_measured_names_both_sources_of_its_bounds() {
+    let d = tempfile::tempdir().unwrap();
+    let (m, p) = titan_x_fitted(d.path());
+    let two = std::fs::read_to_string(&m)
+        .unwrap()
+        .replacen("nodes = 1\n", "nodes = 2\n", 1);
+    let m = write(d.path(), "two.toml", &two);
+    let predict = |config: &str| {
+        let (code, out, err) = jouleplan(&[
+            "predict",
+            "--machine",
+            m.to_str().unwrap(),
+            "--profile",
+            p.to_str().unwrap(),
+            "--config",
+            config,
+            "-q",
+        ]);
+        assert_eq!(code, 0, "{err}");
+        out
+    };
+    // At 2 nodes and 1088 MHz the range runs from the clock law's low end at perfect division
+    // to no gain past the node measured: it read `bounds at a GPU clock not measured (...)`,
+    // as if the clock law alone made bounds twice as wide as its +/- 1.4%.
+    let both = predict("2,1,2,1,1088");
+    assert!(
+        both.contains("bounds beyond the 1 node measured (from perfect division")
+            && both.contains(") and at a GPU clock not measured (+/- "),
+        "{both}"
+    );
+    let clock = predict("1,1,2,1,1088");
+    assert!(
+        clock.contains("80% interval at a GPU clock not measured (+/- ")
+            && !clock.contains("bounds"),
+        "{clock}"
+    );
+    let nodes = predict("2,1,2,1,1164");
+    assert!(
+        nodes.contains("bounds beyond the 1 node measured") && !nodes.contains("GPU clock not"),
+        "{nodes}"
+    );
+}

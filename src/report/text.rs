@@ -107,12 +107,14 @@ pub fn breakdown(p: &Prediction, out: &mut dyn Write) -> io::Result<()> {
 /// What a prediction's range at a node count not measured is and where it comes from:
 /// `80% interval at a node count not measured (measured up to 8)`, between the measured counts
 /// as beyond them, or for a profile measured on one
-/// node `bounds beyond the 1 node measured (...)`: bounds are never called an interval.
+/// node `bounds beyond the 1 node measured (...)`: bounds are never called an interval. At a
+/// GPU clock not measured it names the clock law's share, and both where a one-node profile's
+/// bounds and the clock law's interval make it (`bounds beyond the 1 node measured (...) and
+/// at a GPU clock not measured (...)`).
 pub fn interval_head(i: &Interval) -> String {
     if i.gpu_clock != (0.0, 0.0) {
-        return format!(
-            "{} at a GPU clock not measured (+/- {:.1}% time, {:.1}% energy from the clock law{})",
-            i.what(),
+        let clock = format!(
+            "at a GPU clock not measured (+/- {:.1}% time, {:.1}% energy from the clock law{})",
             100.0 * i.gpu_clock.0,
             100.0 * i.gpu_clock.1,
             if i.power_rel > 0.0 || i.idle_w > 0.0 {
@@ -121,7 +123,16 @@ pub fn interval_head(i: &Interval) -> String {
                 ""
             }
         );
+        return match i.kind {
+            IntervalKind::Bounds => format!("{} and {clock}", node_head(i)),
+            IntervalKind::Interval => format!("{} {clock}", i.what()),
+        };
     }
+    node_head(i)
+}
+
+/// [`interval_head`] of a range from the node axis alone.
+fn node_head(i: &Interval) -> String {
     match i.kind {
         IntervalKind::Interval => format!(
             "{} at a node count not measured (measured up to {})",
