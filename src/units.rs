@@ -163,7 +163,9 @@ pub fn fmt_duration(s: Seconds) -> String {
     if !v.is_finite() {
         return format!("{v}");
     }
-    if v < 1e-3 {
+    if v != 0.0 && v < 1e-6 {
+        format!("{} ns", three_digits(v * 1e9))
+    } else if v < 1e-3 {
         format!("{} us", three_digits(v * 1e6))
     } else if v < 1.0 {
         format!("{} ms", three_digits(v * 1e3))
@@ -197,8 +199,11 @@ pub fn fmt_energy(e: Joules) -> String {
         format!("{:.2} kJ", v / 1e3)
     } else if v.abs() < 1e9 {
         format!("{:.2} MJ", v / 1e6)
-    } else {
+    } else if v.abs() < 1e12 {
         format!("{:.2} GJ", v / 1e9)
+    } else {
+        // Past a terajoule (an extrapolation's far end): `4.24e18 J`, not `4238136942.67 GJ`.
+        format!("{v:.2e} J")
     }
 }
 
@@ -295,6 +300,10 @@ mod tests {
         assert_eq!(fmt_duration(Seconds(0.0293)), "29.3 ms");
         assert_eq!(joules_cell(1.4395), "1.44");
         assert_eq!(joules_cell(9.994), "9.99");
+        assert_eq!(fmt_duration(Seconds(5.704e-10)), "0.57 ns");
+        assert_eq!(fmt_duration(Seconds(0.0)), "0.00 us");
+        assert_eq!(fmt_energy(Joules(4.238e18)), "4.24e18 J");
+        assert_eq!(fmt_energy(Joules(2.023e10)), "20.23 GJ");
     }
 
     #[test]

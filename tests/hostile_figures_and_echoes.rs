@@ -303,3 +303,31 @@ fn a_clock_not_measured_on_a_node_count_not_measured_names_both_sources_of_its_b
         "{nodes}"
     );
 }
+
+#[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
+fn a_time_under_a_microsecond_prints_in_ns_not_as_zero() {
+    let d = tempfile::tempdir().unwrap();
+    let (m, p) = titan_x_fitted(d.path());
+    let many =
+        std::fs::read_to_string(&m)
+            .unwrap()
+            .replacen("nodes = 1\n", "nodes = 10000000\n", 1);
+    let m = write(d.path(), "many.toml", &many);
+    let (code, out, err) = jouleplan(&[
+        "predict",
+        "--machine",
+        m.to_str().unwrap(),
+        "--profile",
+        p.to_str().unwrap(),
+        "--config",
+        "10000000,1,2,1,1164",
+        "-q",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    // 5.70 ms divided over 10^7 nodes is 0.57 ns: it read `time 0.0 us = T_CPU 0.0 us`.
+    assert!(out.contains("time       0.57 ns = T_CPU 0.57 ns"), "{out}");
+}
