@@ -62,18 +62,18 @@ pub fn count(k: impl Into<u64>, one: &str, many: &str) -> String {
     format!("{k} {}", if k == 1 { one } else { many })
 }
 
-/// Node-hours in the unit that shows the figure: `2.50 node-hours`, `12.5 node-minutes` under
-/// a tenth of a node-hour, `40.0 node-seconds` under a node-minute, and three significant
-/// digits under a tenth of a node-second (`0.0173 node-seconds`, a GPU kernel's: `0.0` told
-/// nothing).
+/// Node-hours in the unit that shows the figure: `2.50 node-hours`, `0.15 node-hours`; under a
+/// tenth of a node-hour with three significant digits or more, `12.5 node-minutes`,
+/// `40.0 node-seconds` under a node-minute, `0.547 node-seconds`, `0.0173 node-seconds` (a GPU
+/// kernel's: `0.0` told nothing, and a time-only plan's `0.5 node-seconds` little more).
 pub fn fmt_node_hours(h: f64) -> String {
     let s = h * 3600.0;
     if !h.is_finite() || h == 0.0 || h >= 0.1 {
         format!("{h:.2} node-hours")
     } else if h * 60.0 >= 1.0 {
-        format!("{:.1} node-minutes", h * 60.0)
-    } else if s >= 0.1 {
-        format!("{s:.1} node-seconds")
+        format!("{} node-minutes", three_digits(h * 60.0))
+    } else if s >= 1.0 {
+        format!("{} node-seconds", three_digits(s))
     } else {
         format!("{s:.*} node-seconds", significant(s, 3))
     }
@@ -312,6 +312,10 @@ mod tests {
         assert_eq!(fmt_node_hours(40.0 / 3600.0), "40.0 node-seconds");
         assert_eq!(fmt_node_hours(0.0173 / 3600.0), "0.0173 node-seconds");
         assert_eq!(fmt_node_hours(0.0), "0.00 node-hours");
+        assert_eq!(fmt_node_hours(0.5465 / 3600.0), "0.547 node-seconds");
+        assert_eq!(fmt_node_hours(7.09 / 3600.0), "7.09 node-seconds");
+        assert_eq!(fmt_node_hours(3.9 / 60.0), "3.90 node-minutes");
+        assert_eq!(fmt_node_hours(0.1518), "0.15 node-hours");
         assert_eq!(node_hours_cell(4.8096e-6), "4.81e-6");
         assert_eq!(node_hours_cell(0.85), "0.8500");
         assert_eq!(joules_cell(0.10637), "0.106");

@@ -331,3 +331,44 @@ fn a_time_under_a_microsecond_prints_in_ns_not_as_zero() {
     // 5.70 ms divided over 10^7 nodes is 0.57 ns: it read `time 0.0 us = T_CPU 0.0 us`.
     assert!(out.contains("time       0.57 ns = T_CPU 0.57 ns"), "{out}");
 }
+
+#[test]
+fn a_time_only_plan_gives_its_node_seconds_to_three_digits_as_its_json_has_them() {
+    // The project's time-only runs on an H200 node (tests/data/h200-time-only): no [power].
+    let d = tempfile::tempdir().unwrap();
+    let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/h200-time-only");
+    let machine = data.join("node.toml");
+    let p = d.path().join("p.json");
+    let (code, _, err) = jouleplan(&[
+        "fit",
+        "--measured",
+        data.join("runs.csv").to_str().unwrap(),
+        "--machine",
+        machine.to_str().unwrap(),
+        "--profile-out",
+        p.to_str().unwrap(),
+        "-q",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let args = [
+        "plan",
+        "--machine",
+        machine.to_str().unwrap(),
+        "--profile",
+        p.to_str().unwrap(),
+        "-q",
+    ];
+    let (code, out, err) = jouleplan(&args);
+    assert_eq!(code, 0, "{err}");
+    let (code, json, err) = jouleplan(&[&args[..], &["--json"]].concat());
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let s = v["recommendation"]["node_hours"].as_f64().unwrap() * 3600.0;
+    // 0.547 node-seconds on 16 cores read `0.5 node-seconds`: one digit of the one figure a
+    // time-only plan weighs besides time.
+    assert!((0.1..1.0).contains(&s), "{json}");
+    assert!(
+        out.contains(&format!("   {s:.3} node-seconds")),
+        "{s:.3}:\n{out}"
+    );
+}
