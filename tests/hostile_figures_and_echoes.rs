@@ -372,3 +372,60 @@ fn a_time_only_plan_gives_its_node_seconds_to_three_digits_as_its_json_has_them(
         "{s:.3}:\n{out}"
     );
 }
+
+/// The texts of an SVG's `<text>` elements, trimmed.
+fn svg_texts(svg: &str) -> Vec<String> {
+    svg.split("<text")
+        .skip(1)
+        .filter_map(|t| {
+            let body = &t[t.find('>')? + 1..];
+            Some(body[..body.find("</text>")?].trim().to_string())
+        })
+        .collect()
+}
+
+#[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
+fn the_reports_node_chart_draws_the_runs_at_its_gpu_clock_not_every_clocks_runs_as_one() {
+    let d = tempfile::tempdir().unwrap();
+    let (m, p) = titan_x_fitted(d.path());
+    let mut csv =
+        String::from("nodes,cores,freq_hz,gpus,time_s,energy_j,energy_scope,gpu_clock_mhz\n");
+    for (c, t, e) in titan_x_gemm() {
+        csv += &format!("1,1,2e9,1,{t},{e},gpu,{c}\n");
+    }
+    let all = write(d.path(), "all.csv", &csv);
+    let out = d.path().join("rep");
+    let (code, _, err) = jouleplan(&[
+        "report",
+        "--machine",
+        m.to_str().unwrap(),
+        "--profile",
+        p.to_str().unwrap(),
+        "--gpu-clocks",
+        "all",
+        "--measured",
+        all.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "-q",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let texts = svg_texts(&std::fs::read_to_string(out.join("node-law.svg")).unwrap());
+    // The recommendation's clock, 1088 MHz, is named, and the time axis holds its run (5.9
+    // ms) and the model there, not the 595 MHz run's 10.4 ms: the 16 clocks' runs were drawn
+    // as one configuration's spread at 1 node beside the model at 1164 MHz.
+    assert!(
+        texts[0].contains("1 core @ 2 GHz + 1 GPU @ 1088 MHz a node"),
+        "{texts:?}"
+    );
+    let ms: Vec<f64> = texts
+        .iter()
+        .filter_map(|t| t.strip_suffix(" ms")?.parse().ok())
+        .collect();
+    assert!(!ms.is_empty(), "{texts:?}");
+    assert!(ms.iter().all(|&t| (5.0..7.0).contains(&t)), "{texts:?}");
+}
