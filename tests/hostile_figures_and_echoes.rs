@@ -429,3 +429,42 @@ fn the_reports_node_chart_draws_the_runs_at_its_gpu_clock_not_every_clocks_runs_
     assert!(!ms.is_empty(), "{texts:?}");
     assert!(ms.iter().all(|&t| (5.0..7.0).contains(&t)), "{texts:?}");
 }
+
+#[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
+fn the_node_charts_ticks_over_a_narrow_range_read_apart() {
+    let d = tempfile::tempdir().unwrap();
+    let (m, p) = titan_x_fitted(d.path());
+    let out = d.path().join("rep");
+    let mut csv =
+        String::from("nodes,cores,freq_hz,gpus,time_s,energy_j,energy_scope,gpu_clock_mhz\n");
+    for (c, t, e) in titan_x_gemm() {
+        csv += &format!("1,1,2e9,1,{t},{e},gpu,{c}\n");
+    }
+    let all = write(d.path(), "all.csv", &csv);
+    // At 1164 MHz, the clock the profile was measured at: its run's GPU energy and the
+    // model's lie within 1.2745-1.2785 J.
+    let (code, _, err) = jouleplan(&[
+        "report",
+        "--machine",
+        m.to_str().unwrap(),
+        "--profile",
+        p.to_str().unwrap(),
+        "--measured",
+        all.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "-q",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let texts = svg_texts(&std::fs::read_to_string(out.join("node-law.svg")).unwrap());
+    let joules: Vec<&String> = texts.iter().filter(|t| t.ends_with(" J")).collect();
+    assert!(joules.len() >= 3, "{texts:?}");
+    // They read `1.275 J|1.275 J|1.276 J|1.276 J`.
+    let mut distinct = joules.clone();
+    distinct.dedup();
+    assert_eq!(distinct.len(), joules.len(), "{joules:?}");
+}
