@@ -468,3 +468,42 @@ fn the_node_charts_ticks_over_a_narrow_range_read_apart() {
     distinct.dedup();
     assert_eq!(distinct.len(), joules.len(), "{joules:?}");
 }
+
+#[test]
+fn plan_csv_with_a_query_nothing_meets_exits_3_saying_why() {
+    // The project's time-only runs on an H200 node (tests/data/h200-time-only): no [power].
+    let d = tempfile::tempdir().unwrap();
+    let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/h200-time-only");
+    let machine = data.join("node.toml");
+    let p = d.path().join("p.json");
+    let (code, _, err) = jouleplan(&[
+        "fit",
+        "--measured",
+        data.join("runs.csv").to_str().unwrap(),
+        "--machine",
+        machine.to_str().unwrap(),
+        "--profile-out",
+        p.to_str().unwrap(),
+        "-q",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let (code, csv, err) = jouleplan(&[
+        "plan",
+        "--machine",
+        machine.to_str().unwrap(),
+        "--profile",
+        p.to_str().unwrap(),
+        "--deadline",
+        "1ms",
+        "--csv",
+        "-q",
+    ]);
+    // It exited 3 with the front and not a word: no row recommended, no reason anywhere.
+    assert_eq!(code, 3, "{err}");
+    assert!(csv.starts_with("nodes,cores,"), "{csv}");
+    assert!(
+        err.contains("No recommendation: infeasible: no configuration finishes within 1.00 ms")
+            && err.contains("nearest front point"),
+        "{err}"
+    );
+}
