@@ -507,3 +507,29 @@ fn plan_csv_with_a_query_nothing_meets_exits_3_saying_why() {
         "{err}"
     );
 }
+
+#[test]
+fn a_gpu_memory_clock_that_is_not_a_whole_mhz_is_refused_naming_the_key() {
+    // The H200's recorded clocks (tests/data/h200-gpu-clocks/node.toml), its memory clock
+    // written with half a MHz.
+    let d = tempfile::tempdir().unwrap();
+    let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/h200-gpu-clocks");
+    let text = std::fs::read_to_string(data.join("node.toml")).unwrap();
+    assert!(text.contains("gpu_memory_clock_mhz = 3201.0\n"), "{text}");
+    let m = write(
+        d.path(),
+        "m.toml",
+        &text.replace(
+            "gpu_memory_clock_mhz = 3201.0\n",
+            "gpu_memory_clock_mhz = 3201.5\n",
+        ),
+    );
+    let (code, _, err) = jouleplan(&["machine", "check", m.to_str().unwrap()]);
+    // It was accepted, and a job script then asked Slurm for `--gpu-freq=...,memory=3201.5`.
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("key `machine.gpu_memory_clock_mhz`")
+            && err.contains("a whole number of MHz, got 3201.5"),
+        "{err}"
+    );
+}
