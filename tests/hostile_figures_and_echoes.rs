@@ -54,7 +54,14 @@ fn titan_x_fitted(d: &Path) -> (PathBuf, PathBuf) {
     }
     let runs = write(d, "runs.csv", &csv);
     let (p, m2) = (d.join("p.json"), d.join("m2.toml"));
-    let (code, _, err) = jouleplan(&[
+    fitted(&runs, &m, (&p, &["--machine-out", m2.to_str().unwrap()]));
+    (m2, p)
+}
+
+/// `jouleplan fit --measured runs --machine m --profile-out p -q` with `extra`, which must
+/// succeed.
+fn fitted(runs: &Path, m: &Path, (p, extra): (&Path, &[&str])) {
+    let mut args = vec![
         "fit",
         "--measured",
         runs.to_str().unwrap(),
@@ -62,12 +69,44 @@ fn titan_x_fitted(d: &Path) -> (PathBuf, PathBuf) {
         m.to_str().unwrap(),
         "--profile-out",
         p.to_str().unwrap(),
-        "--machine-out",
-        m2.to_str().unwrap(),
         "-q",
-    ]);
+    ];
+    args.extend_from_slice(extra);
+    let (code, _, err) = jouleplan(&args);
     assert_eq!(code, 0, "{err}");
-    (m2, p)
+}
+
+/// `jouleplan cmd --machine m --profile p` with `extra`: (code, stdout, stderr).
+fn on_inputs(cmd: &str, (m, p): (&Path, &Path), extra: &[&str]) -> (i32, String, String) {
+    let mut args = vec![
+        cmd,
+        "--machine",
+        m.to_str().unwrap(),
+        "--profile",
+        p.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    jouleplan(&args)
+}
+
+/// The whole public sweep of `gemm` at 3505 MHz memory as a measured CSV in `d`.
+fn titan_x_all_runs(d: &Path) -> PathBuf {
+    let mut csv =
+        String::from("nodes,cores,freq_hz,gpus,time_s,energy_j,energy_scope,gpu_clock_mhz\n");
+    for (c, t, e) in titan_x_gemm() {
+        csv += &format!("1,1,2e9,1,{t},{e},gpu,{c}\n");
+    }
+    write(d, "all.csv", &csv)
+}
+
+/// The project's time-only runs on an H200 node (tests/data/h200-time-only: no [power])
+/// fitted into `d`: (its machine file, the profile).
+fn time_only_fitted(d: &Path) -> (PathBuf, PathBuf) {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/h200-time-only");
+    let machine = data.join("node.toml");
+    let p = d.join("p.json");
+    fitted(&data.join("runs.csv"), &machine, (&p, &[]));
+    (machine, p)
 }
 
 #[test]
@@ -78,17 +117,8 @@ fn titan_x_fitted(d: &Path) -> (PathBuf, PathBuf) {
 fn a_kernels_clock_front_prints_a_distinct_time_and_energy_for_each_point() {
     let d = tempfile::tempdir().unwrap();
     let (m, p) = titan_x_fitted(d.path());
-    let args = [
-        "plan",
-        "--machine",
-        m.to_str().unwrap(),
-        "--profile",
-        p.to_str().unwrap(),
-        "--gpu-clocks",
-        "all",
-        "-q",
-    ];
-    let (code, out, err) = jouleplan(&args);
+    let mp = (m.as_path(), p.as_path());
+    let (code, out, err) = on_inputs("plan", mp, &["--gpu-clocks", "all", "-q"]);
     assert_eq!(code, 0, "{err}");
     // Front rows: `   1      1   2.00     1    1126     5.83 ms      1.23 J  0.978`.
     let rows: Vec<Vec<&str>> = out
@@ -99,9 +129,7 @@ fn a_kernels_clock_front_prints_a_distinct_time_and_energy_for_each_point() {
         .collect();
     assert!(rows.len() >= 5, "a front of several clocks:\n{out}");
     // The CSV of the same plan agrees with the text to the digits printed.
-    let mut csv_args = args.to_vec();
-    csv_args.push("--csv");
-    let (code, csv, err) = jouleplan(&csv_args);
+    let (code, csv, err) = on_inputs("plan", mp, &["--gpu-clocks", "all", "-q", "--csv"]);
     assert_eq!(code, 0, "{err}");
     let head: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
     let col = |name: &str| head.iter().position(|h| *h == name).unwrap();
@@ -140,20 +168,19 @@ fn the_report_counts_the_gpu_clocks_it_searched_and_states_the_deadline_in_the_t
     let d = tempfile::tempdir().unwrap();
     let (m, p) = titan_x_fitted(d.path());
     let out = d.path().join("rep");
-    let (code, _, err) = jouleplan(&[
+    let (code, _, err) = on_inputs(
         "report",
-        "--machine",
-        m.to_str().unwrap(),
-        "--profile",
-        p.to_str().unwrap(),
-        "--gpu-clocks",
-        "all",
-        "--deadline",
-        "6ms",
-        "--out",
-        out.to_str().unwrap(),
-        "-q",
-    ]);
+        (&m, &p),
+        &[
+            "--gpu-clocks",
+            "all",
+            "--deadline",
+            "6ms",
+            "--out",
+            out.to_str().unwrap(),
+            "-q",
+        ],
+    );
     assert_eq!(code, 0, "{err}");
     let html = std::fs::read_to_string(out.join("index.html")).unwrap();
     // It read `16 configurations (1 node counts x ... x 1 GPU counts)`: a product of 1.
@@ -269,16 +296,7 @@ fn a_clock_not_measured_on_a_node_count_not_measured_names_both_sources_of_its_b
         .replacen("nodes = 1\n", "nodes = 2\n", 1);
     let m = write(d.path(), "two.toml", &two);
     let predict = |config: &str| {
-        let (code, out, err) = jouleplan(&[
-            "predict",
-            "--machine",
-            m.to_str().unwrap(),
-            "--profile",
-            p.to_str().unwrap(),
-            "--config",
-            config,
-            "-q",
-        ]);
+        let (code, out, err) = on_inputs("predict", (&m, &p), &["--config", config, "-q"]);
         assert_eq!(code, 0, "{err}");
         out
     };
@@ -317,16 +335,11 @@ fn a_time_under_a_microsecond_prints_in_ns_not_as_zero() {
             .unwrap()
             .replacen("nodes = 1\n", "nodes = 10000000\n", 1);
     let m = write(d.path(), "many.toml", &many);
-    let (code, out, err) = jouleplan(&[
+    let (code, out, err) = on_inputs(
         "predict",
-        "--machine",
-        m.to_str().unwrap(),
-        "--profile",
-        p.to_str().unwrap(),
-        "--config",
-        "10000000,1,2,1,1164",
-        "-q",
-    ]);
+        (&m, &p),
+        &["--config", "10000000,1,2,1,1164", "-q"],
+    );
     assert_eq!(code, 0, "{err}");
     // 5.70 ms divided over 10^7 nodes is 0.57 ns: it read `time 0.0 us = T_CPU 0.0 us`.
     assert!(out.contains("time       0.57 ns = T_CPU 0.57 ns"), "{out}");
@@ -334,33 +347,12 @@ fn a_time_under_a_microsecond_prints_in_ns_not_as_zero() {
 
 #[test]
 fn a_time_only_plan_gives_its_node_seconds_to_three_digits_as_its_json_has_them() {
-    // The project's time-only runs on an H200 node (tests/data/h200-time-only): no [power].
     let d = tempfile::tempdir().unwrap();
-    let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/h200-time-only");
-    let machine = data.join("node.toml");
-    let p = d.path().join("p.json");
-    let (code, _, err) = jouleplan(&[
-        "fit",
-        "--measured",
-        data.join("runs.csv").to_str().unwrap(),
-        "--machine",
-        machine.to_str().unwrap(),
-        "--profile-out",
-        p.to_str().unwrap(),
-        "-q",
-    ]);
+    let (machine, p) = time_only_fitted(d.path());
+    let mp = (machine.as_path(), p.as_path());
+    let (code, out, err) = on_inputs("plan", mp, &["-q"]);
     assert_eq!(code, 0, "{err}");
-    let args = [
-        "plan",
-        "--machine",
-        machine.to_str().unwrap(),
-        "--profile",
-        p.to_str().unwrap(),
-        "-q",
-    ];
-    let (code, out, err) = jouleplan(&args);
-    assert_eq!(code, 0, "{err}");
-    let (code, json, err) = jouleplan(&[&args[..], &["--json"]].concat());
+    let (code, json, err) = on_inputs("plan", mp, &["-q", "--json"]);
     assert_eq!(code, 0, "{err}");
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     let s = v["recommendation"]["node_hours"].as_f64().unwrap() * 3600.0;
@@ -384,37 +376,33 @@ fn svg_texts(svg: &str) -> Vec<String> {
         .collect()
 }
 
+/// The texts of the report's node chart of the Titan X profile with the whole sweep given as
+/// `--measured`, and `extra`.
+fn node_chart_with_all_runs(extra: &[&str]) -> Vec<String> {
+    let d = tempfile::tempdir().unwrap();
+    let (m, p) = titan_x_fitted(d.path());
+    let all = titan_x_all_runs(d.path());
+    let out = d.path().join("rep");
+    let mut args = vec![
+        "--measured",
+        all.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "-q",
+    ];
+    args.extend_from_slice(extra);
+    let (code, _, err) = on_inputs("report", (&m, &p), &args);
+    assert_eq!(code, 0, "{err}");
+    svg_texts(&std::fs::read_to_string(out.join("node-law.svg")).unwrap())
+}
+
 #[test]
 #[cfg_attr(
     not(public_fixtures),
     ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
 )]
 fn the_reports_node_chart_draws_the_runs_at_its_gpu_clock_not_every_clocks_runs_as_one() {
-    let d = tempfile::tempdir().unwrap();
-    let (m, p) = titan_x_fitted(d.path());
-    let mut csv =
-        String::from("nodes,cores,freq_hz,gpus,time_s,energy_j,energy_scope,gpu_clock_mhz\n");
-    for (c, t, e) in titan_x_gemm() {
-        csv += &format!("1,1,2e9,1,{t},{e},gpu,{c}\n");
-    }
-    let all = write(d.path(), "all.csv", &csv);
-    let out = d.path().join("rep");
-    let (code, _, err) = jouleplan(&[
-        "report",
-        "--machine",
-        m.to_str().unwrap(),
-        "--profile",
-        p.to_str().unwrap(),
-        "--gpu-clocks",
-        "all",
-        "--measured",
-        all.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "-q",
-    ]);
-    assert_eq!(code, 0, "{err}");
-    let texts = svg_texts(&std::fs::read_to_string(out.join("node-law.svg")).unwrap());
+    let texts = node_chart_with_all_runs(&["--gpu-clocks", "all"]);
     // The recommendation's clock, 1088 MHz, is named, and the time axis holds its run (5.9
     // ms) and the model there, not the 595 MHz run's 10.4 ms: the 16 clocks' runs were drawn
     // as one configuration's spread at 1 node beside the model at 1164 MHz.
@@ -436,31 +424,9 @@ fn the_reports_node_chart_draws_the_runs_at_its_gpu_clock_not_every_clocks_runs_
     ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
 )]
 fn the_node_charts_ticks_over_a_narrow_range_read_apart() {
-    let d = tempfile::tempdir().unwrap();
-    let (m, p) = titan_x_fitted(d.path());
-    let out = d.path().join("rep");
-    let mut csv =
-        String::from("nodes,cores,freq_hz,gpus,time_s,energy_j,energy_scope,gpu_clock_mhz\n");
-    for (c, t, e) in titan_x_gemm() {
-        csv += &format!("1,1,2e9,1,{t},{e},gpu,{c}\n");
-    }
-    let all = write(d.path(), "all.csv", &csv);
     // At 1164 MHz, the clock the profile was measured at: its run's GPU energy and the
     // model's lie within 1.2745-1.2785 J.
-    let (code, _, err) = jouleplan(&[
-        "report",
-        "--machine",
-        m.to_str().unwrap(),
-        "--profile",
-        p.to_str().unwrap(),
-        "--measured",
-        all.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "-q",
-    ]);
-    assert_eq!(code, 0, "{err}");
-    let texts = svg_texts(&std::fs::read_to_string(out.join("node-law.svg")).unwrap());
+    let texts = node_chart_with_all_runs(&[]);
     let joules: Vec<&String> = texts.iter().filter(|t| t.ends_with(" J")).collect();
     assert!(joules.len() >= 3, "{texts:?}");
     // They read `1.275 J|1.275 J|1.276 J|1.276 J`.
@@ -471,33 +437,13 @@ fn the_node_charts_ticks_over_a_narrow_range_read_apart() {
 
 #[test]
 fn plan_csv_with_a_query_nothing_meets_exits_3_saying_why() {
-    // The project's time-only runs on an H200 node (tests/data/h200-time-only): no [power].
     let d = tempfile::tempdir().unwrap();
-    let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/h200-time-only");
-    let machine = data.join("node.toml");
-    let p = d.path().join("p.json");
-    let (code, _, err) = jouleplan(&[
-        "fit",
-        "--measured",
-        data.join("runs.csv").to_str().unwrap(),
-        "--machine",
-        machine.to_str().unwrap(),
-        "--profile-out",
-        p.to_str().unwrap(),
-        "-q",
-    ]);
-    assert_eq!(code, 0, "{err}");
-    let (code, csv, err) = jouleplan(&[
+    let (machine, p) = time_only_fitted(d.path());
+    let (code, csv, err) = on_inputs(
         "plan",
-        "--machine",
-        machine.to_str().unwrap(),
-        "--profile",
-        p.to_str().unwrap(),
-        "--deadline",
-        "1ms",
-        "--csv",
-        "-q",
-    ]);
+        (&machine, &p),
+        &["--deadline", "1ms", "--csv", "-q"],
+    );
     // It exited 3 with the front and not a word: no row recommended, no reason anywhere.
     assert_eq!(code, 3, "{err}");
     assert!(csv.starts_with("nodes,cores,"), "{csv}");
@@ -513,7 +459,7 @@ fn a_gpu_memory_clock_that_is_not_a_whole_mhz_is_refused_naming_the_key() {
     // The H200's recorded clocks (tests/data/h200-gpu-clocks/node.toml), its memory clock
     // written with half a MHz.
     let d = tempfile::tempdir().unwrap();
-    let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/h200-gpu-clocks");
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/h200-gpu-clocks");
     let text = std::fs::read_to_string(data.join("node.toml")).unwrap();
     assert!(text.contains("gpu_memory_clock_mhz = 3201.0\n"), "{text}");
     let m = write(
