@@ -38,7 +38,7 @@ pub enum InputError {
         got: String,
     },
     /// A command-line value that cannot be used.
-    #[error("{flag}: expected {expected}, got `{}`", clipped(.got))]
+    #[error("{flag}: expected {expected}, got `{}`", shown(.got))]
     Argument {
         /// The flag (`--nodes`).
         flag: String,
@@ -76,11 +76,12 @@ pub fn shown(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-/// The longest text an error quotes back whole, in characters.
-const QUOTED_MAX: usize = 200;
+/// The longest text an error quotes back whole from a file, in characters (a message quoted
+/// within another stays whole).
+const QUOTED_MAX: usize = 1000;
 
 /// Text quoted back as [`shown`] writes it, and at most [`QUOTED_MAX`] characters of it: a
-/// longer cell, header or value (a 10 MB header line) is cut, saying how long it was, so an
+/// longer cell, header or key (a 10 MB header line) is cut, saying how long it was, so an
 /// error stays a line a terminal can show.
 pub fn clipped(text: &str) -> Cow<'_, str> {
     let n = text.chars().count();
@@ -112,7 +113,7 @@ mod tests {
     fn long_quotes_are_cut_saying_how_long_they_were() {
         let long = format!("a{}z", "x".repeat(10_000));
         let c = super::clipped(&long);
-        assert!(c.len() < 300, "{c}");
+        assert!(c.len() < 1000, "{c}");
         assert!(
             c.starts_with("ax") && c.ends_with("xz (10002 characters in all)"),
             "{c}"

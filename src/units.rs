@@ -312,7 +312,7 @@ mod tests {
         assert_eq!(fmt_node_hours(40.0 / 3600.0), "40.0 node-seconds");
         assert_eq!(fmt_node_hours(0.0173 / 3600.0), "0.0173 node-seconds");
         assert_eq!(fmt_node_hours(0.0), "0.00 node-hours");
-        assert_eq!(fmt_node_hours(0.5465 / 3600.0), "0.547 node-seconds");
+        assert_eq!(fmt_node_hours(0.5467 / 3600.0), "0.547 node-seconds");
         assert_eq!(fmt_node_hours(7.09 / 3600.0), "7.09 node-seconds");
         assert_eq!(fmt_node_hours(3.9 / 60.0), "3.90 node-minutes");
         assert_eq!(fmt_node_hours(0.1518), "0.15 node-hours");
