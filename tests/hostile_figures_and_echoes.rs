@@ -479,3 +479,44 @@ fn a_gpu_memory_clock_that_is_not_a_whole_mhz_is_refused_naming_the_key() {
         "{err}"
     );
 }
+
+#[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
+fn a_clock_law_measured_at_another_memory_clock_than_the_machine_sets_is_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let (m, p) = titan_x_fitted(d.path());
+    // The same Titan X at its other memory clock of the public sweeps, 810 MHz, where most
+    // kernels stop gaining past a few hundred MHz of core clock.
+    let text = std::fs::read_to_string(&m).unwrap();
+    assert!(text.contains("gpu_memory_clock_mhz = 3505"), "{text}");
+    let low = write(
+        d.path(),
+        "low.toml",
+        &text.replace("gpu_memory_clock_mhz = 3505", "gpu_memory_clock_mhz = 810"),
+    );
+    let (code, _, err) = on_inputs("plan", (&low, &p), &["--gpu-clocks", "all", "-q"]);
+    // It planned with the law of 3505 MHz and wrote `--gpu-freq=1088,memory=810` without a
+    // word.
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("measured at a 3505 MHz memory clock")
+            && err.contains("sets 810 MHz (gpu_memory_clock_mhz")
+            && err.contains("--other-machine"),
+        "{err}"
+    );
+    let (code, _, err) = on_inputs(
+        "plan",
+        (&low, &p),
+        &["--gpu-clocks", "all", "--other-machine"],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("warning: planned at another GPU memory clock than the one measured"),
+        "{err}"
+    );
+    let (code, _, err) = on_inputs("plan", (&m, &p), &["--gpu-clocks", "all", "-q"]);
+    assert_eq!(code, 0, "the machine file it was fitted with: {err}");
+}
