@@ -26,7 +26,7 @@ pub enum InputError {
         detail: String,
     },
     /// A key is missing, of the wrong type, or out of range.
-    #[error("{file}: key `{}`: expected {expected}, got {}", shown(.key), shown(.got))]
+    #[error("{file}: key `{}`: expected {expected}, got {}", clipped(.key), clipped(.got))]
     Key {
         /// The file.
         file: PathBuf,
@@ -76,6 +76,27 @@ pub fn shown(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// The longest text an error quotes back whole from a file, in characters (a message quoted
+/// within another stays whole).
+const QUOTED_MAX: usize = 1000;
+
+/// Text quoted back as [`shown`] writes it, and at most [`QUOTED_MAX`] characters of it: a
+/// longer cell, header or key (a 10 MB header line) is cut, saying how long it was, so an
+/// error stays a line a terminal can show.
+pub fn clipped(text: &str) -> Cow<'_, str> {
+    let n = text.chars().count();
+    if n <= QUOTED_MAX {
+        return shown(text);
+    }
+    let head: String = text.chars().take(QUOTED_MAX / 2).collect();
+    let tail: String = text.chars().skip(n - QUOTED_MAX / 4).collect();
+    Cow::Owned(format!(
+        "{} ... {} ({n} characters in all)",
+        shown(&head),
+        shown(&tail)
+    ))
+}
+
 /// Whether `c` must not reach a terminal raw: a control character other than a line break or
 /// a tab, or a bidirectional embedding, override or isolate (U+202A..U+202E, U+2066..U+2069).
 fn hidden(c: char) -> bool {
@@ -87,6 +108,19 @@ fn hidden(c: char) -> bool {
 #[cfg(test)]
 mod tests {
     use super::shown;
+
+    #[test]
+    fn long_quotes_are_cut_saying_how_long_they_were() {
+        let long = format!("a{}z", "x".repeat(10_000));
+        let c = super::clipped(&long);
+        assert!(c.len() < 1000, "{c}");
+        assert!(
+            c.starts_with("ax") && c.ends_with("xz (10002 characters in all)"),
+            "{c}"
+        );
+        assert_eq!(super::clipped("short"), "short");
+        assert_eq!(super::clipped("\u{1b}"), "\\u{1b}");
+    }
 
     #[test]
     fn control_bytes_are_written_as_escapes() {

@@ -62,18 +62,18 @@ pub fn count(k: impl Into<u64>, one: &str, many: &str) -> String {
     format!("{k} {}", if k == 1 { one } else { many })
 }
 
-/// Node-hours in the unit that shows the figure: `2.50 node-hours`, `12.5 node-minutes` under
-/// a tenth of a node-hour, `40.0 node-seconds` under a node-minute, and three significant
-/// digits under a tenth of a node-second (`0.0173 node-seconds`, a GPU kernel's: `0.0` told
-/// nothing).
+/// Node-hours in the unit that shows the figure: `2.50 node-hours`, `0.15 node-hours`; under a
+/// tenth of a node-hour with three significant digits or more, `12.5 node-minutes`,
+/// `40.0 node-seconds` under a node-minute, `0.547 node-seconds`, `0.0173 node-seconds` (a GPU
+/// kernel's: `0.0` told nothing, and a time-only plan's `0.5 node-seconds` little more).
 pub fn fmt_node_hours(h: f64) -> String {
     let s = h * 3600.0;
     if !h.is_finite() || h == 0.0 || h >= 0.1 {
         format!("{h:.2} node-hours")
     } else if h * 60.0 >= 1.0 {
-        format!("{:.1} node-minutes", h * 60.0)
-    } else if s >= 0.1 {
-        format!("{s:.1} node-seconds")
+        format!("{} node-minutes", three_digits(h * 60.0))
+    } else if s >= 1.0 {
+        format!("{} node-seconds", three_digits(s))
     } else {
         format!("{s:.*} node-seconds", significant(s, 3))
     }
@@ -90,12 +90,24 @@ pub fn node_hours_cell(h: f64) -> String {
 }
 
 /// Joules as a table cell under an `energy J` head: one decimal (`37612.9`), or three
-/// significant digits under a joule (`0.106`, a GPU kernel's: `0.1` told none apart).
+/// significant digits under ten joules (`0.106`, `1.43`: a GPU kernel's; `0.1` and `1.4` told
+/// none apart, and a measured 1.43 J printed `1.4` beside an interval `[1.3, 1.4]` it lies
+/// outside of).
 pub fn joules_cell(j: f64) -> String {
-    if j != 0.0 && j.abs() < 1.0 {
+    if j != 0.0 && j.abs() < 10.0 {
         format!("{j:.*}", significant(j, 3))
     } else {
         format!("{j:.1}")
+    }
+}
+
+/// `v` (a figure in its unit, from 0 up) with three significant digits or more: two decimals
+/// under 10 (`5.83`), one above (`58.3`, `583.1`).
+fn three_digits(v: f64) -> String {
+    if v.abs() < 10.0 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.1}")
     }
 }
 
@@ -143,16 +155,20 @@ pub fn count_ranges_with<T: Into<u64>>(counts: impl IntoIterator<Item = T>, sep:
     )
 }
 
-/// A human-friendly rendering of a duration (`850 ms`, `12.3 s`, `4m05s`, `2h13m`).
+/// A human-friendly rendering of a duration (`850.0 ms`, `5.83 ms`, `12.35 s`, `4m05.0s`,
+/// `2h13m`): three significant digits or more below a minute, so that a kernel's 5.83 and 5.76
+/// ms (two points of one front) do not both read `5.8 ms`.
 pub fn fmt_duration(s: Seconds) -> String {
     let v = s.0;
     if !v.is_finite() {
         return format!("{v}");
     }
-    if v < 1e-3 {
-        format!("{:.1} us", v * 1e6)
+    if v != 0.0 && v < 1e-6 {
+        format!("{} ns", three_digits(v * 1e9))
+    } else if v < 1e-3 {
+        format!("{} us", three_digits(v * 1e6))
     } else if v < 1.0 {
-        format!("{:.1} ms", v * 1e3)
+        format!("{} ms", three_digits(v * 1e3))
     } else if v < 60.0 {
         format!("{v:.2} s")
     } else if v < 3600.0 {
@@ -165,23 +181,29 @@ pub fn fmt_duration(s: Seconds) -> String {
     }
 }
 
-/// A human-friendly rendering of an energy (`812 J`, `4.52 kJ`, `1.20 MJ`; `106.4 mJ`,
+/// A human-friendly rendering of an energy (`812.0 J`, `4.52 kJ`, `1.20 MJ`; `106.4 mJ`,
 /// `12.0 uJ` under a joule, where a GPU kernel's energies lie: `0.1 J` told none of them
-/// apart).
+/// apart), with three significant digits or more (`1.23 J`: `1.2 J` told the clocks of a
+/// kernel's front apart no better).
 pub fn fmt_energy(e: Joules) -> String {
     let v = e.0;
     if v != 0.0 && v.abs() < 1e-3 {
-        format!("{:.1} uJ", v * 1e6)
+        format!("{} uJ", three_digits(v * 1e6))
     } else if v != 0.0 && v.abs() < 1.0 {
-        format!("{:.1} mJ", v * 1e3)
+        format!("{} mJ", three_digits(v * 1e3))
+    } else if v != 0.0 && v.abs() < 1e3 {
+        format!("{} J", three_digits(v))
     } else if v.abs() < 1e3 {
         format!("{v:.1} J")
     } else if v.abs() < 1e6 {
         format!("{:.2} kJ", v / 1e3)
     } else if v.abs() < 1e9 {
         format!("{:.2} MJ", v / 1e6)
-    } else {
+    } else if v.abs() < 1e12 {
         format!("{:.2} GJ", v / 1e9)
+    } else {
+        // Past a terajoule (an extrapolation's far end): `4.24e18 J`, not `4238136942.67 GJ`.
+        format!("{v:.2e} J")
     }
 }
 
@@ -266,11 +288,34 @@ mod tests {
     }
 
     #[test]
+    fn figures_under_ten_of_their_unit_keep_three_significant_digits() {
+        assert_eq!(fmt_energy(Joules(1.2274)), "1.23 J");
+        assert_eq!(fmt_energy(Joules(1.1911)), "1.19 J");
+        assert_eq!(fmt_energy(Joules(0.00123)), "1.23 mJ");
+        assert_eq!(fmt_energy(Joules(1.234e-6)), "1.23 uJ");
+        assert_eq!(fmt_energy(Joules(12.34)), "12.3 J");
+        assert_eq!(fmt_duration(Seconds(0.0058305)), "5.83 ms");
+        assert_eq!(fmt_duration(Seconds(0.0057041)), "5.70 ms");
+        assert_eq!(fmt_duration(Seconds(2.933e-6)), "2.93 us");
+        assert_eq!(fmt_duration(Seconds(0.0293)), "29.3 ms");
+        assert_eq!(joules_cell(1.4395), "1.44");
+        assert_eq!(joules_cell(9.994), "9.99");
+        assert_eq!(fmt_duration(Seconds(5.704e-10)), "0.57 ns");
+        assert_eq!(fmt_duration(Seconds(0.0)), "0.00 us");
+        assert_eq!(fmt_energy(Joules(4.238e18)), "4.24e18 J");
+        assert_eq!(fmt_energy(Joules(2.023e10)), "20.23 GJ");
+    }
+
+    #[test]
     fn node_hours_of_a_kernel_show_their_digits() {
         assert_eq!(fmt_node_hours(2.5), "2.50 node-hours");
         assert_eq!(fmt_node_hours(40.0 / 3600.0), "40.0 node-seconds");
         assert_eq!(fmt_node_hours(0.0173 / 3600.0), "0.0173 node-seconds");
         assert_eq!(fmt_node_hours(0.0), "0.00 node-hours");
+        assert_eq!(fmt_node_hours(0.5467 / 3600.0), "0.547 node-seconds");
+        assert_eq!(fmt_node_hours(7.09 / 3600.0), "7.09 node-seconds");
+        assert_eq!(fmt_node_hours(3.9 / 60.0), "3.90 node-minutes");
+        assert_eq!(fmt_node_hours(0.1518), "0.15 node-hours");
         assert_eq!(node_hours_cell(4.8096e-6), "4.81e-6");
         assert_eq!(node_hours_cell(0.85), "0.8500");
         assert_eq!(joules_cell(0.10637), "0.106");

@@ -274,7 +274,7 @@ fn infeasible_deadline_exits_3_and_names_the_nearest_point() {
     let (code, out, _) = plan_with(&f, &["--deadline", "1ms"]);
     assert_eq!(code, 3);
     assert!(
-        out.contains("No recommendation: infeasible: no configuration finishes within 1.0 ms"),
+        out.contains("No recommendation: infeasible: no configuration finishes within 1.00 ms"),
         "{out}"
     );
     assert!(out.contains("nearest front point is the fastest"), "{out}");

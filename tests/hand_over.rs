@@ -501,7 +501,7 @@ fn small_wording_reads_as_a_user_expects() {
     let (rc, out, err) = i.run("plan", &[]);
     assert_eq!(rc, 0, "{err}");
     let next = out.lines().find(|l| l.contains("measure next:")).unwrap();
-    assert!(next.contains("2 nodes (2.4 node-minutes)"), "{next}");
+    assert!(next.contains("2 nodes (2.42 node-minutes)"), "{next}");
     assert!(!out.contains("0.00 node-hours"), "{out}");
     // One name for the network service time at every node count, explained at one node.
     let (rc, out, err) = i.run("predict", &["--config", "1,8,2"]);

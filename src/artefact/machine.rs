@@ -341,6 +341,15 @@ impl NodeSection {
             self.gpu_memory_clock_mhz,
             GPU_CLOCK_MHZ,
         )?;
+        // Whole, as the GPU lists it: `--gpu-freq=...,memory=3505.5` is no clock Slurm sets,
+        // and `profile --gpu-clocks` would round it to one the GPU does not list.
+        if let Some(m) = self.gpu_memory_clock_mhz.filter(|m| m.fract() != 0.0) {
+            return Err(c.fail(
+                "machine.gpu_memory_clock_mhz",
+                "a whole number of MHz",
+                m.to_string(),
+            ));
+        }
         let Some(mhz) = &self.gpu_clocks_mhz else {
             return Ok(());
         };

@@ -74,6 +74,25 @@ impl MeasuredRow {
         }
     }
 
+    /// Refuses a row with both `energy_j` and `gpu_energy_j`: read, one of them would be
+    /// dropped without a word (energy_j was taken, and a GPU clock fit then asked for the
+    /// gpu_energy_j the row has).
+    fn one_energy(&self, path: &Path, line: u64) -> InputResult<()> {
+        let (Some(_), Some(gpu)) = (self.energy_j, self.gpu_energy_j) else {
+            return Ok(());
+        };
+        Err(cell_error(
+            path,
+            line,
+            "gpu_energy_j",
+            "one energy a run: this row has energy_j too, and a run's energy is one measurement \
+             in one scope; keep energy_j with energy_scope (node or cpu) for node power, or \
+             gpu_energy_j (or energy_j with energy_scope gpu) for a GPU clock law or GPU \
+             energy, in separate files",
+            &crate::limits::shown(gpu),
+        ))
+    }
+
     /// Checks the row's ranges (line `line` of `path`): a frequency in Hz, a positive time up
     /// to a year, a positive energy, ranks from one a node to one a core.
     pub fn validate(&self, path: &Path, line: u64) -> InputResult<()> {
@@ -97,6 +116,7 @@ impl MeasuredRow {
         if let Err(expected) = Reading::RunTime.check(self.time_s) {
             return bad("time_s", &expected, self.time_s);
         }
+        self.one_energy(path, line)?;
         if let Some((e, col)) = self.energy()
             && let Err(expected) = Reading::RunEnergy.check(e)
         {

@@ -115,8 +115,45 @@ pub struct Accept {
     pub model_error: bool,
 }
 
-/// Checks that the profile was measured on the machine the file describes.
+/// Checks that the profile was measured on the machine the file describes, its GPU clock law
+/// at the memory clock the machine file sets.
 pub fn machine_matches(machine: &Machine, profile: &Profile, accept: Accept) -> InputResult<Trust> {
+    let mut t = host_matches(machine, profile, accept)?;
+    if let Some(what) = memory_clock_differs(machine, profile) {
+        if !accept.other_machine {
+            return Err(InputError::Mismatch(format!(
+                "{what}. A kernel's time against the core clock changes with the memory clock \
+                 (memory-bound kernels stop gaining at a low one): set gpu_memory_clock_mhz to \
+                 the clock the law was measured at, fit runs measured at this one, or pass \
+                 --other-machine to plan it here anyway"
+            )));
+        }
+        t.warnings.push(format!(
+            "planned at another GPU memory clock than the one measured (--other-machine): {what}"
+        ));
+    }
+    Ok(t)
+}
+
+/// Where the profile's GPU clock law was measured at another memory clock than the machine
+/// file's `gpu_memory_clock_mhz` (the one a job script sets with `--gpu-freq`), what differs.
+fn memory_clock_differs(machine: &Machine, profile: &Profile) -> Option<String> {
+    let law = profile.gpu_clock.as_ref()?;
+    let (measured, set) = (law.memory_clock_mhz?, machine.gpu_memory_clock_mhz?);
+    (measured != set).then(|| {
+        format!(
+            "{}'s GPU clock law was measured at a {measured} MHz memory clock, and machine `{}` \
+             ({}) sets {set} MHz (gpu_memory_clock_mhz, the memory clock of its job scripts' \
+             --gpu-freq)",
+            profile.file.display(),
+            machine.name,
+            machine.file.display()
+        )
+    })
+}
+
+/// Checks that the profile was measured on the node the machine file describes.
+fn host_matches(machine: &Machine, profile: &Profile, accept: Accept) -> InputResult<Trust> {
     let mut t = Trust::default();
     let Some(on) = profile.facts.measured_on.as_ref() else {
         return unrecorded_machine(machine, profile, accept);

@@ -242,6 +242,11 @@ pub fn run_plan(args: &PlanArgs, out: &mut dyn Write) -> anyhow::Result<Plan> {
         say::warning(w);
     }
     exp.plan(&plan, out)?;
+    // The CSV has no place for why no row is recommended: exit 3 says so on standard error,
+    // as the text says it in its output and JSON in `query.reason`.
+    if args.csv && !plan.answer.feasible {
+        say::line(&format!("No recommendation: {}", plan.answer.reason));
+    }
     if let Some(path) = &args.plot {
         let sample = sample(&model, &plan.space, SAMPLE_MAX)?;
         plot::write_pareto(path, &plan, &sample, &[]).map_err(anyhow::Error::msg)?;

@@ -167,7 +167,9 @@ pub fn axis_html(w: &mut String, a: &ClockAxis, (energy, time_only): (&str, bool
          clock for the recommendation's nodes, cores, frequency and GPUs; measured clocks are \
          marked, the others come from the clock law (MODEL.md 6e).{}</p>",
         a.time_limit.map_or(String::new(), |t| format!(
-            " The query's time limit is {t:.6} s: clocks above it are marked over."
+            " The query's time limit is {} (the unit of the table's times): clocks above it \
+             are marked over.",
+            crate::units::fmt_duration(crate::units::Seconds(t))
         ))
     );
     let _ = writeln!(

@@ -51,13 +51,9 @@ pub fn index_html(
     let s = &plan.space;
     let _ = writeln!(
         w,
-        "<p>{} configurations ({} node counts x {} core counts x {} frequencies x {} GPU counts); \
-         {} network-saturated; exact Pareto front of {} points.</p>",
+        "<p>{} configurations ({}); {} network-saturated; exact Pareto front of {} points.</p>",
         plan.evaluated,
-        s.nodes.len(),
-        s.cores.len(),
-        s.freqs.len(),
-        s.gpus.len(),
+        crate::report::text::space_axes(s),
         plan.saturated,
         plan.front.len()
     );

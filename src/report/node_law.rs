@@ -73,7 +73,7 @@ pub fn runs_of_csv(path: &Path) -> InputResult<Vec<NodeRun>> {
                 cores: k.cores,
                 freq: Hertz(k.freq_khz as f64 * 1e3),
                 gpus: k.gpus,
-                gpu_clock_mhz: None,
+                gpu_clock_mhz: k.gpu_clock_mhz.map(f64::from),
             },
             time_s: r.time_s,
             energy: r.energy_j.zip(k.scope.and_then(scope_named)),
@@ -144,7 +144,7 @@ pub fn runs_of_sweep(profile: &Path) -> InputResult<Vec<NodeRun>> {
                     cores: r.cores,
                     freq: Hertz(r.freq_hz),
                     gpus: r.gpus,
-                    gpu_clock_mhz: None,
+                    gpu_clock_mhz: r.gpu_clock_mhz.map(f64::from),
                 },
                 time_s: r.wall_s,
                 energy: (!e.is_empty()).then(|| (e.values().sum(), EnergyScope::of(&domains))),
@@ -170,8 +170,11 @@ fn counts(max: u32, also: &[u32]) -> Vec<u32> {
 
 /// The configuration a node: the one measured at the most node counts (`prefer` among equals,
 /// then the most cores), else `prefer`.
-fn chosen(runs: &[NodeRun], prefer: Config) -> Config {
-    let key = |c: &Config| (c.cores, c.freq.0.to_bits(), c.gpus);
+fn chosen(runs: &[NodeRun], prefer: Config, reference_mhz: Option<f64>) -> Config {
+    let key = |c: &Config| {
+        let clock = c.gpu_clock_mhz.or(reference_mhz).map(f64::to_bits);
+        (c.cores, c.freq.0.to_bits(), c.gpus, clock)
+    };
     let mut best: Option<(usize, bool, u32, Config)> = None;
     for r in runs {
         let k = key(&r.config);
@@ -199,11 +202,18 @@ pub fn node_series(
     (prefer, max_nodes): (Config, u32),
     steps: Vec<u32>,
 ) -> NodeSeries {
-    let c = chosen(runs, prefer);
+    // A run without a GPU clock ran at the profile's reference clock where it has a clock
+    // law: runs at other clocks are other configurations, not the spread of this one.
+    let reference_mhz = model.profile.gpu_clock.as_ref().map(|l| l.reference_mhz);
+    let c = chosen(runs, prefer, reference_mhz);
+    let clock = |x: &Config| x.gpu_clock_mhz.or(reference_mhz).filter(|_| x.gpus > 0);
     let scope: EnergyScope = model.profile.energy_scope();
     let time_only = model.machine.time_only();
     let same = |r: &&NodeRun| {
-        r.config.cores == c.cores && r.config.freq == c.freq && r.config.gpus == c.gpus
+        r.config.cores == c.cores
+            && r.config.freq == c.freq
+            && r.config.gpus == c.gpus
+            && clock(&r.config) == clock(&c)
     };
     let picked: Vec<(u32, f64, Option<f64>)> = runs
         .iter()
@@ -250,10 +260,11 @@ pub fn node_series(
     NodeSeries {
         title: format!("{} on {}", model.profile.program, model.machine.name),
         per_node: format!(
-            "{} cores @ {} GHz{}",
-            c.cores,
+            "{} @ {} GHz{}{}",
+            crate::units::count(c.cores, "core", "cores"),
             c.freq.ghz(),
-            gpus_words(c.gpus)
+            gpus_words(c.gpus),
+            clock(&c).map_or(String::new(), |m| format!(" @ {m} MHz"))
         ),
         runs: picked,
         curve,

@@ -107,12 +107,14 @@ pub fn breakdown(p: &Prediction, out: &mut dyn Write) -> io::Result<()> {
 /// What a prediction's range at a node count not measured is and where it comes from:
 /// `80% interval at a node count not measured (measured up to 8)`, between the measured counts
 /// as beyond them, or for a profile measured on one
-/// node `bounds beyond the 1 node measured (...)`: bounds are never called an interval.
+/// node `bounds beyond the 1 node measured (...)`: bounds are never called an interval. At a
+/// GPU clock not measured it names the clock law's share, and both where a one-node profile's
+/// bounds and the clock law's interval make it (`bounds beyond the 1 node measured (...) and
+/// at a GPU clock not measured (...)`).
 pub fn interval_head(i: &Interval) -> String {
     if i.gpu_clock != (0.0, 0.0) {
-        return format!(
-            "{} at a GPU clock not measured (+/- {:.1}% time, {:.1}% energy from the clock law{})",
-            i.what(),
+        let clock = format!(
+            "at a GPU clock not measured (+/- {:.1}% time, {:.1}% energy from the clock law{})",
             100.0 * i.gpu_clock.0,
             100.0 * i.gpu_clock.1,
             if i.power_rel > 0.0 || i.idle_w > 0.0 {
@@ -121,7 +123,16 @@ pub fn interval_head(i: &Interval) -> String {
                 ""
             }
         );
+        return match i.kind {
+            IntervalKind::Bounds => format!("{} and {clock}", node_head(i)),
+            IntervalKind::Interval => format!("{} {clock}", i.what()),
+        };
     }
+    node_head(i)
+}
+
+/// [`interval_head`] of a range from the node axis alone.
+fn node_head(i: &Interval) -> String {
     match i.kind {
         IntervalKind::Interval => format!(
             "{} at a node count not measured (measured up to {})",
@@ -394,6 +405,23 @@ fn front_row(plan: &Plan, i: usize, cols: &Columns, out: &mut dyn Write) -> io::
     )
 }
 
+/// The axes of a space, as the text and the report name them: `16 node counts x 1 core count
+/// x 1 frequency x 1 GPU count`, with ` x 16 GPU clocks` where it searches GPU clocks.
+pub fn space_axes(s: &crate::search::space::Space) -> String {
+    let mut out = format!(
+        "{} x {} x {} x {}",
+        count(s.nodes.len() as u64, "node count", "node counts"),
+        count(s.cores.len() as u64, "core count", "core counts"),
+        count(s.freqs.len() as u64, "frequency", "frequencies"),
+        count(s.gpus.len() as u64, "GPU count", "GPU counts")
+    );
+    if !s.gpu_clocks.is_empty() {
+        let n = s.gpu_clocks.len() as u64;
+        out += &format!(" x {}", count(n, "GPU clock", "GPU clocks"));
+    }
+    out
+}
+
 /// The plan as text: its inputs and space, the front table (`max_rows` of it), the
 /// recommendation with its breakdown.
 fn plan_text(plan: &Plan, max_rows: Option<usize>, out: &mut dyn Write) -> io::Result<()> {
@@ -408,15 +436,8 @@ fn plan_text(plan: &Plan, max_rows: Option<usize>, out: &mut dyn Write) -> io::R
     )?;
     writeln!(
         out,
-        "space: {} x {} x {} x {} = {}; {} network-saturated; {} on the exact front",
-        count(s.nodes.len() as u64, "node count", "node counts"),
-        count(s.cores.len() as u64, "core count", "core counts"),
-        count(s.freqs.len() as u64, "frequency", "frequencies"),
-        count(s.gpus.len() as u64, "GPU count", "GPU counts")
-            + &match s.gpu_clocks.len() {
-                0 => String::new(),
-                n => format!(" x {}", count(n as u64, "GPU clock", "GPU clocks")),
-            },
+        "space: {} = {}; {} network-saturated; {} on the exact front",
+        space_axes(s),
         count(plan.evaluated, "configuration", "configurations"),
         plan.saturated,
         plan.front.len()

@@ -89,10 +89,10 @@ pub fn draw_node_law<DB: DrawingBackend>(
     match &energy {
         Some((name, e)) => {
             let (top, bottom) = body.split_vertically((SIZE.1 - 30 - LEGEND) / 2);
-            panel(&top, s, &x, &time, ("time", &|v| ticks::time_label(v)))?;
-            panel(&bottom, s, &x, e, (name, &|v| ticks::energy_label(v)))?;
+            panel(&top, s, &x, &time, ("time", &ticks::time_label_step))?;
+            panel(&bottom, s, &x, e, (name, &ticks::energy_label_step))?;
         }
-        None => panel(&body, s, &x, &time, ("time", &|v| ticks::time_label(v)))?,
+        None => panel(&body, s, &x, &time, ("time", &ticks::time_label_step))?,
     }
     legend(&strip, s)?;
     root.present().map_err(err)
@@ -104,7 +104,7 @@ fn panel<DB: DrawingBackend>(
     s: &NodeSeries,
     x: &Axis,
     v: &Values,
-    (name, fmt): (&str, &dyn Fn(f64) -> String),
+    (name, fmt): (&str, &dyn Fn(f64, f64) -> String),
 ) -> DrawResult {
     let y = Axis::new(
         v.runs
@@ -130,7 +130,9 @@ fn panel<DB: DrawingBackend>(
             name.to_string()
         })
         .x_label_formatter(&|v: &f64| format!("{}", xf.unmap(*v).round()))
-        .y_label_formatter(&|v: &f64| fmt(yf.unmap(*v)))
+        // With the ticks' step, so that ticks 0.5 mJ apart near 1.275 J read apart (they read
+        // `1.275 J` twice).
+        .y_label_formatter(&|v: &f64| fmt(yf.unmap(*v), yf.step()))
         .label_style(("sans-serif", 12))
         .bold_line_style(BLACK.mix(0.15))
         .draw()

@@ -1,0 +1,522 @@
+//! What a user reads back: figures of a GPU kernel's clock front printed with digits enough to
+//! tell its points apart in every output, the report naming the space it searched, a run with
+//! two energies refused instead of one dropped, and an error that quotes a huge cell in a line.
+
+mod common;
+use common::{jouleplan, write};
+use std::path::{Path, PathBuf};
+
+/// The public Titan X sweep of `gemm` at 3505 MHz memory (gpuPTXModel): `(core MHz, time s,
+/// GPU energy J)` for each clock, ascending (times in ms and energy in mJ there).
+fn titan_x_gemm() -> Vec<(u32, f64, f64)> {
+    let path = common::public_fixture("gpu-clocks/gtxtitanx-real.csv");
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut kernel = "";
+    let mut out = Vec::new();
+    for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        let v: Vec<&str> = line.split(',').collect();
+        if v.len() == 1 {
+            kernel = v[0];
+            continue;
+        }
+        let n: Vec<f64> = v.iter().map(|x| x.parse().unwrap()).collect();
+        if kernel == "gemm" && n[0] == 3505.0 {
+            out.push((n[1] as u32, n[2] / 1e3, n[2] * n[3] / 1e3));
+        }
+    }
+    out.sort_by_key(|r| r.0);
+    assert_eq!(out.len(), 16, "16 clocks of gemm at 3505 MHz");
+    out
+}
+
+/// A one-GTX-Titan-X machine listing the sweep's clocks, host power 0 (GPU energy only), and
+/// the profile `fit` makes from the runs at 595, 975 and 1164 MHz: (machine, profile).
+fn titan_x_fitted(d: &Path) -> (PathBuf, PathBuf) {
+    let sweep = titan_x_gemm();
+    let clocks: Vec<String> = sweep.iter().map(|r| r.0.to_string()).collect();
+    let m = write(
+        d,
+        "m.toml",
+        &format!(
+            "[machine]\nname = \"gtx-titan-x\"\nnodes = 1\ncores_per_node = 1\n\
+             frequencies_ghz = [2.0]\ngpus_per_node = 1\ngpu_clocks_mhz = [{}]\n\
+             gpu_memory_clock_mhz = 3505\n\n[network]\nlatency_s = 1e-6\n\
+             bandwidth_bytes_per_s = 1e10\n\n[power]\nidle_w = 0.0\ncore_active_w = 0.0\n\
+             core_stall_w = 0.0\nmemory_w = 0.0\nnetwork_w = 0.0\ngpu_active_w = 0.0\n\
+             gpu_idle_w = 0.0\n",
+            clocks.join(", ")
+        ),
+    );
+    let mut csv =
+        String::from("nodes,cores,freq_hz,gpus,time_s,energy_j,energy_scope,gpu_clock_mhz\n");
+    for (c, t, e) in sweep.iter().filter(|r| [595, 975, 1164].contains(&r.0)) {
+        csv += &format!("1,1,2e9,1,{t},{e},gpu,{c}\n");
+    }
+    let runs = write(d, "runs.csv", &csv);
+    let (p, m2) = (d.join("p.json"), d.join("m2.toml"));
+    fitted(&runs, &m, (&p, &["--machine-out", m2.to_str().unwrap()]));
+    (m2, p)
+}
+
+/// `jouleplan fit --measured runs --machine m --profile-out p -q` with `extra`, which must
+/// succeed.
+fn fitted(runs: &Path, m: &Path, (p, extra): (&Path, &[&str])) {
+    let mut args = vec![
+        "fit",
+        "--measured",
+        runs.to_str().unwrap(),
+        "--machine",
+        m.to_str().unwrap(),
+        "--profile-out",
+        p.to_str().unwrap(),
+        "-q",
+    ];
+    args.extend_from_slice(extra);
+    let (code, _, err) = jouleplan(&args);
+    assert_eq!(code, 0, "{err}");
+}
+
+/// `jouleplan cmd --machine m --profile p` with `extra`: (code, stdout, stderr).
+fn on_inputs(cmd: &str, (m, p): (&Path, &Path), extra: &[&str]) -> (i32, String, String) {
+    let mut args = vec![
+        cmd,
+        "--machine",
+        m.to_str().unwrap(),
+        "--profile",
+        p.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    jouleplan(&args)
+}
+
+/// The whole public sweep of `gemm` at 3505 MHz memory as a measured CSV in `d`.
+fn titan_x_all_runs(d: &Path) -> PathBuf {
+    let mut csv =
+        String::from("nodes,cores,freq_hz,gpus,time_s,energy_j,energy_scope,gpu_clock_mhz\n");
+    for (c, t, e) in titan_x_gemm() {
+        csv += &format!("1,1,2e9,1,{t},{e},gpu,{c}\n");
+    }
+    write(d, "all.csv", &csv)
+}
+
+/// The project's time-only runs on an H200 node (tests/data/h200-time-only: no [power])
+/// fitted into `d`: (its machine file, the profile).
+fn time_only_fitted(d: &Path) -> (PathBuf, PathBuf) {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/h200-time-only");
+    let machine = data.join("node.toml");
+    let p = d.join("p.json");
+    fitted(&data.join("runs.csv"), &machine, (&p, &[]));
+    (machine, p)
+}
+
+#[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
+fn a_kernels_clock_front_prints_a_distinct_time_and_energy_for_each_point() {
+    let d = tempfile::tempdir().unwrap();
+    let (m, p) = titan_x_fitted(d.path());
+    let mp = (m.as_path(), p.as_path());
+    let (code, out, err) = on_inputs("plan", mp, &["--gpu-clocks", "all", "-q"]);
+    assert_eq!(code, 0, "{err}");
+    // Front rows: `   1      1   2.00     1    1126     5.83 ms      1.23 J  0.978`.
+    let rows: Vec<Vec<&str>> = out
+        .lines()
+        .filter(|l| l.ends_with("  ") || l.contains(" ms "))
+        .map(|l| l.trim_start_matches('*').split_whitespace().collect())
+        .filter(|v: &Vec<&str>| v.len() >= 10 && v[6] == "ms" && v[8] == "J")
+        .collect();
+    assert!(rows.len() >= 5, "a front of several clocks:\n{out}");
+    // The CSV of the same plan agrees with the text to the digits printed.
+    let (code, csv, err) = on_inputs("plan", mp, &["--gpu-clocks", "all", "-q", "--csv"]);
+    assert_eq!(code, 0, "{err}");
+    let head: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let col = |name: &str| head.iter().position(|h| *h == name).unwrap();
+    let mut exact = Vec::new();
+    for (line, row) in csv.lines().skip(1).zip(&rows) {
+        let v: Vec<&str> = line.split(',').collect();
+        let e: f64 = v[col("energy_j")].parse().unwrap();
+        let t: f64 = v[col("time_s")].parse().unwrap();
+        assert_eq!(format!("{e:.2}"), row[7], "{line}\n{out}");
+        assert_eq!(format!("{:.2}", t * 1e3), row[5], "{line}\n{out}");
+        exact.push((t, e));
+    }
+    assert_eq!(exact.len(), rows.len(), "{csv}");
+    // The front's energies of this kernel lie within 1.12-1.28 J: one decimal printed three
+    // points as `1.2 J` and three as `1.1 J`. Neighbours more than 1% apart must read apart.
+    for (i, w) in exact.windows(2).enumerate() {
+        for (k, col) in [(0, 5), (1, 7)] {
+            let (a, b) = if k == 0 {
+                (w[0].0, w[1].0)
+            } else {
+                (w[0].1, w[1].1)
+            };
+            if (a - b).abs() > 0.01 * a.max(b) {
+                assert_ne!(rows[i][col], rows[i + 1][col], "row {i}:\n{out}");
+            }
+        }
+    }
+}
+
+#[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
+fn the_report_counts_the_gpu_clocks_it_searched_and_states_the_deadline_in_the_tables_unit() {
+    let d = tempfile::tempdir().unwrap();
+    let (m, p) = titan_x_fitted(d.path());
+    let out = d.path().join("rep");
+    let (code, _, err) = on_inputs(
+        "report",
+        (&m, &p),
+        &[
+            "--gpu-clocks",
+            "all",
+            "--deadline",
+            "6ms",
+            "--out",
+            out.to_str().unwrap(),
+            "-q",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    // It read `16 configurations (1 node counts x ... x 1 GPU counts)`: a product of 1.
+    assert!(
+        html.contains(
+            "16 configurations (1 node count x 1 core count x 1 frequency x 1 GPU count x 16 GPU clocks)"
+        ),
+        "{}",
+        &html[..html.len().min(3000)]
+    );
+    // It read `0.006000 s` beside a table in ms.
+    assert!(html.contains("time limit is 6.00 ms"), "the deadline in ms");
+    assert!(!html.contains("0.006000 s"));
+}
+
+/// A GPU run as the project recorded it on an H200 (`tests/data/h200-gpu-smoke/runs.csv`, its
+/// first row), its GPU energy in both energy columns: `energy_j` in `scope`, and `gpu_energy_j`.
+fn both_energies(d: &Path, scope: &str) -> PathBuf {
+    write(
+        d,
+        "both.csv",
+        &format!(
+            "nodes,cores,freq_hz,gpus,time_s,energy_j,energy_scope,gpu_energy_j\n\
+             1,2,2100000000,1,6.826084592,1389.427,{scope},1389.427\n"
+        ),
+    )
+}
+
+#[test]
+fn a_run_with_energy_j_and_gpu_energy_j_is_refused_naming_both_instead_of_dropping_one() {
+    let d = tempfile::tempdir().unwrap();
+    for scope in ["node", "gpu"] {
+        let runs = both_energies(d.path(), scope);
+        let p = d.path().join("p.json");
+        let (code, _, err) = jouleplan(&[
+            "fit",
+            "--measured",
+            runs.to_str().unwrap(),
+            "--machine",
+            "h100-gpu",
+            "--profile-out",
+            p.to_str().unwrap(),
+        ]);
+        // It took energy_j and dropped gpu_energy_j without a word; in node scope it then
+        // asked for the gpu_energy_j the row has.
+        assert_eq!(code, 2, "{scope}: {err}");
+        assert!(
+            err.contains("line 2, column gpu_energy_j")
+                && err.contains("one energy a run")
+                && err.contains("energy_j too"),
+            "{scope}: {err}"
+        );
+        assert!(!p.exists(), "nothing written");
+        let (code, _, err) = jouleplan(&[
+            "validate",
+            "--measured",
+            runs.to_str().unwrap(),
+            "--machine",
+            "h100-gpu",
+        ]);
+        assert_eq!(code, 2, "{scope}: {err}");
+        assert!(err.contains("column gpu_energy_j"), "{scope}: {err}");
+    }
+}
+
+#[test]
+fn an_error_quotes_a_ten_megabyte_cell_or_header_in_one_short_line() {
+    let d = tempfile::tempdir().unwrap();
+    let cell = format!("1,2,2100000000,1,{}\n", "x".repeat(10_000_000));
+    let header = format!(
+        "nodes,cores,freq_hz,gpus,time_s{}\n",
+        ",c".repeat(5_000_000)
+    );
+    for (name, text) in [
+        (
+            "cell.csv",
+            format!("nodes,cores,freq_hz,gpus,time_s\n{cell}"),
+        ),
+        ("header.csv", header),
+    ] {
+        let runs = write(d.path(), name, &text);
+        let (code, _, err) = jouleplan(&[
+            "fit",
+            "--measured",
+            runs.to_str().unwrap(),
+            "--machine",
+            "h100-gpu",
+            "--profile-out",
+            d.path().join("p.json").to_str().unwrap(),
+            "-q",
+        ]);
+        assert_eq!(code, 2, "{name}");
+        // The whole 10 MB came back in the message.
+        assert!(err.len() < 2000, "{name}: {} bytes", err.len());
+        assert!(err.contains("characters in all)"), "{name}: {err}");
+        assert!(
+            err.contains(&format!("{name}: key `line ")),
+            "{name}: {err}"
+        );
+    }
+}
+
+#[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
+fn a_clock_not_measured_on_a_node_count_not_measured_names_both_sources_of_its_bounds() {
+    let d = tempfile::tempdir().unwrap();
+    let (m, p) = titan_x_fitted(d.path());
+    let two = std::fs::read_to_string(&m)
+        .unwrap()
+        .replacen("nodes = 1\n", "nodes = 2\n", 1);
+    let m = write(d.path(), "two.toml", &two);
+    let predict = |config: &str| {
+        let (code, out, err) = on_inputs("predict", (&m, &p), &["--config", config, "-q"]);
+        assert_eq!(code, 0, "{err}");
+        out
+    };
+    // At 2 nodes and 1088 MHz the range runs from the clock law's low end at perfect division
+    // to no gain past the node measured: it read `bounds at a GPU clock not measured (...)`,
+    // as if the clock law alone made bounds twice as wide as its +/- 1.4%.
+    let both = predict("2,1,2,1,1088");
+    assert!(
+        both.contains("bounds beyond the 1 node measured (from perfect division")
+            && both.contains(") and at a GPU clock not measured (+/- "),
+        "{both}"
+    );
+    let clock = predict("1,1,2,1,1088");
+    assert!(
+        clock.contains("80% interval at a GPU clock not measured (+/- ")
+            && !clock.contains("bounds"),
+        "{clock}"
+    );
+    let nodes = predict("2,1,2,1,1164");
+    assert!(
+        nodes.contains("bounds beyond the 1 node measured") && !nodes.contains("GPU clock not"),
+        "{nodes}"
+    );
+}
+
+#[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
+fn a_time_under_a_microsecond_prints_in_ns_not_as_zero() {
+    let d = tempfile::tempdir().unwrap();
+    let (m, p) = titan_x_fitted(d.path());
+    let many =
+        std::fs::read_to_string(&m)
+            .unwrap()
+            .replacen("nodes = 1\n", "nodes = 10000000\n", 1);
+    let m = write(d.path(), "many.toml", &many);
+    let (code, out, err) = on_inputs(
+        "predict",
+        (&m, &p),
+        &["--config", "10000000,1,2,1,1164", "-q"],
+    );
+    assert_eq!(code, 0, "{err}");
+    // 5.70 ms divided over 10^7 nodes is 0.57 ns: it read `time 0.0 us = T_CPU 0.0 us`.
+    assert!(out.contains("time       0.57 ns = T_CPU 0.57 ns"), "{out}");
+}
+
+#[test]
+fn a_time_only_plan_gives_its_node_seconds_to_three_digits_as_its_json_has_them() {
+    let d = tempfile::tempdir().unwrap();
+    let (machine, p) = time_only_fitted(d.path());
+    let mp = (machine.as_path(), p.as_path());
+    let (code, out, err) = on_inputs("plan", mp, &["-q"]);
+    assert_eq!(code, 0, "{err}");
+    let (code, json, err) = on_inputs("plan", mp, &["-q", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let s = v["recommendation"]["node_hours"].as_f64().unwrap() * 3600.0;
+    // 0.547 node-seconds on 16 cores read `0.5 node-seconds`: one digit of the one figure a
+    // time-only plan weighs besides time.
+    assert!((0.1..1.0).contains(&s), "{json}");
+    assert!(
+        out.contains(&format!("   {s:.3} node-seconds")),
+        "{s:.3}:\n{out}"
+    );
+}
+
+/// The texts of an SVG's `<text>` elements, trimmed.
+fn svg_texts(svg: &str) -> Vec<String> {
+    svg.split("<text")
+        .skip(1)
+        .filter_map(|t| {
+            let body = &t[t.find('>')? + 1..];
+            Some(body[..body.find("</text>")?].trim().to_string())
+        })
+        .collect()
+}
+
+/// The texts of the report's node chart of the Titan X profile with the whole sweep given as
+/// `--measured`, and `extra`.
+fn node_chart_with_all_runs(extra: &[&str]) -> Vec<String> {
+    let d = tempfile::tempdir().unwrap();
+    let (m, p) = titan_x_fitted(d.path());
+    let all = titan_x_all_runs(d.path());
+    let out = d.path().join("rep");
+    let mut args = vec![
+        "--measured",
+        all.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "-q",
+    ];
+    args.extend_from_slice(extra);
+    let (code, _, err) = on_inputs("report", (&m, &p), &args);
+    assert_eq!(code, 0, "{err}");
+    svg_texts(&std::fs::read_to_string(out.join("node-law.svg")).unwrap())
+}
+
+#[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
+fn the_reports_node_chart_draws_the_runs_at_its_gpu_clock_not_every_clocks_runs_as_one() {
+    let texts = node_chart_with_all_runs(&["--gpu-clocks", "all"]);
+    // The recommendation's clock, 1088 MHz, is named, and the time axis holds its run (5.9
+    // ms) and the model there, not the 595 MHz run's 10.4 ms: the 16 clocks' runs were drawn
+    // as one configuration's spread at 1 node beside the model at 1164 MHz.
+    assert!(
+        texts[0].contains("1 core @ 2 GHz + 1 GPU @ 1088 MHz a node"),
+        "{texts:?}"
+    );
+    let ms: Vec<f64> = texts
+        .iter()
+        .filter_map(|t| t.strip_suffix(" ms")?.parse().ok())
+        .collect();
+    assert!(!ms.is_empty(), "{texts:?}");
+    assert!(ms.iter().all(|&t| (5.0..7.0).contains(&t)), "{texts:?}");
+}
+
+#[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
+fn the_node_charts_ticks_over_a_narrow_range_read_apart() {
+    // At 1164 MHz, the clock the profile was measured at: its run's GPU energy and the
+    // model's lie within 1.2745-1.2785 J.
+    let texts = node_chart_with_all_runs(&[]);
+    let joules: Vec<&String> = texts.iter().filter(|t| t.ends_with(" J")).collect();
+    assert!(joules.len() >= 3, "{texts:?}");
+    // They read `1.275 J|1.275 J|1.276 J|1.276 J`.
+    let mut distinct = joules.clone();
+    distinct.dedup();
+    assert_eq!(distinct.len(), joules.len(), "{joules:?}");
+}
+
+#[test]
+fn plan_csv_with_a_query_nothing_meets_exits_3_saying_why() {
+    let d = tempfile::tempdir().unwrap();
+    let (machine, p) = time_only_fitted(d.path());
+    let (code, csv, err) = on_inputs(
+        "plan",
+        (&machine, &p),
+        &["--deadline", "1ms", "--csv", "-q"],
+    );
+    // It exited 3 with the front and not a word: no row recommended, no reason anywhere.
+    assert_eq!(code, 3, "{err}");
+    assert!(csv.starts_with("nodes,cores,"), "{csv}");
+    assert!(
+        err.contains("No recommendation: infeasible: no configuration finishes within 1.00 ms")
+            && err.contains("nearest front point"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_gpu_memory_clock_that_is_not_a_whole_mhz_is_refused_naming_the_key() {
+    // The H200's recorded clocks (tests/data/h200-gpu-clocks/node.toml), its memory clock
+    // written with half a MHz.
+    let d = tempfile::tempdir().unwrap();
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/h200-gpu-clocks");
+    let text = std::fs::read_to_string(data.join("node.toml")).unwrap();
+    assert!(text.contains("gpu_memory_clock_mhz = 3201.0\n"), "{text}");
+    let m = write(
+        d.path(),
+        "m.toml",
+        &text.replace(
+            "gpu_memory_clock_mhz = 3201.0\n",
+            "gpu_memory_clock_mhz = 3201.5\n",
+        ),
+    );
+    let (code, _, err) = jouleplan(&["machine", "check", m.to_str().unwrap()]);
+    // It was accepted, and a job script then asked Slurm for `--gpu-freq=...,memory=3201.5`.
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("key `machine.gpu_memory_clock_mhz`")
+            && err.contains("a whole number of MHz, got 3201.5"),
+        "{err}"
+    );
+}
+
+#[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
+fn a_clock_law_measured_at_another_memory_clock_than_the_machine_sets_is_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let (m, p) = titan_x_fitted(d.path());
+    // The same Titan X at its other memory clock of the public sweeps, 810 MHz, where most
+    // kernels stop gaining past a few hundred MHz of core clock.
+    let text = std::fs::read_to_string(&m).unwrap();
+    assert!(text.contains("gpu_memory_clock_mhz = 3505"), "{text}");
+    let low = write(
+        d.path(),
+        "low.toml",
+        &text.replace("gpu_memory_clock_mhz = 3505", "gpu_memory_clock_mhz = 810"),
+    );
+    let (code, _, err) = on_inputs("plan", (&low, &p), &["--gpu-clocks", "all", "-q"]);
+    // It planned with the law of 3505 MHz and wrote `--gpu-freq=1088,memory=810` without a
+    // word.
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("measured at a 3505 MHz memory clock")
+            && err.contains("sets 810 MHz (gpu_memory_clock_mhz")
+            && err.contains("--other-machine"),
+        "{err}"
+    );
+    let (code, _, err) = on_inputs(
+        "plan",
+        (&low, &p),
+        &["--gpu-clocks", "all", "--other-machine"],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("warning: planned at another GPU memory clock than the one measured"),
+        "{err}"
+    );
+    let (code, _, err) = on_inputs("plan", (&m, &p), &["--gpu-clocks", "all", "-q"]);
+    assert_eq!(code, 0, "the machine file it was fitted with: {err}");
+}
