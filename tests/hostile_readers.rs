@@ -1,0 +1,189 @@
+//! Hostile inputs to the metric readers and the `perf stat` import: each bad file is refused
+//! with exit 2, naming the file, the key or line and what was expected, where it used to be
+//! read as some other number without a word.
+
+mod common;
+
+use common::{fixture, jouleplan, write};
+use serde_json::Value;
+use std::path::Path;
+
+fn refused(args: &[&str], needles: &[&str]) {
+    let (code, out, err) = jouleplan(args);
+    assert_eq!(code, 2, "{args:?}: {out}{err}");
+    assert!(out.is_empty(), "{args:?}: no output on bad input: {out}");
+    for n in needles {
+        assert!(err.contains(n), "{args:?}: {n:?} not in {err}");
+    }
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// The recorded TALP output of DLB's MPI send/recv test, parsed.
+fn sendrecv() -> Value {
+    let text = std::fs::read_to_string(fixture("talp/test_mpi_sendrecv_profile_1_0.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+#[test]
+fn a_talp_region_without_its_cpu_count_is_refused_not_taken_as_one_cpu() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut v = sendrecv();
+    v["Application"]["Global"]
+        .as_object_mut()
+        .unwrap()
+        .remove("numCpus");
+    let f = write(dir.path(), "nocpu.json", &v.to_string());
+    // One CPU in place of the two gave an MPI parallel efficiency of 0.25 for TALP's 0.63.
+    refused(
+        &["metrics", s(&f)],
+        &["nocpu.json", "Application.Global.numCpus", "missing"],
+    );
+    v["Application"]["Global"]["numCpus"] = 0.into();
+    let f = write(dir.path(), "zero.json", &v.to_string());
+    refused(
+        &["metrics", s(&f)],
+        &["zero.json", "numCpus", "a whole number from 1", "got 0"],
+    );
+    v["Application"]["Global"]["numCpus"] = 2.into();
+    let f = write(dir.path(), "ok.json", &v.to_string());
+    let (code, out, err) = jouleplan(&["metrics", s(&f), "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let r: Value = serde_json::from_str(&out).unwrap();
+    let pe = r["runs"][0]["host"]["mpi_parallel_efficiency"]
+        .as_f64()
+        .unwrap();
+    assert!((pe - 0.63).abs() < 0.01, "{pe}");
+}
+
+#[test]
+fn a_talp_count_that_is_a_fraction_or_past_u32_is_refused_not_cut() {
+    let dir = tempfile::tempdir().unwrap();
+    for (key, bad, shown) in [
+        ("numMpiRanks", serde_json::json!(2.7), "got 2.7"),
+        ("numMpiRanks", serde_json::json!(1e12), "got 1e12"),
+        ("numGpus", serde_json::json!(0.5), "got 0.5"),
+    ] {
+        let mut v = sendrecv();
+        v["Application"]["Global"][key] = bad;
+        let f = write(dir.path(), "count.json", &v.to_string());
+        refused(
+            &["metrics", s(&f)],
+            &[
+                "count.json",
+                &format!("Application.Global.{key}"),
+                "whole number",
+                shown,
+            ],
+        );
+    }
+    let f = write(
+        dir.path(),
+        "frac-process.csv",
+        "region,rank,pid,nodeId,hostname,numCpus,elapsedTime,usefulTime,mpiTime\n\
+         Global,0,100,0,n0,1,2000000000,1500000000,500000000\n\
+         Global,1.7,101,0,n0,1,2000000000,1000000000,1000000000\n",
+    );
+    refused(
+        &["metrics", s(&f)],
+        &["frac-process.csv", "line 3.rank", "whole number", "1.7"],
+    );
+}
+
+#[test]
+fn a_talp_json_without_regions_is_refused_not_an_empty_success() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut v = sendrecv();
+    v["Application"] = serde_json::json!({});
+    let f = write(dir.path(), "empty.json", &v.to_string());
+    refused(
+        &["metrics", s(&f), "--json"],
+        &["empty.json", "Application", "at least one region"],
+    );
+}
+
+#[test]
+fn a_talp_process_section_with_a_rank_twice_missing_or_malformed_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let rank = |r: u32, useful: u64| {
+        serde_json::json!({"rank": r, "nodeId": 0, "elapsedTime": 2000000000u64,
+                           "usefulTime": useful, "mpiTime": 2000000000 - useful})
+    };
+    let with = |procs: Value| {
+        let mut v = sendrecv();
+        v["Process"] = serde_json::json!({ "Global": procs });
+        v.to_string()
+    };
+    let two = serde_json::json!([rank(0, 1500000000), rank(1, 1000000000)]);
+    let f = write(dir.path(), "two.json", &with(two));
+    let (code, out, err) = jouleplan(&["metrics", s(&f), "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let r: Value = serde_json::from_str(&out).unwrap();
+    let lb = r["runs"][0]["pop"]["load_balance"].as_f64().unwrap();
+    assert!((lb - 1.25 / 1.5).abs() < 1e-9, "{lb}");
+    // Rank 0 again: read as a third rank, load balance 0.89 for the run's 0.83.
+    let dup = serde_json::json!([
+        rank(0, 1500000000),
+        rank(1, 1000000000),
+        rank(0, 1500000000)
+    ]);
+    let f = write(dir.path(), "dup.json", &with(dup));
+    refused(
+        &["metrics", s(&f)],
+        &[
+            "dup.json",
+            "Process.Global[2].rank",
+            "Process.Global[0] is rank 0 already",
+        ],
+    );
+    // One of the region's two ranks: load balance 1.00.
+    let one = serde_json::json!([rank(0, 1500000000)]);
+    let f = write(dir.path(), "one.json", &with(one));
+    refused(
+        &["metrics", s(&f)],
+        &[
+            "one.json",
+            "Process.Global",
+            "numMpiRanks is 2",
+            "1 entries",
+        ],
+    );
+    let junk = serde_json::json!([rank(0, 1500000000), rank(1, 1000000000), 3]);
+    let f = write(dir.path(), "junk.json", &with(junk));
+    refused(
+        &["metrics", s(&f)],
+        &["junk.json", "Process.Global[2]", "a rank object"],
+    );
+    let f = write(dir.path(), "obj.json", &with(serde_json::json!({"a": 1})));
+    refused(
+        &["metrics", s(&f)],
+        &["obj.json", "Process.Global", "a list of ranks"],
+    );
+}
+
+#[test]
+fn a_process_table_whose_regions_take_turns_gives_each_region_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = write(
+        dir.path(),
+        "turns-process.csv",
+        "region,rank,pid,nodeId,hostname,numCpus,elapsedTime,usefulTime,mpiTime\n\
+         Global,0,100,0,n0,1,2000000000,1500000000,500000000\n\
+         Work,0,100,0,n0,1,1000000000,900000000,100000000\n\
+         Global,1,101,0,n0,1,2000000000,1000000000,1000000000\n\
+         Work,1,101,0,n0,1,1000000000,500000000,500000000\n",
+    );
+    let (code, out, err) = jouleplan(&["metrics", s(&f), "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let r: Value = serde_json::from_str(&out).unwrap();
+    let regions: Vec<&str> = r["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["region"].as_str().unwrap())
+        .collect();
+    assert_eq!(regions, ["Global", "Work"], "{out}");
+    assert_eq!(r["runs"][0]["ranks"], 2, "{out}");
+}
