@@ -27,6 +27,25 @@ fn sendrecv() -> Value {
     serde_json::from_str(&text).unwrap()
 }
 
+/// `jouleplan profile --perf-stat FILE` into a new profile in `dir`.
+fn import(dir: &Path, capture: &Path) -> (i32, String, String) {
+    let out = dir.join("p.json");
+    let _ = std::fs::remove_file(&out);
+    jouleplan(&[
+        "profile",
+        "--perf-stat",
+        s(capture),
+        "--cores",
+        "4",
+        "--freqs",
+        "2.1",
+        "--wall-time",
+        "3s",
+        "-o",
+        s(&out),
+    ])
+}
+
 #[test]
 fn a_talp_region_without_its_cpu_count_is_refused_not_taken_as_one_cpu() {
     let dir = tempfile::tempdir().unwrap();
@@ -186,4 +205,90 @@ fn a_process_table_whose_regions_take_turns_gives_each_region_once() {
         .collect();
     assert_eq!(regions, ["Global", "Work"], "{out}");
     assert_eq!(r["runs"][0]["ranks"], 2, "{out}");
+}
+
+#[test]
+fn a_perf_stat_capture_with_decimal_commas_is_refused_not_read_without_its_cpu_time() {
+    let dir = tempfile::tempdir().unwrap();
+    // `perf stat -x,` under a de_DE locale: task-clock's 3462.54 msec reads 3462 of an event
+    // `msec`, and the CPU time was lost (utilisation taken as 1 where it was 0.25).
+    let f = write(
+        dir.path(),
+        "de.csv",
+        "7404605182,,cycles,3462537228,100,00,2,138,GHz\n\
+         3462,54,msec,task-clock,3462537228,100,00,0,995,CPUs utilized\n",
+    );
+    let (code, out, err) = import(dir.path(), &f);
+    assert_eq!(code, 2, "{out}{err}");
+    for n in ["de.csv", "line 2", "decimal commas", "LC_ALL=C"] {
+        assert!(err.contains(n), "{n:?} not in {err}");
+    }
+    let c = write(
+        dir.path(),
+        "c.csv",
+        "7404605182,,cycles,3462537228,100.00,2.138,GHz\n\
+         3462.54,msec,task-clock,3462537228,100.00,0.995,CPUs utilized\n",
+    );
+    let (code, _, err) = import(dir.path(), &c);
+    assert_eq!(code, 0, "{err}");
+    let p: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("p.json")).unwrap()).unwrap();
+    let util = p["baseline"][0]["utilisation"].as_f64().unwrap();
+    assert!((util - 3.46254 / 12.0).abs() < 1e-6, "{util}");
+}
+
+#[test]
+fn perf_stat_human_readable_output_is_refused_not_read_as_counts_of_seven() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = write(
+        dir.path(),
+        "human.txt",
+        "     7,404,605,182      cycles                    #    2.138 GHz\n\
+             10,303,725,432      instructions              #    1.39  insn per cycle\n",
+    );
+    let (code, out, err) = import(dir.path(), &f);
+    assert_eq!(code, 2, "{out}{err}");
+    for n in ["human.txt", "line 1", "human-readable", "-x,"] {
+        assert!(err.contains(n), "{n:?} not in {err}");
+    }
+}
+
+#[test]
+fn a_perf_stat_time_in_an_unknown_unit_is_refused_and_known_units_are_scaled() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = write(
+        dir.path(),
+        "unit.csv",
+        "3462.54,parsecs,task-clock,3462537228,100.00,,\n",
+    );
+    let (code, out, err) = import(dir.path(), &f);
+    assert_eq!(code, 2, "{out}{err}");
+    for n in ["unit.csv", "line 1", "a time unit for task-clock"] {
+        assert!(err.contains(n), "{n:?} not in {err}");
+    }
+    // duration_time in microseconds was read as seconds: a wall time of 110 years.
+    let f = write(
+        dir.path(),
+        "us.csv",
+        "3462.54,msec,task-clock,3462537228,100.00,,\n\
+         3480501780,us,duration_time,3480501780,100.00,,\n",
+    );
+    let (code, out, err) = import(dir.path(), &f);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("(3480.502 s)") || err.contains("(3480.502 s)"),
+        "{out}{err}"
+    );
+    // A wall time past the range of a run's time is refused, naming the line's event.
+    let f = write(
+        dir.path(),
+        "long.csv",
+        "3462.54,msec,task-clock,3462537228,100.00,,\n\
+         3480501780,s,duration_time,3480501780,100.00,,\n",
+    );
+    let (code, out, err) = import(dir.path(), &f);
+    assert_eq!(code, 2, "{out}{err}");
+    for n in ["long.csv", "duration_time", "a year"] {
+        assert!(err.contains(n), "{n:?} not in {err}");
+    }
 }

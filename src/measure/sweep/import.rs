@@ -25,6 +25,18 @@ pub fn import_perf_stat(
             capture.display()
         ))
     })?;
+    // A duration_time in a unit other than the one written, or a count of another event, must
+    // not become a wall time of years.
+    if let Some(w) = imp.wall_s {
+        crate::limits::Reading::RunTime
+            .check(w)
+            .map_err(|expected| crate::error::InputError::Key {
+                file: capture.to_path_buf(),
+                key: "duration_time".into(),
+                expected,
+                got: format!("{} s", crate::limits::shown(w)),
+            })?;
+    }
     let (&[cores], Some([f])) = (o.cores.as_slice(), o.freqs.as_deref()) else {
         return Err(crate::error::InputError::Mismatch(
             "--perf-stat: name the one point the capture was taken at with --cores C --freqs GHZ"
