@@ -167,33 +167,58 @@ struct Coll {
 /// top two bits of the second key, the arrival below). Records come sorted by time, so nearly
 /// every insertion lands at the back or a place or two before it: a vector read from a moving
 /// head, searched from the back, does in a few nanoseconds what a B-tree did in a hundred (and
-/// a third less than a ring buffer searched by halves).
+/// a third less than a ring buffer searched by halves). An op that would land further back
+/// than [`NEAR`] places (one before ops queued far ahead, such as receives recorded long before
+/// they complete) goes to a B-tree beside the vector instead: searched from the back it cost a
+/// walk and a shift of every op queued ahead of it, and a trace whose receives all came late
+/// took minutes for what takes a second.
 #[derive(Default)]
 struct OpQueue {
     ops: Vec<((u64, u64), Op)>,
     /// The first op not yet taken.
     head: usize,
+    /// Ops that did not land near the back of `ops`.
+    far: std::collections::BTreeMap<(u64, u64), Op>,
 }
+
+/// How far back from the end of the vector an op is searched for its place.
+const NEAR: usize = 32;
 
 impl OpQueue {
     fn insert(&mut self, key: (u64, u64), op: Op) {
         let mut at = self.ops.len();
-        while at > self.head && self.ops[at - 1].0 > key {
+        let stop = self.head.max(at.saturating_sub(NEAR));
+        while at > stop && self.ops[at - 1].0 > key {
             at -= 1;
         }
         if at == self.ops.len() {
             self.ops.push((key, op));
+        } else if at > self.head && at == stop && self.ops[at - 1].0 > key {
+            self.far.insert(key, op);
         } else {
             self.ops.insert(at, (key, op));
         }
     }
 
     fn first(&self) -> Option<((u64, u64), Op)> {
-        self.ops.get(self.head).copied()
+        let near = self.ops.get(self.head).copied();
+        let far = self.far.first_key_value().map(|(k, o)| (*k, *o));
+        match (near, far) {
+            (Some(a), Some(b)) => Some(if b.0 < a.0 { b } else { a }),
+            (a, b) => a.or(b),
+        }
     }
 
     fn pop_first(&mut self) -> Option<((u64, u64), Op)> {
         let first = self.first()?;
+        if self
+            .far
+            .first_key_value()
+            .is_some_and(|(k, _)| *k == first.0)
+        {
+            self.far.pop_first();
+            return Some(first);
+        }
         self.head += 1;
         if self.head == self.ops.len() {
             self.ops.clear();
@@ -208,7 +233,7 @@ impl OpQueue {
     }
 
     fn is_empty(&self) -> bool {
-        self.head == self.ops.len()
+        self.head == self.ops.len() && self.far.is_empty()
     }
 }
 
