@@ -346,3 +346,32 @@ fn a_trace_whose_receives_all_come_late_is_replayed_in_about_linear_time() {
         "{out}"
     );
 }
+
+#[test]
+fn an_mpip_task_with_more_mpi_time_than_run_time_is_refused_not_a_low_load_balance() {
+    let dir = tempfile::tempdir().unwrap();
+    let real = std::fs::read_to_string(fixture("mpip/mpi_imbalance_2ranks.mpiP")).unwrap();
+    let row = "   1        1.6      0.801    50.03";
+    assert!(real.contains(row));
+    // Task 1 in MPI for 2.8 s of a 1.6 s run: useful -1.2 s, shown as load balance 0.12.
+    let f = write(
+        dir.path(),
+        "over.mpiP",
+        &real.replace(row, "   1        1.6      2.801    50.03"),
+    );
+    refused(
+        &["metrics", s(&f)],
+        &[
+            "over.mpiP",
+            "line 21",
+            "MPITime of at most the task's AppTime",
+        ],
+    );
+    let f = write(dir.path(), "real.mpiP", &real);
+    let (code, out, err) = jouleplan(&["metrics", s(&f), "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let r: Value = serde_json::from_str(&out).unwrap();
+    let lb = r["runs"][0]["pop"]["load_balance"].as_f64().unwrap();
+    let want = (1.6 - 0.000934 + 1.6 - 0.801) / 2.0 / (1.6 - 0.000934);
+    assert!((lb - want).abs() < 1e-9, "{lb}");
+}

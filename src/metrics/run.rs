@@ -284,7 +284,8 @@ pub fn from_talp(file: &TalpFile) -> Vec<Run> {
 
 /// The run of an mpiP report: POP load balance and communication from useful = AppTime - MPITime.
 pub fn from_mpip(r: &MpipReport) -> Run {
-    let useful: Vec<f64> = r.ranks.iter().map(|t| t.app - t.mpi).collect();
+    // MPITime may pass AppTime by the rounding of their printed digits (the reader refuses more).
+    let useful: Vec<f64> = r.ranks.iter().map(|t| (t.app - t.mpi).max(0.0)).collect();
     let runtime = r.ranks.iter().map(|t| t.app).fold(0.0, f64::max);
     let per_rank = r.per_rank();
     let notes = per_rank
