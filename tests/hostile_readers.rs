@@ -375,3 +375,33 @@ fn an_mpip_task_with_more_mpi_time_than_run_time_is_refused_not_a_low_load_balan
     let want = (1.6 - 0.000934 + 1.6 - 0.801) / 2.0 / (1.6 - 0.000934);
     assert!((lb - want).abs() < 1e-9, "{lb}");
 }
+
+#[test]
+fn an_eager_limit_of_zero_makes_every_send_wait_instead_of_the_default() {
+    let dir = tempfile::tempdir().unwrap();
+    // Rank 1 sends 64 bytes at 100 ns and computes on; rank 2 posts the receive at 900 ns.
+    // Eager, rank 1 does not wait: ideal runtime 1000 ns (rank 2's useful). Rendezvous, rank 1
+    // waits for the post: 900 + 800 = 1700 ns.
+    let f = write(
+        dir.path(),
+        "rdv.prv",
+        "#Paraver (01/01/2026 at 00:00):2000_ns:1(2):1:2(1:1,1:1),1\n\
+         c:1:1:2:1:2\n\
+         1:1:1:1:1:0:100:1\n\
+         1:2:1:2:1:0:900:1\n\
+         3:1:1:1:1:100:900:2:1:2:1:900:900:64:7\n\
+         1:1:1:1:1:900:1700:1\n\
+         1:2:1:2:1:900:1000:1\n",
+    );
+    let transfer = |limit: &str| {
+        let (code, out, err) = jouleplan(&["metrics", s(&f), "--eager-limit", limit, "--json"]);
+        assert_eq!(code, 0, "{err}");
+        let r: Value = serde_json::from_str(&out).unwrap();
+        r["runs"][0]["pop"]["transfer"].as_f64().unwrap()
+    };
+    // 0 was taken as the default 32 KiB: the 64-byte send did not wait.
+    assert!((transfer("0") - 1700.0 / 2000.0).abs() < 1e-9);
+    assert!((transfer("64") - 1700.0 / 2000.0).abs() < 1e-9);
+    assert!((transfer("65") - 1000.0 / 2000.0).abs() < 1e-9);
+    assert!((transfer("32768") - 1000.0 / 2000.0).abs() < 1e-9);
+}

@@ -22,7 +22,7 @@ use std::io::Read;
 use std::path::Path;
 
 /// Analysis options.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Options {
     /// Sends of this many bytes or more wait for the receiver (rendezvous).
     pub eager_limit: u64,
@@ -32,6 +32,21 @@ pub struct Options {
     pub adaptive: Option<u32>,
     /// Skip the critical-path replay (no serialisation, transfer or windows): aggregates only.
     pub no_critical_path: bool,
+}
+
+/// MPI's usual eager limit: sends below 32 KiB do not wait for the receiver (METRICS.md 3).
+pub const EAGER_LIMIT: u64 = 32 * 1024;
+
+impl Default for Options {
+    /// The eager limit of [`EAGER_LIMIT`], no windows, with the critical path.
+    fn default() -> Options {
+        Options {
+            eager_limit: EAGER_LIMIT,
+            window: None,
+            adaptive: None,
+            no_critical_path: false,
+        }
+    }
 }
 
 /// What the header says.
@@ -704,11 +719,8 @@ fn analyse_input(path: &Path, first: &[u8], input: Input<'_>, opts: &Options) ->
             &format!("{n} tasks"),
         ));
     }
-    let eager = if opts.eager_limit == 0 {
-        32 * 1024
-    } else {
-        opts.eager_limit
-    };
+    // 0 is a limit too: every send waits for its receiver.
+    let eager = opts.eager_limit;
     let win_len = match (opts.window, opts.adaptive) {
         (Some(w), _) => Some(((w.0 / header.unit_s).round() as u64).max(1)),
         (None, Some(_)) => Some((header.end / 4096).max(1)),
