@@ -405,3 +405,53 @@ fn an_eager_limit_of_zero_makes_every_send_wait_instead_of_the_default() {
     assert!((transfer("65") - 1000.0 / 2000.0).abs() < 1e-9);
     assert!((transfer("32768") - 1000.0 / 2000.0).abs() < 1e-9);
 }
+
+/// Runs the binary: (exit code, stdout, its peak resident memory in KiB, from `wait4`).
+fn run_peak(args: &[&str], dir: &Path) -> (i32, String, i64) {
+    let out = dir.join("peak.out");
+    #[allow(clippy::zombie_processes)] // reaped by wait4 below
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_jouleplan"))
+        .args(args)
+        .stdout(std::fs::File::create(&out).unwrap())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let (mut status, mut usage) = (0, unsafe { std::mem::zeroed::<libc::rusage>() });
+    // SAFETY: waits for our own child, into locals that outlive the call.
+    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    assert_eq!(pid, child.id() as i32);
+    let code = libc::WEXITSTATUS(status);
+    (code, std::fs::read_to_string(out).unwrap(), usage.ru_maxrss)
+}
+
+#[test]
+fn communicator_lines_keep_a_count_not_their_task_lists() {
+    let dir = tempfile::tempdir().unwrap();
+    // 300 communicators each naming task 1 a hundred thousand times (60 MB): each list was kept
+    // whole (2 bytes of file, 4 of memory per entry: 250 MB resident for 120 MB), and its
+    // length taken as the collective's participants, so no collective ever filled.
+    let mut t = String::from("#Paraver (01/01/2026 at 00:00):1000_ns:1(2):1:2(1:1,1:1),300\n");
+    let list = vec!["1"; 100_000].join(":");
+    for id in 1..=300 {
+        t.push_str(&format!("c:1:{id}:100000:{list}\n"));
+    }
+    t.push_str("c:1:301:4:1:2:1:2\n");
+    // Both ranks enter and leave a collective on communicator 301 (tasks 1 and 2, named twice).
+    t.push_str(
+        "1:1:1:1:1:0:100:1\n1:2:1:2:1:0:500:1\n\
+         2:1:1:1:1:100:50000002:10:50100004:301\n2:2:1:2:1:500:50000002:10:50100004:301\n\
+         2:1:1:1:1:520:50000002:0\n2:2:1:2:1:520:50000002:0\n\
+         1:1:1:1:1:520:1000:1\n1:2:1:2:1:520:1000:1\n",
+    );
+    let f = write(dir.path(), "comms.prv", &t);
+    drop(t);
+    let (code, out, kib) = run_peak(&["metrics", s(&f), "--json"], dir.path());
+    assert_eq!(code, 0, "{out}");
+    assert!(kib < 64 * 1024, "peak {kib} KiB for a 60 MB trace");
+    let r: Value = serde_json::from_str(&out).unwrap();
+    let notes = r["runs"][0]["notes"].to_string();
+    assert!(!notes.contains("never matched"), "{notes}");
+    // The collective synchronises: rank 1 waits to 500, then both compute 480 ns.
+    let ser = r["runs"][0]["pop"]["serialisation"].as_f64().unwrap();
+    assert!((ser - 980.0 / 980.0).abs() < 1e-9, "{ser}");
+}

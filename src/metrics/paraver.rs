@@ -404,7 +404,8 @@ struct Replay {
     ranks: Vec<Rank>,
     msgs: Msgs,
     colls: HashMap<(u64, u64), Coll>,
-    comms: HashMap<u64, Vec<u32>>,
+    /// Each communicator's participants: the distinct tasks of the application it names.
+    comms: HashMap<u64, u32>,
     seq: u64,
     grid: Option<Grid>,
     mismatched: u64,
@@ -419,9 +420,7 @@ struct Replay {
 
 impl Replay {
     fn participants(&self, comm: u64) -> u32 {
-        self.comms
-            .get(&comm)
-            .map_or(self.tasks as u32, |v| v.len() as u32)
+        self.comms.get(&comm).copied().unwrap_or(self.tasks as u32)
     }
 
     /// The slot of 0-based `task` (below `tasks`), made on first use.
@@ -779,6 +778,10 @@ fn analyse_input(path: &Path, first: &[u8], input: Input<'_>, opts: &Options) ->
     )
 }
 
+/// The most communicators a trace may define (Extrae writes a few per communicator the
+/// program created).
+const MAX_COMMS: usize = 1 << 20;
+
 /// The longest record line read (a Paraver record is well under 1 KiB): a file without line
 /// breaks must not grow a buffer without bound.
 const MAX_LINE: usize = 1 << 20;
@@ -837,7 +840,7 @@ impl Scan<'_> {
         // Only empty, comment and communicator lines come without fields.
         if rec.v.is_empty() {
             if let Some(rest) = rec.line.strip_prefix(b"c:") {
-                self.communicator(rest);
+                self.communicator(rest)?;
             }
             return Ok(());
         }
@@ -859,19 +862,33 @@ impl Scan<'_> {
         Ok(())
     }
 
-    /// A communicator line (`c:`): its id and tasks.
-    fn communicator(&mut self, rest: &[u8]) {
+    /// A communicator line (`c:`): its id and how many distinct tasks of the application it
+    /// holds (a task named twice, or one the header does not have, takes no part in its
+    /// collectives). Only the count is kept, and at most [`MAX_COMMS`] communicators: a trace
+    /// of communicator lines must not grow memory with its size.
+    fn communicator(&mut self, rest: &[u8]) -> InputResult<()> {
         self.comm_lines += 1;
         let mut v = Vec::new();
         parse_fields(rest, &mut v);
         if v.len() >= 3 && v[1] != u64::MAX {
-            let tasks: Vec<u32> = v[3..]
+            let mut tasks: Vec<u64> = v[3..]
                 .iter()
-                .filter(|&&x| x != u64::MAX)
-                .map(|&x| x as u32)
+                .copied()
+                .filter(|&x| (1..=self.tasks as u64).contains(&x))
                 .collect();
-            self.rp.comms.insert(v[1], tasks);
+            tasks.sort_unstable();
+            tasks.dedup();
+            if self.rp.comms.len() >= MAX_COMMS && !self.rp.comms.contains_key(&v[1]) {
+                return Err(bad(
+                    self.path,
+                    self.lineno,
+                    &format!("at most {MAX_COMMS} communicators"),
+                    &format!("communicator {} past them", v[1]),
+                ));
+            }
+            self.rp.comms.insert(v[1], tasks.len() as u32);
         }
+        Ok(())
     }
 
     fn garbled(&self, line: &[u8]) -> InputError {
