@@ -455,3 +455,34 @@ fn communicator_lines_keep_a_count_not_their_task_lists() {
     let ser = r["runs"][0]["pop"]["serialisation"].as_f64().unwrap();
     assert!((ser - 980.0 / 980.0).abs() < 1e-9, "{ser}");
 }
+
+#[test]
+fn binary_bytes_after_a_paraver_header_are_refused_not_a_trace_of_zeros() {
+    let dir = tempfile::tempdir().unwrap();
+    let head = "#Paraver (01/01/2026 at 00:00):1000_ns:1(2):1:2(1:1,1:1),0\n";
+    let body = "1:1:1:1:1:0:1000:1\n1:2:1:2:1:0:500:1\n";
+    // Lines that start with no record type were counted as records of an unused type: every
+    // efficiency printed as 0.00, exit 0.
+    let mut bytes = head.as_bytes().to_vec();
+    bytes.extend((0..4096u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8 | 0x80));
+    bytes.extend_from_slice(b"\n");
+    bytes.extend_from_slice(body.as_bytes());
+    let f = dir.path().join("garbage.prv");
+    std::fs::write(&f, &bytes).unwrap();
+    refused(
+        &["metrics", s(&f)],
+        &["garbage.prv", "line 2", "colon-separated integers"],
+    );
+    // Blank lines (a CRLF file's, spaces) are no records and no harm.
+    let f = write(
+        dir.path(),
+        "blank.prv",
+        &format!("{head}\r\n  \n{body}\r\n"),
+    );
+    let (code, out, err) = jouleplan(&["metrics", s(&f), "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let r: Value = serde_json::from_str(&out).unwrap();
+    let lb = r["runs"][0]["pop"]["load_balance"].as_f64().unwrap();
+    assert!((lb - 0.75).abs() < 1e-9, "{lb}");
+    assert_eq!(r["runs"][0]["notes"].as_array().unwrap().len(), 0, "{out}");
+}

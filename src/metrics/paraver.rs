@@ -925,6 +925,16 @@ impl Scan<'_> {
         let Rec { line, v, numbers } = rec;
         let kind = v[0];
         if !(1..=3).contains(&kind) {
+            // A line that does not start with a record type is no record (binary bytes, a
+            // file pasted in): counted with the records of other types it made a trace of
+            // garbage read as one with no state at all.
+            if kind == u64::MAX {
+                // A blank line (a CRLF file's last, spaces) is none either, and no harm.
+                if line.iter().all(u8::is_ascii_whitespace) {
+                    return Ok(None);
+                }
+                return Err(self.garbled(line));
+            }
             self.skipped += 1;
             return Ok(None);
         }
