@@ -293,31 +293,36 @@ fn a_perf_stat_time_in_an_unknown_unit_is_refused_and_known_units_are_scaled() {
     }
 }
 
-/// A Paraver trace of `iters` iterations of 4 ranks, each computing, then sending 64 bytes to
-/// the next rank, whose receive is recorded at `recv(t)`.
-fn ring_trace(iters: u64, recv: impl Fn(u64) -> u64) -> String {
+/// Writes to `path` a Paraver trace of `iters` iterations of 4 ranks, each computing, then
+/// sending 64 bytes to the next rank, whose receive is recorded at `recv(t)`. Streamed to the
+/// file: the tests measuring the binary's peak memory share this process's (`wait4` counts
+/// the memory of the process that started the binary).
+fn ring_trace(path: &Path, iters: u64, recv: impl Fn(u64) -> u64) {
+    use std::io::Write;
     let (n, step) = (4u64, 1000u64);
     let end = iters * step + 10;
-    let mut t = format!("#Paraver (01/01/2026 at 00:00):{end}_ns:1(4):1:4(1:1,1:1,1:1,1:1),1\n");
-    t.push_str("c:1:1:4:1:2:3:4\n");
+    let mut w = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    writeln!(
+        w,
+        "#Paraver (01/01/2026 at 00:00):{end}_ns:1(4):1:4(1:1,1:1,1:1,1:1),1"
+    )
+    .unwrap();
+    writeln!(w, "c:1:1:4:1:2:3:4").unwrap();
     for it in 0..iters {
         let t0 = it * step;
         for r in 1..=n {
-            let u = 600 + (r * 37) % 300;
-            let (dst, rt) = (r % n + 1, recv(t0));
-            t.push_str(&format!(
-                "1:{r}:1:{r}:1:{t0}:{}:1\n2:{r}:1:{r}:1:{}:50000001:3\n\
-                 3:{r}:1:{r}:1:{}:{}:{dst}:1:{dst}:1:{rt}:{rt}:64:7\n\
+            let (u, dst, rt) = (t0 + 600 + (r * 37) % 300, r % n + 1, recv(t0));
+            write!(
+                w,
+                "1:{r}:1:{r}:1:{t0}:{u}:1\n2:{r}:1:{r}:1:{u}:50000001:3\n\
+                 3:{r}:1:{r}:1:{u}:{u}:{dst}:1:{dst}:1:{rt}:{rt}:64:7\n\
                  2:{r}:1:{r}:1:{}:50000001:0\n",
-                t0 + u,
-                t0 + u,
-                t0 + u,
-                t0 + u,
                 t0 + step - 1
-            ));
+            )
+            .unwrap();
         }
     }
-    t
+    w.flush().unwrap();
 }
 
 #[test]
@@ -327,11 +332,8 @@ fn a_trace_whose_receives_all_come_late_is_replayed_in_about_linear_time() {
     // the back of a queue holding every receive still ahead, and shifted past them (40 000
     // iterations, 28 MB, took 24 s; 500 000, 374 MB, over ten minutes).
     let iters = 40_000;
-    let f = write(
-        dir.path(),
-        "late.prv",
-        &ring_trace(iters, |_| iters * 1000 + 9),
-    );
+    let f = dir.path().join("late.prv");
+    ring_trace(&f, iters, |_| iters * 1000 + 9);
     let start = std::time::Instant::now();
     let (code, out, err) = jouleplan(&["metrics", s(&f), "--json"]);
     let took = start.elapsed().as_secs_f64();
@@ -426,25 +428,32 @@ fn run_peak(args: &[&str], dir: &Path) -> (i32, String, i64) {
 
 #[test]
 fn communicator_lines_keep_a_count_not_their_task_lists() {
+    use std::io::Write;
     let dir = tempfile::tempdir().unwrap();
     // 300 communicators each naming task 1 a hundred thousand times (60 MB): each list was kept
     // whole (2 bytes of file, 4 of memory per entry: 250 MB resident for 120 MB), and its
     // length taken as the collective's participants, so no collective ever filled.
-    let mut t = String::from("#Paraver (01/01/2026 at 00:00):1000_ns:1(2):1:2(1:1,1:1),300\n");
+    let f = dir.path().join("comms.prv");
+    let mut w = std::io::BufWriter::new(std::fs::File::create(&f).unwrap());
+    writeln!(
+        w,
+        "#Paraver (01/01/2026 at 00:00):1000_ns:1(2):1:2(1:1,1:1),300"
+    )
+    .unwrap();
     let list = vec!["1"; 100_000].join(":");
     for id in 1..=300 {
-        t.push_str(&format!("c:1:{id}:100000:{list}\n"));
+        writeln!(w, "c:1:{id}:100000:{list}").unwrap();
     }
-    t.push_str("c:1:301:4:1:2:1:2\n");
+    writeln!(w, "c:1:301:4:1:2:1:2").unwrap();
     // Both ranks enter and leave a collective on communicator 301 (tasks 1 and 2, named twice).
-    t.push_str(
-        "1:1:1:1:1:0:100:1\n1:2:1:2:1:0:500:1\n\
-         2:1:1:1:1:100:50000002:10:50100004:301\n2:2:1:2:1:500:50000002:10:50100004:301\n\
-         2:1:1:1:1:520:50000002:0\n2:2:1:2:1:520:50000002:0\n\
-         1:1:1:1:1:520:1000:1\n1:2:1:2:1:520:1000:1\n",
-    );
-    let f = write(dir.path(), "comms.prv", &t);
-    drop(t);
+    w.write_all(
+        b"1:1:1:1:1:0:100:1\n1:2:1:2:1:0:500:1\n\
+          2:1:1:1:1:100:50000002:10:50100004:301\n2:2:1:2:1:500:50000002:10:50100004:301\n\
+          2:1:1:1:1:520:50000002:0\n2:2:1:2:1:520:50000002:0\n\
+          1:1:1:1:1:520:1000:1\n1:2:1:2:1:520:1000:1\n",
+    )
+    .unwrap();
+    drop(w);
     let (code, out, kib) = run_peak(&["metrics", s(&f), "--json"], dir.path());
     assert_eq!(code, 0, "{out}");
     assert!(kib < 64 * 1024, "peak {kib} KiB for a 60 MB trace");
