@@ -61,6 +61,7 @@ pub fn parse(file: &Path, text: &str) -> InputResult<Vec<PerfStatLine>> {
         if event.is_empty() {
             continue; // a derived-metric line
         }
+        shape(line, l, &cols, &event).map_err(|expected| bad(line, &expected, raw))?;
         let value = match cols[0] {
             "<not supported>" | "<not counted>" => None,
             v => Some(
@@ -95,6 +96,51 @@ pub fn parse(file: &Path, text: &str) -> InputResult<Vec<PerfStatLine>> {
     }
     each_event_once(file, text, &out)?;
     Ok(out)
+}
+
+/// Seconds per unit of a time count's unit column (`None` for no known time unit).
+fn time_unit(unit: &str) -> Option<f64> {
+    Some(match unit {
+        "ns" => 1e-9,
+        "us" => 1e-6,
+        "msec" | "ms" => 1e-3,
+        "s" | "sec" => 1.0,
+        _ => return None,
+    })
+}
+
+/// What a line of `perf stat -x,` must look like beyond its column count, else what was
+/// expected: not perf stat's human-readable output (padded with runs of spaces, `#` before its
+/// derived metrics; split at its thousands separators it reads `7,404,605,182  cycles` as a
+/// count of 7), a unit that is no number (perf in a locale with decimal commas writes
+/// `3462,54,msec,task-clock,...`, whose count would be read as 3462 of an event `msec`), and a
+/// time unit where the event is a time.
+fn shape(line: usize, text: &str, cols: &[&str], event: &str) -> Result<(), String> {
+    let unit = cols[1];
+    if text.contains("  ") || text.contains('#') || event.contains(char::is_whitespace) {
+        return Err(format!(
+            "a `perf stat -x,` line (value,unit,event,...): line {line} looks like perf stat's \
+             human-readable output; capture with `perf stat -x, -o FILE`"
+        ));
+    }
+    if !unit.is_empty() && unit.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(
+            "a unit in the second column, not digits: perf wrote its numbers with decimal \
+             commas (a locale such as de_DE), which `-x,` cannot tell from its separators; \
+             capture again with `LC_ALL=C perf stat -x, ...`"
+                .into(),
+        );
+    }
+    let timed = matches!(
+        event.split(':').next().unwrap_or(event),
+        "task-clock" | "duration_time"
+    );
+    if timed && time_unit(unit).is_none() {
+        return Err(format!(
+            "a time unit for {event} (ns, us, msec or s), as perf writes it"
+        ));
+    }
+    Ok(())
 }
 
 /// Refuses two counts of one event (`perf stat --append` of several runs, files pasted
@@ -180,15 +226,10 @@ pub fn readings(lines: &[PerfStatLine], stall: Option<StallEvents>) -> Imported 
             "cycles" | "cpu-cycles" => r.cycles = Some(v),
             "instructions" => r.instructions = Some(v),
             "task-clock" => {
-                let s = match l.unit.as_str() {
-                    "msec" => v * 1e-3,
-                    "ns" => v * 1e-9,
-                    _ => v * 1e-3,
-                };
-                r.cpu_time_s = Some(s);
+                r.cpu_time_s = Some(v * time_unit(&l.unit).unwrap_or(1e-3));
                 r.cpu_time_source = Some("perf stat task-clock".into());
             }
-            "duration_time" => wall_s = Some(if l.unit == "ns" { v * 1e-9 } else { v }),
+            "duration_time" => wall_s = Some(v * time_unit(&l.unit).unwrap_or(1e-9)),
             _ => {}
         }
         if l.running_pct.is_some_and(|p| p < 100.0) {

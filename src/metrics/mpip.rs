@@ -203,6 +203,14 @@ impl Row<'_> {
             return Err(self.bad("an AppTime above 0 seconds"));
         }
         let mpi = self.seconds(2, "MPITime as a number")?;
+        // A task's time in MPI is part of its run: more than its AppTime (beyond the 1% its
+        // printed digits allow) leaves a negative useful time, which gave a load balance that
+        // looks plausible (0.12) and is none.
+        if mpi > app * 1.01 {
+            return Err(self.bad(&format!(
+                "an MPITime of at most the task's AppTime ({app} s): MPI time is part of the run"
+            )));
+        }
         Ok(Some(RankTime { rank, app, mpi }))
     }
 

@@ -22,7 +22,7 @@ use std::io::Read;
 use std::path::Path;
 
 /// Analysis options.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Options {
     /// Sends of this many bytes or more wait for the receiver (rendezvous).
     pub eager_limit: u64,
@@ -32,6 +32,21 @@ pub struct Options {
     pub adaptive: Option<u32>,
     /// Skip the critical-path replay (no serialisation, transfer or windows): aggregates only.
     pub no_critical_path: bool,
+}
+
+/// MPI's usual eager limit: sends below 32 KiB do not wait for the receiver (METRICS.md 3).
+pub const EAGER_LIMIT: u64 = 32 * 1024;
+
+impl Default for Options {
+    /// The eager limit of [`EAGER_LIMIT`], no windows, with the critical path.
+    fn default() -> Options {
+        Options {
+            eager_limit: EAGER_LIMIT,
+            window: None,
+            adaptive: None,
+            no_critical_path: false,
+        }
+    }
 }
 
 /// What the header says.
@@ -167,33 +182,58 @@ struct Coll {
 /// top two bits of the second key, the arrival below). Records come sorted by time, so nearly
 /// every insertion lands at the back or a place or two before it: a vector read from a moving
 /// head, searched from the back, does in a few nanoseconds what a B-tree did in a hundred (and
-/// a third less than a ring buffer searched by halves).
+/// a third less than a ring buffer searched by halves). An op that would land further back
+/// than [`NEAR`] places (one before ops queued far ahead, such as receives recorded long before
+/// they complete) goes to a B-tree beside the vector instead: searched from the back it cost a
+/// walk and a shift of every op queued ahead of it, and a trace whose receives all came late
+/// took minutes for what takes a second.
 #[derive(Default)]
 struct OpQueue {
     ops: Vec<((u64, u64), Op)>,
     /// The first op not yet taken.
     head: usize,
+    /// Ops that did not land near the back of `ops`.
+    far: std::collections::BTreeMap<(u64, u64), Op>,
 }
+
+/// How far back from the end of the vector an op is searched for its place.
+const NEAR: usize = 32;
 
 impl OpQueue {
     fn insert(&mut self, key: (u64, u64), op: Op) {
         let mut at = self.ops.len();
-        while at > self.head && self.ops[at - 1].0 > key {
+        let stop = self.head.max(at.saturating_sub(NEAR));
+        while at > stop && self.ops[at - 1].0 > key {
             at -= 1;
         }
         if at == self.ops.len() {
             self.ops.push((key, op));
+        } else if at > self.head && at == stop && self.ops[at - 1].0 > key {
+            self.far.insert(key, op);
         } else {
             self.ops.insert(at, (key, op));
         }
     }
 
     fn first(&self) -> Option<((u64, u64), Op)> {
-        self.ops.get(self.head).copied()
+        let near = self.ops.get(self.head).copied();
+        let far = self.far.first_key_value().map(|(k, o)| (*k, *o));
+        match (near, far) {
+            (Some(a), Some(b)) => Some(if b.0 < a.0 { b } else { a }),
+            (a, b) => a.or(b),
+        }
     }
 
     fn pop_first(&mut self) -> Option<((u64, u64), Op)> {
         let first = self.first()?;
+        if self
+            .far
+            .first_key_value()
+            .is_some_and(|(k, _)| *k == first.0)
+        {
+            self.far.pop_first();
+            return Some(first);
+        }
         self.head += 1;
         if self.head == self.ops.len() {
             self.ops.clear();
@@ -208,7 +248,7 @@ impl OpQueue {
     }
 
     fn is_empty(&self) -> bool {
-        self.head == self.ops.len()
+        self.head == self.ops.len() && self.far.is_empty()
     }
 }
 
@@ -364,7 +404,8 @@ struct Replay {
     ranks: Vec<Rank>,
     msgs: Msgs,
     colls: HashMap<(u64, u64), Coll>,
-    comms: HashMap<u64, Vec<u32>>,
+    /// Each communicator's participants: the distinct tasks of the application it names.
+    comms: HashMap<u64, u32>,
     seq: u64,
     grid: Option<Grid>,
     mismatched: u64,
@@ -379,9 +420,7 @@ struct Replay {
 
 impl Replay {
     fn participants(&self, comm: u64) -> u32 {
-        self.comms
-            .get(&comm)
-            .map_or(self.tasks as u32, |v| v.len() as u32)
+        self.comms.get(&comm).copied().unwrap_or(self.tasks as u32)
     }
 
     /// The slot of 0-based `task` (below `tasks`), made on first use.
@@ -679,11 +718,8 @@ fn analyse_input(path: &Path, first: &[u8], input: Input<'_>, opts: &Options) ->
             &format!("{n} tasks"),
         ));
     }
-    let eager = if opts.eager_limit == 0 {
-        32 * 1024
-    } else {
-        opts.eager_limit
-    };
+    // 0 is a limit too: every send waits for its receiver.
+    let eager = opts.eager_limit;
     let win_len = match (opts.window, opts.adaptive) {
         (Some(w), _) => Some(((w.0 / header.unit_s).round() as u64).max(1)),
         (None, Some(_)) => Some((header.end / 4096).max(1)),
@@ -741,6 +777,10 @@ fn analyse_input(path: &Path, first: &[u8], input: Input<'_>, opts: &Options) ->
         opts,
     )
 }
+
+/// The most communicators a trace may define (Extrae writes a few per communicator the
+/// program created).
+const MAX_COMMS: usize = 1 << 20;
 
 /// The longest record line read (a Paraver record is well under 1 KiB): a file without line
 /// breaks must not grow a buffer without bound.
@@ -800,7 +840,7 @@ impl Scan<'_> {
         // Only empty, comment and communicator lines come without fields.
         if rec.v.is_empty() {
             if let Some(rest) = rec.line.strip_prefix(b"c:") {
-                self.communicator(rest);
+                self.communicator(rest)?;
             }
             return Ok(());
         }
@@ -822,19 +862,33 @@ impl Scan<'_> {
         Ok(())
     }
 
-    /// A communicator line (`c:`): its id and tasks.
-    fn communicator(&mut self, rest: &[u8]) {
+    /// A communicator line (`c:`): its id and how many distinct tasks of the application it
+    /// holds (a task named twice, or one the header does not have, takes no part in its
+    /// collectives). Only the count is kept, and at most [`MAX_COMMS`] communicators: a trace
+    /// of communicator lines must not grow memory with its size.
+    fn communicator(&mut self, rest: &[u8]) -> InputResult<()> {
         self.comm_lines += 1;
         let mut v = Vec::new();
         parse_fields(rest, &mut v);
         if v.len() >= 3 && v[1] != u64::MAX {
-            let tasks: Vec<u32> = v[3..]
+            let mut tasks: Vec<u64> = v[3..]
                 .iter()
-                .filter(|&&x| x != u64::MAX)
-                .map(|&x| x as u32)
+                .copied()
+                .filter(|&x| (1..=self.tasks as u64).contains(&x))
                 .collect();
-            self.rp.comms.insert(v[1], tasks);
+            tasks.sort_unstable();
+            tasks.dedup();
+            if self.rp.comms.len() >= MAX_COMMS && !self.rp.comms.contains_key(&v[1]) {
+                return Err(bad(
+                    self.path,
+                    self.lineno,
+                    &format!("at most {MAX_COMMS} communicators"),
+                    &format!("communicator {} past them", v[1]),
+                ));
+            }
+            self.rp.comms.insert(v[1], tasks.len() as u32);
         }
+        Ok(())
     }
 
     fn garbled(&self, line: &[u8]) -> InputError {
@@ -871,6 +925,16 @@ impl Scan<'_> {
         let Rec { line, v, numbers } = rec;
         let kind = v[0];
         if !(1..=3).contains(&kind) {
+            // A line that does not start with a record type is no record (binary bytes, a
+            // file pasted in): counted with the records of other types it made a trace of
+            // garbage read as one with no state at all.
+            if kind == u64::MAX {
+                // A blank line (a CRLF file's last, spaces) is none either, and no harm.
+                if line.iter().all(u8::is_ascii_whitespace) {
+                    return Ok(None);
+                }
+                return Err(self.garbled(line));
+            }
             self.skipped += 1;
             return Ok(None);
         }

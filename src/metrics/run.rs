@@ -251,8 +251,14 @@ fn implausible(
 /// One run per region of a TALP file (a process-only CSV gives one run per region it names).
 pub fn from_talp(file: &TalpFile) -> Vec<Run> {
     if file.regions.is_empty() {
-        let mut names: Vec<&str> = file.processes.iter().map(|p| p.region.as_str()).collect();
-        names.dedup();
+        // Each region once, in the order of its first row: a table's rows need not be grouped
+        // by region (rows of regions taking turns gave each region once per row group).
+        let mut names: Vec<&str> = Vec::new();
+        for p in &file.processes {
+            if !names.contains(&p.region.as_str()) {
+                names.push(&p.region);
+            }
+        }
         return names
             .into_iter()
             .map(|name| {
@@ -278,7 +284,8 @@ pub fn from_talp(file: &TalpFile) -> Vec<Run> {
 
 /// The run of an mpiP report: POP load balance and communication from useful = AppTime - MPITime.
 pub fn from_mpip(r: &MpipReport) -> Run {
-    let useful: Vec<f64> = r.ranks.iter().map(|t| t.app - t.mpi).collect();
+    // MPITime may pass AppTime by the rounding of their printed digits (the reader refuses more).
+    let useful: Vec<f64> = r.ranks.iter().map(|t| (t.app - t.mpi).max(0.0)).collect();
     let runtime = r.ranks.iter().map(|t| t.app).fold(0.0, f64::max);
     let per_rank = r.per_rank();
     let notes = per_rank

@@ -156,6 +156,30 @@ impl Obj<'_> {
             .map_err(|expected| self.err(key, &expected, crate::limits::shown(ns)))
     }
 
+    /// A count at `key` (ranks, CPUs, nodes, GPUs, a rank or node id): a whole number from
+    /// `min` to `u32::MAX`, or `None` where the key is absent. A fraction or a count past
+    /// `u32` would otherwise be cut silently to another count.
+    fn count(&self, key: &str, min: u32) -> InputResult<Option<u32>> {
+        let Some(x) = self.opt(key)? else {
+            return Ok(None);
+        };
+        if x.fract() == 0.0 && x >= f64::from(min) && x <= f64::from(u32::MAX) {
+            Ok(Some(x as u32))
+        } else {
+            Err(self.err(
+                key,
+                &format!("a whole number from {min} to {}", u32::MAX),
+                crate::limits::shown(x),
+            ))
+        }
+    }
+
+    /// A count that must be there ([`Obj::count`]).
+    fn req_count(&self, key: &str, min: u32) -> InputResult<u32> {
+        self.count(key, min)?
+            .ok_or_else(|| self.err(key, "a number", "nothing (the key is missing)".into()))
+    }
+
     fn req(&self, key: &str) -> InputResult<f64> {
         self.opt(key)?
             .ok_or_else(|| self.err(key, "a number", "nothing (the key is missing)".into()))
@@ -182,10 +206,12 @@ fn region(
     let o = Obj { file, path, map };
     let elapsed = o.elapsed("elapsedTime")?;
     let useful = o.req("usefulTime")? / 1e9;
-    let cpus = o.opt("numCpus")?.unwrap_or(1.0);
     let host = if o.opt("minMpiNormdProc")?.is_some()
         || o.opt("usefulNomrdApp")?.is_none() && o.opt("usefulNormdApp")?.is_none()
     {
+        // MPI time is normalised by the CPUs: TALP writes numCpus in every region, and no
+        // count stands in for it.
+        let cpus = f64::from(o.req_count("numCpus", 1)?);
         HostSource::Modern(HostTimes {
             elapsed,
             useful,
@@ -212,7 +238,7 @@ fn region(
             max_useful_normd_node: o.req("maxUsefulNormdNode")? / 1e9,
         })
     };
-    let gpus = o.opt("numGpus")?.unwrap_or(0.0);
+    let gpus = f64::from(o.count("numGpus", 0)?.unwrap_or(0));
     let gpu_useful = o.ns("gpuUsefulTime")?;
     let device = if gpus > 0.0 || gpu_useful > 0.0 {
         Some(DeviceTimes {
@@ -233,8 +259,8 @@ fn region(
     }
     Ok(TalpRegion {
         name: name.to_string(),
-        ranks: o.opt("numMpiRanks")?.unwrap_or(0.0) as u32,
-        nodes: o.opt("numNodes")?.unwrap_or(1.0) as u32,
+        ranks: o.count("numMpiRanks", 0)?.unwrap_or(0),
+        nodes: o.count("numNodes", 1)?.unwrap_or(1),
         elapsed,
         host,
         device,
@@ -255,8 +281,8 @@ fn process(
     let o = Obj { file, path, map };
     Ok(TalpProcess {
         region: region.to_string(),
-        rank: o.req(keys[0])? as u32,
-        node: o.opt(keys[1])?.unwrap_or(0.0) as u32,
+        rank: o.req_count(keys[0], 0)?,
+        node: o.count(keys[1], 0)?.unwrap_or(0),
         elapsed: o.elapsed(keys[2])?,
         useful: o.req(keys[3])? / 1e9,
         mpi: o.opt(keys[4])?.unwrap_or(0.0) / 1e9,
@@ -291,23 +317,15 @@ pub fn from_json(file: &Path, text: &str) -> InputResult<TalpFile> {
         })?;
         regions.push(region(file, format!("Application.{name}"), name, map)?);
     }
-    let mut processes = Vec::new();
-    if let Some(procs) = top.get("Process").and_then(Value::as_object) {
-        for (name, list) in procs {
-            for (i, p) in list.as_array().into_iter().flatten().enumerate() {
-                if let Some(map) = p.as_object() {
-                    let keys = ["rank", "nodeId", "elapsedTime", "usefulTime", "mpiTime"];
-                    processes.push(process(
-                        file,
-                        format!("Process.{name}[{i}]"),
-                        name,
-                        map,
-                        keys,
-                    )?);
-                }
-            }
-        }
+    if regions.is_empty() {
+        return Err(InputError::Key {
+            file: file.to_path_buf(),
+            key: "Application".into(),
+            expected: "at least one region (TALP always writes Global)".into(),
+            got: "no region".into(),
+        });
     }
+    let processes = json_processes(file, top, &regions)?;
     Ok(TalpFile {
         source: file.to_path_buf(),
         version: top
@@ -317,6 +335,74 @@ pub fn from_json(file: &Path, text: &str) -> InputResult<TalpFile> {
         regions,
         processes,
     })
+}
+
+/// The `Process` section: per region, one object per rank, each rank once, and as many as
+/// the region's `numMpiRanks` where it gives them. A rank listed twice or missing would change
+/// the load balance computed from them without a word.
+fn json_processes(
+    file: &Path,
+    top: &Map<String, Value>,
+    regions: &[TalpRegion],
+) -> InputResult<Vec<TalpProcess>> {
+    let key_err = |key: String, expected: &str, got: String| InputError::Key {
+        file: file.to_path_buf(),
+        key,
+        expected: expected.into(),
+        got,
+    };
+    let mut processes = Vec::new();
+    let Some(section) = top.get("Process") else {
+        return Ok(processes);
+    };
+    let procs = section.as_object().ok_or_else(|| {
+        key_err(
+            "Process".into(),
+            "a table of regions, each a list of ranks",
+            section.to_string(),
+        )
+    })?;
+    let mut seen = HashMap::new();
+    for (name, list) in procs {
+        let items = list.as_array().ok_or_else(|| {
+            key_err(
+                format!("Process.{name}"),
+                "a list of ranks",
+                list.to_string(),
+            )
+        })?;
+        for (i, p) in items.iter().enumerate() {
+            let path = format!("Process.{name}[{i}]");
+            let map = p
+                .as_object()
+                .ok_or_else(|| key_err(path.clone(), "a rank object", p.to_string()))?;
+            let keys = ["rank", "nodeId", "elapsedTime", "usefulTime", "mpiTime"];
+            let rec = process(file, path.clone(), name, map, keys)?;
+            if let Some(first) = seen.insert((name.clone(), rec.rank), i) {
+                return Err(key_err(
+                    format!("{path}.rank"),
+                    &format!(
+                        "each rank once a region (Process.{name}[{first}] is rank {} already)",
+                        rec.rank
+                    ),
+                    format!("rank {} again", rec.rank),
+                ));
+            }
+            processes.push(rec);
+        }
+        let want = regions
+            .iter()
+            .find(|r| &r.name == name)
+            .map_or(0, |r| r.ranks);
+        if want > 0 && items.len() != want as usize {
+            return Err(key_err(
+                format!("Process.{name}"),
+                &format!("one entry per rank: Application.{name}.numMpiRanks is {want}"),
+                format!("{} entries", items.len()),
+            ));
+        }
+    }
+    Ok(processes)
 }
 
 /// Reads TALP's CSV: the pop-metrics table (`name,numCpus,...`) or the process table

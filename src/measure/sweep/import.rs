@@ -19,12 +19,7 @@ pub fn import_perf_stat(
     let text = crate::input::read_table(capture)?;
     let lines = perfstat::parse(capture, &text)?;
     let imp = perfstat::readings(&lines, o.stall_override);
-    let wall = imp.wall_s.or(wall_s).ok_or_else(|| {
-        crate::error::InputError::Mismatch(format!(
-            "{}: no duration_time line; give the run's wall time with --wall-time",
-            capture.display()
-        ))
-    })?;
+    let wall = wall_time(capture, imp.wall_s, wall_s)?;
     let (&[cores], Some([f])) = (o.cores.as_slice(), o.freqs.as_deref()) else {
         return Err(crate::error::InputError::Mismatch(
             "--perf-stat: name the one point the capture was taken at with --cores C --freqs GHZ"
@@ -85,6 +80,32 @@ pub fn import_perf_stat(
     );
     save(o, &rec)?;
     Ok(r)
+}
+
+/// The run's wall time: the capture's `duration_time` (which must be a run's time: one in a
+/// unit other than the one written, or a count of another event, must not become a wall time
+/// of years), else `--wall-time`.
+fn wall_time(
+    capture: &Path,
+    captured: Option<f64>,
+    given: Option<f64>,
+) -> Result<f64, crate::error::InputError> {
+    if let Some(w) = captured {
+        return crate::limits::Reading::RunTime
+            .check(w)
+            .map_err(|expected| crate::error::InputError::Key {
+                file: capture.to_path_buf(),
+                key: "duration_time".into(),
+                expected,
+                got: format!("{} s", crate::limits::shown(w)),
+            });
+    }
+    given.ok_or_else(|| {
+        crate::error::InputError::Mismatch(format!(
+            "{}: no duration_time line; give the run's wall time with --wall-time",
+            capture.display()
+        ))
+    })
 }
 
 /// The record of a profile made of imported captures alone.
