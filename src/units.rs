@@ -187,14 +187,14 @@ pub fn fmt_duration(s: Seconds) -> String {
 /// kernel's front apart no better).
 pub fn fmt_energy(e: Joules) -> String {
     let v = e.0;
-    if v != 0.0 && v.abs() < 1e-3 {
+    if v == 0.0 {
+        "0.0 J".into()
+    } else if v.abs() < 1e-3 {
         format!("{} uJ", three_digits(v * 1e6))
-    } else if v != 0.0 && v.abs() < 1.0 {
+    } else if v.abs() < 1.0 {
         format!("{} mJ", three_digits(v * 1e3))
-    } else if v != 0.0 && v.abs() < 1e3 {
-        format!("{} J", three_digits(v))
     } else if v.abs() < 1e3 {
-        format!("{v:.1} J")
+        format!("{} J", three_digits(v))
     } else if v.abs() < 1e6 {
         format!("{:.2} kJ", v / 1e3)
     } else if v.abs() < 1e9 {

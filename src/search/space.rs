@@ -188,8 +188,8 @@ impl Space {
         // keeps the least index: configurations nothing tells apart run at the highest clock,
         // nearest the default, never at a lower one that no prediction favours.
         let top = self.gpu_clocks.len() as u32 - 1;
-        (0..)
-            .map(|i| top - i)
+        (0..=top)
+            .rev()
             .zip(self.gpu_clocks.iter().map(|&m| Some(m)))
             .collect()
     }
