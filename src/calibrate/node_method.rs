@@ -12,11 +12,12 @@ use crate::model::node_law::NodeFit;
 /// one of them and judged there.
 pub(super) const LEAST_BEYOND: usize = 3;
 
-/// The plain reference's method in the family's terms.
+/// The plain reference's method in the family's terms (its growing laws under the family's
+/// growth bar where [`Rule::plain_growth_gate`] asks).
 fn plain(rule: &Rule) -> Rule {
     Rule {
         weighing: Weighing::Best,
-        growth_evidence: None,
+        growth_evidence: rule.growth_evidence.filter(|_| rule.plain_growth_gate),
         power: false,
         serial_nonneg: false,
         refute: None,

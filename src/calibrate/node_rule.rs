@@ -107,6 +107,12 @@ pub struct Rule {
     /// [`Rule::method_choice`] to take it: a smaller difference is one noise alone gives, and
     /// keeps the family (`methodbar=B`).
     pub method_bar: f64,
+    /// Whether the plain reference's laws, where [`Rule::method_choice`] weighs the plain
+    /// method, pass the same growth gate as the family's ([`Rule::growth_evidence`]): a
+    /// growing law then enters through neither method without a left-out count that shows
+    /// growth (`plaingrowth=gate`; `free`: the plain reference's own family, growth weighed as
+    /// the rest).
+    pub plain_growth_gate: bool,
     /// Whether each code with no energy law judged ([`Rule::energy_law`] `None`) chooses its
     /// energy by its own left-out counts: the derived energy, or the plain reference's direct
     /// energy law, whichever, refitted without each count beyond the anchor, predicted it
@@ -152,6 +158,7 @@ impl Default for Rule {
             energy_law: None,
             method_choice: true,
             method_bar: 0.0,
+            plain_growth_gate: false,
             energy_choice: false,
             span: 0.05,
             repeat_prior: 0.01,
@@ -221,10 +228,15 @@ impl Rule {
         } else {
             String::new()
         };
+        let gate = if self.plain_growth_gate && self.growth_evidence.is_some() {
+            " (its growing laws under the same bar as the family's)"
+        } else {
+            ""
+        };
         format!(
             "; per code with three or more counts beyond the fewest, the plain reference's \
-             single law of least left-out error instead where, refitted without each of those \
-             counts, it predicted them better{by}"
+             single law of least left-out error{gate} instead where, refitted without each of \
+             those counts, it predicted them better{by}"
         )
     }
 
@@ -324,6 +336,7 @@ impl Rule {
     /// `center=mean|median|relative`, `energy=derived|CENTER:KAPPA|CENTER:stack:KAPPA` (`CENTER` mean, median or
     /// relative; `stack:` weighs the energy laws by stacking), `method=family|choose`
     /// ([`Rule::method_choice`]), `methodbar=B` ([`Rule::method_bar`]),
+    /// `plaingrowth=free|gate` ([`Rule::plain_growth_gate`]),
     /// `emethod=derived|choose` ([`Rule::energy_choice`]),
     /// `repeat=R`, `doubling=D`, `unvalidated=U`, `noise=N` (the evidence's floor on the spread),
     /// `bar=B` (the refutation's least margin).
@@ -350,6 +363,9 @@ impl Rule {
                     r.method_choice = v == "choose"
                 }
                 ("methodbar", None) => r.method_bar = num(v)?,
+                ("plaingrowth", None) if v == "gate" || v == "free" => {
+                    r.plain_growth_gate = v == "gate"
+                }
                 ("emethod", None) if v == "derived" || v == "choose" => {
                     r.energy_choice = v == "choose"
                 }
