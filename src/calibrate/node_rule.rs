@@ -449,5 +449,9 @@ mod tests {
         assert!(Rule::parse("emethod=choose").unwrap().energy_choice);
         assert!(!Rule::parse("emethod=derived").unwrap().energy_choice);
         assert!(Rule::parse("emethod=maybe").is_err());
+        let g = Rule::parse("plaingrowth=gate").unwrap();
+        assert!(g.plain_growth_gate && !Rule::default().plain_growth_gate);
+        assert!(g.describe().contains("under the same bar as the family's"));
+        assert!(Rule::parse("plaingrowth=maybe").is_err());
     }
 }
