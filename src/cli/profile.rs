@@ -607,11 +607,14 @@ fn import_capture(
         .transpose()?
         .map(|s| s.0);
     let r = sweep::import_perf_stat(o, capture, wall)?;
+    for n in crate::measure::counter_notes::of_run(&r) {
+        super::say::note(&n);
+    }
     writeln!(
         out,
-        "imported {} as {} cores at {:.3} GHz ({:.3} s) into {}",
+        "imported {} as {} at {:.3} GHz ({:.3} s) into {}",
         capture.display(),
-        r.cores,
+        crate::units::count(r.cores, "core", "cores"),
         r.freq_hz / 1e9,
         r.wall_s,
         o.output.display()
