@@ -47,13 +47,19 @@ fn assumptions(profile: &Path) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// The bundled H100 node, whose CPU runs at 2.1 GHz, the clock the capture counted.
-fn node() -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("models/h100-gpu.toml")
-        .to_str()
-        .unwrap()
-        .to_string()
+/// `plan` of `profile` on the bundled H100 node, whose CPU runs at 2.1 GHz, the clock the
+/// capture counted: (exit code, stdout, stderr).
+fn plan_of(profile: &Path, extra: &[&str]) -> (i32, String, String) {
+    let node = Path::new(env!("CARGO_MANIFEST_DIR")).join("models/h100-gpu.toml");
+    let mut args = vec![
+        "plan",
+        "--machine",
+        node.to_str().unwrap(),
+        "--profile",
+        profile.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    jouleplan(&args)
 }
 
 #[test]
@@ -80,13 +86,7 @@ fn a_capture_without_task_clock_says_utilisation_one_is_assumed_at_import_and_in
     assert_eq!(rc, 0, "{out}");
     assert!(said(&out), "the import says it: {out}");
     assert!(assumptions(&without).iter().any(|a| said(a)));
-    let (rc, plan, err) = jouleplan(&[
-        "plan",
-        "--machine",
-        &node(),
-        "--profile",
-        without.to_str().unwrap(),
-    ]);
+    let (rc, plan, err) = plan_of(&without, &[]);
     assert_eq!(rc, 0, "{err}");
     assert!(
         err.lines()
@@ -129,16 +129,50 @@ fn an_ipc_above_eight_or_a_clock_far_from_the_set_one_is_a_note_naming_the_value
             && out.contains("implausible clock 0.21 GHz"),
         "{out}"
     );
-    let (_, plan, err) = jouleplan(&[
-        "plan",
-        "--machine",
-        &node(),
-        "--profile",
-        multiplexed.to_str().unwrap(),
-        "--accept-model-error",
-    ]);
+    let (_, plan, err) = plan_of(&multiplexed, &["--accept-model-error"]);
     assert!(
         err.contains("profile assumption") && err.contains("implausible IPC 13.92"),
         "the plan says it too: {plan}{err}"
+    );
+}
+
+#[test]
+fn metrics_names_a_talp_regions_ipc_or_clock_that_no_core_gives() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // DLB's real send/recv run, 2.5 s of useful time; its counters were not read (0 and 0), so
+    // they are given here as a capture could hold them.
+    let real = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/fixtures/talp/test_mpi_sendrecv_profile_1_0.json"),
+    )
+    .unwrap();
+    let counted = |cycles: &str, instructions: &str| {
+        let text = real
+            .replacen("\"cycles\": 0,", &format!("\"cycles\": {cycles},"), 1)
+            .replacen(
+                "\"instructions\": 0,",
+                &format!("\"instructions\": {instructions},"),
+                1,
+            );
+        let file = write(d, &format!("talp-{cycles}.json"), &text);
+        let (rc, out, err) = jouleplan(&["metrics", file.to_str().unwrap()]);
+        assert_eq!(rc, 0, "{err}");
+        out
+    };
+    // 2 GHz at IPC 1.2: nothing to say.
+    let out = counted("5000000000", "6000000000");
+    assert!(
+        out.contains("Counters: IPC 1.20, frequency 2.00 GHz"),
+        "{out}"
+    );
+    assert!(!out.contains("implausible"), "{out}");
+    // 10 GHz at IPC 12: both named, with their cause.
+    let out = counted("25000000000", "300000000000");
+    assert!(
+        out.contains("note: implausible IPC 12.00 (instructions / cycles)")
+            && out.contains("note: implausible clock 10.00 GHz (cycles / useful time)")
+            && out.contains("multiplexed"),
+        "{out}"
     );
 }

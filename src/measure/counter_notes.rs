@@ -51,7 +51,9 @@ impl PointCounts {
             crate::units::count(self.cores, "core", "cores"),
             crate::limits::shown(self.freq_hz / 1e9)
         );
-        notes(ipc, Some(clock), Some(self.freq_hz / 1e9))
+        let hint = "check --cores and --freqs against the run, and count again with fewer \
+                    events at once (perf stat's running percent at 100)";
+        notes(ipc, Some(clock), Some(self.freq_hz / 1e9), hint)
             .into_iter()
             .map(|n| format!("counters of {at}: {n}"))
             .collect()
@@ -75,4 +77,15 @@ pub fn of_run(r: &crate::artefact::sweep::RunRecord) -> Vec<String> {
     }
     notes.extend(counts.doubtful());
     notes
+}
+
+/// The notes of this file among a profile's assumptions, for the sweep to say when it ends:
+/// utilisation assumed, and the points whose counts no real core gives.
+pub fn in_profile(doc: &crate::artefact::profile::ProfileFile) -> Vec<&str> {
+    doc.assumptions
+        .iter()
+        .flatten()
+        .map(String::as_str)
+        .filter(|a| *a == NO_CPU_TIME || a.starts_with("counters of "))
+        .collect()
 }

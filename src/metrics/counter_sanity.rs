@@ -27,20 +27,21 @@ pub struct CountedClock<'a> {
 
 /// The notes on an IPC and a counted clock that no real core gives: the IPC above
 /// [`MAX_IPC`], the clock above [`MAX_GHZ`] or more than [`CLOCK_FACTOR`] from `set_ghz` (the
-/// clock the run was set to, where known). Empty where both are plausible or unknown.
+/// clock the run was set to, where known). `hint` says what the user can do. Empty where both
+/// are plausible or unknown.
 pub fn notes(
     ipc: Option<f64>,
     clock: Option<CountedClock<'_>>,
     set_ghz: Option<f64>,
+    hint: &str,
 ) -> Vec<String> {
     let mut out = Vec::new();
     if let Some(ipc) = ipc.filter(|&v| v.is_finite() && v > MAX_IPC) {
         out.push(format!(
             "implausible IPC {ipc:.2} (instructions / cycles): no core retires more than about \
              {MAX_IPC:.0} instructions a cycle, so the two counters did not count the same work \
-             (perf multiplexed them and scaled each up, or cycles were counted on fewer threads \
-             than instructions); count again with fewer events at once (perf stat's running \
-             percent at 100). The counts are used as read"
+             (multiplexed counters scaled up, or cycles counted on fewer threads than \
+             instructions); {hint}. The counts are used as read"
         ));
     }
     let Some(c) = clock.filter(|c| c.ghz.is_finite() && c.ghz > 0.0) else {
@@ -62,11 +63,9 @@ pub fn notes(
     };
     if let Some(why) = why {
         out.push(format!(
-            "implausible clock {:.2} GHz ({}), {why}: the cycles and the busy time were not \
-             counted over the same threads (perf multiplexed the cycles counter and scaled it, \
-             or the core count or frequency given is not the one the run had); check --cores \
-             and --freqs against the run, and count again with fewer events at once. The \
-             counts are used as read",
+            "implausible clock {:.2} GHz ({}), {why}: the cycles and the time were not counted \
+             over the same threads (a multiplexed cycles counter scaled up, or a core count or \
+             frequency that is not the run's); {hint}. The counts are used as read",
             c.ghz, c.how
         ));
     }
@@ -85,16 +84,16 @@ mod tests {
                 how: "cycles / task-clock",
             })
         };
-        assert!(notes(Some(1.39), clock(2.14), Some(2.1)).is_empty());
-        let n = notes(Some(12.5), clock(2.14), Some(2.1));
+        assert!(notes(Some(1.39), clock(2.14), Some(2.1), "").is_empty());
+        let n = notes(Some(12.5), clock(2.14), Some(2.1), "");
         assert!(n.len() == 1 && n[0].contains("IPC 12.50"), "{n:?}");
-        let n = notes(None, clock(9.3), None);
+        let n = notes(None, clock(9.3), None, "");
         assert!(n.len() == 1 && n[0].contains("9.30 GHz"), "{n:?}");
-        let n = notes(None, clock(2.14), Some(1.0));
+        let n = notes(None, clock(2.14), Some(1.0), "");
         assert!(
             n.len() == 1 && n[0].contains("the 1 GHz the run was set to"),
             "{n:?}"
         );
-        assert!(notes(None, clock(1.9), Some(1.0)).is_empty());
+        assert!(notes(None, clock(1.9), Some(1.0), "").is_empty());
     }
 }

@@ -217,7 +217,12 @@ impl Run {
             ghz: c.frequency_ghz,
             how: "cycles / useful time",
         };
-        let found = super::counter_sanity::notes(Some(c.ipc), Some(clock), None);
+        let found = super::counter_sanity::notes(
+            Some(c.ipc),
+            Some(clock),
+            None,
+            "count again with fewer counters at once, so that none is multiplexed",
+        );
         self.notes.extend(found);
     }
 }
