@@ -62,6 +62,27 @@ pub fn count(k: impl Into<u64>, one: &str, many: &str) -> String {
     format!("{k} {}", if k == 1 { one } else { many })
 }
 
+/// `2 of 3 configurations`, `1 of 1 configuration`: a part of a whole, the noun in the
+/// singular where the whole is one.
+pub fn part_of(k: impl Into<u64>, n: impl Into<u64>, one: &str, many: &str) -> String {
+    format!("{} of {}", k.into(), count(n, one, many))
+}
+
+/// The verb for a count of `k` things: `is` where it is one, `are` otherwise.
+pub fn is_are(k: impl Into<u64>) -> &'static str {
+    if k.into() == 1 { "is" } else { "are" }
+}
+
+/// A configuration's GPUs as its summary line says them: `no GPUs` where it has none, else
+/// `2 GPUs per node` (`at 1305 MHz` where a GPU clock is set).
+pub fn gpus_per_node(gpus: u32, clock_mhz: Option<f64>) -> String {
+    if gpus == 0 {
+        return "no GPUs".into();
+    }
+    let clock = clock_mhz.map_or(String::new(), |m| format!(" at {m} MHz"));
+    format!("{} per node{clock}", count(gpus, "GPU", "GPUs"))
+}
+
 /// Node-hours in the unit that shows the figure: `2.50 node-hours`, `0.15 node-hours`; under a
 /// tenth of a node-hour with three significant digits or more, `12.5 node-minutes`,
 /// `40.0 node-seconds` under a node-minute, `0.547 node-seconds`, `0.0173 node-seconds` (a GPU
@@ -79,10 +100,13 @@ pub fn fmt_node_hours(h: f64) -> String {
     }
 }
 
-/// Node-hours as a table cell: four decimals, or three significant digits where that shows
-/// nothing (`4.81e-6`, a millisecond on one node).
+/// Node-hours as a table cell: two decimals from a tenth of a node-hour up, as
+/// [`fmt_node_hours`] prints them (`1.27`, `0.85`), four below (`0.0812`), or three significant
+/// digits where that shows nothing (`4.81e-6`, a millisecond on one node).
 pub fn node_hours_cell(h: f64) -> String {
-    if h != 0.0 && h.abs() < 1e-3 {
+    if h.abs() >= 0.1 {
+        format!("{h:.2}")
+    } else if h != 0.0 && h.abs() < 1e-3 {
         format!("{h:.2e}")
     } else {
         format!("{h:.4}")
@@ -317,7 +341,8 @@ mod tests {
         assert_eq!(fmt_node_hours(3.9 / 60.0), "3.90 node-minutes");
         assert_eq!(fmt_node_hours(0.1518), "0.15 node-hours");
         assert_eq!(node_hours_cell(4.8096e-6), "4.81e-6");
-        assert_eq!(node_hours_cell(0.85), "0.8500");
+        assert_eq!(node_hours_cell(0.85), "0.85");
+        assert_eq!(node_hours_cell(0.0812), "0.0812");
         assert_eq!(joules_cell(0.10637), "0.106");
         assert_eq!(joules_cell(37612.94), "37612.9");
     }

@@ -787,3 +787,131 @@ fn a_job_scripts_interval_carries_the_digits_of_its_prediction() {
         assert!((got - json).abs() <= within, "{got} against {json}: {line}");
     }
 }
+
+#[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
+fn a_job_script_whose_deadline_lies_in_its_interval_says_the_deadline_is_at_risk() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (prof, mach) = fit_fixture_code(d, "hpgmgfv", &[1, 2, 4, 8]);
+    let risk = |script: &str| {
+        script
+            .lines()
+            .find(|l| l.starts_with("# WARNING: deadline at risk"))
+            .map(String::from)
+    };
+    // 8 minutes: the recommendation is predicted within it, its interval's high end is not.
+    let (_, out, err) = plan_full_nodes(&mach, &prof, &["--deadline", "8m", "--json"]);
+    let plan: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {err}"));
+    let rec = &plan["recommendation"];
+    let (t, hi) = (
+        rec["time_s"].as_f64().unwrap(),
+        rec["time_interval_s"][1].as_f64().unwrap(),
+    );
+    assert!(t <= 480.0 && hi > 480.0, "{rec}");
+    let (rc, err, script) = job(d, (&prof, &mach), &["--deadline", "8m"]);
+    assert_eq!(rc, 0, "{err}");
+    let line = risk(&script).unwrap_or_else(|| panic!("no deadline warning in\n{script}"));
+    assert!(
+        line.contains("the deadline of 8m00.0s lies inside the 80% interval of the predicted time")
+            && line.contains(&format!(
+                "{} to {}",
+                common_duration(rec["time_interval_s"][0].as_f64().unwrap()),
+                common_duration(hi)
+            )),
+        "{line}"
+    );
+    // A deadline the interval's high end meets: no warning.
+    let (rc, err, script) = job(d, (&prof, &mach), &["--deadline", "2h"]);
+    assert_eq!(rc, 0, "{err}");
+    assert_eq!(risk(&script), None, "{script}");
+    // A point picked past the deadline (one node, measured: no interval) is said in the script
+    // and on standard error.
+    let last = (plan["front"].as_array().unwrap().len() - 1).to_string();
+    let (rc, err, script) = job(d, (&prof, &mach), &["--deadline", "8m", "--pick", &last]);
+    assert_eq!(rc, 0, "{err}");
+    let line = risk(&script).unwrap_or_else(|| panic!("no deadline warning in\n{script}"));
+    assert!(line.contains("is past the deadline of 8m00.0s"), "{line}");
+    assert!(err.contains("warning: deadline at risk"), "{err}");
+}
+
+/// A duration as every output prints it (`7m26.3s`), for durations from a minute to an hour.
+fn common_duration(s: f64) -> String {
+    let m = (s / 60.0).floor();
+    format!("{}m{:04.1}s", m as u64, s - m * 60.0)
+}
+
+#[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
+fn a_cpu_only_job_script_says_no_gpus_and_echoes_its_energy_with_its_unit() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (prof, mach) = fit_fixture_code(d, "hpgmgfv", &[1, 2, 4, 8]);
+    let (rc, err, script) = job(d, (&prof, &mach), &[]);
+    assert_eq!(rc, 0, "{err}");
+    let head = script
+        .lines()
+        .find(|l| l.starts_with("# Configuration"))
+        .unwrap();
+    assert!(
+        head.ends_with("no GPUs.") && !head.contains("0 GPUs"),
+        "{head}"
+    );
+    // `CPU energy 1712860 J` was whole joules; it reads as every other energy does (`1.71 MJ`).
+    let echo = script
+        .lines()
+        .find(|l| l.starts_with("echo \"jouleplan predicted"))
+        .unwrap();
+    let energy = echo
+        .split("CPU energy ")
+        .nth(1)
+        .and_then(|r| r.split(" (").next())
+        .unwrap_or_else(|| panic!("{echo}"));
+    let (value, unit) = energy.split_once(' ').unwrap();
+    assert_eq!(unit, "MJ", "{echo}");
+    assert_eq!(value.split('.').nth(1).map(str::len), Some(2), "{echo}");
+}
+
+#[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
+fn node_hours_from_a_tenth_up_print_two_decimals_in_the_table_as_in_the_headline() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (prof, _) = fit_fixture_code(d, "hpgmgfv", &[1, 2, 4, 8]);
+    // The machine file without [power]: the plan is in time and node-hours.
+    let bare = Path::new(env!("CARGO_MANIFEST_DIR")).join(common::ICELAKE);
+    let (rc, out, err) = plan_full_nodes(&bare, &prof, &[]);
+    assert_eq!(rc, 0, "{err}");
+    let cells: Vec<&str> = out
+        .lines()
+        .skip_while(|l| !l.contains("node-hours    UCR"))
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .map(|l| l.trim_start_matches('*').split_whitespace().nth(5).unwrap())
+        .collect();
+    assert_eq!(cells.len(), 16, "{out}");
+    for c in &cells {
+        let v: f64 = c.parse().unwrap();
+        assert!(v >= 0.1, "{c}");
+        // `1.2749` beside a headline of `1.27 node-hours`.
+        assert_eq!(c.split('.').nth(1).map(str::len), Some(2), "{c} in\n{out}");
+    }
+    let head = out
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .windows(2)
+        .find(|w| w[1] == "node-hours" && w[0].parse::<f64>().is_ok())
+        .map(|w| w[0].to_string())
+        .unwrap_or_else(|| panic!("no headline in\n{out}"));
+    assert_eq!(head.split('.').nth(1).map(str::len), Some(2), "{head}");
+    assert!(cells.contains(&head.as_str()), "{head} among {cells:?}");
+}

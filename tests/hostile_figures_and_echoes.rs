@@ -520,3 +520,90 @@ fn a_clock_law_measured_at_another_memory_clock_than_the_machine_sets_is_refused
     let (code, _, err) = on_inputs("plan", (&m, &p), &["--gpu-clocks", "all", "-q"]);
     assert_eq!(code, 0, "the machine file it was fitted with: {err}");
 }
+
+#[test]
+fn a_count_of_one_reads_in_the_singular_where_validate_counts_configurations() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (m, p) = time_only_fitted(d);
+    let inputs = (m.as_path(), p.as_path());
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/h200-time-only/runs.csv");
+    let all = std::fs::read_to_string(&data).unwrap();
+    // The two real runs at one core: one configuration, the one the profile was fitted on.
+    let one: String = all.lines().take(3).map(|l| format!("{l}\n")).collect();
+    let one = write(d, "one.csv", &one);
+    let (rc, out, err) = on_inputs("validate", inputs, &["--measured", one.to_str().unwrap()]);
+    assert_eq!(rc, 0, "{err}");
+    // It read `1 of 1 configuration are at what the profile was fitted on`.
+    assert!(
+        out.contains("  1 of 1 configuration is at what the profile was fitted on"),
+        "{out}"
+    );
+    let (rc, out, err) = on_inputs("validate", inputs, &["--measured", data.to_str().unwrap()]);
+    assert_eq!(rc, 0, "{err}");
+    assert!(
+        out.contains("  3 of 3 configurations are at what the profile was fitted on"),
+        "{out}"
+    );
+}
+
+/// The text of an HTML page as a reader that pads each tag with a space sees it (text
+/// extractors, screen readers), whitespace collapsed.
+fn padded_text(html: &str) -> String {
+    let mut text = String::new();
+    let mut in_tag = false;
+    for c in html.chars() {
+        match c {
+            '<' => {
+                in_tag = true;
+                text.push(' ');
+            }
+            '>' => in_tag = false,
+            c if !in_tag => text.push(c),
+            _ => {}
+        }
+    }
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[test]
+fn a_cpu_only_report_says_no_gpus_and_sets_no_flag_before_a_comma() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (m, p) = time_only_fitted(d);
+    let inputs = (m.as_path(), p.as_path());
+    let runs = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/h200-time-only/runs.csv");
+    let out_dir = d.join("report");
+    let (rc, _, err) = on_inputs(
+        "report",
+        inputs,
+        &[
+            "--measured",
+            runs.to_str().unwrap(),
+            "--out",
+            out_dir.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(rc, 0, "{err}");
+    let html = std::fs::read_to_string(out_dir.join("index.html")).unwrap();
+    let text = padded_text(&html);
+    let rec = text
+        .split("Recommendation ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{text}"));
+    // It read `1 node x 16 cores at 2.1 GHz, 0 GPUs per node`.
+    assert!(
+        rec.contains("1 node x 16 cores at 2.1 GHz, no GPUs.") && !text.contains("GPUs per node"),
+        "{rec}"
+    );
+    assert!(
+        text.contains("exact Pareto front of 1 point.") && !text.contains("1 points"),
+        "{text}"
+    );
+    // `(of <code>--measured</code>, or ...` read `(of --measured , or` wherever a tag is a space.
+    assert!(
+        text.contains("(the runs given with --measured or the profile's own sweep)"),
+        "{text}"
+    );
+    assert!(!text.contains("--measured ,"), "{text}");
+}

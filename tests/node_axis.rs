@@ -965,7 +965,7 @@ fn time_only_profiles_plan_by_time_and_node_hours_with_energy_said_unavailable()
     assert_eq!(rc, 3, "{err}");
     let said = format!("{out}{err}");
     assert!(
-        said.contains("the fastest, (1, 16, 2.1 GHz, 0) (546.5 ms, 0.0002 node-hours)"),
+        said.contains("the fastest, (1, 16, 2.1 GHz, 0) (546.5 ms, 0.547 node-seconds)"),
         "{said}"
     );
     // (" mJ" with its space: the temporary folder's random name may hold "mJ".)

@@ -585,9 +585,11 @@ pub fn within_budget(view: &View<'_>, plan: &Plan, m: u32, why: String) -> Next 
     let cost = cost(view, plan, m);
     if spent + cost > budget {
         return Next::Stop(format!(
-            "budget: {why}, but measuring {m} nodes would cost about {cost:.2} node-hours and \
-             {:.2} of {budget:.2} are left",
-            (budget - spent).max(0.0)
+            "budget: {why}, but measuring {m} nodes would cost about {} and {} of the {} \
+             budget are left",
+            crate::units::fmt_node_hours(cost),
+            crate::units::fmt_node_hours((budget - spent).max(0.0)),
+            crate::units::fmt_node_hours(budget)
         ));
     }
     Next::Measure(m, why)

@@ -73,6 +73,7 @@ pub fn run_metrics(args: &MetricsArgs, out: &mut dyn Write) -> anyhow::Result<()
     }
     for r in &mut runs {
         r.flag_implausible_pop();
+        r.flag_implausible_counters();
     }
     keep_regions(args, &mut runs)?;
     let report = crate::report::metrics::MetricsReport {

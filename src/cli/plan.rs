@@ -313,6 +313,13 @@ fn write_job(
     prov.gpu_clock =
         crate::report::gpu_clock::note(&inp.inputs.machine, &inp.inputs.profile, &entry.prediction);
     prov.warnings = warnings_for(trust, entry.prediction.config.nodes);
+    prov.deadline = plan.query.deadline;
+    // The recommendation's risk is among the plan's warnings already; a point picked is not.
+    if let Some(risk) = slurm::deadline_risk(&entry.prediction, prov.deadline)
+        && args.pick.is_some()
+    {
+        say::warning(&risk);
+    }
     prov.mem_per_node_gib = inp
         .inputs
         .profile

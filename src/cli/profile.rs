@@ -607,11 +607,14 @@ fn import_capture(
         .transpose()?
         .map(|s| s.0);
     let r = sweep::import_perf_stat(o, capture, wall)?;
+    for n in crate::measure::counter_notes::of_run(&r) {
+        super::say::note(&n);
+    }
     writeln!(
         out,
-        "imported {} as {} cores at {:.3} GHz ({:.3} s) into {}",
+        "imported {} as {} at {:.3} GHz ({:.3} s) into {}",
         capture.display(),
-        r.cores,
+        crate::units::count(r.cores, "core", "cores"),
         r.freq_hz / 1e9,
         r.wall_s,
         o.output.display()
@@ -650,6 +653,9 @@ fn summarise(o: &Options, res: &sweep::Outcome, out: &mut dyn Write) -> std::io:
 /// After the runs: the measured CSV and the node law (MODEL.md 6c).
 fn after_sweep(a: &ProfileArgs, o: &Options, out: &mut dyn Write) -> anyhow::Result<()> {
     let written = super::profile_nodes::read_written(&o.output)?;
+    for n in crate::measure::counter_notes::in_profile(&written.doc) {
+        super::say::note(n);
+    }
     if let Some(csv) = &a.measured_out {
         match super::profile_nodes::write_measured_csv(&written, csv)? {
             Some(rows) => super::say::progress(&format!(

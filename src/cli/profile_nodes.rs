@@ -15,7 +15,7 @@ use std::path::Path;
 /// and the node law.
 pub(crate) struct Written {
     text: String,
-    doc: ProfileFile,
+    pub(crate) doc: ProfileFile,
     rec: SweepRecord,
 }
 

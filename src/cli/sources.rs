@@ -107,6 +107,7 @@ pub(crate) fn provenance(
         layout: profile.layout,
         energy_scope: profile.energy_scope(),
         gpu_clock: None,
+        deadline: None,
     }
 }
 

@@ -6,6 +6,7 @@
 //! quantity no backend measured stays absent, and the profile says which assumption `plan` makes
 //! in its place.
 
+pub mod counter_notes;
 pub mod counters;
 pub mod cpu;
 pub mod cpufreq;

@@ -121,6 +121,8 @@ struct Gaps {
     no_stalls: bool,
     no_energy: bool,
     gpu_guess: bool,
+    no_cpu_time: bool,
+    doubtful: Vec<String>,
 }
 
 /// Builds the profile file from the header and the sweep so far, with the assumptions
@@ -190,6 +192,7 @@ fn point_file(
     let walls: Vec<f64> = runs.iter().map(|r| r.wall_s).collect();
     let wall = mean(&walls);
     let cpu = all(runs, |r| r.readings.cpu_time_s).map(|v| mean(&v));
+    gaps.no_cpu_time |= cpu.is_none();
     let busy = cpu.unwrap_or(wall * f64::from(cores));
     let util = (busy / (f64::from(cores) * wall)).clamp(1e-9, 1.0);
     let (cycles, stall, mem) = cycle_counts(runs, busy * f, gaps);
@@ -199,6 +202,15 @@ fn point_file(
         .map(|v| mean(&v))
         .filter(|&e| crate::limits::Reading::RunEnergy.ok(e));
     gaps.no_energy |= energy.is_none();
+    let counted = super::counter_notes::PointCounts {
+        cores,
+        freq_hz: f,
+        wall_s: wall,
+        cycles: all(runs, |r| r.readings.cycles).map(|v| mean(&v)),
+        instructions: all(runs, |r| r.readings.instructions).map(|v| mean(&v)),
+        cpu_time_s: cpu,
+    };
+    gaps.doubtful.extend(counted.doubtful());
     let mut p = PointFile {
         cores,
         freq_hz: f,
@@ -331,6 +343,10 @@ fn gap_assumptions(s: &SweepRecord, gaps: &Gaps) -> Vec<String> {
             why("stall")
         ));
     }
+    if gaps.no_cpu_time {
+        assumptions.push(super::counter_notes::NO_CPU_TIME.into());
+    }
+    assumptions.extend(gaps.doubtful.iter().cloned());
     if gaps.no_energy {
         assumptions.push(
             "no energy was measured on the baseline: predictions use the machine model's power only"

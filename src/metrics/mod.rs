@@ -1,6 +1,7 @@
 //! Efficiency metrics (METRICS.md): the TALP host and device trees, POP metrics from traces and
 //! across runs, read from TALP, Paraver and mpiP outputs.
 
+pub mod counter_sanity;
 pub mod mpip;
 pub mod paraver;
 mod paraver_read;

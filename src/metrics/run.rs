@@ -208,6 +208,23 @@ impl Run {
             }
         }
     }
+
+    /// Flags an IPC or a clock from the counters that no real core gives (an IPC above 8, a
+    /// clock above 7 GHz over the useful time): named in the run's notes with the likely cause.
+    pub fn flag_implausible_counters(&mut self) {
+        let Some(c) = &self.counters else { return };
+        let clock = super::counter_sanity::CountedClock {
+            ghz: c.frequency_ghz,
+            how: "cycles / useful time",
+        };
+        let found = super::counter_sanity::notes(
+            Some(c.ipc),
+            Some(clock),
+            None,
+            "count again with fewer counters at once, so that none is multiplexed",
+        );
+        self.notes.extend(found);
+    }
 }
 
 /// Values no real run can have, each named: an efficiency outside [0, 1] (printed by TALP or

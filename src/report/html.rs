@@ -51,11 +51,11 @@ pub fn index_html(
     let s = &plan.space;
     let _ = writeln!(
         w,
-        "<p>{} configurations ({}); {} network-saturated; exact Pareto front of {} points.</p>",
-        plan.evaluated,
+        "<p>{} ({}); {} network-saturated; exact Pareto front of {}.</p>",
+        count(plan.evaluated, "configuration", "configurations"),
         crate::report::text::space_axes(s),
         plan.saturated,
-        plan.front.len()
+        count(plan.front.len() as u64, "point", "points")
     );
     if plan.time_only() {
         let _ = writeln!(
@@ -106,15 +106,12 @@ fn recommendation(w: &mut String, plan: &Plan) {
             let p = &f.prediction;
             let _ = writeln!(
                 w,
-                "<p id=\"recommendation\"><b>{}</b>: {} x {} at {} GHz, {} per node{}. {}</p>",
+                "<p id=\"recommendation\"><b>{}</b>: {} x {} at {} GHz, {}. {}</p>",
                 esc(&label(&p.config)),
                 count(p.config.nodes, "node", "nodes"),
                 count(p.config.cores, "core", "cores"),
                 p.config.freq.ghz(),
-                count(p.config.gpus, "GPU", "GPUs"),
-                p.config
-                    .gpu_clock_mhz
-                    .map_or(String::new(), |m| format!(" at {m} MHz")),
+                crate::units::gpus_per_node(p.config.gpus, p.config.gpu_clock_mhz),
                 esc(&plan.answer.reason)
             );
             for warning in &plan.warnings {
@@ -376,8 +373,8 @@ fn node_law_section(w: &mut String, plan: &Plan, svg: &str) {
     let _ = writeln!(w, "<h2 id=\"node-law\">Time against node count</h2>");
     let _ = writeln!(
         w,
-        "<p class=\"note\">Each measured run (of <code>--measured</code>, or of the profile's \
-         own sweep), the model along the node counts with its {}, and the counts the node law \
+        "<p class=\"note\">Each measured run (the runs given with <code>--measured</code> or \
+         the profile's own sweep), the model along the node counts with its {}, and the counts the node law \
          was fitted on (node-law.svg).</p>",
         ranges_word(plan)
     );

@@ -468,13 +468,7 @@ fn plan_text(plan: &Plan, max_rows: Option<usize>, out: &mut dyn Write) -> io::R
                 count(p.config.nodes, "node", "nodes"),
                 count(p.config.cores, "core", "cores"),
                 p.config.freq.ghz(),
-                match (p.config.gpus, p.config.gpu_clock_mhz) {
-                    (0, _) => "no GPUs".to_string(),
-                    (g, None) => format!("{} per node", count(g, "GPU", "GPUs")),
-                    (g, Some(m)) => {
-                        format!("{} per node at {m} MHz", count(g, "GPU", "GPUs"))
-                    }
-                }
+                crate::units::gpus_per_node(p.config.gpus, p.config.gpu_clock_mhz)
             )?;
             writeln!(out, "  why: {}", plan.answer.reason)?;
             breakdown(p, out)?;

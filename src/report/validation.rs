@@ -97,8 +97,8 @@ pub fn write_block(b: &Validation, out: &mut dyn Write) -> std::io::Result<()> {
     if total > 0 {
         writeln!(
             out,
-            "  {total} of {} points not predicted, so not in the figures below:",
-            b.rows.len()
+            "  {} not predicted, so not in the figures below:",
+            crate::units::part_of(total as u64, b.rows.len() as u64, "point", "points")
         )?;
         for (why, n) in &skipped {
             writeln!(out, "    {n} x {why}")?;
@@ -108,17 +108,22 @@ pub fn write_block(b: &Validation, out: &mut dyn Write) -> std::io::Result<()> {
     let c = coverage(&b.rows);
     if c.time_points > 0 {
         let share = |k: usize, n: usize| 100.0 * k as f64 / n.max(1) as f64;
+        let part = |k: usize, n: usize, one: &str, many: &str| {
+            crate::units::part_of(
+                k as u64,
+                n as u64,
+                &format!("measured {one}"),
+                &format!("measured {many}"),
+            )
+        };
         writeln!(
             out,
-            "  {} at {} not measured held {} of {} measured times ({:.0}%) and {} of {} \
-             measured energies ({:.0}%)",
+            "  {} at {} not measured held {} ({:.0}%) and {} ({:.0}%)",
             b.ranges_name(),
             where_not_measured(&b.rows),
-            c.time_covered,
-            c.time_points,
+            part(c.time_covered, c.time_points, "time", "times"),
             share(c.time_covered, c.time_points),
-            c.energy_covered,
-            c.energy_points,
+            part(c.energy_covered, c.energy_points, "energy", "energies"),
             share(c.energy_covered, c.energy_points)
         )?;
     }
@@ -144,10 +149,16 @@ fn write_summary(b: &Validation, out: &mut dyn Write) -> std::io::Result<()> {
     if let Some(k) = b.fitted_on.filter(|&k| k > 0) {
         writeln!(
             out,
-            "  {k} of {} are at what the profile was fitted on (its measured points at 1 node, \
-             its node law's node counts): their errors show how the fit reproduces its runs, \
-             not how it predicts",
-            crate::units::count(b.rows.len() as u64, "configuration", "configurations")
+            "  {} {} at what the profile was fitted on (its measured points at 1 node, its node \
+             law's node counts): their errors show how the fit reproduces its runs, not how it \
+             predicts",
+            crate::units::part_of(
+                k as u64,
+                b.rows.len() as u64,
+                "configuration",
+                "configurations"
+            ),
+            crate::units::is_are(k as u64)
         )?;
     }
     Ok(())

@@ -61,7 +61,7 @@ impl Cost {
     pub fn amount(self, v: f64) -> String {
         match self {
             Cost::Energy => fmt_energy(Joules(v)),
-            Cost::NodeHours => format!("{:.4} node-hours", v / 3600.0),
+            Cost::NodeHours => crate::units::fmt_node_hours(v / 3600.0),
         }
     }
 
