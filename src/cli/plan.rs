@@ -47,8 +47,8 @@ pub struct SpaceArgs {
 /// What to recommend.
 #[derive(Debug, Args, Default)]
 pub struct QueryArgs {
-    /// Least energy that finishes within this time (90s, 500ms, 15m, 1h30m, HH:MM:SS,
-    /// D-HH:MM:SS).
+    /// Least energy that finishes within this time (90s, 500ms, 15m, 1h30m, or Slurm's MM:SS,
+    /// HH:MM:SS, D-HH:MM:SS; a bare number is refused: give its unit).
     #[arg(long, value_name = "DURATION", allow_hyphen_values = true)]
     pub deadline: Option<String>,
     /// Fastest within this energy (J, kJ, MJ, Wh, kWh).
@@ -66,7 +66,8 @@ pub struct QueryArgs {
     /// 80%); combines with the other queries; exit 3 naming the nearest when none qualifies.
     #[arg(long, value_name = "EFFICIENCY", allow_hyphen_values = true)]
     pub min_efficiency: Option<String>,
-    /// Reference of --slowdown: N,C,GHZ[,G] [default: the fastest configuration].
+    /// Reference of --slowdown: N,C,GHZ[,G[,MHZ]] (MHZ: the GPU clock) [default: the fastest
+    /// configuration].
     #[arg(long, value_name = "CONFIG", requires = "slowdown")]
     pub reference: Option<String>,
 }
