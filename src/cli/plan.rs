@@ -211,6 +211,41 @@ fn query(qa: &QueryArgs) -> InputResult<Query> {
     })
 }
 
+/// Refuses a job-script flag (or a command after `--`) without `--sbatch`: `plan` writes no
+/// script then, and the flag would be dropped without a word.
+fn job_flags_need_sbatch(job: &JobArgs) -> InputResult<()> {
+    let given = [
+        ("--app", job.app.clone()),
+        (
+            "-- COMMAND",
+            (!job.command.is_empty()).then(|| job.command.join(" ")),
+        ),
+        ("--account", job.account.clone()),
+        ("--partition", job.partition.clone()),
+        ("--job-name", job.job_name.clone()),
+        ("--constraint", job.constraint.clone()),
+        (
+            "--ntasks-per-node",
+            job.ntasks_per_node.map(|n| n.to_string()),
+        ),
+        ("--cpus-per-task", job.cpus_per_task.map(|n| n.to_string())),
+        ("--gpus-per-task", job.gpus_per_task.map(|n| n.to_string())),
+        (
+            "--time-margin",
+            (job.time_margin != "0.25").then(|| job.time_margin.clone()),
+        ),
+    ];
+    match given.into_iter().find_map(|(flag, v)| Some((flag, v?))) {
+        Some((flag, got)) => Err(values::bad(
+            flag,
+            "--sbatch FILE with it: it is used only in the job script, which plan writes with \
+             --sbatch (or use `jouleplan slurm --config ...`)",
+            got,
+        )),
+        None => Ok(()),
+    }
+}
+
 /// Runs `plan`; returns the plan for the caller to choose the exit code.
 pub fn run_plan(args: &PlanArgs, out: &mut dyn Write) -> anyhow::Result<Plan> {
     let inp = resolve(&args.inputs.source, &args.space, &args.query)?;
@@ -224,7 +259,10 @@ pub fn run_plan(args: &PlanArgs, out: &mut dyn Write) -> anyhow::Result<Plan> {
     // Job options are checked before the search, so a bad flag costs nothing.
     let job = match &args.sbatch {
         Some(_) => Some(args.job.options(&inp.inputs.profile.program)?),
-        None => None,
+        None => {
+            job_flags_need_sbatch(&args.job)?;
+            None
+        }
     };
     let Planned { model, plan, trust } = planner::plan(&inp.inputs, &inp.space, &inp.request)?;
     // A --pick past the front is refused before the plan is printed, as other bad flags are.
