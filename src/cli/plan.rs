@@ -232,7 +232,8 @@ fn job_flags_need_sbatch(job: &JobArgs) -> InputResult<()> {
         ("--gpus-per-task", job.gpus_per_task.map(|n| n.to_string())),
         (
             "--time-margin",
-            (job.time_margin != "0.25").then(|| job.time_margin.clone()),
+            // Clap's default, or empty where the bare command builds the flags by default.
+            (!matches!(job.time_margin.as_str(), "" | "0.25")).then(|| job.time_margin.clone()),
         ),
     ];
     match given.into_iter().find_map(|(flag, v)| Some((flag, v?))) {
