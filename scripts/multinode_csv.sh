@@ -7,8 +7,17 @@
 # cores = the most ranks on one node (max_ranks_per_host), ranks = total MPI ranks,
 # energy_j = pkg_energy_j + dram_energy_j (RAPL of the sockets with ranks: energy_scope cpu).
 set -eu
+if [ $# -ne 2 ]; then
+  echo "usage: $0 PMBS23_CSV OUT_DIR" >&2
+  exit 2
+fi
 src=$1
 out=$2
+# A missing input would otherwise leave OUT_DIR empty and exit 0 (the loop's list is empty).
+if [ ! -r "$src" ]; then
+  echo "$0: cannot read $src: the public data is not there; fetch it with scripts/public-data.sh DIR and set JOULEPLAN_FIXTURES=DIR (README, \"Public data\")" >&2
+  exit 2
+fi
 mkdir -p "$out"
 for b in $(awk -F, 'NR > 1 && $2 == "small" { print $1 }' "$src" | sort -u); do
   awk -F, -v b="$b" 'BEGIN { OFS = "," }

@@ -468,3 +468,34 @@ fn fit_on_cpu_runs_with_gpu_energy_names_the_columns_the_scope_can_come_from() {
     );
     assert!(!p.exists(), "nothing is written");
 }
+
+#[test]
+fn plan_refuses_job_script_flags_without_sbatch_instead_of_dropping_them() {
+    // Without --sbatch no job script is written: a command or a job flag would be dropped
+    // without a word, so each is refused naming itself and --sbatch.
+    for (args, flag) in [
+        (vec!["plan", "--", "./app", "in.dat"], "-- COMMAND"),
+        (vec!["plan", "--app", "./app"], "--app"),
+        (vec!["plan", "--partition", "gpu"], "--partition"),
+        (vec!["plan", "--ntasks-per-node", "4"], "--ntasks-per-node"),
+        (vec!["plan", "--time-margin", "0.5"], "--time-margin"),
+    ] {
+        assert_bad(run(&args), &[flag, "--sbatch FILE", "jouleplan slurm"]);
+    }
+    // With --sbatch the same command writes the script.
+    let dir = tempfile::tempdir().unwrap();
+    let job = dir.path().join("job.sh");
+    let (code, _, err) = run(&[
+        "plan",
+        "-q",
+        "--sbatch",
+        job.to_str().unwrap(),
+        "--partition",
+        "gpu",
+        "--",
+        "./app",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let script = std::fs::read_to_string(&job).unwrap();
+    assert!(script.contains("#SBATCH --partition=gpu"), "{script}");
+}

@@ -307,3 +307,69 @@ fn how_many_nodes_to_measure_runs_verbatim_and_ends_by_itself() {
     );
     blocks_show_what_was_printed("## How many nodes to measure?", &both);
 }
+
+#[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
+fn which_gpu_clock_runs_verbatim_and_plans_every_supported_clock() {
+    let dir = scratch();
+    let commands = section_commands("## Which GPU clock?");
+    let both = run_all_both(dir.path(), &commands);
+    blocks_show_what_was_printed("## Which GPU clock?", &both);
+    let outs: Vec<&String> = both.iter().map(|(out, _)| out).collect();
+    let at = |word: &str| position_of(&commands, word);
+    // Fitted on three clocks only; the machine file lists all sixteen of the sweep.
+    let fitted = std::fs::read_to_string(dir.path().join("gemm-fit.csv")).unwrap();
+    let clocks: Vec<&str> = fitted
+        .lines()
+        .skip(1)
+        .map(|l| l.rsplit(',').next().unwrap())
+        .collect();
+    assert_eq!(clocks, ["595", "975", "1164"], "{fitted}");
+    assert!(
+        outs[at("fit")].contains("measured: 595, 975, 1164"),
+        "{}",
+        outs[at("fit")]
+    );
+    let plan = outs[at("plan")];
+    assert!(plan.contains("16 GPU clocks = 16 configurations"), "{plan}");
+    // The job script sets the clock the plan chose, at the sweep's memory clock.
+    let script = std::fs::read_to_string(dir.path().join("gemm.sh")).unwrap();
+    assert!(
+        script.contains("#SBATCH --gpu-freq=1013,memory=3505,verbose"),
+        "{script}"
+    );
+    // Validation scores every measured clock, the 13 left out of the fit with intervals.
+    let scores = outs[at("validate")];
+    assert!(scores.contains("over 16 points"), "{scores}");
+    assert!(
+        scores.contains("80% intervals at GPU clocks not measured held"),
+        "{scores}"
+    );
+}
+
+#[test]
+fn the_public_data_steps_say_how_to_fetch_data_that_is_missing() {
+    // Where the public data is not there, the README's first step of each walkthrough on it
+    // stops (exit 2) naming the script that fetches it, and leaves no empty output behind.
+    let dir = scratch();
+    for heading in ["## How many nodes?", "## Which GPU clock?"] {
+        let first = section_commands(heading)[0].clone();
+        assert!(first.starts_with("scripts/"), "{first}");
+        let out = Command::new("sh")
+            .arg("-c")
+            .arg(&first)
+            .current_dir(dir.path())
+            .env("JOULEPLAN_FIXTURES", "/nonexistent/public-fixtures")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{first}\n{err}");
+        assert!(err.contains("scripts/public-data.sh DIR"), "{err}");
+        assert!(err.contains("JOULEPLAN_FIXTURES=DIR"), "{err}");
+        let made = first.split_whitespace().last().unwrap();
+        assert!(!dir.path().join(made).exists(), "{first} left {made}");
+    }
+}

@@ -17,8 +17,9 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, Args)]
 pub struct FitArgs {
     /// Measured runs: CSV with columns nodes,cores,freq_hz,gpus,time_s and optionally
-    /// energy_j, ranks (total MPI ranks; cores is then the most on one node) and energy_scope
-    /// (what energy_j covers: node, cpu or gpu; without the column, the whole node); repeats
+    /// energy_j or gpu_energy_j, ranks (total MPI ranks; cores is then the most on one node),
+    /// energy_scope (what energy_j covers: node, cpu or gpu; without the column, the whole
+    /// node) and gpu_clock_mhz (GPU runs at 3 or more clocks give the GPU clock law); repeats
     /// of a configuration are averaged. Runs on one node give the profile; runs on more
     /// nodes, the node law and node power.
     #[arg(long, value_name = "CSV")]

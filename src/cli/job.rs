@@ -24,7 +24,8 @@ pub struct JobArgs {
     /// Slurm partition.
     #[arg(long, value_name = "P")]
     pub partition: Option<String>,
-    /// Time limit = predicted time x (1 + FRACTION), rounded up to a minute.
+    /// Time limit = predicted time x (1 + FRACTION), or the high end of the prediction's
+    /// interval where that is longer, rounded up to a minute.
     #[arg(
         long,
         value_name = "FRACTION",
@@ -123,8 +124,9 @@ impl JobArgs {
 /// `jouleplan slurm`.
 #[derive(Debug, Args)]
 pub struct SlurmArgs {
-    /// The configuration: nodes,cores,GHz[,gpus].
-    #[arg(long, value_name = "N,C,GHZ[,G]")]
+    /// The configuration: nodes,cores,GHz[,gpus[,GPU MHz]] (the GPU clock from the machine's
+    /// gpu_clocks_mhz, for a profile with a GPU clock law).
+    #[arg(long, value_name = "N,C,GHZ[,G[,MHZ]]")]
     pub config: String,
     /// Write the script here (atomically, executable) instead of standard output.
     #[arg(long, value_name = "FILE")]

@@ -47,8 +47,8 @@ pub struct SpaceArgs {
 /// What to recommend.
 #[derive(Debug, Args, Default)]
 pub struct QueryArgs {
-    /// Least energy that finishes within this time (90s, 500ms, 15m, 1h30m, HH:MM:SS,
-    /// D-HH:MM:SS).
+    /// Least energy that finishes within this time (90s, 500ms, 15m, 1h30m, or Slurm's MM:SS,
+    /// HH:MM:SS, D-HH:MM:SS; a bare number is refused: give its unit).
     #[arg(long, value_name = "DURATION", allow_hyphen_values = true)]
     pub deadline: Option<String>,
     /// Fastest within this energy (J, kJ, MJ, Wh, kWh).
@@ -66,7 +66,8 @@ pub struct QueryArgs {
     /// 80%); combines with the other queries; exit 3 naming the nearest when none qualifies.
     #[arg(long, value_name = "EFFICIENCY", allow_hyphen_values = true)]
     pub min_efficiency: Option<String>,
-    /// Reference of --slowdown: N,C,GHZ[,G] [default: the fastest configuration].
+    /// Reference of --slowdown: N,C,GHZ[,G[,MHZ]] (MHZ: the GPU clock) [default: the fastest
+    /// configuration].
     #[arg(long, value_name = "CONFIG", requires = "slowdown")]
     pub reference: Option<String>,
 }
@@ -210,6 +211,42 @@ fn query(qa: &QueryArgs) -> InputResult<Query> {
     })
 }
 
+/// Refuses a job-script flag (or a command after `--`) without `--sbatch`: `plan` writes no
+/// script then, and the flag would be dropped without a word.
+fn job_flags_need_sbatch(job: &JobArgs) -> InputResult<()> {
+    let given = [
+        ("--app", job.app.clone()),
+        (
+            "-- COMMAND",
+            (!job.command.is_empty()).then(|| job.command.join(" ")),
+        ),
+        ("--account", job.account.clone()),
+        ("--partition", job.partition.clone()),
+        ("--job-name", job.job_name.clone()),
+        ("--constraint", job.constraint.clone()),
+        (
+            "--ntasks-per-node",
+            job.ntasks_per_node.map(|n| n.to_string()),
+        ),
+        ("--cpus-per-task", job.cpus_per_task.map(|n| n.to_string())),
+        ("--gpus-per-task", job.gpus_per_task.map(|n| n.to_string())),
+        (
+            "--time-margin",
+            // Clap's default, or empty where the bare command builds the flags by default.
+            (!matches!(job.time_margin.as_str(), "" | "0.25")).then(|| job.time_margin.clone()),
+        ),
+    ];
+    match given.into_iter().find_map(|(flag, v)| Some((flag, v?))) {
+        Some((flag, got)) => Err(values::bad(
+            flag,
+            "--sbatch FILE with it: it is used only in the job script, which plan writes with \
+             --sbatch (or use `jouleplan slurm --config ...`)",
+            got,
+        )),
+        None => Ok(()),
+    }
+}
+
 /// Runs `plan`; returns the plan for the caller to choose the exit code.
 pub fn run_plan(args: &PlanArgs, out: &mut dyn Write) -> anyhow::Result<Plan> {
     let inp = resolve(&args.inputs.source, &args.space, &args.query)?;
@@ -223,7 +260,10 @@ pub fn run_plan(args: &PlanArgs, out: &mut dyn Write) -> anyhow::Result<Plan> {
     // Job options are checked before the search, so a bad flag costs nothing.
     let job = match &args.sbatch {
         Some(_) => Some(args.job.options(&inp.inputs.profile.program)?),
-        None => None,
+        None => {
+            job_flags_need_sbatch(&args.job)?;
+            None
+        }
     };
     let Planned { model, plan, trust } = planner::plan(&inp.inputs, &inp.space, &inp.request)?;
     // A --pick past the front is refused before the plan is printed, as other bad flags are.

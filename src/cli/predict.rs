@@ -12,8 +12,9 @@ use std::io::Write;
 /// `jouleplan predict`.
 #[derive(Debug, Args)]
 pub struct PredictArgs {
-    /// The configuration: nodes,cores,GHz[,gpus].
-    #[arg(long, value_name = "N,C,GHZ[,G]")]
+    /// The configuration: nodes,cores,GHz[,gpus[,GPU MHz]] (the GPU clock from the machine's
+    /// gpu_clocks_mhz, for a profile with a GPU clock law).
+    #[arg(long, value_name = "N,C,GHZ[,G[,MHZ]]")]
     pub config: String,
     #[command(flatten)]
     pub inputs: InputArgs,

@@ -60,7 +60,8 @@ pub struct ProfileArgs {
     #[arg(long, value_name = "FILE")]
     pub machine: Option<String>,
     /// Also write every run as a measured CSV (nodes, cores, freq_hz, gpus, time_s, energy_j,
-    /// ranks, energy_scope) for `fit --measured` and `validate --measured`.
+    /// gpu_energy_j, ranks, energy_scope, and gpu_clock_mhz with --gpu-clocks) for `fit
+    /// --measured` and `validate --measured`.
     #[arg(long, value_name = "CSV")]
     pub measured_out: Option<PathBuf>,
     /// The runs on several nodes are weak scaling (each rank keeps its work): the node law
@@ -87,10 +88,12 @@ pub struct ProfileArgs {
     /// about one interval per busy/idle change a sample straddles.
     #[arg(long, value_name = "DURATION", default_value = "100ms")]
     pub gpu_sample: String,
-    /// Iterations of the measured run (S_s).
+    /// Iterations the measured run makes (S_s): with --target-iterations, predictions are
+    /// scaled by S / S_s, so a short run measured here plans a longer production run.
     #[arg(long, value_name = "S_s", default_value = "1", value_parser = values::positive_number)]
     pub iterations: f64,
-    /// Iterations of the run to plan (S) [default: S_s].
+    /// Iterations of the run to plan (S): every prediction from the profile is for S
+    /// iterations [default: S_s, the run as measured].
     #[arg(long, value_name = "S", value_parser = values::positive_number)]
     pub target_iterations: Option<f64>,
     /// How messages per rank grow with nodes: constant, log2, all_to_all, neighbours:K.

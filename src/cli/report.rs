@@ -29,7 +29,7 @@ pub struct ReportArgs {
     pub out: PathBuf,
     /// Measured runs to show beside the predictions: a CSV as `fit --measured` and
     /// `validate --measured` read (nodes,cores,freq_hz,gpus,time_s[,energy_j|gpu_energy_j]
-    /// [,ranks][,energy_scope]); the Pareto chart marks those whose energy has the plan's scope.
+    /// [,ranks][,energy_scope][,gpu_clock_mhz]); the Pareto chart marks those whose energy has the plan's scope.
     #[arg(long, value_name = "RUNS.csv")]
     pub measured: Option<PathBuf>,
     /// Write into an --out folder that holds files other than a previous report's: the

@@ -24,12 +24,13 @@ pub struct SourceArgs {
     /// Workload profile (JSON) or the name of a bundled one [default: gpu-mix-h100].
     #[arg(long, value_name = "FILE")]
     pub profile: Option<String>,
-    /// Plan a profile against a machine file that does not describe the node it was measured
-    /// on (the recommendation then says so).
+    /// Use a profile with a machine file that does not describe the node it was measured on
+    /// (a warning then says so, on standard error, in `--json` and in the job script).
     #[arg(long)]
     pub other_machine: bool,
-    /// Plan even where the model cannot reproduce the profile's own measured points or most of
-    /// a point's time is unexplained (the recommendation then says so).
+    /// Go on even where the model cannot reproduce the profile's own measured points or most
+    /// of a point's time is unexplained (a warning then says so, on standard error, in
+    /// `--json` and in the job script).
     #[arg(long)]
     pub accept_model_error: bool,
     /// Weak scaling: each rank keeps the profile's work per core, so the problem grows with

@@ -22,9 +22,9 @@ pub struct ValidateArgs {
     #[command(flatten)]
     pub source: SourceArgs,
     /// Measured runs to predict: CSV with columns nodes,cores,freq_hz,gpus,time_s and
-    /// optionally energy_j or gpu_energy_j, ranks and energy_scope (what energy_j covers: node,
-    /// cpu or gpu; without the column, the whole node) [default: the profile's own measured
-    /// points, held out with --use-cores].
+    /// optionally energy_j or gpu_energy_j, ranks, energy_scope (what energy_j covers: node,
+    /// cpu or gpu; without the column, the whole node) and gpu_clock_mhz [default: the
+    /// profile's own measured points, held out with --use-cores].
     #[arg(long, value_name = "CSV")]
     pub measured: Option<PathBuf>,
     /// Past Slurm jobs to predict: `sacct -P` output with the fields JobID, NNodes, NCPUS,
