@@ -265,3 +265,71 @@ fn power_that_falls_with_cores_is_fitted_within_bounds_and_its_residual_said() {
     let r = doc["power"]["fit_residual_rel"].as_float().unwrap();
     assert!(r > 0.01, "the falling power is a residual, not hidden: {r}");
 }
+
+#[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
+fn what_fit_writes_for_every_public_cluster_code_plan_accepts_on_the_machine_it_was_fitted_against()
+{
+    // The Ice Lake SPEChpc and LULESH runs (public data), every row, on the machine file
+    // without [power] (time and node-hours): LULESH's 1-rank rows at 1, 8, 27 and 64 cores
+    // once gave derived points whose cycles over-explained the core law's time, which fit
+    // wrote and plan refused.
+    let machine = Path::new(env!("CARGO_MANIFEST_DIR")).join(common::ICELAKE);
+    let codes = [
+        "clvleaf",
+        "hpgmgfv",
+        "lbm",
+        "pot3d",
+        "soma",
+        "sph_exa",
+        "sweep",
+        "tealeaf",
+        "weather",
+        "lulesh-30",
+        "lulesh-60",
+        "lulesh-90",
+        "lulesh-120",
+        "lulesh-150",
+    ];
+    for code in codes {
+        for weak in [false, true] {
+            let d = tempfile::tempdir().unwrap();
+            let prof = d.path().join("p.json");
+            let csv = common::multinode(&format!("{code}.csv"));
+            let mut args = vec![
+                "fit",
+                "--measured",
+                s(&csv),
+                "--machine",
+                s(&machine),
+                "--profile-out",
+                s(&prof),
+            ];
+            if weak {
+                args.push("--weak");
+            }
+            let (rc, _, err) = jouleplan(&args);
+            assert_eq!(rc, 0, "{code} (weak {weak}): {err}");
+            let mut plan = vec![
+                "plan",
+                "--machine",
+                s(&machine),
+                "--profile",
+                s(&prof),
+                "--nodes",
+                "1-32",
+            ];
+            if weak {
+                plan.push("--weak");
+            }
+            let (rc, _, err) = jouleplan(&plan);
+            assert_eq!(
+                rc, 0,
+                "{code} (weak {weak}): plan refused what fit wrote: {err}"
+            );
+        }
+    }
+}

@@ -220,12 +220,15 @@ fn planner_checks(
         (Some(path), Some(text)) => Machine::from_toml_for_plan(path, text)?.0,
         _ => machine.machine.clone(),
     };
-    if fitted.machine_text.is_none() && target.power.idle.iter().all(|w| w.0 == 0.0) {
-        // No power to plan with: `plan` says so itself.
-        return Ok(Vec::new());
-    }
     let mut problems = crate::model::plausible::implausible(&target);
     let mut profile = fitted.outcome.profile.clone();
+    if target.time_only() || (out.is_none() && machine.lacks.power) {
+        // `plan` plans such a machine by time and node-hours, its measured energies set
+        // aside, and still checks the model's times against the profile's own points.
+        for p in &mut profile.baseline {
+            p.energy = None;
+        }
+    }
     super::core_fill::fit_to_machine(&mut profile, &target);
     // The model takes weak scaling from the profile's node law, as `plan` does.
     let model = crate::model::Model::new(&target, &profile)?;
