@@ -166,7 +166,11 @@ fn settings(
     let mut s = Settings::new(machine_nodes, &program, runs_file);
     s.tolerance = tolerance;
     s.node_hours = a.campaign.node_hours;
-    s.repeat = a.repeat.max(1);
+    if a.repeat == 0 {
+        // A replay would take 0 runs a count; never read as 1 behind the user's back.
+        return Err(values::bad("--repeat", "at least 1 run a count", "0").into());
+    }
+    s.repeat = a.repeat;
     s.weak = a.weak;
     s.cores = a
         .cores

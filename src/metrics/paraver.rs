@@ -416,6 +416,8 @@ struct Replay {
     busy: Vec<usize>,
     /// Whether a rank is in `busy`.
     queued: Vec<bool>,
+    /// Ops queued on every rank together, checked against [`MAX_WAITING`].
+    waiting: u64,
 }
 
 impl Replay {
@@ -459,6 +461,7 @@ impl Replay {
         self.ranks[rank]
             .queue
             .insert((t, (prio << 62) | self.seq), op);
+        self.waiting += 1;
         if !self.queued[rank] {
             self.queued[rank] = true;
             self.busy.push(rank);
@@ -491,6 +494,7 @@ impl Replay {
                         break;
                     }
                     self.ranks[r].queue.pop_first();
+                    self.waiting -= 1;
                     progress = true;
                 }
                 self.keep(r);
@@ -511,6 +515,7 @@ impl Replay {
             let mut any = false;
             for r in self.take_busy() {
                 if let Some((key, _)) = self.ranks[r].queue.pop_first() {
+                    self.waiting -= 1;
                     self.ranks[r].at = self.ranks[r].at.max(key.0);
                     forced += 1;
                     any = true;
@@ -742,6 +747,7 @@ fn analyse_input(path: &Path, first: &[u8], input: Input<'_>, opts: &Options) ->
         off: opts.no_critical_path,
         busy: Vec::new(),
         queued: Vec::new(),
+        waiting: 0,
     };
     let mut scan = Scan {
         path,
@@ -777,6 +783,11 @@ fn analyse_input(path: &Path, first: &[u8], input: Input<'_>, opts: &Options) ->
         opts,
     )
 }
+
+/// The most MPI operations the critical-path replay keeps waiting at once (about 60 bytes
+/// each with their messages: under 0.6 GB). A real trace keeps a few per task waiting; one
+/// whose sends are never received keeps every one.
+const MAX_WAITING: u64 = 1 << 23;
 
 /// The most communicators a trace may define (Extrae writes a few per communicator the
 /// program created).
@@ -858,8 +869,31 @@ impl Scan<'_> {
         }
         if !self.rp.off && self.lineno.is_multiple_of(4096) {
             self.rp.run(self.last_time);
+            if self.rp.waiting > MAX_WAITING {
+                return Err(self.too_much_waiting());
+            }
         }
         Ok(())
+    }
+
+    /// The replay holds more than [`MAX_WAITING`] operations that cannot run yet: messages
+    /// whose receive (or send) is recorded far ahead or never completes, a collective some
+    /// tasks never enter. Each is kept until it can run, so such a trace would grow memory
+    /// with its length.
+    #[cold]
+    fn too_much_waiting(&self) -> InputError {
+        bad(
+            self.path,
+            self.lineno,
+            &format!(
+                "at most {MAX_WAITING} operations (MPI calls and the computation after them) \
+                 waiting at once in the critical-path replay; sends never received, receives \
+                 recorded far ahead of their sends or a collective some tasks never enter keep \
+                 them waiting, each in memory: read the trace with `metrics --no-critical-path` \
+                 (every POP metric but serialisation and transfer), or cut it into shorter pieces"
+            ),
+            &format!("{} operations waiting by this line", self.rp.waiting),
+        )
     }
 
     /// A communicator line (`c:`): its id and how many distinct tasks of the application it

@@ -113,6 +113,10 @@ pub(super) fn run_one(
     s.clock.set(pt.gpu_clock_mhz)?;
     if p.warmed.insert(pt.key()) {
         warm_up(o, s, t, log)?;
+        if super::options::interrupted() {
+            // Stopped during the warm-up: the measured run is not started.
+            return Ok(());
+        }
     }
     let khz = (f / 1e3).round() as u64;
     let runs = crate::atomic_write::runs_dir(&o.output);
