@@ -429,3 +429,76 @@ fn fit_json_gives_the_node_powers_residual_and_bound_its_text_gives() {
         None => assert!(!line.contains("(bound)"), "{line} / {p}"),
     }
 }
+
+#[test]
+fn a_trace_whose_collectives_are_entered_and_never_left_is_refused_at_a_bounded_memory() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // Every line enters a collective no exit event ever closes: each stayed open in the
+    // replay, about 120 bytes a line (5 million lines, 0.3 MB gzipped: 0.6 GB). It stops
+    // past 2^20 open collectives: while the trace is read (its time goes on), or where the
+    // replay runs what is left at its end (every line at one time).
+    for time_goes_on in [true, false] {
+        let f = d.join("entered.prv.gz");
+        let file = std::fs::File::create(&f).unwrap();
+        let mut w = flate2::write::GzEncoder::new(file, flate2::Compression::fast());
+        writeln!(
+            w,
+            "#Paraver (01/01/2026 at 00:00):100_ns:1(2):1:2(1:1,1:1),1\nc:1:1:2:1:2"
+        )
+        .unwrap();
+        for k in 0..24 {
+            let t = if time_goes_on { 10 + k } else { 10 };
+            let line = format!("2:1:1:1:1:{t}:50000002:10\n").repeat(1 << 16);
+            w.write_all(line.as_bytes()).unwrap();
+        }
+        w.finish().unwrap();
+        let (code, err, peak_kib) = run_peak(&["metrics", s(&f)], d);
+        assert_eq!(code, 2, "{err}");
+        assert!(
+            err.contains("entered.prv.gz")
+                && err.contains("line ")
+                && err.contains("at most 1048576 collectives open")
+                && err.contains("--no-critical-path"),
+            "{err}"
+        );
+        assert!(peak_kib < 400 * 1024, "peak {peak_kib} KiB");
+    }
+}
+
+#[test]
+fn a_sweep_measured_on_another_cpu_is_not_resumed_here() {
+    // A job resubmitted with --resume onto a node of another CPU went on, and the profile
+    // said every run was measured on the first CPU.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let args = ["profile", "--cores", "1", "--repeat", "2", "-o", "p.json"];
+    let (rc, _, err) = jouleplan_in(d, &[&args[..], &["--", "true"]].concat());
+    assert_eq!(rc, 0, "{err}");
+    let p = d.join("p.json");
+    let mut doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+    let rec = &mut doc["sweep"]["record"];
+    let here = rec["host"]["cpu"].as_str().unwrap().to_string();
+    let other = "Intel(R) Xeon(R) Platinum 8360Y (GenuineIntel family 0x6 model 0x6a)";
+    assert_ne!(here, other);
+    rec["host"]["cpu"] = other.into();
+    rec["host"]["hostname"] = "icx01".into();
+    rec["runs"].as_array_mut().unwrap().truncate(1);
+    rec["complete"] = false.into();
+    std::fs::write(&p, doc.to_string()).unwrap();
+    let before = std::fs::read(&p).unwrap();
+    let (rc, _, err) = jouleplan_in(d, &[&args[..], &["--resume", "--", "true"]].concat());
+    assert_eq!(rc, 2, "{err}");
+    assert!(
+        err.contains(&format!("on icx01 with a {other} CPU")) && err.contains(&here),
+        "{err}"
+    );
+    assert!(!err.contains("run 2/2"), "a run was made: {err}");
+    assert_eq!(
+        std::fs::read(&p).unwrap(),
+        before,
+        "the record is kept as it was"
+    );
+}
