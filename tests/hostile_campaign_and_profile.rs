@@ -21,6 +21,9 @@ fn repo(rel: &str) -> PathBuf {
 /// launches its counts through a hostfile of 8 names (the launcher runs them all here).
 fn eight_node_machine(d: &Path) -> PathBuf {
     let m = d.join("m.toml");
+    if m.exists() {
+        return m;
+    }
     let (rc, _, err) = jouleplan(&["machine", "init", "-o", s(&m)]);
     assert_eq!(rc, 0, "{err}");
     let text = std::fs::read_to_string(&m).unwrap();
@@ -33,31 +36,58 @@ fn eight_node_machine(d: &Path) -> PathBuf {
 
 /// A launched campaign in `d` of a program that takes 0.02 + 0.2 / n s on n nodes.
 fn launched(d: &Path, out: &str, runs: &str) -> (i32, String, String) {
+    launched_with(d, out, runs, &[])
+}
+
+fn launched_with(d: &Path, out: &str, runs: &str, extra: &[&str]) -> (i32, String, String) {
     let m = eight_node_machine(d);
-    jouleplan_in(
-        d,
-        &[
-            "profile",
-            "--nodes",
-            "auto",
-            "--cores",
-            "1",
-            "--hostfile",
-            "hosts",
-            "--launcher",
-            "env JP_NODES={nodes}",
-            "--machine",
-            s(&m),
-            "--measured-out",
-            runs,
-            "-o",
-            out,
-            "--",
-            "/bin/sh",
-            "-c",
-            "exec sleep $(awk \"BEGIN{print 0.02 + 0.2 / $JP_NODES}\")",
-        ],
-    )
+    let flags = [
+        "profile",
+        "--nodes",
+        "auto",
+        "--cores",
+        "1",
+        "--hostfile",
+        "hosts",
+        "--launcher",
+        "env JP_NODES={nodes}",
+        "--machine",
+        s(&m),
+        "--measured-out",
+        runs,
+        "-o",
+        out,
+    ];
+    let program = [
+        "--",
+        "/bin/sh",
+        "-c",
+        "exec sleep $(awk \"BEGIN{print 0.02 + 0.2 / $JP_NODES}\")",
+    ];
+    jouleplan_in(d, &[&flags[..], extra, &program[..]].concat())
+}
+
+#[test]
+fn a_campaign_resumed_under_a_smaller_max_nodes_than_its_runs_is_refused() {
+    // Resumed with --max-nodes 2 onto runs up to 8 nodes, it recommended 8 nodes, a count
+    // above the limit it was given, and said the model's pick "over 1-2".
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (rc, _, err) = launched(d, "p.json", "runs.csv");
+    assert_eq!(rc, 0, "{err}");
+    let runs = std::fs::read_to_string(d.join("runs.csv")).unwrap();
+    assert!(runs.lines().any(|l| l.starts_with("8,")), "{runs}");
+    let before = std::fs::read(d.join("p.sweep.json")).unwrap();
+    let (rc, out, err) = launched_with(d, "p.json", "runs.csv", &["--resume", "--max-nodes", "2"]);
+    assert_eq!(rc, 2, "{out}{err}");
+    assert!(
+        err.contains("runs.csv holds runs on 4 nodes")
+            && err.contains("above the 2 nodes")
+            && err.contains("--max-nodes 4 or more"),
+        "{err}"
+    );
+    assert!(!err.contains("campaign run"), "a run was made: {err}");
+    assert_eq!(std::fs::read(d.join("p.sweep.json")).unwrap(), before);
 }
 
 #[test]
