@@ -532,3 +532,53 @@ fn a_sweep_measured_on_another_cpu_is_not_resumed_here() {
         "the record is kept as it was"
     );
 }
+
+#[test]
+fn plan_csv_gives_the_device_tree_that_json_and_text_give() {
+    // The bundled GPU demo: its text prints `device: parallel efficiency 0.35 = load balance
+    // 1.00 x communication 1.00 x orchestration 0.35` and its JSON the `device` object; the
+    // CSV had no device column.
+    let (rc, text, err) = jouleplan(&["plan"]);
+    assert_eq!(rc, 0, "{err}");
+    let (rc, json, err) = jouleplan(&["plan", "--json"]);
+    assert_eq!(rc, 0, "{err}");
+    let (rc, csv, err) = jouleplan(&["plan", "--csv"]);
+    assert_eq!(rc, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let rows: Vec<Vec<&str>> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect())
+        .collect();
+    let front = v["front"].as_array().unwrap();
+    assert_eq!(rows.len(), front.len());
+    for (row, obj) in rows.iter().zip(front) {
+        for key in [
+            "parallel_efficiency",
+            "load_balance",
+            "communication_efficiency",
+            "orchestration_efficiency",
+        ] {
+            let at = header
+                .iter()
+                .position(|h| *h == format!("device_{key}"))
+                .unwrap_or_else(|| panic!("no device_{key}: {header:?}"));
+            let want = obj["device"][key].as_f64().unwrap();
+            assert_eq!(row[at].parse::<f64>().unwrap(), want, "{key}");
+            if key == "parallel_efficiency" {
+                assert!(
+                    text.contains(&format!("device: parallel efficiency {want:.2}")),
+                    "{text}"
+                );
+            }
+        }
+    }
+    // A plan without GPUs keeps the columns it always had.
+    let (rc, csv, err) = common::inputs().run("plan", &["--csv"]);
+    assert_eq!(rc, 0, "{err}");
+    assert!(
+        !csv.lines().next().unwrap().contains("device_parallel"),
+        "{csv}"
+    );
+}
