@@ -582,3 +582,48 @@ fn plan_csv_gives_the_device_tree_that_json_and_text_give() {
         "{csv}"
     );
 }
+
+#[test]
+fn a_sweep_stopped_by_a_full_disk_says_its_finished_runs_are_saved_and_resumes() {
+    // The error named the journal and no more ("q.json.journal: No space left on device"): a
+    // user would take the runs for lost. A full disk is made by strace, failing every fsync
+    // from the twelfth on.
+    let traced = std::process::Command::new("strace")
+        .args(["-f", "-o", "/dev/null", "true"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !traced {
+        eprintln!("skipped: strace cannot run here");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let args = ["profile", "--cores", "1", "--repeat", "30", "-o", "q.json"];
+    let args = [&args[..], &["--measured-out", "m.csv", "--", "true"]].concat();
+    let out = std::process::Command::new("strace")
+        .current_dir(d)
+        .env_remove("SLURM_JOB_ID")
+        .args(["-f", "-o", "/dev/null", "-e", "trace=fsync,fdatasync"])
+        .args(["-e", "inject=fsync,fdatasync:error=ENOSPC:when=12+"])
+        .arg(env!("CARGO_BIN_EXE_jouleplan"))
+        .args(&args)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("q.json: the sweep stopped; the runs finished before are saved in it and in q.json.journal")
+            && err.contains("--resume")
+            && err.contains("No space left on device"),
+        "{err}"
+    );
+    let resumed = [&args[..1], &["--resume"], &args[1..]].concat();
+    let (rc, _, err) = jouleplan_in(d, &resumed);
+    assert_eq!(rc, 0, "{err}");
+    assert!(err.contains("resuming: "), "{err}");
+    let rows = std::fs::read_to_string(d.join("m.csv"))
+        .unwrap()
+        .lines()
+        .count();
+    assert_eq!(rows, 31, "30 runs and the header");
+}
