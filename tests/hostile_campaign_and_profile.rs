@@ -627,3 +627,47 @@ fn a_sweep_stopped_by_a_full_disk_says_its_finished_runs_are_saved_and_resumes()
         .count();
     assert_eq!(rows, 31, "30 runs and the header");
 }
+
+#[test]
+fn a_sweep_onto_an_existing_measured_csv_is_refused_without_resume() {
+    // `-o` was refused where it existed, but `--measured-out` was rewritten with the new
+    // sweep's runs, and the rows it held (an earlier sweep's, hand-collected ones) were lost.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let csv = d.join("runs.csv");
+    let held = "nodes,cores,freq_hz,gpus,time_s\n1,1,2.6e9,0,99\n";
+    std::fs::write(&csv, held).unwrap();
+    let args = [
+        "profile",
+        "--cores",
+        "1",
+        "-o",
+        "new.json",
+        "--measured-out",
+        "runs.csv",
+    ];
+    let (rc, _, err) = jouleplan_in(d, &[&args[..], &["--", "true"]].concat());
+    assert_eq!(rc, 2, "{err}");
+    assert!(
+        err.contains("runs.csv exists")
+            && err.contains("--resume")
+            && err.contains("another --measured-out"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(&csv).unwrap(), held);
+    assert!(!d.join("new.json").exists(), "nothing ran");
+    // A sweep's own CSV is rewritten on --resume, from its record.
+    std::fs::remove_file(&csv).unwrap();
+    let (rc, _, err) = jouleplan_in(d, &[&args[..], &["--", "true"]].concat());
+    assert_eq!(rc, 0, "{err}");
+    let resumed = [
+        &args[..1],
+        &["--resume", "--repeat", "2"],
+        &args[1..],
+        &["--", "true"],
+    ]
+    .concat();
+    let (rc, _, err) = jouleplan_in(d, &resumed);
+    assert_eq!(rc, 0, "{err}");
+    assert_eq!(std::fs::read_to_string(&csv).unwrap().lines().count(), 3);
+}
