@@ -291,15 +291,19 @@ pub fn parse_bytes(flag: &str, s: &str) -> InputResult<u64> {
 pub fn parse_slowdown(flag: &str, s: &str) -> InputResult<f64> {
     let v = parse_fraction(flag, s)?;
     if v > 1.0 && !s.trim().ends_with('%') {
-        return Err(bad(
-            flag,
-            format!(
-                "a fraction up to 1 (0.1 = 10% slower), or a percentage: did you mean {}%? \
-                 (write {}% for a {}-fold slowdown)",
+        // The percentage it would be, suggested only where it is a number a person writes.
+        let hint = match v <= 1e6 {
+            true => format!(
+                ": did you mean {}%? (write {}% for a {}-fold slowdown)",
                 s.trim(),
                 v * 100.0,
                 v + 1.0
             ),
+            false => String::new(),
+        };
+        return Err(bad(
+            flag,
+            format!("a fraction up to 1 (0.1 = 10% slower), or a percentage{hint}"),
             s,
         ));
     }
@@ -549,6 +553,11 @@ mod tests {
         assert!(parse_fraction("--slowdown", "-0.1").is_err());
         let e = parse_slowdown("--slowdown", "10").unwrap_err().to_string();
         assert!(e.contains("did you mean 10%?"), "{e}");
+        // No 309-digit fold nor an `inf%` to write for an absurd value.
+        let e = parse_slowdown("--slowdown", "1e308")
+            .unwrap_err()
+            .to_string();
+        assert!(!e.contains("inf") && e.len() < 200, "{e}");
         assert_eq!(parse_slowdown("--slowdown", "150%").unwrap(), 1.5);
         assert!(
             parse_slowdown("--slowdown", "-0")

@@ -127,6 +127,11 @@ pub struct PowerOut {
     pub runs: Option<usize>,
     /// Largest relative energy (or power) residual.
     pub residual_max: Option<f64>,
+    /// Root-mean-square relative energy residual, when node power (as the text says it).
+    pub residual_rms: Option<f64>,
+    /// Which bound of node power held (`P_idle = 0 (bound)`), as the text says it; null where
+    /// neither did or the power is not node power.
+    pub bound: Option<String>,
     /// Whether this frequency was outside the measured ones (extrapolated) or kept from the
     /// machine file: `fitted`, `extrapolated`, `kept`.
     pub how: String,

@@ -64,16 +64,35 @@ impl Record {
     /// Parses a record's text (`path` names it in errors), checking its format and values.
     pub fn from_text(path: &Path, text: &str) -> InputResult<Record> {
         let doc = input::parse_json(path, text)?;
-        let r: Record = input::typed(path, doc, expects)?;
+        let mut r: Record = input::typed(path, doc, expects)?;
         r.validate(path)?;
+        // Written ascending; one edited by hand is read in any order, as it measured.
+        r.sizes.sort_by_key(|s| s.bytes);
         Ok(r)
     }
 
-    /// Checks the format tag and every one-way time.
+    /// Checks the format tag, the two hosts, each size given once and every one-way time.
     pub fn validate(&self, path: &Path) -> InputResult<()> {
         let c = Check::new(path);
         if self.format != RECORD_FORMAT {
             return Err(c.fail("format", RECORD_FORMAT, format!("{:?}", self.format)));
+        }
+        if self.hosts.len() != 2 {
+            return Err(c.fail(
+                "hosts",
+                "the host of each of the ping-pong's two ranks",
+                format!("{} hosts", self.hosts.len()),
+            ));
+        }
+        let mut seen = std::collections::HashMap::new();
+        for (i, s) in self.sizes.iter().enumerate() {
+            if let Some(first) = seen.insert(s.bytes, i) {
+                return Err(c.fail(
+                    &format!("sizes[{i}].bytes"),
+                    "each message size once (its repeats in one list of one_way_s)",
+                    format!("{} bytes again, first at sizes[{first}]", s.bytes),
+                ));
+            }
         }
         let (lo, hi) = ONE_WAY_RANGE_S;
         for (i, s) in self.sizes.iter().enumerate() {

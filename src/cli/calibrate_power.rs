@@ -92,9 +92,13 @@ pub fn run_power(a: &PowerArgs, out: &mut dyn Write) -> anyhow::Result<i32> {
     // The file may lack [network] (and [power], which this writes); no power is read here.
     let (machine, _) = Machine::from_toml_for_fit(&a.machine, &text)?;
     let output = a.output.clone().unwrap_or_else(|| a.machine.clone());
-    let mut outputs = vec![("--output", output.as_path())];
-    outputs.extend(a.record.as_deref().map(|p| ("--record", p)));
-    let _locks = super::outputs::lock(&outputs)?;
+    let _lock = super::outputs::lock(&[("--output", output.as_path())])?;
+    // The record is a folder (`--resume` goes on in it): locked as one, as `report -o`.
+    let _record_lock = a
+        .record
+        .as_deref()
+        .map(|p| super::outputs::lock_folder("--record", p))
+        .transpose()?;
     let sources: Vec<(Kind, PathBuf)> = if a.from.is_empty() {
         measure_kernels(a, &machine, &output)?
     } else {
@@ -103,6 +107,7 @@ pub fn run_power(a: &PowerArgs, out: &mut dyn Write) -> anyhow::Result<i32> {
             .map(|s| parse_from(s))
             .collect::<Result<_, _>>()?
     };
+    once_each(&a.from, &sources)?;
     let mut samples = Vec::new();
     for (kind, path) in &sources {
         samples.extend(samples_of(*kind, path)?);
@@ -127,6 +132,25 @@ pub fn run_power(a: &PowerArgs, out: &mut dyn Write) -> anyhow::Result<i32> {
     super::outputs::write_machine(&a.machine, &output, new.as_bytes())?;
     super::say::progress(&format!("wrote [power] to {}", output.display()));
     Ok(0)
+}
+
+/// Each `--from` profile once: one given twice (under one kind or two, however spelt) would
+/// count every run of it twice in the fit and in the `[sources]` line.
+fn once_each(given: &[String], sources: &[(Kind, PathBuf)]) -> Result<(), InputError> {
+    for (j, (_, b)) in sources.iter().enumerate() {
+        if let Some(i) = (0..j).find(|&i| super::outputs::same_file(&sources[i].1, b)) {
+            return Err(values::bad(
+                "--from",
+                format!(
+                    "each recorded profile once: `--from {}` and `--from {}` are one file, \
+                     and its runs would count twice",
+                    given[i], given[j]
+                ),
+                given[j].as_str(),
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn parse_from(s: &str) -> Result<(Kind, PathBuf), InputError> {

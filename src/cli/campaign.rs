@@ -55,6 +55,7 @@ pub(crate) fn run(a: &ProfileArgs, out: &mut dyn Write) -> anyhow::Result<i32> {
                 false => Vec::new(),
             };
             same_cores(&saved, &settings, &csv)?;
+            within_max_nodes(&saved, settings.max_nodes, &csv)?;
             let mut k = Campaign::new(machine, settings, recorded)?;
             k.resume_with(saved);
             let outcome = k.run(&mut saver)?;
@@ -70,6 +71,7 @@ pub(crate) fn run(a: &ProfileArgs, out: &mut dyn Write) -> anyhow::Result<i32> {
             if a.resume {
                 let saved = k.source_mut().resume(&csv)?;
                 same_cores(&saved, k.settings(), &csv)?;
+                within_max_nodes(&saved, k.settings().max_nodes, &csv)?;
                 k.resume_with(saved);
             }
             let outcome = k.run(&mut saver)?;
@@ -166,7 +168,11 @@ fn settings(
     let mut s = Settings::new(machine_nodes, &program, runs_file);
     s.tolerance = tolerance;
     s.node_hours = a.campaign.node_hours;
-    s.repeat = a.repeat.max(1);
+    if a.repeat == 0 {
+        // A replay would take 0 runs a count; never read as 1 behind the user's back.
+        return Err(values::bad("--repeat", "at least 1 run a count", "0").into());
+    }
+    s.repeat = a.repeat;
     s.weak = a.weak;
     s.cores = a
         .cores
@@ -457,6 +463,31 @@ fn same_cores(
             crate::model::workload::compact_list(
                 &cores.iter().map(|&c| u64::from(c)).collect::<Vec<_>>()
             )
+        ))
+        .into()),
+        None => Ok(()),
+    }
+}
+
+/// A resumed campaign's saved runs are on counts up to the largest it may plan and measure:
+/// runs above it (a smaller `--max-nodes`, or allocation, than the campaign began with) are
+/// refused, naming the first, before anything runs; the campaign would recommend a count
+/// above the limit it was given.
+fn within_max_nodes(
+    saved: &[crate::campaign::source::Taken],
+    max_nodes: u32,
+    csv: &Path,
+) -> anyhow::Result<()> {
+    match saved.iter().find(|t| t.row.nodes > max_nodes) {
+        Some(t) => Err(InputError::Mismatch(format!(
+            "--resume: {} holds runs on {} ({}), above the {} this campaign may plan and \
+             measure (--max-nodes, else the hostfile's, allocation's or machine file's nodes): \
+             resume with --max-nodes {} or more, or give another --measured-out and -o",
+            csv.display(),
+            crate::units::count(t.row.nodes, "node", "nodes"),
+            t.from,
+            crate::units::count(max_nodes, "node", "nodes"),
+            t.row.nodes
         ))
         .into()),
         None => Ok(()),

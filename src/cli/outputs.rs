@@ -104,21 +104,43 @@ pub fn guard(
     lock(outputs)
 }
 
-/// Refuses an output file that is an existing folder (a link to one included), naming the flag:
-/// a folder is no file to write, and none is written into it.
+/// Refuses an output file that is an existing folder (a link to one included), or a path that
+/// can only name a folder (`runs/`, `out/.`), naming the flag: a folder is no file to write,
+/// and none is written into it. Refused before anything runs: a campaign or a sweep would
+/// otherwise measure everything first and fail at its first write.
 pub fn not_folders(outputs: &[(&str, &Path)]) -> InputResult<()> {
-    match outputs.iter().find(|(_, p)| p.is_dir()) {
+    match outputs
+        .iter()
+        .find(|(_, p)| p.is_dir() || names_a_folder(p))
+    {
         Some((flag, out)) => Err(InputError::Argument {
             flag: (*flag).into(),
             expected: format!(
-                "the path of a file to write ({flag} takes a file path): {} is a folder; \
-                 give a file path, new or in that folder; nothing was written",
-                out.display()
+                "the path of a file to write ({flag} takes a file path): {} {}; give a file \
+                 path, new or in that folder; nothing was written",
+                out.display(),
+                match out.is_dir() {
+                    true => "is a folder",
+                    false => "names a folder (it ends in /)",
+                }
             ),
             got: out.display().to_string(),
         }),
         None => Ok(()),
     }
+}
+
+/// Whether `p` is spelt as a folder, existing or not: it ends in `/`, `/.` or `/..`, or is
+/// `.`, `..` or the root.
+fn names_a_folder(p: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let b = p.as_os_str().as_bytes();
+    b.ends_with(b"/")
+        || b.ends_with(b"/.")
+        || b.ends_with(b"/..")
+        || b == b"."
+        || b == b".."
+        || p.file_name().is_none()
 }
 
 /// Refuses, before anything runs, an output named like a file jouleplan keeps for itself

@@ -471,6 +471,22 @@ pub(super) fn check_outputs(a: &ProfileArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// An existing `--measured-out` is refused without `--resume`, as an existing `--output` is:
+/// the sweep rewrites it with its own runs, and the runs it held (another sweep's, or the
+/// user's) would be lost. With `--resume` it is rewritten from the sweep's record.
+fn measured_out_free(a: &ProfileArgs) -> anyhow::Result<()> {
+    match &a.measured_out {
+        Some(csv) if !a.resume && csv.exists() => Err(crate::error::InputError::Mismatch(format!(
+            "{} exists: a sweep writes every run of its own there, and the rows it holds \
+                 would be lost; add --resume to continue the sweep it holds the runs of, or \
+                 choose another --measured-out",
+            csv.display()
+        ))
+        .into()),
+        _ => Ok(()),
+    }
+}
+
 /// Exit code when Ctrl-C stopped the sweep (what was measured is saved); SIGTERM gives 143 and
 /// SIGHUP 129 (128 + the signal).
 pub const EXIT_INTERRUPTED: i32 = 130;
@@ -502,6 +518,7 @@ pub fn run_profile(a: &ProfileArgs, out: &mut dyn Write) -> anyhow::Result<i32> 
     let mut outputs = vec![("--output", o.output.as_path())];
     outputs.extend(a.measured_out.as_deref().map(|p| ("--measured-out", p)));
     let _locks = super::outputs::lock(&outputs)?;
+    measured_out_free(a)?;
     let quiet = a.quiet;
     let mut log = |l: &str| {
         if !quiet {

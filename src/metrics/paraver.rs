@@ -416,9 +416,34 @@ struct Replay {
     busy: Vec<usize>,
     /// Whether a rank is in `busy`.
     queued: Vec<bool>,
+    /// Ops queued on every rank together, checked against [`MAX_WAITING`].
+    waiting: u64,
+    /// A collective was entered while [`MAX_OPEN_COLLECTIVES`] were open (it was not kept).
+    colls_full: bool,
 }
 
 impl Replay {
+    /// The replay of `tasks` declared tasks, with its window grid; `off`: no operation queued.
+    fn new(tasks: usize, grid: Option<Grid>, off: bool) -> Replay {
+        Replay {
+            tasks,
+            slot: vec![u32::MAX; tasks],
+            task_of: Vec::new(),
+            ranks: Vec::new(),
+            msgs: Msgs::default(),
+            colls: HashMap::default(),
+            comms: HashMap::default(),
+            seq: 0,
+            grid,
+            mismatched: 0,
+            off,
+            busy: Vec::new(),
+            queued: Vec::new(),
+            waiting: 0,
+            colls_full: false,
+        }
+    }
+
     fn participants(&self, comm: u64) -> u32 {
         self.comms.get(&comm).copied().unwrap_or(self.tasks as u32)
     }
@@ -459,6 +484,7 @@ impl Replay {
         self.ranks[rank]
             .queue
             .insert((t, (prio << 62) | self.seq), op);
+        self.waiting += 1;
         if !self.queued[rank] {
             self.queued[rank] = true;
             self.busy.push(rank);
@@ -491,6 +517,7 @@ impl Replay {
                         break;
                     }
                     self.ranks[r].queue.pop_first();
+                    self.waiting -= 1;
                     progress = true;
                 }
                 self.keep(r);
@@ -511,6 +538,7 @@ impl Replay {
             let mut any = false;
             for r in self.take_busy() {
                 if let Some((key, _)) = self.ranks[r].queue.pop_first() {
+                    self.waiting -= 1;
                     self.ranks[r].at = self.ranks[r].at.max(key.0);
                     forced += 1;
                     any = true;
@@ -565,6 +593,13 @@ impl Replay {
                 }
             }
             Op::CollEnter(comm, seq) => {
+                if self.colls.len() >= MAX_OPEN_COLLECTIVES
+                    && !self.colls.contains_key(&(comm, seq))
+                {
+                    // Not kept: the scan, or the end of the replay, refuses the trace.
+                    self.colls_full = true;
+                    return self.ran(r, t, prev, before);
+                }
                 let c = self.colls.entry((comm, seq)).or_default();
                 c.entered += 1;
                 c.max = c.max.max(before);
@@ -725,24 +760,11 @@ fn analyse_input(path: &Path, first: &[u8], input: Input<'_>, opts: &Options) ->
         (None, Some(_)) => Some((header.end / 4096).max(1)),
         _ => None,
     };
-    let rp = Replay {
-        tasks: n,
-        slot: vec![u32::MAX; n],
-        task_of: Vec::new(),
-        ranks: Vec::new(),
-        msgs: Msgs::default(),
-        colls: HashMap::default(),
-        comms: HashMap::default(),
-        seq: 0,
-        grid: match (opts.no_critical_path, win_len) {
-            (false, Some(l)) => Some(grid_for(path, header.end, l)?),
-            _ => None,
-        },
-        mismatched: 0,
-        off: opts.no_critical_path,
-        busy: Vec::new(),
-        queued: Vec::new(),
+    let grid = match (opts.no_critical_path, win_len) {
+        (false, Some(l)) => Some(grid_for(path, header.end, l)?),
+        _ => None,
     };
+    let rp = Replay::new(n, grid, opts.no_critical_path);
     let mut scan = Scan {
         path,
         tasks: n,
@@ -761,10 +783,14 @@ fn analyse_input(path: &Path, first: &[u8], input: Input<'_>, opts: &Options) ->
         skipped,
         comm_lines,
         out_of_order,
+        lineno,
         ..
     } = scan;
     // Whatever is still blocked never matched: reported, and treated as local.
     let unmatched = rp.drain();
+    if rp.colls_full {
+        return Err(too_much_waiting(path, lineno, &rp));
+    }
     finish(
         path,
         &header,
@@ -777,6 +803,52 @@ fn analyse_input(path: &Path, first: &[u8], input: Input<'_>, opts: &Options) ->
         opts,
     )
 }
+
+/// The replay holds more than [`MAX_WAITING`] operations that cannot run yet (messages whose
+/// receive or send is recorded far ahead or never completes, a collective some tasks never
+/// enter), or more than [`MAX_OPEN_COLLECTIVES`] collectives open (entered, never left): each
+/// is kept until it can run, so such a trace would grow memory with its length. `line`: the
+/// line the scan reached.
+#[cold]
+fn too_much_waiting(path: &Path, line: u64, rp: &Replay) -> InputError {
+    let (expected, got) = match rp.colls_full {
+        true => (
+            format!(
+                "at most {MAX_OPEN_COLLECTIVES} collectives open at once in the critical-path \
+                 replay (entered by a task and not yet left by all of theirs; a collective \
+                 entered and never left stays open, in memory)"
+            ),
+            format!("{} collectives open by this line", rp.colls.len()),
+        ),
+        false => (
+            format!(
+                "at most {MAX_WAITING} operations (MPI calls and the computation after them) \
+                 waiting at once in the critical-path replay (sends never received, receives \
+                 recorded far ahead of their sends or a collective some tasks never enter keep \
+                 them waiting, each in memory)"
+            ),
+            format!("{} operations waiting by this line", rp.waiting),
+        ),
+    };
+    bad(
+        path,
+        line,
+        &format!(
+            "{expected}: read the trace with `metrics --no-critical-path` (every POP metric but \
+             serialisation and transfer), or cut it into shorter pieces"
+        ),
+        &got,
+    )
+}
+
+/// The most MPI operations the critical-path replay keeps waiting at once (about 60 bytes
+/// each with their messages: under 0.6 GB). A real trace keeps a few per task waiting; one
+/// whose sends are never received keeps every one.
+const MAX_WAITING: u64 = 1 << 23;
+
+/// The most collectives open at once in the replay (about 120 bytes each: 0.13 GB), as many
+/// as the communicators a trace may define.
+const MAX_OPEN_COLLECTIVES: usize = 1 << 20;
 
 /// The most communicators a trace may define (Extrae writes a few per communicator the
 /// program created).
@@ -858,6 +930,9 @@ impl Scan<'_> {
         }
         if !self.rp.off && self.lineno.is_multiple_of(4096) {
             self.rp.run(self.last_time);
+            if self.rp.waiting > MAX_WAITING || self.rp.colls_full {
+                return Err(too_much_waiting(self.path, self.lineno, &self.rp));
+            }
         }
         Ok(())
     }

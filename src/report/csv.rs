@@ -50,8 +50,21 @@ pub const COLUMNS: &[&str] = &[
     "interval_coverage",
 ];
 
-/// A column's name in the header: its last key, or `time_low_s` for `time_interval_s.0`.
+/// The device tree's columns (`device_parallel_efficiency`, ...), after [`COLUMNS`] where a
+/// configuration has GPUs: the tree the text prints under each GPU configuration.
+pub const DEVICE_COLUMNS: &[&str] = &[
+    "device.parallel_efficiency",
+    "device.load_balance",
+    "device.communication_efficiency",
+    "device.orchestration_efficiency",
+];
+
+/// A column's name in the header: its last key, `time_low_s` for `time_interval_s.0`, or
+/// `device_load_balance` for `device.load_balance` (the host tree has one too).
 fn name(column: &str) -> String {
+    if let Some(key) = column.strip_prefix("device.") {
+        return format!("device_{key}");
+    }
     match column.split_once('.') {
         Some((a, i @ ("0" | "1"))) => {
             let (what, unit) = a.split_once("_interval").unwrap_or((a, ""));
@@ -104,12 +117,16 @@ fn header(columns: &[&str], extra: &[&str]) -> String {
         .join(",")
 }
 
-/// [`COLUMNS`], with `gpu_clock_mhz` after `gpus` where a configuration has a GPU clock (a
-/// plan without a GPU clock law keeps the columns it always had).
-fn columns(clocked: bool) -> Vec<&'static str> {
+/// [`COLUMNS`], with `gpu_clock_mhz` after `gpus` where a configuration has a GPU clock, and
+/// [`DEVICE_COLUMNS`] at the end where one has a device tree (a CPU plan, or one without a
+/// GPU clock law, keeps the columns it always had).
+fn columns(clocked: bool, device: bool) -> Vec<&'static str> {
     let mut c = COLUMNS.to_vec();
     if clocked {
         c.insert(4, "gpu_clock_mhz");
+    }
+    if device {
+        c.extend_from_slice(DEVICE_COLUMNS);
     }
     c
 }
@@ -123,7 +140,8 @@ impl Exporter for Csv {
             .front
             .iter()
             .any(|f| f.prediction.config.gpu_clock_mhz.is_some());
-        let cols = columns(clocked);
+        let device = plan.front.iter().any(|f| f.prediction.device.is_some());
+        let cols = columns(clocked, device);
         writeln!(
             out,
             "{}",
@@ -138,11 +156,11 @@ impl Exporter for Csv {
     }
 
     fn prediction(&self, p: PredictionView<'_>, out: &mut dyn Write) -> io::Result<()> {
-        let clocked = match p {
-            PredictionView::Finite(p) => p.config.gpu_clock_mhz.is_some(),
-            PredictionView::Saturated { config, .. } => config.gpu_clock_mhz.is_some(),
+        let (clocked, device) = match p {
+            PredictionView::Finite(p) => (p.config.gpu_clock_mhz.is_some(), p.device.is_some()),
+            PredictionView::Saturated { config, .. } => (config.gpu_clock_mhz.is_some(), false),
         };
-        let cols = columns(clocked);
+        let cols = columns(clocked, device);
         writeln!(out, "{}", header(&cols, &["saturated"]))?;
         match p {
             PredictionView::Finite(p) => {
@@ -152,11 +170,23 @@ impl Exporter for Csv {
             }
             PredictionView::Saturated { config, rho } => {
                 let mut cells = vec![String::new(); cols.len()];
-                cells[0] = config.nodes.to_string();
-                cells[1] = config.cores.to_string();
-                cells[2] = config.freq.0.to_string();
-                cells[3] = config.gpus.to_string();
-                cells[7] = rho.to_string();
+                let mut set = |key: &str, value: String| {
+                    if let Some(i) = cols.iter().position(|c| *c == key) {
+                        cells[i] = value;
+                    }
+                };
+                set("nodes", config.nodes.to_string());
+                set("cores", config.cores.to_string());
+                set("freq_hz", config.freq.0.to_string());
+                set("gpus", config.gpus.to_string());
+                // By name: with a GPU clock column the columns after `gpus` move one on.
+                set(
+                    "gpu_clock_mhz",
+                    config
+                        .gpu_clock_mhz
+                        .map_or(String::new(), |m| Value::from(m).to_string()),
+                );
+                set("rho", rho.to_string());
                 writeln!(out, "{},true", cells.join(","))
             }
         }

@@ -407,6 +407,8 @@ fn power(f: &FitOutcome, machine: &Machine) -> Vec<PowerOut> {
                 core_w: p.core,
                 runs: Some(*runs),
                 residual_max: Some(p.residual_max),
+                residual_rms: Some(p.residual_rms),
+                bound: p.bound.map(String::from),
                 how: "fitted".into(),
             })
             .collect();
@@ -418,6 +420,8 @@ fn power(f: &FitOutcome, machine: &Machine) -> Vec<PowerOut> {
                 core_w: np.power.core_active[i].0,
                 runs: None,
                 residual_max: None,
+                residual_rms: None,
+                bound: None,
                 how: "kept".into(),
             })
         }));
@@ -439,6 +443,8 @@ fn power(f: &FitOutcome, machine: &Machine) -> Vec<PowerOut> {
             core_w: power.core_active[i].0,
             runs: None,
             residual_max: Some(laws.max_residual()),
+            residual_rms: None,
+            bound: None,
             how: if fr.0 < lo * 0.999 || fr.0 > hi * 1.001 {
                 "extrapolated"
             } else {

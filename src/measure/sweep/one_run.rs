@@ -156,13 +156,22 @@ pub(super) fn warm_up(
         let exit = launch::spawn_paused(&spec)
             .map_err(|e| anyhow::anyhow!("starting {:?}: {e}", spec.argv.join(" ")))?
             .release_and_wait(o.timeout, o.grace)?;
+        // A stop signal during a warm-up ends the sweep there: no further run is started.
+        let stopped = super::options::interrupted();
         if !o.quiet {
+            let how = match stopped {
+                true => failure(&exit, true),
+                false => "not recorded".into(),
+            };
             log(&format!(
-                "warm-up {w}/{} at {}: {:.3} s (not recorded)",
+                "warm-up {w}/{} at {}: {:.3} s ({how})",
                 o.warmup,
                 todo.0.describe(),
                 exit.wall_s
             ));
+        }
+        if stopped {
+            break;
         }
     }
     Ok(())

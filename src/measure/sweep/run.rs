@@ -113,6 +113,10 @@ pub(super) fn run_one(
     s.clock.set(pt.gpu_clock_mhz)?;
     if p.warmed.insert(pt.key()) {
         warm_up(o, s, t, log)?;
+        if super::options::interrupted() {
+            // Stopped during the warm-up: the measured run is not started.
+            return Ok(());
+        }
     }
     let khz = (f / 1e3).round() as u64;
     let runs = crate::atomic_write::runs_dir(&o.output);
@@ -222,7 +226,7 @@ pub fn run(o: &Options, log: &mut dyn FnMut(&str)) -> anyhow::Result<Outcome> {
             full = Some(s.rec.runs.len());
             break;
         }
-        run_one(o, &mut s, (i, todo.len()), t, &mut p, log)?;
+        run_one(o, &mut s, (i, todo.len()), t, &mut p, log).map_err(|e| stopped(o, e))?;
     }
     if let Some(b) = p.bar.take() {
         b.finish_and_clear();
@@ -262,6 +266,20 @@ pub fn run(o: &Options, log: &mut dyn FnMut(&str)) -> anyhow::Result<Outcome> {
         unsupported,
         summary,
     })
+}
+
+/// A sweep stopped by an error (a full disk, a frequency that cannot be set): what it
+/// measured before is saved (each run appended to the journal as it ends), which the error
+/// says, so that nothing measured is taken for lost.
+fn stopped(o: &Options, e: anyhow::Error) -> anyhow::Error {
+    let mut journal = o.output.clone().into_os_string();
+    journal.push(".journal");
+    e.context(format!(
+        "{}: the sweep stopped; the runs finished before are saved in it and in {}, and \
+         --resume goes on from them once the cause is mended",
+        o.output.display(),
+        std::path::Path::new(&journal).display()
+    ))
 }
 
 /// Before the first run: the size check, the profile written with every run so far (a resumed

@@ -133,7 +133,7 @@ pub(super) struct Setup {
 pub(super) fn check(
     o: &Options,
     existing: Option<&SweepRecord>,
-    cpus: &[usize],
+    (cpus, this_cpu): (&[usize], &str),
     launchers: &[&[String]],
 ) -> anyhow::Result<Vec<u32>> {
     if let Some(rec) = existing
@@ -150,6 +150,7 @@ pub(super) fn check(
     if let Some(rec) = existing {
         // Before the GPUs are looked for: the file alone decides it.
         check_resumed_clocks(o, rec)?;
+        check_resumed_cpu(o, rec, this_cpu)?;
     }
     check_programs(o, launchers)?;
     let max_cores = o.cores.iter().copied().max().unwrap_or(1) as usize;
@@ -229,7 +230,13 @@ pub(super) fn setup(o: &Options, log: &mut dyn FnMut(&str)) -> anyhow::Result<Se
         local: words,
         nodes: node_words,
     } = launchers(o, method == Some(gpu_clock_set::Method::Slurm))?;
-    let gpu_ids = check(o, existing.as_ref(), &cpus, &[&words, &node_words])?;
+    let this_cpu = cpu_id.to_string();
+    let gpu_ids = check(
+        o,
+        existing.as_ref(),
+        (&cpus, &this_cpu),
+        &[&words, &node_words],
+    )?;
     let clock = super::clock::take(o, method, (&gpu_ids, [&words, &node_words]), log)?;
     let (working, mut unsupported) = discover_backends(o, log);
     if max_nodes(o) > 1 {
@@ -417,6 +424,29 @@ pub(super) fn missing(planned: &[Planned], runs: &[record::RunRecord], repeat: u
         .flat_map(|&p| (1..=repeat).map(move |k| (p, k)))
         .filter(|&(p, k)| !done.contains(&(p.key(), k)))
         .collect()
+}
+
+/// Refuses to resume, on a node of another CPU, a sweep whose runs were measured on one
+/// CPU (a job resubmitted onto another partition): the profile would hold the runs of two
+/// machines under the first one's name. A record that names no CPU is not compared.
+fn check_resumed_cpu(o: &Options, rec: &SweepRecord, this_cpu: &str) -> anyhow::Result<()> {
+    let Some(recorded) = rec.host.get("cpu").filter(|c| !c.is_empty()) else {
+        return Ok(());
+    };
+    if recorded == this_cpu {
+        return Ok(());
+    }
+    let on = rec
+        .host
+        .get("hostname")
+        .map_or(String::new(), |h| format!(" on {h}"));
+    Err(crate::error::InputError::Mismatch(format!(
+        "{}: its runs were measured{on} with a {recorded} CPU, and this node's is a {this_cpu}: \
+         --resume would put runs of two machines in one profile; resume it on a node of that \
+         CPU, or measure here into another --output",
+        o.output.display()
+    ))
+    .into())
 }
 
 /// Refuses to resume a sweep that set GPU clocks without `--gpu-clocks` (its runs with GPUs
