@@ -333,3 +333,43 @@ fn what_fit_writes_for_every_public_cluster_code_plan_accepts_on_the_machine_it_
         }
     }
 }
+
+#[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
+fn runs_whose_time_rises_with_the_nodes_fitted_as_strong_scaling_are_pointed_to_weak() {
+    // LULESH (public Ice Lake runs) grows its problem with the ranks: 1m18s on 1 node, 5m02s
+    // on 31. hpgmgfv divides one problem.
+    let machine = Path::new(env!("CARGO_MANIFEST_DIR")).join(common::ICELAKE);
+    let fit = |code: &str, weak: bool| {
+        let d = tempfile::tempdir().unwrap();
+        let prof = d.path().join("p.json");
+        let csv = common::multinode(&format!("{code}.csv"));
+        let mut args = vec![
+            "fit",
+            "--measured",
+            s(&csv),
+            "--machine",
+            s(&machine),
+            "--profile-out",
+            s(&prof),
+        ];
+        if weak {
+            args.push("--weak");
+        }
+        let (rc, _, err) = jouleplan(&args);
+        assert_eq!(rc, 0, "{code}: {err}");
+        err
+    };
+    let err = fit("lulesh-60", false);
+    assert!(
+        err.contains(
+            "the time rises with the nodes, from 1m18.0s on 1 node to 5m02.5s on 31 nodes"
+        ) && err.contains("fit with --weak"),
+        "{err}"
+    );
+    assert!(!fit("lulesh-60", true).contains("fit with --weak"));
+    assert!(!fit("hpgmgfv", false).contains("fit with --weak"));
+}

@@ -403,3 +403,31 @@ fn node_power_fit(
         power,
     }
 }
+
+/// A hint where runs over several nodes look like weak scaling fitted as strong: the time at
+/// the most nodes measured is over 1.5 times the time at the fewest (each count's fullest
+/// layout). Strong scaling then carries that growth to every count beyond; `--weak` is what
+/// such runs usually need. `None` where the time does not rise so, or with one node count.
+pub fn weak_scaling_hint(rows: &[Measured]) -> Option<String> {
+    let fullest = |n: u32| {
+        rows.iter()
+            .filter(|r| r.config.nodes == n)
+            .max_by_key(|r| r.ranks.unwrap_or(n * r.config.cores))
+    };
+    let lo = rows.iter().map(|r| r.config.nodes).min()?;
+    let hi = rows.iter().map(|r| r.config.nodes).max()?;
+    let (a, b) = (fullest(lo)?, fullest(hi)?);
+    if hi == lo || b.time_s <= 1.5 * a.time_s {
+        return None;
+    }
+    let t = |s: f64| crate::units::fmt_duration(crate::units::Seconds(s));
+    Some(format!(
+        "the time rises with the nodes, from {} on {} to {} on {}: fitted as strong scaling (one \
+         problem divided over the nodes), every count beyond is predicted slower still; if each \
+         rank keeps its share of the work as the nodes grow (weak scaling), fit with --weak",
+        t(a.time_s),
+        crate::units::count(lo, "node", "nodes"),
+        t(b.time_s),
+        crate::units::count(hi, "node", "nodes"),
+    ))
+}

@@ -176,6 +176,12 @@ pub fn run_fit(args: &FitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         super::say::note(why);
         json.iter_mut().for_each(|j| j.notes.push(why.clone()));
     }
+    if !args.weak
+        && let Some(hint) = crate::calibrate::multi_node::weak_scaling_hint(rows)
+    {
+        super::say::note(&hint);
+        json.iter_mut().for_each(|j| j.notes.push(hint.clone()));
+    }
     // Repeats averaged into one point: say where they disagree.
     if let Some(noisy) = crate::calibrate::trust::noisy_configurations(rows) {
         super::say::note(&noisy);
