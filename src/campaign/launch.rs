@@ -285,10 +285,10 @@ impl RunSource for Launch {
             let note = match again {
                 true => format!(
                     "every run on {nodes} failed (said above): the campaign does not measure \
-                     {n} nodes again, and their runs so far decide"
+                     {nodes} again, and their runs so far decide"
                 ),
                 false => format!(
-                    "every run on {nodes} failed (said above): the campaign leaves {n} nodes out"
+                    "every run on {nodes} failed (said above): the campaign leaves {nodes} out"
                 ),
             };
             (self.log)(Said::Note(&note));
