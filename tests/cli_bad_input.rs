@@ -294,9 +294,9 @@ fn a_gpu_clock_the_gpu_cannot_run_lists_the_clocks_it_can() {
     assert!(out.is_empty(), "{out}");
     assert!(
         err.contains(
-            "Error: --config: the GPU clock 1000 MHz, the fifth value of (1, 16, 2.1 GHz, 1, \
-             1000 MHz), is not one the GPU runs at: machine `h100-node` lists 345, 990 and 1980 \
-             MHz (nearest: 990, 1980 MHz) in gpu_clocks_mhz"
+            "Error: --config: (1, 16, 2.1 GHz, 1, 1000 MHz) sets the GPU clock to 1000 MHz (its \
+             fifth value): 1000 MHz is not one the GPU runs at: machine `h100-node` lists 345, \
+             990 and 1980 MHz (nearest: 990, 1980 MHz) in gpu_clocks_mhz"
         ),
         "{err}"
     );

@@ -77,36 +77,36 @@ pub fn check_config(
     };
     let said = |why: String| {
         InputError::Mismatch(format!(
-            "{flag}: the GPU clock {c} MHz, the fifth value of {}, {why}",
+            "{flag}: {} sets the GPU clock to {c} MHz (its fifth value): {why}",
             config.label()
         ))
     };
     if config.gpus == 0 {
         return Err(said(
-            "comes only with 1 or more GPUs (the fourth value): a configuration without GPUs \
-             runs at no GPU clock; leave the fifth value out"
+            "a GPU clock comes only with 1 or more GPUs (the fourth value): a configuration \
+             without GPUs runs at no GPU clock; leave the fifth value out"
                 .into(),
         ));
     }
     let listed = &machine.gpu_clocks_mhz;
     if !listed.is_empty() && crate::model::machine::listed_clock(listed, c).is_none() {
         return Err(said(format!(
-            "is not one the GPU runs at: machine `{}` lists {} in gpu_clocks_mhz; give one of \
-             them",
+            "{c} MHz is not one the GPU runs at: machine `{}` lists {} in gpu_clocks_mhz; give \
+             one of them",
             machine.name,
             clocks_allowed(listed, c)
         )));
     }
     match &profile.gpu_clock {
         None => Err(said(format!(
-            "cannot be planned: {} has no GPU clock law, so its configurations take no clock; \
-             leave the fifth value out, or measure 3 or more clocks (a measured CSV with \
-             gpu_clock_mhz, then `jouleplan fit`)",
+            "{} has no GPU clock law, so its configurations take no clock; leave the fifth \
+             value out, or measure 3 or more clocks (a measured CSV with gpu_clock_mhz, then \
+             `jouleplan fit`)",
             profile.file.display()
         ))),
         Some(law) if !law.covers(c) => Err(said(format!(
-            "lies outside the profile's measured range {}: nothing is extrapolated; give a \
-             clock within it, or measure {c} MHz to plan it",
+            "{c} MHz lies outside the profile's measured range {}: nothing is extrapolated; \
+             give a clock within it, or measure {c} MHz to plan it",
             law.range_text()
         ))),
         Some(_) => Ok(()),
