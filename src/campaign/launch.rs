@@ -81,8 +81,9 @@ impl Launch {
             .unwrap_or_else(|| placement::default_words(&place));
         placement::check(&place, &words, max, opts.launcher.is_some()).map_err(|e| {
             anyhow::Error::from(e).context(format!(
-                "--nodes auto measures up to {max} nodes (--max-nodes, else the hostfile's \
-                 or allocation's nodes, else the machine file's)"
+                "--nodes auto measures up to {} (--max-nodes, else the hostfile's or \
+                 allocation's nodes, else the machine file's)",
+                count(max, "node", "nodes")
             ))
         })?;
         if opts.output.exists() && !opts.resume {
