@@ -301,7 +301,9 @@ def objective(results):
 
 
 def pct(x):
-    return f"{100.0 * x:.1f}%"
+    s = f"{100.0 * x:.1f}%"
+    # A value that rounds to zero reads 0.0%, never -0.0%.
+    return "0.0%" if s == "-0.0%" else s
 
 
 def error_row(results):

@@ -56,6 +56,29 @@ impl Hertz {
     }
 }
 
+/// A fraction as a signed percent with `decimals` decimals: `+1.2%`, `-3.0%`. A value that
+/// rounds to zero reads `+0.0%`, never `-0.0%`.
+pub fn signed_percent(fraction: f64, decimals: usize) -> String {
+    let s = format!("{:+.decimals$}", 100.0 * fraction);
+    format!("{}%", without_negative_zero(s, '+'))
+}
+
+/// A fraction as a percent with `decimals` decimals: `1.2%`; a value that rounds to zero
+/// reads `0.0%`, never `-0.0%`.
+pub fn percent(fraction: f64, decimals: usize) -> String {
+    let s = format!("{:.decimals$}", 100.0 * fraction);
+    format!("{}%", without_negative_zero(s, ' ').trim_start())
+}
+
+/// `s` (a formatted number) with a minus sign before digits that are all zero replaced by
+/// `sign` (`+`, or a space to drop).
+fn without_negative_zero(mut s: String, sign: char) -> String {
+    if s.starts_with('-') && s[1..].chars().all(|c| c == '0' || c == '.') {
+        s.replace_range(0..1, &sign.to_string());
+    }
+    s
+}
+
 /// `1 core`, `2 cores`: a count with its noun, in the singular where it is one.
 pub fn count(k: impl Into<u64>, one: &str, many: &str) -> String {
     let k = k.into();
@@ -282,6 +305,17 @@ pub fn ghz_decimals(freqs: &[Hertz]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_percent_that_rounds_to_zero_is_never_negative_zero() {
+        assert_eq!(signed_percent(-0.0004, 1), "+0.0%");
+        assert_eq!(signed_percent(-0.0, 1), "+0.0%");
+        assert_eq!(signed_percent(-0.0006, 1), "-0.1%");
+        assert_eq!(signed_percent(0.0123, 1), "+1.2%");
+        assert_eq!(percent(-0.00004, 2), "0.00%");
+        assert_eq!(percent(-0.5, 0), "-50%");
+        assert_eq!(percent(0.034, 1), "3.4%");
+    }
 
     #[test]
     fn frequencies_print_with_the_fewest_decimals_that_tell_them_apart() {

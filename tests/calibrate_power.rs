@@ -130,7 +130,19 @@ fn the_kernels_run_through_the_sweep_resume_and_counters_that_do_not_move_are_re
     }
     let (code, _, err) = jouleplan(&[&args[..], &["--resume"]].concat());
     assert_eq!(code, 2);
-    assert_eq!(err.matches("runs already in").count(), 3, "{err}");
+    // Each sweep resumed says the runs it keeps (idle: one point; compute and memory: one a
+    // core count) and how many of its planned runs they make, in the singular where one.
+    assert_eq!(err.matches("resuming: ").count(), 3, "{err}");
+    assert!(
+        err.contains("resuming: 1 run kept in")
+            && err.contains("1 of 1 planned run done, 0 left to run"),
+        "{err}"
+    );
+    assert!(
+        err.contains("resuming: 2 runs kept in") && err.contains("2 of 2 planned runs done"),
+        "{err}"
+    );
+    assert!(!err.contains("1 runs"), "{err}");
     assert_eq!(std::fs::read_to_string(&m).unwrap(), VM, "nothing written");
 }
 

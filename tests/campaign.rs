@@ -222,6 +222,78 @@ fn each_step_is_said_with_its_reason_cost_and_the_recommendation_before_and_afte
     not(public_fixtures),
     ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
 )]
+fn a_campaign_says_one_node_in_the_singular_and_its_verdict_once() {
+    // soma up to 2 nodes: 2 recommended, bracketed by the 1 node measured below.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let replay = common::multinode("soma.csv");
+    let machine = repo(MACHINE);
+    let (runs, prof) = (d.join("runs.csv"), d.join("soma.json"));
+    let (rc, out, err) = jouleplan(&[
+        "profile",
+        "--nodes",
+        "auto",
+        "--replay",
+        s(&replay),
+        "--machine",
+        &machine,
+        "--max-nodes",
+        "2",
+        "--cores",
+        "72",
+        "--measured-out",
+        s(&runs),
+        "-o",
+        s(&prof),
+    ]);
+    assert_eq!(rc, 0, "{err}");
+    assert!(
+        out.contains("stopped: stable: the recommendation, 2 nodes, was measured 2 times, bracketed by 1 node measured below"),
+        "{out}"
+    );
+    for said in [&out, &err] {
+        assert!(!said.contains(" 1 nodes"), "{said}");
+    }
+    // The verdict in full on standard output; standard error closes the steps with its rule
+    // and where to read it, not with the verdict again.
+    assert!(
+        err.contains("campaign ended: stable (why: `stopped:` in the summary on standard output)"),
+        "{err}"
+    );
+    assert_eq!(
+        format!("{out}{err}")
+            .matches("was measured 2 times")
+            .count(),
+        1,
+        "{out}{err}"
+    );
+}
+
+#[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
+fn a_step_names_the_fitted_models_pick_as_such_where_the_best_measured_count_is_another() {
+    // soma: after 16 nodes the fitted model picks 8, measured once, while 4 measured best;
+    // the campaign ends recommending 4, so the step measuring 8 again does not call 8 the
+    // recommendation.
+    let dir = tempfile::tempdir().unwrap();
+    let (rc, out, err, _) = campaign(dir.path(), "soma", &[]);
+    assert_eq!(rc, 0, "{err}");
+    assert!(out.contains("the campaign recommends 4 nodes"), "{out}");
+    assert!(
+        err.contains("confirm: the fitted model's pick, 8 nodes, was measured once"),
+        "{err}"
+    );
+    assert!(!err.contains("the recommendation, 8 nodes"), "{err}");
+}
+
+#[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
 fn a_campaign_stopped_by_its_budget_resumes_to_the_same_end_without_repeating_a_run() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();

@@ -252,6 +252,66 @@ fn a_missing_baseline_point_is_named() {
 }
 
 #[test]
+fn past_jobs_without_gpus_against_a_gpu_profile_name_the_gpu_count_as_the_cause() {
+    // sacct records no GPUs: the bundled GPU profile has points at 1 and 2 cores, all with a
+    // GPU. The GPU count is why, not a missing core count.
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let sacct = repo.join("tests/data/sacct/localhost-sleep.txt");
+    let (code, _, err) = run(&["validate", "--sacct", sacct.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains(
+            "no baseline point for 1 core at 2.1 GHz without GPUs: the GPU count does not match \
+             (the profile's points for 1 core at 2.1 GHz were measured with 1 GPU per node"
+        ),
+        "{err}"
+    );
+    assert!(!err.contains("1 cores"), "{err}");
+}
+
+#[test]
+fn a_gpu_clock_the_gpu_cannot_run_lists_the_clocks_it_can() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let h100 = std::fs::read_to_string(repo.join("models/h100-node.toml")).unwrap();
+    let m = write(
+        dir.path(),
+        "m.toml",
+        &h100.replacen(
+            "[machine]\n",
+            "[machine]\ngpu_clocks_mhz = [345, 990, 1980]\ngpu_memory_clock_mhz = 2619\n",
+            1,
+        ),
+    );
+    let (code, out, err) = run(&[
+        "predict",
+        "--machine",
+        m.to_str().unwrap(),
+        "--config",
+        "1,16,2.1,1,1000",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(out.is_empty(), "{out}");
+    assert!(
+        err.contains(
+            "Error: --config: (1, 16, 2.1 GHz, 1, 1000 MHz) sets the GPU clock to 1000 MHz (its \
+             fifth value): 1000 MHz is not one the GPU runs at: machine `h100-node` lists 345, \
+             990 and 1980 MHz (nearest: 990, 1980 MHz) in gpu_clocks_mhz"
+        ),
+        "{err}"
+    );
+    assert!(!err.contains("got `"), "{err}");
+    // Where no clock list is given, a profile without a clock law says to leave it out.
+    let (code, _, err) = run(&["predict", "--config", "1,16,2.1,1,1000"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("has no GPU clock law") && err.contains("leave the fifth value out"),
+        "{err}"
+    );
+    assert!(!err.contains("got `"), "{err}");
+}
+
+#[test]
 fn a_core_count_between_measured_ones_is_derived_and_says_so() {
     let mut v: serde_json::Value = serde_json::from_str(&profile_json()).unwrap();
     v["baseline"]

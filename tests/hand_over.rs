@@ -422,6 +422,50 @@ fn a_one_node_profile_has_bounds_never_an_interval_in_text_json_csv_and_report()
 }
 
 #[test]
+fn quiet_drops_the_notes_but_keeps_the_warning_that_the_job_may_miss_its_deadline_or_budget() {
+    // -q is for scripts that want the result alone: the notes go, but a recommendation that
+    // may miss the user's own limit is said, with --sbatch as without.
+    let i = common::inputs();
+    let dir = tempfile::tempdir().unwrap();
+    let job = dir.path().join("job.sh");
+    let (rc, out, err) = i.run(
+        "plan",
+        &[
+            "--deadline",
+            "30s",
+            "-q",
+            "--sbatch",
+            s(&job),
+            "--app",
+            "./app",
+        ],
+    );
+    assert_eq!(rc, 0, "{err}");
+    assert!(out.contains("Recommendation"), "{out}");
+    assert!(job.exists());
+    assert!(
+        err.contains("warning: deadline risk: the recommendation's bounds"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("note:") && !err.contains("wrote job script"),
+        "{err}"
+    );
+    // A budget the recommendation's energy bounds reach past is warned of the same way.
+    let (rc, out, err) = i.run("plan", &["--json"]);
+    assert_eq!(rc, 0, "{err}");
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    let e = &doc["recommendation"]["energy_interval_j"];
+    let (lo, hi) = (e[0].as_f64().unwrap(), e[1].as_f64().unwrap());
+    assert!(lo < hi, "{e}");
+    let budget = format!("{:.0}J", (lo + hi) / 2.0);
+    let (rc, _, err) = i.run("plan", &["--budget", &budget, "-q"]);
+    assert_eq!(rc, 0, "{err}");
+    assert!(err.contains("warning: budget risk:"), "{err}");
+    assert!(!err.contains("note:"), "{err}");
+}
+
+#[test]
 fn an_assumed_rank_layout_is_said_on_stderr_with_how_to_give_it() {
     let i = common::inputs();
     let dir = tempfile::tempdir().unwrap();

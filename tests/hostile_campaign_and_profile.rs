@@ -208,7 +208,16 @@ fn calibrate_power_resumes_in_the_record_folder_it_was_given() {
     assert!(record.join("idle.json").is_file(), "{err}");
     let (code, _, err) = jouleplan(&[&args[..], &["--resume"]].concat());
     assert!(!err.contains("takes a file path"), "{err}");
-    assert_eq!(err.matches("runs already in").count(), 3, "{err}");
+    // Each sweep resumed (one core count: one run each) says the run it keeps and how many of
+    // its planned runs it makes, in the singular.
+    assert_eq!(err.matches("resuming: 1 run kept in ").count(), 3, "{err}");
+    assert_eq!(
+        err.matches("1 of 1 planned run done, 0 left to run")
+            .count(),
+        3,
+        "{err}"
+    );
+    assert!(!err.contains("1 runs"), "{err}");
     assert_eq!(code, 2, "{err}");
     assert_eq!(std::fs::read_to_string(&m).unwrap(), VM, "nothing written");
 }

@@ -607,3 +607,140 @@ fn a_cpu_only_report_says_no_gpus_and_sets_no_flag_before_a_comma() {
     );
     assert!(!text.contains("--measured ,"), "{text}");
 }
+
+#[test]
+fn a_pareto_chart_of_one_front_point_titles_it_in_the_singular() {
+    let dir = tempfile::tempdir().unwrap();
+    let (m, p) = time_only_fitted(dir.path());
+    let svg = dir.path().join("front.svg");
+    let (code, _, err) = on_inputs("plan", (&m, &p), &["-q", "--plot", svg.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let texts = svg_texts(&std::fs::read_to_string(&svg).unwrap());
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.ends_with("the exact front (1 point)")),
+        "{texts:?}"
+    );
+    assert!(!texts.iter().any(|t| t.contains("1 points")), "{texts:?}");
+}
+
+#[test]
+fn validate_prints_its_table_from_the_first_line_and_never_a_negative_zero_percent() {
+    // The bundled profile against its own points: errors of +-2e-16, some below zero.
+    let (code, json, err) = jouleplan(&["validate", "-q", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let negative = v["validations"][0]["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|p| [&p["time_error"], &p["energy_error"]])
+        .filter_map(|e| e.as_f64())
+        .any(|e| e < 0.0 && e > -5e-4);
+    assert!(negative, "a tiny negative error to round: {json}");
+    let (code, out, err) = jouleplan(&["validate", "-q"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("fitted on "), "{out:?}");
+    assert!(out.contains("+0.0%") && !out.contains("-0.0%"), "{out}");
+}
+
+#[test]
+fn a_host_named_in_words_is_not_quoted_inside_a_quote_on_another_machine() {
+    // What `fit` records as the host of runs fitted to a machine file.
+    let d = tempfile::tempdir().unwrap();
+    let mut prof: serde_json::Value = serde_json::from_str(&common::profile_json()).unwrap();
+    prof["measured_on"] =
+        serde_json::json!({"machine": "the node of machine `big-node`", "physical_cores": 64});
+    let p = write(d.path(), "p.json", &prof.to_string());
+    let m = write(d.path(), "m.toml", common::MACHINE);
+    let (code, _, err) = on_inputs("plan", (&m, &p), &[]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("was measured on the node of machine `big-node` (CPU not recorded), not on machine `worked-example`"),
+        "{err}"
+    );
+    assert!(!err.contains("``"), "{err}");
+    // A host name is quoted.
+    prof["measured_on"]["machine"] = "node17".into();
+    let p = write(d.path(), "p.json", &prof.to_string());
+    let (code, _, err) = on_inputs("plan", (&m, &p), &["--other-machine"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("was measured on `node17` (CPU not recorded)"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_time_only_machine_does_not_say_its_predictions_use_a_power_it_lacks() {
+    // `sleep 1`, profiled without energy, on a machine file without [power].
+    let d = tempfile::tempdir().unwrap();
+    let m = write(
+        d.path(),
+        "vm.toml",
+        "[machine]\nname = \"vm\"\nnodes = 1\ncores_per_node = 2\nfrequencies_ghz = [2.445]\n",
+    );
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/sleep/sleep_1.json");
+    let job = d.path().join("job.sh");
+    let (code, _, err) = on_inputs(
+        "plan",
+        (&m, &p),
+        &[
+            "--accept-model-error",
+            "--sbatch",
+            job.to_str().unwrap(),
+            "--app",
+            "./app",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let script = std::fs::read_to_string(&job).unwrap();
+    for said in [&err, &script] {
+        assert!(
+            said.contains(
+                "no energy was measured on the baseline, and the machine file has no [power] \
+                 section: predictions are of time and node-hours only"
+            ),
+            "{said}"
+        );
+        assert!(!said.contains("machine model's power only"), "{said}");
+    }
+}
+
+#[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
+fn gpu_energy_fitted_from_a_csv_is_not_said_to_come_through_nvml() {
+    // The Titan X runs' GPU energy came from a CSV, not through NVML here.
+    let d = tempfile::tempdir().unwrap();
+    let (m, p) = titan_x_fitted(d.path());
+    let job = d.path().join("job.sh");
+    let (code, out, err) = on_inputs(
+        "plan",
+        (&m, &p),
+        &["-q", "--sbatch", job.to_str().unwrap(), "--app", "./gemm"],
+    );
+    assert_eq!(code, 0, "{err}");
+    let script = std::fs::read_to_string(&job).unwrap();
+    assert!(
+        out.contains("energy: GPU energy (the GPUs' own counters), the scope"),
+        "{out}"
+    );
+    assert!(
+        script.contains("GPU energy (the GPUs' own counters)"),
+        "{script}"
+    );
+    for said in [&out, &script] {
+        assert!(!said.contains("NVML"), "{said}");
+    }
+    // The bundled profile's own sweep read its GPUs through NVML, and says so.
+    let (code, out, err) = jouleplan(&["plan", "-q"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("energy: GPU energy (the GPUs' own counters, NVML), the scope"),
+        "{out}"
+    );
+}

@@ -1,6 +1,8 @@
 //! `scripts/public-data.sh --check DIR` against the public fixtures: its manifest's SHA-256 of
 //! every public file matches the folder the tests read, and a copy with one byte changed is
-//! refused, naming the file.
+//! refused, naming the file. And the build script that finds the fixtures: where they appear
+//! beside the checkout after the first build, the next build finds them; where nothing is there,
+//! builds are not rerun.
 mod common;
 
 use std::path::{Path, PathBuf};
@@ -103,5 +105,80 @@ fn a_copy_with_one_byte_changed_is_refused_naming_the_file() {
     assert!(
         !err.contains("paraver/"),
         "an untouched file is named:\n{err}"
+    );
+}
+
+/// `cargo build -v` of the scratch crate at `krate`: its standard error.
+fn build_scratch(krate: &Path, target: &Path) -> String {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = Command::new(cargo)
+        .args(["build", "-v", "--offline"])
+        .current_dir(krate)
+        .env("CARGO_TARGET_DIR", target)
+        .env_remove("JOULEPLAN_FIXTURES")
+        .output()
+        .unwrap();
+    let err = text(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    err
+}
+
+/// What this repository's build script said in the scratch crate's last build.
+fn said(target: &Path) -> String {
+    let build = target.join("debug/build");
+    std::fs::read_dir(&build)
+        .unwrap()
+        .filter_map(|e| std::fs::read_to_string(e.unwrap().path().join("output")).ok())
+        .collect()
+}
+
+#[test]
+fn the_build_finds_fixtures_that_appear_beside_the_checkout_and_is_not_rebuilt_without_them() {
+    // A scratch crate with this repository's build.rs, in a folder with no `shared` beside it.
+    let dir = tempfile::tempdir().unwrap();
+    let (krate, target) = (dir.path().join("checkout"), dir.path().join("target"));
+    std::fs::create_dir_all(krate.join("src")).unwrap();
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("build.rs"),
+        krate.join("build.rs"),
+    )
+    .unwrap();
+    std::fs::write(
+        krate.join("Cargo.toml"),
+        "[package]\nname = \"scratch\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    )
+    .unwrap();
+    std::fs::write(krate.join("src/lib.rs"), "").unwrap();
+    build_scratch(&krate, &target);
+    // Nothing to watch: the second build runs nothing again.
+    let err = build_scratch(&krate, &target);
+    assert!(err.contains("Fresh scratch"), "{err}");
+    assert!(
+        !said(&target).contains("rustc-cfg=public_fixtures"),
+        "{}",
+        said(&target)
+    );
+    // `../shared` appears: watched from then on, not rebuilt while it stays as it is.
+    std::fs::create_dir(dir.path().join("shared")).unwrap();
+    std::fs::write(
+        krate.join("build.rs"),
+        std::fs::read(krate.join("build.rs")).unwrap(),
+    )
+    .unwrap();
+    build_scratch(&krate, &target);
+    let err = build_scratch(&krate, &target);
+    assert!(err.contains("Fresh scratch"), "{err}");
+    // The fixtures appear in it: the next build finds them.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let fixtures = dir.path().join("shared/fixtures");
+    for d in ["multinode", "paraver/epoch", "energy/xeon-phi-spmv"] {
+        std::fs::create_dir_all(fixtures.join(d)).unwrap();
+    }
+    std::fs::write(fixtures.join("multinode/pmbs23-icelake.csv"), "").unwrap();
+    build_scratch(&krate, &target);
+    assert!(
+        said(&target).contains("cargo::rustc-cfg=public_fixtures"),
+        "{}",
+        said(&target)
     );
 }

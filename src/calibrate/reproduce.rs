@@ -187,21 +187,21 @@ impl Reproduction {
             return "model error on the baseline: no measured point to check".into();
         };
         let mut s = format!(
-            "model error on the baseline's {}: time {:+.1}% at worst {}",
+            "model error on the baseline's {}: time {} at worst {}",
             crate::units::count(
                 self.points.len() as u64,
                 "measured point",
                 "measured points"
             ),
-            100.0 * t.time_error(),
+            crate::units::signed_percent(t.time_error(), 1),
             t.label()
         );
         if let Some(e) = self.worst_energy() {
             let (_, _, scope) = e.energy.unwrap_or((0.0, 0.0, EnergyScope::Node));
             s += &format!(
-                ", {} {:+.1}% at worst {}",
+                ", {} {} at worst {}",
                 scope.name(),
-                100.0 * e.energy_error().unwrap_or(0.0),
+                crate::units::signed_percent(e.energy_error().unwrap_or(0.0), 1),
                 e.label()
             );
         }

@@ -205,9 +205,9 @@ fn host_matches(machine: &Machine, profile: &Profile, accept: Accept) -> InputRe
         return Ok(t);
     }
     let what = format!(
-        "{} was measured on `{}` ({}), not on machine `{}` ({}): {}",
+        "{} was measured on {} ({}), not on machine `{}` ({}): {}",
         profile.file.display(),
-        on.hostname.as_deref().unwrap_or("an unnamed host"),
+        host_shown(on.hostname.as_deref()),
         on.cpu.as_deref().unwrap_or("CPU not recorded"),
         machine.name,
         machine.file.display(),
@@ -223,6 +223,17 @@ fn host_matches(machine: &Machine, profile: &Profile, accept: Accept) -> InputRe
         "planned on another machine than the one measured (--other-machine): {what}"
     ));
     Ok(t)
+}
+
+/// The host a profile was measured on, as a message names it: a host name in backticks; what
+/// `fit` records for runs fitted to a machine file (the node of machine, its name in backticks)
+/// as it reads, never a quote inside a quote.
+fn host_shown(hostname: Option<&str>) -> String {
+    match hostname {
+        None => "an unnamed host".into(),
+        Some(h) if h.contains('`') => h.into(),
+        Some(h) => format!("`{h}`"),
+    }
 }
 
 /// A profile that does not record its machine, checked against what it does hold: the core

@@ -18,7 +18,13 @@
 
 use super::objective::{Measured, Objective, Run, Score};
 use crate::search::plan::{FrontEntry, Plan};
+use crate::units::count;
 use std::collections::BTreeSet;
+
+/// `1 node`, `8 nodes`: a node count as the campaign's texts say it.
+fn nodes(n: u32) -> String {
+    count(n, "node", "nodes")
+}
 
 /// What the campaign measures next, or why it stops.
 #[derive(Debug, Clone, PartialEq)]
@@ -66,6 +72,16 @@ impl Ctx<'_> {
     /// The recommendation's count.
     fn n(&self) -> u32 {
         self.rec.prediction.config.nodes
+    }
+
+    /// How the rules name the recommendation's count: `the recommendation`, or `the fitted
+    /// model's pick` where the best measured count is another (the campaign would recommend
+    /// that one, were it to stop now).
+    fn pick_said(&self) -> &'static str {
+        match self.m.best(&self.o) {
+            Some(b) if b != self.n() => "the fitted model's pick",
+            _ => "the recommendation",
+        }
     }
 
     /// The count the explored ones must beat: the best measured count (the recommendation
@@ -161,7 +177,7 @@ pub fn unmeasured_recommendation(view: &View<'_>, rec: &FrontEntry) -> Option<Ne
     if view.unmeasured.contains(&n) {
         return Some(Next::Measure(
             n,
-            format!("the recommendation, {n} nodes, was not measured"),
+            format!("the recommendation, {}, was not measured", nodes(n)),
         ));
     }
     let d = |m: u32| (f64::from(m) / f64::from(n)).ln().abs();
@@ -179,8 +195,8 @@ pub fn unmeasured_recommendation(view: &View<'_>, rec: &FrontEntry) -> Option<Ne
         Next::Measure(
             near,
             format!(
-                "the recommendation, {n} nodes, was not {word}: {near} is the nearest {word} \
-                 count"
+                "the recommendation, {}, was not {word}: {near} is the nearest {word} count",
+                nodes(n)
             ),
         )
     })
@@ -198,7 +214,7 @@ enum Side {
 /// than the run-to-run spread (noise could have made it so): measure beyond them.
 fn bracket(c: &Ctx<'_>) -> Option<Next> {
     let best = c.m.best(&c.o);
-    let mut ends: Vec<(u32, &str)> = vec![(c.n(), "the recommendation")];
+    let mut ends: Vec<(u32, &str)> = vec![(c.n(), c.pick_said())];
     if let Some(b) = best.filter(|&b| b != c.n()) {
         ends.push((b, "the best measured count"));
     }
@@ -216,7 +232,8 @@ fn bracket(c: &Ctx<'_>) -> Option<Next> {
             };
             let state = match (far, passed.is_empty()) {
                 (Some(m), _) => format!(
-                    "beat {m} nodes, but {m} lies more than 4 times as far, with counts left between"
+                    "beat {}, but {m} lies more than 4 times as far, with counts left between",
+                    nodes(m)
                 ),
                 (None, true) => format!("is the {edge} count measured"),
                 (None, false) => format!(
@@ -229,8 +246,9 @@ fn bracket(c: &Ctx<'_>) -> Option<Next> {
             return Some(Next::Measure(
                 to,
                 format!(
-                    "bracket: {what}, {n} nodes, {state}, and {beyond} {} counts are left: \
-                     measured beyond {from} ({how})",
+                    "bracket: {what}, {}, {state}, and {beyond} {} counts are left: measured \
+                     beyond {from} ({how})",
+                    nodes(n),
                     c.view.word
                 ),
             ));
@@ -327,7 +345,8 @@ fn jump(c: &Ctx<'_>, n: u32, side: Side, limit: Option<u32>) -> Option<(u32, Str
         Some((m, s)) if farther(m) => (
             m,
             format!(
-                "the plan predicts {m} nodes {:.1}% better; the doubling would be {doubling}",
+                "the plan predicts {} {:.1}% better; the doubling would be {doubling}",
+                nodes(m),
                 100.0 * at.map_or(0.0, |a| Objective::gain(s, a))
             ),
         ),
@@ -379,11 +398,13 @@ fn explore(c: &Ctx<'_>) -> Option<Next> {
     Some(Next::Measure(
         m,
         format!(
-            "explore: {m} nodes could beat the {} of the best measured count, {r} nodes, by up \
+            "explore: {} could beat the {} of the best measured count, {}, by up \
              to {:.1}% at its interval's favourable end ({}; a repeat \
              differs by {:.1}%, the run-to-run spread or the tolerance); of {} such {}, it \
              narrows the decision most per node-hour ({})",
+            nodes(m),
             c.o.said(),
+            nodes(r),
             100.0 * fav,
             point_said(point),
             100.0 * tol,
@@ -399,7 +420,10 @@ fn point_said(point: f64) -> String {
     if point <= -1.0 {
         "its point prediction is past the query's limit".to_string()
     } else {
-        format!("point prediction {:+.1}%", 100.0 * point)
+        format!(
+            "point prediction {}",
+            crate::units::signed_percent(point, 1)
+        )
     }
 }
 
@@ -417,7 +441,7 @@ fn settled(c: &Ctx<'_>, r: u32) -> bool {
 /// again, where it can be.
 fn confirm(c: &Ctx<'_>) -> Option<Next> {
     let best = c.m.best(&c.o).filter(|&b| b != c.n());
-    let mut which = vec![(c.n(), "the recommendation")];
+    let mut which = vec![(c.n(), c.pick_said())];
     which.extend(best.map(|b| (b, "the best measured count")));
     which
         .into_iter()
@@ -434,8 +458,9 @@ fn confirm_one(c: &Ctx<'_>, n: u32, what: &str) -> Option<Next> {
         return Some(Next::Measure(
             n,
             format!(
-                "confirm: {what}, {n} nodes, was measured once; one run can be an outlier, and \
-                 the mean of its runs decides"
+                "confirm: {what}, {}, was measured once; one run can be an outlier, and the \
+                 mean of its runs decides",
+                nodes(n)
             ),
         ));
     }
@@ -444,9 +469,10 @@ fn confirm_one(c: &Ctx<'_>, n: u32, what: &str) -> Option<Next> {
         Next::Measure(
             n,
             format!(
-                "confirm: the {} runs of {what} on {n} nodes differ by {:.1}%, more than the \
-                 {:.1}% seen at other counts (or the tolerance): measured again",
+                "confirm: the {} runs of {what} on {} differ by {:.1}%, more than the {:.1}% \
+                 seen at other counts (or the tolerance): measured again",
                 at.runs,
+                nodes(n),
                 100.0 * at.spread,
                 100.0 * spread
             ),
@@ -463,11 +489,11 @@ fn stable(c: &Ctx<'_>) -> Next {
     let at = c.m.counts.get(&n);
     let runs = at.map_or(0, |a| a.runs);
     let below = match c.view.measured.range(..n).next_back() {
-        Some(m) => format!("{m} nodes measured below"),
+        Some(m) => format!("{} measured below", nodes(*m)),
         None => format!("no {word} count below"),
     };
     let above = match c.view.measured.range(n + 1..).next() {
-        Some(m) => format!("{m} nodes measured above"),
+        Some(m) => format!("{} measured above", nodes(*m)),
         None => format!("no {word} count above up to {}", c.view.max_nodes),
     };
     let times = match runs {
@@ -479,9 +505,10 @@ fn stable(c: &Ctx<'_>) -> Next {
         false => "the best measured count",
     };
     let mut s = format!(
-        "stable: {what}, {n} nodes, was measured {times}{}, bracketed by {below} and {above}, \
-         and no unmeasured {word} count, even at its interval's favourable end, beats its {} \
-         by more than {:.1}%",
+        "stable: {what}, {}, was measured {times}{}, bracketed by {below} and {above}, and no \
+         unmeasured {word} count, even at its interval's favourable end, beats its {} by more \
+         than {:.1}%",
+        nodes(n),
         match n == pick {
             true => layout(c.view, c.rec),
             false => String::new(),
@@ -492,8 +519,9 @@ fn stable(c: &Ctx<'_>) -> Next {
     match at {
         Some(a) if a.runs == 1 => {
             s += &format!(
-                "; it could not be confirmed: no other {word} run on {n} nodes is left, so one \
-                 run decides"
+                "; it could not be confirmed: no other {word} run on {} is left, so one run \
+                 decides",
+                nodes(n)
             )
         }
         Some(a) if a.spread > c.spread(n) => {
@@ -511,10 +539,10 @@ fn stable(c: &Ctx<'_>) -> Next {
         }
         None => {
             s = format!(
-                "stable: the recommendation, {n} nodes, was not {word}, and no count was \
-                 measured at its cores a node; it is bracketed by {below} and {above}, and no \
-                 unmeasured {word} count beats it by more than {:.1}% even at its interval's \
-                 favourable end",
+                "stable: the recommendation, {}, was not {word}, and no count was measured at \
+                 its cores a node; it is bracketed by {below} and {above}, and no unmeasured \
+                 {word} count beats it by more than {:.1}% even at its interval's favourable end",
+                nodes(n),
                 100.0 * c.view.tolerance
             )
         }
@@ -530,15 +558,18 @@ fn stable(c: &Ctx<'_>) -> Next {
 fn model_differs(c: &Ctx<'_>, pick: u32, n: u32) -> String {
     let measured = match (c.m.score(&c.o, n), c.m.score(&c.o, pick)) {
         (Some(b), Some(p)) => format!(
-            "as measured, {n} nodes beat it by {:.1}%",
+            "as measured, {} beat it by {:.1}%",
+            nodes(n),
             100.0 * Objective::gain(b, p)
         ),
         _ => format!("it was not {}", c.view.word),
     };
     format!(
-        "the fitted model picks {pick} nodes, but {measured}: the campaign recommends {n} \
-         nodes, the best measured count by the mean of its runs (the model does not reproduce \
-         the measured counts closely enough to tell them apart)"
+        "the fitted model picks {}, but {measured}: the campaign recommends {}, the best \
+         measured count by the mean of its runs (the model does not reproduce the measured \
+         counts closely enough to tell them apart)",
+        nodes(pick),
+        nodes(n)
     )
 }
 
@@ -585,8 +616,9 @@ pub fn within_budget(view: &View<'_>, plan: &Plan, m: u32, why: String) -> Next 
     let cost = cost(view, plan, m);
     if spent + cost > budget {
         return Next::Stop(format!(
-            "budget: {why}, but measuring {m} nodes would cost about {} and {} of the {} \
-             budget are left",
+            "budget: {why}, but measuring {} would cost about {} and {} of the {} budget are \
+             left",
+            nodes(m),
             crate::units::fmt_node_hours(cost),
             crate::units::fmt_node_hours((budget - spent).max(0.0)),
             crate::units::fmt_node_hours(budget)

@@ -87,7 +87,10 @@ pub fn plan_at(
         (settings, vec![n]),
         &mut Vec::new(),
     )
-    .map_err(|e| format!("the plan on {n} nodes alone was refused: {e}"))
+    .map_err(|e| {
+        let on = crate::units::count(n, "node", "nodes");
+        format!("the plan on {on} alone was refused: {e}")
+    })
 }
 
 /// The node counts among `runs`.

@@ -81,8 +81,9 @@ impl Launch {
             .unwrap_or_else(|| placement::default_words(&place));
         placement::check(&place, &words, max, opts.launcher.is_some()).map_err(|e| {
             anyhow::Error::from(e).context(format!(
-                "--nodes auto measures up to {max} nodes (--max-nodes, else the hostfile's \
-                 or allocation's nodes, else the machine file's)"
+                "--nodes auto measures up to {} (--max-nodes, else the hostfile's or \
+                 allocation's nodes, else the machine file's)",
+                count(max, "node", "nodes")
             ))
         })?;
         if opts.output.exists() && !opts.resume {
@@ -285,10 +286,10 @@ impl RunSource for Launch {
             let note = match again {
                 true => format!(
                     "every run on {nodes} failed (said above): the campaign does not measure \
-                     {n} nodes again, and their runs so far decide"
+                     {nodes} again, and their runs so far decide"
                 ),
                 false => format!(
-                    "every run on {nodes} failed (said above): the campaign leaves {n} nodes out"
+                    "every run on {nodes} failed (said above): the campaign leaves {nodes} out"
                 ),
             };
             (self.log)(Said::Note(&note));

@@ -141,12 +141,12 @@ impl Recorded {
     /// A saved run that is not the recording's next one on its count.
     fn mismatch(&self, csv: &Path, saved: &MeasuredLine, found: Option<&Taken>) -> InputError {
         let row = &saved.row;
+        let on = crate::units::count(row.nodes, "node", "nodes");
         let what = match found {
-            Some(t) => format!("the next recorded run on {} nodes is {}", row.nodes, t.from),
+            Some(t) => format!("the next recorded run on {on} is {}", t.from),
             None => format!(
-                "{} holds no more runs on {} nodes with these flags",
+                "{} holds no more runs on {on} with these flags",
                 self.file.display(),
-                row.nodes
             ),
         };
         InputError::Mismatch(format!(

@@ -339,16 +339,17 @@ impl<S: RunSource> Campaign<S> {
         else {
             return (pick.clone(), pick, best, None);
         };
+        let b_nodes = crate::units::count(b, "node", "nodes");
         let why = match decide::measured_gain(&self.objective_runs(), &e.plan, b, p) {
             Some(g) => format!(
-                "as measured, {b} nodes beat it by {:.1}% by the mean of their runs",
+                "as measured, {b_nodes} beat it by {:.1}% by the mean of their runs",
                 100.0 * g
             ),
-            None => format!("it was not measured; {b} nodes is the best measured count"),
+            None => format!("it was not measured; {b_nodes} is the best measured count"),
         };
         let at_b = evaluate::plan_at(e, &self.machine, &self.settings, b).and_then(|plan| {
             self.rec_of_plan(&plan).ok_or(format!(
-                "the plan on {b} nodes alone leaves it unanswered ({})",
+                "the plan on {b_nodes} alone leaves it unanswered ({})",
                 plan.answer.reason
             ))
         });
@@ -357,7 +358,7 @@ impl<S: RunSource> Campaign<S> {
                 Some(r),
                 pick,
                 best,
-                Some(format!("{why}: recommended, planned on {b} nodes alone")),
+                Some(format!("{why}: recommended, planned on {b_nodes} alone")),
             ),
             Err(refused) => (
                 pick.clone(),

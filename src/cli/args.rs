@@ -45,8 +45,8 @@ pub struct Cli {
     /// What to do; with none, `plan` runs on the bundled default machine and workload.
     #[command(subcommand)]
     pub command: Option<Command>,
-    /// The result and errors only: no notes, warnings or progress on standard error (but for
-    /// `profile --gpu-clocks`' command that puts the GPU clocks back after a SIGKILL).
+    /// The result, warnings and errors only: no notes or progress on standard error (a warning,
+    /// such as a recommendation's deadline or budget risk, is still said).
     #[arg(short, long, global = true)]
     pub quiet: bool,
 }

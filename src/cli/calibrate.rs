@@ -173,7 +173,8 @@ fn write_fit(f: &NetworkFit, r: &Record, out: &mut dyn Write) -> std::io::Result
     )?;
     writeln!(out, "  {:>10} {:>14} {:>9}", "bytes", "one way", "fit")?;
     for (b, t, res) in &f.residuals {
-        writeln!(out, "  {b:>10} {:>11.3} us {:>+8.1}%", t * 1e6, 100.0 * res)?;
+        let res = crate::units::signed_percent(*res, 1);
+        writeln!(out, "  {b:>10} {:>11.3} us {res:>9}", t * 1e6)?;
     }
     writeln!(
         out,

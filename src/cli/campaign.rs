@@ -330,6 +330,25 @@ fn write_fitted<S: RunSource>(
     })
 }
 
+/// The end as the steps on standard error close: the rule that stopped the campaign (`stable`,
+/// `budget`, `interrupted (SIGTERM) after 3 runs`), pointing to the verdict in full, which
+/// the summary (or the JSON) on standard output holds: said once, not twice.
+fn ended(stopped: &str, json: bool) -> String {
+    let head = stopped
+        .split_once(": ")
+        .map_or(stopped, |(h, _)| h)
+        .trim_end_matches(';');
+    let short = head.split_whitespace().count() <= 8 && !head.contains('/');
+    let whole = match json {
+        true => "`stopped` in the JSON on standard output",
+        false => "`stopped:` in the summary on standard output",
+    };
+    match short {
+        true => format!("campaign ended: {head} (why: {whole})"),
+        false => format!("campaign ended (why: {whole})"),
+    }
+}
+
 /// Says the end, and prints the summary (or the JSON).
 fn finish(
     a: &ProfileArgs,
@@ -337,7 +356,7 @@ fn finish(
     outcome: Outcome,
     out: &mut dyn Write,
 ) -> anyhow::Result<()> {
-    say::progress(&format!("campaign ended: {}", outcome.stopped));
+    say::progress(&ended(&outcome.stopped, a.campaign.json));
     let power = outcome.power();
     if !wrote.profile {
         say::note(&format!(

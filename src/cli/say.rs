@@ -1,5 +1,7 @@
-//! Where notes and warnings go: standard error, one prefixed line each, unless `--quiet`
-//! (`-q`) asked for the result and errors only. Standard output holds the result alone.
+//! Where notes and warnings go: standard error, one prefixed line each. `--quiet` (`-q`) drops
+//! the notes and the progress, never a warning (what the result rests on, such as a
+//! recommendation that may miss the user's own deadline or budget). Standard output holds the
+//! result alone.
 
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -30,12 +32,10 @@ pub fn note(what: &str) {
     }
 }
 
-/// A warning (what the result rests on that the user should know) on standard error, unless
-/// quiet.
+/// A warning (what the result rests on that the user should know) on standard error, with
+/// `--quiet` as without: quiet drops what was derived, never what may make the result miss.
 pub fn warning(what: &str) {
-    if !quiet() {
-        line(&format!("warning: {what}"));
-    }
+    line(&format!("warning: {what}"));
 }
 
 /// A line of progress (a file written, a run made) on standard error, unless quiet.

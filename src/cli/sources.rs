@@ -107,6 +107,7 @@ pub(crate) fn provenance(
         unmeasured: unmeasured(machine, profile),
         layout: profile.layout,
         energy_scope: profile.energy_scope(),
+        energy_nvml: profile.energy_through_nvml(),
         gpu_clock: None,
         deadline: None,
     }
@@ -123,7 +124,7 @@ fn unmeasured(machine: &Machine, profile: &Profile) -> Vec<String> {
         .collect();
     v.extend(
         profile
-            .assumptions
+            .assumptions_said(machine.time_only())
             .iter()
             .map(|a| format!("profile assumption: {a}")),
     );

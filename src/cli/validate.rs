@@ -125,7 +125,10 @@ pub fn run_validate(args: &ValidateArgs, out: &mut dyn Write) -> anyhow::Result<
     for n in &scored.notes {
         super::say::note(n);
     }
-    for b in &blocks {
+    for (i, b) in blocks.iter().enumerate() {
+        if i > 0 {
+            writeln!(out)?;
+        }
         validation::write_block(b, out)?;
     }
     validation::write_problems(&scored.problems, out)?;

@@ -348,10 +348,7 @@ fn gap_assumptions(s: &SweepRecord, gaps: &Gaps) -> Vec<String> {
     }
     assumptions.extend(gaps.doubtful.iter().cloned());
     if gaps.no_energy {
-        assumptions.push(
-            "no energy was measured on the baseline: predictions use the machine model's power only"
-                .into(),
-        );
+        assumptions.push(crate::model::workload::NO_ENERGY.into());
     }
     if gaps.gpu_guess {
         assumptions.push(

@@ -81,12 +81,24 @@ impl EnergyScope {
         }
     }
 
-    /// What the scope covers, for a sentence: `CPU energy (RAPL packages and DRAM)`.
+    /// What the scope covers, for a sentence: `CPU energy (RAPL packages and DRAM)`. GPU
+    /// energy is `the GPUs' own counters` without naming how they were read (a measured CSV's
+    /// `gpu_energy_j` need not have come through NVML): [`EnergyScope::describe_read`] names
+    /// NVML where it is known.
     pub fn describe(self) -> &'static str {
         match self {
-            EnergyScope::Gpu => "GPU energy (the GPUs' own counters, NVML)",
+            EnergyScope::Gpu => "GPU energy (the GPUs' own counters)",
             EnergyScope::Cpu => "CPU energy (RAPL packages and DRAM)",
             EnergyScope::Node => "node energy (the whole node)",
+        }
+    }
+
+    /// [`EnergyScope::describe`], naming NVML for GPU energy where the profile's own sweep
+    /// read it through NVML (`nvml`).
+    pub fn describe_read(self, nvml: bool) -> &'static str {
+        match (self, nvml) {
+            (EnergyScope::Gpu, true) => "GPU energy (the GPUs' own counters, NVML)",
+            _ => self.describe(),
         }
     }
 }

@@ -350,7 +350,7 @@ impl EnergyLaw {
         let folds = |f: &[(u32, f64)]| -> String {
             let v: Vec<String> = f
                 .iter()
-                .map(|(n, e)| format!("{n}: {:+.1}%", 100.0 * e))
+                .map(|(n, e)| format!("{n}: {}", crate::units::signed_percent(*e, 1)))
                 .collect();
             if v.is_empty() {
                 "-".into()

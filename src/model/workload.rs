@@ -13,6 +13,10 @@ use std::path::{Path, PathBuf};
 
 pub use crate::artefact::profile::{Growth, PROFILE_FORMAT, freq_key};
 
+/// The assumption a sweep records where no energy was measured on the baseline.
+pub const NO_ENERGY: &str =
+    "no energy was measured on the baseline: predictions use the machine model's power only";
+
 /// Messages per process and iteration.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Communication {
@@ -172,6 +176,28 @@ impl Profile {
             .unwrap_or(EnergyScope::Node)
     }
 
+    /// Whether the profile's GPU energy was read through NVML: its own sweep's energy domains
+    /// (`gpu-0`, ... are NVML's), not a scope a measured CSV recorded (whose source is not
+    /// known).
+    pub fn energy_through_nvml(&self) -> bool {
+        self.recorded_scope.is_none() && self.energy_scope() == EnergyScope::Gpu
+    }
+
+    /// The profile's assumptions as a plan on a machine says them: on a machine file without
+    /// `[power]` (`time_only`) there is no power to use, so [`NO_ENERGY`] says that the
+    /// predictions are of time and node-hours only.
+    pub fn assumptions_said(&self, time_only: bool) -> Vec<String> {
+        self.assumptions
+            .iter()
+            .map(|a| match time_only && a == NO_ENERGY {
+                true => "no energy was measured on the baseline, and the machine file has no \
+                         [power] section: predictions are of time and node-hours only"
+                    .to_string(),
+                false => a.clone(),
+            })
+            .collect()
+    }
+
     /// What the measured energy of baseline point `p` covers: the domains its sweep runs
     /// summed, else [`Profile::energy_scope`].
     pub fn point_scope(&self, p: &BaselinePoint) -> EnergyScope {
@@ -203,20 +229,57 @@ impl Profile {
                 return Ok(p);
             }
         }
-        let gpu_text = if gpus == 0 {
+        Err(InputError::Mismatch(self.missing_point(cores, freq, gpus)))
+    }
+
+    /// Why no baseline point serves `cores` at `freq` with `gpus` GPUs, and what to do: where
+    /// the profile has points at those cores and that frequency with another GPU count, the GPU
+    /// count is named as the cause.
+    fn missing_point(&self, cores: u32, freq: Hertz, gpus: u32) -> String {
+        use crate::units::count;
+        let fk = freq_key(freq);
+        let mut there: Vec<u32> = self
+            .baseline
+            .iter()
+            .filter(|p| p.cores == cores && freq_key(p.freq) == fk)
+            .map(|p| p.gpus)
+            .collect();
+        there.sort_unstable();
+        there.dedup();
+        let ghz = freq.ghz();
+        let at = format!("{} at {ghz} GHz", count(cores, "core", "cores"));
+        let gpu_flag = if gpus == 0 {
+            String::new()
+        } else {
+            format!(" --gpus {gpus}")
+        };
+        let measure = format!("jouleplan profile --cores {cores} --freqs {ghz}{gpu_flag}");
+        let with = if gpus == 0 {
             "without GPUs".to_string()
         } else {
-            "with GPUs".to_string()
+            format!("with {}", count(gpus, "GPU", "GPUs"))
         };
-        Err(InputError::Mismatch(format!(
-            "{}: no baseline point for {cores} cores at {} GHz {gpu_text}; the profile has {}. \
-             Measure it (jouleplan profile --cores {cores} --freqs {}) or leave it out of the search \
-             (--cores/--freqs/--gpus)",
+        if there.is_empty() {
+            return format!(
+                "{}: no baseline point for {at} {with}; the profile has {}. Measure it \
+                 ({measure}) or leave it out of the search (--cores/--freqs/--gpus)",
+                self.file.display(),
+                self.describe_points(),
+            );
+        }
+        let measured = if there == [0] {
+            "without GPUs".to_string()
+        } else {
+            let noun = if there == [1] { "GPU" } else { "GPUs" };
+            format!("with {} {noun} per node", crate::units::count_ranges(there))
+        };
+        format!(
+            "{}: no baseline point for {at} {with}: the GPU count does not match (the \
+             profile's points for {at} were measured {measured}, and a run {with} is not \
+             predicted from them); measure it {with} ({measure}) or leave it out of the search \
+             (--gpus)",
             self.file.display(),
-            freq.ghz(),
-            self.describe_points(),
-            freq.ghz(),
-        )))
+        )
     }
 
     /// Fits the profile to a machine's frequency set (MODEL.md section 5, frequency fill): for

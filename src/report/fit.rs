@@ -72,9 +72,9 @@ pub fn write_fit(
     };
     writeln!(
         out,
-        "power, P = P_idle(f) + c P_core(f) with x = f/GHz ({}, {} points):",
+        "power, P = P_idle(f) + c P_core(f) with x = f/GHz ({}, {}):",
         laws.method,
-        laws.residuals.len()
+        crate::units::count(laws.residuals.len() as u64, "point", "points")
     )?;
     for line in crate::calibrate::power_fit::describe_lines(laws) {
         writeln!(out, "  {line}")?;
@@ -133,7 +133,7 @@ pub fn report_law(law: &NodeFit, out: &mut dyn Write) -> std::io::Result<()> {
     )?;
     let folds = |f: &[(u32, f64)]| -> String {
         f.iter()
-            .map(|(n, e)| format!("{n}: {:+.1}%", 100.0 * e))
+            .map(|(n, e)| format!("{n}: {}", crate::units::signed_percent(*e, 1)))
             .collect::<Vec<_>>()
             .join(", ")
     };

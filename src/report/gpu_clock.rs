@@ -62,10 +62,10 @@ impl GpuClockNote {
         )];
         if let Some((r, t, e)) = self.reference {
             v.push(format!(
-                "  predicted {:+.1}% time and {:+.1}% energy against {r} MHz, the fastest clock \
-                 measured, at the same nodes, cores, frequency and GPUs",
-                100.0 * (p.time.0 / t - 1.0),
-                100.0 * (p.energy.0 / e - 1.0)
+                "  predicted {} time and {} energy against {r} MHz, the fastest clock measured, at \
+                 the same nodes, cores, frequency and GPUs",
+                crate::units::signed_percent(p.time.0 / t - 1.0, 1),
+                crate::units::signed_percent(p.energy.0 / e - 1.0, 1)
             ));
         }
         v.push(format!(

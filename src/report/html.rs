@@ -70,7 +70,7 @@ pub fn index_html(
             w,
             "<p id=\"energy-scope\">Every energy on this page is {}: the scope the profile's \
              energy was measured in.</p>",
-            esc(plan.energy_scope.describe())
+            esc(plan.energy_scope.describe_read(plan.energy_nvml))
         );
     }
     for n in &plan.notes {

@@ -43,7 +43,7 @@ pub fn drawable(runs: &[MeasuredRun], scope: EnergyScope) -> Vec<(f64, f64)> {
 /// A relative error cell: `+1.2%`, or `-` without both numbers.
 fn error_cell(predicted: Option<f64>, measured: Option<f64>) -> String {
     match (predicted, measured) {
-        (Some(p), Some(m)) if m > 0.0 => format!("{:+.1}%", 100.0 * (p / m - 1.0)),
+        (Some(p), Some(m)) if m > 0.0 => crate::units::signed_percent(p / m - 1.0, 1),
         _ => "-".into(),
     }
 }

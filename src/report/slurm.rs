@@ -31,6 +31,8 @@ pub struct Provenance {
     pub layout: Option<Layout>,
     /// What the predicted energy covers (the profile's energy scope).
     pub energy_scope: EnergyScope,
+    /// Whether that energy was read through NVML (the profile's own sweep).
+    pub energy_nvml: bool,
     /// The GPU clock the job sets and why, where the configuration has one.
     pub gpu_clock: Option<super::gpu_clock::GpuClockNote>,
     /// The deadline the plan was asked to meet (`--deadline`), for the header's risk warning.
@@ -357,7 +359,7 @@ pub fn job_script(p: &Prediction, prov: &Provenance, opts: &JobOptions) -> Input
     inputs(&mut s, p, prov, opts);
     sbatch(&mut s, p, prov, opts, &tasks);
     body(&mut s, p, opts, &tasks);
-    comparison(&mut s, p, prov.energy_scope);
+    comparison(&mut s, p, prov);
     Ok(s)
 }
 
@@ -501,7 +503,7 @@ fn predicted_line(w: &mut String, p: &Prediction, prov: &Provenance) {
         "# Predicted: time {} ({:.6} s), {} {} ({:.3} J), UCR {:.3}, network headroom 1-rho {:.3}",
         fmt_duration(p.time),
         p.time.0,
-        prov.energy_scope.describe(),
+        prov.energy_scope.describe_read(prov.energy_nvml),
         fmt_energy(p.energy),
         p.energy.0,
         p.ucr,
@@ -662,7 +664,8 @@ fn body(w: &mut String, p: &Prediction, opts: &JobOptions, t: &Tasks) {
 /// Slurm's `ConsumedEnergyRaw` covers depends on the cluster's energy plugin (the whole node
 /// with ipmi, CPU packages and DRAM with rapl), so the script says which plugin a prediction
 /// of its scope compares with, and that a GPU-only prediction compares with neither.
-fn comparison(w: &mut String, p: &Prediction, scope: EnergyScope) {
+fn comparison(w: &mut String, p: &Prediction, prov: &Provenance) {
+    let scope = prov.energy_scope;
     if p.time_only {
         let _ = writeln!(
             w,
@@ -687,7 +690,7 @@ fn comparison(w: &mut String, p: &Prediction, scope: EnergyScope) {
          acct_gather_energy plugin measures: the whole node with ipmi or a node meter, CPU \
          packages and DRAM only with rapl (`scontrol show config | grep AcctGatherEnergyType` \
          says which); the prediction is {}.",
-        scope.describe()
+        scope.describe_read(prov.energy_nvml)
     );
     let caveat = match scope {
         EnergyScope::Node => "comparable where the plugin measures the whole node",

@@ -452,7 +452,7 @@ fn plan_text(plan: &Plan, max_rows: Option<usize>, out: &mut dyn Write) -> io::R
         writeln!(
             out,
             "energy: {}, the scope the profile's energy was measured in",
-            plan.energy_scope.describe()
+            plan.energy_scope.describe_read(plan.energy_nvml)
         )?;
     }
     writeln!(out)?;

@@ -17,7 +17,7 @@ fn duration(s: f64) -> String {
 }
 
 fn pct(v: Option<f64>) -> String {
-    v.map_or("-".into(), |e| format!("{:+.1}%", 100.0 * e))
+    v.map_or("-".into(), |e| crate::units::signed_percent(e, 1))
 }
 
 /// One line a row, and its intervals under it.
@@ -62,8 +62,9 @@ fn write_rows(b: &Validation, out: &mut dyn Write) -> std::io::Result<()> {
     Ok(())
 }
 
+/// One validation as a table, its title first (the caller puts a blank line between blocks).
 pub fn write_block(b: &Validation, out: &mut dyn Write) -> std::io::Result<()> {
-    writeln!(out, "\n{}", b.title)?;
+    writeln!(out, "{}", b.title)?;
     let mhz = if clocked(b) {
         format!(" {:>7}", "GPU MHz")
     } else {

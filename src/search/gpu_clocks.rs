@@ -75,33 +75,64 @@ pub fn check_config(
     let Some(c) = config.gpu_clock_mhz else {
         return Ok(());
     };
-    let err = |expected: String| InputError::Argument {
-        flag: flag.into(),
-        expected,
-        got: format!("{c} MHz as the GPU clock of {}", config.label()),
+    let said = |why: String| {
+        InputError::Mismatch(format!(
+            "{flag}: {} sets the GPU clock to {c} MHz (its fifth value): {why}",
+            config.label()
+        ))
     };
     if config.gpus == 0 {
-        return Err(err(
-            "a GPU clock only with 1 or more GPUs (the fourth value): a configuration without \
-             GPUs runs at no GPU clock"
+        return Err(said(
+            "a GPU clock comes only with 1 or more GPUs (the fourth value): a configuration \
+             without GPUs runs at no GPU clock; leave the fifth value out"
                 .into(),
         ));
     }
-    if !machine.gpu_clocks_mhz.is_empty() {
-        select(&format!("{c}"), &machine.gpu_clocks_mhz).map_err(err)?;
+    let listed = &machine.gpu_clocks_mhz;
+    if !listed.is_empty() && crate::model::machine::listed_clock(listed, c).is_none() {
+        return Err(said(format!(
+            "{c} MHz is not one the GPU runs at: machine `{}` lists {} in gpu_clocks_mhz; give \
+             one of them",
+            machine.name,
+            clocks_allowed(listed, c)
+        )));
     }
     match &profile.gpu_clock {
-        None => Err(err(format!(
-            "no GPU clock: {} has no GPU clock law (measure 3 or more clocks: a measured CSV \
-             with gpu_clock_mhz, then `jouleplan fit`), so its configurations take no clock",
+        None => Err(said(format!(
+            "{} has no GPU clock law, so its configurations take no clock; leave the fifth \
+             value out, or measure 3 or more clocks (a measured CSV with gpu_clock_mhz, then \
+             `jouleplan fit`)",
             profile.file.display()
         ))),
-        Some(law) if !law.covers(c) => Err(err(format!(
-            "a GPU clock within the profile's measured range {}: nothing is extrapolated; \
-             measure {c} MHz to plan it",
+        Some(law) if !law.covers(c) => Err(said(format!(
+            "{c} MHz lies outside the profile's measured range {}: nothing is extrapolated; \
+             give a clock within it, or measure {c} MHz to plan it",
             law.range_text()
         ))),
         Some(_) => Ok(()),
+    }
+}
+
+/// The clocks a GPU runs at, in words, for an error on `asked` MHz: every one where they are
+/// few (`1000, 1250 and 1500 MHz`), else their count and range, then the ones either side of
+/// it (`81 clocks from 210 to 1980 MHz (nearest: 990, 1005 MHz)`).
+fn clocks_allowed(listed: &[f64], asked: f64) -> String {
+    let nearest = crate::model::machine::clocks_either_side(listed, asked);
+    let all: Vec<String> = listed.iter().map(|c| format!("{c}")).collect();
+    match all.split_last() {
+        Some((last, rest)) if listed.len() <= 12 => {
+            let listed = match rest.is_empty() {
+                true => format!("only {last} MHz"),
+                false => format!("{} and {last} MHz", rest.join(", ")),
+            };
+            format!("{listed} (nearest: {nearest})")
+        }
+        _ => format!(
+            "{} clocks from {} to {} MHz (nearest: {nearest})",
+            all.len(),
+            all.first().map_or("", String::as_str),
+            all.last().map_or("", String::as_str),
+        ),
     }
 }
 

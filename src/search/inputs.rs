@@ -165,7 +165,7 @@ impl Loaded {
         }
         let trust = trust::machine_matches(&machine, &profile, accept)?;
         let mut notes: Vec<String> = profile
-            .assumptions
+            .assumptions_said(machine.time_only())
             .iter()
             .map(|a| format!("profile assumption (recorded where it was measured): {a}"))
             .collect();

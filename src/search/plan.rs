@@ -30,6 +30,10 @@ pub struct Plan {
     pub profile_file: PathBuf,
     /// What every predicted energy covers: the profile's energy scope.
     pub energy_scope: crate::model::energy_scope::EnergyScope,
+    /// Whether that energy was read through NVML ([`Profile::energy_through_nvml`]).
+    ///
+    /// [`Profile::energy_through_nvml`]: crate::model::workload::Profile::energy_through_nvml
+    pub energy_nvml: bool,
     /// The space searched.
     pub space: Space,
     /// Configurations in the space.
@@ -293,6 +297,7 @@ pub fn plan(
         program: model.profile.program.clone(),
         profile_file: model.profile.file.clone(),
         energy_scope: model.profile.energy_scope(),
+        energy_nvml: model.profile.energy_through_nvml(),
         space: space.clone(),
         evaluated: outcome.evaluated,
         saturated: outcome.saturated,

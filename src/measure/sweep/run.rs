@@ -205,16 +205,32 @@ pub(super) fn clean_up(o: &Options, s: &mut Setup) {
     let _ = std::fs::remove_dir(crate::atomic_write::runs_dir(&o.output));
 }
 
+/// The line a resumed sweep starts with: the runs kept in the output (failed ones and those of
+/// points no longer planned among them), then how many of the planned runs they already make
+/// and how many are left to run.
+fn resuming(o: &Options, kept: usize, planned: usize, left: usize) -> String {
+    use crate::units::{count, part_of};
+    format!(
+        "resuming: {} kept in {}; {} done, {left} left to run",
+        count(kept as u64, "run", "runs"),
+        o.output.display(),
+        part_of(
+            (planned - left) as u64,
+            planned as u64,
+            "planned run",
+            "planned runs"
+        ),
+    )
+}
+
 /// Runs the sweep. `log` receives one line per event (discovery, each run) when no bar is drawn.
 pub fn run(o: &Options, log: &mut dyn FnMut(&str)) -> anyhow::Result<Outcome> {
     let mut s = setup(o, log)?;
     let todo = todo_list(o, &s);
-    let skipped = s.planned.len() * o.repeat as usize - todo.len();
+    let planned = s.planned.len() * o.repeat as usize;
+    let skipped = planned - todo.len();
     if skipped > 0 {
-        log(&format!(
-            "resuming: {skipped} runs already in {}",
-            o.output.display()
-        ));
+        log(&resuming(o, s.rec.runs.len(), planned, todo.len()));
     }
     let mut p = start(o, &s, &todo)?;
     let mut full = None;

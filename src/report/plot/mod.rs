@@ -443,11 +443,11 @@ pub fn draw_pareto<DB: DrawingBackend>(
     title
         .titled(
             &format!(
-                "{} on {}: {} and the exact front ({} points)",
+                "{} on {}: {} and the exact front ({})",
                 plan.program,
                 plan.machine,
                 what,
-                front.len()
+                crate::units::count(front.len() as u64, "point", "points")
             ),
             ("sans-serif", 17),
         )
