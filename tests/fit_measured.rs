@@ -297,22 +297,8 @@ fn what_fit_writes_for_every_public_cluster_code_plan_accepts_on_the_machine_it_
     for code in codes {
         for weak in [false, true] {
             let d = tempfile::tempdir().unwrap();
-            let prof = d.path().join("p.json");
-            let csv = common::multinode(&format!("{code}.csv"));
-            let mut args = vec![
-                "fit",
-                "--measured",
-                s(&csv),
-                "--machine",
-                s(&machine),
-                "--profile-out",
-                s(&prof),
-            ];
-            if weak {
-                args.push("--weak");
-            }
-            let (rc, _, err) = jouleplan(&args);
-            assert_eq!(rc, 0, "{code} (weak {weak}): {err}");
+            let (prof, err) = fit_public_code(d.path(), code, weak);
+            assert!(prof.exists(), "{code} (weak {weak}): {err}");
             let mut plan = vec![
                 "plan",
                 "--machine",
@@ -342,25 +328,10 @@ fn what_fit_writes_for_every_public_cluster_code_plan_accepts_on_the_machine_it_
 fn runs_whose_time_rises_with_the_nodes_fitted_as_strong_scaling_are_pointed_to_weak() {
     // LULESH (public Ice Lake runs) grows its problem with the ranks: 1m18s on 1 node, 5m02s
     // on 31. hpgmgfv divides one problem.
-    let machine = Path::new(env!("CARGO_MANIFEST_DIR")).join(common::ICELAKE);
     let fit = |code: &str, weak: bool| {
         let d = tempfile::tempdir().unwrap();
-        let prof = d.path().join("p.json");
-        let csv = common::multinode(&format!("{code}.csv"));
-        let mut args = vec![
-            "fit",
-            "--measured",
-            s(&csv),
-            "--machine",
-            s(&machine),
-            "--profile-out",
-            s(&prof),
-        ];
-        if weak {
-            args.push("--weak");
-        }
-        let (rc, _, err) = jouleplan(&args);
-        assert_eq!(rc, 0, "{code}: {err}");
+        let (prof, err) = fit_public_code(d.path(), code, weak);
+        assert!(prof.exists(), "{code}: {err}");
         err
     };
     let err = fit("lulesh-60", false);
@@ -372,4 +343,27 @@ fn runs_whose_time_rises_with_the_nodes_fitted_as_strong_scaling_are_pointed_to_
     );
     assert!(!fit("lulesh-60", true).contains("fit with --weak"));
     assert!(!fit("hpgmgfv", false).contains("fit with --weak"));
+}
+
+/// `fit` of a public Ice Lake code's every row (`multinode`) on the machine file without
+/// `[power]`, into `dir`; asserts it succeeded; returns the profile written and stderr.
+fn fit_public_code(dir: &Path, code: &str, weak: bool) -> (PathBuf, String) {
+    let machine = Path::new(env!("CARGO_MANIFEST_DIR")).join(common::ICELAKE);
+    let prof = dir.join("p.json");
+    let csv = common::multinode(&format!("{code}.csv"));
+    let mut args = vec![
+        "fit",
+        "--measured",
+        s(&csv),
+        "--machine",
+        s(&machine),
+        "--profile-out",
+        s(&prof),
+    ];
+    if weak {
+        args.push("--weak");
+    }
+    let (rc, _, err) = jouleplan(&args);
+    assert_eq!(rc, 0, "{code} (weak {weak}): {err}");
+    (prof, err)
 }
