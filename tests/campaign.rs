@@ -328,24 +328,6 @@ fn a_campaign_stopped_by_its_budget_resumes_to_the_same_end_without_repeating_a_
     }
 }
 
-/// The machine file `machine init` writes for this node (once a folder), given 8 nodes and a
-/// network: no [power] (no RAPL here), so the campaign plans by time and node-hours.
-fn this_node_times_8(d: &Path) -> PathBuf {
-    let m = d.join("m.toml");
-    if m.exists() {
-        return m;
-    }
-    let (rc, _, err) = jouleplan(&["machine", "init", "-o", s(&m)]);
-    assert_eq!(rc, 0, "{err}");
-    let text = std::fs::read_to_string(&m).unwrap();
-    assert!(text.contains("\nnodes = 1\n"), "{text}");
-    let text = text.replacen("\nnodes = 1\n", "\nnodes = 8\n", 1)
-        + "\n[network]\nlatency_s = 1e-6\nbandwidth_bytes_per_s = 1e10\n";
-    std::fs::write(&m, text).unwrap();
-    std::fs::write(d.join("hosts"), "a\nb\nc\nd\ne\nf\ng\nh\n").unwrap();
-    m
-}
-
 /// A program that takes 0.02 + 0.8 / n seconds on n nodes (the launcher says n), fails on
 /// `fail` nodes, and while `d/block` exists waits on 4 nodes after touching `d/started`.
 fn program(d: &Path, fail: u32) -> String {
@@ -365,7 +347,7 @@ fn launched(d: &Path, fail: u32, extra: &[&str]) -> std::process::Command {
 
 /// `profile --nodes auto` launching the shell program `program` as [`launched`] does.
 fn launching(d: &Path, program: &str, extra: &[&str]) -> std::process::Command {
-    let m = this_node_times_8(d);
+    let m = common::this_node_times_8(d);
     let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_jouleplan"));
     c.current_dir(d).env_remove("SLURM_JOB_ID");
     c.args(["profile", "--nodes", "auto", "--cores", "1", "--json"]);
@@ -666,7 +648,7 @@ fn a_launched_campaign_confirms_its_recommendation_and_resumes_an_interrupted_co
 /// `profile --nodes auto` launching a program that leaves `d/ran`, with `-o`, `--measured-out`
 /// and further flags as given.
 fn campaign_onto(d: &Path, out: &str, runs: &str, extra: &[&str]) -> (Option<i32>, String) {
-    let m = this_node_times_8(d);
+    let m = common::this_node_times_8(d);
     let ran = format!("touch {}/ran", s(d));
     let o = std::process::Command::new(env!("CARGO_BIN_EXE_jouleplan"))
         .current_dir(d)
@@ -689,7 +671,7 @@ fn campaign_onto(d: &Path, out: &str, runs: &str, extra: &[&str]) -> (Option<i32
 fn a_campaign_never_writes_onto_its_inputs_or_through_a_link_and_says_so_before_running() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let machine = std::fs::read(this_node_times_8(d)).unwrap();
+    let machine = std::fs::read(common::this_node_times_8(d)).unwrap();
     // -o onto the machine file it reads, even with --resume.
     let (rc, err) = campaign_onto(d, "m.toml", "runs.csv", &["--cores", "1", "--resume"]);
     assert_eq!(rc, Some(2), "{err}");
@@ -1263,7 +1245,7 @@ fn a_machine_file_with_more_cores_than_the_process_may_use_is_said_before_anythi
     let d = dir.path();
     // This node's machine file, its cores a node raised past those this process may use (as
     // a batch step given fewer CPUs than the node has sees it).
-    let m = this_node_times_8(d);
+    let m = common::this_node_times_8(d);
     let text = std::fs::read_to_string(&m).unwrap();
     let line = text
         .lines()

@@ -17,30 +17,13 @@ fn repo(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
 }
 
-/// This node as `machine init` reads it, given 8 nodes and a network so that a campaign
-/// launches its counts through a hostfile of 8 names (the launcher runs them all here).
-fn eight_node_machine(d: &Path) -> PathBuf {
-    let m = d.join("m.toml");
-    if m.exists() {
-        return m;
-    }
-    let (rc, _, err) = jouleplan(&["machine", "init", "-o", s(&m)]);
-    assert_eq!(rc, 0, "{err}");
-    let text = std::fs::read_to_string(&m).unwrap();
-    let text = text.replacen("\nnodes = 1\n", "\nnodes = 8\n", 1)
-        + "\n[network]\nlatency_s = 1e-6\nbandwidth_bytes_per_s = 1e10\n";
-    std::fs::write(&m, text).unwrap();
-    std::fs::write(d.join("hosts"), "a\nb\nc\nd\ne\nf\ng\nh\n").unwrap();
-    m
-}
-
 /// A launched campaign in `d` of a program that takes 0.02 + 0.2 / n s on n nodes.
 fn launched(d: &Path, out: &str, runs: &str) -> (i32, String, String) {
     launched_with(d, out, runs, &[])
 }
 
 fn launched_with(d: &Path, out: &str, runs: &str, extra: &[&str]) -> (i32, String, String) {
-    let m = eight_node_machine(d);
+    let m = common::this_node_times_8(d);
     let flags = [
         "profile",
         "--nodes",

@@ -459,3 +459,23 @@ pub fn waste_at_72(code: &str, n: u32) -> f64 {
         .fold(f64::INFINITY, f64::min);
     e / best - 1.0
 }
+
+/// The machine file `machine init` writes for this node (once a folder), given 8 nodes and a
+/// network, and a hostfile `hosts` of 8 names beside it (the launcher runs them all here): no
+/// [power] (no RAPL here), so a campaign plans by time and node-hours.
+pub fn this_node_times_8(d: &Path) -> PathBuf {
+    let m = d.join("m.toml");
+    if m.exists() {
+        return m;
+    }
+    let path = m.to_str().unwrap();
+    let (rc, _, err) = jouleplan(&["machine", "init", "-o", path]);
+    assert_eq!(rc, 0, "{err}");
+    let text = std::fs::read_to_string(&m).unwrap();
+    assert!(text.contains("\nnodes = 1\n"), "{text}");
+    let text = text.replacen("\nnodes = 1\n", "\nnodes = 8\n", 1)
+        + "\n[network]\nlatency_s = 1e-6\nbandwidth_bytes_per_s = 1e10\n";
+    std::fs::write(&m, text).unwrap();
+    std::fs::write(d.join("hosts"), "a\nb\nc\nd\ne\nf\ng\nh\n").unwrap();
+    m
+}
