@@ -270,24 +270,6 @@ fn a_ping_pong_record_in_another_order_is_fitted_and_sourced_as_measured() {
     );
 }
 
-/// Runs the binary on `args`: (exit code, stderr, peak resident KiB of the binary alone).
-fn run_peak(args: &[&str], dir: &Path) -> (i32, String, i64) {
-    let err = dir.join("peak.err");
-    #[allow(clippy::zombie_processes)] // reaped by wait4 below
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_jouleplan"))
-        .args(args)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::fs::File::create(&err).unwrap())
-        .spawn()
-        .unwrap();
-    let (mut status, mut usage) = (0, unsafe { std::mem::zeroed::<libc::rusage>() });
-    // SAFETY: waits for our own child, into locals that outlive the call.
-    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
-    assert_eq!(pid, child.id() as i32);
-    let code = libc::WEXITSTATUS(status);
-    (code, std::fs::read_to_string(err).unwrap(), usage.ru_maxrss)
-}
-
 #[test]
 fn a_trace_whose_receives_never_come_is_refused_at_a_bounded_memory_naming_the_line() {
     use std::io::Write;
@@ -310,7 +292,7 @@ fn a_trace_whose_receives_never_come_is_refused_at_a_bounded_memory_naming_the_l
         w.write_all(&line).unwrap();
     }
     w.finish().unwrap();
-    let (code, err, peak_kib) = run_peak(&["metrics", s(&f)], d);
+    let (code, _, err, peak_kib) = common::run_peak(&["metrics", s(&f)], d);
     assert_eq!(code, 2, "{err}");
     assert!(
         err.contains("never.prv.gz")
@@ -321,7 +303,7 @@ fn a_trace_whose_receives_never_come_is_refused_at_a_bounded_memory_naming_the_l
     );
     assert!(peak_kib < 800 * 1024, "peak {peak_kib} KiB");
     // What the error offers reads it: every metric but the replay's.
-    let (code, err, peak_kib) = run_peak(&["metrics", s(&f), "--no-critical-path"], d);
+    let (code, _, err, peak_kib) = common::run_peak(&["metrics", s(&f), "--no-critical-path"], d);
     assert_eq!(code, 0, "{err}");
     assert!(peak_kib < 100 * 1024, "peak {peak_kib} KiB");
 }
@@ -476,7 +458,7 @@ fn a_trace_whose_collectives_are_entered_and_never_left_is_refused_at_a_bounded_
             w.write_all(line.as_bytes()).unwrap();
         }
         w.finish().unwrap();
-        let (code, err, peak_kib) = run_peak(&["metrics", s(&f)], d);
+        let (code, _, err, peak_kib) = common::run_peak(&["metrics", s(&f)], d);
         assert_eq!(code, 2, "{err}");
         assert!(
             err.contains("entered.prv.gz")

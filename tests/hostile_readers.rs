@@ -408,24 +408,6 @@ fn an_eager_limit_of_zero_makes_every_send_wait_instead_of_the_default() {
     assert!((transfer("32768") - 1000.0 / 2000.0).abs() < 1e-9);
 }
 
-/// Runs the binary: (exit code, stdout, its peak resident memory in KiB, from `wait4`).
-fn run_peak(args: &[&str], dir: &Path) -> (i32, String, i64) {
-    let out = dir.join("peak.out");
-    #[allow(clippy::zombie_processes)] // reaped by wait4 below
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_jouleplan"))
-        .args(args)
-        .stdout(std::fs::File::create(&out).unwrap())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let (mut status, mut usage) = (0, unsafe { std::mem::zeroed::<libc::rusage>() });
-    // SAFETY: waits for our own child, into locals that outlive the call.
-    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
-    assert_eq!(pid, child.id() as i32);
-    let code = libc::WEXITSTATUS(status);
-    (code, std::fs::read_to_string(out).unwrap(), usage.ru_maxrss)
-}
-
 #[test]
 fn communicator_lines_keep_a_count_not_their_task_lists() {
     use std::io::Write;
@@ -454,7 +436,7 @@ fn communicator_lines_keep_a_count_not_their_task_lists() {
     )
     .unwrap();
     drop(w);
-    let (code, out, kib) = run_peak(&["metrics", s(&f), "--json"], dir.path());
+    let (code, out, _, kib) = common::run_peak(&["metrics", s(&f), "--json"], dir.path());
     assert_eq!(code, 0, "{out}");
     assert!(kib < 64 * 1024, "peak {kib} KiB for a 60 MB trace");
     let r: Value = serde_json::from_str(&out).unwrap();

@@ -479,3 +479,23 @@ pub fn this_node_times_8(d: &Path) -> PathBuf {
     std::fs::write(d.join("hosts"), "a\nb\nc\nd\ne\nf\ng\nh\n").unwrap();
     m
 }
+
+/// Runs the binary on `args` with its stdout and stderr in files of `dir`: (exit code,
+/// stdout, stderr, peak resident KiB of the binary alone, from `wait4`).
+pub fn run_peak(args: &[&str], dir: &Path) -> (i32, String, String, i64) {
+    let (out, err) = (dir.join("peak.out"), dir.join("peak.err"));
+    #[allow(clippy::zombie_processes)] // reaped by wait4 below
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_jouleplan"))
+        .args(args)
+        .stdout(std::fs::File::create(&out).unwrap())
+        .stderr(std::fs::File::create(&err).unwrap())
+        .spawn()
+        .unwrap();
+    let (mut status, mut usage) = (0, unsafe { std::mem::zeroed::<libc::rusage>() });
+    // SAFETY: waits for our own child, into locals that outlive the call.
+    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    assert_eq!(pid, child.id() as i32);
+    let code = libc::WEXITSTATUS(status);
+    let read = |p: &Path| std::fs::read_to_string(p).unwrap();
+    (code, read(&out), read(&err), usage.ru_maxrss)
+}
