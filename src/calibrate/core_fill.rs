@@ -330,9 +330,7 @@ fn cycles_within(p: &mut BaselinePoint, t: f64) {
         if paper <= t * (1.0 + 1e-9) {
             return;
         }
-        let cf = f64::from(p.cores) * p.freq.0;
-        let host = (p.work_cycles() + p.other_stall_cycles()) / cf * (2.0 - p.utilisation)
-            + p.mem_stall_cycles / cf;
+        let host = overhead::host_time(p);
         let device = paper - host;
         let k = ((t - device) / host).clamp(0.0, 1.0);
         p.cycles *= k;

@@ -216,13 +216,17 @@ fn planner_checks(
     machine: &MachineDoc,
     out: Option<&Path>,
 ) -> InputResult<Vec<String>> {
-    let target = match (out, &fitted.machine_text) {
-        (Some(path), Some(text)) => Machine::from_toml_for_plan(path, text)?.0,
-        _ => machine.machine.clone(),
+    let (target, time_only) = match (out, &fitted.machine_text) {
+        (Some(path), Some(text)) => {
+            let target = Machine::from_toml_for_plan(path, text)?.0;
+            let time_only = target.time_only();
+            (target, time_only)
+        }
+        _ => (machine.machine.clone(), machine.lacks.power),
     };
     let mut problems = crate::model::plausible::implausible(&target);
     let mut profile = fitted.outcome.profile.clone();
-    if target.time_only() || (out.is_none() && machine.lacks.power) {
+    if time_only {
         // `plan` plans such a machine by time and node-hours, its measured energies set
         // aside, and still checks the model's times against the profile's own points.
         for p in &mut profile.baseline {

@@ -57,7 +57,14 @@ pub fn paper_time(p: &BaselinePoint) -> f64 {
     let t_cpu = (p.work_cycles() + p.other_stall_cycles()) / cf;
     let t_mem = p.mem_stall_cycles / cf;
     let t_gpu = super::device::device_scaling(p, 1.0, p.gpus, t_cpu + t_mem).host_blocked;
-    t_cpu * (2.0 - p.utilisation) + t_mem + t_gpu
+    host_time(p) + t_gpu
+}
+
+/// The host's part of [`paper_time`]: `T_CPU (2 - U) + T_mem`.
+pub fn host_time(p: &BaselinePoint) -> f64 {
+    let cf = f64::from(p.cores) * p.freq.0;
+    (p.work_cycles() + p.other_stall_cycles()) / cf * (2.0 - p.utilisation)
+        + p.mem_stall_cycles / cf
 }
 
 /// Fits the idle-time split over the measured points of one `(f, g)` group.
@@ -108,10 +115,7 @@ pub fn split_idle(points: &[&BaselinePoint]) -> IdleSplit {
 /// - T_mem))`. Sets the point's `host_runtime` to `R_model` (keeping `R` in
 /// `host_runtime_raw`) and returns `R` when it was estimated.
 pub fn settle_host_runtime(p: &mut BaselinePoint, split: &IdleSplit) -> Option<f64> {
-    let cf = f64::from(p.cores) * p.freq.0;
-    let t_cpu = (p.work_cycles() + p.other_stall_cycles()) / cf;
-    let host_terms = t_cpu * (2.0 - p.utilisation) + p.mem_stall_cycles / cf;
-    let left = (p.wall_time.0 - host_terms).max(0.0);
+    let left = (p.wall_time.0 - host_time(p)).max(0.0);
     let d = p.device.as_mut()?;
     let measured_elsewhere = d.source.as_deref().is_some_and(|s| s.starts_with("TALP"));
     let mut estimated = None;

@@ -442,15 +442,10 @@ fn header(w: &mut String, p: &Prediction, prov: &Provenance) {
         crate::units::count(c.nodes, "node", "nodes"),
         crate::units::count(c.cores, "core", "cores"),
         khz,
-        match c.gpus {
-            0 => "no GPUs".to_string(),
-            g => format!(
-                "{} per node{}",
-                crate::units::count(g, "GPU", "GPUs"),
-                c.gpu_clock_mhz
-                    .map_or(String::new(), |m| format!(" at a {m} MHz GPU clock"))
-            ),
-        }
+        crate::units::gpus_per_node(c.gpus, None)
+            + &c.gpu_clock_mhz
+                .filter(|_| c.gpus > 0)
+                .map_or(String::new(), |m| format!(" at a {m} MHz GPU clock"))
     );
     let _ = writeln!(w, "# Why: {}", comment(&prov.reason));
     for line in prov.gpu_clock.iter().flat_map(|g| g.comment(p)) {
