@@ -292,7 +292,7 @@ fn a_trace_whose_receives_never_come_is_refused_at_a_bounded_memory_naming_the_l
         w.write_all(&line).unwrap();
     }
     w.finish().unwrap();
-    let (code, _, err, peak_kib) = common::run_peak(&["metrics", s(&f)], d);
+    let (code, err, peak_kib) = common::run_peak(&["metrics", s(&f)], &d.join("peak.out"));
     assert_eq!(code, 2, "{err}");
     assert!(
         err.contains("never.prv.gz")
@@ -303,7 +303,10 @@ fn a_trace_whose_receives_never_come_is_refused_at_a_bounded_memory_naming_the_l
     );
     assert!(peak_kib < 800 * 1024, "peak {peak_kib} KiB");
     // What the error offers reads it: every metric but the replay's.
-    let (code, _, err, peak_kib) = common::run_peak(&["metrics", s(&f), "--no-critical-path"], d);
+    let (code, err, peak_kib) = common::run_peak(
+        &["metrics", s(&f), "--no-critical-path"],
+        &d.join("peak.out"),
+    );
     assert_eq!(code, 0, "{err}");
     assert!(peak_kib < 100 * 1024, "peak {peak_kib} KiB");
 }
@@ -458,7 +461,7 @@ fn a_trace_whose_collectives_are_entered_and_never_left_is_refused_at_a_bounded_
             w.write_all(line.as_bytes()).unwrap();
         }
         w.finish().unwrap();
-        let (code, _, err, peak_kib) = common::run_peak(&["metrics", s(&f)], d);
+        let (code, err, peak_kib) = common::run_peak(&["metrics", s(&f)], &d.join("peak.out"));
         assert_eq!(code, 2, "{err}");
         assert!(
             err.contains("entered.prv.gz")

@@ -686,30 +686,6 @@ fn a_fifo_given_as_a_trace_is_refused_at_once_not_waited_on() {
     }
 }
 
-/// Runs the binary with stdout to `out`: (exit code, stderr, its peak resident memory in KiB,
-/// from `wait4`: this child's alone, whatever other tests run beside it).
-fn peak_kib(args: &[&str], out: &Path) -> (i32, String, i64) {
-    let err = out.with_extension("err");
-    // Reaped below by wait4, which Child::wait would not give the usage of.
-    #[allow(clippy::zombie_processes)]
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_jouleplan"))
-        .args(args)
-        .stdout(std::fs::File::create(out).unwrap())
-        .stderr(std::fs::File::create(&err).unwrap())
-        .spawn()
-        .unwrap();
-    let (mut status, mut usage) = (0, unsafe { std::mem::zeroed::<libc::rusage>() });
-    // SAFETY: waits for our own child, into locals that outlive the call.
-    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
-    assert_eq!(pid, child.id() as i32);
-    let code = if libc::WIFEXITED(status) {
-        libc::WEXITSTATUS(status)
-    } else {
-        -1
-    };
-    (code, std::fs::read_to_string(err).unwrap(), usage.ru_maxrss)
-}
-
 #[test]
 fn validate_sacct_streams_a_million_steps_keeping_one_row_per_configuration() {
     let dir = tempfile::tempdir().unwrap();
@@ -734,7 +710,7 @@ fn validate_sacct_streams_a_million_steps_keeping_one_row_per_configuration() {
         s(&file),
         "--json",
     ];
-    let (code, err, kib) = peak_kib(&args, &out);
+    let (code, err, kib) = common::run_peak(&args, &out);
     assert_eq!(code, 0, "{err}");
     let v: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     let b = &v["validations"][0];
@@ -867,10 +843,10 @@ fn plan_json_of_a_front_of_fifty_thousand_points_stays_within_twice_the_csvs_mem
     ];
     let plan = [&plan[..], &["--nodes", "1-50000", "--full"]].concat();
     let out = dir.path().join("front.csv");
-    let (code, err, csv_kib) = peak_kib(&[&plan[..], &["--csv"]].concat(), &out);
+    let (code, err, csv_kib) = common::run_peak(&[&plan[..], &["--csv"]].concat(), &out);
     assert_eq!(code, 0, "{err}");
     let out = dir.path().join("front.json");
-    let (code, err, json_kib) = peak_kib(&[&plan[..], &["--json"]].concat(), &out);
+    let (code, err, json_kib) = common::run_peak(&[&plan[..], &["--json"]].concat(), &out);
     assert_eq!(code, 0, "{err}");
     // Counted line by line: the whole JSON read here would swell this test process, whose
     // memory a child spawned beside it starts with (the peaks other tests measure).

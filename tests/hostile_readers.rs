@@ -436,7 +436,9 @@ fn communicator_lines_keep_a_count_not_their_task_lists() {
     )
     .unwrap();
     drop(w);
-    let (code, out, _, kib) = common::run_peak(&["metrics", s(&f), "--json"], dir.path());
+    let stdout = dir.path().join("peak.out");
+    let (code, _, kib) = common::run_peak(&["metrics", s(&f), "--json"], &stdout);
+    let out = std::fs::read_to_string(&stdout).unwrap();
     assert_eq!(code, 0, "{out}");
     assert!(kib < 64 * 1024, "peak {kib} KiB for a 60 MB trace");
     let r: Value = serde_json::from_str(&out).unwrap();

@@ -480,14 +480,17 @@ pub fn this_node_times_8(d: &Path) -> PathBuf {
     m
 }
 
-/// Runs the binary on `args` with its stdout and stderr in files of `dir`: (exit code,
-/// stdout, stderr, peak resident KiB of the binary alone, from `wait4`).
-pub fn run_peak(args: &[&str], dir: &Path) -> (i32, String, String, i64) {
-    let (out, err) = (dir.join("peak.out"), dir.join("peak.err"));
-    #[allow(clippy::zombie_processes)] // reaped by wait4 below
+/// Runs the binary on `args` with stdout to `out` (left there, not read: a large output read
+/// whole would swell this test process, whose memory a child spawned beside it starts with):
+/// (exit code, -1 where a signal ended it; stderr; its peak resident memory in KiB, from
+/// `wait4`: this child's alone, whatever other tests run beside it).
+pub fn run_peak(args: &[&str], out: &Path) -> (i32, String, i64) {
+    let err = out.with_extension("err");
+    // Reaped below by wait4, which Child::wait would not give the usage of.
+    #[allow(clippy::zombie_processes)]
     let child = std::process::Command::new(env!("CARGO_BIN_EXE_jouleplan"))
         .args(args)
-        .stdout(std::fs::File::create(&out).unwrap())
+        .stdout(std::fs::File::create(out).unwrap())
         .stderr(std::fs::File::create(&err).unwrap())
         .spawn()
         .unwrap();
@@ -495,7 +498,10 @@ pub fn run_peak(args: &[&str], dir: &Path) -> (i32, String, String, i64) {
     // SAFETY: waits for our own child, into locals that outlive the call.
     let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
     assert_eq!(pid, child.id() as i32);
-    let code = libc::WEXITSTATUS(status);
-    let read = |p: &Path| std::fs::read_to_string(p).unwrap();
-    (code, read(&out), read(&err), usage.ru_maxrss)
+    let code = if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else {
+        -1
+    };
+    (code, std::fs::read_to_string(err).unwrap(), usage.ru_maxrss)
 }
