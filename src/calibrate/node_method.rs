@@ -100,9 +100,10 @@ mod tests {
     fn a_code_whose_left_out_counts_favour_the_plain_law_takes_it_and_three_counts_keep_the_family()
     {
         // A family that may never grow misses every left-out count of a code that grows; the
-        // plain reference's law of least left-out error follows it.
+        // plain reference's law of least left-out error, its growing laws not gated, follows it.
         let family = Rule {
             growth_evidence: Some(f64::INFINITY),
+            plain_growth_gate: false,
             method_choice: false,
             ..Rule::default()
         };

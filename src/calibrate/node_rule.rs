@@ -151,14 +151,14 @@ impl Default for Rule {
             weighing: Weighing::Evidence(4.0),
             serial_nonneg: false,
             power: true,
-            growth_evidence: Some(1.0),
+            growth_evidence: Some(2.0),
             growth_prior: 1.0,
             refute: None,
             center: Center::Median,
             energy_law: None,
             method_choice: true,
             method_bar: 0.0,
-            plain_growth_gate: false,
+            plain_growth_gate: true,
             energy_choice: false,
             span: 0.05,
             repeat_prior: 0.01,
@@ -449,9 +449,15 @@ mod tests {
         assert!(Rule::parse("emethod=choose").unwrap().energy_choice);
         assert!(!Rule::parse("emethod=derived").unwrap().energy_choice);
         assert!(Rule::parse("emethod=maybe").is_err());
-        let g = Rule::parse("plaingrowth=gate").unwrap();
-        assert!(g.plain_growth_gate && !Rule::default().plain_growth_gate);
-        assert!(g.describe().contains("under the same bar as the family's"));
+        let g = Rule::parse("plaingrowth=free").unwrap();
+        assert!(!g.plain_growth_gate && Rule::default().plain_growth_gate);
+        assert_eq!(Rule::default().growth_evidence, Some(2.0));
+        assert!(
+            Rule::default()
+                .describe()
+                .contains("under the same bar as the family's")
+        );
+        assert!(!g.describe().contains("under the same bar as the family's"));
         assert!(Rule::parse("plaingrowth=maybe").is_err());
     }
 }
