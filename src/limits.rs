@@ -35,6 +35,14 @@ impl Bound {
     }
 }
 
+/// The most an interval's part may be as a relative standard deviation (the run-to-run spread,
+/// the error between counts, the error per doubling): 10 (1000%) is already no interval. `fit`
+/// writes no more and says so; a profile with more is refused.
+pub const MOST_REL_SD: f64 = 10.0;
+
+/// [`MOST_REL_SD`] as a bound, from 0.
+pub const REL_SD: Bound = Bound::Within(0.0, MOST_REL_SD);
+
 /// The range a whole number must be within, `[lo, hi]`.
 #[derive(Debug, Clone, Copy)]
 pub struct Whole(pub u64, pub u64);

@@ -85,7 +85,7 @@ impl EnergyLawFile {
         c.num(
             &format!("{at}.per_doubling_rel"),
             self.per_doubling_rel,
-            Bound::Within(0.0, 10.0),
+            limits::REL_SD,
         )
     }
 }
@@ -269,8 +269,7 @@ impl CombinedFile {
         )?;
         validate_terms(c, at, &self.terms)?;
         validate_folds(c, at, &self.folds)?;
-        // An interval's parts: a standard deviation of 10 (1000%) is already no interval.
-        let sd = Bound::Within(0.0, 10.0);
+        let sd = limits::REL_SD;
         c.num(&format!("{at}.repeat_rel"), self.repeat_rel, sd)?;
         c.num(&format!("{at}.within_rel"), self.within_rel, sd)?;
         c.num(&format!("{at}.per_doubling_rel"), self.per_doubling_rel, sd)

@@ -299,11 +299,12 @@ pub(super) fn direct_laws(
 
 /// The error per doubling beyond the measured counts of an energy of these left-out errors.
 pub(super) fn per_doubling(folds: &[(u32, f64)], rule: &Rule) -> f64 {
-    match folds {
+    let own = match folds {
         [.., (prev, _), (last, e)] => e.abs() / (f64::from(*last) / f64::from(*prev)).log2(),
         [(_, e)] => e.abs(),
         [] => rule.unvalidated_per_doubling,
-    }
+    };
+    own.min(crate::limits::MOST_REL_SD)
 }
 
 /// Weighs the candidates (the derived first) and combines them as the rule says.

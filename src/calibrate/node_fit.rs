@@ -408,11 +408,15 @@ fn spread(combined: &[(u32, f64)], repeat_rel: Option<f64>, rule: &Rule) -> Spre
         [(_, e)] => e.abs(),
         [] => rule.unvalidated_per_doubling,
     };
+    // Beyond `MOST_REL_SD` an interval is no interval: the fit says so where it writes that.
+    let most = crate::limits::MOST_REL_SD;
     Spread {
         // A few repeats understate the spread: the rule's figure is a floor.
-        repeat_rel: repeat_rel.map_or(rule.repeat_prior, |r| r.max(rule.repeat_prior)),
-        within_rel,
-        per_doubling_rel: own.hypot(rule.per_doubling_prior),
+        repeat_rel: repeat_rel
+            .map_or(rule.repeat_prior, |r| r.max(rule.repeat_prior))
+            .min(most),
+        within_rel: within_rel.min(most),
+        per_doubling_rel: own.hypot(rule.per_doubling_prior).min(most),
     }
 }
 

@@ -18,7 +18,7 @@
 
 use super::objective::{Measured, Objective, Run, Score};
 use crate::search::plan::{FrontEntry, Plan};
-use crate::units::count;
+use crate::units::{count, fmt_node_hours};
 use std::collections::BTreeSet;
 
 /// `1 node`, `8 nodes`: a node count as the campaign's texts say it.
@@ -410,7 +410,7 @@ fn explore(c: &Ctx<'_>) -> Option<Next> {
             100.0 * tol,
             could.len(),
             if could.len() == 1 { "count" } else { "counts" },
-            crate::units::fmt_node_hours(cost(c.view, c.plan, m))
+            fmt_node_hours(cost(c.view, c.plan, m))
         ),
     ))
 }
@@ -588,40 +588,58 @@ fn layout(view: &View<'_>, rec: &FrontEntry) -> String {
 /// The predicted cost of measuring `m`, node-hours: `repeat` runs of its mean measured time,
 /// else of its predicted time (the fastest planned on `m` nodes, else the recommendation's).
 pub fn cost(view: &View<'_>, plan: &Plan, m: u32) -> f64 {
+    cost_of(view, plan, m, false)
+}
+
+/// [`cost`], or with `high` at the unfavourable end of the predicted time's interval where it
+/// has one (a count beyond the largest measured): what a budget must allow for.
+fn cost_of(view: &View<'_>, plan: &Plan, m: u32, high: bool) -> f64 {
     let measured: Vec<f64> = view
         .runs
         .iter()
         .filter(|r| r.nodes == m)
         .map(|r| r.time)
         .collect();
+    let at = |f: &crate::model::Prediction| match (high, &f.interval) {
+        (true, Some(i)) => i.time_s.1.max(f.time.0),
+        _ => f.time.0,
+    };
     let time = match measured.is_empty() {
         false => measured.iter().sum::<f64>() / measured.len() as f64,
         true => plan
             .front
             .iter()
             .filter(|f| f.prediction.config.nodes == m)
-            .map(|f| f.prediction.time.0)
-            .reduce(f64::min)
-            .or(plan.recommendation().map(|f| f.prediction.time.0))
-            .unwrap_or(0.0),
+            .min_by(|a, b| a.prediction.time.0.total_cmp(&b.prediction.time.0))
+            .or(plan.recommendation())
+            .map_or(0.0, |f| at(&f.prediction)),
     };
     f64::from(m) * time * f64::from(view.repeat.max(1)) / 3600.0
 }
 
-/// Measures `m` unless its predicted cost would pass the node-hours the campaign may spend.
+/// Measures `m` unless its cost could pass the node-hours the campaign may spend: its
+/// predicted time taken at its interval's unfavourable end, so that a prediction that errs
+/// on the fast side does not spend more than was given.
 pub fn within_budget(view: &View<'_>, plan: &Plan, m: u32, why: String) -> Next {
     let Some((budget, spent)) = view.budget else {
         return Next::Measure(m, why);
     };
-    let cost = cost(view, plan, m);
-    if spent + cost > budget {
+    let (cost, high) = (cost(view, plan, m), cost_of(view, plan, m, true));
+    if spent + high > budget {
+        let reach = match high > cost * (1.0 + 1e-9) {
+            true => format!(
+                " (up to {} at its interval's far end)",
+                fmt_node_hours(high)
+            ),
+            false => String::new(),
+        };
         return Next::Stop(format!(
-            "budget: {why}, but measuring {} would cost about {} and {} of the {} budget are \
-             left",
+            "budget: {why}, but measuring {} would cost about {}{reach} and {} of the {} budget \
+             are left",
             nodes(m),
-            crate::units::fmt_node_hours(cost),
-            crate::units::fmt_node_hours((budget - spent).max(0.0)),
-            crate::units::fmt_node_hours(budget)
+            fmt_node_hours(cost),
+            fmt_node_hours((budget - spent).max(0.0)),
+            fmt_node_hours(budget)
         ));
     }
     Next::Measure(m, why)

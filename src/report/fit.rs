@@ -175,15 +175,29 @@ pub fn report_law(law: &NodeFit, out: &mut dyn Write) -> std::io::Result<()> {
     writeln!(out, "  mean residual by node count: {}", res.join(", "))?;
     writeln!(
         out,
-        "  intervals: run-to-run {:.1}%, between counts {:.1}%, {:.1}% per doubling beyond",
+        "  intervals: run-to-run {:.1}%, between counts {:.1}%, {:.1}% per doubling beyond{}",
         100.0 * law.spread.repeat_rel,
         100.0 * law.spread.within_rel,
-        100.0 * law.spread.per_doubling_rel
+        100.0 * law.spread.per_doubling_rel,
+        no_interval(&law.spread)
     )?;
     for line in law.energy.iter().flat_map(|e| e.describe()) {
         writeln!(out, "{line}")?;
     }
     Ok(())
+}
+
+/// What an interval held at [`crate::limits::MOST_REL_SD`] means, or nothing.
+fn no_interval(s: &crate::model::node_law::Spread) -> &'static str {
+    let most = crate::limits::MOST_REL_SD;
+    match [s.repeat_rel, s.within_rel, s.per_doubling_rel].contains(&most) {
+        true => {
+            " (held at 1000%, the most a profile keeps: the counts predict one another so \
+             badly that beyond them there is no interval; measure the counts you plan, or check \
+             that the runs scale as fitted, strong or --weak)"
+        }
+        false => "",
+    }
 }
 
 /// Node power per frequency, the frequencies printed with `d` decimals.
