@@ -468,3 +468,25 @@ fn power(f: &FitOutcome, machine: &Machine) -> Vec<PowerOut> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::node_law::Spread;
+
+    #[test]
+    fn an_interval_held_at_the_most_a_profile_keeps_is_said() {
+        let most = crate::limits::MOST_REL_SD;
+        let held = Spread {
+            repeat_rel: 0.01,
+            within_rel: 0.2,
+            per_doubling_rel: most,
+        };
+        assert!(no_interval(&held).contains("held at 1000%"));
+        let fine = Spread {
+            per_doubling_rel: 0.3,
+            ..held
+        };
+        assert_eq!(no_interval(&fine), "");
+    }
+}
