@@ -738,7 +738,9 @@ fn validate_scores_one_node_time_only_runs_against_a_file_plan_accepts() {
     );
     assert!(out.contains("time: mean absolute error"), "{out}");
     assert!(!out.contains("energy: mean absolute error"), "{out}");
-    // Runs over two nodes need [network]; runs with energy need [power]: both are refused.
+    // Runs over two nodes need [network] and are refused; runs with energy are scored in time,
+    // their energy said not scored (an H200 node's GPU energy against `machine init`'s file
+    // was refused whole until 2026-11-28).
     let text = std::fs::read_to_string(&csv).unwrap();
     let two = d.join("two.csv");
     std::fs::write(&two, text.replacen("\n1,1,", "\n2,1,", 1)).unwrap();
@@ -754,12 +756,57 @@ fn validate_scores_one_node_time_only_runs_against_a_file_plan_accepts() {
         text.replacen("2.044480086,,", "2.044480086,400,", 1),
     )
     .unwrap();
-    let (rc, _, err) = jouleplan(&[&["validate", "--measured", s(&joules)], &src[..]].concat());
-    assert_eq!(rc, 2, "{err}");
+    let (rc, out, err) = jouleplan(&[&["validate", "--measured", s(&joules)], &src[..]].concat());
+    assert_eq!(rc, 0, "{err}");
     assert!(
-        err.contains("key `power`") && err.contains("the runs to score measured energy"),
-        "{err}"
+        out.contains("energy not scored: the runs measured energy, but")
+            && out.contains("has no [power] section to predict it from; time alone is scored"),
+        "{out}"
     );
+    assert!(out.contains("time: mean absolute error"), "{out}");
+    assert!(!out.contains("energy: mean absolute error"), "{out}");
+    let json = [&["validate", "--json", "--measured", s(&joules)], &src[..]].concat();
+    let (rc, out, err) = jouleplan(&json);
+    assert_eq!(rc, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let block = &v["validations"][0];
+    assert!(block["energy"].is_null(), "{block}");
+    assert!(
+        block["energy_not_scored"]
+            .as_str()
+            .is_some_and(|w| w.contains("no [power] section")),
+        "{block}"
+    );
+}
+
+#[test]
+fn gpu_energy_runs_held_out_on_a_real_h200_are_scored_in_time_against_machine_inits_file() {
+    // Real runs of an H200 node (NVML GPU energy) at 4 and 16 cores, held out of the profile
+    // made there at 2 and 8, against the machine file `machine init` wrote there (no [power]).
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/h200-gpu-energy");
+    let (mach, prof, held) = (
+        data.join("node.toml"),
+        data.join("p.json"),
+        data.join("held.csv"),
+    );
+    let args = [
+        "validate",
+        "--machine",
+        s(&mach),
+        "--profile",
+        s(&prof),
+        "--measured",
+        s(&held),
+    ];
+    let (rc, out, err) = jouleplan(&args);
+    assert_eq!(rc, 0, "{err}");
+    assert!(out.contains("6.87 s      6.04 s  -12.1%"), "{out}");
+    assert!(out.contains("no baseline point for 16 cores"), "{out}");
+    assert!(
+        out.contains("held.csv: energy not scored: the runs measured energy, but"),
+        "{out}"
+    );
+    assert!(!out.contains("energy: mean absolute error"), "{out}");
 }
 
 #[test]

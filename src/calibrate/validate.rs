@@ -422,6 +422,30 @@ pub fn unscored_energy(modelled: EnergyScope, file: &str, rows: &mut [Compared])
     })
 }
 
+/// Leaves unpredicted the measured energy of every row where `machine` has no `[power]` (its
+/// model's "energy" is node-seconds), and says why, naming `file`: time is scored alone.
+fn unpowered_energy(machine: &Machine, file: &str, rows: &mut [Compared]) -> Option<String> {
+    if !machine.time_only() {
+        return None;
+    }
+    let mut any = false;
+    for r in rows.iter_mut().filter(|r| r.measured.energy.is_some()) {
+        r.energy_j = None;
+        if let Some((t, _)) = r.interval {
+            r.interval = Some((t, None));
+        }
+        any = true;
+    }
+    any.then(|| {
+        format!(
+            "{file}: energy not scored: the runs measured energy, but {} has no [power] section \
+             to predict it from; time alone is scored. To score energy, give it {}",
+            machine.file.display(),
+            crate::model::machine::POWER_HINT
+        )
+    })
+}
+
 /// Refuses a row of `file` at a GPU clock `machine` does not list, naming its line, and takes
 /// one within half a MHz of a listed clock as that clock, as `fit` does: a clock the GPU
 /// cannot be set to was not measured as written.
@@ -481,7 +505,8 @@ pub fn validate(
         crate::model::workload::compact_list(&cores)
     );
     let mut rows = compare(&model, measured)?;
-    let energy_not_scored = unscored_energy(profile.energy_scope(), predicted, &mut rows);
+    let energy_not_scored = unscored_energy(profile.energy_scope(), predicted, &mut rows)
+        .or_else(|| unpowered_energy(machine, predicted, &mut rows));
     let validation = Validation {
         // A clock law's intervals at unmeasured clocks are intervals, node law or not.
         bounds: profile.node_law.is_none() && profile.gpu_clock.is_none(),

@@ -55,8 +55,9 @@ pub(super) fn method(o: &Options) -> anyhow::Result<Option<Method>> {
 
 /// Takes the clock over for the sweep: NVML's clocks of `gpu_ids` read and every asked clock
 /// checked against those they support; the launchers checked to be srun steps for Slurm.
-/// Logs how the clock is set and, for NVML, warns on standard error (even with `--quiet`) of
-/// the command that restores it after a SIGKILL.
+/// Logs how the clock is set once those checks passed (a refused clock is never said set)
+/// and, for NVML, warns on standard error (even with `--quiet`) of the command that restores
+/// it after a SIGKILL.
 pub(super) fn take(
     o: &Options,
     method: Option<Method>,
@@ -67,20 +68,19 @@ pub(super) fn take(
         return Ok(ClockControl::Unset);
     };
     let clocks: Vec<String> = o.gpu_clocks.iter().map(|m| format!("{m} MHz")).collect();
-    log(&format!(
-        "GPU clocks {}: {}",
-        clocks.join(", "),
-        method.describe()
-    ));
+    let said = format!("GPU clocks {}: {}", clocks.join(", "), method.describe());
     let g = o.gpus.iter().copied().max().unwrap_or(0) as usize;
     let ids = &gpu_ids[..g.min(gpu_ids.len())];
     if method == Method::Slurm {
-        return slurm(o, ids, words, log);
+        let control = slurm(o, ids, words, log)?;
+        log(&said);
+        return Ok(control);
     }
     let setter = NvmlClocks::load().map_err(|e| refuse(o, e))?;
     let clocks = (o.gpu_clocks.as_slice(), o.gpu_memory_mhz);
     let guard = nvml_guard(Box::new(setter), ids, clocks, &mut std::io::stderr())
         .map_err(|e| refuse(o, e))?;
+    log(&said);
     Ok(ClockControl::Nvml(guard))
 }
 
