@@ -297,22 +297,6 @@ pub(super) fn direct_laws(
     cands
 }
 
-/// The error per doubling beyond the measured counts of a law (time or energy) of these
-/// left-out errors (signed, relative, by count).
-pub(super) fn per_doubling(folds: &[(u32, f64)], rule: &Rule) -> f64 {
-    let own = match folds {
-        // A count less than a doubling beyond the one before is taken as a doubling beyond it:
-        // its error is mostly what any count shows, and over a fraction of a doubling it
-        // would read as many times that error a doubling (soma on its 32 counts: 792%).
-        [.., (prev, _), (last, e)] => {
-            e.abs() / (f64::from(*last) / f64::from(*prev)).log2().max(1.0)
-        }
-        [(_, e)] => e.abs(),
-        [] => rule.unvalidated_per_doubling,
-    };
-    own.min(crate::limits::MOST_REL_SD)
-}
-
 /// Weighs the candidates (the derived first) and combines them as the rule says.
 fn combine(
     mut cands: Vec<Candidate>,
@@ -350,7 +334,7 @@ fn combine(
             .collect();
         (derived.weight, law, folds)
     };
-    let per_doubling_rel = per_doubling(&folds, rule);
+    let per_doubling_rel = rule.per_doubling(&folds);
     EnergyLaw {
         derived_use,
         law: if law.anchor() == n0 {
@@ -455,20 +439,5 @@ pub(crate) mod tests {
         assert!((d - 1.5).abs() < 0.01, "{d}");
         assert_eq!(e.mix(1.0), (1.0, 0.0));
         assert!(fit(&pts(&[2, 4, 8]), &inputs, &Rule::default()).is_none());
-    }
-
-    #[test]
-    fn the_error_per_doubling_counts_a_step_of_less_than_a_doubling_as_one() {
-        let rule = Rule::default();
-        // soma's last left-out count on its every count: 32 after 31, 57.8% off.
-        let dense = per_doubling(&[(31, 0.3), (32, -0.578)], &rule);
-        assert!((dense - 0.578).abs() < 1e-12, "{dense}");
-        // Two doublings: half the error a doubling.
-        let sparse = per_doubling(&[(4, 0.0), (16, 0.2)], &rule);
-        assert!((sparse - 0.1).abs() < 1e-12, "{sparse}");
-        // Never more than a profile keeps.
-        let wild = per_doubling(&[(2, 0.0), (4, 1e4)], &rule);
-        assert_eq!(wild, crate::limits::MOST_REL_SD);
-        assert_eq!(per_doubling(&[], &rule), rule.unvalidated_per_doubling);
     }
 }

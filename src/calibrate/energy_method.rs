@@ -7,7 +7,7 @@
 //! count better.
 
 use super::energy_law::{self, EnergyInputs, EnergyPoint, at, derived_folds, direct_error};
-use super::energy_law::{direct_laws, per_doubling, usable};
+use super::energy_law::{direct_laws, usable};
 use super::node_method::LEAST_BEYOND;
 use super::node_rule::Rule;
 use crate::model::node_law::{Candidate, EnergyLaw};
@@ -77,7 +77,7 @@ fn choose(
         law: law.law,
         derived_weight: 0.0,
         derived_folds: derived,
-        per_doubling_rel: per_doubling(&direct, rule),
+        per_doubling_rel: rule.per_doubling(&direct),
         folds: direct,
         candidates: vec![law],
     })

@@ -396,7 +396,7 @@ fn growth_shown(cands: &[Candidate], grows: &[bool], noise: f64, rule: &Rule) ->
 /// What the intervals are made of: the run-to-run spread, the combined law's error between
 /// the measured counts (every fold but the last), and per doubling beyond them (the rule's
 /// prior and the last fold's error per doubling of its extrapolation, in quadrature;
-/// [`super::energy_law::per_doubling`]).
+/// [`Rule::per_doubling`]).
 fn spread(combined: &[(u32, f64)], repeat_rel: Option<f64>, rule: &Rule) -> Spread {
     let inner = &combined[..combined.len().saturating_sub(1)];
     let within_rel = if inner.is_empty() {
@@ -404,7 +404,7 @@ fn spread(combined: &[(u32, f64)], repeat_rel: Option<f64>, rule: &Rule) -> Spre
     } else {
         (inner.iter().map(|f| f.1 * f.1).sum::<f64>() / inner.len() as f64).sqrt()
     };
-    let own = super::energy_law::per_doubling(combined, rule);
+    let own = rule.per_doubling(combined);
     // Beyond `MOST_REL_SD` an interval is no interval: the fit says so where it writes that.
     let most = crate::limits::MOST_REL_SD;
     Spread {

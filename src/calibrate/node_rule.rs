@@ -184,6 +184,23 @@ impl Weighing {
 }
 
 impl Rule {
+    /// The error per doubling beyond the measured counts of a law (time or energy) of these
+    /// left-out errors (signed, relative, by count): the last one's over the doublings from
+    /// the count before it, at least one.
+    pub fn per_doubling(&self, folds: &[(u32, f64)]) -> f64 {
+        let own = match folds {
+            // A count less than a doubling beyond the one before is taken as a doubling beyond
+            // it: its error is mostly what any count shows, and over a fraction of a doubling it
+            // would read as many times that error a doubling (soma on its 32 counts: 792%).
+            [.., (prev, _), (last, e)] => {
+                e.abs() / (f64::from(*last) / f64::from(*prev)).log2().max(1.0)
+            }
+            [(_, e)] => e.abs(),
+            [] => self.unvalidated_per_doubling,
+        };
+        own.min(crate::limits::MOST_REL_SD)
+    }
+
     /// How the laws are weighed, in words.
     fn weighing_words(&self) -> String {
         match self.weighing {
@@ -459,5 +476,20 @@ mod tests {
         );
         assert!(!g.describe().contains("under the same bar as the family's"));
         assert!(Rule::parse("plaingrowth=maybe").is_err());
+    }
+
+    #[test]
+    fn the_error_per_doubling_counts_a_step_of_less_than_a_doubling_as_one() {
+        let rule = Rule::default();
+        // soma's last left-out count on its every count: 32 after 31, 57.8% off.
+        let dense = rule.per_doubling(&[(31, 0.3), (32, -0.578)]);
+        assert!((dense - 0.578).abs() < 1e-12, "{dense}");
+        // Two doublings: half the error a doubling.
+        let sparse = rule.per_doubling(&[(4, 0.0), (16, 0.2)]);
+        assert!((sparse - 0.1).abs() < 1e-12, "{sparse}");
+        // Never more than a profile keeps.
+        let wild = rule.per_doubling(&[(2, 0.0), (4, 1e4)]);
+        assert_eq!(wild, crate::limits::MOST_REL_SD);
+        assert_eq!(rule.per_doubling(&[]), rule.unvalidated_per_doubling);
     }
 }
