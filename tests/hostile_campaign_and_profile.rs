@@ -23,6 +23,17 @@ fn launched(d: &Path, out: &str, runs: &str) -> (i32, String, String) {
 }
 
 fn launched_with(d: &Path, out: &str, runs: &str, extra: &[&str]) -> (i32, String, String) {
+    let sleep = "exec sleep $(awk \"BEGIN{print 0.02 + 0.2 / $JP_NODES}\")";
+    launched_program(d, (out, runs), extra, &["/bin/sh", "-c", sleep])
+}
+
+/// A launched campaign in `d` of `program`, its profile `out` and runs `runs`.
+fn launched_program(
+    d: &Path,
+    (out, runs): (&str, &str),
+    extra: &[&str],
+    program: &[&str],
+) -> (i32, String, String) {
     let m = common::this_node_times_8(d);
     let flags = [
         "profile",
@@ -41,13 +52,40 @@ fn launched_with(d: &Path, out: &str, runs: &str, extra: &[&str]) -> (i32, Strin
         "-o",
         out,
     ];
-    let program = [
-        "--",
-        "/bin/sh",
-        "-c",
-        "exec sleep $(awk \"BEGIN{print 0.02 + 0.2 / $JP_NODES}\")",
-    ];
-    jouleplan_in(d, &[&flags[..], extra, &program[..]].concat())
+    jouleplan_in(d, &[&flags[..], extra, &["--"], program].concat())
+}
+
+#[test]
+fn a_campaign_resumed_after_its_end_with_another_command_is_refused() {
+    // Resumed once ended, a campaign made no step, so no sweep checked its command: another
+    // program's resume rewrote the profile and runs as if they were its own.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (rc, out, err) = launched(d, "p.json", "runs.csv");
+    assert_eq!(rc, 0, "{err}");
+    assert!(out.contains("stopped:"), "{out}");
+    let files = ["p.json", "runs.csv", "p.sweep.json"];
+    let before: Vec<Vec<u8>> = files
+        .iter()
+        .map(|f| std::fs::read(d.join(f)).unwrap())
+        .collect();
+    let other = ["/bin/sh", "-c", "exec sleep 0.01"];
+    let (rc, out, err) = launched_program(d, ("p.json", "runs.csv"), &["--resume"], &other);
+    assert_eq!(rc, 2, "{out}{err}");
+    assert!(
+        err.contains("p.sweep.json")
+            && err.contains("--resume needs the same command")
+            && err.contains("BEGIN"),
+        "{err}"
+    );
+    assert!(!out.contains("recommendation"), "{out}");
+    for (f, b) in files.iter().zip(&before) {
+        assert_eq!(&std::fs::read(d.join(f)).unwrap(), b, "{f} changed");
+    }
+    // The same command resumed ends as it did, nothing measured again.
+    let (rc, out, err) = launched_with(d, "p.json", "runs.csv", &["--resume"]);
+    assert_eq!(rc, 0, "{err}");
+    assert!(out.contains("no new step"), "{out}");
 }
 
 #[test]
