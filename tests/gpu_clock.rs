@@ -186,17 +186,7 @@ fn fit(d: &Path, csv: &str, machine: &Path) -> (i32, String, String) {
     let runs = write(d, "runs.csv", csv);
     let p = d.join("p.json");
     let m2 = d.join("m2.toml");
-    jouleplan(&[
-        "fit",
-        "--measured",
-        runs.to_str().unwrap(),
-        "--machine",
-        machine.to_str().unwrap(),
-        "--profile-out",
-        p.to_str().unwrap(),
-        "--machine-out",
-        m2.to_str().unwrap(),
-    ])
+    common::fit_to(&runs, machine, (&p, &m2), &[])
 }
 
 #[test]

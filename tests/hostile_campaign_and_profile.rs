@@ -6,16 +6,8 @@
 
 mod common;
 
-use common::{jouleplan, jouleplan_in};
+use common::{VM, jouleplan, jouleplan_in, repo, s};
 use std::path::{Path, PathBuf};
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
-fn repo(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
-}
 
 /// A launched campaign in `d` of a program that takes 0.02 + 0.2 / n s on n nodes.
 fn launched(d: &Path, out: &str, runs: &str) -> (i32, String, String) {
@@ -186,9 +178,6 @@ fn a_replayed_campaign_refuses_a_repeat_of_zero_instead_of_taking_one_run() {
     assert!(!d.join("runs.csv").exists() && !d.join("p.json").exists());
 }
 
-const VM: &str = "[machine]\nname = \"vm\"\nnodes = 1\ncores_per_node = 2\nfrequencies_ghz = [2.0]\n\
-[network]\nlatency_s = 1e-6\nbandwidth_bytes_per_s = 1e9\n";
-
 #[test]
 fn calibrate_power_resumes_in_the_record_folder_it_was_given() {
     // `--record DIR` was locked as an output file: once the folder existed, `--resume` (what
@@ -197,31 +186,10 @@ fn calibrate_power_resumes_in_the_record_folder_it_was_given() {
     let d = dir.path();
     let m = d.join("m.toml");
     std::fs::write(&m, VM).unwrap();
-    let status = std::process::Command::new("cp")
-        .args(["-a", s(&repo("tests/data/powercap")), s(d)])
-        .status()
-        .unwrap();
-    assert!(status.success());
     let record = d.join("kernels");
-    let powercap = d.join("powercap");
-    let args = [
-        "calibrate",
-        "power",
-        "--machine",
-        s(&m),
-        "--powercap-root",
-        s(&powercap),
-        "--event-source-root",
-        "/nonexistent",
-        "--seconds",
-        "0.5",
-        "--repeat",
-        "1",
-        "--cores",
-        "1",
-        "--record",
-        s(&record),
-    ];
+    let mut args = common::kernels_on_recorded_powercap(d, &m, "1");
+    args.extend(["--record".to_string(), s(&record).to_string()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let (code, _, err) = jouleplan(&args);
     // The recorded counters do not move: refused after the kernels ran, their runs kept.
     assert_eq!(code, 2, "{err}");

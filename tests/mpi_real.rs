@@ -6,14 +6,12 @@
 
 mod common;
 
+use common::repo;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 const NAME: &str = "calibrate_network_measures_under_mpirun_resumes_and_refuses_one_rank";
-
-fn repo(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
-}
 
 /// Installs OpenMPI and libclang when missing and builds the MPI binary; `Err` says why not.
 fn mpi_binary() -> Result<PathBuf, String> {

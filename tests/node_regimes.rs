@@ -53,22 +53,11 @@ fn fit(d: &Path, csv: &str, design: Option<&str>) -> (PathBuf, PathBuf, Value) {
     let machine = common::write(d, "synthetic.toml", MACHINE);
     let runs = common::write(d, "runs.csv", csv);
     let (prof, mach) = (d.join("p.json"), d.join("m.toml"));
-    let mut args = vec![
-        "fit",
-        "--measured",
-        runs.to_str().unwrap(),
-        "--machine",
-        machine.to_str().unwrap(),
-        "--profile-out",
-        prof.to_str().unwrap(),
-        "--machine-out",
-        mach.to_str().unwrap(),
-        "--json",
-    ];
+    let mut extra = vec!["--json"];
     if let Some(x) = design {
-        args.extend(["--design", x]);
+        extra.extend(["--design", x]);
     }
-    let (rc, out, err) = jouleplan(&args);
+    let (rc, out, err) = common::fit_to(&runs, &machine, (&prof, &mach), &extra);
     assert_eq!(rc, 0, "{err}");
     (prof, mach, serde_json::from_str(&out).unwrap())
 }
