@@ -120,6 +120,29 @@ fn law_at(terms: &Value, n: f64, n0: f64) -> f64 {
 }
 
 #[test]
+fn a_design_key_given_twice_or_out_of_range_is_refused_before_the_fit() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let csv = runs(|n| 100.0 / n + 1.0, &[1, 2, 4], 0.01, 250.0);
+    let machine = common::write(d, "synthetic.toml", MACHINE);
+    let runs_csv = common::write(d, "runs.csv", &csv);
+    let (prof, mach) = (d.join("p.json"), d.join("m.toml"));
+    for (design, says) in [
+        (
+            "weigh=best,floor=0.03",
+            "`floor=0.03` sets what `weigh=best` set",
+        ),
+        ("doubling=1e308", "doubling: a number from 0 to 1"),
+    ] {
+        let extra = ["--design", design];
+        let (rc, _, err) = common::fit_to(&runs_csv, &machine, (&prof, &mach), &extra);
+        assert_eq!(rc, 2, "{design}: {err}");
+        assert!(err.contains("--design") && err.contains(says), "{err}");
+        assert!(!prof.exists() && !mach.exists());
+    }
+}
+
+#[test]
 fn a_code_that_keeps_gaining_is_predicted_to_keep_gaining_from_three_counts() {
     // SYNTHETIC: 1.6x a doubling from 16 nodes (419 s there), measured at 16, 32 and 64 nodes.
     let p = 1.6f64.log2();
