@@ -144,7 +144,7 @@ pub fn run_fit(args: &FitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let mut outputs = vec![("--profile-out", args.profile_out.as_path())];
     outputs.extend(args.machine_out.as_deref().map(|p| ("--machine-out", p)));
     outputs.extend(args.plot.as_deref().map(|p| ("--plot", p)));
-    let _locks = super::outputs::lock(&outputs)?;
+    let _locks = super::outputs::lock_beside(&outputs, Some(&machine_file))?;
     let runs = Runs::read(&args.measured)?;
     gpu_runs_take_no_cpu_flags(args, &runs)?;
     if runs.rows().iter().any(|r| r.energy.is_some())
