@@ -143,6 +143,41 @@ fn a_design_key_given_twice_or_out_of_range_is_refused_before_the_fit() {
 }
 
 #[test]
+fn runs_on_more_nodes_or_another_frequency_than_the_machine_has_are_refused_naming_the_line() {
+    // Fitted through, then refused by the planner's check as "--config: expected nodes from
+    // 1 to 4096", a flag the user never gave and no line of the file.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let csv = runs(|n| 100.0 / n + 1.0, &[1, 2, 4, 8192], 0.01, 250.0);
+    let machine = common::write(d, "synthetic.toml", MACHINE);
+    let runs_csv = common::write(d, "runs.csv", &csv);
+    let (prof, mach) = (d.join("p.json"), d.join("m.toml"));
+    let (rc, out, err) = common::fit_to(&runs_csv, &machine, (&prof, &mach), &[]);
+    assert_eq!(rc, 2, "{err}");
+    assert!(
+        err.contains("runs.csv: key `line 8, column nodes`")
+            && err.contains("1 to 4096 nodes")
+            && err.contains("got 8192")
+            && !err.contains("--config"),
+        "{err}"
+    );
+    assert!(out.is_empty() && !prof.exists(), "{out}");
+    // A run on several nodes at a frequency the machine does not list.
+    let at_2ghz = runs(|n| 100.0 / n + 1.0, &[1, 2, 4], 0.01, 250.0)
+        .replace("\n4,72,2400000000,", "\n4,72,2000000000,");
+    let runs_csv = common::write(d, "runs.csv", &at_2ghz);
+    let (rc, _, err) = common::fit_to(&runs_csv, &machine, (&prof, &mach), &[]);
+    assert_eq!(rc, 2, "{err}");
+    assert!(
+        err.contains("runs.csv: key `line 6, column freq_hz`")
+            && err.contains("2.4 GHz")
+            && err.contains("got 2 GHz")
+            && !err.contains("--config"),
+        "{err}"
+    );
+}
+
+#[test]
 fn a_code_that_keeps_gaining_is_predicted_to_keep_gaining_from_three_counts() {
     // SYNTHETIC: 1.6x a doubling from 16 nodes (419 s there), measured at 16, 32 and 64 nodes.
     let p = 1.6f64.log2();
