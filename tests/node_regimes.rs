@@ -178,6 +178,32 @@ fn runs_on_more_nodes_or_another_frequency_than_the_machine_has_are_refused_nami
 }
 
 #[test]
+fn validate_says_a_row_it_cannot_predict_is_refused_for_its_configuration_not_a_flag() {
+    // A measured row on more nodes than the machine has was "not predicted: 1 x --config:
+    // expected nodes from 1 to 4096", a flag validate has not.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (prof, mach, _) = fit(d, &runs(|n| 100.0 / n + 1.0, &[1, 2, 4], 0.01, 250.0), None);
+    let more = runs(|n| 100.0 / n + 1.0, &[1, 8192], 0.01, 250.0);
+    let csv = common::write(d, "more.csv", &more);
+    let (rc, out, err) = jouleplan(&[
+        "validate",
+        "--measured",
+        csv.to_str().unwrap(),
+        "--machine",
+        mach.to_str().unwrap(),
+        "--profile",
+        prof.to_str().unwrap(),
+    ]);
+    assert_eq!(rc, 0, "{err}");
+    assert!(
+        out.contains("x its configuration: expected nodes from 1 to 4096")
+            && !out.contains("--config"),
+        "{out}"
+    );
+}
+
+#[test]
 fn a_code_that_keeps_gaining_is_predicted_to_keep_gaining_from_three_counts() {
     // SYNTHETIC: 1.6x a doubling from 16 nodes (419 s there), measured at 16, 32 and 64 nodes.
     let p = 1.6f64.log2();

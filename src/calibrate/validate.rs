@@ -148,7 +148,7 @@ pub fn compare(model: &Model<'_>, measured: &[Measured]) -> InputResult<Vec<Comp
                         measured: m.clone(),
                         time_s: None,
                         energy_j: None,
-                        not_predicted: Some(e.to_string()),
+                        not_predicted: Some(row_refusal(e)),
                         interval: None,
                     });
                 }
@@ -300,6 +300,24 @@ impl Validation {
         } else {
             format!("{:.0}% intervals", 100.0 * self.coverage)
         }
+    }
+}
+
+/// Why a measured row was not predicted: the model's refusal of its configuration, said of
+/// the row's configuration (the model names `--config`, a flag no measured row came from).
+fn row_refusal(e: InputError) -> String {
+    match e {
+        InputError::Argument {
+            flag,
+            expected,
+            got,
+        } if flag == "--config" => InputError::Argument {
+            flag: "its configuration".into(),
+            expected,
+            got,
+        }
+        .to_string(),
+        e => e.to_string(),
     }
 }
 
