@@ -204,6 +204,27 @@ fn validate_says_a_row_it_cannot_predict_is_refused_for_its_configuration_not_a_
 }
 
 #[test]
+fn runs_whose_time_falls_with_the_nodes_fitted_as_weak_scaling_are_pointed_to_strong() {
+    // A time divided over the nodes (100 s on 1 node, 13.5 s on 8), fitted with --weak, was
+    // fitted as weak scaling unsaid: the reverse of the note a rising time fitted as strong
+    // scaling gets.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let machine = common::write(d, "synthetic.toml", MACHINE);
+    let csv = runs(|n| 100.0 / n + 1.0, &[1, 2, 4, 8], 0.01, 250.0);
+    let runs_csv = common::write(d, "runs.csv", &csv);
+    let (prof, mach) = (d.join("p.json"), d.join("m.toml"));
+    let said = |extra: &[&str]| common::fit_to(&runs_csv, &machine, (&prof, &mach), extra).2;
+    let err = said(&["--weak", "--accept-model-error"]);
+    assert!(
+        err.contains("the time falls with the nodes, from 1m41.0s on 1 node to 13.50 s on 8 nodes")
+            && err.contains("fit without --weak"),
+        "{err}"
+    );
+    assert!(!said(&[]).contains("the time falls"));
+}
+
+#[test]
 fn a_code_that_keeps_gaining_is_predicted_to_keep_gaining_from_three_counts() {
     // SYNTHETIC: 1.6x a doubling from 16 nodes (419 s there), measured at 16, 32 and 64 nodes.
     let p = 1.6f64.log2();

@@ -404,11 +404,13 @@ fn node_power_fit(
     }
 }
 
-/// A hint where runs over several nodes look like weak scaling fitted as strong: the time at
-/// the most nodes measured is over 1.5 times the time at the fewest (each count's fullest
-/// layout). Strong scaling then carries that growth to every count beyond; `--weak` is what
-/// such runs usually need. `None` where the time does not rise so, or with one node count.
-pub fn weak_scaling_hint(rows: &[Measured]) -> Option<String> {
+/// A hint where runs over several nodes look like the other scaling than they are fitted as
+/// (`weak`: fitted with `--weak`), judged on each count's fullest layout: fitted as strong,
+/// the time at the most nodes measured is over 1.5 times the time at the fewest (strong
+/// scaling carries that growth to every count beyond; `--weak` is what such runs usually
+/// need); fitted as weak, it is under the time at the fewest over 1.5 (one problem divided
+/// over the nodes). `None` where the time does not move so, or with one node count.
+pub fn scaling_hint(rows: &[Measured], weak: bool) -> Option<String> {
     let fullest = |n: u32| {
         rows.iter()
             .filter(|r| r.config.nodes == n)
@@ -417,17 +419,33 @@ pub fn weak_scaling_hint(rows: &[Measured]) -> Option<String> {
     let lo = rows.iter().map(|r| r.config.nodes).min()?;
     let hi = rows.iter().map(|r| r.config.nodes).max()?;
     let (a, b) = (fullest(lo)?, fullest(hi)?);
-    if hi == lo || b.time_s <= 1.5 * a.time_s {
-        return None;
-    }
     let t = |s: f64| crate::units::fmt_duration(crate::units::Seconds(s));
-    Some(format!(
-        "the time rises with the nodes, from {} on {} to {} on {}: fitted as strong scaling (one \
-         problem divided over the nodes), every count beyond is predicted slower still; if each \
-         rank keeps its share of the work as the nodes grow (weak scaling), fit with --weak",
-        t(a.time_s),
-        crate::units::count(lo, "node", "nodes"),
-        t(b.time_s),
-        crate::units::count(hi, "node", "nodes"),
-    ))
+    let (from, to) = (
+        format!(
+            "{} on {}",
+            t(a.time_s),
+            crate::units::count(lo, "node", "nodes")
+        ),
+        format!(
+            "{} on {}",
+            t(b.time_s),
+            crate::units::count(hi, "node", "nodes")
+        ),
+    );
+    match weak {
+        _ if hi == lo => None,
+        false if b.time_s > 1.5 * a.time_s => Some(format!(
+            "the time rises with the nodes, from {from} to {to}: fitted as strong scaling (one \
+             problem divided over the nodes), every count beyond is predicted slower still; if \
+             each rank keeps its share of the work as the nodes grow (weak scaling), fit with \
+             --weak"
+        )),
+        true if 1.5 * b.time_s < a.time_s => Some(format!(
+            "the time falls with the nodes, from {from} to {to}: fitted as weak scaling (--weak: \
+             each rank keeps its work, the problem grows with the nodes), which such a fall \
+             rarely is; if one problem is divided over the nodes (strong scaling), fit without \
+             --weak"
+        )),
+        _ => None,
+    }
 }

@@ -176,9 +176,7 @@ pub fn run_fit(args: &FitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         super::say::note(why);
         json.iter_mut().for_each(|j| j.notes.push(why.clone()));
     }
-    if !args.weak
-        && let Some(hint) = crate::calibrate::multi_node::weak_scaling_hint(rows)
-    {
+    if let Some(hint) = crate::calibrate::multi_node::scaling_hint(rows, args.weak) {
         super::say::note(&hint);
         json.iter_mut().for_each(|j| j.notes.push(hint.clone()));
     }
