@@ -225,6 +225,27 @@ fn runs_whose_time_falls_with_the_nodes_fitted_as_weak_scaling_are_pointed_to_st
 }
 
 #[test]
+fn a_row_of_another_energy_scope_is_refused_naming_its_line_and_the_scope_before() {
+    // Refused as "key `runs.csv:9, column energy_scope`", the file named twice and the scope
+    // of the other rows not at all.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let machine = common::write(d, "synthetic.toml", MACHINE);
+    let mut csv = runs(|n| 100.0 / n + 1.0, &[1, 2, 4, 8], 0.01, 250.0);
+    let last = csv.trim_end().rfind('\n').unwrap();
+    csv = format!("{}{}", &csv[..last], csv[last..].replace(",node", ",cpu"));
+    let runs_csv = common::write(d, "runs.csv", &csv);
+    let (prof, mach) = (d.join("p.json"), d.join("m.toml"));
+    let (rc, _, err) = common::fit_to(&runs_csv, &machine, (&prof, &mach), &[]);
+    assert_eq!(rc, 2, "{err}");
+    assert!(
+        err.contains("runs.csv: key `line 9, column energy_scope`")
+            && err.contains("line 8 has node energy, got CPU energy"),
+        "{err}"
+    );
+}
+
+#[test]
 fn a_code_that_keeps_gaining_is_predicted_to_keep_gaining_from_three_counts() {
     // SYNTHETIC: 1.6x a doubling from 16 nodes (419 s there), measured at 16, 32 and 64 nodes.
     let p = 1.6f64.log2();

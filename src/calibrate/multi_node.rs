@@ -293,15 +293,23 @@ pub fn fit_power(
     let mut scope = None;
     for m in rows {
         let Some((_, s)) = m.energy else { continue };
-        if scope.is_some_and(|x| x != s) || s == EnergyScope::Gpu {
+        if scope.is_some_and(|(x, _)| x != s) || s == EnergyScope::Gpu {
+            let before = scope.map_or(String::new(), |(x, at): (EnergyScope, &str)| {
+                format!(": {} has {}", super::from_measured::line_of(at), x.name())
+            });
             return Err(InputError::Key {
                 file: file.to_path_buf(),
-                key: format!("{}, column energy_scope", m.source),
-                expected: "one energy scope for every row, node or cpu (fit reads CPU runs)".into(),
+                key: format!(
+                    "{}, column energy_scope",
+                    super::from_measured::line_of(&m.source)
+                ),
+                expected: format!(
+                    "one energy scope for every row, node or cpu (fit reads CPU runs){before}"
+                ),
                 got: s.name().into(),
             });
         }
-        scope = Some(s);
+        scope = Some((s, m.source.as_str()));
         let p = predicted(file, &model, m)?;
         let ranks = f64::from(m.ranks.unwrap_or(m.config.nodes * m.config.cores));
         let (fk, nodes, busy) = (
@@ -316,7 +324,9 @@ pub fn fit_power(
         entry.1.merge(&m.runs.power_moments().scaled(nodes, busy));
         terms.insert(m.key(), (fk, nodes, busy));
     }
-    let Some(scope) = scope else { return Ok(None) };
+    let Some((scope, _)) = scope else {
+        return Ok(None);
+    };
     let mut power = machine.power.clone();
     let mut fitted = Vec::new();
     for (f, moments) in by_freq.values() {
