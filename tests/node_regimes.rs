@@ -48,16 +48,23 @@ fn runs(time: impl Fn(f64) -> f64, counts: &[u32], noise: f64, p_wait: f64) -> S
     out
 }
 
-/// Fits `csv` (written to `d`) on the synthetic machine; returns (profile, machine, fit's JSON).
-fn fit(d: &Path, csv: &str, design: Option<&str>) -> (PathBuf, PathBuf, Value) {
+/// `fit` of `csv` (written to `d` as `runs.csv`) on the synthetic machine with `extra`
+/// flags, into `p.json` and `m.toml` in `d`: (exit code, stdout, stderr).
+fn fit_with(d: &Path, csv: &str, extra: &[&str]) -> (i32, String, String) {
     let machine = common::write(d, "synthetic.toml", MACHINE);
     let runs = common::write(d, "runs.csv", csv);
+    let (prof, mach) = (d.join("p.json"), d.join("m.toml"));
+    common::fit_to(&runs, &machine, (&prof, &mach), extra)
+}
+
+/// Fits `csv` (written to `d`) on the synthetic machine; returns (profile, machine, fit's JSON).
+fn fit(d: &Path, csv: &str, design: Option<&str>) -> (PathBuf, PathBuf, Value) {
     let (prof, mach) = (d.join("p.json"), d.join("m.toml"));
     let mut extra = vec!["--json"];
     if let Some(x) = design {
         extra.extend(["--design", x]);
     }
-    let (rc, out, err) = common::fit_to(&runs, &machine, (&prof, &mach), &extra);
+    let (rc, out, err) = fit_with(d, csv, &extra);
     assert_eq!(rc, 0, "{err}");
     (prof, mach, serde_json::from_str(&out).unwrap())
 }
@@ -124,8 +131,6 @@ fn a_design_key_given_twice_or_out_of_range_is_refused_before_the_fit() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let csv = runs(|n| 100.0 / n + 1.0, &[1, 2, 4], 0.01, 250.0);
-    let machine = common::write(d, "synthetic.toml", MACHINE);
-    let runs_csv = common::write(d, "runs.csv", &csv);
     let (prof, mach) = (d.join("p.json"), d.join("m.toml"));
     for (design, says) in [
         (
@@ -134,8 +139,7 @@ fn a_design_key_given_twice_or_out_of_range_is_refused_before_the_fit() {
         ),
         ("doubling=1e308", "doubling: a number from 0 to 1"),
     ] {
-        let extra = ["--design", design];
-        let (rc, _, err) = common::fit_to(&runs_csv, &machine, (&prof, &mach), &extra);
+        let (rc, _, err) = fit_with(d, &csv, &["--design", design]);
         assert_eq!(rc, 2, "{design}: {err}");
         assert!(err.contains("--design") && err.contains(says), "{err}");
         assert!(!prof.exists() && !mach.exists());
@@ -149,10 +153,7 @@ fn runs_on_more_nodes_or_another_frequency_than_the_machine_has_are_refused_nami
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let csv = runs(|n| 100.0 / n + 1.0, &[1, 2, 4, 8192], 0.01, 250.0);
-    let machine = common::write(d, "synthetic.toml", MACHINE);
-    let runs_csv = common::write(d, "runs.csv", &csv);
-    let (prof, mach) = (d.join("p.json"), d.join("m.toml"));
-    let (rc, out, err) = common::fit_to(&runs_csv, &machine, (&prof, &mach), &[]);
+    let (rc, out, err) = fit_with(d, &csv, &[]);
     assert_eq!(rc, 2, "{err}");
     assert!(
         err.contains("runs.csv: key `line 8, column nodes`")
@@ -161,12 +162,11 @@ fn runs_on_more_nodes_or_another_frequency_than_the_machine_has_are_refused_nami
             && !err.contains("--config"),
         "{err}"
     );
-    assert!(out.is_empty() && !prof.exists(), "{out}");
+    assert!(out.is_empty() && !d.join("p.json").exists(), "{out}");
     // A run on several nodes at a frequency the machine does not list.
     let at_2ghz = runs(|n| 100.0 / n + 1.0, &[1, 2, 4], 0.01, 250.0)
         .replace("\n4,72,2400000000,", "\n4,72,2000000000,");
-    let runs_csv = common::write(d, "runs.csv", &at_2ghz);
-    let (rc, _, err) = common::fit_to(&runs_csv, &machine, (&prof, &mach), &[]);
+    let (rc, _, err) = fit_with(d, &at_2ghz, &[]);
     assert_eq!(rc, 2, "{err}");
     assert!(
         err.contains("runs.csv: key `line 6, column freq_hz`")
@@ -210,11 +210,8 @@ fn runs_whose_time_falls_with_the_nodes_fitted_as_weak_scaling_are_pointed_to_st
     // scaling gets.
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let machine = common::write(d, "synthetic.toml", MACHINE);
     let csv = runs(|n| 100.0 / n + 1.0, &[1, 2, 4, 8], 0.01, 250.0);
-    let runs_csv = common::write(d, "runs.csv", &csv);
-    let (prof, mach) = (d.join("p.json"), d.join("m.toml"));
-    let said = |extra: &[&str]| common::fit_to(&runs_csv, &machine, (&prof, &mach), extra).2;
+    let said = |extra: &[&str]| fit_with(d, &csv, extra).2;
     let err = said(&["--weak", "--accept-model-error"]);
     assert!(
         err.contains("the time falls with the nodes, from 1m41.0s on 1 node to 13.50 s on 8 nodes")
@@ -230,13 +227,10 @@ fn a_row_of_another_energy_scope_is_refused_naming_its_line_and_the_scope_before
     // of the other rows not at all.
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let machine = common::write(d, "synthetic.toml", MACHINE);
     let mut csv = runs(|n| 100.0 / n + 1.0, &[1, 2, 4, 8], 0.01, 250.0);
     let last = csv.trim_end().rfind('\n').unwrap();
     csv = format!("{}{}", &csv[..last], csv[last..].replace(",node", ",cpu"));
-    let runs_csv = common::write(d, "runs.csv", &csv);
-    let (prof, mach) = (d.join("p.json"), d.join("m.toml"));
-    let (rc, _, err) = common::fit_to(&runs_csv, &machine, (&prof, &mach), &[]);
+    let (rc, _, err) = fit_with(d, &csv, &[]);
     assert_eq!(rc, 2, "{err}");
     assert!(
         err.contains("runs.csv: key `line 9, column energy_scope`")

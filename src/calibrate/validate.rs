@@ -148,7 +148,9 @@ pub fn compare(model: &Model<'_>, measured: &[Measured]) -> InputResult<Vec<Comp
                         measured: m.clone(),
                         time_s: None,
                         energy_j: None,
-                        not_predicted: Some(row_refusal(e)),
+                        // Said of the row's configuration: the model names `--config`, a flag
+                        // no measured row came from.
+                        not_predicted: Some(e.under("--config", "its configuration").to_string()),
                         interval: None,
                     });
                 }
@@ -300,24 +302,6 @@ impl Validation {
         } else {
             format!("{:.0}% intervals", 100.0 * self.coverage)
         }
-    }
-}
-
-/// Why a measured row was not predicted: the model's refusal of its configuration, said of
-/// the row's configuration (the model names `--config`, a flag no measured row came from).
-fn row_refusal(e: InputError) -> String {
-    match e {
-        InputError::Argument {
-            flag,
-            expected,
-            got,
-        } if flag == "--config" => InputError::Argument {
-            flag: "its configuration".into(),
-            expected,
-            got,
-        }
-        .to_string(),
-        e => e.to_string(),
     }
 }
 
