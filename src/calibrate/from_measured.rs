@@ -6,6 +6,7 @@ use super::multi_node::NodePowerFit;
 use super::power_fit::{self, Kind, PROGRAM_LAWS, PowerLaws, PowerSample};
 use super::repeats::Replay;
 use super::reproduce::EnergyScope;
+pub use super::runs::line_of;
 use super::runs::{Measured, merge_by};
 use super::time_split::{self, CoreSplit, Sample};
 use crate::error::{InputError, InputResult};
@@ -358,14 +359,6 @@ fn check_nodes(file: &Path, rows: &[Measured], machine: &Machine) -> InputResult
             got: r.config.nodes.to_string(),
         }),
     }
-}
-
-/// `line N` of a row's source (`file:N`).
-pub fn line_of(source: &str) -> String {
-    source
-        .rsplit(':')
-        .next()
-        .map_or(String::new(), |l| format!("line {l}"))
 }
 
 /// Why measured energy gave no power laws.

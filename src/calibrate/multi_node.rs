@@ -295,14 +295,11 @@ pub fn fit_power(
         let Some((_, s)) = m.energy else { continue };
         if scope.is_some_and(|(x, _)| x != s) || s == EnergyScope::Gpu {
             let before = scope.map_or(String::new(), |(x, at): (EnergyScope, &str)| {
-                format!(": {} has {}", super::from_measured::line_of(at), x.name())
+                format!(": {} has {}", super::runs::line_of(at), x.name())
             });
             return Err(InputError::Key {
                 file: file.to_path_buf(),
-                key: format!(
-                    "{}, column energy_scope",
-                    super::from_measured::line_of(&m.source)
-                ),
+                key: format!("{}, column energy_scope", super::runs::line_of(&m.source)),
                 expected: format!(
                     "one energy scope for every row, node or cpu (fit reads CPU runs){before}"
                 ),
