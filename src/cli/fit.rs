@@ -180,10 +180,14 @@ pub fn run_fit(args: &FitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         super::say::note(&hint);
         json.iter_mut().for_each(|j| j.notes.push(hint.clone()));
     }
-    // Repeats averaged into one point: say where they disagree.
-    if let Some(noisy) = crate::calibrate::trust::noisy_configurations(rows) {
-        super::say::note(&noisy);
-        json.iter_mut().for_each(|j| j.notes.push(noisy.clone()));
+    // Repeats averaged into one point: say where they disagree, and where they are copies.
+    let copies = crate::calibrate::trust::repeated_rows_note(&args.measured)?;
+    for note in crate::calibrate::trust::noisy_configurations(rows)
+        .into_iter()
+        .chain(copies)
+    {
+        super::say::note(&note);
+        json.iter_mut().for_each(|j| j.notes.push(note.clone()));
     }
     let wrote = write_outputs(args, &fitted, &machine)?;
     let loo = match args.loo {
