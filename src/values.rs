@@ -29,9 +29,13 @@ pub fn parse_int_spec(flag: &str, spec: &str) -> InputResult<Vec<u32>> {
     for part in spec.split(',') {
         let part = part.trim();
         let num = |s: &str| {
-            s.trim()
-                .parse::<u32>()
-                .map_err(|_| bad(flag, EXPECTED, spec))
+            let s = s.trim();
+            s.parse::<u32>()
+                .map_err(|_| match s.bytes().all(|b| b.is_ascii_digit()) {
+                    // Whole, but beyond what any count of nodes, cores or GPUs can be.
+                    true if !s.is_empty() => bad(flag, "whole numbers up to 4294967295", spec),
+                    _ => bad(flag, EXPECTED, spec),
+                })
         };
         match part.split_once('-') {
             Some((a, b)) => {
@@ -478,6 +482,10 @@ mod tests {
         assert!(parse_int_spec("--nodes", "").is_err());
         assert!(parse_int_spec("--nodes", "1,,2").is_err());
         assert!(parse_int_spec("--nodes", "-3").is_err());
+        let err = parse_int_spec("--nodes", "1-99999999999")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("whole numbers up to 4294967295"), "{err}");
     }
 
     #[test]

@@ -408,3 +408,21 @@ fn report_refuses_a_folder_of_the_users_unless_forced_and_replaces_its_own_whole
     let (code, _, err) = jouleplan(&["report", "--out", s(&dir.path().join("empty"))]);
     assert_eq!(code, 0, "{err}");
 }
+
+#[test]
+fn a_report_out_that_is_a_file_is_refused_under_the_flag_before_the_plan_is_made() {
+    // Refused at the end, exit 1, as "afile exists and is not a folder", after the plan and
+    // every chart were made; the flag was not named.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("notes.txt");
+    std::fs::write(&file, "mine\n").unwrap();
+    let (code, out, err) = jouleplan(&["report", "--out", s(&file)]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--out: expected a folder for the report's files")
+            && err.contains("this is a file"),
+        "{err}"
+    );
+    assert!(out.is_empty(), "{out}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "mine\n");
+}
