@@ -530,7 +530,14 @@ def main():
     else:
         iv = [(r, d, u) for r in ("0.01", "0.02", "0.03") for d in ("0", "0.02", "0.05", "0.1")
               for u in ("0.05", "0.1", "0.2")]
-    iv_of = lambda law: [f"{law},repeat={r},doubling={d},unvalidated={u}" for r, d, u in iv]  # noqa: E731
+    def iv_of(law):
+        """The law setting with each interval setting in place of its own (each key once)."""
+        keys = dict(kv.split("=", 1) for kv in law.split(","))
+        out = []
+        for r, d, u in iv:
+            keys.update(repeat=r, doubling=d, unvalidated=u)
+            out.append(",".join(f"{k}={v}" for k, v in keys.items()))
+        return out
     laws = sorted(set(chosen_law.values()) | {overall_law})
     study.run_all([d for law in laws for d in iv_of(law)])
     chosen = {u: study.choose(iv_of(chosen_law[u]), study.interval_objective, u) for u in units}

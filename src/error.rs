@@ -53,6 +53,25 @@ pub enum InputError {
     Mismatch(String),
 }
 
+impl InputError {
+    /// The same refusal said under `to` where it was said under the flag `from` (a value the
+    /// user gave under another flag, or none: a measured row's configuration).
+    pub fn under(self, from: &str, to: &str) -> InputError {
+        match self {
+            InputError::Argument {
+                flag,
+                expected,
+                got,
+            } if flag == from => InputError::Argument {
+                flag: to.into(),
+                expected,
+                got,
+            },
+            e => e,
+        }
+    }
+}
+
 /// Shorthand for results whose error is bad input.
 pub type InputResult<T> = Result<T, InputError>;
 

@@ -29,9 +29,13 @@ pub fn parse_int_spec(flag: &str, spec: &str) -> InputResult<Vec<u32>> {
     for part in spec.split(',') {
         let part = part.trim();
         let num = |s: &str| {
-            s.trim()
-                .parse::<u32>()
-                .map_err(|_| bad(flag, EXPECTED, spec))
+            let s = s.trim();
+            s.parse::<u32>()
+                .map_err(|_| match s.bytes().all(|b| b.is_ascii_digit()) {
+                    // Whole, but beyond what any count of nodes, cores or GPUs can be.
+                    true if !s.is_empty() => bad(flag, "whole numbers up to 4294967295", spec),
+                    _ => bad(flag, EXPECTED, spec),
+                })
         };
         match part.split_once('-') {
             Some((a, b)) => {
@@ -145,12 +149,23 @@ pub fn parse_ghz(s: &str) -> Result<f64, String> {
     }
 }
 
-/// Splits `12.5kJ` into (`12.5`, `kJ`).
+/// Splits `12.5kJ` into (`12.5`, `kJ`), and `1e3J`, `5E-1kJ` at the end of their exponent
+/// (no unit begins with `e`).
 fn number_and_unit(s: &str) -> Option<(f64, &str)> {
     let s = s.trim();
-    let end = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == 'e' && s.contains('.')))
-        .unwrap_or(s.len());
+    let digits = |from: usize| {
+        s[from..]
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .map_or(s.len(), |n| from + n)
+    };
+    let mut end = digits(0);
+    let rest = &s[end..];
+    if let Some(exp) = rest.strip_prefix(['e', 'E']) {
+        let sign = usize::from(exp.starts_with(['+', '-']));
+        if exp[sign..].starts_with(|c: char| c.is_ascii_digit()) {
+            end = digits(end + 1 + sign);
+        }
+    }
     let (num, unit) = s.split_at(end);
     let v: f64 = num.parse().ok()?;
     Some((v, unit.trim()))
@@ -467,6 +482,28 @@ mod tests {
         assert!(parse_int_spec("--nodes", "").is_err());
         assert!(parse_int_spec("--nodes", "1,,2").is_err());
         assert!(parse_int_spec("--nodes", "-3").is_err());
+        let err = parse_int_spec("--nodes", "1-99999999999")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("whole numbers up to 4294967295"), "{err}");
+    }
+
+    #[test]
+    fn energies_take_a_number_in_scientific_notation_whatever_its_unit() {
+        // `2.5e3kJ` was read, `1e3J` and `5e-1kJ` refused as energies without units.
+        for (s, j) in [
+            ("1e3J", 1e3),
+            ("1E1J", 10.0),
+            ("5e-1kJ", 500.0),
+            ("2.5e3kJ", 2.5e6),
+            ("1.5e+2 Wh", 5.4e5),
+            ("12kJ", 12e3),
+        ] {
+            assert_eq!(parse_energy("--budget", s).unwrap(), Joules(j), "{s}");
+        }
+        for s in ["1eJ", "1e-J", "e3J", "1e3"] {
+            assert!(parse_energy("--budget", s).is_err(), "{s}");
+        }
     }
 
     #[test]

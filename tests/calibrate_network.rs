@@ -4,16 +4,7 @@
 
 mod common;
 
-use common::{jouleplan, write};
-use std::path::{Path, PathBuf};
-
-fn repo(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
+use common::{jouleplan, repo, s, write};
 
 #[test]
 fn a_recorded_sweep_becomes_the_network_section_with_its_source() {
@@ -140,16 +131,7 @@ fn each_calibration_completes_a_machine_init_file_without_the_other_section() {
     assert!(!err.contains("a [network] section"), "{err}");
     // Power is next: refused here for want of an energy meter, not for the section.
     let no_network = write(tmp.path(), "cpu.toml", &init);
-    let (code, _, err) = jouleplan(&[
-        "calibrate",
-        "power",
-        "--machine",
-        s(&no_network),
-        "--powercap-root",
-        "/nonexistent/powercap",
-        "--event-source-root",
-        "/nonexistent",
-    ]);
+    let (code, _, err) = common::calibrate_power_without_a_meter(&no_network);
     if std::env::var_os("SLURM_JOB_ID").is_none() {
         assert_eq!(code, 1, "{err}");
         assert!(err.contains("needs the node's energy"), "{err}");

@@ -5,21 +5,17 @@
 
 mod common;
 
-use common::{jouleplan, write};
-use std::path::{Path, PathBuf};
+use common::{jouleplan, s, write};
 
-fn repo(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
+/// The machine file these tests write into: [`common::VM`] with illustrative power,
+/// replaced by the calibration.
+fn vm() -> String {
+    format!(
+        "{}# illustrative values, replaced by the calibration\n[power]\nidle_w = 50.0\n\
+         core_active_w = 5.0\ncore_stall_w = 4.0\nmemory_w = 1.0\nnetwork_w = 0.0\n",
+        common::VM
+    )
 }
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
-const VM: &str = "[machine]\nname = \"vm\"\nnodes = 1\ncores_per_node = 2\nfrequencies_ghz = [2.0]\n\
-[network]\nlatency_s = 1e-6\nbandwidth_bytes_per_s = 1e9\n\
-# illustrative values, replaced by the calibration\n[power]\nidle_w = 50.0\ncore_active_w = 5.0\n\
-core_stall_w = 4.0\nmemory_w = 1.0\nnetwork_w = 0.0\n";
 
 #[test]
 #[cfg_attr(
@@ -64,17 +60,8 @@ fn recorded_card_energy_gives_the_per_frequency_power_of_the_importer() {
 #[test]
 fn without_an_energy_meter_it_says_what_why_and_what_to_do() {
     let tmp = tempfile::tempdir().unwrap();
-    let m = write(tmp.path(), "m.toml", VM);
-    let (code, _, err) = jouleplan(&[
-        "calibrate",
-        "power",
-        "--machine",
-        s(&m),
-        "--powercap-root",
-        "/nonexistent/powercap",
-        "--event-source-root",
-        "/nonexistent",
-    ]);
+    let m = write(tmp.path(), "m.toml", &vm());
+    let (code, _, err) = common::calibrate_power_without_a_meter(&m);
     if std::env::var_os("SLURM_JOB_ID").is_none() {
         assert_eq!(code, 1, "{err}");
         assert!(err.contains("needs the node's energy"), "{err}");
@@ -82,36 +69,20 @@ fn without_an_energy_meter_it_says_what_why_and_what_to_do() {
             err.contains("/nonexistent/powercap") && err.contains("--from idle="),
             "{err}"
         );
-        assert_eq!(std::fs::read_to_string(&m).unwrap(), VM, "nothing written");
+        assert_eq!(
+            std::fs::read_to_string(&m).unwrap(),
+            vm(),
+            "nothing written"
+        );
     }
 }
 
 #[test]
 fn the_kernels_run_through_the_sweep_resume_and_counters_that_do_not_move_are_refused() {
     let tmp = tempfile::tempdir().unwrap();
-    let m = write(tmp.path(), "m.toml", VM);
-    let status = std::process::Command::new("cp")
-        .args(["-a", s(&repo("tests/data/powercap")), s(tmp.path())])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let root = tmp.path().join("powercap");
-    let args = [
-        "calibrate",
-        "power",
-        "--machine",
-        s(&m),
-        "--powercap-root",
-        s(&root),
-        "--event-source-root",
-        "/nonexistent",
-        "--seconds",
-        "0.5",
-        "--repeat",
-        "1",
-        "--cores",
-        "1,2",
-    ];
+    let m = write(tmp.path(), "m.toml", &vm());
+    let args = common::kernels_on_recorded_powercap(tmp.path(), &m, "1,2");
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let (code, _, err) = jouleplan(&args);
     assert_eq!(code, 2, "{err}");
     assert!(
@@ -143,7 +114,11 @@ fn the_kernels_run_through_the_sweep_resume_and_counters_that_do_not_move_are_re
         "{err}"
     );
     assert!(!err.contains("1 runs"), "{err}");
-    assert_eq!(std::fs::read_to_string(&m).unwrap(), VM, "nothing written");
+    assert_eq!(
+        std::fs::read_to_string(&m).unwrap(),
+        vm(),
+        "nothing written"
+    );
 }
 
 /// A machine file without `[power]` (as `machine init` writes it) gets the whole section from

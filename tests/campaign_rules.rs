@@ -521,17 +521,7 @@ fn the_best_measured_count_is_recommended_and_the_model_s_other_pick_is_said_wit
     };
     let campaign_s = plan(&p, &m);
     let (p, m) = (text.join("P.json"), text.join("M.toml"));
-    let (rc, _, err) = jouleplan(&[
-        "fit",
-        "--measured",
-        runs.to_str().unwrap(),
-        "--machine",
-        machine.to_str().unwrap(),
-        "--profile-out",
-        p.to_str().unwrap(),
-        "--machine-out",
-        m.to_str().unwrap(),
-    ]);
+    let (rc, _, err) = common::fit_to(&runs, &machine, (&p, &m), &[]);
     assert_eq!(rc, 0, "{err}");
     let out = plan(&p, &m);
     let theirs: Value = serde_json::from_str(&campaign_s).unwrap();

@@ -25,6 +25,48 @@ fn durations_and_energies_in_the_usual_spellings_plan() {
 }
 
 #[test]
+fn a_budget_in_scientific_notation_is_read_whatever_its_unit() {
+    // `2.5e3kJ` was read and `1e3J` refused as "an energy with units".
+    for v in ["1e3J", "5e-1kJ", "2.5e3kJ"] {
+        let (code, out, err) = jouleplan(&["plan", "--json", "--budget", v]);
+        assert!(code == 0 || code == 3, "{v}: {err}");
+        let budget =
+            serde_json::from_str::<serde_json::Value>(&out).unwrap()["query"]["budget_j"].as_f64();
+        let want = [1e3, 500.0, 2.5e6][["1e3J", "5e-1kJ", "2.5e3kJ"]
+            .iter()
+            .position(|x| *x == v)
+            .unwrap()];
+        assert_eq!(budget, Some(want), "{v}: {out}");
+    }
+}
+
+#[test]
+fn a_limit_missed_by_less_than_the_printed_digits_says_both_to_the_digit() {
+    // The bundled plan's fastest point takes 7.0885 s and its least energy is 2545.265 J: a
+    // deadline of 7.088 s was "infeasible: no configuration finishes within 7.09 s; the
+    // nearest front point is the fastest, ... (7.09 s, ...)".
+    let (code, out, err) = jouleplan(&["plan", "--deadline", "7.088s"]);
+    assert_eq!(code, 3, "{err}");
+    assert!(
+        out.contains("within 7.09 s") && out.contains("its 7.089 s is above the limit's 7.088 s"),
+        "{out}"
+    );
+    let (code, out, err) = jouleplan(&["plan", "--budget", "2545.2J"]);
+    assert_eq!(code, 3, "{err}");
+    assert!(
+        out.contains("its 2545.3 J is above the budget's 2545.2 J"),
+        "{out}"
+    );
+    // Where the digits already tell them apart, nothing is added.
+    let (code, out, err) = jouleplan(&["plan", "--deadline", "7s"]);
+    assert_eq!(code, 3, "{err}");
+    assert!(
+        out.contains("within 7.00 s") && !out.contains("is above the limit's"),
+        "{out}"
+    );
+}
+
+#[test]
 fn a_slowdown_above_one_without_percent_suggests_the_percentage() {
     let (code, out, err) = jouleplan(&["plan", "--slowdown", "10"]);
     assert_eq!(code, 2);

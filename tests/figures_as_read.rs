@@ -4,31 +4,13 @@
 
 mod common;
 
-use common::{jouleplan, two_frequency_fit_inputs, write};
+use common::{jouleplan, repo, s, two_frequency_fit_inputs, write};
 use std::path::{Path, PathBuf};
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
-fn repo(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
-}
 
 /// Fits `runs` on `machine` in `d`; returns (machine out, profile).
 fn fit(d: &Path, runs: &Path, machine: &Path) -> (PathBuf, PathBuf) {
     let (p, m) = (d.join("p.json"), d.join("m.toml"));
-    let (code, _, err) = jouleplan(&[
-        "fit",
-        "--measured",
-        s(runs),
-        "--machine",
-        s(machine),
-        "--profile-out",
-        s(&p),
-        "--machine-out",
-        s(&m),
-    ]);
+    let (code, _, err) = common::fit_to(runs, machine, (&p, &m), &[]);
     assert_eq!(code, 0, "{err}");
     (m, p)
 }

@@ -186,17 +186,7 @@ fn fit(d: &Path, csv: &str, machine: &Path) -> (i32, String, String) {
     let runs = write(d, "runs.csv", csv);
     let p = d.join("p.json");
     let m2 = d.join("m2.toml");
-    jouleplan(&[
-        "fit",
-        "--measured",
-        runs.to_str().unwrap(),
-        "--machine",
-        machine.to_str().unwrap(),
-        "--profile-out",
-        p.to_str().unwrap(),
-        "--machine-out",
-        m2.to_str().unwrap(),
-    ])
+    common::fit_to(&runs, machine, (&p, &m2), &[])
 }
 
 #[test]
@@ -1923,4 +1913,28 @@ fn clocks_nothing_tells_apart_are_planned_at_the_highest_never_the_lowest() {
         assert_eq!(front.len(), 1, "{asked}: {v}");
         assert_eq!(front[0]["ties"], ties, "{asked}: {v}");
     }
+}
+
+#[test]
+fn validate_of_one_configuration_it_cannot_predict_says_so_in_the_singular() {
+    // A profile fitted at one clock has no clock law: its one configuration at a clock was
+    // refused as "none of its 1 configurations can be predicted".
+    let d = tempfile::tempdir().unwrap();
+    let m = clock_machine(d.path(), CLOCKS);
+    let (m2, p) = fitted_on(d.path(), &rows(&[1000], "gpu"), &m);
+    let runs = write(d.path(), "one.csv", &rows(&[1500], "gpu"));
+    let (code, _, err) = validate(&runs, (&m2, &p), &[]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("one.csv: its one configuration cannot be predicted")
+            && err.contains("got `1500 MHz`"),
+        "{err}"
+    );
+    let two = write(d.path(), "two.csv", &rows(&[1500, 2000], "gpu"));
+    let (code, _, err) = validate(&two, (&m2, &p), &[]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("two.csv: none of its 2 configurations can be predicted"),
+        "{err}"
+    );
 }

@@ -6,16 +6,8 @@
 
 mod common;
 
-use common::{jouleplan, jouleplan_in};
+use common::{VM, jouleplan, jouleplan_in, repo, s};
 use std::path::{Path, PathBuf};
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
-fn repo(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
-}
 
 /// A launched campaign in `d` of a program that takes 0.02 + 0.2 / n s on n nodes.
 fn launched(d: &Path, out: &str, runs: &str) -> (i32, String, String) {
@@ -23,6 +15,17 @@ fn launched(d: &Path, out: &str, runs: &str) -> (i32, String, String) {
 }
 
 fn launched_with(d: &Path, out: &str, runs: &str, extra: &[&str]) -> (i32, String, String) {
+    let sleep = "exec sleep $(awk \"BEGIN{print 0.02 + 0.2 / $JP_NODES}\")";
+    launched_program(d, (out, runs), extra, &["/bin/sh", "-c", sleep])
+}
+
+/// A launched campaign in `d` of `program`, its profile `out` and runs `runs`.
+fn launched_program(
+    d: &Path,
+    (out, runs): (&str, &str),
+    extra: &[&str],
+    program: &[&str],
+) -> (i32, String, String) {
     let m = common::this_node_times_8(d);
     let flags = [
         "profile",
@@ -41,13 +44,40 @@ fn launched_with(d: &Path, out: &str, runs: &str, extra: &[&str]) -> (i32, Strin
         "-o",
         out,
     ];
-    let program = [
-        "--",
-        "/bin/sh",
-        "-c",
-        "exec sleep $(awk \"BEGIN{print 0.02 + 0.2 / $JP_NODES}\")",
-    ];
-    jouleplan_in(d, &[&flags[..], extra, &program[..]].concat())
+    jouleplan_in(d, &[&flags[..], extra, &["--"], program].concat())
+}
+
+#[test]
+fn a_campaign_resumed_after_its_end_with_another_command_is_refused() {
+    // Resumed once ended, a campaign made no step, so no sweep checked its command: another
+    // program's resume rewrote the profile and runs as if they were its own.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (rc, out, err) = launched(d, "p.json", "runs.csv");
+    assert_eq!(rc, 0, "{err}");
+    assert!(out.contains("stopped:"), "{out}");
+    let files = ["p.json", "runs.csv", "p.sweep.json"];
+    let before: Vec<Vec<u8>> = files
+        .iter()
+        .map(|f| std::fs::read(d.join(f)).unwrap())
+        .collect();
+    let other = ["/bin/sh", "-c", "exec sleep 0.01"];
+    let (rc, out, err) = launched_program(d, ("p.json", "runs.csv"), &["--resume"], &other);
+    assert_eq!(rc, 2, "{out}{err}");
+    assert!(
+        err.contains("p.sweep.json")
+            && err.contains("--resume needs the same command")
+            && err.contains("BEGIN"),
+        "{err}"
+    );
+    assert!(!out.contains("recommendation"), "{out}");
+    for (f, b) in files.iter().zip(&before) {
+        assert_eq!(&std::fs::read(d.join(f)).unwrap(), b, "{f} changed");
+    }
+    // The same command resumed ends as it did, nothing measured again.
+    let (rc, out, err) = launched_with(d, "p.json", "runs.csv", &["--resume"]);
+    assert_eq!(rc, 0, "{err}");
+    assert!(out.contains("no new step"), "{out}");
 }
 
 #[test]
@@ -148,9 +178,6 @@ fn a_replayed_campaign_refuses_a_repeat_of_zero_instead_of_taking_one_run() {
     assert!(!d.join("runs.csv").exists() && !d.join("p.json").exists());
 }
 
-const VM: &str = "[machine]\nname = \"vm\"\nnodes = 1\ncores_per_node = 2\nfrequencies_ghz = [2.0]\n\
-[network]\nlatency_s = 1e-6\nbandwidth_bytes_per_s = 1e9\n";
-
 #[test]
 fn calibrate_power_resumes_in_the_record_folder_it_was_given() {
     // `--record DIR` was locked as an output file: once the folder existed, `--resume` (what
@@ -159,31 +186,10 @@ fn calibrate_power_resumes_in_the_record_folder_it_was_given() {
     let d = dir.path();
     let m = d.join("m.toml");
     std::fs::write(&m, VM).unwrap();
-    let status = std::process::Command::new("cp")
-        .args(["-a", s(&repo("tests/data/powercap")), s(d)])
-        .status()
-        .unwrap();
-    assert!(status.success());
     let record = d.join("kernels");
-    let powercap = d.join("powercap");
-    let args = [
-        "calibrate",
-        "power",
-        "--machine",
-        s(&m),
-        "--powercap-root",
-        s(&powercap),
-        "--event-source-root",
-        "/nonexistent",
-        "--seconds",
-        "0.5",
-        "--repeat",
-        "1",
-        "--cores",
-        "1",
-        "--record",
-        s(&record),
-    ];
+    let mut args = common::kernels_on_recorded_powercap(d, &m, "1");
+    args.extend(["--record".to_string(), s(&record).to_string()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let (code, _, err) = jouleplan(&args);
     // The recorded counters do not move: refused after the kernels ran, their runs kept.
     assert_eq!(code, 2, "{err}");

@@ -391,3 +391,25 @@ fn a_column_misnaming_an_absent_optional_one_is_refused_not_skipped() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("gpu_clock_mhz"), "{err}");
 }
+
+#[test]
+fn rows_that_repeat_an_earlier_row_in_every_value_are_said_counted_as_runs() {
+    // A file joined to itself was fitted as every run measured twice, unsaid: the copies read
+    // as repeats that agree exactly.
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let (runs, machine) = two_frequency_fit_inputs(d);
+    let text = std::fs::read_to_string(&runs).unwrap();
+    let body: String = text.lines().skip(1).map(|l| format!("{l}\n")).collect();
+    let twice = write(d, "twice.csv", &format!("{text}{body}"));
+    let out = d.join("p.json");
+    let (rc, _, err) = fit(&twice, &machine, &out, &[]);
+    assert_eq!(rc, 0, "{err}");
+    assert!(
+        err.contains("twice.csv: 8 rows repeat an earlier row in every value (line 10 as line 2, line 11 as line 3, line 12 as line 4, ...)"),
+        "{err}"
+    );
+    let (rc, _, err) = fit(&runs, &machine, &out, &[]);
+    assert_eq!(rc, 0, "{err}");
+    assert!(!err.contains("earlier row"), "{err}");
+}

@@ -6,14 +6,12 @@
 
 mod common;
 
+use common::repo;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 const NAME: &str = "calibrate_network_measures_under_mpirun_resumes_and_refuses_one_rank";
-
-fn repo(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
-}
 
 /// Installs OpenMPI and libclang when missing and builds the MPI binary; `Err` says why not.
 fn mpi_binary() -> Result<PathBuf, String> {
@@ -146,6 +144,30 @@ fn measures_resumes_and_refuses_one_rank(bin: &Path) {
         again["sizes"][0], sizes[0],
         "earlier sizes kept as measured"
     );
+    // Resumed between other hosts than the record's: refused on both ranks, naming the
+    // record and both pairs, the record as it was.
+    let elsewhere = serde_json::to_string(&serde_json::json!({
+        "hosts": ["elsewhere-a", "elsewhere-b"],
+        "format": again["format"],
+        "date": again["date"],
+        "target_s": again["target_s"],
+        "sizes": again["sizes"],
+    }))
+    .unwrap();
+    std::fs::write(&rec, &elsewhere).unwrap();
+    let (ok, out) = mpirun(
+        bin,
+        &[&args[..], &["--max-bytes", "4MiB", "--resume"]].concat(),
+    );
+    assert!(!ok, "{out}");
+    assert!(
+        out.contains("r.json")
+            && out.contains("between elsewhere-a and elsewhere-b")
+            && out.contains("--resume would mix two networks"),
+        "{out}"
+    );
+    assert_eq!(out.matches(" bytes: ").count(), 0, "{out}");
+    assert_eq!(std::fs::read_to_string(&rec).unwrap(), elsewhere);
     // One rank: refused, naming how to start it.
     let one = Command::new(bin)
         .args(args)

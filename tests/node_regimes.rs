@@ -48,27 +48,23 @@ fn runs(time: impl Fn(f64) -> f64, counts: &[u32], noise: f64, p_wait: f64) -> S
     out
 }
 
-/// Fits `csv` (written to `d`) on the synthetic machine; returns (profile, machine, fit's JSON).
-fn fit(d: &Path, csv: &str, design: Option<&str>) -> (PathBuf, PathBuf, Value) {
+/// `fit` of `csv` (written to `d` as `runs.csv`) on the synthetic machine with `extra`
+/// flags, into `p.json` and `m.toml` in `d`: (exit code, stdout, stderr).
+fn fit_with(d: &Path, csv: &str, extra: &[&str]) -> (i32, String, String) {
     let machine = common::write(d, "synthetic.toml", MACHINE);
     let runs = common::write(d, "runs.csv", csv);
     let (prof, mach) = (d.join("p.json"), d.join("m.toml"));
-    let mut args = vec![
-        "fit",
-        "--measured",
-        runs.to_str().unwrap(),
-        "--machine",
-        machine.to_str().unwrap(),
-        "--profile-out",
-        prof.to_str().unwrap(),
-        "--machine-out",
-        mach.to_str().unwrap(),
-        "--json",
-    ];
+    common::fit_to(&runs, &machine, (&prof, &mach), extra)
+}
+
+/// Fits `csv` (written to `d`) on the synthetic machine; returns (profile, machine, fit's JSON).
+fn fit(d: &Path, csv: &str, design: Option<&str>) -> (PathBuf, PathBuf, Value) {
+    let (prof, mach) = (d.join("p.json"), d.join("m.toml"));
+    let mut extra = vec!["--json"];
     if let Some(x) = design {
-        args.extend(["--design", x]);
+        extra.extend(["--design", x]);
     }
-    let (rc, out, err) = jouleplan(&args);
+    let (rc, out, err) = fit_with(d, csv, &extra);
     assert_eq!(rc, 0, "{err}");
     (prof, mach, serde_json::from_str(&out).unwrap())
 }
@@ -128,6 +124,119 @@ fn law_at(terms: &Value, n: f64, n0: f64) -> f64 {
             c * (b(n, i, j) - b(n0, i, j))
         })
         .sum()
+}
+
+#[test]
+fn a_design_key_given_twice_or_out_of_range_is_refused_before_the_fit() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let csv = runs(|n| 100.0 / n + 1.0, &[1, 2, 4], 0.01, 250.0);
+    let (prof, mach) = (d.join("p.json"), d.join("m.toml"));
+    for (design, says) in [
+        (
+            "weigh=best,floor=0.03",
+            "`floor=0.03` sets what `weigh=best` set",
+        ),
+        ("doubling=1e308", "doubling: a number from 0 to 1"),
+    ] {
+        let (rc, _, err) = fit_with(d, &csv, &["--design", design]);
+        assert_eq!(rc, 2, "{design}: {err}");
+        assert!(err.contains("--design") && err.contains(says), "{err}");
+        assert!(!prof.exists() && !mach.exists());
+    }
+}
+
+#[test]
+fn runs_on_more_nodes_or_another_frequency_than_the_machine_has_are_refused_naming_the_line() {
+    // Fitted through, then refused by the planner's check as "--config: expected nodes from
+    // 1 to 4096", a flag the user never gave and no line of the file.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let csv = runs(|n| 100.0 / n + 1.0, &[1, 2, 4, 8192], 0.01, 250.0);
+    let (rc, out, err) = fit_with(d, &csv, &[]);
+    assert_eq!(rc, 2, "{err}");
+    assert!(
+        err.contains("runs.csv: key `line 8, column nodes`")
+            && err.contains("1 to 4096 nodes")
+            && err.contains("got 8192")
+            && !err.contains("--config"),
+        "{err}"
+    );
+    assert!(out.is_empty() && !d.join("p.json").exists(), "{out}");
+    // A run on several nodes at a frequency the machine does not list.
+    let at_2ghz = runs(|n| 100.0 / n + 1.0, &[1, 2, 4], 0.01, 250.0)
+        .replace("\n4,72,2400000000,", "\n4,72,2000000000,");
+    let (rc, _, err) = fit_with(d, &at_2ghz, &[]);
+    assert_eq!(rc, 2, "{err}");
+    assert!(
+        err.contains("runs.csv: key `line 6, column freq_hz`")
+            && err.contains("2.4 GHz")
+            && err.contains("got 2 GHz")
+            && !err.contains("--config"),
+        "{err}"
+    );
+}
+
+#[test]
+fn validate_says_a_row_it_cannot_predict_is_refused_for_its_configuration_not_a_flag() {
+    // A measured row on more nodes than the machine has was "not predicted: 1 x --config:
+    // expected nodes from 1 to 4096", a flag validate has not.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (prof, mach, _) = fit(d, &runs(|n| 100.0 / n + 1.0, &[1, 2, 4], 0.01, 250.0), None);
+    let more = runs(|n| 100.0 / n + 1.0, &[1, 8192], 0.01, 250.0);
+    let csv = common::write(d, "more.csv", &more);
+    let (rc, out, err) = jouleplan(&[
+        "validate",
+        "--measured",
+        csv.to_str().unwrap(),
+        "--machine",
+        mach.to_str().unwrap(),
+        "--profile",
+        prof.to_str().unwrap(),
+    ]);
+    assert_eq!(rc, 0, "{err}");
+    assert!(
+        out.contains("x its configuration: expected nodes from 1 to 4096")
+            && !out.contains("--config"),
+        "{out}"
+    );
+}
+
+#[test]
+fn runs_whose_time_falls_with_the_nodes_fitted_as_weak_scaling_are_pointed_to_strong() {
+    // A time divided over the nodes (100 s on 1 node, 13.5 s on 8), fitted with --weak, was
+    // fitted as weak scaling unsaid: the reverse of the note a rising time fitted as strong
+    // scaling gets.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let csv = runs(|n| 100.0 / n + 1.0, &[1, 2, 4, 8], 0.01, 250.0);
+    let said = |extra: &[&str]| fit_with(d, &csv, extra).2;
+    let err = said(&["--weak", "--accept-model-error"]);
+    assert!(
+        err.contains("the time falls with the nodes, from 1m41.0s on 1 node to 13.50 s on 8 nodes")
+            && err.contains("fit without --weak"),
+        "{err}"
+    );
+    assert!(!said(&[]).contains("the time falls"));
+}
+
+#[test]
+fn a_row_of_another_energy_scope_is_refused_naming_its_line_and_the_scope_before() {
+    // Refused as "key `runs.csv:9, column energy_scope`", the file named twice and the scope
+    // of the other rows not at all.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut csv = runs(|n| 100.0 / n + 1.0, &[1, 2, 4, 8], 0.01, 250.0);
+    let last = csv.trim_end().rfind('\n').unwrap();
+    csv = format!("{}{}", &csv[..last], csv[last..].replace(",node", ",cpu"));
+    let (rc, _, err) = fit_with(d, &csv, &[]);
+    assert_eq!(rc, 2, "{err}");
+    assert!(
+        err.contains("runs.csv: key `line 9, column energy_scope`")
+            && err.contains("line 8 has node energy, got CPU energy"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -29,6 +29,50 @@ fn a_png_chart_planted_as_a_link_is_refused_not_written_through() {
 }
 
 #[test]
+fn an_output_that_is_a_link_is_refused_before_anything_runs() {
+    // The writer refused it only at the end: `profile --measured-out LINK` measured every run
+    // first (and wrote -o without the CSV), `plan` and `fit` printed all they found.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let victim = d.join("victim");
+    std::fs::write(&victim, "precious\n").unwrap();
+    let link = d.join("runs.csv");
+    symlink(&victim, &link).unwrap();
+    let p = d.join("p.json");
+    let args = [
+        "profile",
+        "--cores",
+        "1",
+        "-o",
+        s(&p),
+        "--measured-out",
+        s(&link),
+    ];
+    let (code, _, err) = jouleplan(&[&args[..], &["--", "true"]].concat());
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("runs.csv") && err.contains("symbolic link"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("1 core,") && !p.exists(),
+        "a run was made: {err}"
+    );
+    let (code, out, err) = jouleplan(&["plan", "--plot", s(&link.with_extension("svg"))]);
+    assert_eq!(code, 0, "no link there: {err}");
+    assert!(out.contains("Recommendation"), "{out}");
+    let chart = d.join("front.svg");
+    symlink(&victim, &chart).unwrap();
+    let (code, out, err) = jouleplan(&["plan", "--plot", s(&chart)]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        out.is_empty(),
+        "the plan was printed before the refusal: {out}"
+    );
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
+}
+
+#[test]
 fn a_report_folder_planted_as_a_link_is_refused_not_written_through() {
     let dir = tempfile::tempdir().unwrap();
     let victim = dir.path().join("elsewhere");
@@ -363,4 +407,22 @@ fn report_refuses_a_folder_of_the_users_unless_forced_and_replaces_its_own_whole
     std::fs::create_dir(dir.path().join("empty")).unwrap();
     let (code, _, err) = jouleplan(&["report", "--out", s(&dir.path().join("empty"))]);
     assert_eq!(code, 0, "{err}");
+}
+
+#[test]
+fn a_report_out_that_is_a_file_is_refused_under_the_flag_before_the_plan_is_made() {
+    // Refused at the end, exit 1, as "afile exists and is not a folder", after the plan and
+    // every chart were made; the flag was not named.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("notes.txt");
+    std::fs::write(&file, "mine\n").unwrap();
+    let (code, out, err) = jouleplan(&["report", "--out", s(&file)]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--out: expected a folder for the report's files")
+            && err.contains("this is a file"),
+        "{err}"
+    );
+    assert!(out.is_empty(), "{out}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "mine\n");
 }

@@ -204,6 +204,34 @@ pub struct MeasuredLine {
     pub row: MeasuredRow,
 }
 
+/// The rows of a measured CSV file that repeat an earlier row in every value (a file joined
+/// to itself, a run saved twice): how many, and the first three as (line, the earlier row's
+/// line). Each row is kept as a hash, so memory stays small whatever the file's size.
+pub fn repeated_rows(path: &Path) -> InputResult<(usize, Vec<(u64, u64)>)> {
+    use std::hash::{Hash, Hasher};
+    let (file, _) = crate::input::open_regular(path)?;
+    let reader = std::io::Read::take(std::io::BufReader::new(file), crate::input::MAX_TABLE_BYTES);
+    let mut seen = std::collections::HashMap::new();
+    let (mut count, mut first) = (0, Vec::new());
+    read_rows(path, reader, |row, line| {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        format!("{row:?}").hash(&mut h);
+        match seen.get(&h.finish()) {
+            Some(&earlier) => {
+                count += 1;
+                if first.len() < 3 {
+                    first.push((line, earlier));
+                }
+            }
+            None => {
+                seen.insert(h.finish(), line);
+            }
+        }
+        Ok(())
+    })?;
+    Ok((count, first))
+}
+
 /// Every checked row of a measured CSV file, in file order, each with its line ([`read_rows`]
 /// on the file; up to [`crate::input::MAX_TABLE_BYTES`]).
 pub fn read_lines(path: &Path) -> InputResult<Vec<MeasuredLine>> {

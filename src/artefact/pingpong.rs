@@ -116,6 +116,27 @@ impl Record {
         c.num("target_s", self.target_s, Bound::Within(0.0, 3600.0))
     }
 
+    /// Refuses to go on, in a run between `hosts`, with the sizes this record (read from
+    /// `path`) measured between its own hosts: the fit would mix two networks' times. The
+    /// pair in either order is the same pair.
+    pub fn check_hosts(&self, path: &Path, hosts: &[String]) -> InputResult<()> {
+        let mut theirs = self.hosts.clone();
+        let mut ours = hosts.to_vec();
+        theirs.sort();
+        ours.sort();
+        if theirs == ours {
+            return Ok(());
+        }
+        Err(crate::error::InputError::Mismatch(format!(
+            "{}: its sizes were measured between {}, and this run is between {}: --resume \
+             would mix two networks' times in one fit; resume on those hosts, or measure \
+             between these into another --record",
+            path.display(),
+            self.hosts.join(" and "),
+            hosts.join(" and ")
+        )))
+    }
+
     /// Writes the record atomically.
     pub fn write(&self, path: &Path) -> std::io::Result<()> {
         let text = serde_json::to_string_pretty(self).map_err(std::io::Error::other)? + "\n";
@@ -139,4 +160,38 @@ fn expects(key: &str) -> Option<String> {
         "sizes[].one_way_s" => "a list of one-way times in seconds".into(),
         _ => return None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(hosts: &[&str]) -> Record {
+        Record {
+            format: RECORD_FORMAT.into(),
+            hosts: hosts.iter().map(|h| h.to_string()).collect(),
+            date: "2026-01-01".into(),
+            target_s: 0.02,
+            sizes: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_record_is_resumed_only_between_its_own_two_hosts() {
+        let r = record(&["node1", "node2"]);
+        let path = Path::new("r.json");
+        let here = |h: &[&str]| h.iter().map(|h| h.to_string()).collect::<Vec<_>>();
+        assert!(r.check_hosts(path, &here(&["node1", "node2"])).is_ok());
+        assert!(r.check_hosts(path, &here(&["node2", "node1"])).is_ok());
+        let err = r
+            .check_hosts(path, &here(&["node1", "node3"]))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("r.json")
+                && err.contains("between node1 and node2")
+                && err.contains("between node1 and node3"),
+            "{err}"
+        );
+    }
 }

@@ -6,6 +6,7 @@ use super::multi_node::NodePowerFit;
 use super::power_fit::{self, Kind, PROGRAM_LAWS, PowerLaws, PowerSample};
 use super::repeats::Replay;
 use super::reproduce::EnergyScope;
+pub use super::runs::line_of;
 use super::runs::{Measured, merge_by};
 use super::time_split::{self, CoreSplit, Sample};
 use crate::error::{InputError, InputResult};
@@ -147,6 +148,7 @@ pub fn fit_with_rule(
     (weak, rule): (bool, &super::node_fit::Rule),
 ) -> InputResult<FitOutcome> {
     check_cores(file, rows, machine)?;
+    check_nodes(file, rows, machine)?;
     let (mut single, multi): (Vec<Measured>, Vec<Measured>) =
         rows.iter().cloned().partition(|r| r.config.nodes == 1);
     let from_smallest = single.is_empty();
@@ -320,12 +322,43 @@ fn check_cores(file: &Path, rows: &[Measured], machine: &Machine) -> InputResult
     }
 }
 
-/// `line N` of a row's source (`file:N`).
-pub fn line_of(source: &str) -> String {
-    source
-        .rsplit(':')
-        .next()
-        .map_or(String::new(), |l| format!("line {l}"))
+/// Refuses a row on more nodes than the machine has, or on several nodes at a frequency the
+/// machine does not list, naming the line: both were refused as a `--config` the user never
+/// gave.
+fn check_nodes(file: &Path, rows: &[Measured], machine: &Machine) -> InputResult<()> {
+    // A run on several nodes is predicted at its own frequency: one the machine lists.
+    let unlisted = rows
+        .iter()
+        .find(|r| r.config.nodes > 1 && machine.frequency_index(r.config.freq).is_none());
+    if let Some(r) = unlisted {
+        return Err(InputError::Key {
+            file: file.to_path_buf(),
+            key: format!("{}, column freq_hz", line_of(&r.source)),
+            expected: format!(
+                "a frequency of machine {} ({}) for a run on several nodes: {} GHz",
+                machine.name,
+                machine.file.display(),
+                machine.frequency_list_ghz()
+            ),
+            got: format!("{} GHz", r.config.freq.ghz()),
+        });
+    }
+    match rows.iter().find(|r| r.config.nodes > machine.max_nodes) {
+        None => Ok(()),
+        Some(r) => Err(InputError::Key {
+            file: file.to_path_buf(),
+            key: format!("{}, column nodes", line_of(&r.source)),
+            expected: format!(
+                "1 to {} nodes: the machine {} ({}) has {} nodes; fit with the machine file of \
+                 the cluster these runs were measured on (--machine), or raise its nodes",
+                machine.max_nodes,
+                machine.name,
+                machine.file.display(),
+                machine.max_nodes
+            ),
+            got: r.config.nodes.to_string(),
+        }),
+    }
 }
 
 /// Why measured energy gave no power laws.

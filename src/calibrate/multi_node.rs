@@ -293,15 +293,20 @@ pub fn fit_power(
     let mut scope = None;
     for m in rows {
         let Some((_, s)) = m.energy else { continue };
-        if scope.is_some_and(|x| x != s) || s == EnergyScope::Gpu {
+        if scope.is_some_and(|(x, _)| x != s) || s == EnergyScope::Gpu {
+            let before = scope.map_or(String::new(), |(x, at): (EnergyScope, &str)| {
+                format!(": {} has {}", super::runs::line_of(at), x.name())
+            });
             return Err(InputError::Key {
                 file: file.to_path_buf(),
-                key: format!("{}, column energy_scope", m.source),
-                expected: "one energy scope for every row, node or cpu (fit reads CPU runs)".into(),
+                key: format!("{}, column energy_scope", super::runs::line_of(&m.source)),
+                expected: format!(
+                    "one energy scope for every row, node or cpu (fit reads CPU runs){before}"
+                ),
                 got: s.name().into(),
             });
         }
-        scope = Some(s);
+        scope = Some((s, m.source.as_str()));
         let p = predicted(file, &model, m)?;
         let ranks = f64::from(m.ranks.unwrap_or(m.config.nodes * m.config.cores));
         let (fk, nodes, busy) = (
@@ -316,7 +321,9 @@ pub fn fit_power(
         entry.1.merge(&m.runs.power_moments().scaled(nodes, busy));
         terms.insert(m.key(), (fk, nodes, busy));
     }
-    let Some(scope) = scope else { return Ok(None) };
+    let Some((scope, _)) = scope else {
+        return Ok(None);
+    };
     let mut power = machine.power.clone();
     let mut fitted = Vec::new();
     for (f, moments) in by_freq.values() {
@@ -404,11 +411,13 @@ fn node_power_fit(
     }
 }
 
-/// A hint where runs over several nodes look like weak scaling fitted as strong: the time at
-/// the most nodes measured is over 1.5 times the time at the fewest (each count's fullest
-/// layout). Strong scaling then carries that growth to every count beyond; `--weak` is what
-/// such runs usually need. `None` where the time does not rise so, or with one node count.
-pub fn weak_scaling_hint(rows: &[Measured]) -> Option<String> {
+/// A hint where runs over several nodes look like the other scaling than they are fitted as
+/// (`weak`: fitted with `--weak`), judged on each count's fullest layout: fitted as strong,
+/// the time at the most nodes measured is over 1.5 times the time at the fewest (strong
+/// scaling carries that growth to every count beyond; `--weak` is what such runs usually
+/// need); fitted as weak, it is under the time at the fewest over 1.5 (one problem divided
+/// over the nodes). `None` where the time does not move so, or with one node count.
+pub fn scaling_hint(rows: &[Measured], weak: bool) -> Option<String> {
     let fullest = |n: u32| {
         rows.iter()
             .filter(|r| r.config.nodes == n)
@@ -417,17 +426,33 @@ pub fn weak_scaling_hint(rows: &[Measured]) -> Option<String> {
     let lo = rows.iter().map(|r| r.config.nodes).min()?;
     let hi = rows.iter().map(|r| r.config.nodes).max()?;
     let (a, b) = (fullest(lo)?, fullest(hi)?);
-    if hi == lo || b.time_s <= 1.5 * a.time_s {
-        return None;
-    }
     let t = |s: f64| crate::units::fmt_duration(crate::units::Seconds(s));
-    Some(format!(
-        "the time rises with the nodes, from {} on {} to {} on {}: fitted as strong scaling (one \
-         problem divided over the nodes), every count beyond is predicted slower still; if each \
-         rank keeps its share of the work as the nodes grow (weak scaling), fit with --weak",
-        t(a.time_s),
-        crate::units::count(lo, "node", "nodes"),
-        t(b.time_s),
-        crate::units::count(hi, "node", "nodes"),
-    ))
+    let (from, to) = (
+        format!(
+            "{} on {}",
+            t(a.time_s),
+            crate::units::count(lo, "node", "nodes")
+        ),
+        format!(
+            "{} on {}",
+            t(b.time_s),
+            crate::units::count(hi, "node", "nodes")
+        ),
+    );
+    match weak {
+        _ if hi == lo => None,
+        false if b.time_s > 1.5 * a.time_s => Some(format!(
+            "the time rises with the nodes, from {from} to {to}: fitted as strong scaling (one \
+             problem divided over the nodes), every count beyond is predicted slower still; if \
+             each rank keeps its share of the work as the nodes grow (weak scaling), fit with \
+             --weak"
+        )),
+        true if 1.5 * b.time_s < a.time_s => Some(format!(
+            "the time falls with the nodes, from {from} to {to}: fitted as weak scaling (--weak: \
+             each rank keeps its work, the problem grows with the nodes), which such a fall \
+             rarely is; if one problem is divided over the nodes (strong scaling), fit without \
+             --weak"
+        )),
+        _ => None,
+    }
 }

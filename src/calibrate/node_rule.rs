@@ -359,65 +359,63 @@ impl Rule {
     /// `bar=B` (the refutation's least margin).
     pub fn parse(s: &str) -> Result<Rule, String> {
         let mut r = Rule::default();
+        let mut given = std::collections::BTreeMap::new();
         for kv in s.split(',').filter(|x| !x.is_empty()) {
             let (k, v) = kv
                 .split_once('=')
                 .ok_or_else(|| format!("KEY=VALUE pairs, not `{kv}`"))?;
-            let num = |v: &str| -> Result<f64, String> {
+            // `floor=` is `weigh=floor:`: one setting, given once.
+            let setting = if k == "floor" { "weigh" } else { k };
+            if let Some(first) = given.insert(setting, kv) {
+                return Err(format!(
+                    "each key once: `{kv}` sets what `{first}` set (which would win is a guess)"
+                ));
+            }
+            // A share or a spread (a fraction, at most 1: 100%), or a multiple (at most 100).
+            let num = |v: &str, most: f64| -> Result<f64, String> {
                 v.parse::<f64>()
                     .ok()
-                    .filter(|x| x.is_finite() && *x >= 0.0)
-                    .ok_or_else(|| format!("{k}: a number >= 0, not `{v}`"))
+                    .filter(|x| x.is_finite() && (0.0..=most).contains(x))
+                    .ok_or_else(|| format!("{k}: a number from 0 to {most}, not `{v}`"))
             };
+            let share = |v: &str| num(v, 1.0);
+            let times = |v: &str| num(v, 100.0);
             match (k, v.split_once(':')) {
                 ("weigh" | "floor", _) if v == "best" => r.weighing = Weighing::Best,
-                ("weigh", Some(("floor", f))) => r.weighing = Weighing::Floor(num(f)?),
-                ("weigh", Some(("evidence", f))) => r.weighing = Weighing::Evidence(num(f)?),
-                ("weigh", Some(("pbma", f))) => r.weighing = Weighing::PseudoBma(num(f)?),
-                ("weigh", Some(("stack", f))) => r.weighing = Weighing::Stack(num(f)?),
-                ("weigh", Some(("stackpool", f))) => r.weighing = Weighing::StackPooled(num(f)?),
+                ("weigh", Some(("floor", f))) => r.weighing = Weighing::Floor(share(f)?),
+                ("weigh", Some(("evidence", f))) => r.weighing = Weighing::Evidence(times(f)?),
+                ("weigh", Some(("pbma", f))) => r.weighing = Weighing::PseudoBma(times(f)?),
+                ("weigh", Some(("stack", f))) => r.weighing = Weighing::Stack(times(f)?),
+                ("weigh", Some(("stackpool", f))) => r.weighing = Weighing::StackPooled(times(f)?),
                 ("method", None) if v == "family" || v == "choose" => {
                     r.method_choice = v == "choose"
                 }
-                ("methodbar", None) => r.method_bar = num(v)?,
+                ("methodbar", None) => r.method_bar = times(v)?,
                 ("plaingrowth", None) if v == "gate" || v == "free" => {
                     r.plain_growth_gate = v == "gate"
                 }
                 ("emethod", None) if v == "derived" || v == "choose" => {
                     r.energy_choice = v == "choose"
                 }
-                ("floor", None) => r.weighing = Weighing::Floor(num(v)?),
+                ("floor", None) => r.weighing = Weighing::Floor(share(v)?),
                 ("serial", None) if v == "free" || v == "nonneg" => r.serial_nonneg = v == "nonneg",
                 ("power", None) if v == "on" || v == "off" => r.power = v == "on",
                 ("growth", None) if v == "free" => r.growth_evidence = None,
-                ("growth", None) => r.growth_evidence = Some(num(v)?),
-                ("prior", None) => r.growth_prior = num(v)?,
+                ("growth", None) => r.growth_evidence = Some(times(v)?),
+                ("prior", None) => r.growth_prior = times(v)?,
                 ("refute", None) if v == "off" => r.refute = None,
-                ("refute", None) => r.refute = Some(num(v)?),
-                ("span", None) => r.span = num(v)?,
+                ("refute", None) => r.refute = Some(times(v)?),
+                ("span", None) => r.span = share(v)?,
                 ("center", None) if v == "mean" => r.center = Center::Mean,
                 ("center", None) if v == "median" => r.center = Center::Median,
                 ("center", None) if v == "relative" => r.center = Center::Relative,
                 ("energy", None) if v == "derived" => r.energy_law = None,
-                ("energy", Some((c, k))) => {
-                    let center = match c {
-                        "mean" => Center::Mean,
-                        "median" => Center::Median,
-                        "relative" => Center::Relative,
-                        _ => return Err(format!("energy: mean, median or relative, not `{c}`")),
-                    };
-                    let w = match k.split_once(':') {
-                        Some(("stack", k)) => Weighing::Stack(num(k)?),
-                        Some(("stackpool", k)) => Weighing::StackPooled(num(k)?),
-                        _ => Weighing::Evidence(num(k)?),
-                    };
-                    r.energy_law = Some((center, w));
-                }
-                ("repeat", None) => r.repeat_prior = num(v)?,
-                ("noise", None) => r.noise_floor = num(v)?,
-                ("bar", None) => r.refute_floor = num(v)?,
-                ("doubling", None) => r.per_doubling_prior = num(v)?,
-                ("unvalidated", None) => r.unvalidated_per_doubling = num(v)?,
+                ("energy", Some((c, k))) => r.energy_law = Some(energy_rule(c, k, &times)?),
+                ("repeat", None) => r.repeat_prior = share(v)?,
+                ("noise", None) => r.noise_floor = share(v)?,
+                ("bar", None) => r.refute_floor = share(v)?,
+                ("doubling", None) => r.per_doubling_prior = share(v)?,
+                ("unvalidated", None) => r.unvalidated_per_doubling = share(v)?,
                 _ => return Err(format!("unknown key or value `{kv}`")),
             }
         }
@@ -425,9 +423,62 @@ impl Rule {
     }
 }
 
+/// `energy=CENTER:KAPPA` or `CENTER:stack:KAPPA` (`stackpool:` too): the energy law's
+/// center and weighing, `times` reading the multiple.
+fn energy_rule(
+    c: &str,
+    k: &str,
+    times: &dyn Fn(&str) -> Result<f64, String>,
+) -> Result<(Center, Weighing), String> {
+    let center = match c {
+        "mean" => Center::Mean,
+        "median" => Center::Median,
+        "relative" => Center::Relative,
+        _ => return Err(format!("energy: mean, median or relative, not `{c}`")),
+    };
+    let w = match k.split_once(':') {
+        Some(("stack", k)) => Weighing::Stack(times(k)?),
+        Some(("stackpool", k)) => Weighing::StackPooled(times(k)?),
+        _ => Weighing::Evidence(times(k)?),
+    };
+    Ok((center, w))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_design_key_given_twice_or_out_of_its_range_is_refused_naming_it() {
+        // Given twice, the last one won unsaid; a spread of 1e308 passed and the fit failed
+        // at its last check, or printed an interval of `inf%` and wrote it.
+        for (s, says) in [
+            (
+                "refute=2,refute=off",
+                "`refute=off` sets what `refute=2` set",
+            ),
+            (
+                "weigh=best,floor=0.03",
+                "`floor=0.03` sets what `weigh=best` set",
+            ),
+            ("span=0.05,span=0.05", "each key once"),
+            (
+                "doubling=1e308",
+                "doubling: a number from 0 to 1, not `1e308`",
+            ),
+            ("noise=1.5", "noise: a number from 0 to 1"),
+            ("weigh=floor:2", "weigh: a number from 0 to 1"),
+            ("weigh=evidence:1e308", "weigh: a number from 0 to 100"),
+            ("energy=median:stack:101", "energy: a number from 0 to 100"),
+            ("growth=1000", "growth: a number from 0 to 100"),
+        ] {
+            let err = Rule::parse(s).unwrap_err();
+            assert!(err.contains(says), "{s}: {err}");
+        }
+        let r = Rule::parse("span=1,doubling=1,weigh=evidence:100").unwrap();
+        assert_eq!((r.span, r.per_doubling_prior), (1.0, 1.0));
+        assert_eq!(r.weighing, Weighing::Evidence(100.0));
+    }
 
     #[test]
     fn the_design_keys_parse_and_unknown_ones_are_refused() {
@@ -446,7 +497,7 @@ mod tests {
             Weighing::Floor(0.03)
         );
         assert_eq!(Rule::parse("refute=2").unwrap().refute, Some(2.0));
-        assert_eq!(Rule::parse("refute=2,refute=off").unwrap().refute, None);
+        assert_eq!(Rule::parse("refute=off").unwrap().refute, None);
         assert!(Rule::parse("refute=-2").is_err());
         assert!(Rule::parse("power=maybe").is_err());
         assert!(Rule::parse("span=-1").is_err());

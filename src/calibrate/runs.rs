@@ -32,6 +32,14 @@ pub struct Measured {
     pub runs: Repeats,
 }
 
+/// `line N` of a row's source (`file:N`).
+pub fn line_of(source: &str) -> String {
+    source
+        .rsplit(':')
+        .next()
+        .map_or(String::new(), |l| format!("line {l}"))
+}
+
 impl Measured {
     /// Its configuration's key.
     pub fn key(&self) -> ConfigKey {

@@ -415,6 +415,30 @@ fn spread_note(runs: &str, points: &[String]) -> String {
     )
 }
 
+/// The note on rows of the measured CSV `path` that repeat an earlier row in every value,
+/// if any: each counts as one more run, and repeats that agree exactly make the run-to-run
+/// spread read smaller than it is.
+pub fn repeated_rows_note(path: &std::path::Path) -> InputResult<Option<String>> {
+    let (n, first) = crate::artefact::measured::repeated_rows(path)?;
+    if n == 0 {
+        return Ok(None);
+    }
+    let shown: Vec<String> = first
+        .iter()
+        .map(|(line, earlier)| format!("line {line} as line {earlier}"))
+        .collect();
+    Ok(Some(format!(
+        "{}: {} {} an earlier row in every value ({}{}): each is counted as one more run of its \
+         configuration, and copies make its run-to-run spread read smaller than it is; remove \
+         them unless they are runs of their own (a file joined to itself, a run saved twice)",
+        path.display(),
+        crate::units::count(n as u64, "row", "rows"),
+        if n == 1 { "repeats" } else { "repeat" },
+        shown.join(", "),
+        if n > first.len() { ", ..." } else { "" }
+    )))
+}
+
 /// The measured configurations (`nodes, cores, GHz, GPUs`) whose repeated runs spread more
 /// than [`NOISY_SPREAD`] run to run, in one note: `fit` averages them, and predictions there
 /// are uncertain by about as much.

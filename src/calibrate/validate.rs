@@ -148,7 +148,9 @@ pub fn compare(model: &Model<'_>, measured: &[Measured]) -> InputResult<Vec<Comp
                         measured: m.clone(),
                         time_s: None,
                         energy_j: None,
-                        not_predicted: Some(e.to_string()),
+                        // Said of the row's configuration: the model names `--config`, a flag
+                        // no measured row came from.
+                        not_predicted: Some(e.under("--config", "its configuration").to_string()),
                         interval: None,
                     });
                 }

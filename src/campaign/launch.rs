@@ -154,6 +154,13 @@ impl Launch {
     /// on. Without the record, a `csv` of earlier runs is refused: their records are gone.
     pub fn resume(&mut self, csv: &Path) -> anyhow::Result<Vec<Taken>> {
         if self.opts.output.exists() {
+            // Checked here too: a campaign resumed after its end makes no step, so no sweep
+            // of a step checks that its runs are this command's.
+            let output = &self.opts.output;
+            let (_, rec) =
+                crate::measure::record::read_written(output, &crate::input::read_file(output)?)?;
+            let this_cpu = crate::measure::cpu::this_cpu().to_string();
+            sweep::check_resumed(&self.opts, &rec, &this_cpu)?;
             self.say_resuming = true;
             let runs = self.read_back()?;
             self.said_runs = runs.len();

@@ -92,7 +92,7 @@ pub fn run_power(a: &PowerArgs, out: &mut dyn Write) -> anyhow::Result<i32> {
     // The file may lack [network] (and [power], which this writes); no power is read here.
     let (machine, _) = Machine::from_toml_for_fit(&a.machine, &text)?;
     let output = a.output.clone().unwrap_or_else(|| a.machine.clone());
-    let _lock = super::outputs::lock(&[("--output", output.as_path())])?;
+    let _lock = super::outputs::lock_beside(&[("--output", output.as_path())], Some(&a.machine))?;
     // The record is a folder (`--resume` goes on in it): locked as one, as `report -o`.
     let _record_lock = a
         .record

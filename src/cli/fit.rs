@@ -144,7 +144,7 @@ pub fn run_fit(args: &FitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let mut outputs = vec![("--profile-out", args.profile_out.as_path())];
     outputs.extend(args.machine_out.as_deref().map(|p| ("--machine-out", p)));
     outputs.extend(args.plot.as_deref().map(|p| ("--plot", p)));
-    let _locks = super::outputs::lock(&outputs)?;
+    let _locks = super::outputs::lock_beside(&outputs, Some(&machine_file))?;
     let runs = Runs::read(&args.measured)?;
     gpu_runs_take_no_cpu_flags(args, &runs)?;
     if runs.rows().iter().any(|r| r.energy.is_some())
@@ -176,16 +176,18 @@ pub fn run_fit(args: &FitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         super::say::note(why);
         json.iter_mut().for_each(|j| j.notes.push(why.clone()));
     }
-    if !args.weak
-        && let Some(hint) = crate::calibrate::multi_node::weak_scaling_hint(rows)
-    {
+    if let Some(hint) = crate::calibrate::multi_node::scaling_hint(rows, args.weak) {
         super::say::note(&hint);
         json.iter_mut().for_each(|j| j.notes.push(hint.clone()));
     }
-    // Repeats averaged into one point: say where they disagree.
-    if let Some(noisy) = crate::calibrate::trust::noisy_configurations(rows) {
-        super::say::note(&noisy);
-        json.iter_mut().for_each(|j| j.notes.push(noisy.clone()));
+    // Repeats averaged into one point: say where they disagree, and where they are copies.
+    let copies = crate::calibrate::trust::repeated_rows_note(&args.measured)?;
+    for note in crate::calibrate::trust::noisy_configurations(rows)
+        .into_iter()
+        .chain(copies)
+    {
+        super::say::note(&note);
+        json.iter_mut().for_each(|j| j.notes.push(note.clone()));
     }
     let wrote = write_outputs(args, &fitted, &machine)?;
     let loo = match args.loo {

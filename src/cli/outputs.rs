@@ -64,7 +64,24 @@ fn clash(flag: &str, out: &Path, what: &str, other: &Path) -> InputError {
 /// the holder, when one is held). First, an output named like a file jouleplan keeps beside
 /// an output (see [`check_names`]) is refused.
 pub fn lock(outputs: &[(&str, &Path)]) -> anyhow::Result<Vec<crate::atomic_write::OutputLock>> {
+    lock_beside(outputs, None)
+}
+
+/// [`lock`] for a command that may rewrite the machine file `machine` in place: an output
+/// that is that file may be a symbolic link (followed, as [`write_machine`] writes it).
+pub fn lock_beside(
+    outputs: &[(&str, &Path)],
+    machine: Option<&Path>,
+) -> anyhow::Result<Vec<crate::atomic_write::OutputLock>> {
     not_folders(outputs)?;
+    // Refused now, not by the writer at the end: a sweep had measured every run, and a fit
+    // or a plan printed all it found, before an output that is a link was refused.
+    for (_, p) in outputs {
+        if machine.is_none_or(|m| !same_file(m, p)) {
+            crate::atomic_write::refuse_link(p)
+                .map_err(|e| std::io::Error::new(e.kind(), format!("{e}; nothing was written")))?;
+        }
+    }
     lock_any(outputs)
 }
 

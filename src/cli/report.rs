@@ -77,6 +77,32 @@ const REPORT_FILES: [&str; 7] = [
 /// its `index.html` a jouleplan page, and jouleplan's temporaries): a folder of the user's
 /// (`report -o .`, `-o ~/results`) would have had its `index.html` and `front.csv` replaced.
 /// A folder entry at a report file's name is left to the writer, which names it.
+/// Refuses, before the plan and its charts are made, an `--out` that can hold no report: a
+/// file (exit 2, under the flag) or a symbolic link (exit 1, as every output link is).
+fn a_folder_to_write(dir: &std::path::Path) -> anyhow::Result<()> {
+    let Ok(m) = std::fs::symlink_metadata(dir) else {
+        return Ok(());
+    };
+    if m.file_type().is_symlink() {
+        anyhow::bail!(
+            "{0}: cannot write: {0} is a symbolic link: jouleplan writes only into folders it \
+             can see are folders (remove the link); nothing was written",
+            dir.display()
+        );
+    }
+    if !m.is_dir() {
+        return Err(crate::error::InputError::Argument {
+            flag: "--out".into(),
+            expected: "a folder for the report's files (new, or one a report wrote): this is a \
+                       file; choose another --out, or remove it; nothing was written"
+                .into(),
+            got: dir.display().to_string(),
+        }
+        .into());
+    }
+    Ok(())
+}
+
 fn not_the_users_folder(dir: &std::path::Path) -> crate::error::InputResult<()> {
     let is_dir = std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir());
     let Some(entries) = is_dir.then(|| std::fs::read_dir(dir).ok()).flatten() else {
@@ -135,6 +161,7 @@ pub fn run_report(args: &ReportArgs, _out: &mut dyn Write) -> anyhow::Result<Pla
     let files: Vec<_> = REPORT_FILES.iter().map(|n| args.out.join(n)).collect();
     let outputs: Vec<_> = files.iter().map(|f| ("--out", f.as_path())).collect();
     super::outputs::not_inputs(&inputs, &outputs)?;
+    a_folder_to_write(&args.out)?;
     if !args.force {
         not_the_users_folder(&args.out)?;
     }

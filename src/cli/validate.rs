@@ -188,10 +188,13 @@ fn refuse_if_nothing_predicted(path: &std::path::Path, rows: &[Compared]) -> any
         .map(|(w, n)| format!("{n} x {w}"))
         .collect();
     Err(InputError::Mismatch(format!(
-        "{}: none of its {} configurations can be predicted with this profile and machine ({}): \
-         measure inside the profile's range, or fit a profile on these runs with `jouleplan fit`",
+        "{}: {} be predicted with this profile and machine ({}): measure inside the \
+         profile's range, or fit a profile on these runs with `jouleplan fit`",
         path.display(),
-        rows.len(),
+        match rows.len() {
+            1 => "its one configuration cannot".to_string(),
+            n => format!("none of its {n} configurations can"),
+        },
         why.join("; ")
     ))
     .into())

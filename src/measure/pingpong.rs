@@ -58,6 +58,7 @@ mod run {
         let rank = world.rank();
         let peer = world.process_at_rank(1 - rank);
         let hosts = exchange_hosts(&world, rank);
+        check_resumed_hosts(&world, rank, o, &hosts)?;
         let mut record = match (&o.done, rank) {
             (Some(r), 0) => r.clone(),
             _ => Record {
@@ -94,6 +95,32 @@ mod run {
             }
         }
         Ok((rank == 0).then_some(record))
+    }
+
+    /// `--resume` between other hosts than the record's is refused on both ranks (rank 0,
+    /// which read the record, decides and says why).
+    fn check_resumed_hosts<C: Communicator>(
+        world: &C,
+        rank: i32,
+        o: &Options,
+        hosts: &[String],
+    ) -> anyhow::Result<()> {
+        let why = match (&o.done, rank) {
+            (Some(r), 0) => r.check_hosts(&o.record, hosts).err(),
+            _ => None,
+        };
+        let mut refused = u8::from(why.is_some());
+        world.process_at_rank(0).broadcast_into(&mut refused);
+        if let Some(e) = why {
+            return Err(e.into());
+        }
+        if refused == 1 {
+            anyhow::bail!(
+                "{}: rank 0 refused to resume it between these hosts (its error says why)",
+                o.record.display()
+            );
+        }
+        Ok(())
     }
 
     /// Each rank's host name, known to rank 0.

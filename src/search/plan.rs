@@ -335,22 +335,6 @@ fn far_ends(model: &Model<'_>, front: &[FrontEntry]) -> (Vec<(f64, f64)>, Option
     (far, coverage)
 }
 
-/// A refusal of the configuration `--reference` named, said under that flag.
-fn as_reference(e: InputError) -> InputError {
-    match e {
-        InputError::Argument {
-            flag,
-            expected,
-            got,
-        } if flag == "--config" => InputError::Argument {
-            flag: "--reference".into(),
-            expected,
-            got,
-        },
-        e => e,
-    }
-}
-
 /// The slowdown reference: the configuration the user named, else the fastest of the front.
 fn reference_of(
     model: &Model<'_>,
@@ -360,7 +344,10 @@ fn reference_of(
 ) -> InputResult<Option<Reference>> {
     Ok(match (query.slowdown, reference) {
         (None, _) => None,
-        (Some(_), Some(cfg)) => match model.predict(cfg).map_err(as_reference)? {
+        (Some(_), Some(cfg)) => match model
+            .predict(cfg)
+            .map_err(|e| e.under("--config", "--reference"))?
+        {
             Outcome::Finite(p) => Some(Reference {
                 time: p.time,
                 what: format!("the reference {}", label(&cfg)),

@@ -186,6 +186,11 @@ fn within_time(
              the fastest, {}",
             at(&front[0])
         );
+        let fastest = front[0].time;
+        if fmt_duration(Seconds(fastest)) == fmt_duration(l) {
+            let (t, l) = told_apart(fastest, l.0);
+            msg.push_str(&format!(": its {t} s is above the limit's {l} s"));
+        }
         if let Some(b) = e {
             msg.push_str(&format!(" (budget {})", fmt_energy(b)));
         }
@@ -217,6 +222,15 @@ fn within_time(
     }
 }
 
+/// `a` and `b` with as many decimals as tell them apart (a limit and a point that print
+/// alike at three digits: `17.3 ms` within no `17.3 ms`).
+fn told_apart(a: f64, b: f64) -> (String, String) {
+    let digits = (1..=15)
+        .find(|&d| format!("{a:.d$}") != format!("{b:.d$}"))
+        .unwrap_or(15);
+    (format!("{a:.digits$}"), format!("{b:.digits$}"))
+}
+
 /// An energy budget alone: the fastest within it.
 fn within_budget(
     front: &[FrontPoint],
@@ -226,15 +240,17 @@ fn within_budget(
     let j = front.partition_point(|p| p.energy > b.0);
     if j == front.len() {
         let last = &front[front.len() - 1];
-        return (
-            None,
-            format!(
-                "infeasible: no configuration uses at most {}; the nearest front point is the \
-                 least-energy one, {}",
-                fmt_energy(b),
-                at(last)
-            ),
+        let mut msg = format!(
+            "infeasible: no configuration uses at most {}; the nearest front point is the \
+             least-energy one, {}",
+            fmt_energy(b),
+            at(last)
         );
+        if fmt_energy(Joules(last.energy)) == fmt_energy(b) {
+            let (e, b) = told_apart(last.energy, b.0);
+            msg.push_str(&format!(": its {e} J is above the budget's {b} J"));
+        }
+        return (None, msg);
     }
     (
         Some(j),

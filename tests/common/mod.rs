@@ -364,19 +364,7 @@ pub fn fit_into(
     extra: &[&str],
 ) -> Fitted {
     let (profile, fitted) = (d.join("p.json"), d.join(machine_out));
-    let mut args = vec![
-        "fit",
-        "--measured",
-        runs.to_str().unwrap(),
-        "--machine",
-        machine.to_str().unwrap(),
-        "--profile-out",
-        profile.to_str().unwrap(),
-        "--machine-out",
-        fitted.to_str().unwrap(),
-    ];
-    args.extend_from_slice(extra);
-    let (code, out, err) = jouleplan(&args);
+    let (code, out, err) = fit_to(runs, machine, (&profile, &fitted), extra);
     assert_eq!(code, 0, "{err}");
     Fitted {
         profile,
@@ -384,6 +372,29 @@ pub fn fit_into(
         out,
         err,
     }
+}
+
+/// `jouleplan fit --measured runs --machine machine --profile-out profile --machine-out
+/// machine_out` with `extra` flags: (exit code, stdout, stderr).
+pub fn fit_to(
+    runs: &Path,
+    machine: &Path,
+    (profile, machine_out): (&Path, &Path),
+    extra: &[&str],
+) -> (i32, String, String) {
+    let mut args = vec![
+        "fit",
+        "--measured",
+        s(runs),
+        "--machine",
+        s(machine),
+        "--profile-out",
+        s(profile),
+        "--machine-out",
+        s(machine_out),
+    ];
+    args.extend_from_slice(extra);
+    jouleplan(&args)
 }
 
 /// Fits the Ice Lake fixture's real runs of `code` (made from the public fixtures, `multinode_dir`) on the
@@ -504,4 +515,63 @@ pub fn run_peak(args: &[&str], out: &Path) -> (i32, String, i64) {
         -1
     };
     (code, std::fs::read_to_string(err).unwrap(), usage.ru_maxrss)
+}
+
+/// The path as the `&str` an argument list takes.
+pub fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// A file of the repository, by its path from the repository's root.
+pub fn repo(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
+}
+
+/// A one-node machine of two cores at one frequency, with a network and no `[power]`
+/// (illustrative: what `calibrate network` and `calibrate power` write into).
+pub const VM: &str = "[machine]\nname = \"vm\"\nnodes = 1\ncores_per_node = 2\nfrequencies_ghz = [2.0]\n\
+[network]\nlatency_s = 1e-6\nbandwidth_bytes_per_s = 1e9\n";
+
+/// `calibrate power --machine machine` where there is no energy meter (a powercap and an
+/// event-source root that do not exist): (exit code, stdout, stderr).
+pub fn calibrate_power_without_a_meter(machine: &Path) -> (i32, String, String) {
+    jouleplan(&[
+        "calibrate",
+        "power",
+        "--machine",
+        s(machine),
+        "--powercap-root",
+        "/nonexistent/powercap",
+        "--event-source-root",
+        "/nonexistent",
+    ])
+}
+
+/// The arguments of `calibrate power --machine machine` running its kernels on `cores` for
+/// 0.5 s, once each, against a copy in `d` of the recorded powercap layout
+/// `tests/data/powercap`, whose counters do not move (so the fit refuses after the runs).
+pub fn kernels_on_recorded_powercap(d: &Path, machine: &Path, cores: &str) -> Vec<String> {
+    let status = std::process::Command::new("cp")
+        .args(["-a", s(&repo("tests/data/powercap")), s(d)])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let root = d.join("powercap");
+    let args = [
+        "calibrate",
+        "power",
+        "--machine",
+        s(machine),
+        "--powercap-root",
+        s(&root),
+        "--event-source-root",
+        "/nonexistent",
+        "--seconds",
+        "0.5",
+        "--repeat",
+        "1",
+        "--cores",
+        cores,
+    ];
+    args.iter().map(|a| a.to_string()).collect()
 }

@@ -20,4 +20,5 @@ pub use import::import_perf_stat;
 pub use journal::{Journal, journal_path};
 pub use options::{INTERRUPTED, Options, Outcome, Roots, interrupted};
 pub use run::run;
+pub use setup::check_resumed;
 pub use summary::summarise;

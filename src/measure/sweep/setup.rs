@@ -136,21 +136,9 @@ pub(super) fn check(
     (cpus, this_cpu): (&[usize], &str),
     launchers: &[&[String]],
 ) -> anyhow::Result<Vec<u32>> {
-    if let Some(rec) = existing
-        && (rec.command != o.command || rec.ranks != o.ranks)
-    {
-        return Err(crate::error::InputError::Mismatch(format!(
-            "{}: --resume needs the same command and --ranks as the file ({:?}, {} ranks)",
-            o.output.display(),
-            rec.command.join(" "),
-            rec.ranks
-        ))
-        .into());
-    }
     if let Some(rec) = existing {
         // Before the GPUs are looked for: the file alone decides it.
-        check_resumed_clocks(o, rec)?;
-        check_resumed_cpu(o, rec, this_cpu)?;
+        check_resumed(o, rec, this_cpu)?;
     }
     check_programs(o, launchers)?;
     let max_cores = o.cores.iter().copied().max().unwrap_or(1) as usize;
@@ -197,6 +185,24 @@ pub(super) fn check(
         .into());
     }
     Ok(gpu_ids)
+}
+
+/// Refuses to resume the sweep of the record `rec` with other options: another command or
+/// `--ranks`, GPU clocks left to the GPU where the record set them, or a node of another CPU
+/// (`this_cpu`). A campaign resumed after its end checks its record with it too, as each of
+/// its steps' sweeps does.
+pub fn check_resumed(o: &Options, rec: &SweepRecord, this_cpu: &str) -> anyhow::Result<()> {
+    if rec.command != o.command || rec.ranks != o.ranks {
+        return Err(crate::error::InputError::Mismatch(format!(
+            "{}: --resume needs the same command and --ranks as the file ({:?}, {} ranks)",
+            o.output.display(),
+            rec.command.join(" "),
+            rec.ranks
+        ))
+        .into());
+    }
+    check_resumed_clocks(o, rec)?;
+    check_resumed_cpu(o, rec, this_cpu)
 }
 
 /// Discovers the backends, logging what each can and cannot measure.
