@@ -1298,7 +1298,9 @@ fn fit_takes_several_configurations_and_fits_the_law_on_the_one_measured_at_the_
     let (code, out, err) = fit(d.path(), &two_configurations(&[2000], &[2000]), &m);
     assert_eq!(code, 0, "{err}");
     assert!(
-        out.contains("GPU runs at one clock (1 core, 2 GHz, 2 GPUs and 1 other configuration)"),
+        out.contains(
+            "GPU runs at one clock, 2000 MHz (1 core, 2 GHz, 2 GPUs and 1 other configuration)"
+        ),
         "{out}"
     );
     let v = json(d.path());
@@ -1936,5 +1938,63 @@ fn validate_of_one_configuration_it_cannot_predict_says_so_in_the_singular() {
     assert!(
         err.contains("two.csv: none of its 2 configurations can be predicted"),
         "{err}"
+    );
+}
+
+#[test]
+fn a_profile_measured_at_one_gpu_clock_is_scored_and_planned_at_that_clock() {
+    // One clock named by the runs: no law, but the profile keeps the clock, `validate` scores
+    // the runs at it (and refuses others naming it), and the job script asks for it. The
+    // machine as `machine init` writes it (no [power]: time is planned).
+    let d = tempfile::tempdir().unwrap();
+    let m = bare_clock_machine(d.path());
+    let (m2, p) = fitted_on(d.path(), &rows(&[1500], "gpu"), &m);
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+    assert_eq!(doc["measured_gpu_clock_mhz"], 1500.0, "{doc}");
+    let runs = write(d.path(), "two.csv", &rows(&[1500, 2000], "gpu"));
+    let (code, out, err) = validate(&runs, (&m2, &p), &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("  +0.0%"), "{out}");
+    assert!(
+        out.contains("expected the one GPU clock the profile was measured at, 1500 MHz")
+            && out.contains("got `2000 MHz`"),
+        "{out}"
+    );
+    assert!(
+        out.contains("1 of 2 configurations is at what the profile"),
+        "{out}"
+    );
+    let job = d.path().join("job.sh");
+    let sbatch = ["--sbatch", job.to_str().unwrap(), "--", "./app"];
+    let (code, _, err) = plan(&m2, &p, &sbatch);
+    assert_eq!(code, 0, "{err}");
+    let script = std::fs::read_to_string(&job).unwrap();
+    assert!(
+        script.contains("#SBATCH --gpu-freq=1500,verbose"),
+        "{script}"
+    );
+    assert!(
+        script.contains("the one clock the profile was measured at"),
+        "{script}"
+    );
+    // Runs that name no clock were at the one the GPU chose: nothing is asked for.
+    let no_clock: String = rows(&[2000], "gpu")
+        .lines()
+        .map(|l| l.rsplit_once(',').map_or(l, |(a, _)| a).to_string() + "\n")
+        .collect();
+    let e = tempfile::tempdir().unwrap();
+    let m = bare_clock_machine(e.path());
+    let (m2, p) = fitted_on(e.path(), &no_clock, &m);
+    let text = std::fs::read_to_string(&p).unwrap();
+    assert!(!text.contains("measured_gpu_clock_mhz"), "{text}");
+    let job = e.path().join("job.sh");
+    let sbatch = ["--sbatch", job.to_str().unwrap(), "--", "./app"];
+    let (code, _, err) = plan(&m2, &p, &sbatch);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        !std::fs::read_to_string(&job)
+            .unwrap()
+            .contains("--gpu-freq")
     );
 }

@@ -807,6 +807,16 @@ fn gpu_energy_runs_held_out_on_a_real_h200_are_scored_in_time_against_machine_in
         "{out}"
     );
     assert!(!out.contains("energy: mean absolute error"), "{out}");
+    // Left out core by core, the profile's own energies are not scored against node-seconds.
+    let loo = [&args[..5], &["--loo"]].concat();
+    let (rc, out, err) = jouleplan(&loo);
+    assert_eq!(rc, 0, "{err}");
+    assert!(
+        err.contains("p.json: its measured energy is not scored"),
+        "{err}"
+    );
+    assert!(!out.contains("energy: mean absolute error"), "{out}");
+    assert!(!err.contains("model check failed") && !out.contains("model check failed"));
 }
 
 #[test]

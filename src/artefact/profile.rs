@@ -94,6 +94,10 @@ pub struct ProfileFile {
     /// The GPU clock law (MODEL.md 6e), where the workload was measured at 3 or more clocks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu_clock: Option<super::gpu_clock::GpuClockLaw>,
+    /// The one GPU core clock, MHz, every GPU point was measured at, where the runs named a
+    /// clock and there is no clock law (`fit`): predictions hold at that clock.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_gpu_clock_mhz: Option<f64>,
     /// The machine a profile without a sweep record was measured on (written by `fit`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measured_on: Option<MeasuredOnFile>,
@@ -445,6 +449,8 @@ impl ProfileFile {
         if let Some(law) = &self.gpu_clock {
             law.validate(&c)?;
         }
+        let clock = super::machine::GPU_CLOCK_MHZ;
+        c.opt("measured_gpu_clock_mhz", self.measured_gpu_clock_mhz, clock)?;
         if let Some(id) = self.fit_id.as_deref()
             && !is_fit_id(id)
         {

@@ -65,6 +65,9 @@ pub fn gpu_profile(
         baseline,
         provenance(file, top_mhz, machine),
     )?;
+    // One clock named by the runs: the predictions hold there, and a job asks for it.
+    profile.measured_gpu_clock_mhz =
+        (law.is_none() && top.config.gpu_clock_mhz.is_some()).then_some(top_mhz);
     profile.gpu_clock = law;
     // As a fit on CPU runs records it: the machine fitted against, and the spread of each
     // configuration measured more than once (every clock its own), which `plan` says where

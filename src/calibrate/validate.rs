@@ -383,6 +383,7 @@ pub fn fitted_on(profile: &Profile, measured: &[Measured]) -> usize {
         (Some(law), Some(mhz)) if m.config.gpus > 0 => {
             law.measured_mhz.iter().any(|f| (f - mhz).abs() < 1e-9)
         }
+        (None, Some(mhz)) if m.config.gpus > 0 => profile.measured_at_clock(mhz),
         _ => true,
     };
     measured
@@ -507,8 +508,9 @@ pub fn validate(
         crate::model::workload::compact_list(&cores)
     );
     let mut rows = compare(&model, measured)?;
-    let energy_not_scored = unscored_energy(profile.energy_scope(), predicted, &mut rows)
-        .or_else(|| unpowered_energy(machine, predicted, &mut rows));
+    // Without [power] no scope is scored, whatever the runs measured.
+    let energy_not_scored = unpowered_energy(machine, predicted, &mut rows)
+        .or_else(|| unscored_energy(profile.energy_scope(), predicted, &mut rows));
     let validation = Validation {
         // A clock law's intervals at unmeasured clocks are intervals, node law or not.
         bounds: profile.node_law.is_none() && profile.gpu_clock.is_none(),

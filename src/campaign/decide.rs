@@ -619,7 +619,8 @@ fn cost_of(view: &View<'_>, plan: &Plan, m: u32, high: bool) -> f64 {
 
 /// Measures `m` unless its cost could pass the node-hours the campaign may spend: its
 /// predicted time taken at its interval's unfavourable end, so that a prediction that errs
-/// on the fast side does not spend more than was given.
+/// on the fast side is less likely to spend more than was given (the interval is no bound:
+/// a run beyond its far end still overspends).
 pub fn within_budget(view: &View<'_>, plan: &Plan, m: u32, why: String) -> Next {
     let Some((budget, spent)) = view.budget else {
         return Next::Measure(m, why);

@@ -79,6 +79,7 @@ pub fn run_validate(args: &ValidateArgs, out: &mut dyn Write) -> anyhow::Result<
     if let Some(note) = crate::search::inputs::gpu_energy_without_power(&mut machine, &profile) {
         super::say::note(&note);
     }
+    let cleared = crate::search::inputs::time_only_profile(&machine, &mut profile);
     crate::search::inputs::same_fit(&machine, &profile)?;
     let checks = args.source.checks();
     trust::machine_matches(&machine, &profile, checks.accept)?;
@@ -91,7 +92,15 @@ pub fn run_validate(args: &ValidateArgs, out: &mut dyn Write) -> anyhow::Result<
     let measured = measured_rows(args, &machine, &mut profile, held_out)?;
     let most = measured.iter().map(|r| r.config.nodes).max().unwrap_or(1);
     let energy = measured.iter().any(|r| r.energy.is_some());
-    if let Some(note) = crate::search::inputs::validate_reaches(&machine, most, energy)? {
+    let reach = crate::search::inputs::validate_reaches(&machine, most, energy)?;
+    if cleared && given.is_none() {
+        super::say::note(&format!(
+            "{}: its measured energy is not scored: {} has no [power] section to predict it \
+             from; time alone is scored",
+            profile.file.display(),
+            machine.file.display()
+        ));
+    } else if let Some(note) = reach {
         super::say::note(&note);
     }
     let csv = args.measured.as_deref().map(CsvFile);

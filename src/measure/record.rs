@@ -161,6 +161,7 @@ pub fn profile_file(h: &Header, s: &SweepRecord) -> ProfileFile {
         }),
         node_law: None,
         gpu_clock: None,
+        measured_gpu_clock_mhz: None,
         measured_on: None,
         layout: sweep_layout(s).map(crate::model::layout::Layout::to_file),
         energy_scope: None,

@@ -666,6 +666,8 @@ impl<'a> Model<'a> {
         let law = self.profile.gpu_clock.as_ref();
         match (gpus, law, clock) {
             (0, _, _) | (_, None, None) => Ok(None),
+            // The one clock the profile was measured at, without a law: its own points.
+            (_, None, Some(c)) if self.profile.measured_at_clock(c) => Ok(None),
             (_, Some(l), None) => Ok(Some(l.reference_mhz)),
             (_, Some(l), Some(c)) if l.covers(c) => Ok(Some(c)),
             (_, Some(l), Some(c)) => Err(InputError::Argument {
@@ -680,8 +682,13 @@ impl<'a> Model<'a> {
             (_, None, Some(c)) => Err(InputError::Argument {
                 flag: "GPU clock".into(),
                 expected: format!(
-                    "no GPU clock: {} has no GPU clock law (measure 3 or more clocks: a \
-                     measured CSV with gpu_clock_mhz, then `jouleplan fit`)",
+                    "{}: {} has no GPU clock law (measure 3 or more clocks: a measured CSV \
+                     with gpu_clock_mhz, then `jouleplan fit`)",
+                    match self.profile.measured_gpu_clock_mhz {
+                        Some(m) =>
+                            format!("the one GPU clock the profile was measured at, {m} MHz"),
+                        None => "no GPU clock".into(),
+                    },
                     self.profile.file.display()
                 ),
                 got: format!("{c} MHz"),

@@ -77,6 +77,8 @@ pub struct Profile {
     pub node_law: Option<super::node_law::NodeFit>,
     /// The GPU clock law (MODEL.md 6e), where the workload was measured at 3 or more clocks.
     pub gpu_clock: Option<super::gpu_clock::GpuClockLaw>,
+    /// The one GPU clock, MHz, the GPU points were measured at without a clock law.
+    pub measured_gpu_clock_mhz: Option<f64>,
     /// How the measured runs laid ranks and threads on a node, when they say.
     pub layout: Option<super::layout::Layout>,
     /// The energy scope the profile records (its file's `energy_scope`), when it records one;
@@ -150,6 +152,7 @@ impl Profile {
             has_sweep: f.sweep.is_some(),
             node_law: f.node_law.as_ref().map(super::node_law::NodeFit::from_file),
             gpu_clock: f.gpu_clock.clone(),
+            measured_gpu_clock_mhz: f.measured_gpu_clock_mhz,
             layout: f.layout.and_then(super::layout::Layout::from_file),
             recorded_scope: f.energy_scope.as_deref().and_then(EnergyScope::from_name),
             fit_id: f.fit_id.clone(),
@@ -465,11 +468,21 @@ impl Profile {
                 .as_ref()
                 .map(super::node_law::NodeFit::to_file),
             gpu_clock: self.gpu_clock.clone(),
+            measured_gpu_clock_mhz: self.measured_gpu_clock_mhz,
             measured_on,
             layout: self.layout.map(super::layout::Layout::to_file),
             energy_scope: self.recorded_scope.map(|s| s.csv_name().to_string()),
             fit_id: self.fit_id.clone(),
         }
+    }
+
+    /// Whether `mhz` is the one GPU clock the profile was measured at without a clock law
+    /// (within half a MHz, as a listed clock is read).
+    pub fn measured_at_clock(&self, mhz: f64) -> bool {
+        self.gpu_clock.is_none()
+            && self
+                .measured_gpu_clock_mhz
+                .is_some_and(|m| (m - mhz).abs() < 0.5)
     }
 
     /// Builds a profile from parts (used by importers and `profile`); validates like a file.
@@ -498,6 +511,7 @@ impl Profile {
             has_sweep: false,
             node_law: None,
             gpu_clock: None,
+            measured_gpu_clock_mhz: None,
             layout: None,
             recorded_scope: None,
             fit_id: None,

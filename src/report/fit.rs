@@ -278,10 +278,17 @@ fn write_gpu_fit(f: &FitOutcome, out: &mut dyn Write) -> std::io::Result<()> {
                 " each",
             ),
         };
+        let (at, keep) = match f.profile.measured_gpu_clock_mhz {
+            Some(m) => (
+                format!(", {m} MHz"),
+                "; the profile keeps the clock, and a job script asks for it",
+            ),
+            None => (String::new(), ""),
+        };
         return writeln!(
             out,
-            "GPU runs at one clock ({}, {} GHz, {}{others}): a point at that clock{each}, no \
-             GPU clock law (measure 3 or more clocks to plan the clock)",
+            "GPU runs at one clock{at} ({}, {} GHz, {}{others}): a point at that clock{each}, \
+             no GPU clock law (measure 3 or more clocks to plan the clock){keep}",
             crate::units::count(p.cores, "core", "cores"),
             p.freq.ghz(),
             crate::units::count(p.gpus, "GPU", "GPUs")

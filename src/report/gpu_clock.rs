@@ -16,17 +16,30 @@ pub struct GpuClockNote {
     pub supported: String,
     /// The memory clock the machine file names, MHz.
     pub memory_mhz: Option<f64>,
-    /// The clocks the law was fitted on, `633-1164 MHz (measured: 633, 975, 1164)`.
-    pub measured: String,
+    /// The clocks the law was fitted on, `633-1164 MHz (measured: 633, 975, 1164)`; `None`: no
+    /// law, the one clock the profile was measured at.
+    pub measured: Option<String>,
     /// The same layout at the profile's reference (fastest measured) clock: MHz, time, energy.
     pub reference: Option<(f64, f64, f64)>,
 }
 
-/// The note for a prediction at a GPU clock (`None` without one).
+/// The note for a prediction at a GPU clock, or with GPUs of a profile measured at one clock
+/// without a law (`None` otherwise).
 pub fn note(machine: &Machine, profile: &Profile, p: &Prediction) -> Option<GpuClockNote> {
+    let supported = supported(&machine.gpu_clocks_mhz);
+    let Some(law) = profile.gpu_clock.as_ref() else {
+        return (p.config.gpus > 0)
+            .then_some(profile.measured_gpu_clock_mhz)
+            .flatten()
+            .map(|mhz| GpuClockNote {
+                mhz,
+                supported,
+                memory_mhz: machine.gpu_memory_clock_mhz,
+                measured: None,
+                reference: None,
+            });
+    };
     let mhz = p.config.gpu_clock_mhz?;
-    let law = profile.gpu_clock.as_ref()?;
-    let c = &machine.gpu_clocks_mhz;
     let reference = Model::new(machine, profile).ok().and_then(|m| {
         let at = crate::model::Config {
             gpu_clock_mhz: Some(law.reference_mhz),
@@ -39,14 +52,19 @@ pub fn note(machine: &Machine, profile: &Profile, p: &Prediction) -> Option<GpuC
     });
     Some(GpuClockNote {
         mhz,
-        supported: match (c.first(), c.last()) {
-            (Some(lo), Some(hi)) => format!("{lo}-{hi} MHz"),
-            _ => "the machine's clocks".into(),
-        },
+        supported,
         memory_mhz: machine.gpu_memory_clock_mhz,
-        measured: law.range_text(),
+        measured: Some(law.range_text()),
         reference,
     })
+}
+
+/// The machine's supported GPU clocks as a range, `595-1164 MHz`.
+fn supported(c: &[f64]) -> String {
+    match (c.first(), c.last()) {
+        (Some(lo), Some(hi)) => format!("{lo}-{hi} MHz"),
+        _ => "the machine's clocks".into(),
+    }
 }
 
 impl GpuClockNote {
@@ -68,10 +86,12 @@ impl GpuClockNote {
                 crate::units::signed_percent(p.energy.0 / e - 1.0, 1)
             ));
         }
-        v.push(format!(
-            "  the clock law was fitted on {} (nothing outside it is planned)",
-            self.measured
-        ));
+        v.push(match &self.measured {
+            Some(m) => format!("  the clock law was fitted on {m} (nothing outside it is planned)"),
+            None => "  the one clock the profile was measured at (no clock law: the predictions \
+                     hold there, so the job asks for it)"
+                .into(),
+        });
         v
     }
 

@@ -70,6 +70,19 @@ pub fn gpu_energy_without_power(machine: &mut Machine, profile: &Profile) -> Opt
     ))
 }
 
+/// Clears the profile's measured energies where `machine` has no `[power]`: they cannot be
+/// compared with the model's node-seconds, so its checks and scores are in time only.
+/// Returns whether it cleared any.
+pub fn time_only_profile(machine: &Machine, profile: &mut Profile) -> bool {
+    let mut cleared = false;
+    if machine.time_only() {
+        for p in &mut profile.baseline {
+            cleared |= p.energy.take().is_some();
+        }
+    }
+    cleared
+}
+
 /// Whether the machine read by [`load_machine_for_validate`] can score runs over at most
 /// `nodes` nodes, `energy` whether any has measured energy: runs over several nodes need
 /// `[network]`. Returns the note for time-only scoring of runs without energy (runs with
@@ -156,12 +169,7 @@ impl Loaded {
     /// which points were derived.
     pub fn new(mut machine: Machine, mut profile: Profile, accept: Accept) -> InputResult<Loaded> {
         let gpu_energy = gpu_energy_without_power(&mut machine, &profile);
-        if machine.time_only() {
-            // Measured energies cannot be compared with node-seconds: time only.
-            for p in &mut profile.baseline {
-                p.energy = None;
-            }
-        }
+        let _ = time_only_profile(&machine, &mut profile);
         let trust = trust::machine_matches(&machine, &profile, accept)?;
         let mut notes: Vec<String> = profile
             .assumptions_said(machine.time_only())
