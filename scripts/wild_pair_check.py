@@ -40,6 +40,7 @@ def wild(case):
     for r, f in zip(at, (0.6, 1.4)):
         r[4], r[5] = f"{t * f:.6g}", f"{e * f:.7g}"
     case.fit_csv = os.path.join(case.dir, "fit-wild.csv")
+    case.name += " (wild pair)"  # its own key in a results cache
     S.write_csv(case.fit_csv, header, body)
     return case
 

@@ -72,9 +72,7 @@ pub(super) fn take(
     let g = o.gpus.iter().copied().max().unwrap_or(0) as usize;
     let ids = &gpu_ids[..g.min(gpu_ids.len())];
     if method == Method::Slurm {
-        let control = slurm(o, ids, words, log)?;
-        log(&said);
-        return Ok(control);
+        return slurm(o, ids, (words, &said), log);
     }
     let setter = NvmlClocks::load().map_err(|e| refuse(o, e))?;
     let clocks = (o.gpu_clocks.as_slice(), o.gpu_memory_mhz);
@@ -102,11 +100,12 @@ fn nvml_guard(
 }
 
 /// Slurm steps: every launcher must be srun; the clocks are checked against those the GPUs
-/// support where NVML can read them (reading needs no permission; nothing is set).
+/// support where NVML can read them (reading needs no permission; nothing is set). Logs
+/// `said` (how the clock is set) once the checks passed, before what was not checked.
 fn slurm(
     o: &Options,
     ids: &[u32],
-    words: [&[String]; 2],
+    (words, said): ([&[String]; 2], &str),
     log: &mut dyn FnMut(&str),
 ) -> anyhow::Result<ClockControl> {
     for w in words.iter().filter(|w| !w.is_empty()) {
@@ -114,13 +113,20 @@ fn slurm(
         gpu_clock_set::add_gpu_freq(&mut argv, "--gpu-freq".into()).map_err(|e| refuse(o, e))?;
     }
     match NvmlClocks::load() {
-        Ok(n) => drop(
-            ClockGuard::take(Box::new(n), ids, &o.gpu_clocks, o.gpu_memory_mhz)
-                .map_err(|e| refuse(o, e))?,
-        ),
-        Err(why) => log(&format!(
-            "GPU clocks not checked against the GPUs ({why}): Slurm sets the supported clock nearest each one; --machine with gpu_clocks_mhz checks them before the sweep"
-        )),
+        Ok(n) => {
+            drop(
+                ClockGuard::take(Box::new(n), ids, &o.gpu_clocks, o.gpu_memory_mhz)
+                    .map_err(|e| refuse(o, e))?,
+            );
+            log(said);
+        }
+        Err(why) => {
+            log(said);
+            log(&format!(
+                "GPU clocks not checked against the GPUs ({why}): Slurm sets the supported clock \
+                 nearest each one; --machine with gpu_clocks_mhz checks them before the sweep"
+            ));
+        }
     }
     Ok(ClockControl::Slurm(o.gpu_memory_mhz))
 }
