@@ -57,6 +57,17 @@ pub struct ValidateArgs {
     pub plot: Option<PathBuf>,
 }
 
+/// The note for a profile whose own measured energy is not scored: the machine has no
+/// `[power]` to predict it from.
+fn unscored_own_energy(profile: &Profile, machine: &crate::model::machine::Machine) -> String {
+    format!(
+        "{}: its measured energy is not scored: {} has no [power] section to predict it from; \
+         time alone is scored",
+        profile.file.display(),
+        machine.file.display()
+    )
+}
+
 /// Runs `validate`.
 pub fn run_validate(args: &ValidateArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     if let Some(p) = &args.plot {
@@ -93,14 +104,8 @@ pub fn run_validate(args: &ValidateArgs, out: &mut dyn Write) -> anyhow::Result<
     let most = measured.iter().map(|r| r.config.nodes).max().unwrap_or(1);
     let energy = measured.iter().any(|r| r.energy.is_some());
     let reach = crate::search::inputs::validate_reaches(&machine, most, energy)?;
-    if cleared && given.is_none() {
-        super::say::note(&format!(
-            "{}: its measured energy is not scored: {} has no [power] section to predict it \
-             from; time alone is scored",
-            profile.file.display(),
-            machine.file.display()
-        ));
-    } else if let Some(note) = reach {
+    let own = (cleared && given.is_none()).then(|| unscored_own_energy(&profile, &machine));
+    if let Some(note) = own.or(reach) {
         super::say::note(&note);
     }
     let csv = args.measured.as_deref().map(CsvFile);
