@@ -66,6 +66,14 @@ pub fn coverage(rows: &[Compared]) -> Coverage {
 }
 
 impl Compared {
+    /// Leaves the energy unpredicted (and out of the interval): it is not scored.
+    fn unscore_energy(&mut self) {
+        self.energy_j = None;
+        if let Some((t, _)) = self.interval {
+            self.interval = Some((t, None));
+        }
+    }
+
     /// Relative time error (predicted / measured - 1).
     pub fn time_error(&self) -> Option<f64> {
         self.time_s.map(|t| t / self.measured.time_s - 1.0)
@@ -409,10 +417,7 @@ pub fn unscored_energy(modelled: EnergyScope, file: &str, rows: &mut [Compared])
         if modelled.predicts(measured) {
             continue;
         }
-        r.energy_j = None;
-        if let Some((t, _)) = r.interval {
-            r.interval = Some((t, None));
-        }
+        r.unscore_energy();
         unscored.get_or_insert(measured);
     }
     unscored.map(|measured| {
@@ -433,10 +438,7 @@ fn unpowered_energy(machine: &Machine, file: &str, rows: &mut [Compared]) -> Opt
     }
     let mut any = false;
     for r in rows.iter_mut().filter(|r| r.measured.energy.is_some()) {
-        r.energy_j = None;
-        if let Some((t, _)) = r.interval {
-            r.interval = Some((t, None));
-        }
+        r.unscore_energy();
         any = true;
     }
     any.then(|| {
