@@ -187,16 +187,31 @@ pub fn report_law(law: &NodeFit, out: &mut dyn Write) -> std::io::Result<()> {
     Ok(())
 }
 
-/// What an interval held at [`crate::limits::MOST_REL_SD`] means, or nothing.
-fn no_interval(s: &crate::model::node_law::Spread) -> &'static str {
+/// What an interval held at [`crate::limits::MOST_REL_SD`] means, or nothing: the repeats'
+/// part (runs of one configuration that differ wildly) and the counts' part (a law that does
+/// not carry from one count to the next) are said apart, each with what to check.
+fn no_interval(s: &crate::model::node_law::Spread) -> String {
     let most = crate::limits::MOST_REL_SD;
-    match [s.repeat_rel, s.within_rel, s.per_doubling_rel].contains(&most) {
-        true => {
-            " (held at 1000%, the most a profile keeps: the counts predict one another so \
-             badly that beyond them there is no interval; measure the counts you plan, or check \
-             that the runs scale as fitted, strong or --weak)"
-        }
-        false => "",
+    let mut said = Vec::new();
+    if s.repeat_rel >= most {
+        said.push(
+            "the repeated runs of one configuration differ so much that no interval is left; \
+             check them for a failed, mislabelled or disturbed run",
+        );
+    }
+    if s.within_rel >= most || s.per_doubling_rel >= most {
+        said.push(
+            "the counts predict one another so badly that beyond them there is no interval; \
+             measure the counts you plan, or check that the runs scale as fitted, strong or \
+             --weak",
+        );
+    }
+    match said.is_empty() {
+        true => String::new(),
+        false => format!(
+            " (held at 1000%, the most a profile keeps: {})",
+            said.join("; ")
+        ),
     }
 }
 
@@ -489,11 +504,26 @@ mod tests {
             within_rel: 0.2,
             per_doubling_rel: most,
         };
-        assert!(no_interval(&held).contains("held at 1000%"));
+        let said = no_interval(&held);
+        assert!(said.contains("held at 1000%"), "{said}");
+        assert!(
+            said.contains("the counts predict") && !said.contains("repeated"),
+            "{said}"
+        );
         let fine = Spread {
             per_doubling_rel: 0.3,
             ..held
         };
         assert_eq!(no_interval(&fine), "");
+        // Wild repeats are said as such, not blamed on the counts.
+        let wild = Spread {
+            repeat_rel: most,
+            ..fine
+        };
+        let said = no_interval(&wild);
+        assert!(
+            said.contains("repeated runs") && !said.contains("the counts"),
+            "{said}"
+        );
     }
 }
