@@ -378,6 +378,46 @@ fn the_node_hours_given_are_never_passed_by_a_step_the_campaign_chooses() {
     not(public_fixtures),
     ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
 )]
+fn a_count_the_budget_cannot_pay_for_gives_way_to_one_it_can() {
+    let dir = tempfile::tempdir().unwrap();
+    // clvleaf's start (2, 4, 5 nodes) costs 5.28 node-hours; the recommendation's nearest
+    // recorded count, 11, could cost 2.05 of the 1.72 left, but confirming 5 nodes fits.
+    let (rc, v, err) = campaign(dir.path(), "clvleaf", &["--node-hours", "7"]);
+    assert_eq!(rc, 0, "{err}");
+    let steps = v["steps"].as_array().unwrap();
+    let gave_way: Vec<&Value> = steps
+        .iter()
+        .filter(|s| {
+            s["why"]
+                .as_str()
+                .unwrap()
+                .contains("(before it, over budget: ")
+        })
+        .collect();
+    assert!(!gave_way.is_empty(), "{v}");
+    for s in gave_way {
+        let why = s["why"].as_str().unwrap();
+        assert!(
+            why.starts_with("confirm: ") || why.starts_with("explore: "),
+            "{why}"
+        );
+        assert!(why.contains("11 nodes would cost"), "{why}");
+    }
+    let spent = v["node_hours"].as_f64().unwrap();
+    assert!(spent > 5.3 && spent <= 7.0, "{spent} node-hours spent");
+    // It ends on the budget, naming the count it could not pay for.
+    let stopped = v["stopped"].as_str().unwrap();
+    assert!(
+        stopped.starts_with("budget: ") && stopped.contains("11 nodes"),
+        "{stopped}"
+    );
+}
+
+#[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
 fn an_energy_budget_on_runs_without_energy_ends_the_campaign_naming_the_flag() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();

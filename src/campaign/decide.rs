@@ -14,7 +14,9 @@
 //!
 //! Every count is judged by the plan's query ([`Objective`]): measured counts by the mean of
 //! their runs, as `fit` takes them; unmeasured ones by the plan's predictions and intervals.
-//! Whatever a rule chooses passes the cost guard ([`within_budget`]).
+//! Whatever a rule chooses passes the cost guard ([`within_budget`]); a count it cannot pay
+//! for gives way to the next rule's (explore takes the best count it can pay for), and the
+//! campaign stops on the budget only where no rule's count can be paid for.
 
 use super::objective::{Measured, Objective, Run, Score};
 use crate::search::plan::{FrontEntry, Plan};
@@ -154,15 +156,52 @@ pub fn next(view: &View<'_>, plan: &Plan) -> Next {
         o,
         m: Measured::new(view.runs, Some(rec.prediction.config.cores), o.time_only),
     };
-    let chosen = unmeasured_recommendation(view, rec)
-        .or_else(|| bracket(&c))
-        .or_else(|| explore(&c))
-        .or_else(|| confirm(&c))
-        .unwrap_or_else(|| stable(&c));
-    match chosen {
+    let rules: [&dyn Fn() -> Option<Next>; 4] = [
+        &|| unmeasured_recommendation(view, rec),
+        &|| bracket(&c),
+        &|| explore(&c),
+        &|| confirm(&c),
+    ];
+    // A rule whose count the budget cannot pay for gives way to the next rule's count; where
+    // none can be paid for, the first one's budget stop says why the campaign ends.
+    let mut over: Option<String> = None;
+    for rule in rules {
+        match rule().map(|n| guarded(view, plan, n)) {
+            Some(Next::Measure(m, why)) => return Next::Measure(m, after_over(why, &over)),
+            Some(Next::Stop(s)) => {
+                over.get_or_insert(s);
+            }
+            None => {}
+        }
+    }
+    over.map_or_else(|| stable(&c), Next::Stop)
+}
+
+/// A rule's choice through the cost guard.
+fn guarded(view: &View<'_>, plan: &Plan, n: Next) -> Next {
+    match n {
         Next::Measure(m, why) => within_budget(view, plan, m, why),
         stop => stop,
     }
+}
+
+/// The reason for a count, saying which earlier choice the budget could not pay for.
+fn after_over(why: String, over: &Option<String>) -> String {
+    match over {
+        Some(o) => format!(
+            "{why} (before it, {})",
+            o.replacen("budget: ", "over budget: ", 1)
+        ),
+        None => why,
+    }
+}
+
+/// Whether measuring `m` fits what is left of the budget (always, without one).
+fn affordable(view: &View<'_>, plan: &Plan, m: u32) -> bool {
+    matches!(
+        within_budget(view, plan, m, String::new()),
+        Next::Measure(..)
+    )
 }
 
 /// The recommendation's count was not measured: measure it, or (not available) the nearest
@@ -394,14 +433,23 @@ fn explore(c: &Ctx<'_>) -> Option<Next> {
         })
         .collect();
     could.sort_by(|a, b| b.3.total_cmp(&a.3).then(a.0.cmp(&b.0)));
-    let &(m, fav, point, _) = could.first()?;
+    // The best the budget can pay for; where it can pay for none, the best (the guard stops).
+    let skipped = could
+        .iter()
+        .position(|x| affordable(c.view, c.plan, x.0))
+        .unwrap_or(0);
+    let &(m, fav, point, _) = could.get(skipped)?;
+    let within = match skipped {
+        0 => String::new(),
+        k => format!(" of those the budget can pay for ({k} cannot be)"),
+    };
     Some(Next::Measure(
         m,
         format!(
             "explore: {} could beat the {} of the best measured count, {}, by up \
              to {:.1}% at its interval's favourable end ({}; a repeat \
              differs by {:.1}%, the run-to-run spread or the tolerance); of {} such {}, it \
-             narrows the decision most per node-hour ({})",
+             narrows the decision most per node-hour{within} ({})",
             nodes(m),
             c.o.said(),
             nodes(r),
