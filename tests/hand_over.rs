@@ -820,6 +820,66 @@ fn gpu_energy_runs_held_out_on_a_real_h200_are_scored_in_time_against_machine_in
 }
 
 #[test]
+fn gpu_energy_runs_of_a_real_h200_fitted_at_two_core_counts_plan_between_them() {
+    // Real runs of an H200 node at 2 and 8 cores (one GPU clock, none named): `fit` derives
+    // 3-7 cores between them, whose GPU (taken busy for the whole run) must not outlast the
+    // run, or `plan` refuses the profile as one the model cannot explain.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/h200-gpu-energy");
+    let (prof, mach) = (d.join("p.json"), d.join("m.toml"));
+    let (rc, _, err) = jouleplan(&[
+        "fit",
+        "--measured",
+        s(&data.join("fit.csv")),
+        "--machine",
+        s(&data.join("node.toml")),
+        "--profile-out",
+        s(&prof),
+        "--machine-out",
+        s(&mach),
+    ]);
+    assert_eq!(rc, 0, "{err}");
+    let p: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&prof).unwrap()).unwrap();
+    // No clock law was fitted, and the profile does not say one was.
+    assert!(
+        p["gpu_clock"].is_null() && p["provenance"]["gpu_clock"].is_null(),
+        "{p}"
+    );
+    let wall = p["provenance"]["baseline.wall_time_s"].as_str().unwrap();
+    assert!(
+        wall.contains("the rows name no GPU clock: taken as the top"),
+        "{wall}"
+    );
+    let plan = [
+        "plan",
+        "--machine",
+        s(&mach),
+        "--profile",
+        s(&prof),
+        "--json",
+    ];
+    let (rc, out, err) = jouleplan(&plan);
+    assert_eq!(rc, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["evaluated"], 7, "{v}");
+    // Each derived count's time falls from the 2 cores' measured 6.82 s to the 8 cores' 5.65 s.
+    let mut before = 6.83;
+    for c in 3..=7 {
+        let config = format!("1,{c},2.1,1");
+        let predict = [&["predict"], &plan[1..5], &["--config", &config, "--json"]].concat();
+        let (rc, out, err) = jouleplan(&predict);
+        assert_eq!(rc, 0, "{err}");
+        let t = serde_json::from_str::<serde_json::Value>(&out).unwrap()["time_s"]
+            .as_f64()
+            .unwrap();
+        assert!(t < before && t > 5.64, "{c} cores: {t} s");
+        before = t;
+    }
+}
+
+#[test]
 fn a_replay_with_no_run_to_take_lists_the_runs_the_recording_holds() {
     // The real time-only runs of an H200 node: 1, 4 and 16 cores at 2.1 GHz.
     let dir = tempfile::tempdir().unwrap();

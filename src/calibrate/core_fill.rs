@@ -304,6 +304,7 @@ fn derive(
         extra: Extra::default(),
         measured_tree: None,
     };
+    device_within(&mut p, t);
     if overhead::paper_time(&p) > t {
         cycles_within(&mut p, t);
     }
@@ -317,6 +318,23 @@ fn derive(
         };
     }
     p
+}
+
+/// A GPU busy longer than the run is none the model can reproduce: where the device times
+/// interpolated in `c` put a GPU's kernel and transfer time above the law's `t` (a core law
+/// more convex than their straight line; a fit whose GPUs are taken busy for the whole run),
+/// that GPU's times are scaled down together to `t`.
+fn device_within(p: &mut BaselinePoint, t: f64) {
+    let Some(d) = p.device.as_mut() else {
+        return;
+    };
+    for (k, x) in d.kernel.iter_mut().zip(d.transfer.iter_mut()) {
+        let active = k.0 + x.0;
+        if active > t {
+            k.0 *= t / active;
+            x.0 *= t / active;
+        }
+    }
 }
 
 /// Where the cycles interpolated in `c` give more time than the law's `t` (a core law more

@@ -63,7 +63,12 @@ pub fn gpu_profile(
         (1.0, 1.0),
         Communication::none(),
         baseline,
-        provenance(file, top_mhz, machine),
+        provenance(
+            file,
+            (top_mhz, top.config.gpu_clock_mhz.is_some()),
+            law.is_some(),
+            machine,
+        ),
     )?;
     // One clock named by the runs: the predictions hold there, and a job asks for it.
     profile.measured_gpu_clock_mhz =
@@ -357,19 +362,33 @@ fn exponent_source(machine: &Machine) -> String {
     )
 }
 
-fn provenance(file: &Path, top: f64, machine: &Machine) -> Vec<(String, String)> {
+/// Where the profile's parts come from: `top` is the reference clock and whether the rows
+/// named it (else it is the machine's top clock, taken for rows without one); the clock law's
+/// entry only where one was fitted.
+fn provenance(
+    file: &Path,
+    (top, named): (f64, bool),
+    law: bool,
+    machine: &Machine,
+) -> Vec<(String, String)> {
     let f = file.display();
     let alpha = match machine.power.gpu_clock_exponent {
         Some(a) => format!("alpha = {a} set by {}", exponent_source(machine)),
         None => "alpha chosen by least residual".into(),
     };
-    vec![
+    let at = match (law, named) {
+        (true, _) => format!("at the law's top measured GPU clock, {top} MHz"),
+        (false, true) => format!("at the one GPU clock the rows name, {top} MHz"),
+        (false, false) => format!(
+            "the rows name no GPU clock: taken as the top of machine `{}`'s gpu_clocks_mhz, \
+             {top} MHz",
+            machine.name
+        ),
+    };
+    let mut out = vec![
         (
             "baseline.wall_time_s".into(),
-            format!(
-                "measured ({f}, each configuration's runs at the law's top measured GPU clock, \
-                 {top} MHz, repeats averaged)"
-            ),
+            format!("measured ({f}, each configuration's runs {at}, repeats averaged)"),
         ),
         (
             "baseline.energy_j".into(),
@@ -380,14 +399,17 @@ fn provenance(file: &Path, top: f64, machine: &Machine) -> Vec<(String, String)>
             "derived: no device times in a measured CSV; every GPU taken busy for the whole run"
                 .into(),
         ),
-        (
+    ];
+    if law {
+        out.push((
             "gpu_clock".into(),
             format!(
                 "fitted on {f}: T(fg) = a/fg + m with its residuals, P_act(fg) = P0 + k fg^alpha, \
                  {alpha} (MODEL.md 6e)"
             ),
-        ),
-    ]
+        ));
+    }
+    out
 }
 
 fn assumptions(one_law: bool) -> Vec<String> {
