@@ -6,7 +6,7 @@
 use super::options::*;
 use crate::error::InputError;
 use crate::measure::gpu_clock_nvml::{self, NvmlClocks};
-use crate::measure::gpu_clock_set::{self, ClockGuard, Method};
+use crate::measure::gpu_clock_set::{self, ClockGuard, ClockSetter, Method};
 use crate::measure::nvml;
 use std::io::Write;
 
@@ -74,12 +74,26 @@ pub(super) fn take(
     if method == Method::Slurm {
         return slurm(o, ids, (words, &said), log);
     }
-    let setter = NvmlClocks::load().map_err(|e| refuse(o, e))?;
+    let load = || NvmlClocks::load().map(|n| Box::new(n) as Box<dyn ClockSetter>);
     let clocks = (o.gpu_clocks.as_slice(), o.gpu_memory_mhz);
-    let guard = nvml_guard(Box::new(setter), ids, clocks, &mut std::io::stderr())
-        .map_err(|e| refuse(o, e))?;
-    log(&said);
+    let warn = &mut std::io::stderr();
+    let guard = take_nvml(&load, ids, clocks, (&said, log), warn).map_err(|e| refuse(o, e))?;
     Ok(ClockControl::Nvml(guard))
+}
+
+/// NVML's part of [`take`]: the setter loaded, the clocks of `ids` taken over
+/// ([`nvml_guard`]: read, checked against those supported, tried), and only then `said`
+/// logged, so that a clock any check refuses is never said set.
+fn take_nvml(
+    load: &dyn Fn() -> Result<Box<dyn ClockSetter>, String>,
+    ids: &[u32],
+    clocks: (&[u32], Option<u32>),
+    (said, log): (&str, &mut dyn FnMut(&str)),
+    warn: &mut dyn Write,
+) -> Result<ClockGuard, String> {
+    let guard = nvml_guard(load()?, ids, clocks, warn)?;
+    log(said);
+    Ok(guard)
 }
 
 /// Takes the clocks of `ids` over through `setter` for `clocks` (MHz, and the memory clock)
@@ -87,7 +101,7 @@ pub(super) fn take(
 /// standard error, not the log `--quiet` silences: a quiet sweep killed with `kill -9` leaves
 /// the GPUs at a set clock, and this line is the only way the user learns how to undo it.
 fn nvml_guard(
-    setter: Box<dyn gpu_clock_set::ClockSetter>,
+    setter: Box<dyn ClockSetter>,
     ids: &[u32],
     (clocks, memory): (&[u32], Option<u32>),
     warn: &mut dyn Write,
@@ -174,6 +188,32 @@ impl ClockControl {
 mod tests {
     use super::*;
     use crate::measure::gpu_clock_set::recording::recorder;
+
+    #[test]
+    fn a_clock_is_said_set_only_once_every_check_passed() {
+        let said = "GPU clocks 990 MHz: set as NVML application clocks";
+        let log = std::cell::RefCell::new(Vec::<String>::new());
+        let take = |load: &dyn Fn() -> Result<Box<dyn ClockSetter>, String>, clock: u32| {
+            let mut said_to = |l: &str| log.borrow_mut().push(l.to_string());
+            take_nvml(
+                load,
+                &[0, 1],
+                (&[clock], None),
+                (said, &mut said_to),
+                &mut Vec::new(),
+            )
+            .map(drop)
+        };
+        // NVML not loaded; a clock the GPUs do not support; the GPU refusing the clocks in
+        // force: each refused, none said set.
+        assert!(take(&|| Err("NVML could not be loaded".into()), 990).is_err());
+        assert!(take(&|| Ok(recorder(None).0), 1500).is_err());
+        assert!(take(&|| Ok(recorder(Some(1980)).0), 990).is_err());
+        assert!(log.borrow().is_empty(), "{log:?}");
+        // Every check passed: said once.
+        assert!(take(&|| Ok(recorder(None).0), 990).is_ok());
+        assert_eq!(*log.borrow(), [said]);
+    }
 
     #[test]
     fn the_sigkill_restore_command_is_written_to_the_warning_stream_not_the_log() {
