@@ -10,7 +10,9 @@
 #   - the measured energy at the chosen clock over the best measured clock within the cap;
 #   - caps broken (the chosen clock measured more than 5% slower than the top clock);
 #   - time and energy error at the unfitted clocks at or above half the top clock;
-#   - how often validate's interval held the measured time and GPU energy at those clocks.
+#   - how often validate's interval held the measured time and GPU energy at those clocks;
+#   - the same for the rows below the lowest fitted clock, where validate carries the law
+#     beyond its clocks (marked extrapolated).
 #
 #   scripts/gpu_clock_check.sh [FIT_CLOCKS [LIST]]     (default 595,975,1164, every clock)
 #
@@ -130,7 +132,12 @@ def case(item):
     cover = [(inside(p["time_s"], p.get("time_interval_s")),
               inside(p["energy_j"], p.get("energy_interval_j"))) for p in held]
     unscored = sum(1 for p in points if p.get("time_error") is None)
+    beyond = [p for p in held if p.get("extrapolated")]
+    extra = [(abs(p["time_error"]), abs(p["energy_error"]),
+              inside(p["time_s"], p.get("time_interval_s")),
+              inside(p["energy_j"], p.get("energy_interval_j"))) for p in beyond]
     return {
+        "extra": extra,
         "diag": diagnosis(points, by, within, chosen, top[0]),
         "above": by[chosen][1] / best - 1 if chosen else None,
         "slowdown": by[chosen][0] / top[1] - 1 if chosen else None,
@@ -250,7 +257,15 @@ if diagnose:
                          [r for (k, key, _), r in zip(cases, results) if k == kind and key[1] == mem])
 unscored = sum(r.get("unscored", 0) for r in results)
 print()
-print(f"validate left {unscored} rows unpredicted (clocks outside a fit's measured range)")
+print(f"validate left {unscored} rows unpredicted")
+extra = [x for r in results for x in r.get("extra", [])]
+if extra:
+    pct = lambda v: f"{100 * v:.1f}%"
+    col = lambda i: [x[i] for x in extra]
+    print(f"of the rows above, {len(extra)} at clocks below the lowest fitted one (extrapolated): "
+          f"time error {pct(statistics.mean(col(0)))} mean, {pct(max(col(0)))} max; energy "
+          f"{pct(statistics.mean(col(1)))} mean, {pct(max(col(1)))} max; intervals held "
+          f"{pct(sum(col(2)) / len(extra))} of times and {pct(sum(col(3)) / len(extra))} of energies")
 for r in sorted({r["refused"] for r in refusals})[:5]:
     print(f"refused: {r}")
 PY

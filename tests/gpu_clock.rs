@@ -453,6 +453,50 @@ fn gpu_clocks_outside_the_measured_range_or_the_list_are_refused() {
 }
 
 #[test]
+fn validate_scores_clocks_below_the_measured_range_marked_extrapolated_where_plan_goes_not() {
+    let d = tempfile::tempdir().unwrap();
+    let m = clock_machine(d.path(), CLOCKS);
+    let (m, p) = fitted_on(d.path(), &rows(&[1250, 1500, 2000], "gpu"), &m);
+    let all = [1000, 1250, 1500, 1750, 2000];
+    let (code, out) = validate_json(d.path(), &m, &p, &rows(&all, "gpu"));
+    assert_eq!(code, 0, "{out}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let block = &v["validations"][0];
+    assert_eq!(block["not_predicted"]["points"], 0, "{block}");
+    for point in block["points"].as_array().unwrap() {
+        let below = point["gpu_clock_mhz"] == 1000.0;
+        assert_eq!(
+            point["extrapolated"].as_bool(),
+            below.then_some(true),
+            "{point}"
+        );
+        // The illustrative law is a/f + m with a cube power law: carried exactly.
+        let (t, e) = (&point["time_error"], &point["energy_error"]);
+        assert!(t.as_f64().unwrap().abs() < 1e-3, "{point}");
+        assert!(e.as_f64().unwrap().abs() < 0.02, "{point}");
+        if below {
+            // Its interval is wider than halfway between two measured clocks.
+            let iv = point["time_interval_s"].as_array().unwrap();
+            let (lo, hi) = (iv[0].as_f64().unwrap(), iv[1].as_f64().unwrap());
+            let p = point["predicted_time_s"].as_f64().unwrap();
+            assert!(lo < p && p < hi, "{point}");
+        }
+    }
+    let runs = d.path().join("all.csv");
+    let (code, out, err) = validate(&runs, (&m, &p), &[]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.matches("  extrapolated").count(), 1, "{out}");
+    assert!(
+        out.contains("1 of 5 points at GPU clocks outside the clock law's measured range (1000 MHz) is scored"),
+        "{out}"
+    );
+    // plan never extrapolates.
+    let (code, _, err) = plan(&m, &p, &["--gpu-clocks", "1000"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("measured range 1250-2000 MHz"), "{err}");
+}
+
+#[test]
 fn gpu_clocks_need_a_profile_with_a_clock_law() {
     let d = tempfile::tempdir().unwrap();
     let m = h100_with(d.path(), "gpu_clocks_mhz = [345, 990, 1980]");

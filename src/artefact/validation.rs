@@ -83,6 +83,10 @@ pub struct PointOut {
     pub time_interval_s: Option<[f64; 2]>,
     /// `[low, high]` predicted energy at the node counts not measured, J.
     pub energy_interval_j: Option<[f64; 2]>,
+    /// At a GPU clock outside the clock law's measured range, the law carried beyond it;
+    /// written only where true.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub extrapolated: bool,
 }
 
 /// Error statistics over the measured runs; every figure `null` where no run was compared

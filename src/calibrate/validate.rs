@@ -31,6 +31,9 @@ pub struct Compared {
     /// The prediction's interval at the node counts not measured: time, and energy of the
     /// measured scope where it has one.
     pub interval: Option<(Range, Option<Range>)>,
+    /// Whether it is at a GPU clock outside the clock law's measured range (the law carried
+    /// beyond it: [`Model::extrapolate_gpu_clocks`]).
+    pub extrapolated: bool,
 }
 
 /// A `(low, high)` range.
@@ -160,6 +163,7 @@ pub fn compare(model: &Model<'_>, measured: &[Measured]) -> InputResult<Vec<Comp
                         // no measured row came from.
                         not_predicted: Some(e.under("--config", "its configuration").to_string()),
                         interval: None,
+                        extrapolated: false,
                     });
                 }
             };
@@ -193,6 +197,7 @@ pub fn compare(model: &Model<'_>, measured: &[Measured]) -> InputResult<Vec<Comp
                         energy_j,
                         not_predicted: None,
                         interval,
+                        extrapolated: model.beyond_clock_range(&m.config),
                     }
                 }
                 Outcome::Saturated { .. } => Compared {
@@ -201,6 +206,7 @@ pub fn compare(model: &Model<'_>, measured: &[Measured]) -> InputResult<Vec<Comp
                     energy_j: None,
                     not_predicted: Some("network-saturated (rho >= 1)".into()),
                     interval: None,
+                    extrapolated: false,
                 },
             })
         })
@@ -498,7 +504,10 @@ pub fn validate(
     let mut trust = Trust::default();
     let mut checks = *checks;
     checks.accept.model_error = true;
-    let model = bind(machine, &fitted, &checks, &mut trust, &mut notes)?;
+    let mut model = bind(machine, &fitted, &checks, &mut trust, &mut notes)?;
+    // Rows at any GPU clock are scored: beyond the law's measured range it is carried, and
+    // such rows are marked.
+    model.extrapolate_gpu_clocks();
     let cores: Vec<u64> = profile
         .core_counts()
         .iter()

@@ -95,23 +95,30 @@ impl GpuClockLaw {
     }
 
     /// The relative half-widths `(time, energy)` of the interval at `mhz` (MODEL.md 6e): the
-    /// law's [`ClockInterval`] times `sqrt(4 u (1 - u))`, `u` the clock's place in `1/fg`
-    /// between its measured neighbours: 0 at a measured clock, growing with the distance from
-    /// them to the full width halfway between. `(0, 0)` without an interval or outside the range.
+    /// law's [`ClockInterval`] times `sqrt(4 d1 d2) / D`, `d1`, `d2` the distances in `1/fg`
+    /// to the two measured clocks nearest on the clock's side and `D` the gap between those
+    /// two: between measured neighbours `sqrt(4 u (1 - u))`, 0 at a measured clock and the full
+    /// width halfway; beyond the range (only `validate` goes there) `sqrt(4 u (1 + u))`, `u`
+    /// the distance beyond the end in units of the end's gap, growing without bound. `(0, 0)`
+    /// without an interval or with fewer than two measured clocks.
     pub fn half_width(&self, mhz: f64) -> (f64, f64) {
         let Some(i) = self.interval else {
             return (0.0, 0.0);
         };
-        if self.measured(mhz) {
+        let x: Vec<f64> = self.measured_mhz.iter().map(|m| 1.0 / m).collect();
+        if self.measured(mhz) || x.len() < 2 {
             return (0.0, 0.0);
         }
-        let shape = self.measured_mhz.windows(2).find_map(|w| {
-            (mhz > w[0] && mhz < w[1]).then(|| {
-                let u = (1.0 / w[0] - 1.0 / mhz) / (1.0 / w[0] - 1.0 / w[1]);
-                (4.0 * u * (1.0 - u)).max(0.0).sqrt()
-            })
-        });
-        shape.map_or((0.0, 0.0), |s| (s * i.time_rel, s * i.energy_rel))
+        let at = 1.0 / mhz;
+        // x is descending (clocks ascending): the pair around `at`, or the end pair beyond.
+        let j = x.windows(2).position(|w| at <= w[0] && at >= w[1]);
+        let (a, b) = match j {
+            Some(j) => (x[j], x[j + 1]),
+            None if at > x[0] => (x[0], x[1]),
+            None => (x[x.len() - 1], x[x.len() - 2]),
+        };
+        let shape = (4.0 * (at - a).abs() * (at - b).abs()).sqrt() / (a - b).abs();
+        (shape * i.time_rel, shape * i.energy_rel)
     }
 
     /// Whether `mhz` is within the measured range (nothing is extrapolated): no tolerance, a
@@ -222,7 +229,13 @@ mod tests {
             nearer < near && near < t && nearer > 0.0,
             "{nearer} {near} {t}"
         );
-        assert_eq!(l.half_width(1300.0), (0.0, 0.0));
+        // Beyond the range (validate's extrapolation): from nothing at the end, past the full
+        // width a gap beyond it.
+        let beyond = |mhz: f64| l.half_width(mhz).0;
+        assert!(beyond(1210.0) > 0.0 && beyond(1210.0) < beyond(1300.0));
+        let gap_beyond = 1.0 / (2.0 / 1200.0 - 1.0 / 900.0);
+        assert!((beyond(gap_beyond) - 0.04 * 8f64.sqrt()).abs() < 1e-9);
+        assert!(beyond(550.0) > 0.0 && beyond(500.0) > beyond(550.0));
     }
 
     #[test]

@@ -515,6 +515,9 @@ pub struct Model<'a> {
     weak: bool,
     /// The profile's node-axis evidence, shared by its groups.
     evidence: std::sync::Arc<evidence::Evidence>,
+    /// Whether a GPU clock outside the clock law's measured range is predicted (the law
+    /// carried beyond it, for `validate`) instead of refused ([`Model::extrapolate_gpu_clocks`]).
+    clock_extrapolation: bool,
 }
 
 /// A baseline point's measured tree as the model carries it: (cores, GPUs, OpenMP
@@ -560,7 +563,23 @@ impl<'a> Model<'a> {
             trees,
             weak: profile.node_law.as_ref().is_some_and(|f| f.weak),
             evidence: std::sync::Arc::new(evidence::Evidence::of(profile)),
+            clock_extrapolation: false,
         })
+    }
+
+    /// Predicts GPU clocks outside the clock law's measured range too, the law carried beyond
+    /// it (its time residual held at the end's, its power law extended, its interval growing
+    /// with the distance): what `validate` scores; `plan` never extrapolates.
+    pub fn extrapolate_gpu_clocks(&mut self) {
+        self.clock_extrapolation = true;
+    }
+
+    /// Whether `config` is at a GPU clock outside the profile's clock law's measured range.
+    pub fn beyond_clock_range(&self, config: &Config) -> bool {
+        match (&self.profile.gpu_clock, config.gpu_clock_mhz) {
+            (Some(l), Some(c)) => config.gpus > 0 && !l.covers(c),
+            _ => false,
+        }
     }
 
     /// Whether the model answers weak-scaling questions.
@@ -669,7 +688,7 @@ impl<'a> Model<'a> {
             // The one clock the profile was measured at, without a law: its own points.
             (_, None, Some(c)) if self.profile.measured_at_clock(c) => Ok(None),
             (_, Some(l), None) => Ok(Some(l.reference_mhz)),
-            (_, Some(l), Some(c)) if l.covers(c) => Ok(Some(c)),
+            (_, Some(l), Some(c)) if l.covers(c) || self.clock_extrapolation => Ok(Some(c)),
             (_, Some(l), Some(c)) => Err(InputError::Argument {
                 flag: "GPU clock".into(),
                 expected: format!(

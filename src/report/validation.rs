@@ -28,6 +28,34 @@ fn clocked(b: &Validation) -> bool {
         .any(|r| r.measured.config.gpu_clock_mhz.is_some())
 }
 
+/// The rows at GPU clocks beyond the clock law's measured range, where there are any: scored
+/// with the others, the law carried beyond its clocks.
+fn write_extrapolated(b: &Validation, out: &mut dyn Write) -> std::io::Result<()> {
+    let mut clocks: Vec<f64> = b
+        .rows
+        .iter()
+        .filter(|r| r.extrapolated)
+        .filter_map(|r| r.measured.config.gpu_clock_mhz)
+        .collect();
+    if clocks.is_empty() {
+        return Ok(());
+    }
+    let k = clocks.len() as u64;
+    clocks.sort_by(f64::total_cmp);
+    clocks.dedup();
+    let list: Vec<String> = clocks.iter().map(|m| format!("{m}")).collect();
+    writeln!(
+        out,
+        "  {} at GPU clocks outside the clock law's measured range ({} MHz) {} scored with the \
+         others, marked extrapolated: the law carried beyond its clocks (the time's residual \
+         held at the nearest measured clock's, the power law extended, the interval growing \
+         with the distance); `plan` does not go there",
+        crate::units::part_of(k, b.rows.len() as u64, "point", "points"),
+        list.join(", "),
+        crate::units::is_are(k)
+    )
+}
+
 fn write_rows(b: &Validation, out: &mut dyn Write) -> std::io::Result<()> {
     let clocked = clocked(b);
     let freqs: Vec<crate::units::Hertz> = b.rows.iter().map(|r| r.measured.config.freq).collect();
@@ -41,7 +69,7 @@ fn write_rows(b: &Validation, out: &mut dyn Write) -> std::io::Result<()> {
         };
         writeln!(
             out,
-            "  {:>5} {:>5} {:>6.d$} {:>4}{mhz} {:>11} {:>11} {:>7} {:>12} {:>12} {:>7}",
+            "  {:>5} {:>5} {:>6.d$} {:>4}{mhz} {:>11} {:>11} {:>7} {:>12} {:>12} {:>7}{}",
             c.nodes,
             c.cores,
             c.freq.ghz(),
@@ -54,6 +82,7 @@ fn write_rows(b: &Validation, out: &mut dyn Write) -> std::io::Result<()> {
                 .map_or("-".into(), |e| crate::units::joules_cell(e.0)),
             r.energy_j.map_or("-".into(), crate::units::joules_cell),
             pct(r.energy_error()),
+            if r.extrapolated { "  extrapolated" } else { "" },
         )?;
         if let Some((t, e)) = r.interval {
             writeln!(out, "{}", interval_line(r, t, e))?;
@@ -147,6 +176,7 @@ fn write_summary(b: &Validation, out: &mut dyn Write) -> std::io::Result<()> {
     if let Some(why) = &b.energy_not_scored {
         writeln!(out, "  {why}")?;
     }
+    write_extrapolated(b, out)?;
     if let Some(k) = b.fitted_on.filter(|&k| k > 0) {
         writeln!(
             out,
@@ -311,5 +341,6 @@ fn point_json(r: &Compared) -> PointOut {
         not_predicted: r.not_predicted.clone(),
         time_interval_s: r.interval.map(|i| [i.0.0, i.0.1]),
         energy_interval_j: r.interval.and_then(|i| i.1).map(|e| [e.0, e.1]),
+        extrapolated: r.extrapolated,
     }
 }
