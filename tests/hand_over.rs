@@ -780,9 +780,10 @@ fn validate_scores_one_node_time_only_runs_against_a_file_plan_accepts() {
 }
 
 #[test]
-fn gpu_energy_runs_held_out_on_a_real_h200_are_scored_in_time_against_machine_inits_file() {
+fn gpu_energy_runs_held_out_on_a_real_h200_are_scored_against_machine_inits_file() {
     // Real runs of an H200 node (NVML GPU energy) at 4 and 16 cores, held out of the profile
-    // made there at 2 and 8, against the machine file `machine init` wrote there (no [power]).
+    // made there at 2 and 8, against the machine file `machine init` wrote there (no [power]):
+    // the GPU energy is scored from the power the profile's runs drew.
     let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/h200-gpu-energy");
     let (mach, prof, held) = (
         data.join("node.toml"),
@@ -800,22 +801,25 @@ fn gpu_energy_runs_held_out_on_a_real_h200_are_scored_in_time_against_machine_in
     ];
     let (rc, out, err) = jouleplan(&args);
     assert_eq!(rc, 0, "{err}");
-    assert!(out.contains("6.87 s      6.04 s  -12.1%"), "{out}");
-    assert!(out.contains("no baseline point for 16 cores"), "{out}");
     assert!(
-        out.contains("held.csv: energy not scored: the runs measured energy, but"),
+        out.contains("6.87 s      6.04 s  -12.1%       1399.3       1284.7   -8.2%"),
         "{out}"
     );
-    assert!(!out.contains("energy: mean absolute error"), "{out}");
-    // Left out core by core, the profile's own energies are not scored against node-seconds.
+    assert!(out.contains("no baseline point for 16 cores"), "{out}");
+    assert!(
+        out.contains("GPU energy: mean absolute error 8.2%"),
+        "{out}"
+    );
+    assert!(!out.contains("energy not scored"), "{out}");
+    assert!(
+        err.contains("energy: the GPU's alone, from the power")
+            && err.contains("GPU power drawn by the runs")
+            && err.contains("207.1 to 224.1 W per GPU"),
+        "{err}"
+    );
     let loo = [&args[..5], &["--loo"]].concat();
     let (rc, out, err) = jouleplan(&loo);
     assert_eq!(rc, 0, "{err}");
-    assert!(
-        err.contains("p.json: its measured energy is not scored"),
-        "{err}"
-    );
-    assert!(!out.contains("energy: mean absolute error"), "{out}");
     assert!(!err.contains("model check failed") && !out.contains("model check failed"));
 }
 
@@ -865,16 +869,25 @@ fn gpu_energy_runs_of_a_real_h200_fitted_at_two_core_counts_plan_between_them() 
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["evaluated"], 7, "{v}");
     // Each derived count's time falls from the 2 cores' measured 6.82 s to the 8 cores' 5.65 s.
-    let mut before = 6.83;
-    for c in 3..=7 {
+    // The GPU energy the runs measured (the mean of each count's two) at the measured counts.
+    let predicted = |c: u32| {
         let config = format!("1,{c},2.1,1");
         let predict = [&["predict"], &plan[1..5], &["--config", &config, "--json"]].concat();
         let (rc, out, err) = jouleplan(&predict);
         assert_eq!(rc, 0, "{err}");
-        let t = serde_json::from_str::<serde_json::Value>(&out).unwrap()["time_s"]
-            .as_f64()
-            .unwrap();
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        (
+            v["time_s"].as_f64().unwrap(),
+            v["energy_j"].as_f64().unwrap(),
+        )
+    };
+    assert!((predicted(2).1 - 1412.6735).abs() < 1e-6);
+    assert!((predicted(8).1 - 1265.489).abs() < 1e-6);
+    let mut before = 6.83;
+    for c in 3..=7 {
+        let (t, e) = predicted(c);
         assert!(t < before && t > 5.64, "{c} cores: {t} s");
+        assert!(e < 1412.68 && e > 1250.0, "{c} cores: {e} J");
         before = t;
     }
 }

@@ -301,7 +301,7 @@ fn unrecorded_machine(machine: &Machine, profile: &Profile, accept: Accept) -> I
 pub fn check_model(model: &Model<'_>, accept: Accept, t: &mut Trust) -> InputResult<()> {
     let r = reproduce::check(model);
     t.notes.push(r.summary());
-    if let Some(n) = model.gpu_gap.note(model.machine) {
+    if let Some(n) = model.gpu_power_note() {
         t.notes.push(n);
     }
     let problems = model_problems(model, &r);

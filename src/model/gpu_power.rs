@@ -58,6 +58,24 @@ impl GapPower {
     }
 }
 
+impl GapPower {
+    /// The sentence for power the runs drew ([`fit_drawn`]), or `None` when nothing was
+    /// measured.
+    pub fn drawn_note(&self) -> Option<String> {
+        let w: Vec<f64> = self.measured.iter().map(|m| m.3).collect();
+        let lo = w.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = w.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        (!w.is_empty()).then(|| {
+            format!(
+                "GPU power drawn by the runs, from the baseline's measured GPU energy over GPUs \
+                 x time: {lo:.1} to {hi:.1} W per GPU over {}, taken to be drawn all run long \
+                 (kernels and between them); interpolated in cores between them",
+                crate::units::count(w.len() as u64, "point", "points"),
+            )
+        })
+    }
+}
+
 fn interpolate(row: &[(u32, f64)], c: u32) -> f64 {
     let lo = row.iter().rev().find(|r| r.0 <= c);
     let hi = row.iter().find(|r| r.0 >= c);
@@ -100,5 +118,27 @@ pub fn fit_gap(machine: &Machine, profile: &Profile) -> GapPower {
     GapPower {
         measured,
         fallback: machine.power.gpu_idle.0,
+    }
+}
+
+/// The power per GPU a workload's runs drew over their whole time, `E / (g0 T)`, at each
+/// measured GPU point with energy: where the machine file gives no power and the workload's
+/// energy is the GPU's alone, measured at one clock with no clock law to carry it
+/// ([`Machine::read_power_as_zero`]), its GPUs are taken to draw that power all run long
+/// (in kernels and between them alike). Interpolated in cores as [`GapPower`]; 0 where
+/// nothing was measured.
+pub fn fit_drawn(profile: &Profile) -> GapPower {
+    let measured = profile
+        .baseline
+        .iter()
+        .filter(|p| p.measured && p.gpus > 0 && p.wall_time.0 > 0.0)
+        .filter_map(|p| {
+            let w = p.energy?.0 / (f64::from(p.gpus) * p.wall_time.0);
+            Some((p.cores, freq_key(p.freq), p.gpus, w))
+        })
+        .collect();
+    GapPower {
+        measured,
+        fallback: 0.0,
     }
 }

@@ -102,6 +102,9 @@ pub struct Lacks {
     pub power: bool,
     /// No `[network]` (only one-node runs can be fitted).
     pub network: bool,
+    /// No `[power]`, read as 0 for a workload whose energy is the GPU's alone
+    /// ([`Machine::read_power_as_zero`]): the GPU's power comes from the workload.
+    pub power_from_workload: bool,
 }
 
 impl Machine {
@@ -192,6 +195,7 @@ impl Machine {
         let lacks = Lacks {
             power: file.power.is_none(),
             network: file.network.is_none(),
+            power_from_workload: false,
         };
         if lacks.power {
             file.power = Some(power);
@@ -209,7 +213,7 @@ impl Machine {
     }
 
     /// A file without `[power]` read for a workload whose energy is the GPU's alone and whose
-    /// GPU clock law carries the GPU's power: every power of the machine 0, as `fit` read the
+    /// GPU clock law, or runs at one clock, carry the GPU's power: every power of the machine 0, as `fit` read the
     /// file when it fitted that law (the host's power lies outside the GPU's scope; the time
     /// the GPU spent outside kernels is folded into the law's power, which reproduces the
     /// measured clocks). Energy is then the GPU's, no longer unavailable.
@@ -229,6 +233,7 @@ impl Machine {
             fit_residual_rms: None,
         };
         self.lacks.power = false;
+        self.lacks.power_from_workload = true;
     }
 
     /// No power was measured: plans rank by time and node-hours.

@@ -518,6 +518,10 @@ pub struct Model<'a> {
     /// Whether a GPU clock outside the clock law's measured range is predicted (the law
     /// carried beyond it, for `validate`) instead of refused ([`Model::extrapolate_gpu_clocks`]).
     clock_extrapolation: bool,
+    /// Whether the GPUs draw `gpu_gap`'s power all run long, kernels included: the power the
+    /// runs drew, where the machine gives none and no clock law carries it
+    /// ([`gpu_power::fit_drawn`]).
+    gpu_drawn: bool,
 }
 
 /// A baseline point's measured tree as the model carries it: (cores, GPUs, OpenMP
@@ -541,7 +545,12 @@ impl<'a> Model<'a> {
                 )));
             }
         }
-        let gpu_gap = gpu_power::fit_gap(machine, profile);
+        // No machine power and no clock law: the GPUs draw what the runs measured, all along.
+        let gpu_drawn = machine.lacks.power_from_workload && profile.gpu_clock.is_none();
+        let gpu_gap = match gpu_drawn {
+            true => gpu_power::fit_drawn(profile),
+            false => gpu_power::fit_gap(machine, profile),
+        };
         let trees = profile
             .baseline
             .iter()
@@ -564,6 +573,7 @@ impl<'a> Model<'a> {
             weak: profile.node_law.as_ref().is_some_and(|f| f.weak),
             evidence: std::sync::Arc::new(evidence::Evidence::of(profile)),
             clock_extrapolation: false,
+            gpu_drawn,
         })
     }
 
@@ -664,7 +674,9 @@ impl<'a> Model<'a> {
         let k = self.profile.target_iterations / self.profile.baseline_iterations;
         let clock = self.clock_of(gpus, clock)?;
         let Some((mhz, law)) = clock.zip(self.profile.gpu_clock.as_ref()) else {
-            return Ok(self.group_from_point(p, (cores, freq_index, freq, gpus), k));
+            let mut g = self.group_from_point(p, (cores, freq_index, freq, gpus), k);
+            self.drawn_power(&mut g, p);
+            return Ok(g);
         };
         let at = gpu_clock::at_clock(p, law, mhz);
         let mut g = self.group_from_point(&at, (cores, freq_index, freq, gpus), k);
@@ -725,6 +737,7 @@ impl<'a> Model<'a> {
             ))
         })?;
         let mut g = self.group_from_point(p, (p.cores, fi, p.freq, p.gpus), 1.0);
+        self.drawn_power(&mut g, p);
         if let (Some(law), true) = (&self.profile.gpu_clock, p.gpus > 0) {
             g.gpu_clock_mhz = Some(law.reference_mhz);
             if let Some(pw) = law.power.as_ref().filter(|_| !self.machine.time_only()) {
@@ -732,6 +745,24 @@ impl<'a> Model<'a> {
             }
         }
         Ok(g)
+    }
+
+    /// What the GPUs' power between kernels (or, drawn all run long, in them too) rests on,
+    /// where measured GPU energy gave it.
+    pub fn gpu_power_note(&self) -> Option<String> {
+        match self.gpu_drawn {
+            false => self.gpu_gap.note(self.machine),
+            true => self.gpu_gap.drawn_note(),
+        }
+    }
+
+    /// Where the GPUs draw the power the runs drew ([`Model`]'s `gpu_drawn`): the group's GPU
+    /// power in kernels set to its power between them, so its GPUs draw it all run long.
+    fn drawn_power(&self, g: &mut Group, p: &BaselinePoint) {
+        if self.gpu_drawn && p.gpus > 0 {
+            let w = self.gpu_gap.at(p);
+            g.set_gpu_active(w, w);
+        }
     }
 
     fn group_from_point(

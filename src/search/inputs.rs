@@ -49,23 +49,37 @@ pub fn load_machine_for_validate(arg: Option<&str>) -> InputResult<Machine> {
     Ok(Machine::from_toml_for_plan(&path, &text)?.0)
 }
 
-/// Where `machine` has no `[power]` but `profile`'s energy is the GPU's alone, measured at
-/// three or more GPU clocks (its clock law carries the GPU's power), and it has no point
-/// without GPUs: the machine's power is read as 0, as `fit` read it
-/// ([`Machine::read_power_as_zero`]), so GPU energy is planned and scored. Returns the note.
+/// Where `machine` has no `[power]` but `profile`'s energy is the GPU's alone and it has no
+/// point without GPUs: measured at three or more GPU clocks (its clock law carries the GPU's
+/// power), or at one clock with energy at every measured GPU point (the GPUs taken to draw
+/// what the runs drew, all run long: [`crate::model::gpu_power::fit_drawn`]). The machine's
+/// power is then read as 0, as `fit` read it ([`Machine::read_power_as_zero`]), so GPU energy
+/// is planned and scored. Returns the note.
 pub fn gpu_energy_without_power(machine: &mut Machine, profile: &Profile) -> Option<String> {
     let law_power = profile.gpu_clock.as_ref().and_then(|l| l.power.as_ref());
     let gpu_only = profile.energy_scope() == crate::model::energy_scope::EnergyScope::Gpu
         && !profile.has_cpu_points();
-    if !machine.time_only() || law_power.is_none() || !gpu_only {
+    let measured: Vec<_> = profile.baseline.iter().filter(|p| p.measured).collect();
+    let one_clock = profile.gpu_clock.is_none()
+        && !measured.is_empty()
+        && measured.iter().all(|p| p.energy.is_some());
+    if !machine.time_only() || !gpu_only || (law_power.is_none() && !one_clock) {
         return None;
     }
     machine.read_power_as_zero();
+    let from = match law_power {
+        Some(_) => format!("{}'s GPU clock law", profile.file.display()),
+        None => format!(
+            "the power {}'s runs drew (GPU energy over GPUs x time at each measured point, \
+             interpolated in cores between them; the GPUs taken to draw it all run long), at \
+             the GPU clock they ran at",
+            profile.file.display()
+        ),
+    };
     Some(format!(
-        "energy: the GPU's alone, from {}'s GPU clock law ({} has no [power], read as 0 as \
-         `fit` read it: the host is outside the GPU's scope, and the GPU's time outside \
-         kernels is folded into the law's power)",
-        profile.file.display(),
+        "energy: the GPU's alone, from {from} ({} has no [power], read as 0 as `fit` read it: \
+         the host is outside the GPU's scope, and the GPU's time outside kernels is folded \
+         into its power)",
         machine.file.display()
     ))
 }
