@@ -214,7 +214,10 @@ fn nvml_busy_time_on_a_real_h200_is_within_each_runs_stated_error_and_the_profil
     );
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("1 GPU per node"), "{out}");
-    assert!(out.contains("energy: unavailable"), "{out}");
+    // No [power] in the file machine init wrote there: the GPU energy NVML measured is planned
+    // from the power the runs drew.
+    assert!(out.contains("energy: GPU energy"), "{out}");
+    assert!(err.contains("GPU power drawn by the runs"), "{err}");
     // Measured with the GPU only, at 2 and 8 cores: the GPU count is judged on those cores.
     assert!(
         out.contains("7 core counts x 1 frequency x 1 GPU count"),
