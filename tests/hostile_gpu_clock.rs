@@ -1,0 +1,96 @@
+//! The GPU clock axis (MODEL.md 6e) against hostile inputs: measured runs, machine files and
+//! profiles that would have it plan on a power, a memory clock or a clock nothing measured.
+//! Every number is illustrative (chosen by the test), none a measurement.
+
+mod common;
+
+use common::{jouleplan, s, write};
+use std::path::{Path, PathBuf};
+
+const CLOCKS: &str = "1000, 1250, 1500, 1750, 2000";
+
+/// A one-GPU machine with `clocks` and `extra` in `[machine]`, and a `[power]` whose GPU draws
+/// 300 W in kernels whatever the clock (no clock law's power).
+fn machine(d: &Path, clocks: &str, extra: &str) -> PathBuf {
+    write(
+        d,
+        "m.toml",
+        &format!(
+            "[machine]\nname = \"g\"\nnodes = 1\ncores_per_node = 1\nfrequencies_ghz = [2.0]\n\
+             gpus_per_node = 1\ngpu_clocks_mhz = [{clocks}]\n{extra}\n\n[network]\n\
+             latency_s = 0.0\nbandwidth_bytes_per_s = 1e10\n\n[power]\nidle_w = 0.0\n\
+             core_active_w = 0.0\ncore_stall_w = 0.0\nmemory_w = 0.0\nnetwork_w = 0.0\n\
+             gpu_active_w = 300.0\ngpu_idle_w = 0.0\n"
+        ),
+    )
+}
+
+/// Time `10 (0.6 x 2000/f + 0.4)` s and GPU power `100 + 200 (f/2000)^3` W at `f` MHz.
+fn law(f: f64) -> (f64, f64) {
+    let t = 10.0 * (0.6 * 2000.0 / f + 0.4);
+    (t, (100.0 + 200.0 * (f / 2000.0).powi(3)) * t)
+}
+
+/// Runs at `clocks`: `header` then, a row each, `1,1,2e9,1,T` and `cells(clock, T, E)`.
+fn runs(header: &str, clocks: &[u32], mut cells: impl FnMut(u32, f64, f64) -> String) -> String {
+    let mut text = format!("nodes,cores,freq_hz,gpus,time_s,{header}\n");
+    for &c in clocks {
+        let (t, e) = law(f64::from(c));
+        text += &format!("1,1,2e9,1,{t},{}\n", cells(c, t, e));
+    }
+    text
+}
+
+/// `fit` of `csv` against `m`, writing `p.json` and `m2.toml` in `d`.
+fn fit(d: &Path, csv: &str, m: &Path) -> (i32, String, String) {
+    let r = write(d, "runs.csv", csv);
+    common::fit_to(&r, m, (&d.join("p.json"), &d.join("m2.toml")), &[])
+}
+
+/// `cmd --machine d/m2.toml --profile d/p.json extra...`.
+fn fitted(d: &Path, cmd: &str, extra: &[&str]) -> (i32, String, String) {
+    let (m, p) = (d.join("m2.toml"), d.join("p.json"));
+    let mut args = vec![cmd, "--machine", s(&m), "--profile", s(&p)];
+    args.extend_from_slice(extra);
+    jouleplan(&args)
+}
+
+#[test]
+fn a_clock_law_without_gpu_energy_plans_no_other_clock_on_the_machines_constant_gpu_power() {
+    let d = tempfile::tempdir().unwrap();
+    let m = machine(d.path(), CLOCKS, "");
+    let csv = runs("gpu_clock_mhz", &[1000, 1500, 2000], |c, _, _| {
+        c.to_string()
+    });
+    let (code, _, err) = fit(d.path(), &csv, &m);
+    assert_eq!(code, 0, "{err}");
+    // Its own clock is planned as before.
+    let (code, _, err) = fitted(d.path(), "plan", &[]);
+    assert_eq!(code, 0, "{err}");
+    // Any other would be priced at the machine's 300 W whatever the clock.
+    for extra in [
+        &["--gpu-clocks", "all"][..],
+        &["--gpu-clocks", "1000-1500"],
+        &["--slowdown", "5%", "--reference", "1,1,2,1,1500"],
+    ] {
+        let (code, out, err) = fitted(d.path(), "plan", extra);
+        assert_eq!(code, 2, "{extra:?}: {out}");
+        assert!(
+            err.contains("no GPU power") && err.contains("gpu_energy_j"),
+            "{extra:?}: {err}"
+        );
+    }
+    let (code, _, err) = fitted(d.path(), "predict", &["--config", "1,1,2,1,1250"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--config") && err.contains("no GPU power"),
+        "{err}"
+    );
+    // Without [power] the clocks rank by time alone, which the law gives.
+    let bare = std::fs::read_to_string(d.path().join("m2.toml")).unwrap();
+    let bare = bare.split("[power]").next().unwrap().to_string();
+    std::fs::write(d.path().join("m2.toml"), bare).unwrap();
+    let (code, out, err) = fitted(d.path(), "plan", &["--gpu-clocks", "all"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("5 GPU clocks"), "{out}");
+}
