@@ -94,3 +94,84 @@ fn a_clock_law_without_gpu_energy_plans_no_other_clock_on_the_machines_constant_
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("5 GPU clocks"), "{out}");
 }
+
+/// Rows at 1000, 1500 and 2000 MHz with GPU energy and the memory clocks `mem` (one a row).
+fn at_memory_clocks(mem: [&str; 3]) -> String {
+    let mut i = 0;
+    runs(
+        "energy_j,energy_scope,gpu_clock_mhz,gpu_mem_clock_mhz",
+        &[1000, 1500, 2000],
+        |c, _, e| {
+            i += 1;
+            format!("{e},gpu,{c},{}", mem[i - 1])
+        },
+    )
+}
+
+#[test]
+fn runs_at_another_gpu_memory_clock_are_refused_naming_the_line_never_fitted_as_the_machines() {
+    let d = tempfile::tempdir().unwrap();
+    let m = machine(d.path(), CLOCKS, "gpu_memory_clock_mhz = 3505");
+    let (code, _, err) = fit(d.path(), &at_memory_clocks(["810", "810", "810"]), &m);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("line 2, column gpu_mem_clock_mhz")
+            && err.contains("gpu_memory_clock_mhz")
+            && err.contains("3505"),
+        "{err}"
+    );
+    assert!(!d.path().join("p.json").exists(), "nothing written");
+    // At the machine's memory clock: fitted, and validated.
+    let csv = at_memory_clocks(["3505", "3505", "3505"]);
+    let (code, _, err) = fit(d.path(), &csv, &m);
+    assert_eq!(code, 0, "{err}");
+    let bad = write(
+        d.path(),
+        "bad.csv",
+        &at_memory_clocks(["810", "810", "810"]),
+    );
+    let (code, _, err) = fitted(d.path(), "validate", &["--measured", s(&bad)]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("bad.csv") && err.contains("line 2, column gpu_mem_clock_mhz"),
+        "{err}"
+    );
+}
+
+#[test]
+fn runs_at_two_gpu_memory_clocks_are_refused_and_one_names_the_laws_where_the_machine_does_not() {
+    let d = tempfile::tempdir().unwrap();
+    let m = machine(d.path(), CLOCKS, "");
+    let (code, _, err) = fit(d.path(), &at_memory_clocks(["3505", "810", "3505"]), &m);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("line 3, column gpu_mem_clock_mhz") && err.contains("line 2"),
+        "{err}"
+    );
+    let (code, _, err) = fit(d.path(), &at_memory_clocks(["3505", "3505", "3505"]), &m);
+    assert_eq!(code, 0, "{err}");
+    let p: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.path().join("p.json")).unwrap()).unwrap();
+    assert_eq!(p["gpu_clock"]["memory_clock_mhz"], 3505.0, "{p}");
+    for (cell, says) in [
+        ("810.5", "whole number of MHz"),
+        ("-810", "50 to 5000"),
+        ("fast", "number"),
+    ] {
+        let (code, _, err) = fit(d.path(), &at_memory_clocks(["3505", cell, "3505"]), &m);
+        assert_eq!(code, 2, "{cell}: {err}");
+        assert!(
+            err.contains("line 3, column gpu_mem_clock_mhz") && err.contains(says),
+            "{cell}: {err}"
+        );
+    }
+    // Spelled as the machine file's key, it is not skipped.
+    let csv = at_memory_clocks(["3505", "3505", "3505"]).replacen(
+        "gpu_mem_clock_mhz",
+        "gpu_memory_clock_mhz",
+        1,
+    );
+    let (code, _, err) = fit(d.path(), &csv, &m);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("`gpu_mem_clock_mhz`"), "{err}");
+}

@@ -470,6 +470,53 @@ pub fn check_gpu_clocks(file: &Path, machine: &Machine, rows: &mut [Measured]) -
     Ok(())
 }
 
+/// The GPU memory clock `file`'s runs name ([`crate::artefact::measured::memory_clock`]),
+/// refused where it is not the one they are fitted or predicted at: the machine file's
+/// `gpu_memory_clock_mhz` (the one its job scripts set), else the one `profile`'s clock law
+/// was measured at. A kernel's time against the core clock changes with the memory clock, so
+/// a law is per memory clock. `None` where no row names one.
+pub fn check_memory_clock(
+    file: &Path,
+    machine: &Machine,
+    profile: Option<&Profile>,
+) -> InputResult<Option<f64>> {
+    let Some((mhz, line)) = crate::artefact::measured::memory_clock(file)? else {
+        return Ok(None);
+    };
+    let law = profile.and_then(|p| Some((p.gpu_clock.as_ref()?.memory_clock_mhz?, p)));
+    let (set, whose) = match (machine.gpu_memory_clock_mhz, law) {
+        (Some(set), _) => (
+            set,
+            format!(
+                "machine `{}`'s gpu_memory_clock_mhz ({})",
+                machine.name,
+                machine.file.display()
+            ),
+        ),
+        (None, Some((set, p))) => (
+            set,
+            format!(
+                "the memory clock {}'s GPU clock law was measured at",
+                p.file.display()
+            ),
+        ),
+        (None, None) => return Ok(Some(mhz)),
+    };
+    if set == mhz {
+        return Ok(Some(mhz));
+    }
+    Err(InputError::Key {
+        file: file.to_path_buf(),
+        key: format!("line {line}, column gpu_mem_clock_mhz"),
+        expected: format!(
+            "{whose}, {set} MHz: a GPU clock law holds at one memory clock (memory-bound \
+             kernels stop gaining at a low one); use runs measured at {set} MHz, or a machine \
+             file whose gpu_memory_clock_mhz is {mhz}"
+        ),
+        got: crate::limits::shown(mhz),
+    })
+}
+
 /// A validation with what the model's checks said.
 #[derive(Debug, Clone)]
 pub struct Scored {
