@@ -175,3 +175,94 @@ fn runs_at_two_gpu_memory_clocks_are_refused_and_one_names_the_laws_where_the_ma
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("`gpu_mem_clock_mhz`"), "{err}");
 }
+
+/// Fits the law on 1000, 1500 and 2000 MHz (GPU energy) against a machine listing `CLOCKS`
+/// and `extra`; `d/p.json` and `d/m2.toml`.
+fn fit_law(d: &Path, extra: &str) {
+    let m = machine(d, CLOCKS, extra);
+    let csv = runs(
+        "energy_j,energy_scope,gpu_clock_mhz",
+        &[1000, 1500, 2000],
+        |c, _, e| format!("{e},gpu,{c}"),
+    );
+    let (code, _, err) = fit(d, &csv, &m);
+    assert_eq!(code, 0, "{err}");
+}
+
+/// `d/p.json` with `edit` applied.
+fn edit_profile(d: &Path, edit: impl Fn(&mut serde_json::Value)) {
+    let p = d.join("p.json");
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+    edit(&mut v);
+    std::fs::write(&p, serde_json::to_string(&v).unwrap()).unwrap();
+}
+
+#[test]
+fn a_profiles_gpu_clocks_edited_to_a_fraction_of_a_mhz_are_refused_naming_the_key() {
+    type Edit = fn(&mut serde_json::Value);
+    let cases: [(&str, Edit); 4] = [
+        ("gpu_clock.measured_mhz[0]", |v| {
+            v["gpu_clock"]["measured_mhz"][0] = 1000.5.into()
+        }),
+        ("gpu_clock.reference_mhz", |v| {
+            v["gpu_clock"]["reference_mhz"] = 1999.75.into()
+        }),
+        ("gpu_clock.memory_clock_mhz", |v| {
+            v["gpu_clock"]["memory_clock_mhz"] = 3505.5.into()
+        }),
+        ("measured_gpu_clock_mhz", |v| {
+            v["gpu_clock"] = serde_json::Value::Null;
+            v["measured_gpu_clock_mhz"] = 1500.5.into()
+        }),
+    ];
+    for (key, edit) in cases {
+        let d = tempfile::tempdir().unwrap();
+        fit_law(d.path(), "gpu_memory_clock_mhz = 3505");
+        edit_profile(d.path(), edit);
+        let (code, out, err) = fitted(d.path(), "plan", &["--accept-model-error"]);
+        assert_eq!(code, 2, "{key}: {out}");
+        assert!(
+            err.contains(&format!("key `{key}`")) && err.contains("whole number of MHz"),
+            "{key}: {err}"
+        );
+    }
+}
+
+#[test]
+fn a_profiles_gpu_clocks_the_machine_does_not_list_are_refused_unless_planned_on_another_machine() {
+    let d = tempfile::tempdir().unwrap();
+    fit_law(d.path(), "");
+    edit_profile(d.path(), |v| {
+        v["gpu_clock"]["measured_mhz"][1] = 1100.0.into()
+    });
+    let (code, _, err) = fitted(d.path(), "plan", &["--gpu-clocks", "all"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("gpu_clock.measured_mhz")
+            && err.contains("1100")
+            && err.contains("1000, 1250"),
+        "{err}"
+    );
+    // One clock, no law: the job script would ask for a clock the GPU does not run at.
+    let d = tempfile::tempdir().unwrap();
+    fit_law(d.path(), "");
+    edit_profile(d.path(), |v| {
+        v["gpu_clock"] = serde_json::Value::Null;
+        v["measured_gpu_clock_mhz"] = 1700.0.into();
+    });
+    let job = d.path().join("job.sh");
+    let args = ["--accept-model-error", "--sbatch", s(&job), "--", "./app"];
+    let (code, _, err) = fitted(d.path(), "plan", &args);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("measured_gpu_clock_mhz") && err.contains("1500, 1750 MHz"),
+        "{err}"
+    );
+    assert!(!job.exists(), "no job script");
+    let mut other = args.to_vec();
+    other.insert(0, "--other-machine");
+    let (code, _, err) = fitted(d.path(), "plan", &other);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("measured_gpu_clock_mhz"), "{err}");
+}

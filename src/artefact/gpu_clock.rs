@@ -93,7 +93,7 @@ impl GpuClockLaw {
     /// Checks the block of a profile: 3 or more ascending clocks, one residual each, the
     /// reference among them, and every number in range.
     pub fn validate(&self, c: &Check) -> InputResult<()> {
-        let clock = super::machine::GPU_CLOCK_MHZ;
+        use super::machine::whole_gpu_clock;
         let f = &self.measured_mhz;
         if f.len() < 3 || f.windows(2).any(|w| w[0] >= w[1]) {
             return Err(c.fail(
@@ -103,8 +103,9 @@ impl GpuClockLaw {
             ));
         }
         for (i, &v) in f.iter().enumerate() {
-            c.num(&format!("gpu_clock.measured_mhz[{i}]"), v, clock)?;
+            whole_gpu_clock(c, &format!("gpu_clock.measured_mhz[{i}]"), v)?;
         }
+        whole_gpu_clock(c, "gpu_clock.reference_mhz", self.reference_mhz)?;
         if self.time.residuals_s.len() != f.len() {
             return Err(c.fail(
                 "gpu_clock.time.residuals_s",
@@ -119,7 +120,9 @@ impl GpuClockLaw {
                 self.reference_mhz.to_string(),
             ));
         }
-        c.opt("gpu_clock.memory_clock_mhz", self.memory_clock_mhz, clock)?;
+        if let Some(mhz) = self.memory_clock_mhz {
+            whole_gpu_clock(c, "gpu_clock.memory_clock_mhz", mhz)?;
+        }
         let nonneg = Bound::Within(0.0, 1e12);
         // The kernel time every clock's slowdown is a share of: 0 made every clock as fast as
         // the reference (the law read as no law).

@@ -449,8 +449,8 @@ impl ProfileFile {
         if let Some(law) = &self.gpu_clock {
             law.validate(&c)?;
         }
-        let clock = super::machine::GPU_CLOCK_MHZ;
-        c.opt("measured_gpu_clock_mhz", self.measured_gpu_clock_mhz, clock)?;
+        let whole = |m| super::machine::whole_gpu_clock(&c, "measured_gpu_clock_mhz", m);
+        self.measured_gpu_clock_mhz.map_or(Ok(()), whole)?;
         if let Some(id) = self.fit_id.as_deref()
             && !is_fit_id(id)
         {
