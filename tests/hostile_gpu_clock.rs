@@ -266,3 +266,30 @@ fn a_profiles_gpu_clocks_the_machine_does_not_list_are_refused_unless_planned_on
     assert_eq!(code, 0, "{err}");
     assert!(err.contains("measured_gpu_clock_mhz"), "{err}");
 }
+
+#[test]
+fn a_configuration_at_the_one_clock_a_profile_was_measured_at_is_taken_and_another_is_refused() {
+    let d = tempfile::tempdir().unwrap();
+    // The GPU draws 300 W at 1500 MHz here: the machine's power is the run's.
+    let m = machine(d.path(), CLOCKS, "");
+    let (t, _) = law(1500.0);
+    let csv = format!(
+        "nodes,cores,freq_hz,gpus,time_s,energy_j,energy_scope,gpu_clock_mhz\n\
+         1,1,2e9,1,{t},{},gpu,1500\n",
+        300.0 * t
+    );
+    let (code, _, err) = fit(d.path(), &csv, &m);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, err) = fitted(d.path(), "predict", &["--config", "1,1,2,1,1500"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("12.00 s"), "{out}");
+    let reference = ["--slowdown", "5%", "--reference", "1,1,2,1,1500MHz"];
+    let (code, _, err) = fitted(d.path(), "plan", &reference);
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = fitted(d.path(), "predict", &["--config", "1,1,2,1,1250"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--config") && err.contains("the one it was measured at, 1500 MHz"),
+        "{err}"
+    );
+}

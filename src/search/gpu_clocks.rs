@@ -127,11 +127,16 @@ pub fn check_config(
         )));
     }
     match &profile.gpu_clock {
+        // The one clock the profile was measured at: its own points.
+        None if profile.measured_at_clock(c) => Ok(()),
         None => Err(said(format!(
-            "{} has no GPU clock law, so its configurations take no clock; leave the fifth \
+            "{} has no GPU clock law, so its configurations take no clock{}; leave the fifth \
              value out, or measure 3 or more clocks (a measured CSV with gpu_clock_mhz, then \
              `jouleplan fit`)",
-            profile.file.display()
+            profile.file.display(),
+            (profile.measured_gpu_clock_mhz).map_or(String::new(), |m| format!(
+                " but the one it was measured at, {m} MHz"
+            ))
         ))),
         Some(law) if !law.covers(c) => Err(said(format!(
             "{c} MHz lies outside the profile's measured range {}: nothing is extrapolated; \
