@@ -293,3 +293,40 @@ fn a_configuration_at_the_one_clock_a_profile_was_measured_at_is_taken_and_anoth
         "{err}"
     );
 }
+
+#[test]
+fn validate_leaves_energy_unscored_at_clocks_a_law_without_gpu_power_does_not_price() {
+    let d = tempfile::tempdir().unwrap();
+    let m = machine(d.path(), CLOCKS, "");
+    let csv = runs("gpu_clock_mhz", &[1000, 1500, 2000], |c, _, _| {
+        c.to_string()
+    });
+    let (code, _, err) = fit(d.path(), &csv, &m);
+    assert_eq!(code, 0, "{err}");
+    let all = runs(
+        "energy_j,energy_scope,gpu_clock_mhz",
+        &[1000, 1250, 1500, 1750, 2000],
+        |c, _, e| format!("{e},gpu,{c}"),
+    );
+    let all = write(d.path(), "all.csv", &all);
+    let (code, out, err) = fitted(d.path(), "validate", &["--measured", s(&all)]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("held 2 of 2 measured times (100%)\n") && !out.contains("0 of 0"),
+        "{out}"
+    );
+    let (code, out, err) = fitted(d.path(), "validate", &["--measured", s(&all), "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let block = &v["validations"][0];
+    for p in block["points"].as_array().unwrap() {
+        let at_top = p["gpu_clock_mhz"] == 2000.0;
+        assert_eq!(p["predicted_energy_j"].is_number(), at_top, "{p}");
+    }
+    assert!(
+        block["energy_not_scored"]
+            .as_str()
+            .is_some_and(|w| w.contains("no GPU power")),
+        "{block}"
+    );
+}

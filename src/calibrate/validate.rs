@@ -430,6 +430,35 @@ pub fn unscored_energy(modelled: EnergyScope, file: &str, rows: &mut [Compared])
     })
 }
 
+/// Leaves unpredicted the measured energy of the rows at a GPU clock other than the law's
+/// reference where the profile's clock law has no GPU power (fitted on runs without GPU
+/// energy): the model would give the machine's `gpu_active_w` at every clock, which no run
+/// measured. Says why, naming `file`.
+fn unpriced_energy(profile: &Profile, file: &str, rows: &mut [Compared]) -> Option<String> {
+    let law = profile.gpu_clock.as_ref().filter(|l| l.power.is_none())?;
+    let mut any = false;
+    for r in rows.iter_mut().filter(|r| r.energy_j.is_some()) {
+        if r.measured
+            .config
+            .gpu_clock_mhz
+            .is_some_and(|c| c != law.reference_mhz)
+        {
+            r.unscore_energy();
+            any = true;
+        }
+    }
+    any.then(|| {
+        format!(
+            "{file}: energy not scored at GPU clocks other than {} MHz: {}'s GPU clock law has \
+             no GPU power (its runs measured no GPU energy), so the energy there would be the \
+             machine's gpu_active_w at every clock; fit runs with GPU energy (gpu_energy_j, or \
+             energy_j with energy_scope gpu) to score it",
+            law.reference_mhz,
+            profile.file.display()
+        )
+    })
+}
+
 /// Leaves unpredicted the measured energy of every row where `machine` has no `[power]` (its
 /// model's "energy" is node-seconds), and says why, naming `file`: time is scored alone.
 fn unpowered_energy(machine: &Machine, file: &str, rows: &mut [Compared]) -> Option<String> {
@@ -560,6 +589,7 @@ pub fn validate(
     // Without [power] no scope is scored, whatever the runs measured.
     let energy_not_scored = unpowered_energy(machine, predicted, &mut rows)
         .or_else(|| unscored_energy(profile.energy_scope(), predicted, &mut rows));
+    let energy_not_scored = energy_not_scored.or(unpriced_energy(profile, predicted, &mut rows));
     let validation = Validation {
         // A clock law's intervals at unmeasured clocks are intervals, node law or not.
         bounds: profile.node_law.is_none() && profile.gpu_clock.is_none(),
