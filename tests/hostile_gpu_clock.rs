@@ -330,3 +330,26 @@ fn validate_leaves_energy_unscored_at_clocks_a_law_without_gpu_power_does_not_pr
         "{block}"
     );
 }
+
+#[test]
+fn a_slowdown_reference_named_without_a_clock_says_the_clock_it_was_taken_at() {
+    let d = tempfile::tempdir().unwrap();
+    fit_law(d.path(), "");
+    let args = [
+        "--gpu-clocks",
+        "1000-1500",
+        "--slowdown",
+        "5%",
+        "--reference",
+        "1,1,2,1",
+        "--json",
+    ];
+    let (code, out, err) = fitted(d.path(), "plan", &args);
+    assert_eq!(code, 3, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        v["query"]["reference"], "the reference (1, 1, 2 GHz, 1, 2000 MHz)",
+        "{v}"
+    );
+    assert_eq!(v["query"]["reference_time_s"], 10.0, "{v}");
+}
