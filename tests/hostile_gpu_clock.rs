@@ -353,3 +353,24 @@ fn a_slowdown_reference_named_without_a_clock_says_the_clock_it_was_taken_at() {
     );
     assert_eq!(v["query"]["reference_time_s"], 10.0, "{v}");
 }
+
+#[test]
+fn a_clock_laws_kernel_time_edited_off_its_points_is_refused_naming_the_key() {
+    for k in [100.0, 0.5] {
+        let d = tempfile::tempdir().unwrap();
+        fit_law(d.path(), "");
+        let (code, before, err) = fitted(d.path(), "plan", &["--gpu-clocks", "all"]);
+        assert_eq!(code, 0, "{err}");
+        assert!(
+            before.contains("16.00 s"),
+            "the measured 1000 MHz: {before}"
+        );
+        edit_profile(d.path(), |v| v["gpu_clock"]["kernel_max_s"] = k.into());
+        let (code, out, err) = fitted(d.path(), "plan", &["--gpu-clocks", "all"]);
+        assert_eq!(code, 2, "{k}: {out}");
+        assert!(
+            err.contains("key `gpu_clock.kernel_max_s`") && err.contains("kernel_s: [10.0]"),
+            "{k}: {err}"
+        );
+    }
+}

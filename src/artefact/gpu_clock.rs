@@ -144,6 +144,31 @@ impl GpuClockLaw {
         Ok(())
     }
 
+    /// `kernel_max_s` is the busiest GPU's kernel time of one of the profile's GPU points
+    /// (`devices`), the one the law was fitted at: every clock's slowdown is a share of it, so
+    /// edited to another it moved the predictions at the measured clocks off their times.
+    pub fn validate_kernel<'a>(
+        &self,
+        c: &Check,
+        devices: impl Iterator<Item = &'a super::profile::DeviceFile>,
+    ) -> InputResult<()> {
+        let busiest =
+            |d: &super::profile::DeviceFile| d.kernel_s.iter().copied().fold(0.0, f64::max);
+        let kernels: Vec<f64> = devices.map(busiest).collect();
+        let k = self.kernel_max_s;
+        if kernels.iter().any(|&b| (b - k).abs() <= 1e-9 * k.max(b)) {
+            return Ok(());
+        }
+        Err(c.fail(
+            "gpu_clock.kernel_max_s",
+            format!(
+                "the busiest GPU's kernel time of the point the law was fitted at (baseline \
+                 device.kernel_s: {kernels:?} s), as fit wrote it"
+            ),
+            format!("{k} s"),
+        ))
+    }
+
     /// Each residual leaves its clock a measured time (`a/f + m + r`, a run's length) within
     /// [`TIME_RESIDUAL_MAX`] of the law, as `fit` kept it: edited to 1e300 or a few seconds
     /// on a 17 ms kernel, the interpolated times gave negative energies and an error that

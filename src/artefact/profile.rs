@@ -448,6 +448,7 @@ impl ProfileFile {
         }
         if let Some(law) = &self.gpu_clock {
             law.validate(&c)?;
+            law.validate_kernel(&c, self.baseline.iter().filter_map(|p| p.device.as_ref()))?;
         }
         let whole = |m| super::machine::whole_gpu_clock(&c, "measured_gpu_clock_mhz", m);
         self.measured_gpu_clock_mhz.map_or(Ok(()), whole)?;
