@@ -374,3 +374,16 @@ fn a_clock_laws_kernel_time_edited_off_its_points_is_refused_naming_the_key() {
         );
     }
 }
+
+#[test]
+fn a_profile_with_a_clock_law_and_one_measured_clock_is_refused_naming_the_key() {
+    let d = tempfile::tempdir().unwrap();
+    fit_law(d.path(), "");
+    edit_profile(d.path(), |v| v["measured_gpu_clock_mhz"] = 1500.0.into());
+    let (code, out, err) = fitted(d.path(), "plan", &["--gpu-clocks", "all"]);
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        err.contains("key `measured_gpu_clock_mhz`") && err.contains("gpu_clock block"),
+        "{err}"
+    );
+}

@@ -145,25 +145,26 @@ impl GpuClockLaw {
     }
 
     /// `kernel_max_s` is the busiest GPU's kernel time of one of the profile's GPU points
-    /// (`devices`), the one the law was fitted at: every clock's slowdown is a share of it, so
-    /// edited to another it moved the predictions at the measured clocks off their times.
+    /// (`kernels`: each point's kernel time per GPU), the one the law was fitted at: every
+    /// clock's slowdown is a share of it, so edited to another it moved the predictions at the
+    /// measured clocks off their times.
     pub fn validate_kernel<'a>(
         &self,
         c: &Check,
-        devices: impl Iterator<Item = &'a super::profile::DeviceFile>,
+        kernels: impl Iterator<Item = &'a [f64]>,
     ) -> InputResult<()> {
-        let busiest =
-            |d: &super::profile::DeviceFile| d.kernel_s.iter().copied().fold(0.0, f64::max);
-        let kernels: Vec<f64> = devices.map(busiest).collect();
+        let busiest: Vec<f64> = kernels
+            .map(|k| k.iter().copied().fold(0.0, f64::max))
+            .collect();
         let k = self.kernel_max_s;
-        if kernels.iter().any(|&b| (b - k).abs() <= 1e-9 * k.max(b)) {
+        if busiest.iter().any(|&b| (b - k).abs() <= 1e-9 * k.max(b)) {
             return Ok(());
         }
         Err(c.fail(
             "gpu_clock.kernel_max_s",
             format!(
                 "the busiest GPU's kernel time of the point the law was fitted at (baseline \
-                 device.kernel_s: {kernels:?} s), as fit wrote it"
+                 device.kernel_s: {busiest:?} s), as fit wrote it"
             ),
             format!("{k} s"),
         ))
