@@ -387,3 +387,31 @@ fn a_profile_with_a_clock_law_and_one_measured_clock_is_refused_naming_the_key()
         "{err}"
     );
 }
+
+#[test]
+fn gpu_energy_under_a_node_or_cpu_scope_is_refused_naming_the_line_not_read_as_that_scope() {
+    let d = tempfile::tempdir().unwrap();
+    let m = machine(d.path(), CLOCKS, "");
+    for scope in ["node", "CPU"] {
+        let csv = runs(
+            "gpu_energy_j,energy_scope,gpu_clock_mhz",
+            &[1000, 1500, 2000],
+            |c, _, e| format!("{e},{scope},{c}"),
+        );
+        let (code, _, err) = fit(d.path(), &csv, &m);
+        assert_eq!(code, 2, "{scope}: {err}");
+        assert!(
+            err.contains("line 2, column energy_scope") && err.contains("beside gpu_energy_j"),
+            "{scope}: {err}"
+        );
+    }
+    for scope in ["gpu", ""] {
+        let csv = runs(
+            "gpu_energy_j,energy_scope,gpu_clock_mhz",
+            &[1000, 1500, 2000],
+            |c, _, e| format!("{e},{scope},{c}"),
+        );
+        let (code, _, err) = fit(d.path(), &csv, &m);
+        assert_eq!(code, 0, "{scope:?}: {err}");
+    }
+}

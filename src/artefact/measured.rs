@@ -82,6 +82,23 @@ impl MeasuredRow {
     /// dropped without a word (energy_j was taken, and a GPU clock fit then asked for the
     /// gpu_energy_j the row has).
     fn one_energy(&self, path: &Path, line: u64) -> InputResult<()> {
+        // gpu_energy_j is the GPUs' by its name: a scope cell naming another (node, cpu) read
+        // it as node or CPU energy, and a fit then asked for the GPU energy it had.
+        let scope = self.energy_scope.as_deref().map(str::trim).unwrap_or("");
+        if self.energy_j.is_none()
+            && self.gpu_energy_j.is_some()
+            && !scope.is_empty()
+            && !scope.eq_ignore_ascii_case("gpu")
+        {
+            return Err(cell_error(
+                path,
+                line,
+                "energy_scope",
+                "gpu or an empty cell beside gpu_energy_j (the GPUs' energy by its name); node \
+                 or CPU energy goes in energy_j",
+                scope,
+            ));
+        }
         let (Some(_), Some(gpu)) = (self.energy_j, self.gpu_energy_j) else {
             return Ok(());
         };
