@@ -415,3 +415,16 @@ fn gpu_energy_under_a_node_or_cpu_scope_is_refused_naming_the_line_not_read_as_t
         assert_eq!(code, 0, "{scope:?}: {err}");
     }
 }
+
+#[test]
+fn a_clock_laws_power_edited_off_its_point_is_named_not_blamed_on_the_machine_file() {
+    let d = tempfile::tempdir().unwrap();
+    fit_law(d.path(), "");
+    edit_profile(d.path(), |v| v["gpu_clock"]["power"]["alpha"] = 7.0.into());
+    let (code, _, err) = fitted(d.path(), "plan", &["--gpu-clocks", "all"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("gpu_clock.power") && !err.contains("calibrate its [power] section"),
+        "{err}"
+    );
+}

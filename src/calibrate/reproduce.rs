@@ -74,6 +74,9 @@ pub struct Reproduction {
     /// Derived points the model does not give their stored wall time (edited by hand: cycles
     /// of 3 against 3100 s made a 71-core point free): `(label, model s, stored s)`.
     pub derived_off: Vec<(String, f64, f64)>,
+    /// Whether the GPU points' power in kernels is the profile's clock law's
+    /// (`gpu_clock.power`), not the machine file's `gpu_active_w`.
+    pub gpu_law_power: bool,
 }
 
 /// Evaluates the model at every measured baseline point.
@@ -113,10 +116,12 @@ pub fn check(model: &Model<'_>) -> Reproduction {
             (format!("{label})"), c.time_model, c.time_measured)
         })
         .collect();
+    let law = prof.gpu_clock.as_ref();
     Reproduction {
         points,
         derived_unexplained,
         derived_off,
+        gpu_law_power: law.is_some_and(|l| l.power.is_some()) && !model.machine.time_only(),
     }
 }
 
@@ -250,10 +255,22 @@ impl Reproduction {
             if let (Some(err), Some((m, e, scope))) = (p.energy_error(), p.energy)
                 && err.abs() > p.energy_bound
             {
+                // A GPU point of a clock law draws the law's power, not the machine's.
+                let whose = match self.gpu_law_power && p.gpus > 0 {
+                    true => {
+                        "the profile's GPU clock law (gpu_clock.power, the GPU's power in \
+                             kernels) does not describe this point's run (edited since fit \
+                             wrote it with the point?), or the machine file's other power terms \
+                             do not"
+                    }
+                    false => {
+                        "the machine file's power does not describe this node (calibrate \
+                              its [power] section on it)"
+                    }
+                };
                 v.push(format!(
                     "{}: the model gives {e:.1} J of {} for a measured {m:.1} J ({:+.1}%, \
-                     bound {:.1}%): the machine file's power does not describe this node \
-                     (calibrate its [power] section on it)",
+                     bound {:.1}%): {whose}",
                     p.label(),
                     scope.name(),
                     100.0 * err,
