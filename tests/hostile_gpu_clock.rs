@@ -428,3 +428,30 @@ fn a_clock_laws_power_edited_off_its_point_is_named_not_blamed_on_the_machine_fi
         "{err}"
     );
 }
+
+#[test]
+fn a_top_clock_slower_than_a_lower_one_is_refused_not_planned_at_the_top_clocks_time() {
+    let d = tempfile::tempdir().unwrap();
+    let m = machine(d.path(), CLOCKS, "");
+    // 1500 MHz ran in 11.6 s, the top clock (throttled) in 12 s: 1500 MHz was planned at 12 s.
+    let times = [(1000, 16.0), (1250, 13.0), (1500, 11.6), (2000, 12.0)];
+    let mut csv =
+        String::from("nodes,cores,freq_hz,gpus,time_s,energy_j,energy_scope,gpu_clock_mhz\n");
+    for (c, t) in times {
+        csv += &format!("1,1,2e9,1,{t},{},gpu,{c}\n", 200.0 * t);
+    }
+    let (code, _, err) = fit(d.path(), &csv, &m);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("1500 MHz, 11.6 s, is 3.3% shorter than at the top clock, 2000 MHz")
+            && err.contains("fit the clocks up to 1500 MHz"),
+        "{err}"
+    );
+    // Within the bound (noise): fitted.
+    let csv = csv.replace(
+        "1,1,2e9,1,11.6,2320,gpu,1500",
+        "1,1,2e9,1,11.9,2380,gpu,1500",
+    );
+    let (code, _, err) = fit(d.path(), &csv, &m);
+    assert_eq!(code, 0, "{err}");
+}
