@@ -503,12 +503,16 @@ pub fn check_gpu_clocks(file: &Path, machine: &Machine, rows: &mut [Measured]) -
 /// refused where it is not the one they are fitted or predicted at: the machine file's
 /// `gpu_memory_clock_mhz` (the one its job scripts set), else the one `profile`'s clock law
 /// was measured at. A kernel's time against the core clock changes with the memory clock, so
-/// a law is per memory clock. `None` where no row names one.
+/// a law is per memory clock. `None` where no row names one (the file is read again only
+/// where `rows`, its runs, have GPUs: only a GPU row may name one).
 pub fn check_memory_clock(
-    file: &Path,
+    (file, rows): (&Path, &[Measured]),
     machine: &Machine,
     profile: Option<&Profile>,
 ) -> InputResult<Option<f64>> {
+    if !rows.iter().any(|r| r.config.gpus > 0) {
+        return Ok(None);
+    }
     let Some((mhz, line)) = crate::artefact::measured::memory_clock(file)? else {
         return Ok(None);
     };

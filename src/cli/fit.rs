@@ -158,8 +158,11 @@ pub fn run_fit(args: &FitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         rule: args.design.unwrap_or_default(),
         machine_out: args.machine_out.clone(),
     };
-    let memory =
-        crate::calibrate::validate::check_memory_clock(&args.measured, &machine.machine, None)?;
+    let memory = crate::calibrate::validate::check_memory_clock(
+        (&args.measured, runs.rows()),
+        &machine.machine,
+        None,
+    )?;
     let mut fitted = fit::fit(&runs, &machine, &options)?;
     // Where the machine file names no memory clock, the runs' is the law's.
     if let Some(law) = fitted.outcome.profile.gpu_clock.as_mut() {
