@@ -455,3 +455,21 @@ fn a_top_clock_slower_than_a_lower_one_is_refused_not_planned_at_the_top_clocks_
     let (code, _, err) = fit(d.path(), &csv, &m);
     assert_eq!(code, 0, "{err}");
 }
+
+#[test]
+fn a_clock_laws_residual_edited_to_a_clock_faster_than_the_top_is_refused_naming_the_key() {
+    let d = tempfile::tempdir().unwrap();
+    fit_law(d.path(), "");
+    // a/f + m through 5.2, 4.8 and 4.6 s; 1500 MHz lowered by 0.4 s (8%, within the law's
+    // 10%) to 4.4 s, 4.3% shorter than the top clock's 4.6 s.
+    edit_profile(d.path(), |v| {
+        v["gpu_clock"]["time"]["a_s_mhz"] = 1200.0.into();
+        v["gpu_clock"]["time"]["residuals_s"][1] = (-0.4).into();
+    });
+    let (code, out, err) = fitted(d.path(), "plan", &["--gpu-clocks", "all"]);
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        err.contains("key `gpu_clock.time.residuals_s[1]`") && err.contains("shorter than the top"),
+        "{err}"
+    );
+}

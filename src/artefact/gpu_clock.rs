@@ -6,11 +6,15 @@ use crate::input::Check;
 use crate::limits::Bound;
 use serde::{Deserialize, Serialize};
 
-/// The `gpu_clock` block of a profile.
 /// The largest relative residual of the time law at a measured clock that `fit` keeps (above
 /// it the kernel's time does not follow the clock, and the law is refused).
 pub const TIME_RESIDUAL_MAX: f64 = 0.10;
+/// A measured clock below the top may not run more than this share faster than the top one
+/// (the bound `plan` reproduces a profile's own points within): the host and every GPU are
+/// taken busy for the whole run at the top clock, so no clock is predicted faster.
+pub const FASTER_THAN_TOP_MAX: f64 = 0.02;
 
+/// The `gpu_clock` block of a profile.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GpuClockLaw {
@@ -186,6 +190,23 @@ impl GpuClockLaw {
             let runs = crate::units::MIN_RUN_SECONDS..=crate::units::MAX_RUN_SECONDS;
             let within =
                 runs.contains(&measured) && r.abs() <= TIME_RESIDUAL_MAX * measured * (1.0 + 1e-9);
+            let top = self
+                .measured_mhz
+                .last()
+                .map_or(f, |&f| t.a_s_mhz / f + t.m_s);
+            let top = top + t.residuals_s.last().copied().unwrap_or(0.0);
+            if within && measured < top * (1.0 - FASTER_THAN_TOP_MAX) {
+                return Err(c.fail(
+                    &format!("gpu_clock.time.residuals_s[{i}]"),
+                    format!(
+                        "a measured time at {f} MHz no more than {:.0}% shorter than the top \
+                         clock's, {top} s, as fit keeps it (no clock is predicted faster than \
+                         the top)",
+                        100.0 * FASTER_THAN_TOP_MAX
+                    ),
+                    format!("{r} s (a measured time of {measured} s)"),
+                ));
+            }
             if !within {
                 return Err(c.fail(
                     &format!("gpu_clock.time.residuals_s[{i}]"),

@@ -82,8 +82,8 @@ pub fn fit_law(
 }
 
 /// A measured clock below the top may not run more than this share faster than the top one
-/// (the bound `plan` reproduces a profile's own points within).
-pub const FASTER_THAN_TOP_MAX: f64 = 0.02;
+/// (a profile's law is read within it).
+pub use crate::artefact::gpu_clock::FASTER_THAN_TOP_MAX;
 
 /// Refuses a clock (ascending `mhz`, their `times`) whose run was more than
 /// [`FASTER_THAN_TOP_MAX`] faster than the top clock's: the host and every GPU are taken busy
