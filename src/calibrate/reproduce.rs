@@ -154,6 +154,13 @@ fn point_check(model: &Model<'_>, p: &BaselinePoint) -> Option<PointCheck> {
     let bound = bound_of(model.profile, p);
     let scope = model.profile.point_scope(p);
     let energy_bound = bound.max(energy_bound(&model.machine.power));
+    // A GPU point of a clock law draws the law's power, which `fit` keeps within its largest
+    // residual at the measured clocks (up to 5%): no finer than that, as for the machine's.
+    let law = (model.profile.gpu_clock.as_ref()).and_then(|l| l.power.as_ref());
+    let law = law.filter(|_| p.gpus > 0 && !model.machine.time_only());
+    let energy_bound = law.map_or(energy_bound, |l| {
+        energy_bound.max(l.residual_max * (1.0 + 1e-9))
+    });
     Some(PointCheck {
         cores: p.cores,
         ghz: p.freq.ghz(),
@@ -259,9 +266,8 @@ impl Reproduction {
                 let whose = match self.gpu_law_power && p.gpus > 0 {
                     true => {
                         "the profile's GPU clock law (gpu_clock.power, the GPU's power in \
-                             kernels) does not describe this point's run (edited since fit \
-                             wrote it with the point?), or the machine file's other power terms \
-                             do not"
+                         kernels, within its residual_max) does not describe this point's run, \
+                         or the machine file's other power terms do not"
                     }
                     false => {
                         "the machine file's power does not describe this node (calibrate \
