@@ -6,11 +6,15 @@ use crate::input::Check;
 use crate::limits::Bound;
 use serde::{Deserialize, Serialize};
 
-/// The `gpu_clock` block of a profile.
 /// The largest relative residual of the time law at a measured clock that `fit` keeps (above
 /// it the kernel's time does not follow the clock, and the law is refused).
 pub const TIME_RESIDUAL_MAX: f64 = 0.10;
+/// A measured clock below the top may not run more than this share faster than the top one
+/// (the bound `plan` reproduces a profile's own points within): the host and every GPU are
+/// taken busy for the whole run at the top clock, so no clock is predicted faster.
+pub const FASTER_THAN_TOP_MAX: f64 = 0.02;
 
+/// The `gpu_clock` block of a profile.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GpuClockLaw {
@@ -93,7 +97,7 @@ impl GpuClockLaw {
     /// Checks the block of a profile: 3 or more ascending clocks, one residual each, the
     /// reference among them, and every number in range.
     pub fn validate(&self, c: &Check) -> InputResult<()> {
-        let clock = super::machine::GPU_CLOCK_MHZ;
+        use super::machine::whole_gpu_clock;
         let f = &self.measured_mhz;
         if f.len() < 3 || f.windows(2).any(|w| w[0] >= w[1]) {
             return Err(c.fail(
@@ -103,8 +107,9 @@ impl GpuClockLaw {
             ));
         }
         for (i, &v) in f.iter().enumerate() {
-            c.num(&format!("gpu_clock.measured_mhz[{i}]"), v, clock)?;
+            whole_gpu_clock(c, &format!("gpu_clock.measured_mhz[{i}]"), v)?;
         }
+        whole_gpu_clock(c, "gpu_clock.reference_mhz", self.reference_mhz)?;
         if self.time.residuals_s.len() != f.len() {
             return Err(c.fail(
                 "gpu_clock.time.residuals_s",
@@ -119,7 +124,9 @@ impl GpuClockLaw {
                 self.reference_mhz.to_string(),
             ));
         }
-        c.opt("gpu_clock.memory_clock_mhz", self.memory_clock_mhz, clock)?;
+        if let Some(mhz) = self.memory_clock_mhz {
+            whole_gpu_clock(c, "gpu_clock.memory_clock_mhz", mhz)?;
+        }
         let nonneg = Bound::Within(0.0, 1e12);
         // The kernel time every clock's slowdown is a share of: 0 made every clock as fast as
         // the reference (the law read as no law).
@@ -141,6 +148,32 @@ impl GpuClockLaw {
         Ok(())
     }
 
+    /// `kernel_max_s` is the busiest GPU's kernel time of one of the profile's GPU points
+    /// (`kernels`: each point's kernel time per GPU), the one the law was fitted at: every
+    /// clock's slowdown is a share of it, so edited to another it moved the predictions at the
+    /// measured clocks off their times.
+    pub fn validate_kernel<'a>(
+        &self,
+        c: &Check,
+        kernels: impl Iterator<Item = &'a [f64]>,
+    ) -> InputResult<()> {
+        let busiest: Vec<f64> = kernels
+            .map(|k| k.iter().copied().fold(0.0, f64::max))
+            .collect();
+        let k = self.kernel_max_s;
+        if busiest.iter().any(|&b| (b - k).abs() <= 1e-9 * k.max(b)) {
+            return Ok(());
+        }
+        Err(c.fail(
+            "gpu_clock.kernel_max_s",
+            format!(
+                "the busiest GPU's kernel time of the point the law was fitted at (baseline \
+                 device.kernel_s: {busiest:?} s), as fit wrote it"
+            ),
+            format!("{k} s"),
+        ))
+    }
+
     /// Each residual leaves its clock a measured time (`a/f + m + r`, a run's length) within
     /// [`TIME_RESIDUAL_MAX`] of the law, as `fit` kept it: edited to 1e300 or a few seconds
     /// on a 17 ms kernel, the interpolated times gave negative energies and an error that
@@ -157,6 +190,23 @@ impl GpuClockLaw {
             let runs = crate::units::MIN_RUN_SECONDS..=crate::units::MAX_RUN_SECONDS;
             let within =
                 runs.contains(&measured) && r.abs() <= TIME_RESIDUAL_MAX * measured * (1.0 + 1e-9);
+            let top = self
+                .measured_mhz
+                .last()
+                .map_or(f, |&f| t.a_s_mhz / f + t.m_s);
+            let top = top + t.residuals_s.last().copied().unwrap_or(0.0);
+            if within && measured < top * (1.0 - FASTER_THAN_TOP_MAX) {
+                return Err(c.fail(
+                    &format!("gpu_clock.time.residuals_s[{i}]"),
+                    format!(
+                        "a measured time at {f} MHz no more than {:.0}% shorter than the top \
+                         clock's, {top} s, as fit keeps it (no clock is predicted faster than \
+                         the top)",
+                        100.0 * FASTER_THAN_TOP_MAX
+                    ),
+                    format!("{r} s (a measured time of {measured} s)"),
+                ));
+            }
             if !within {
                 return Err(c.fail(
                     &format!("gpu_clock.time.residuals_s[{i}]"),

@@ -392,6 +392,16 @@ impl NodeSection {
     }
 }
 
+/// Checks `v` (at `key`) a GPU clock in whole MHz, as a GPU lists its clocks and Slurm's
+/// `--gpu-freq` takes them (`--gpu-freq=1500.5` is no clock it sets).
+pub fn whole_gpu_clock(c: &Check, key: &str, v: f64) -> InputResult<()> {
+    c.num(key, v, GPU_CLOCK_MHZ)?;
+    if v.fract() != 0.0 {
+        return Err(c.fail(key, "a whole number of MHz", v.to_string()));
+    }
+    Ok(())
+}
+
 /// What `gpu_clocks_mhz` should hold.
 fn gpu_clocks_expected() -> String {
     format!(

@@ -41,6 +41,10 @@ pub struct MeasuredRow {
     /// `gpu_clocks_mhz`). Written as a last column where a row has one ([`to_csv`]).
     #[serde(default, skip_serializing)]
     pub gpu_clock_mhz: Option<f64>,
+    /// The GPU memory clock of the run, MHz (absent: the machine's `gpu_memory_clock_mhz`).
+    /// A clock law is per memory clock: [`memory_clock`] refuses a file at two.
+    #[serde(default, skip_serializing)]
+    pub gpu_mem_clock_mhz: Option<f64>,
 }
 
 /// The columns a file must have.
@@ -52,7 +56,7 @@ pub const MEASURED_HEADER: &str =
 
 /// The header a file must have, in words.
 pub const HEADER: &str = "columns nodes,cores,freq_hz,gpus,time_s[,energy_j|gpu_energy_j][,ranks]\
-     [,energy_scope][,gpu_clock_mhz]";
+     [,energy_scope][,gpu_clock_mhz][,gpu_mem_clock_mhz]";
 
 /// An error about a cell: `line N, column NAME`.
 pub fn cell_error(path: &Path, line: u64, column: &str, expected: &str, got: &str) -> InputError {
@@ -78,6 +82,23 @@ impl MeasuredRow {
     /// dropped without a word (energy_j was taken, and a GPU clock fit then asked for the
     /// gpu_energy_j the row has).
     fn one_energy(&self, path: &Path, line: u64) -> InputResult<()> {
+        // gpu_energy_j is the GPUs' by its name: a scope cell naming another (node, cpu) read
+        // it as node or CPU energy, and a fit then asked for the GPU energy it had.
+        let scope = self.energy_scope.as_deref().map(str::trim).unwrap_or("");
+        if self.energy_j.is_none()
+            && self.gpu_energy_j.is_some()
+            && !scope.is_empty()
+            && !scope.eq_ignore_ascii_case("gpu")
+        {
+            return Err(cell_error(
+                path,
+                line,
+                "energy_scope",
+                "gpu or an empty cell beside gpu_energy_j (the GPUs' energy by its name); node \
+                 or CPU energy goes in energy_j",
+                scope,
+            ));
+        }
         let (Some(_), Some(gpu)) = (self.energy_j, self.gpu_energy_j) else {
             return Ok(());
         };
@@ -150,6 +171,7 @@ impl MeasuredRow {
                 );
             }
         }
+        self.validate_memory_clock(path, line)?;
         if self.nodes == 0 || self.cores == 0 {
             let (col, v) = if self.nodes == 0 {
                 ("nodes", self.nodes)
@@ -171,6 +193,55 @@ impl MeasuredRow {
         }
         Ok(())
     }
+}
+
+impl MeasuredRow {
+    /// A memory clock only on a GPU row, in whole MHz as `gpu_memory_clock_mhz` takes it.
+    fn validate_memory_clock(&self, path: &Path, line: u64) -> InputResult<()> {
+        let Some(mhz) = self.gpu_mem_clock_mhz else {
+            return Ok(());
+        };
+        let expected = if self.gpus == 0 {
+            "empty on a row without GPUs (gpus = 0)"
+        } else if !(50.0..=5000.0).contains(&mhz) {
+            "a GPU memory clock in MHz, 50 to 5000 (3505, not 3.505)"
+        } else if mhz.fract() != 0.0 {
+            "a whole number of MHz, as the machine file's gpu_memory_clock_mhz"
+        } else {
+            return Ok(());
+        };
+        let got = crate::limits::shown(mhz);
+        Err(cell_error(path, line, "gpu_mem_clock_mhz", expected, &got))
+    }
+}
+
+/// The GPU memory clock a measured CSV file's rows name (`gpu_mem_clock_mhz`) and the first
+/// line naming it; `None` where none does. Rows at two are refused naming both lines: a GPU
+/// clock law holds at one memory clock (memory-bound kernels stop gaining at a low one).
+pub fn memory_clock(path: &Path) -> InputResult<Option<(f64, u64)>> {
+    let (file, _) = crate::input::open_regular(path)?;
+    let reader = std::io::Read::take(std::io::BufReader::new(file), crate::input::MAX_TABLE_BYTES);
+    let mut first: Option<(f64, u64)> = None;
+    read_rows(path, reader, |row, line| {
+        match (row.gpu_mem_clock_mhz, first) {
+            (Some(m), Some((f, at))) if m != f => Err(cell_error(
+                path,
+                line,
+                "gpu_mem_clock_mhz",
+                &format!(
+                    "the memory clock of the file's other runs, {f} MHz (line {at}): a GPU \
+                     clock law holds at one memory clock; fit the runs at each in separate files"
+                ),
+                &crate::limits::shown(m),
+            )),
+            (Some(m), None) => {
+                first = Some((m, line));
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    })?;
+    Ok(first)
 }
 
 /// What a file with an `energy_j` column but no `energy_scope` column is read as, in words:
@@ -389,13 +460,18 @@ fn header<R: std::io::Read>(
 
 /// The optional columns, the stem an unknown column that means one of them starts with (its
 /// name lower-cased, letters and digits only) and what the column holds.
-const OPTIONAL: [(&str, &str, &str); 5] = [
+const OPTIONAL: [(&str, &str, &str); 6] = [
     (
         "gpu_clock_mhz",
         "gpuclock",
         "the run's GPU core clock in MHz",
     ),
     ("gpu_energy_j", "gpuenergy", "the GPUs' energy in J"),
+    (
+        "gpu_mem_clock_mhz",
+        "gpumem",
+        "the run's GPU memory clock in MHz",
+    ),
     ("energy_scope", "energyscope", "node, cpu or gpu"),
     ("energy_j", "energy", "the run's energy in J"),
     ("ranks", "ranks", "the run's total MPI ranks"),
@@ -516,7 +592,7 @@ fn kind(column: &str) -> Option<(Cell, bool)> {
         "nodes" | "cores" | "gpus" => (Cell::Whole, false),
         "ranks" => (Cell::Whole, true),
         "freq_hz" | "time_s" => (Cell::Number, false),
-        "energy_j" | "gpu_energy_j" | "gpu_clock_mhz" => (Cell::Number, true),
+        "energy_j" | "gpu_energy_j" | "gpu_clock_mhz" | "gpu_mem_clock_mhz" => (Cell::Number, true),
         "energy_scope" => (Cell::Scope, true),
         _ => return None,
     })

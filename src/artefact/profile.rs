@@ -386,6 +386,32 @@ impl ProfileFile {
         serde_json::to_string_pretty(&serde_json::to_value(self)?)
     }
 
+    /// The GPU clock law's kernel time against the points ([`super::gpu_clock::GpuClockLaw::validate_kernel`]),
+    /// and `measured_gpu_clock_mhz`: whole MHz, and only on a profile without a clock law
+    /// (which names its measured clocks itself: both at once left it unsaid which one held).
+    fn validate_clocks(&self, c: &Check) -> InputResult<()> {
+        if let Some(law) = &self.gpu_clock {
+            let kernels = self.baseline.iter().filter_map(|p| p.device.as_ref());
+            law.validate_kernel(c, kernels.map(|d| d.kernel_s.as_slice()))?;
+        }
+        let Some(mhz) = self.measured_gpu_clock_mhz else {
+            return Ok(());
+        };
+        super::machine::whole_gpu_clock(c, "measured_gpu_clock_mhz", mhz)?;
+        match &self.gpu_clock {
+            Some(law) => Err(c.fail(
+                "measured_gpu_clock_mhz",
+                format!(
+                    "no such key beside a gpu_clock block (its measured_mhz, {:?}, are the \
+                     clocks measured): remove one of them",
+                    law.measured_mhz
+                ),
+                format!("{mhz}"),
+            )),
+            None => Ok(()),
+        }
+    }
+
     /// Checks every value's range and how the values fit together (today's limits).
     pub fn validate(&self, path: &Path) -> InputResult<()> {
         let c = Check::new(path);
@@ -449,8 +475,7 @@ impl ProfileFile {
         if let Some(law) = &self.gpu_clock {
             law.validate(&c)?;
         }
-        let clock = super::machine::GPU_CLOCK_MHZ;
-        c.opt("measured_gpu_clock_mhz", self.measured_gpu_clock_mhz, clock)?;
+        self.validate_clocks(&c)?;
         if let Some(id) = self.fit_id.as_deref()
             && !is_fit_id(id)
         {

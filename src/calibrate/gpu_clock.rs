@@ -65,6 +65,7 @@ pub fn fit_law(
             list()
         ));
     }
+    no_clock_faster_than_the_top(&mhz, &times, at)?;
     let power = fit_power_from(&pts, (gpus, alpha), at, &list())?;
     let interval = left_out(&pts, gpus, alpha);
     let top = pts[pts.len() - 1].clone();
@@ -78,6 +79,36 @@ pub fn fit_law(
         source: String::new(),
         interval: Some(interval),
     })
+}
+
+/// A measured clock below the top may not run more than this share faster than the top one
+/// (a profile's law is read within it).
+pub use crate::artefact::gpu_clock::FASTER_THAN_TOP_MAX;
+
+/// Refuses a clock (ascending `mhz`, their `times`) whose run was more than
+/// [`FASTER_THAN_TOP_MAX`] faster than the top clock's: the host and every GPU are taken busy
+/// for the whole run at the top clock (the profile's baseline), so no clock is predicted
+/// faster, and that clock would be planned at the top clock's time, not its own.
+fn no_clock_faster_than_the_top(mhz: &[f64], times: &[f64], at: &str) -> Result<(), String> {
+    let (Some(&top), Some(&t_top)) = (mhz.last(), times.last()) else {
+        return Ok(());
+    };
+    let fastest = (0..times.len()).min_by(|&i, &j| times[i].total_cmp(&times[j]));
+    match fastest {
+        Some(j) if times[j] < t_top * (1.0 - FASTER_THAN_TOP_MAX) => Err(format!(
+            "the time at {} MHz, {} s, is {:.1}% shorter than at the top clock, {top} MHz, {t_top} \
+             s, at {at}: the model takes the run at the top clock as the host's and the GPUs' \
+             busy time, so it predicts no clock faster, and would plan {} MHz at {t_top} s; a \
+             top clock that delivers less than its nominal speed (throttled): fit the clocks up \
+             to {} MHz, or measure the top clock again",
+            mhz[j],
+            times[j],
+            100.0 * (1.0 - times[j] / t_top),
+            mhz[j],
+            mhz[j]
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// The interval's half-widths (MODEL.md 6e): the largest error of each interior clock (sorted

@@ -74,6 +74,9 @@ pub struct Reproduction {
     /// Derived points the model does not give their stored wall time (edited by hand: cycles
     /// of 3 against 3100 s made a 71-core point free): `(label, model s, stored s)`.
     pub derived_off: Vec<(String, f64, f64)>,
+    /// Whether the GPU points' power in kernels is the profile's clock law's
+    /// (`gpu_clock.power`), not the machine file's `gpu_active_w`.
+    pub gpu_law_power: bool,
 }
 
 /// Evaluates the model at every measured baseline point.
@@ -113,10 +116,12 @@ pub fn check(model: &Model<'_>) -> Reproduction {
             (format!("{label})"), c.time_model, c.time_measured)
         })
         .collect();
+    let law = prof.gpu_clock.as_ref();
     Reproduction {
         points,
         derived_unexplained,
         derived_off,
+        gpu_law_power: law.is_some_and(|l| l.power.is_some()) && !model.machine.time_only(),
     }
 }
 
@@ -149,6 +154,13 @@ fn point_check(model: &Model<'_>, p: &BaselinePoint) -> Option<PointCheck> {
     let bound = bound_of(model.profile, p);
     let scope = model.profile.point_scope(p);
     let energy_bound = bound.max(energy_bound(&model.machine.power));
+    // A GPU point of a clock law draws the law's power, which `fit` keeps within its largest
+    // residual at the measured clocks (up to 5%): no finer than that, as for the machine's.
+    let law = (model.profile.gpu_clock.as_ref()).and_then(|l| l.power.as_ref());
+    let law = law.filter(|_| p.gpus > 0 && !model.machine.time_only());
+    let energy_bound = law.map_or(energy_bound, |l| {
+        energy_bound.max(l.residual_max * (1.0 + 1e-9))
+    });
     Some(PointCheck {
         cores: p.cores,
         ghz: p.freq.ghz(),
@@ -250,10 +262,21 @@ impl Reproduction {
             if let (Some(err), Some((m, e, scope))) = (p.energy_error(), p.energy)
                 && err.abs() > p.energy_bound
             {
+                // A GPU point of a clock law draws the law's power, not the machine's.
+                let whose = match self.gpu_law_power && p.gpus > 0 {
+                    true => {
+                        "the profile's GPU clock law (gpu_clock.power, the GPU's power in \
+                         kernels, within its residual_max) does not describe this point's run, \
+                         or the machine file's other power terms do not"
+                    }
+                    false => {
+                        "the machine file's power does not describe this node (calibrate \
+                              its [power] section on it)"
+                    }
+                };
                 v.push(format!(
                     "{}: the model gives {e:.1} J of {} for a measured {m:.1} J ({:+.1}%, \
-                     bound {:.1}%): the machine file's power does not describe this node \
-                     (calibrate its [power] section on it)",
+                     bound {:.1}%): {whose}",
                     p.label(),
                     scope.name(),
                     100.0 * err,

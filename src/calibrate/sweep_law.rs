@@ -50,6 +50,7 @@ pub fn measured_row(r: &RunRecord) -> MeasuredRow {
         gpu_energy_j: None,
         ranks: None,
         gpu_clock_mhz: r.gpu_clock_mhz.map(f64::from),
+        gpu_mem_clock_mhz: None,
         energy_scope: energy.map(|e| e.1.csv_name().to_string()),
     }
 }

@@ -132,7 +132,44 @@ pub fn machine_matches(machine: &Machine, profile: &Profile, accept: Accept) -> 
             "planned at another GPU memory clock than the one measured (--other-machine): {what}"
         ));
     }
+    if let Some(what) = clock_unlisted(machine, profile) {
+        if !accept.other_machine {
+            return Err(InputError::Mismatch(format!(
+                "{what}: the profile was measured on a GPU that runs at other clocks; give the \
+                 machine file of the GPU it was measured on, or pass --other-machine to plan it \
+                 here anyway"
+            )));
+        }
+        t.warnings.push(format!(
+            "planned on a GPU that does not list a clock the profile was measured at \
+             (--other-machine): {what}"
+        ));
+    }
     Ok(t)
+}
+
+/// Where the profile names a GPU clock it was measured at (its clock law's, or the one clock
+/// of a profile without a law) that the machine's `gpu_clocks_mhz` does not list: the key and
+/// the clocks either side. A job script would ask for it, and the law's range and intervals
+/// would stand on it. Nothing where the machine lists no clocks.
+fn clock_unlisted(machine: &Machine, profile: &Profile) -> Option<String> {
+    use crate::model::machine::{clocks_either_side, listed_clock};
+    let list = &machine.gpu_clocks_mhz;
+    let law = profile.gpu_clock.iter().flat_map(|l| {
+        let keyed = |(i, &m): (usize, &f64)| (format!("gpu_clock.measured_mhz[{i}]"), m);
+        l.measured_mhz.iter().enumerate().map(keyed)
+    });
+    let one = (profile.measured_gpu_clock_mhz).map(|m| ("measured_gpu_clock_mhz".to_string(), m));
+    let (key, mhz) =
+        (law.chain(one)).find(|(_, m)| !list.is_empty() && listed_clock(list, *m).is_none())?;
+    Some(format!(
+        "{}: key `{key}` names {mhz} MHz, a clock machine `{}` ({}) does not list in \
+         gpu_clocks_mhz (nearest: {})",
+        profile.file.display(),
+        machine.name,
+        machine.file.display(),
+        clocks_either_side(list, mhz)
+    ))
 }
 
 /// Where the profile's GPU clock law was measured at another memory clock than the machine

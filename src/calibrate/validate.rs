@@ -436,6 +436,35 @@ pub fn unscored_energy(modelled: EnergyScope, file: &str, rows: &mut [Compared])
     })
 }
 
+/// Leaves unpredicted the measured energy of the rows at a GPU clock other than the law's
+/// reference where the profile's clock law has no GPU power (fitted on runs without GPU
+/// energy): the model would give the machine's `gpu_active_w` at every clock, which no run
+/// measured. Says why, naming `file`.
+fn unpriced_energy(profile: &Profile, file: &str, rows: &mut [Compared]) -> Option<String> {
+    let law = profile.gpu_clock.as_ref().filter(|l| l.power.is_none())?;
+    let mut any = false;
+    for r in rows.iter_mut().filter(|r| r.energy_j.is_some()) {
+        if r.measured
+            .config
+            .gpu_clock_mhz
+            .is_some_and(|c| c != law.reference_mhz)
+        {
+            r.unscore_energy();
+            any = true;
+        }
+    }
+    any.then(|| {
+        format!(
+            "{file}: energy not scored at GPU clocks other than {} MHz: {}'s GPU clock law has \
+             no GPU power (its runs measured no GPU energy), so the energy there would be the \
+             machine's gpu_active_w at every clock; fit runs with GPU energy (gpu_energy_j, or \
+             energy_j with energy_scope gpu) to score it",
+            law.reference_mhz,
+            profile.file.display()
+        )
+    })
+}
+
 /// Leaves unpredicted the measured energy of every row where `machine` has no `[power]` (its
 /// model's "energy" is node-seconds), and says why, naming `file`: time is scored alone.
 fn unpowered_energy(machine: &Machine, file: &str, rows: &mut [Compared]) -> Option<String> {
@@ -474,6 +503,57 @@ pub fn check_gpu_clocks(file: &Path, machine: &Machine, rows: &mut [Measured]) -
         }
     }
     Ok(())
+}
+
+/// The GPU memory clock `file`'s runs name ([`crate::artefact::measured::memory_clock`]),
+/// refused where it is not the one they are fitted or predicted at: the machine file's
+/// `gpu_memory_clock_mhz` (the one its job scripts set), else the one `profile`'s clock law
+/// was measured at. A kernel's time against the core clock changes with the memory clock, so
+/// a law is per memory clock. `None` where no row names one (the file is read again only
+/// where `rows`, its runs, have GPUs: only a GPU row may name one).
+pub fn check_memory_clock(
+    (file, rows): (&Path, &[Measured]),
+    machine: &Machine,
+    profile: Option<&Profile>,
+) -> InputResult<Option<f64>> {
+    if !rows.iter().any(|r| r.config.gpus > 0) {
+        return Ok(None);
+    }
+    let Some((mhz, line)) = crate::artefact::measured::memory_clock(file)? else {
+        return Ok(None);
+    };
+    let law = profile.and_then(|p| Some((p.gpu_clock.as_ref()?.memory_clock_mhz?, p)));
+    let (set, whose) = match (machine.gpu_memory_clock_mhz, law) {
+        (Some(set), _) => (
+            set,
+            format!(
+                "machine `{}`'s gpu_memory_clock_mhz ({})",
+                machine.name,
+                machine.file.display()
+            ),
+        ),
+        (None, Some((set, p))) => (
+            set,
+            format!(
+                "the memory clock {}'s GPU clock law was measured at",
+                p.file.display()
+            ),
+        ),
+        (None, None) => return Ok(Some(mhz)),
+    };
+    if set == mhz {
+        return Ok(Some(mhz));
+    }
+    Err(InputError::Key {
+        file: file.to_path_buf(),
+        key: format!("line {line}, column gpu_mem_clock_mhz"),
+        expected: format!(
+            "{whose}, {set} MHz: a GPU clock law holds at one memory clock (memory-bound \
+             kernels stop gaining at a low one); use runs measured at {set} MHz, or a machine \
+             file whose gpu_memory_clock_mhz is {mhz}"
+        ),
+        got: crate::limits::shown(mhz),
+    })
 }
 
 /// A validation with what the model's checks said.
@@ -522,6 +602,7 @@ pub fn validate(
     // Without [power] no scope is scored, whatever the runs measured.
     let energy_not_scored = unpowered_energy(machine, predicted, &mut rows)
         .or_else(|| unscored_energy(profile.energy_scope(), predicted, &mut rows));
+    let energy_not_scored = energy_not_scored.or(unpriced_energy(profile, predicted, &mut rows));
     let validation = Validation {
         // A clock law's intervals at unmeasured clocks are intervals, node law or not.
         bounds: profile.node_law.is_none() && profile.gpu_clock.is_none(),

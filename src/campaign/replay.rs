@@ -248,6 +248,7 @@ mod tests {
                 gpu_energy_j: None,
                 ranks: None,
                 gpu_clock_mhz: None,
+                gpu_mem_clock_mhz: None,
                 energy_scope: None,
             },
         };

@@ -158,7 +158,16 @@ pub fn run_fit(args: &FitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         rule: args.design.unwrap_or_default(),
         machine_out: args.machine_out.clone(),
     };
-    let fitted = fit::fit(&runs, &machine, &options)?;
+    let memory = crate::calibrate::validate::check_memory_clock(
+        (&args.measured, runs.rows()),
+        &machine.machine,
+        None,
+    )?;
+    let mut fitted = fit::fit(&runs, &machine, &options)?;
+    // Where the machine file names no memory clock, the runs' is the law's.
+    if let Some(law) = fitted.outcome.profile.gpu_clock.as_mut() {
+        law.memory_clock_mhz = law.memory_clock_mhz.or(memory);
+    }
     let time_only = check_power(args, &fitted)?;
     let rows = runs.rows();
     let program = &options.program;

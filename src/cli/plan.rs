@@ -153,7 +153,8 @@ pub fn resolve(src: &SourceArgs, sa: &SpaceArgs, qa: &QueryArgs) -> InputResult<
         .as_deref()
         .map(|r| values::parse_config("--reference", r))
         .transpose()?
-        .map(|c| values::config_as_shown(&inputs.machine, c));
+        .map(|c| values::config_as_shown(&inputs.machine, c))
+        .map(|c| at_law_clock(c, &inputs.profile));
     if let Some(c) = &reference {
         crate::search::gpu_clocks::check_config(
             "--reference",
@@ -171,6 +172,18 @@ pub fn resolve(src: &SourceArgs, sa: &SpaceArgs, qa: &QueryArgs) -> InputResult<
             checks: src.checks(),
         },
     })
+}
+
+/// A configuration with GPUs named without a clock, on a profile with a clock law: at the
+/// law's reference clock, where the model evaluates it, so that its label says so.
+fn at_law_clock(
+    mut c: crate::model::Config,
+    profile: &crate::model::workload::Profile,
+) -> crate::model::Config {
+    if let (Some(law), None, true) = (&profile.gpu_clock, c.gpu_clock_mhz, c.gpus > 0) {
+        c.gpu_clock_mhz = Some(law.reference_mhz);
+    }
+    c
 }
 
 /// The query: deadline, budget, slowdown and least efficiency, each parsed and checked.

@@ -161,6 +161,7 @@ fn measured_rows(
         (Some(path), _) => {
             let mut rows = crate::calibrate::runs::read_csv_file(path)?;
             validate::check_gpu_clocks(path, machine, &mut rows)?;
+            validate::check_memory_clock((path, &rows), machine, Some(profile))?;
             if rows.iter().any(|r| r.energy.is_some())
                 && let Some(note) = crate::artefact::measured::default_scope_note(path)?
             {

@@ -146,15 +146,22 @@ pub fn write_block(b: &Validation, out: &mut dyn Write) -> std::io::Result<()> {
                 &format!("measured {many}"),
             )
         };
+        // No energy interval scored (none measured, or none priced): no "0 of 0 (0%)".
+        let energy = match c.energy_points {
+            0 => String::new(),
+            n => format!(
+                " and {} ({:.0}%)",
+                part(c.energy_covered, n, "energy", "energies"),
+                share(c.energy_covered, n)
+            ),
+        };
         writeln!(
             out,
-            "  {} at {} not measured held {} ({:.0}%) and {} ({:.0}%)",
+            "  {} at {} not measured held {} ({:.0}%){energy}",
             b.ranges_name(),
             where_not_measured(&b.rows),
             part(c.time_covered, c.time_points, "time", "times"),
             share(c.time_covered, c.time_points),
-            part(c.energy_covered, c.energy_points, "energy", "energies"),
-            share(c.energy_covered, c.energy_points)
         )?;
     }
     Ok(())

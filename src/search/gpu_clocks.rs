@@ -3,6 +3,7 @@
 
 use crate::error::{InputError, InputResult};
 use crate::model::Config;
+use crate::model::gpu_clock::GpuClockLaw;
 use crate::model::machine::Machine;
 use crate::model::workload::Profile;
 
@@ -59,7 +60,35 @@ pub fn parse(spec: &str, machine: &Machine, profile: &Profile) -> InputResult<Ve
             spec,
         ));
     }
+    if let Some(&c) = out.iter().find(|&&c| c != law.reference_mhz) {
+        unpriced(machine, profile, law, c).map_err(|why| err(why, spec))?;
+    }
     Ok(out)
+}
+
+/// Refuses `clock` MHz, not the law's reference, where the law carries no GPU power (its runs
+/// measured no GPU energy) and the machine has `[power]`: its energy would be the machine's
+/// `gpu_active_w` at every clock, a power no run measured (a slower clock only ever costing
+/// more). Without `[power]` the clocks rank by time, which the law gives.
+fn unpriced(
+    machine: &Machine,
+    profile: &Profile,
+    law: &GpuClockLaw,
+    clock: f64,
+) -> Result<(), String> {
+    if law.power.is_some() || machine.time_only() {
+        return Ok(());
+    }
+    Err(format!(
+        "clocks with a GPU power: {}'s GPU clock law has no GPU power (its runs measured no GPU \
+         energy), so the energy at {clock} MHz would be machine `{}`'s gpu_active_w at every \
+         clock, which no run measured; plan {} MHz only, add the GPU energy of each run \
+         (gpu_energy_j, or energy_j with energy_scope gpu) and fit again, or plan against a \
+         machine file without [power] to rank the clocks by time",
+        profile.file.display(),
+        machine.name,
+        law.reference_mhz
+    ))
 }
 
 /// The GPU clock a configuration names (`--config`, `--reference`), checked as `--gpu-clocks`
@@ -98,17 +127,23 @@ pub fn check_config(
         )));
     }
     match &profile.gpu_clock {
+        // The one clock the profile was measured at: its own points.
+        None if profile.measured_at_clock(c) => Ok(()),
         None => Err(said(format!(
-            "{} has no GPU clock law, so its configurations take no clock; leave the fifth \
+            "{} has no GPU clock law, so its configurations take no clock{}; leave the fifth \
              value out, or measure 3 or more clocks (a measured CSV with gpu_clock_mhz, then \
              `jouleplan fit`)",
-            profile.file.display()
+            profile.file.display(),
+            (profile.measured_gpu_clock_mhz).map_or(String::new(), |m| format!(
+                " but the one it was measured at, {m} MHz"
+            ))
         ))),
         Some(law) if !law.covers(c) => Err(said(format!(
             "{c} MHz lies outside the profile's measured range {}: nothing is extrapolated; \
              give a clock within it, or measure {c} MHz to plan it",
             law.range_text()
         ))),
+        Some(law) if c != law.reference_mhz => unpriced(machine, profile, law, c).map_err(said),
         Some(_) => Ok(()),
     }
 }
