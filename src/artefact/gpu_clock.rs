@@ -185,16 +185,17 @@ impl GpuClockLaw {
             t.law_residual_max,
             Bound::Within(0.0, TIME_RESIDUAL_MAX),
         )?;
+        let measured_at = |f: f64, r: f64| t.a_s_mhz / f + t.m_s + r;
+        // The top clock's measured time (the list and residuals are checked non-empty above).
+        let top = match (self.measured_mhz.last(), t.residuals_s.last()) {
+            (Some(&f), Some(&r)) => measured_at(f, r),
+            _ => return Ok(()),
+        };
         for (i, (&f, &r)) in self.measured_mhz.iter().zip(&t.residuals_s).enumerate() {
-            let measured = t.a_s_mhz / f + t.m_s + r;
+            let measured = measured_at(f, r);
             let runs = crate::units::MIN_RUN_SECONDS..=crate::units::MAX_RUN_SECONDS;
             let within =
                 runs.contains(&measured) && r.abs() <= TIME_RESIDUAL_MAX * measured * (1.0 + 1e-9);
-            let top = self
-                .measured_mhz
-                .last()
-                .map_or(f, |&f| t.a_s_mhz / f + t.m_s);
-            let top = top + t.residuals_s.last().copied().unwrap_or(0.0);
             if within && measured < top * (1.0 - FASTER_THAN_TOP_MAX) {
                 return Err(c.fail(
                     &format!("gpu_clock.time.residuals_s[{i}]"),

@@ -42,15 +42,12 @@ impl GapPower {
 
     /// A sentence for the user, or `None` when nothing was measured.
     pub fn note(&self, machine: &Machine) -> Option<String> {
-        let w: Vec<f64> = self.measured.iter().map(|m| m.3).collect();
-        let lo = w.iter().copied().fold(f64::INFINITY, f64::min);
-        let hi = w.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        (!w.is_empty()).then(|| {
+        self.range().map(|(lo, hi, n)| {
             format!(
                 "GPU power between kernels, from the baseline's measured GPU energy: {lo:.1} to \
                  {hi:.1} W per GPU over {} (the machine's context-idle power is {:.1} W, \
                  kernels {:.1} W); interpolated in cores between them",
-                crate::units::count(w.len() as u64, "point", "points"),
+                crate::units::count(n as u64, "point", "points"),
                 machine.power.gpu_idle.0,
                 machine.power.gpu_active.0
             )
@@ -59,18 +56,24 @@ impl GapPower {
 }
 
 impl GapPower {
+    /// The least and greatest measured power and how many points gave one; `None` where
+    /// nothing was measured.
+    fn range(&self) -> Option<(f64, f64, usize)> {
+        let w = self.measured.iter().map(|m| m.3);
+        let lo = w.clone().fold(f64::INFINITY, f64::min);
+        let hi = w.fold(f64::NEG_INFINITY, f64::max);
+        (!self.measured.is_empty()).then_some((lo, hi, self.measured.len()))
+    }
+
     /// The sentence for power the runs drew ([`fit_drawn`]), or `None` when nothing was
     /// measured.
     pub fn drawn_note(&self) -> Option<String> {
-        let w: Vec<f64> = self.measured.iter().map(|m| m.3).collect();
-        let lo = w.iter().copied().fold(f64::INFINITY, f64::min);
-        let hi = w.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        (!w.is_empty()).then(|| {
+        self.range().map(|(lo, hi, n)| {
             format!(
                 "GPU power drawn by the runs, from the baseline's measured GPU energy over GPUs \
                  x time: {lo:.1} to {hi:.1} W per GPU over {}, taken to be drawn all run long \
                  (kernels and between them); interpolated in cores between them",
-                crate::units::count(w.len() as u64, "point", "points"),
+                crate::units::count(n as u64, "point", "points"),
             )
         })
     }
