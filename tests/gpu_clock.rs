@@ -781,6 +781,43 @@ fn validate_scores_rows_at_every_clock_of_the_range() {
 }
 
 #[test]
+fn validate_loo_on_a_clock_law_says_what_was_left_out_instead_of_an_empty_block() {
+    let d = tempfile::tempdir().unwrap();
+    let (m, p) = fitted(d.path());
+    let all = write(
+        d.path(),
+        "all.csv",
+        &rows(&[1000, 1250, 1500, 1750, 2000], "gpu"),
+    );
+    let (code, text, err) = validate(&all, (&m, &p), &["--loo"]);
+    assert_eq!(code, 0, "{err}");
+    // One core count: no core count to leave out, so no empty leave-one-out block; the note
+    // gives the clock law's own left-out error instead (the law is exact: the floors).
+    assert!(!text.contains("leave-one-out"), "{text}");
+    assert!(!text.contains("nothing was predicted"), "{text}");
+    assert!(
+        err.contains("--loo left nothing out") && err.contains("1 core count (1)"),
+        "{err}"
+    );
+    assert!(
+        err.contains("(1500 MHz, of 1000, 1500, 2000 MHz)")
+            && err.contains("at most 1.0% in time and 2.0% in GPU energy"),
+        "{err}"
+    );
+    let (code, out, err) = validate(&all, (&m, &p), &["--loo", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["validations"].as_array().unwrap().len(), 1, "{out}");
+    let notes = v["notes"].as_array().unwrap();
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.as_str().unwrap().starts_with("--loo left nothing out")),
+        "{out}"
+    );
+}
+
+#[test]
 fn the_job_script_sets_the_gpu_clock_with_gpu_freq_and_says_why() {
     let d = tempfile::tempdir().unwrap();
     let (m, p) = fitted(d.path());

@@ -11,6 +11,7 @@ use super::reproduce::EnergyScope;
 use super::runs::Measured;
 use super::trust::{Checks, Trust, bind};
 use crate::error::{InputError, InputResult};
+use crate::model::gpu_clock::ClockInterval;
 use crate::model::machine::Machine;
 use crate::model::workload::{BaselinePoint, Profile};
 use crate::model::{Config, Model, Outcome};
@@ -378,6 +379,49 @@ pub fn leave_cores_out(
         crate::model::evidence::DEFAULT_COVERAGE,
         None,
     )
+}
+
+/// Why `--loo` left nothing out of `profile` (fewer than 3 measured core counts), and what
+/// stands in for it where the profile has a GPU clock law: the law's own left-out error, which
+/// `fit` kept as its interval (MODEL.md 6e).
+pub fn nothing_left_out(profile: &Profile) -> String {
+    let cores = profile.core_counts();
+    let mut s = format!(
+        "--loo left nothing out: it predicts each measured core count that lies between two \
+         others from the rest, and the profile was measured at {} ({}); measure 3 or more core \
+         counts to score the core-count fill this way",
+        crate::units::count(cores.len() as u64, "core count", "core counts"),
+        crate::units::count_ranges(cores.iter().copied())
+    );
+    if let Some((law, i)) = profile
+        .gpu_clock
+        .as_ref()
+        .and_then(|l| l.interval.as_ref().map(|i| (l, i)))
+    {
+        let energy = match law.power {
+            Some(_) => format!(" and {:.1}% in GPU energy", 100.0 * i.energy_rel),
+            None => String::new(),
+        };
+        s.push_str(&format!(
+            ". Its GPU clock law was scored that way when `fit` made it: the clocks measured \
+             between two others ({} MHz, of {} MHz), each predicted from the rest, missed by at \
+             most {:.1}% in time{energy} (at least {:.0}% and {:.0}%), the half-widths of the \
+             intervals at the clocks not measured; to score the law on clocks it was not fitted \
+             on, run `jouleplan validate --measured` on runs at those clocks",
+            mhz_list(&law.measured_mhz[1..law.measured_mhz.len().saturating_sub(1)]),
+            mhz_list(&law.measured_mhz),
+            100.0 * i.time_rel,
+            100.0 * ClockInterval::TIME_FLOOR,
+            100.0 * ClockInterval::ENERGY_FLOOR,
+        ));
+    }
+    s
+}
+
+/// `595, 975, 1164`.
+fn mhz_list(mhz: &[f64]) -> String {
+    let v: Vec<String> = mhz.iter().map(|m| format!("{m}")).collect();
+    v.join(", ")
 }
 
 /// How many of `measured` are at what `profile` was fitted on: one of its measured points (one

@@ -119,13 +119,18 @@ pub fn run_validate(args: &ValidateArgs, out: &mut dyn Write) -> anyhow::Result<
     });
     let runs = (csv.as_ref().map(|c| c as &dyn Replay))
         .or_else(|| sacct.as_ref().map(|c| c as &dyn Replay));
-    let scored = validate::validate(&machine, &profile, (&measured, &predicted, runs), &checks)?;
+    let mut scored =
+        validate::validate(&machine, &profile, (&measured, &predicted, runs), &checks)?;
     if let Some(path) = given {
         refuse_if_nothing_predicted(path, &scored.validation.rows)?;
     }
     let mut blocks = vec![scored.validation];
     if args.loo {
-        blocks.push(validate::leave_cores_out(&machine, &profile, &checks)?);
+        let left_out = validate::leave_cores_out(&machine, &profile, &checks)?;
+        match left_out.rows.is_empty() {
+            true => scored.notes.push(validate::nothing_left_out(&profile)),
+            false => blocks.push(left_out),
+        }
     }
     if let Some(path) = &args.plot {
         plot(path, &blocks[0].rows)?;
