@@ -165,7 +165,68 @@ def fit_time(form, fs, ts):
     if form == "sum+r":
         law, cost = fit_time("sum", fs, ts)
         return with_residuals(law, fs, ts), cost
+    if form in BENDING:
+        law, cost = fit_time("sum", fs, ts)
+        return bending(form, law, fs, ts), cost
     raise ValueError(form)
+
+
+# For the record only (never chosen; "Time laws that bend through every fitted clock" in
+# docs/GPU_CLOCK.md): interpolations in 1/f through all the fitted clocks at once, so that the
+# three clocks' own curvature bends the time between them; beyond the fitted range, the law
+# plus the end's residual, as sum+r.
+#   pchip: the monotone piecewise cubic (Fritsch-Carlson slopes, Fritsch-Butland ends)
+#   quad:  the polynomial through the fitted clocks (a parabola through 3)
+BENDING = ("pchip", "quad")
+
+
+def pchip_slopes(xs, ys):
+    """The slopes of the monotone cubic through (xs, ys), xs ascending."""
+    n = len(xs)
+    h = [xs[i + 1] - xs[i] for i in range(n - 1)]
+    d = [(ys[i + 1] - ys[i]) / h[i] for i in range(n - 1)]
+    m = [d[0]] * n
+    for i in range(1, n - 1):
+        if d[i - 1] * d[i] <= 0:
+            m[i] = 0.0
+        else:
+            w1, w2 = 2 * h[i] + h[i - 1], h[i] + 2 * h[i - 1]
+            m[i] = (w1 + w2) / (w1 / d[i - 1] + w2 / d[i])
+
+    def end(h0, h1, d0, d1):
+        e = ((2 * h0 + h1) * d0 - h0 * d1) / (h0 + h1)
+        if e * d0 <= 0:
+            return 0.0
+        return 3 * d0 if d0 * d1 <= 0 and abs(e) > abs(3 * d0) else e
+    if n > 2:
+        m[0], m[-1] = end(h[0], h[1], d[0], d[1]), end(h[-1], h[-2], d[-1], d[-2])
+    return m
+
+
+def bending(form, law, fs, ts):
+    """A predictor through every fitted clock, bent by their curvature (see BENDING)."""
+    pts = sorted(zip([1.0 / f for f in fs], ts))
+    xs, ys = [p[0] for p in pts], [p[1] for p in pts]
+    m = pchip_slopes(xs, ys)
+
+    def inside(x):
+        if form == "quad":
+            return sum(y * math.prod((x - xj) / (xi - xj) for j, xj in enumerate(xs) if j != i)
+                       for i, (xi, y) in enumerate(zip(xs, ys)))
+        i = max(j for j in range(len(xs) - 1) if xs[j] <= x)
+        h = xs[i + 1] - xs[i]
+        u = (x - xs[i]) / h
+        return ((2 * u ** 3 - 3 * u ** 2 + 1) * ys[i] + (u ** 3 - 2 * u ** 2 + u) * h * m[i]
+                + (-2 * u ** 3 + 3 * u ** 2) * ys[i + 1] + (u ** 3 - u ** 2) * h * m[i + 1])
+
+    def pred(f):
+        x = 1.0 / f
+        if x <= xs[0]:
+            return law(f) + ys[0] - law(1.0 / xs[0])
+        if x >= xs[-1]:
+            return law(f) + ys[-1] - law(1.0 / xs[-1])
+        return inside(x)
+    return pred
 
 
 def with_residuals(law, fs, ys):
@@ -592,6 +653,15 @@ def main():
     table("By regime, microbenchmarks, chosen setting (in sample):", regime_rows(micro_cases, "micro"), "regime")
     knee_table("Around the voltage knee (chosen setting):",
                [("real", [r for _, r in real_cases]), ("micro", [r for _, r in micro_cases])])
+
+    # Time laws that bend through every fitted clock, for the record (never chosen).
+    bend = [(tr, tf, "afit", "all") for tr in ((595.0, 975.0, 1164.0), (633.0, 975.0, 1164.0),
+                                               (595.0, 861.0, 1164.0), (671.0, 1088.0, 1164.0))
+            for tf in ("sum+r",) + BENDING]
+    bres = evaluate_all(cases, bend)
+    table("Time laws that bend through every fitted clock (for the record, not chosen; power afit):",
+          [(f"{'real' if real else 'micro'}, {name(s)}", [r for c, r in zip(cases, bres[s]) if c.real == real])
+           for s in bend for real in (True, False)])
 
     interval_table([c for c in cases if c.real], chosen,
                    "Intervals at unfitted clocks from the middle clock's left-out error (chosen setting, "
