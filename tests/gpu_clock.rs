@@ -755,15 +755,18 @@ fn validated_exactly(all: &Path, mp: (&Path, &Path), n: usize) -> serde_json::Va
     v
 }
 
+/// The illustrative law fitted on 3 clocks, and its rows at every clock of [`CLOCKS`]
+/// (`all.csv`): the fitted machine, the profile and the rows.
+fn fitted_with_every_clock(d: &Path) -> (PathBuf, PathBuf, PathBuf) {
+    let (m, p) = fitted(d);
+    let all = write(d, "all.csv", &rows(&[1000, 1250, 1500, 1750, 2000], "gpu"));
+    (m, p, all)
+}
+
 #[test]
 fn validate_scores_rows_at_every_clock_of_the_range() {
     let d = tempfile::tempdir().unwrap();
-    let (m, p) = fitted(d.path());
-    let all = write(
-        d.path(),
-        "all.csv",
-        &rows(&[1000, 1250, 1500, 1750, 2000], "gpu"),
-    );
+    let (m, p, all) = fitted_with_every_clock(d.path());
     // The rows follow the law exactly: every clock, fitted or not, is predicted.
     let v = validated_exactly(&all, (&m, &p), 5);
     // The intervals at the unfitted clocks are the clock law's 80% intervals, not the bounds
@@ -783,12 +786,7 @@ fn validate_scores_rows_at_every_clock_of_the_range() {
 #[test]
 fn validate_loo_on_a_clock_law_says_what_was_left_out_instead_of_an_empty_block() {
     let d = tempfile::tempdir().unwrap();
-    let (m, p) = fitted(d.path());
-    let all = write(
-        d.path(),
-        "all.csv",
-        &rows(&[1000, 1250, 1500, 1750, 2000], "gpu"),
-    );
+    let (m, p, all) = fitted_with_every_clock(d.path());
     let (code, text, err) = validate(&all, (&m, &p), &["--loo"]);
     assert_eq!(code, 0, "{err}");
     // One core count: no core count to leave out, so no empty leave-one-out block; the note
