@@ -4,7 +4,6 @@
 pub mod counter_sanity;
 pub mod mpip;
 pub mod paraver;
-mod paraver_read;
 pub mod record_fields;
 pub mod run;
 pub mod scaling;

@@ -22,8 +22,8 @@ const IN_FLIGHT: usize = 8;
 /// Most worker threads.
 const MAX_WORKERS: usize = 8;
 
-pub use super::record_fields::Run;
-use super::record_fields::{Span as Line, parse_records};
+pub use crate::metrics::record_fields::Run;
+use crate::metrics::record_fields::{Span as Line, parse_records};
 
 /// Why the lines stopped before the end of the stream.
 #[derive(Debug)]
