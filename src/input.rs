@@ -403,27 +403,35 @@ pub fn looks_alike(a: &str, b: &str) -> bool {
     a.chars().take(4).eq(b.chars().take(4))
 }
 
-/// What was found for a missing key, naming the unknown key that may be its misspelling.
+/// What was found for a missing key, or for a known key with an unknown one in its place that
+/// may be its misspelling (the key may be optional: it is the unknown one that is refused).
 fn missing_got(misspelt: Option<&str>) -> String {
     match misspelt {
-        Some(k) => {
-            format!("nothing (the key is missing; is the unknown key `{k}` a misspelling of it?)")
-        }
+        Some(k) => format!("the unknown key `{k}` in its place (a misspelling of it?)"),
         None => "nothing (the key is missing)".into(),
     }
 }
 
-/// The first known key (in the type's order) missing from `obj` with an unknown key there
-/// that looks like it (the same first four characters): most likely its misspelling.
+/// The known key missing from `obj` that an unknown key there most likely misspells, with that
+/// unknown key: of the pairs that look alike (the same first four characters, or at most a
+/// quarter of the letters apart, and never more than 3), the closest; on a tie the first known
+/// key in the type's order. `gpu_clock_mhz` is `gpu_clocks_mhz`'s, not `gpu_model`'s.
 fn misspelt<'a>(obj: &'a Map<String, Value>, known: &[&'a str]) -> Option<(&'a str, &'a str)> {
+    let unknown: Vec<&str> = obj
+        .keys()
+        .map(String::as_str)
+        .filter(|u| !known.contains(u))
+        .collect();
+    let near = |u: &str, k: &str| {
+        let d = strsim::damerau_levenshtein(u, k);
+        (looks_alike(u, k) || d <= (k.len() / 4).clamp(1, 3)).then_some(d)
+    };
     known
         .iter()
         .filter(|k| !obj.contains_key(**k))
-        .find_map(|k| {
-            obj.keys()
-                .find(|u| !known.contains(&u.as_str()) && looks_alike(u, k))
-                .map(|u| (*k, u.as_str()))
-        })
+        .flat_map(|k| unknown.iter().filter_map(move |u| near(u, k).map(|d| (d, *k, *u))))
+        .min_by_key(|(d, ..)| *d)
+        .map(|(_, k, u)| (k, u))
 }
 
 /// A path with its list indices dropped: `baseline[3].cycles` -> `baseline[].cycles`.

@@ -102,3 +102,29 @@ fn init_writes_what_the_node_says_and_check_names_what_is_missing() {
         "{out}"
     );
 }
+
+#[test]
+fn a_misspelt_key_is_named_with_the_known_key_it_is_closest_to_never_as_missing() {
+    let d = tempfile::tempdir().unwrap();
+    let head = "[machine]\nname = \"g\"\nnodes = 1\ncores_per_node = 1\nfrequencies_ghz = [2.0]\n\
+                gpus_per_node = 1\n";
+    // Each slip beside keys that share its first four letters (gpu_model, gpus_per_node,
+    // gpu_clocks_mhz, gpu_memory_clock_mhz): the closest known key is named, and the optional
+    // key is not said to be missing.
+    for (line, known) in [
+        ("gpu_clock_mhz = [1000, 2000]", "machine.gpu_clocks_mhz"),
+        ("gpu_mem_clock_mhz = 3505", "machine.gpu_memory_clock_mhz"),
+        ("cpu_modle = \"x\"", "machine.cpu_model"),
+    ] {
+        let m = write(d.path(), "m.toml", &format!("{head}{line}\n"));
+        let (code, _, err) = jouleplan(&["machine", "check", m.to_str().unwrap()]);
+        assert_eq!(code, 2, "{err}");
+        let slip = line.split(' ').next().unwrap();
+        assert!(
+            err.contains(&format!("key `{known}`"))
+                && err.contains(&format!("the unknown key `{slip}` in its place")),
+            "{err}"
+        );
+        assert!(!err.contains("is missing"), "{err}");
+    }
+}
