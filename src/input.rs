@@ -429,7 +429,11 @@ fn misspelt<'a>(obj: &'a Map<String, Value>, known: &[&'a str]) -> Option<(&'a s
     known
         .iter()
         .filter(|k| !obj.contains_key(**k))
-        .flat_map(|k| unknown.iter().filter_map(move |u| near(u, k).map(|d| (d, *k, *u))))
+        .flat_map(|k| {
+            unknown
+                .iter()
+                .filter_map(move |u| near(u, k).map(|d| (d, *k, *u)))
+        })
         .min_by_key(|(d, ..)| *d)
         .map(|(_, k, u)| (k, u))
 }

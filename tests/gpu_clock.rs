@@ -394,6 +394,38 @@ fn a_machine_file_without_power_plans_and_scores_gpu_energy_from_the_clock_law_n
 }
 
 #[test]
+fn a_clock_predicted_just_past_the_slowdown_cap_whose_interval_reaches_within_it_is_named() {
+    let d = tempfile::tempdir().unwrap();
+    let (m, p) = fitted(d.path());
+    // The illustrative law: 10 s at 2000 MHz, 10.857 s at 1750 MHz (unmeasured, a 1% interval
+    // there at most). An 8.5% cap (10.85 s) leaves 1750 MHz 0.07% past it.
+    let v = plan_json(&m, &p, &["--gpu-clocks", "all", "--slowdown", "8.5%"]);
+    let rec = &v["recommendation"];
+    assert_eq!(rec["gpu_clock_mhz"], 2000.0, "{rec}");
+    let c = &rec["may_also_meet"];
+    assert_eq!(c["config"]["gpu_clock_mhz"], 1750.0, "{c}");
+    assert_eq!(c["limit_kind"], "time", "{c}");
+    let limit = c["limit"].as_f64().unwrap();
+    assert!((limit - 10.85).abs() < 1e-9, "{c}");
+    let near = c["interval_near_end"].as_f64().unwrap();
+    let t = c["config"]["time_s"].as_f64().unwrap();
+    assert!(near < limit && limit < t, "{c}");
+    let saving = c["saving"].as_f64().unwrap();
+    assert!((0.1..0.2).contains(&saving), "{c}");
+    let (code, text, err) = plan(&m, &p, &["--gpu-clocks", "all", "--slowdown", "8.5%"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        text.contains("may also meet it: (1, 1, 2 GHz, 1, 1750 MHz) is predicted 0.1% past it"),
+        "{text}"
+    );
+    // A 9% cap takes 1750 MHz itself; the next clock, 1500 MHz, is measured (no interval to
+    // reach back): nothing more is named.
+    let v = plan_json(&m, &p, &["--gpu-clocks", "all", "--slowdown", "9%"]);
+    assert_eq!(v["recommendation"]["gpu_clock_mhz"], 1750.0, "{v}");
+    assert!(v["recommendation"].get("may_also_meet").is_none(), "{v}");
+}
+
+#[test]
 fn plan_text_and_csv_show_the_gpu_clock() {
     let d = tempfile::tempdir().unwrap();
     let (m, p) = fitted(d.path());

@@ -163,6 +163,27 @@ pub struct RecommendationOut {
     /// Where the energy interval's far end is past `--budget`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget_risk: Option<RiskOut>,
+    /// The front configuration next to it, predicted past the limit, whose interval reaches
+    /// within it (MODEL.md 7).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub may_also_meet: Option<ChanceOut>,
+}
+
+/// A front configuration past the recommendation's limit by its prediction, within it by its
+/// interval.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChanceOut {
+    /// `time` (a deadline, or a slowdown's time limit) or `energy` (a budget).
+    pub limit_kind: String,
+    /// The limit, s or J.
+    pub limit: f64,
+    /// Its interval's end on the limit's side, within the limit, s or J.
+    pub interval_near_end: f64,
+    /// Its relative saving against the recommendation: energy under a time limit, time under
+    /// a budget.
+    pub saving: f64,
+    /// The configuration.
+    pub config: ConfigOut,
 }
 
 /// A recommendation whose interval crosses its limit.

@@ -3,8 +3,8 @@
 
 use super::{Exporter, PredictionView};
 use crate::artefact::plan::{
-    BreakdownOut, ConfigOut, DeviceOut, FrontOut, HostSourcesOut, HostTreeOut, MeasureNextOut,
-    PLAN_FORMAT, PlanOut, QueryOut, RecommendationOut, RiskOut, SaturatedOut,
+    BreakdownOut, ChanceOut, ConfigOut, DeviceOut, FrontOut, HostSourcesOut, HostTreeOut,
+    MeasureNextOut, PLAN_FORMAT, PlanOut, QueryOut, RecommendationOut, RiskOut, SaturatedOut,
 };
 use crate::artefact::write_sorted;
 use crate::model::Prediction;
@@ -128,6 +128,22 @@ fn risk_json(plan: &Plan, what: &str) -> Option<RiskOut> {
     })
 }
 
+/// A recommendation's chance as JSON.
+fn chance_json(c: &crate::search::chance::Chance) -> ChanceOut {
+    use crate::search::chance::Limit;
+    ChanceOut {
+        limit_kind: match c.limit {
+            Limit::Time => "time",
+            Limit::Energy => "energy",
+        }
+        .into(),
+        limit: c.value,
+        interval_near_end: c.near_end,
+        saving: c.saving,
+        config: config_json(&c.prediction),
+    }
+}
+
 /// The whole plan as one JSON object.
 pub fn plan_json(plan: &Plan) -> PlanOut {
     PlanOut {
@@ -163,6 +179,7 @@ fn plan_head(plan: &Plan) -> PlanOut {
             .collect(),
         deadline_risk: risk_json(plan, "deadline"),
         budget_risk: risk_json(plan, "budget"),
+        may_also_meet: plan.chance.as_ref().map(chance_json),
     });
     PlanOut {
         format: PLAN_FORMAT.into(),

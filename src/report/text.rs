@@ -471,6 +471,13 @@ fn plan_text(plan: &Plan, max_rows: Option<usize>, out: &mut dyn Write) -> io::R
                 crate::units::gpus_per_node(p.config.gpus, p.config.gpu_clock_mhz)
             )?;
             writeln!(out, "  why: {}", plan.answer.reason)?;
+            if let Some(c) = &plan.chance {
+                writeln!(
+                    out,
+                    "  may also meet it: {}",
+                    crate::search::chance::describe(c)
+                )?;
+            }
             breakdown(p, out)?;
             measure_next(plan, out)?;
         }

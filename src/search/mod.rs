@@ -14,6 +14,7 @@
 //! with `n`. Groups run in parallel (rayon), each worker with its own front; fronts merge
 //! exactly, so the result does not depend on the thread count.
 
+pub mod chance;
 pub mod front;
 pub mod gpu_clocks;
 pub mod inputs;

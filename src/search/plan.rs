@@ -60,6 +60,9 @@ pub struct Plan {
     pub measure_next: Vec<MeasureNext>,
     /// Where the recommendation's interval crosses the deadline or the budget (MODEL.md 6c i).
     pub risk: Option<Risk>,
+    /// The front point next to the recommendation past its limit whose interval reaches within
+    /// it: what measuring it could save (MODEL.md 7).
+    pub chance: Option<super::chance::Chance>,
     /// Decimals that print the machine's frequencies apart in GHz ([`Machine::ghz_decimals`]).
     ///
     /// [`Machine::ghz_decimals`]: crate::model::machine::Machine::ghz_decimals
@@ -289,9 +292,11 @@ pub fn plan(
         None => Vec::new(),
     };
     let risk = risk(&query, &front, answer.pick);
+    let chance = super::chance::chance(&answer, &front, answer.pick, ranking.cost);
     Ok(Plan {
         measure_next,
         risk,
+        chance,
         machine: model.machine.name.clone(),
         machine_file: model.machine.file.clone(),
         program: model.profile.program.clone(),

@@ -224,7 +224,7 @@ fn within_time(
 
 /// `a` and `b` with as many decimals as tell them apart (a limit and a point that print
 /// alike at three digits: `17.3 ms` within no `17.3 ms`).
-fn told_apart(a: f64, b: f64) -> (String, String) {
+pub(crate) fn told_apart(a: f64, b: f64) -> (String, String) {
     let digits = (1..=15)
         .find(|&d| format!("{a:.d$}") != format!("{b:.d$}"))
         .unwrap_or(15);

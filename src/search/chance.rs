@@ -1,0 +1,118 @@
+//! A recommendation's chance (MODEL.md section 7): the front configuration next to it that
+//! would do better, predicted just past the limit it was chosen under but with its interval
+//! reaching back within it. A 5% slowdown cap decided one GPU clock too high, or a deadline
+//! missed by a fraction of a percent, is then named with what measuring it could save.
+
+use super::plan::{FrontEntry, label};
+use super::query::{Answer, Cost};
+use crate::model::Prediction;
+use crate::model::evidence::IntervalKind;
+use crate::units::{Joules, Seconds, fmt_duration, fmt_energy};
+
+/// The limit the chance concerns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Limit {
+    /// A deadline, or a slowdown's `(1 + th) T_ref`: the chance uses less energy.
+    Time,
+    /// An energy budget: the chance is faster.
+    Energy,
+}
+
+/// A front configuration past the limit by its prediction, within it by its interval.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Chance {
+    /// Which limit.
+    pub limit: Limit,
+    /// The limit, s or J.
+    pub value: f64,
+    /// The chance's interval end on the limit's side (within it), s or J.
+    pub near_end: f64,
+    /// Its relative saving against the recommendation: energy (a time limit) or time (a
+    /// budget).
+    pub saving: f64,
+    /// The chance.
+    pub prediction: Prediction,
+    /// The nominal coverage of its interval.
+    pub coverage: f64,
+    /// What the front's second axis counts (energy, or node-hours without power).
+    pub cost: Cost,
+}
+
+/// The chance of the recommendation `pick` of `front` (fastest first) under `answer`'s single
+/// limit: the front point next to it on the far side of the limit, where its interval (never
+/// bounds) reaches within the limit; `cost`, what the front's second axis counts. None under
+/// both limits at once, or none.
+pub fn chance(
+    answer: &Answer,
+    front: &[FrontEntry],
+    pick: Option<usize>,
+    cost: Cost,
+) -> Option<Chance> {
+    let i = pick?;
+    let rec = &front.get(i)?.prediction;
+    let interval = |p: &Prediction| p.interval.filter(|iv| iv.kind == IntervalKind::Interval);
+    let (limit, value, next) = match (answer.time_limit, answer.energy_limit) {
+        (Some(t), None) => (Limit::Time, t.0, front.get(i + 1)?),
+        (None, Some(e)) => (Limit::Energy, e.0, front.get(i.checked_sub(1)?)?),
+        _ => return None,
+    };
+    let p = &next.prediction;
+    let iv = interval(p)?;
+    let (past, near_end, saving) = match limit {
+        Limit::Time => (
+            p.time.0 > value,
+            iv.time_s.0,
+            1.0 - p.energy.0 / rec.energy.0,
+        ),
+        Limit::Energy => (
+            p.energy.0 > value,
+            iv.energy_j.0,
+            1.0 - p.time.0 / rec.time.0,
+        ),
+    };
+    (past && near_end <= value && saving > 0.0).then(|| Chance {
+        limit,
+        value,
+        near_end,
+        saving,
+        prediction: p.clone(),
+        coverage: iv.coverage,
+        cost,
+    })
+}
+
+/// The chance in words: `(1, 1, 2 GHz, 1, 1088 MHz) is predicted 0.1% past it (5.99 ms against
+/// the limit's 5.985 ms), but its 80% interval reaches 5.92 ms, and it would use 3.1% less
+/// energy (1.19 J): measure it to know`.
+pub fn describe(c: &Chance) -> String {
+    let p = &c.prediction;
+    let (at, fmt): (f64, fn(f64) -> String) = match c.limit {
+        Limit::Time => (p.time.0, |x| fmt_duration(Seconds(x))),
+        Limit::Energy => (p.energy.0, |x| fmt_energy(Joules(x))),
+    };
+    let (mut at_s, mut limit_s) = (fmt(at), fmt(c.value));
+    if at_s == limit_s {
+        let unit = if c.limit == Limit::Time { " s" } else { " J" };
+        let (a, l) = super::query::told_apart(at, c.value);
+        (at_s, limit_s) = (a + unit, l + unit);
+    }
+    let gain = match (c.limit, c.cost) {
+        (Limit::Energy, _) => format!("it would finish {:.1}% sooner", 100.0 * c.saving),
+        (Limit::Time, Cost::Energy) => format!(
+            "it would use {:.1}% less energy ({})",
+            100.0 * c.saving,
+            fmt_energy(p.energy)
+        ),
+        (Limit::Time, Cost::NodeHours) => {
+            format!("it would use {:.1}% fewer node-hours", 100.0 * c.saving)
+        }
+    };
+    format!(
+        "{} is predicted {:.1}% past it ({at_s} against the limit's {limit_s}), but its {:.0}% \
+         interval reaches {}, and {gain}: measure it to know",
+        label(&p.config),
+        100.0 * (at / c.value - 1.0),
+        100.0 * c.coverage,
+        fmt(c.near_end),
+    )
+}
