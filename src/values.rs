@@ -251,13 +251,16 @@ fn slurm_time(t: &str) -> Option<f64> {
     Some(days * 86400.0 + secs)
 }
 
-/// Parses an energy: `500J`, `500 j`, `12kJ`, `3.5MJ`, `2kWh`, `0.5kwh` (also `GJ`, `Wh`,
-/// `MWh`). Units are case-insensitive where that is unambiguous; `mj` and `mwh` (milli or
-/// mega?) must be spelled `MJ`, `MWh`.
+/// Parses an energy: `500J`, `500 j`, `130mJ`, `12kJ`, `3.5MJ`, `2kWh`, `0.5kwh` (also `GJ`,
+/// `Wh`, `mWh`, `MWh`). Units are case-insensitive where that is unambiguous; an `m` is milli
+/// and an `M` mega as SI writes them (`mJ`, as `plan` prints a GPU kernel's energy, and `MJ`),
+/// and `mj`, `Mj`, `mwh` (which?) are refused.
 pub fn parse_energy(flag: &str, s: &str) -> InputResult<Joules> {
     const EXPECTED: &str = "an energy with units, like 500J, 12kJ, 3.5MJ or 2kWh";
     let (v, unit) = number_and_unit(s).ok_or_else(|| bad(flag, EXPECTED, s))?;
     let scale = match unit {
+        "mJ" => 1e-3,
+        "mWh" => 3.6,
         "MJ" => 1e6,
         "MWh" => 3.6e9,
         _ => match unit.to_lowercase().as_str() {
@@ -269,7 +272,8 @@ pub fn parse_energy(flag: &str, s: &str) -> InputResult<Joules> {
             "mj" | "mwh" => {
                 return Err(bad(
                     flag,
-                    "MJ (megajoules) or MWh: `m` could mean milli or mega",
+                    "mJ (millijoules) or MJ (megajoules), mWh or MWh, as SI writes them: a \
+                     lower-case m is milli, an upper-case M mega",
                     s,
                 ));
             }
@@ -471,6 +475,19 @@ pub fn parse_ghz_values(flag: &str, spec: &str) -> InputResult<Vec<f64>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_energy_takes_milli_and_mega_as_si_writes_them_and_refuses_a_case_that_could_be_either() {
+        let j = |s: &str| parse_energy("--budget", s).map(|e| e.0);
+        assert!((j("130mJ").unwrap() - 0.13).abs() < 1e-15);
+        assert!((j("2mWh").unwrap() - 7.2).abs() < 1e-12);
+        assert_eq!(j("3.5MJ").unwrap(), 3.5e6);
+        assert_eq!(j("1MWh").unwrap(), 3.6e9);
+        for s in ["130mj", "130Mj", "2mwh", "2MWH"] {
+            let e = j(s).unwrap_err().to_string();
+            assert!(e.contains("a lower-case m is milli"), "{s}: {e}");
+        }
+    }
 
     #[test]
     fn int_specs_mix_values_and_ranges() {

@@ -51,7 +51,7 @@ pub struct QueryArgs {
     /// HH:MM:SS, D-HH:MM:SS; a bare number is refused: give its unit).
     #[arg(long, value_name = "DURATION", allow_hyphen_values = true)]
     pub deadline: Option<String>,
-    /// Fastest within this energy (J, kJ, MJ, Wh, kWh).
+    /// Fastest within this energy (mJ, J, kJ, MJ, Wh, kWh).
     #[arg(long, value_name = "ENERGY", allow_hyphen_values = true)]
     pub budget: Option<String>,
     /// Least energy within (1 + FRACTION) times the reference time (0.1 or 10%).
