@@ -393,12 +393,15 @@ pub fn parse_mhz(s: &str) -> Option<u32> {
 pub fn not_whole_mhz(s: &str) -> Option<String> {
     let v: f64 = mhz_number(s).parse().ok()?;
     (v.is_finite() && v > 0.0 && v.fract() != 0.0).then(|| {
+        // A clock in GHz (1.164): no GPU runs below 50 MHz, so it is MHz a thousandfold.
+        let write = match v < 50.0 && (50.0..=5000.0).contains(&(v * 1000.0)) {
+            true => format!("in GHz? write {} (MHz)", (v * 1000.0).round()),
+            false => format!("write {} or {}", v.floor(), v.ceil()),
+        };
         format!(
             "GPU clocks in whole MHz (NVML sets whole MHz; Slurm's --gpu-freq takes them): \
-             `{}` is not whole; write {} or {}",
+             `{}` is not whole; {write}",
             s.trim(),
-            v.floor(),
-            v.ceil()
         )
     })
 }
@@ -487,6 +490,15 @@ mod tests {
             let e = j(s).unwrap_err().to_string();
             assert!(e.contains("a lower-case m is milli"), "{s}: {e}");
         }
+    }
+
+    #[test]
+    fn a_gpu_clock_with_a_fraction_is_refused_with_the_whole_clock_or_the_mhz_it_meant_in_ghz() {
+        let why = |s: &str| not_whole_mhz(s).unwrap();
+        assert!(why("975.5").ends_with("write 975 or 976"), "{}", why("975.5"));
+        assert!(why("1.164").ends_with("in GHz? write 1164 (MHz)"), "{}", why("1.164"));
+        assert!(why("0.03").ends_with("write 0 or 1"), "{}", why("0.03"));
+        assert_eq!(not_whole_mhz("975"), None);
     }
 
     #[test]
