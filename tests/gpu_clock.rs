@@ -233,6 +233,17 @@ fn fit_refuses_node_energy_for_a_gpu_clock_law() {
         err.contains("column energy_scope") && err.contains("measure GPU energy"),
         "{err}"
     );
+    // Without the column the energy reads as the node's: the refusal says why it is "node".
+    let without: String = rows(&[1000, 1500, 2000], "node")
+        .lines()
+        .map(|l| l.replace(",energy_scope", "").replace(",node", "") + "\n")
+        .collect();
+    let (code, _, err) = fit(d.path(), &without, &m);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("got node (energy_j is the node's where no energy_scope says otherwise)"),
+        "{err}"
+    );
 }
 
 /// Fits the runs `csv` against `machine`, which must succeed; returns the fitted machine and

@@ -251,7 +251,14 @@ fn check_row(
             "gpu (energy_j with energy_scope gpu, or gpu_energy_j): the GPU's share of node or \
              CPU energy cannot be told from the host's; measure GPU energy (NVML)"
                 .into(),
-            scope.csv_name().into(),
+            match scope {
+                // Also what a file without the column reads as: say so, since the user may
+                // have written neither the column nor the value.
+                EnergyScope::Node => {
+                    "node (energy_j is the node's where no energy_scope says otherwise)".into()
+                }
+                _ => scope.csv_name().into(),
+            },
         )),
     }
 }
