@@ -48,13 +48,16 @@ diagnose = sys.argv[5] == "1"
 CAP = 0.05
 
 def read(path):
-    out, cur = {}, None
+    """{(kernel, memory MHz): [(core MHz, s, J), ...]}. A name given to a second block (the real
+    set holds two different stencil2d kernels) is that name with `#2`: never merged as repeats."""
+    out, cur, seen = {}, None, collections.Counter()
     for line in open(path):
         parts = line.strip().split(",")
         if parts == [""]:
             continue
         if len(parts) == 1:
-            cur = parts[0]
+            seen[parts[0]] += 1
+            cur = parts[0] if seen[parts[0]] == 1 else f"{parts[0]}#{seen[parts[0]]}"
             continue
         mem, core, t, p, _ = map(float, parts)
         if listed is not None and core not in listed:

@@ -62,6 +62,7 @@ SHOC = {"fft", "md5hash", "reduction", "s3d", "s3d_double", "stencil2d", "sort"}
 
 
 def group_of(name, real):
+    name = name.split("#")[0]
     if real:
         if name in POLYBENCH:
             return "real: Polybench"
@@ -79,17 +80,20 @@ def group_of(name, real):
 
 def load(path):
     """{kernel: {memory MHz: [(core MHz, time, power W), ...] ascending}} from the authors'
-    format: a line with the kernel's name, then `mem,core,time,power,energy` lines."""
+    format: a line with the kernel's name, then `mem,core,time,power,energy` lines. A name given
+    to a second block (the real set holds two different stencil2d kernels, about 40% apart) is
+    that name with `#2`: until 2026-11-28 the second block replaced the first here."""
     if not os.path.exists(path):
         sys.exit(f"no public data at {path}: set JOULEPLAN_FIXTURES to the folder holding gpu-clocks/")
-    out, cur = {}, None
+    out, cur, seen = {}, None, {}
     with open(path) as f:
         for lineno, line in enumerate(f, 1):
             parts = line.strip().split(",")
             if parts == [""]:
                 continue
             if len(parts) == 1:
-                cur = parts[0]
+                seen[parts[0]] = seen.get(parts[0], 0) + 1
+                cur = parts[0] if seen[parts[0]] == 1 else f"{parts[0]}#{seen[parts[0]]}"
                 out[cur] = {}
                 continue
             if cur is None or len(parts) != 5:

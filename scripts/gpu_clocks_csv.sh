@@ -18,12 +18,23 @@ src=$1
 kernel=$2
 mem=$3
 out=$4
+file=$(printf '%s' "$kernel" | tr '#' '-')
 if [ ! -r "$src" ]; then
   echo "$0: cannot read $src: the public data is not there; fetch it with scripts/public-data.sh DIR and set JOULEPLAN_FIXTURES=DIR (README, \"Public data\")" >&2
   exit 2
 fi
+# A name given to several blocks (the real set holds two different stencil2d kernels) is never
+# merged: the K-th block is KERNEL#K, and the bare name is refused.
+blocks=$(awk -F, -v k="${kernel%%#*}" 'NF == 1 && $1 == k { n++ } END { print n + 0 }' "$src")
+case $kernel in
+  *#*) ;;
+  *) if [ "$blocks" -gt 1 ]; then
+       echo "$0: $src holds $blocks different kernels named '$kernel' (lines $(awk -F, -v k="$kernel" 'NF == 1 && $1 == k { printf "%s%d", s, NR; s = ", " }' "$src")): give $kernel#1 to $kernel#$blocks" >&2
+       exit 2
+     fi ;;
+esac
 rows=$(awk -F, -v k="$kernel" -v m="$mem" '
-  NF == 1 { name = $1 }
+  NF == 1 { seen[$1]++; name = (seen[$1] == 1 && k !~ /#/) ? $1 : $1 "#" seen[$1] }
   NF == 5 && name == k && $1 == m { printf "1,1,2e9,1,%.9g,%.9g,gpu,%d\n", $3 / 1000, $5 / 1000, $2 }' "$src")
 if [ -z "$rows" ]; then
   echo "$0: no runs of kernel '$kernel' at memory clock $mem MHz in $src; its kernels:" >&2
@@ -35,7 +46,7 @@ mkdir -p "$out"
 {
   echo "nodes,cores,freq_hz,gpus,time_s,energy_j,energy_scope,gpu_clock_mhz"
   echo "$rows"
-} > "$out/$kernel.csv"
+} > "$out/$file.csv"
 clocks=$(echo "$rows" | cut -d, -f8 | sort -n | uniq | paste -sd, - | sed 's/,/, /g')
 cat > "$out/machine.toml" <<EOF
 # One GTX Titan X as the public clock sweeps measured it (hpc-ulisboa/gpuPTXModel), written by

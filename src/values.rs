@@ -495,8 +495,16 @@ mod tests {
     #[test]
     fn a_gpu_clock_with_a_fraction_is_refused_with_the_whole_clock_or_the_mhz_it_meant_in_ghz() {
         let why = |s: &str| not_whole_mhz(s).unwrap();
-        assert!(why("975.5").ends_with("write 975 or 976"), "{}", why("975.5"));
-        assert!(why("1.164").ends_with("in GHz? write 1164 (MHz)"), "{}", why("1.164"));
+        assert!(
+            why("975.5").ends_with("write 975 or 976"),
+            "{}",
+            why("975.5")
+        );
+        assert!(
+            why("1.164").ends_with("in GHz? write 1164 (MHz)"),
+            "{}",
+            why("1.164")
+        );
         assert!(why("0.03").ends_with("write 0 or 1"), "{}", why("0.03"));
         assert_eq!(not_whole_mhz("975"), None);
     }

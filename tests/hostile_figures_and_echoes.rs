@@ -9,22 +9,11 @@ use std::path::{Path, PathBuf};
 /// The public Titan X sweep of `gemm` at 3505 MHz memory (gpuPTXModel): `(core MHz, time s,
 /// GPU energy J)` for each clock, ascending (times in ms and energy in mJ there).
 fn titan_x_gemm() -> Vec<(u32, f64, f64)> {
-    let path = common::public_fixture("gpu-clocks/gtxtitanx-real.csv");
-    let text = std::fs::read_to_string(path).unwrap();
-    let mut kernel = "";
-    let mut out = Vec::new();
-    for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
-        let v: Vec<&str> = line.split(',').collect();
-        if v.len() == 1 {
-            kernel = v[0];
-            continue;
-        }
-        let n: Vec<f64> = v.iter().map(|x| x.parse().unwrap()).collect();
-        if kernel == "gemm" && n[0] == 3505.0 {
-            out.push((n[1] as u32, n[2] / 1e3, n[2] * n[3] / 1e3));
-        }
-    }
-    out.sort_by_key(|r| r.0);
+    let runs = common::titan_x_real_runs();
+    let out: Vec<(u32, f64, f64)> = runs[&("gemm".to_string(), 3505)]
+        .iter()
+        .flat_map(|(&c, r)| r.iter().map(move |&(t, e)| (c, t, e)))
+        .collect();
     assert_eq!(out.len(), 16, "16 clocks of gemm at 3505 MHz");
     out
 }

@@ -319,25 +319,12 @@ fn slurm_steps_carry_the_gpu_clock(cluster: common::SlurmCluster) {
 /// The public Titan X sweep of one real benchmark at 3505 MHz memory: `(core MHz, time s, GPU
 /// energy J)` per run, and every core clock it was run at.
 fn titan_x_runs(kernel: &str) -> (Vec<(u32, f64, f64)>, Vec<u32>) {
-    let path = common::public_fixture("gpu-clocks/gtxtitanx-real.csv");
-    let text = std::fs::read_to_string(path).unwrap();
-    let (mut here, mut runs, mut clocks) = (false, Vec::new(), Vec::new());
-    for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
-        let v: Vec<&str> = line.split(',').collect();
-        if v.len() == 1 {
-            here = v[0] == kernel;
-            continue;
-        }
-        let n: Vec<f64> = v.iter().map(|x| x.parse().unwrap()).collect();
-        if here && n[0] == 3505.0 {
-            // Time in ms and power in W there.
-            runs.push((n[1] as u32, n[2] / 1e3, n[2] * n[3] / 1e3));
-            clocks.push(n[1] as u32);
-        }
-    }
-    clocks.sort_unstable();
-    clocks.dedup();
-    (runs, clocks)
+    let by = &common::titan_x_real_runs()[&(kernel.to_string(), 3505)];
+    let runs = by
+        .iter()
+        .flat_map(|(&c, r)| r.iter().map(move |&(t, e)| (c, t, e)))
+        .collect();
+    (runs, by.keys().copied().collect())
 }
 
 /// Real runs at three GPU clocks, recorded as the sweep records them (each run's clock, its

@@ -202,3 +202,37 @@ pub fn xeon_phi_arg(file: &str) -> &'static str {
     let p = xeon_phi(file).to_str().unwrap().to_string();
     Box::leak(p.into_boxed_str())
 }
+
+/// Every run of the public Titan X sweeps of the real benchmarks (gpuPTXModel, fixture
+/// `gpu-clocks/gtxtitanx-real.csv`): `(kernel, memory MHz) -> core MHz -> [(time s, GPU energy
+/// J)]` (times in ms and power in W there). A name given to a second block (the set holds two
+/// different stencil2d kernels) is that name with `#2`, never merged as repeats.
+pub fn titan_x_real_runs() -> TitanXRuns {
+    let text = std::fs::read_to_string(public_fixture("gpu-clocks/gtxtitanx-real.csv")).unwrap();
+    let mut runs = TitanXRuns::default();
+    let mut seen: std::collections::BTreeMap<String, u32> = Default::default();
+    let mut kernel = String::new();
+    for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        let v: Vec<&str> = line.split(',').collect();
+        if v.len() == 1 {
+            let n = seen.entry(v[0].to_string()).or_default();
+            *n += 1;
+            kernel = match *n {
+                1 => v[0].to_string(),
+                n => format!("{}#{n}", v[0]),
+            };
+            continue;
+        }
+        let n: Vec<f64> = v.iter().map(|x| num(x)).collect();
+        runs.entry((kernel.clone(), n[0] as u32))
+            .or_default()
+            .entry(n[1] as u32)
+            .or_default()
+            .push((n[2] / 1e3, n[2] * n[3] / 1e3));
+    }
+    runs
+}
+
+/// [`titan_x_real_runs`]' type.
+pub type TitanXRuns =
+    std::collections::BTreeMap<(String, u32), std::collections::BTreeMap<u32, Vec<(f64, f64)>>>;
