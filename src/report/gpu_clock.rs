@@ -187,8 +187,8 @@ pub fn axis_html(w: &mut String, a: &ClockAxis, (energy, time_only): (&str, bool
          clock for the recommendation's nodes, cores, frequency and GPUs; measured clocks are \
          marked, the others come from the clock law (MODEL.md 6e).{}</p>",
         a.time_limit.map_or(String::new(), |t| format!(
-            " The query's time limit is {} (the unit of the table's times): clocks above it \
-             are marked over.",
+            " The query's time limit is {} (the unit of the table's times): clocks whose time \
+             is above it are marked over the time limit.",
             crate::units::fmt_duration(crate::units::Seconds(t))
         ))
     );
