@@ -974,6 +974,20 @@ fn the_report_shows_time_and_energy_against_the_gpu_clock() {
         section.contains("<td>1500</td>") && section.contains("measured, over the time limit"),
         "{section}"
     );
+    // And drawn: time and energy against the clock, the limit across the time panel.
+    let at = html.find("id=\"gpu-clock-plot\"").expect("the clock chart");
+    let chart = &html[at..html[at..].find("</svg>").unwrap() + at];
+    for want in [
+        "time against the GPU clock",
+        "energy against the GPU clock",
+        "time limit",
+        "measured clock",
+        "from the clock law",
+        "recommended",
+        "GPU MHz",
+    ] {
+        assert!(chart.contains(want), "{want}: {chart}");
+    }
     // The page's front table has the clock column the text and CSV have (its rows told no
     // clock apart), and says where its intervals come from.
     let at = html.find("<table id=\"front\">").expect("the front table");

@@ -75,7 +75,7 @@ pub fn chance(
         value,
         near_end,
         saving,
-        prediction: p.clone(),
+        prediction: *p,
         coverage: iv.coverage,
         cost,
     })

@@ -2,6 +2,7 @@
 //! scatter of the space with the front, and the time and energy terms along the front.
 
 mod breakdown;
+mod gpu_clock;
 mod labels;
 mod node_law;
 mod overlay;
@@ -10,6 +11,7 @@ mod trees;
 pub mod validation;
 
 pub use breakdown::{breakdown_svg, draw_breakdown};
+pub use gpu_clock::gpu_clock_svg;
 pub use node_law::{draw_node_law, node_law_bytes, node_law_svg, write_node_law};
 pub use ticks::{energy_label, time_label};
 pub use trees::{TreePoint, trees_svg};
