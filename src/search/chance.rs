@@ -70,7 +70,7 @@ pub fn chance(
             1.0 - p.time.0 / rec.time.0,
         ),
     };
-    (past && near_end <= value && saving > 0.0).then(|| Chance {
+    (past && near_end <= value && saving > 0.0).then_some(Chance {
         limit,
         value,
         near_end,
