@@ -1039,9 +1039,12 @@ fn the_report_shows_time_and_energy_against_the_gpu_clock() {
     }
 }
 
+/// `(core MHz, time s, GPU energy J)` of each clock, ascending.
+type Sweep = Vec<(u32, f64, f64)>;
+
 /// The public Titan X sweeps of the real benchmarks: `(kernel, memory MHz) -> [(core MHz,
 /// time s, GPU energy J)]`, repeats of a clock averaged ([`common::titan_x_real_runs`]).
-fn titan_x_real() -> std::collections::BTreeMap<(String, u32), Vec<(u32, f64, f64)>> {
+fn titan_x_real() -> std::collections::BTreeMap<(String, u32), Sweep> {
     common::titan_x_real_runs()
         .into_iter()
         .map(|(k, by)| {
