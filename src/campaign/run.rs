@@ -425,12 +425,14 @@ impl<S: RunSource> Campaign<S> {
             })
             .collect();
         let mut before: Option<Rec> = None;
+        // Whether the last step was said when it was measured (a start step but the last).
+        let mut said = false;
         loop {
             if let Some(sig) = self.source.interrupted() {
                 return Ok(interrupted(sig, self.runs.len()));
             }
             if let Some(stop) = self.source.budget_stop().cloned() {
-                self.refit_after_stop(steps, observer);
+                self.refit_after_stop(steps, observer, said);
                 return Ok(self.budget_reached(&stop));
             }
             if todo.is_empty() {
@@ -449,7 +451,8 @@ impl<S: RunSource> Campaign<S> {
             let Some(step) = self.measure(n, why, number, observer)? else {
                 continue;
             };
-            if !todo.is_empty() {
+            said = !todo.is_empty();
+            if said {
                 // The start is fitted once it is complete.
                 observer.step(&step);
             }
@@ -546,8 +549,9 @@ impl<S: RunSource> Campaign<S> {
 impl<S: RunSource> Campaign<S> {
     /// Refits after a budget stop where the last step has no recommendation after it yet
     /// (or nothing was fitted: a resumed campaign), so that the recommendation rests on every
-    /// run measured; a fit refused is the step's finding, and the last fit stands.
-    fn refit_after_stop(&mut self, steps: &mut [Step], observer: &mut dyn Observer) {
+    /// run measured; a fit refused is the step's finding, and the last fit stands. The step is
+    /// said unless it was (`said`: a start step, said as it was measured).
+    fn refit_after_stop(&mut self, steps: &mut [Step], observer: &mut dyn Observer, said: bool) {
         let pending = steps.last().is_some_and(|s| s.after.is_none());
         if self.measured.len() < 2 || (!pending && self.last.is_some()) {
             return;
@@ -559,7 +563,9 @@ impl<S: RunSource> Campaign<S> {
                 if let Some(last) = last {
                     last.after = self.rec_of(&e);
                     last.findings.clone_from(&e.findings);
-                    observer.step(last);
+                    if !said {
+                        observer.step(last);
+                    }
                 }
                 self.last = Some(e);
             }
@@ -579,15 +585,16 @@ impl<S: RunSource> Campaign<S> {
         let on = crate::units::count(s.nodes, "node", "nodes");
         let share = match self.step_left {
             Some(left) => format!(
-                "its share of the {} left when it began (over its step's runs still to make)",
+                "its share of the {} left when it began over the runs still to make in its \
+                 step",
                 fmt_node_hours(left)
             ),
             None => "its share of the budget left".into(),
         };
         let run = match &s.from {
             Some(from) => format!(
-                "the run on {on} ({from}) was stopped at {:.1} s, its limit of {:.1} s, \
-                 {share}; it gives no time",
+                "the run on {on} ({from}) was stopped at {:.1} s (its limit, {:.1} s, is \
+                 {share}); it gives no time",
                 s.ran_s, s.limit_s
             ),
             None => format!(
@@ -605,7 +612,7 @@ impl<S: RunSource> Campaign<S> {
         };
         format!(
             "budget reached: {run}; {} spent of the {} budget; the recommendation rests on \
-             the runs measured{again}",
+             the runs measured before it{again}",
             fmt_node_hours(self.node_hours()),
             fmt_node_hours(budget)
         )
