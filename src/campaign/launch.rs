@@ -3,7 +3,7 @@
 //! the sweep's record of every run (beside the campaign's profile) so that each step makes
 //! only its new runs: a new count's, or one more of a count measured before (a confirmation).
 
-use super::source::{Ahead, RunSource, Stopped, Taken};
+use super::source::{Ahead, RunSource, Spend, Stopped, Taken};
 use crate::artefact::sweep::PlannedKey;
 use crate::calibrate::sweep_law::measured_row;
 use crate::error::InputError;
@@ -53,12 +53,8 @@ pub struct Launch {
     say_resuming: bool,
     /// What the campaign predicts after the step now taken (`None`: the start).
     ahead: Option<Ahead>,
-    /// The node-hours the next step may spend (`None`: no budget).
-    left: Option<f64>,
-    /// The node-hours of the failed runs and the run stopped at its budget limit.
-    unmeasured: f64,
-    /// The run stopped at its budget limit (or not started), where one was.
-    stopped: Option<Stopped>,
+    /// What the runs spent without giving time (failed, or stopped at their budget limit).
+    spend: Spend,
 }
 
 impl Launch {
@@ -115,9 +111,7 @@ impl Launch {
             said_runs: 0,
             say_resuming: false,
             ahead: None,
-            left: None,
-            unmeasured: 0.0,
-            stopped: None,
+            spend: Spend::default(),
         };
         Ok((l, max))
     }
@@ -162,9 +156,9 @@ impl Launch {
     /// budget limit is the budget's stop.
     fn unmeasured(&mut self, r: &crate::measure::record::RunRecord, from: String) {
         let node_hours = f64::from(r.nodes) * r.wall_s / 3600.0;
-        self.unmeasured += node_hours;
+        self.spend.unmeasured_node_hours += node_hours;
         if let Some(limit_s) = r.failure.as_deref().and_then(sweep::budget_limit_of) {
-            self.stopped = Some(Stopped {
+            self.spend.stopped = Some(Stopped {
                 nodes: r.nodes,
                 ran_s: r.wall_s,
                 limit_s,
@@ -297,7 +291,7 @@ impl RunSource for Launch {
         let resuming = std::mem::take(&mut self.say_resuming);
         let start = std::time::Instant::now();
         let opts = self.opts.clone();
-        let budget = self.left.map(|h| h * 3600.0);
+        let budget = self.spend.left.map(|h| h * 3600.0);
         let res = sweep::run_within(&opts, budget, &mut |l: &str| {
             if said_before(l, &mut self.banner, resuming) {
                 return;
@@ -311,7 +305,7 @@ impl RunSource for Launch {
         self.any_failed |= !res.failed.is_empty();
         let runs = self.read_back()?;
         if let Some(b) = res.budget_stop.filter(|b| !b.started) {
-            self.stopped = Some(Stopped {
+            self.spend.stopped = Some(Stopped {
                 nodes: b.nodes,
                 ran_s: 0.0,
                 limit_s: b.limit_s,
@@ -321,7 +315,7 @@ impl RunSource for Launch {
         }
         if res.interrupted {
             self.signal = Some(stop_signal());
-        } else if self.stopped.is_some() {
+        } else if self.spend.stopped.is_some() {
             // The campaign ends on its budget: no count is left out.
         } else if !runs.iter().any(|t| t.row.nodes == n) {
             self.failed.insert(n);
@@ -356,15 +350,11 @@ impl RunSource for Launch {
     }
 
     fn budget(&mut self, left_node_hours: Option<f64>) {
-        self.left = left_node_hours;
+        self.spend.left = left_node_hours;
     }
 
-    fn unmeasured_node_hours(&self) -> f64 {
-        self.unmeasured
-    }
-
-    fn budget_stop(&self) -> Option<&Stopped> {
-        self.stopped.as_ref()
+    fn spend(&self) -> &Spend {
+        &self.spend
     }
 }
 

@@ -4,7 +4,7 @@
 //! line numbers as `fit` reads them). A count that was not recorded is never invented: it is
 //! unavailable, and the campaign chooses among the recorded ones.
 
-use super::source::{RunSource, Stopped, Taken};
+use super::source::{RunSource, Spend, Stopped, Taken};
 use crate::artefact::measured::{self, MeasuredLine, MeasuredRow};
 use crate::error::{InputError, InputResult};
 use std::collections::BTreeMap;
@@ -61,12 +61,8 @@ pub struct Recorded {
     /// Each node count's recorded runs (file order) that the filter admits, and how many of
     /// them the campaign has taken.
     by_nodes: BTreeMap<u32, (Vec<MeasuredLine>, usize)>,
-    /// The node-hours the next take may spend (`None`: no budget).
-    left: Option<f64>,
-    /// The node-hours of the run stopped at its limit.
-    unmeasured: f64,
-    /// The run stopped at its limit.
-    stopped: Option<Stopped>,
+    /// What the runs taken spent without giving time (a run stopped at its limit).
+    spend: Spend,
 }
 
 impl Recorded {
@@ -105,9 +101,7 @@ impl Recorded {
         Ok(Recorded {
             file: file.to_path_buf(),
             by_nodes,
-            left: None,
-            unmeasured: 0.0,
-            stopped: None,
+            spend: Spend::default(),
         })
     }
 
@@ -185,7 +179,7 @@ impl RunSource for Recorded {
     /// its limit is taken as stopped there: the limit is spent, and no time is taken, and the
     /// runs after it are not taken.
     fn take(&mut self, n: u32, k: u32) -> anyhow::Result<Vec<Taken>> {
-        let Some(mut left) = self.left else {
+        let Some(mut left) = self.spend.left else {
             return Ok(self.next(n, k));
         };
         let recorded = self.by_nodes.get(&n).map_or(0, |(l, t)| l.len() - t);
@@ -211,15 +205,11 @@ impl RunSource for Recorded {
     }
 
     fn budget(&mut self, left_node_hours: Option<f64>) {
-        self.left = left_node_hours;
+        self.spend.left = left_node_hours;
     }
 
-    fn unmeasured_node_hours(&self) -> f64 {
-        self.unmeasured
-    }
-
-    fn budget_stop(&self) -> Option<&Stopped> {
-        self.stopped.as_ref()
+    fn spend(&self) -> &Spend {
+        &self.spend
     }
 }
 
@@ -232,8 +222,8 @@ impl Recorded {
             *taken -= 1;
         }
         let node_hours = f64::from(n) * limit_s / 3600.0;
-        self.unmeasured += node_hours;
-        self.stopped = Some(Stopped {
+        self.spend.unmeasured_node_hours += node_hours;
+        self.spend.stopped = Some(Stopped {
             nodes: n,
             ran_s: limit_s,
             limit_s,
@@ -286,11 +276,11 @@ mod tests {
         r.budget(Some(20.0 / 3600.0));
         let t = r.take(2, 2).unwrap();
         assert!(t.is_empty(), "{t:?}");
-        let s = r.budget_stop().cloned().unwrap();
+        let s = r.spend().stopped.clone().unwrap();
         assert_eq!((s.nodes, s.ran_s, s.limit_s), (2, 4.999, 4.999));
         assert!(s.from.as_deref().unwrap().ends_with("r.csv:3"), "{s:?}");
-        assert!((r.unmeasured_node_hours() - 2.0 * 4.999 / 3600.0).abs() < 1e-15);
-        assert!(r.unmeasured_node_hours() <= 20.0 / 3600.0);
+        let spent = r.spend().unmeasured_node_hours;
+        assert!((spent - 2.0 * 4.999 / 3600.0).abs() < 1e-15 && spent <= 20.0 / 3600.0);
     }
 
     #[test]
@@ -299,10 +289,10 @@ mod tests {
         // 1 run on 1 node with 11 node-seconds left: 10.999 s, and it took 10 s.
         r.budget(Some(11.0 / 3600.0));
         assert_eq!(r.take(1, 1).unwrap().len(), 1);
-        assert!(r.budget_stop().is_none());
+        assert!(r.spend().stopped.is_none());
         r.budget(Some(0.0));
         assert!(r.take(2, 1).unwrap().is_empty());
-        let s = r.budget_stop().cloned().unwrap();
+        let s = r.spend().stopped.clone().unwrap();
         assert_eq!((s.ran_s, s.node_hours, s.from), (0.0, 0.0, None));
         assert_eq!(r.available(16), vec![2], "the run not started is left");
     }

@@ -295,7 +295,7 @@ impl<S: RunSource> Campaign<S> {
             .iter()
             .map(|t| f64::from(t.row.nodes) * t.row.time_s / 3600.0)
             .sum::<f64>()
-            + self.source.unmeasured_node_hours()
+            + self.source.spend().unmeasured_node_hours
             + 0.0
     }
 
@@ -333,8 +333,8 @@ impl<S: RunSource> Campaign<S> {
             resumed_steps: self.resumed_steps,
             measured_nodes: self.measured.iter().copied().collect(),
             node_hours: self.node_hours(),
-            unmeasured_node_hours: self.source.unmeasured_node_hours(),
-            budget_stop: self.source.budget_stop().cloned(),
+            unmeasured_node_hours: self.source.spend().unmeasured_node_hours,
+            budget_stop: self.source.spend().stopped.clone(),
             node_runs: self.runs.iter().map(|t| t.row.nodes).sum(),
             energy: self.any_energy(),
             file_power: !self.machine.lacks.power,
@@ -431,7 +431,7 @@ impl<S: RunSource> Campaign<S> {
             if let Some(sig) = self.source.interrupted() {
                 return Ok(interrupted(sig, self.runs.len()));
             }
-            if let Some(stop) = self.source.budget_stop().cloned() {
+            if let Some(stop) = self.source.spend().stopped.clone() {
                 self.refit_after_stop(steps, observer, said);
                 return Ok(self.budget_reached(&stop));
             }

@@ -41,16 +41,24 @@ pub trait RunSource {
     /// The node-hours the next [`RunSource::take`] may spend in all (`None`: no budget):
     /// each run's time limit is its share of what is left ([`crate::measure::sweep::share_s`]:
     /// what is left over the node count x the runs still to make), and a run longer than
-    /// its limit is stopped there: spent, but no measurement ([`RunSource::budget_stop`]).
+    /// its limit is stopped there: spent, but no measurement ([`Spend::stopped`]).
     fn budget(&mut self, left_node_hours: Option<f64>);
 
+    /// What the runs taken spent without giving time, and the budget's stop.
+    fn spend(&self) -> &Spend;
+}
+
+/// What a source's runs spent of a budget without giving time.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Spend {
+    /// The node-hours the next take may spend (`None`: no budget).
+    pub left: Option<f64>,
     /// The node-hours of the runs taken that gave no time: stopped at their budget limit, or
     /// (launched) failed.
-    fn unmeasured_node_hours(&self) -> f64;
-
+    pub unmeasured_node_hours: f64,
     /// The run stopped at its budget limit (or not started, its share leaving no time), where
     /// one was: the campaign ends there.
-    fn budget_stop(&self) -> Option<&Stopped>;
+    pub stopped: Option<Stopped>,
 }
 
 /// A run the budget stopped: the node-hours it ran are spent, and it gives no time.
