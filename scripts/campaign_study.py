@@ -148,7 +148,8 @@ def icelake(binary, tmp, node_hours=None):
         case = S.Case(tmp, os.path.join(data, code + ".csv"), code, S.ICELAKE, "campaign", [], [],
                       S.MACHINE)
         if d["recommendation"] is None:
-            print(f"| {code} | {','.join(map(str, d['measured_nodes']))} | {d['node_runs']} | "
+            print(f"| {code}{'' if cores else ' (any layout)'} | "
+                  f"{','.join(map(str, d['measured_nodes']))} | {d['node_runs']} | "
                   f"{len(d['steps'])} | none |||||{spent(d, node_hours)}")
             continue
         rec, pick = d["recommendation"]["nodes"], d["model_pick"]["nodes"]
