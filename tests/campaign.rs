@@ -1372,6 +1372,15 @@ fn a_launched_run_that_would_overspend_is_stopped_at_its_limit_and_the_budget_is
     assert_eq!(again["node_hours"], v["node_hours"], "{again}");
     assert_eq!(again["recommendation"], v["recommendation"], "{again}");
     assert_eq!(std::fs::read(d.join("p.sweep.json")).unwrap(), record);
+    // Without --node-hours too: the record holds the stopped run.
+    let (rc, again, err) = ended(launched(d, 0, &["--resume"]).spawn().unwrap());
+    assert_eq!(rc, 0, "{err}");
+    let stopped = again["stopped"].as_str().unwrap();
+    assert!(
+        stopped.starts_with(BUDGET_STOP) && !stopped.contains("budget;"),
+        "{stopped}"
+    );
+    assert_eq!(std::fs::read(d.join("p.sweep.json")).unwrap(), record);
 }
 
 #[test]

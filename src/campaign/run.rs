@@ -602,7 +602,14 @@ impl<S: RunSource> Campaign<S> {
                 s.limit_s
             ),
         };
-        let budget = self.settings.node_hours.unwrap_or(0.0);
+        let spent = match self.settings.node_hours {
+            Some(b) => format!(
+                "{} spent of the {} budget",
+                fmt_node_hours(self.node_hours()),
+                fmt_node_hours(b)
+            ),
+            None => format!("{} spent", fmt_node_hours(self.node_hours())),
+        };
         let again = match self.step_left.is_none() && self.resumed_steps > 0 {
             true => {
                 "; resumed after the budget was reached: it is spent, and nothing more is \
@@ -611,10 +618,8 @@ impl<S: RunSource> Campaign<S> {
             false => "",
         };
         format!(
-            "budget reached: {run}; {} spent of the {} budget; the recommendation rests on \
-             the runs measured before it{again}",
-            fmt_node_hours(self.node_hours()),
-            fmt_node_hours(budget)
+            "budget reached: {run}; {spent}; the recommendation rests on the runs measured \
+             before it{again}"
         )
     }
 }

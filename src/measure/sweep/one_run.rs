@@ -124,10 +124,7 @@ pub(super) fn measure_once(
         gpus: p.gpus,
         repeat: k,
         ok,
-        failure: (!ok).then(|| match limit.time {
-            Some(t) if limit.budget && exit.timed_out && !interrupted => super::budget::failure(t),
-            _ => failure(&exit, interrupted),
-        }),
+        failure: (!ok).then(|| measured_failure(&exit, interrupted, limit)),
         wall_s: exit.wall_s,
         readings,
         stderr_tail: if ok { String::new() } else { exit.stderr_tail },
@@ -179,6 +176,14 @@ pub(super) fn warm_up(
         }
     }
     Ok(())
+}
+
+/// Why a measured run failed: stopped at its budget limit, or as [`failure`] says.
+fn measured_failure(exit: &launch::Exit, interrupted: bool, limit: Limit) -> String {
+    match limit.time {
+        Some(t) if limit.budget && exit.timed_out && !interrupted => super::budget::failure(t),
+        _ => failure(exit, interrupted),
+    }
 }
 
 /// Why a run failed: the signal that stopped the sweep, or how the program ended.

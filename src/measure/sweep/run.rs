@@ -91,6 +91,25 @@ pub(super) fn progress_bar(o: &Options, runs: usize) -> Option<indicatif::Progre
     })
 }
 
+/// The folder a run works in (a profiler writes there), made with the sweep's folder of runs.
+fn run_dir(o: &Options, (pt, k): Todo) -> anyhow::Result<std::path::PathBuf> {
+    let khz = (pt.freq_hz / 1e3).round() as u64;
+    let runs = crate::atomic_write::runs_dir(&o.output);
+    let clock = pt
+        .gpu_clock_mhz
+        .map(|m| format!("-{m}mhz"))
+        .unwrap_or_default();
+    let run_dir = runs.join(format!(
+        "{}n-{}c-{khz}khz-{}g{clock}-r{k}",
+        pt.nodes, pt.cores, pt.gpus
+    ));
+    for d in [&runs, &run_dir] {
+        crate::atomic_write::create_dir_safely(d)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", d.display()))?;
+    }
+    Ok(run_dir)
+}
+
 /// Makes run `i` of `total` (`t`): frequency, warm-up, the measured run, the saved record.
 pub(super) fn run_one(
     o: &Options,
@@ -119,20 +138,7 @@ pub(super) fn run_one(
             return Ok(());
         }
     }
-    let khz = (f / 1e3).round() as u64;
-    let runs = crate::atomic_write::runs_dir(&o.output);
-    let clock = pt
-        .gpu_clock_mhz
-        .map(|m| format!("-{m}mhz"))
-        .unwrap_or_default();
-    let run_dir = runs.join(format!(
-        "{}n-{}c-{khz}khz-{}g{clock}-r{k}",
-        pt.nodes, pt.cores, pt.gpus
-    ));
-    for d in [&runs, &run_dir] {
-        crate::atomic_write::create_dir_safely(d)
-            .map_err(|e| anyhow::anyhow!("{}: {e}", d.display()))?;
-    }
+    let run_dir = run_dir(o, t)?;
     if o.verbose {
         let spec = spec_for(o, s, t);
         let env: Vec<String> = spec.env.iter().map(|(k, v)| format!("{k}={v}")).collect();
