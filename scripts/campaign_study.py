@@ -27,7 +27,12 @@ The reference rule (no model): start at the 3 smallest counts, measure the count
 twice the best whenever the best measured count is also the largest measured, and measure the
 best count a second time; it recommends the best measured count (mean of its runs).
 
+With `--node-hours H`, each Ice Lake campaign is given that measuring budget and the table
+adds what it spent and how it stopped (`budget` where its rules' next count could not be
+paid for, or a run was stopped at its limit).
+
     python3 scripts/campaign_study.py [--bin target/release/jouleplan] [--only icelake|regimes]
+        [--node-hours H]
 """
 
 import argparse
@@ -124,22 +129,29 @@ def reference_rule(rows, max_nodes, time_only=False):
     return best, cost
 
 
-def icelake(binary, tmp):
+def icelake(binary, tmp, node_hours=None):
+    budget = [] if node_hours is None else ["--node-hours", str(node_hours)]
+    spent_head = "" if node_hours is None else f" node-hours spent (of {node_hours}), stop |"
     print("| code | campaign measured | node-runs | steps | recommended | waste | the model's "
           "pick, waste | reference rule: node-runs, recommended, waste | every run: "
-          "node-runs |")
-    print("|---|---|---|---|---|---|---|---|---|")
+          f"node-runs |{spent_head}")
+    print("|---|---|---|---|---|---|---|---|---|" + ("" if node_hours is None else "---|"))
     costs, ref_costs, wastes, ref_wastes = [], [], [], []
     data = S.icelake_dir(tmp)
     for code in S.CODES:
         cores = code in FULL
         d, runs = campaign(binary, tmp, code, os.path.join(data, code + ".csv"), S.MACHINE, 16,
-                           ["--cores", "72"] if cores else [])
+                           (["--cores", "72"] if cores else []) + budget)
         if d is None:
             print(f"| {code} | campaign failed: {runs} |")
             continue
         case = S.Case(tmp, os.path.join(data, code + ".csv"), code, S.ICELAKE, "campaign", [], [],
                       S.MACHINE)
+        if d["recommendation"] is None:
+            print(f"| {code}{'' if cores else ' (any layout)'} | "
+                  f"{','.join(map(str, d['measured_nodes']))} | {d['node_runs']} | "
+                  f"{len(d['steps'])} | none |||||{spent(d, node_hours)}")
+            continue
         rec, pick = d["recommendation"]["nodes"], d["model_pick"]["nodes"]
         # plan as the end line says (`--nodes N` where the model's pick differs), on the
         # campaign's profile, then on fit of its runs.
@@ -164,10 +176,18 @@ def icelake(binary, tmp):
         print(f"| {code}{'' if cores else ' (any layout)'} | "
               f"{','.join(map(str, d['measured_nodes']))} | {d['node_runs']} | "
               f"{len(d['steps'])} | {rec} | {pct(w)} | {pick}, "
-              f"{pct(case.waste(pick))} | {ref_cost}, {ref}, {pct(rw)} | {every} |")
+              f"{pct(case.waste(pick))} | {ref_cost}, {ref}, {pct(rw)} | {every} |"
+              f"{spent(d, node_hours)}")
     print(f"\ncampaign: {statistics.mean(costs):.1f} node-runs mean, {max(costs)} max; waste "
           f"max {100 * max(wastes):.1f}%. Reference rule: {statistics.mean(ref_costs):.1f} "
           f"node-runs mean, {max(ref_costs)} max; waste max {100 * max(ref_wastes):.1f}%.")
+
+
+def spent(d, node_hours):
+    """The table's last column under a budget: node-hours spent and the stop's rule."""
+    if node_hours is None:
+        return ""
+    return f" {d['node_hours']:.2f}, {d['stopped'].split(':')[0]} |"
 
 
 def truth(code, n, rows, time_only=False):
@@ -265,10 +285,11 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", default=os.path.join(S.ROOT, "target", "release", "jouleplan"))
     ap.add_argument("--only", choices=["icelake", "regimes"])
+    ap.add_argument("--node-hours", type=float, help="the Ice Lake campaigns' budget")
     args = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="campaign-study-")
     if args.only != "regimes":
-        icelake(args.bin, tmp)
+        icelake(args.bin, tmp, args.node_hours)
     if args.only != "icelake":
         print()
         regimes(args.bin, tmp)

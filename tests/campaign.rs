@@ -301,8 +301,8 @@ fn a_campaign_stopped_by_its_budget_resumes_to_the_same_end_without_repeating_a_
     let (rc, all, err, _) = campaign(whole.path(), "weather", &["--json"]);
     assert_eq!(rc, 0, "{err}");
     let all: Value = serde_json::from_str(&all).unwrap();
-    // The start costs about 1.2 node-hours; the next step could not be paid for.
-    let (rc, out, err, runs) = campaign(d, "weather", &["--json", "--node-hours", "1.5"]);
+    // The start costs 4.60 node-hours; the next step could not be paid for.
+    let (rc, out, err, runs) = campaign(d, "weather", &["--json", "--node-hours", "5"]);
     assert_eq!(rc, 0, "{err}");
     let v: Value = serde_json::from_str(&out).unwrap();
     assert!(v["stopped"].as_str().unwrap().starts_with("budget"), "{v}");
@@ -1093,7 +1093,7 @@ fn a_resumed_replay_refuses_changed_flags_and_another_recording_naming_the_line(
     let (rc, v, err) = replayed(
         d,
         &weather,
-        &[&["--cores", "72", "--node-hours", "1.5"][..], &outputs[..]].concat(),
+        &[&["--cores", "72", "--node-hours", "5"][..], &outputs[..]].concat(),
     );
     assert_eq!(rc, 0, "{err}");
     assert!(v["stopped"].as_str().unwrap().starts_with("budget"), "{v}");
@@ -1306,4 +1306,164 @@ fn a_replay_writes_the_fitted_machine_beside_its_profile_and_never_over_the_mach
     let (rc, _, err) = replayed(d, &rec, &files);
     assert_eq!(rc, 2, "{err}");
     assert!(err.contains("w.machine.toml exists: add --resume"), "{err}");
+}
+
+/// `--node-hours` is a bound: a run is stopped at its share of what is left.
+const BUDGET_STOP: &str = "budget reached: the run on ";
+
+#[test]
+fn a_launched_run_that_would_overspend_is_stopped_at_its_limit_and_the_budget_is_never_passed() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // 1 and 2 nodes take about 0.8 node-seconds each; 4 nodes would take 30 s (120
+    // node-seconds): of the 10.8 node-seconds given, about 9 are left, 2.1 s on 4 nodes.
+    std::fs::write(d.join("block"), "").unwrap();
+    let budget = 0.003;
+    let h = budget.to_string();
+    let (rc, v, err) = ended(launched(d, 0, &["--node-hours", &h]).spawn().unwrap());
+    assert_eq!(rc, 0, "a budget stop is no failed run: {err}");
+    assert!(
+        d.join("started").exists(),
+        "the run on 4 nodes began: {err}"
+    );
+    let spent = v["node_hours"].as_f64().unwrap();
+    assert!(spent <= budget, "{spent} node-hours spent of {budget}: {v}");
+    let stopped = v["stopped"].as_str().unwrap();
+    assert!(
+        stopped.starts_with(
+            "budget reached: the run on 4 nodes (p.sweep.json: run 3) was stopped at "
+        ) && stopped.contains("; it gives no time;")
+            && stopped.contains("of the 10.8 node-seconds budget")
+            && stopped.contains("the recommendation rests on the runs measured before it"),
+        "{stopped}"
+    );
+    assert!(err.contains("campaign ended: budget reached"), "{err}");
+    assert!(!err.contains("failed:"), "{err}");
+    let stop = &v["budget_stop"];
+    assert_eq!(stop["nodes"], 4, "{v}");
+    let (ran, limit) = (
+        stop["ran_s"].as_f64().unwrap(),
+        stop["limit_s"].as_f64().unwrap(),
+    );
+    assert!(ran >= limit && limit > 0.5 && limit < 10.8 / 4.0, "{stop}");
+    let unmeasured = v["unmeasured_node_hours"].as_f64().unwrap();
+    assert!((unmeasured - 4.0 * ran / 3600.0).abs() < 1e-9, "{v}");
+    // Nothing measured is lost, and the stopped run gives no time.
+    assert_eq!(rows(d), vec![1, 2]);
+    assert_eq!(measured_nodes(&v), vec![1, 2]);
+    assert_eq!(v["recommendation"]["measured"], true, "{v}");
+    // Resumed, the budget is spent: it says so, and nothing more is run.
+    let record = std::fs::read(d.join("p.sweep.json")).unwrap();
+    let (rc, again, err) = ended(
+        launched(d, 0, &["--node-hours", &h, "--resume"])
+            .spawn()
+            .unwrap(),
+    );
+    assert_eq!(rc, 0, "{err}");
+    let stopped = again["stopped"].as_str().unwrap();
+    assert!(
+        stopped.starts_with(BUDGET_STOP)
+            && stopped.ends_with(
+                "resumed after the budget was reached: it is spent, and nothing more is measured"
+            ),
+        "{stopped}"
+    );
+    assert_eq!(again["steps"], serde_json::json!([]), "{again}");
+    assert_eq!(again["node_hours"], v["node_hours"], "{again}");
+    assert_eq!(again["recommendation"], v["recommendation"], "{again}");
+    assert_eq!(std::fs::read(d.join("p.sweep.json")).unwrap(), record);
+    // Without --node-hours too: the record holds the stopped run.
+    let (rc, again, err) = ended(launched(d, 0, &["--resume"]).spawn().unwrap());
+    assert_eq!(rc, 0, "{err}");
+    let stopped = again["stopped"].as_str().unwrap();
+    assert!(
+        stopped.starts_with(BUDGET_STOP) && !stopped.contains("budget;"),
+        "{stopped}"
+    );
+    assert_eq!(std::fs::read(d.join("p.sweep.json")).unwrap(), record);
+}
+
+#[test]
+fn a_launched_campaign_with_a_budget_refuses_warm_up_runs_before_anything_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (rc, _, err) = ended(
+        launched(d, 0, &["--node-hours", "1", "--warmup", "1"])
+            .spawn()
+            .unwrap(),
+    );
+    assert_eq!(rc, 2, "{err}");
+    assert!(
+        err.contains("--warmup") && err.contains("escape the budget"),
+        "{err}"
+    );
+    assert!(!d.join("p.sweep.json").exists() && !d.join("runs.csv").exists());
+}
+
+/// A recording of 1, 2, 4 and 8 nodes whose 8-node run took 400 s where the fit predicts
+/// about 160 s.
+fn slow_at_8(d: &Path) -> PathBuf {
+    let p = d.join("rec.csv");
+    std::fs::write(
+        &p,
+        "nodes,cores,freq_hz,gpus,time_s,energy_j\n1,72,2.4e9,0,1000,400000\n\
+         2,72,2.4e9,0,520,416000\n4,72,2.4e9,0,280,448000\n8,72,2.4e9,0,400,1280000\n",
+    )
+    .unwrap();
+    p
+}
+
+#[test]
+fn a_replayed_run_longer_than_its_limit_is_taken_as_stopped_there_and_the_budget_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let rec = slow_at_8(d);
+    let args = [
+        "--measured-out",
+        "runs.csv",
+        "-o",
+        "p.json",
+        "--node-hours",
+        "1.5",
+    ];
+    let (rc, v, err) = replayed(d, &rec, &args);
+    assert_eq!(rc, 0, "{err}");
+    // The start spends 0.878 node-hours; 8 nodes are predicted to cost 0.36 of the 0.62
+    // left, but the recorded run (400 s, 0.89 node-hours) passes its limit of 280 s.
+    let spent = v["node_hours"].as_f64().unwrap();
+    assert!(spent <= 1.5 && spent > 1.499, "{spent}");
+    let stop = &v["budget_stop"];
+    assert_eq!(stop["nodes"], 8, "{v}");
+    let from = stop["from"].as_str().unwrap();
+    assert!(from.ends_with("rec.csv:5"), "{v}");
+    assert_eq!(
+        (stop["ran_s"].as_f64(), stop["limit_s"].as_f64()),
+        (Some(279.999), Some(279.999))
+    );
+    let stopped = v["stopped"].as_str().unwrap();
+    assert!(
+        stopped.starts_with(&format!(
+            "budget reached: the run on 8 nodes ({from}) was stopped at 280.0 s (its limit, \
+             280.0 s, is its share of the 0.62 node-hours left when it began over the runs \
+             still to make in its step); it gives no time;"
+        )) && stopped.contains("1.50 node-hours spent of the 1.50 node-hours budget"),
+        "{stopped}"
+    );
+    // The stopped run gives no time: the recommendation is the best count measured before.
+    assert_eq!(measured_nodes(&v), vec![1, 2, 4]);
+    assert_eq!(v["recommendation"]["nodes"], 4, "{v}");
+    let runs = std::fs::read_to_string(d.join("runs.csv")).unwrap();
+    assert_eq!(runs.lines().count(), 4, "{runs}");
+    // Resumed with the same budget, a replay takes its runs again and comes to the same stop.
+    let (rc, again, err) = replayed(d, &rec, &[&args[..], &["--resume"]].concat());
+    assert_eq!(rc, 0, "{err}");
+    assert_eq!(again["budget_stop"], v["budget_stop"], "{again}");
+    assert_eq!(again["node_hours"], v["node_hours"], "{again}");
+    assert_eq!(std::fs::read_to_string(d.join("runs.csv")).unwrap(), runs);
+    // Without a budget, the same recording measures 8 nodes.
+    let dir = tempfile::tempdir().unwrap();
+    let (rc, free, err) = replayed(dir.path(), &rec, &args[..4]);
+    assert_eq!(rc, 0, "{err}");
+    assert!(measured_nodes(&free).contains(&8), "{free}");
+    assert!(free.get("budget_stop").is_none(), "{free}");
 }

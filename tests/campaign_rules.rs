@@ -378,6 +378,42 @@ fn the_node_hours_given_are_never_passed_by_a_step_the_campaign_chooses() {
     not(public_fixtures),
     ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
 )]
+fn a_recorded_run_slower_than_its_interval_s_far_end_is_stopped_at_its_limit_within_the_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    // hpgmgfv's start costs 2.66 node-hours; 16 nodes are predicted to cost up to 1.63 of
+    // the 1.64 left, and the recorded run took 1.75: without the limit it spent 4.40.
+    let (rc, v, err) = campaign(dir.path(), "hpgmgfv", &["--node-hours", "4.3"]);
+    assert_eq!(rc, 0, "{err}");
+    let spent = v["node_hours"].as_f64().unwrap();
+    assert!(spent <= 4.3 && spent > 4.29, "{spent} node-hours spent");
+    let stopped = v["stopped"].as_str().unwrap();
+    assert!(
+        stopped.starts_with("budget reached: the run on 16 nodes (")
+            && stopped.contains(
+                "was stopped at 370.0 s (its limit, 370.0 s, is its share of the 1.64 \
+                 node-hours left when it began"
+            )
+            && stopped.contains("4.30 node-hours spent of the 4.30 node-hours budget"),
+        "{stopped}"
+    );
+    assert!(err.contains("campaign ended: budget reached"), "{err}");
+    let stop = &v["budget_stop"];
+    assert_eq!(
+        (stop["nodes"].as_u64(), stop["limit_s"].as_f64()),
+        (Some(16), Some(370.045))
+    );
+    let unmeasured = v["unmeasured_node_hours"].as_f64().unwrap();
+    assert!((unmeasured - 16.0 * 370.045 / 3600.0).abs() < 1e-9, "{v}");
+    // The stopped run gives no time: the counts measured before decide.
+    assert_eq!(v["measured_nodes"], serde_json::json!([1, 2, 4]));
+    assert_eq!(v["recommendation"]["nodes"], 4, "{v}");
+}
+
+#[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
 fn a_count_the_budget_cannot_pay_for_gives_way_to_one_it_can() {
     let dir = tempfile::tempdir().unwrap();
     // clvleaf's start (2, 4, 5 nodes) costs 5.28 node-hours; the recommendation's nearest

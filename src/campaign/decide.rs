@@ -16,7 +16,8 @@
 //! their runs, as `fit` takes them; unmeasured ones by the plan's predictions and intervals.
 //! Whatever a rule chooses passes the cost guard ([`within_budget`]); a count it cannot pay
 //! for gives way to the next rule's (explore takes the best count it can pay for), and the
-//! campaign stops on the budget only where no rule's count can be paid for.
+//! campaign stops on the budget where no rule's count can be paid for (or where a run
+//! reaches its budget limit, [`crate::campaign::RunSource::budget`]).
 
 use super::objective::{Measured, Objective, Run, Score};
 use crate::search::plan::{FrontEntry, Plan};
@@ -667,8 +668,9 @@ fn cost_of(view: &View<'_>, plan: &Plan, m: u32, high: bool) -> f64 {
 
 /// Measures `m` unless its cost could pass the node-hours the campaign may spend: its
 /// predicted time taken at its interval's unfavourable end, so that a prediction that errs
-/// on the fast side is less likely to spend more than was given (the interval is no bound:
-/// a run beyond its far end still overspends).
+/// on the fast side is less likely to be stopped at its budget limit. The interval only
+/// chooses: the bound is each run's time limit ([`crate::campaign::RunSource::budget`]), at
+/// which a run beyond its far end is stopped.
 pub fn within_budget(view: &View<'_>, plan: &Plan, m: u32, why: String) -> Next {
     let Some((budget, spent)) = view.budget else {
         return Next::Measure(m, why);

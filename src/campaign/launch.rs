@@ -3,7 +3,7 @@
 //! the sweep's record of every run (beside the campaign's profile) so that each step makes
 //! only its new runs: a new count's, or one more of a count measured before (a confirmation).
 
-use super::source::{Ahead, RunSource, Taken};
+use super::source::{Ahead, RunSource, Spend, Stopped, Taken};
 use crate::artefact::sweep::PlannedKey;
 use crate::calibrate::sweep_law::measured_row;
 use crate::error::InputError;
@@ -53,6 +53,8 @@ pub struct Launch {
     say_resuming: bool,
     /// What the campaign predicts after the step now taken (`None`: the start).
     ahead: Option<Ahead>,
+    /// What the runs spent without giving time (failed, or stopped at their budget limit).
+    spend: Spend,
 }
 
 impl Launch {
@@ -109,6 +111,7 @@ impl Launch {
             said_runs: 0,
             say_resuming: false,
             ahead: None,
+            spend: Spend::default(),
         };
         Ok((l, max))
     }
@@ -125,29 +128,44 @@ impl Launch {
 
     /// The successful runs the record gained since it was last read.
     fn read_back(&mut self) -> anyhow::Result<Vec<Taken>> {
-        let output = &self.opts.output;
-        let text = crate::input::read_file(output)?;
-        let (_, rec) = crate::measure::record::read_written(output, &text)?;
-        let runs: Vec<Taken> = rec
-            .runs
-            .iter()
-            .enumerate()
-            .skip(self.seen)
-            .filter(|(_, r)| r.ok)
-            .map(|(i, r)| {
-                self.ok
-                    .entry(r.planned().key())
-                    .or_default()
-                    .insert(r.repeat);
-                Taken {
-                    row: measured_row(r),
-                    from: format!("{}: run {}", output.display(), i + 1),
-                }
-            })
-            .collect();
+        let output = self.opts.output.clone();
+        let text = crate::input::read_file(&output)?;
+        let (_, rec) = crate::measure::record::read_written(&output, &text)?;
+        let mut runs = Vec::new();
+        for (i, r) in rec.runs.iter().enumerate().skip(self.seen) {
+            let from = format!("{}: run {}", output.display(), i + 1);
+            if !r.ok {
+                self.unmeasured(r, from);
+                continue;
+            }
+            self.ok
+                .entry(r.planned().key())
+                .or_default()
+                .insert(r.repeat);
+            runs.push(Taken {
+                row: measured_row(r),
+                from,
+            });
+        }
         self.seen = rec.runs.len();
         self.measured.extend(runs.iter().map(|t| t.row.nodes));
         Ok(runs)
+    }
+
+    /// A run of the record that gave no time: its node-hours are spent; one stopped at its
+    /// budget limit is the budget's stop.
+    fn unmeasured(&mut self, r: &crate::measure::record::RunRecord, from: String) {
+        let node_hours = f64::from(r.nodes) * r.wall_s / 3600.0;
+        self.spend.unmeasured_node_hours += node_hours;
+        if let Some(limit_s) = r.failure.as_deref().and_then(sweep::budget_limit_of) {
+            self.spend.stopped = Some(Stopped {
+                nodes: r.nodes,
+                ran_s: r.wall_s,
+                limit_s,
+                node_hours,
+                from: Some(from),
+            });
+        }
     }
 
     /// `--resume`: every successful run of the sweep's record, whose sweep the campaign goes
@@ -273,7 +291,8 @@ impl RunSource for Launch {
         let resuming = std::mem::take(&mut self.say_resuming);
         let start = std::time::Instant::now();
         let opts = self.opts.clone();
-        let res = sweep::run(&opts, &mut |l: &str| {
+        let budget = self.spend.left.map(|h| h * 3600.0);
+        let res = sweep::run_within(&opts, budget, &mut |l: &str| {
             if said_before(l, &mut self.banner, resuming) {
                 return;
             }
@@ -285,8 +304,19 @@ impl RunSource for Launch {
         }
         self.any_failed |= !res.failed.is_empty();
         let runs = self.read_back()?;
+        if let Some(b) = res.budget_stop.filter(|b| !b.started) {
+            self.spend.stopped = Some(Stopped {
+                nodes: b.nodes,
+                ran_s: 0.0,
+                limit_s: b.limit_s,
+                node_hours: 0.0,
+                from: None,
+            });
+        }
         if res.interrupted {
             self.signal = Some(stop_signal());
+        } else if self.spend.stopped.is_some() {
+            // The campaign ends on its budget: no count is left out.
         } else if !runs.iter().any(|t| t.row.nodes == n) {
             self.failed.insert(n);
             let nodes = count(u64::from(n), "node", "nodes");
@@ -317,6 +347,14 @@ impl RunSource for Launch {
 
     fn ahead(&mut self, ahead: Option<Ahead>) {
         self.ahead = ahead;
+    }
+
+    fn budget(&mut self, left_node_hours: Option<f64>) {
+        self.spend.left = left_node_hours;
+    }
+
+    fn spend(&self) -> &Spend {
+        &self.spend
     }
 }
 

@@ -34,4 +34,4 @@ pub mod step;
 
 pub use run::{Campaign, Observer, Outcome, Quiet};
 pub use settings::Settings;
-pub use source::{Ahead, RunSource, Taken};
+pub use source::{Ahead, RunSource, Spend, Stopped, Taken};

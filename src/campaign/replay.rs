@@ -4,7 +4,7 @@
 //! line numbers as `fit` reads them). A count that was not recorded is never invented: it is
 //! unavailable, and the campaign chooses among the recorded ones.
 
-use super::source::{RunSource, Taken};
+use super::source::{RunSource, Spend, Stopped, Taken};
 use crate::artefact::measured::{self, MeasuredLine, MeasuredRow};
 use crate::error::{InputError, InputResult};
 use std::collections::BTreeMap;
@@ -61,6 +61,8 @@ pub struct Recorded {
     /// Each node count's recorded runs (file order) that the filter admits, and how many of
     /// them the campaign has taken.
     by_nodes: BTreeMap<u32, (Vec<MeasuredLine>, usize)>,
+    /// What the runs taken spent without giving time (a run stopped at its limit).
+    spend: Spend,
 }
 
 impl Recorded {
@@ -99,6 +101,7 @@ impl Recorded {
         Ok(Recorded {
             file: file.to_path_buf(),
             by_nodes,
+            spend: Spend::default(),
         })
     }
 
@@ -172,12 +175,61 @@ impl RunSource for Recorded {
             .collect()
     }
 
+    /// The next `k` recorded runs on `n` nodes; within a budget, a recorded run longer than
+    /// its limit is taken as stopped there: the limit is spent, and no time is taken, and the
+    /// runs after it are not taken.
     fn take(&mut self, n: u32, k: u32) -> anyhow::Result<Vec<Taken>> {
-        Ok(self.next(n, k))
+        let Some(mut left) = self.spend.left else {
+            return Ok(self.next(n, k));
+        };
+        let recorded = self.by_nodes.get(&n).map_or(0, |(l, t)| l.len() - t);
+        let runs = (k as usize).min(recorded);
+        let mut out = Vec::new();
+        for i in 0..runs {
+            let share =
+                crate::measure::sweep::share_s(left * 3600.0, std::iter::repeat_n(n, runs - i));
+            let mut run = self.next(n, 1);
+            let Some(t) = run.pop() else { break };
+            if t.row.time_s > share {
+                self.stop(n, share, t);
+                break;
+            }
+            left -= f64::from(n) * t.row.time_s / 3600.0;
+            out.push(t);
+        }
+        Ok(out)
     }
 
     fn word(&self) -> &'static str {
         "recorded"
+    }
+
+    fn budget(&mut self, left_node_hours: Option<f64>) {
+        self.spend.left = left_node_hours;
+    }
+
+    fn spend(&self) -> &Spend {
+        &self.spend
+    }
+}
+
+impl Recorded {
+    /// The recorded run `t` on `n` nodes, longer than its limit `limit_s`, taken as stopped
+    /// there (not started where the limit is 0 s, and then left for a later take).
+    fn stop(&mut self, n: u32, limit_s: f64, t: Taken) {
+        let started = limit_s > 0.0;
+        if !started && let Some((_, taken)) = self.by_nodes.get_mut(&n) {
+            *taken -= 1;
+        }
+        let node_hours = f64::from(n) * limit_s / 3600.0;
+        self.spend.unmeasured_node_hours += node_hours;
+        self.spend.stopped = Some(Stopped {
+            nodes: n,
+            ran_s: limit_s,
+            limit_s,
+            node_hours,
+            from: started.then_some(t.from),
+        });
     }
 }
 
@@ -214,6 +266,35 @@ mod tests {
             "3 nodes were not recorded"
         );
         assert!(recorded(RUNS, Some(vec![8])).is_err());
+    }
+
+    #[test]
+    fn within_a_budget_a_recorded_run_longer_than_its_limit_is_stopped_there_and_gives_no_time() {
+        let mut r = recorded(RUNS, Some(vec![72])).unwrap();
+        // 2 runs on 2 nodes with 20 node-seconds left: 5 s each (a millisecond short); the
+        // first recorded run takes 6 s.
+        r.budget(Some(20.0 / 3600.0));
+        let t = r.take(2, 2).unwrap();
+        assert!(t.is_empty(), "{t:?}");
+        let s = r.spend().stopped.clone().unwrap();
+        assert_eq!((s.nodes, s.ran_s, s.limit_s), (2, 4.999, 4.999));
+        assert!(s.from.as_deref().unwrap().ends_with("r.csv:3"), "{s:?}");
+        let spent = r.spend().unmeasured_node_hours;
+        assert!((spent - 2.0 * 4.999 / 3600.0).abs() < 1e-15 && spent <= 20.0 / 3600.0);
+    }
+
+    #[test]
+    fn within_a_budget_runs_that_fit_are_taken_and_a_run_with_no_time_left_is_not_started() {
+        let mut r = recorded(RUNS, Some(vec![72])).unwrap();
+        // 1 run on 1 node with 11 node-seconds left: 10.999 s, and it took 10 s.
+        r.budget(Some(11.0 / 3600.0));
+        assert_eq!(r.take(1, 1).unwrap().len(), 1);
+        assert!(r.spend().stopped.is_none());
+        r.budget(Some(0.0));
+        assert!(r.take(2, 1).unwrap().is_empty());
+        let s = r.spend().stopped.clone().unwrap();
+        assert_eq!((s.ran_s, s.node_hours, s.from), (0.0, 0.0, None));
+        assert_eq!(r.available(16), vec![2], "the run not started is left");
     }
 
     #[test]

@@ -26,6 +26,13 @@ pub struct Report {
     file_power: bool,
     measured_nodes: Vec<u32>,
     node_hours: f64,
+    /// The node-hours of runs that gave no time (stopped at their budget limit; launched,
+    /// failed), within `node_hours` (absent where none).
+    #[serde(skip_serializing_if = "is_zero")]
+    unmeasured_node_hours: f64,
+    /// The run the budget stopped (absent where none did).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    budget_stop: Option<super::source::Stopped>,
     node_runs: u32,
     runs_file: String,
     /// The profile of the last fit (null where there was none).
@@ -60,6 +67,8 @@ impl Report {
             file_power: outcome.file_power,
             measured_nodes: outcome.measured_nodes,
             node_hours: outcome.node_hours,
+            unmeasured_node_hours: outcome.unmeasured_node_hours,
+            budget_stop: outcome.budget_stop,
             node_runs: outcome.node_runs,
             runs_file: runs_file.into(),
             profile_file,
@@ -67,6 +76,11 @@ impl Report {
             record_file,
         }
     }
+}
+
+/// Whether a figure is 0 (left out of the JSON).
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
 }
 
 /// What the campaign's energy gave: power fitted (`Ok`), energy that gave none (`Err(why)`),

@@ -9,7 +9,7 @@ use super::decide::{self, Next, View};
 use super::evaluate::{self, Evaluated, evaluate};
 use super::objective::Run;
 use super::settings::{START, Settings};
-use super::source::{Ahead, RunSource, Taken};
+use super::source::{Ahead, RunSource, Stopped, Taken};
 use super::step::{Rec, Step};
 use crate::calibrate::fit::MachineDoc;
 use crate::error::{InputError, InputResult};
@@ -60,8 +60,13 @@ pub struct Outcome {
     pub resumed_steps: usize,
     /// The node counts measured.
     pub measured_nodes: Vec<u32>,
-    /// The node-hours its runs cost.
+    /// The node-hours its runs cost, those that gave no time included.
     pub node_hours: f64,
+    /// The node-hours of its runs that gave no time (stopped at their budget limit, or,
+    /// launched, failed), within `node_hours`.
+    pub unmeasured_node_hours: f64,
+    /// The run its budget stopped, where one did (the campaign ended there).
+    pub budget_stop: Option<Stopped>,
     /// The node-runs its runs cost (a run on `n` nodes costs `n`).
     pub node_runs: u32,
     /// Whether a run measured energy.
@@ -82,6 +87,8 @@ pub struct Campaign<S> {
     measured: BTreeSet<u32>,
     last: Option<Evaluated>,
     resumed_steps: usize,
+    /// The node-hours left when the step now taken began (none: no budget, or none taken).
+    step_left: Option<f64>,
 }
 
 impl<S: RunSource> Campaign<S> {
@@ -121,6 +128,7 @@ impl<S: RunSource> Campaign<S> {
             measured: BTreeSet::new(),
             last: None,
             resumed_steps: 0,
+            step_left: None,
         })
     }
 
@@ -279,14 +287,23 @@ impl<S: RunSource> Campaign<S> {
         (!times.is_empty()).then(|| times.iter().sum::<f64>() / times.len() as f64)
     }
 
-    /// The node-hours of the runs so far.
+    /// The node-hours of the runs so far, those that gave no time (stopped at their budget
+    /// limit, failed) included.
     pub fn node_hours(&self) -> f64 {
         // + 0.0: an empty sum is -0.0.
         self.runs
             .iter()
             .map(|t| f64::from(t.row.nodes) * t.row.time_s / 3600.0)
             .sum::<f64>()
+            + self.source.spend().unmeasured_node_hours
             + 0.0
+    }
+
+    /// The node-hours left of the budget (`None`: no budget).
+    pub fn left(&self) -> Option<f64> {
+        self.settings
+            .node_hours
+            .map(|b| (b - self.node_hours()).max(0.0))
     }
 
     /// Whether a run so far measured energy.
@@ -316,6 +333,8 @@ impl<S: RunSource> Campaign<S> {
             resumed_steps: self.resumed_steps,
             measured_nodes: self.measured.iter().copied().collect(),
             node_hours: self.node_hours(),
+            unmeasured_node_hours: self.source.spend().unmeasured_node_hours,
+            budget_stop: self.source.spend().stopped.clone(),
             node_runs: self.runs.iter().map(|t| t.row.nodes).sum(),
             energy: self.any_energy(),
             file_power: !self.machine.lacks.power,
@@ -406,9 +425,15 @@ impl<S: RunSource> Campaign<S> {
             })
             .collect();
         let mut before: Option<Rec> = None;
+        // Whether the last step was said when it was measured (a start step but the last).
+        let mut said = false;
         loop {
             if let Some(sig) = self.source.interrupted() {
                 return Ok(interrupted(sig, self.runs.len()));
+            }
+            if let Some(stop) = self.source.spend().stopped.clone() {
+                self.refit_after_stop(steps, observer, said);
+                return Ok(self.budget_reached(&stop));
             }
             if todo.is_empty() {
                 match self.decide(steps, observer) {
@@ -421,10 +446,13 @@ impl<S: RunSource> Campaign<S> {
             }
             let (n, why) = todo.remove(0);
             let number = (self.resumed_steps + steps.len() + 1, before.clone());
+            self.step_left = self.left();
+            self.source.budget(self.step_left);
             let Some(step) = self.measure(n, why, number, observer)? else {
                 continue;
             };
-            if !todo.is_empty() {
+            said = !todo.is_empty();
+            if said {
                 // The start is fitted once it is complete.
                 observer.step(&step);
             }
@@ -514,6 +542,84 @@ impl<S: RunSource> Campaign<S> {
             crate::units::count(u64::from(n), "node", "nodes"),
             crate::units::fmt_node_hours(self.node_hours()),
             self.settings.max_nodes,
+        )
+    }
+}
+
+impl<S: RunSource> Campaign<S> {
+    /// Refits after a budget stop where the last step has no recommendation after it yet
+    /// (or nothing was fitted: a resumed campaign), so that the recommendation rests on every
+    /// run measured; a fit refused is the step's finding, and the last fit stands. The step is
+    /// said unless it was (`said`: a start step, said as it was measured).
+    fn refit_after_stop(&mut self, steps: &mut [Step], observer: &mut dyn Observer, said: bool) {
+        let pending = steps.last().is_some_and(|s| s.after.is_none());
+        if self.measured.len() < 2 || (!pending && self.last.is_some()) {
+            return;
+        }
+        let evaluated = self.evaluate();
+        let last = steps.last_mut().filter(|s| s.after.is_none());
+        match evaluated {
+            Ok(e) => {
+                if let Some(last) = last {
+                    last.after = self.rec_of(&e);
+                    last.findings.clone_from(&e.findings);
+                    if !said {
+                        observer.step(last);
+                    }
+                }
+                self.last = Some(e);
+            }
+            Err(refused) => {
+                if let Some(last) = last {
+                    last.findings.push(refused);
+                }
+            }
+        }
+    }
+
+    /// Why the campaign stopped at its budget: the run stopped, its limit, what was spent,
+    /// and, where the stop was found before any run of this invocation, that it was resumed
+    /// after its budget was reached.
+    fn budget_reached(&self, s: &Stopped) -> String {
+        use crate::units::fmt_node_hours;
+        let on = crate::units::count(s.nodes, "node", "nodes");
+        let share = match self.step_left {
+            Some(left) => format!(
+                "its share of the {} left when it began over the runs still to make in its \
+                 step",
+                fmt_node_hours(left)
+            ),
+            None => "its share of the budget left".into(),
+        };
+        let run = match &s.from {
+            Some(from) => format!(
+                "the run on {on} ({from}) was stopped at {:.1} s (its limit, {:.1} s, is \
+                 {share}); it gives no time",
+                s.ran_s, s.limit_s
+            ),
+            None => format!(
+                "the next run on {on} was not started: {share} is {:.3} s, no time to run",
+                s.limit_s
+            ),
+        };
+        let spent = match self.settings.node_hours {
+            Some(b) => format!(
+                "{} spent of the {} budget",
+                fmt_node_hours(self.node_hours()),
+                fmt_node_hours(b)
+            ),
+            None => format!("{} spent", fmt_node_hours(self.node_hours())),
+        };
+        let again = match self.step_left.is_none() && self.resumed_steps > 0 {
+            true => {
+                "; resumed after the budget was reached: it is spent, and nothing more is \
+                     measured"
+            }
+            false => "",
+        };
+        format!(
+            "budget reached: {run}; {spent}; the recommendation rests on the runs measured \
+             before it{again}"
         )
     }
 }

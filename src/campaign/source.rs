@@ -37,6 +37,43 @@ pub trait RunSource {
     /// What the campaign predicts it will measure after the count it takes next (`None`
     /// before the start is fitted), for the progress a source says as its runs go.
     fn ahead(&mut self, _ahead: Option<Ahead>) {}
+
+    /// The node-hours the next [`RunSource::take`] may spend in all (`None`: no budget):
+    /// each run's time limit is its share of what is left ([`crate::measure::sweep::share_s`]:
+    /// what is left over the node count x the runs still to make), and a run longer than
+    /// its limit is stopped there: spent, but no measurement ([`Spend::stopped`]).
+    fn budget(&mut self, left_node_hours: Option<f64>);
+
+    /// What the runs taken spent without giving time, and the budget's stop.
+    fn spend(&self) -> &Spend;
+}
+
+/// What a source's runs spent of a budget without giving time.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Spend {
+    /// The node-hours the next take may spend (`None`: no budget).
+    pub left: Option<f64>,
+    /// The node-hours of the runs taken that gave no time: stopped at their budget limit, or
+    /// (launched) failed.
+    pub unmeasured_node_hours: f64,
+    /// The run stopped at its budget limit (or not started, its share leaving no time), where
+    /// one was: the campaign ends there.
+    pub stopped: Option<Stopped>,
+}
+
+/// A run the budget stopped: the node-hours it ran are spent, and it gives no time.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Stopped {
+    /// Its node count.
+    pub nodes: u32,
+    /// Seconds it ran until it was stopped (0: not started).
+    pub ran_s: f64,
+    /// Its limit, seconds.
+    pub limit_s: f64,
+    /// The node-hours it spent (`nodes x ran_s`).
+    pub node_hours: f64,
+    /// Which run it was (`weather.csv:14`, `P.sweep.json: run 12`; none where not started).
+    pub from: Option<String>,
 }
 
 /// What a campaign predicts it will still measure after the step it is taking: the steps

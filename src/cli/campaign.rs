@@ -212,6 +212,13 @@ fn query(c: &super::profile::CampaignArgs) -> anyhow::Result<crate::search::quer
 
 /// The launch of the program, and the largest count it can place.
 fn launch(a: &ProfileArgs, machine: &MachineDoc, record: &Path) -> anyhow::Result<(Launch, u32)> {
+    if let (Some(h), 1..) = (a.campaign.node_hours, a.warmup) {
+        let expected = format!(
+            "no --warmup with --node-hours {h}: warm-up runs are not recorded, so the \
+             node-hours they spend would escape the budget"
+        );
+        return Err(values::bad("--warmup", expected, a.warmup.to_string()).into());
+    }
     let mut opts = super::profile::options(a, "1")?;
     super::profile::check_outputs(a)?;
     opts.output = record.to_path_buf();

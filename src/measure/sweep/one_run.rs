@@ -1,5 +1,6 @@
 //! One run: its command line and environment, the backends around it, its record; warm-up runs.
 
+use super::budget::Limit;
 use super::host::*;
 use super::options::*;
 use super::setup::*;
@@ -63,11 +64,11 @@ pub(super) fn spec_for(o: &Options, s: &Setup, (p, _): Todo) -> Spec {
     }
 }
 
-/// One measured run: the backends attached before `exec`, read after the exit.
+/// One measured run within `limit`: the backends attached before `exec`, read after the exit.
 pub(super) fn measure_once(
     o: &Options,
     s: &mut Setup,
-    todo: Todo,
+    (todo, limit): (Todo, Limit),
     run_dir: &Path,
 ) -> anyhow::Result<RunRecord> {
     let (p, k) = todo;
@@ -98,7 +99,7 @@ pub(super) fn measure_once(
             readings.warnings.push(format!("{}: {e}", b.name()));
         }
     }
-    let exit = paused.release_and_wait(o.timeout, o.grace)?;
+    let exit = paused.release_and_wait(limit.time, o.grace)?;
     let ctx = RunContext {
         wall_s: exit.wall_s,
         run_dir,
@@ -123,7 +124,7 @@ pub(super) fn measure_once(
         gpus: p.gpus,
         repeat: k,
         ok,
-        failure: (!ok).then(|| failure(&exit, interrupted)),
+        failure: (!ok).then(|| measured_failure(&exit, interrupted, limit)),
         wall_s: exit.wall_s,
         readings,
         stderr_tail: if ok { String::new() } else { exit.stderr_tail },
@@ -175,6 +176,14 @@ pub(super) fn warm_up(
         }
     }
     Ok(())
+}
+
+/// Why a measured run failed: stopped at its budget limit, or as [`failure`] says.
+fn measured_failure(exit: &launch::Exit, interrupted: bool, limit: Limit) -> String {
+    match limit.time {
+        Some(t) if limit.budget && exit.timed_out && !interrupted => super::budget::failure(t),
+        _ => failure(exit, interrupted),
+    }
 }
 
 /// Why a run failed: the signal that stopped the sweep, or how the program ended.

@@ -108,6 +108,8 @@ pub struct Outcome {
     pub unsupported: Vec<Missing>,
     /// One line per point: mean ± sd, min … max of its wall time.
     pub summary: Vec<String>,
+    /// Where a measuring budget ended the sweep ([`super::run_within`]).
+    pub budget_stop: Option<super::BudgetStop>,
 }
 
 pub(super) fn install_interrupt_handler() {

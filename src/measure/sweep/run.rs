@@ -1,5 +1,6 @@
 //! The sweep itself: every run still to make, in order, saved as it finishes.
 
+use super::BudgetStop;
 use super::file::*;
 use super::journal::Journal;
 use super::one_run::*;
@@ -90,12 +91,31 @@ pub(super) fn progress_bar(o: &Options, runs: usize) -> Option<indicatif::Progre
     })
 }
 
+/// The folder a run works in (a profiler writes there), made with the sweep's folder of runs.
+fn run_dir(o: &Options, (pt, k): Todo) -> anyhow::Result<std::path::PathBuf> {
+    let khz = (pt.freq_hz / 1e3).round() as u64;
+    let runs = crate::atomic_write::runs_dir(&o.output);
+    let clock = pt
+        .gpu_clock_mhz
+        .map(|m| format!("-{m}mhz"))
+        .unwrap_or_default();
+    let run_dir = runs.join(format!(
+        "{}n-{}c-{khz}khz-{}g{clock}-r{k}",
+        pt.nodes, pt.cores, pt.gpus
+    ));
+    for d in [&runs, &run_dir] {
+        crate::atomic_write::create_dir_safely(d)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", d.display()))?;
+    }
+    Ok(run_dir)
+}
+
 /// Makes run `i` of `total` (`t`): frequency, warm-up, the measured run, the saved record.
 pub(super) fn run_one(
     o: &Options,
     s: &mut Setup,
     (i, total): (usize, usize),
-    t: Todo,
+    (t, limit): (Todo, super::budget::Limit),
     p: &mut Progress,
     log: &mut dyn FnMut(&str),
 ) -> anyhow::Result<()> {
@@ -118,20 +138,7 @@ pub(super) fn run_one(
             return Ok(());
         }
     }
-    let khz = (f / 1e3).round() as u64;
-    let runs = crate::atomic_write::runs_dir(&o.output);
-    let clock = pt
-        .gpu_clock_mhz
-        .map(|m| format!("-{m}mhz"))
-        .unwrap_or_default();
-    let run_dir = runs.join(format!(
-        "{}n-{}c-{khz}khz-{}g{clock}-r{k}",
-        pt.nodes, pt.cores, pt.gpus
-    ));
-    for d in [&runs, &run_dir] {
-        crate::atomic_write::create_dir_safely(d)
-            .map_err(|e| anyhow::anyhow!("{}: {e}", d.display()))?;
-    }
+    let run_dir = run_dir(o, t)?;
     if o.verbose {
         let spec = spec_for(o, s, t);
         let env: Vec<String> = spec.env.iter().map(|(k, v)| format!("{k}={v}")).collect();
@@ -142,7 +149,7 @@ pub(super) fn run_one(
         ));
     }
     let lists = s.rec.host_lists.len();
-    let r = measure_once(o, s, t, &run_dir)?;
+    let r = measure_once(o, s, (t, limit), &run_dir)?;
     let _ = std::fs::remove_dir(&run_dir); // kept when a profiler wrote into it
     p.made += 1;
     p.rate.finished();
@@ -155,7 +162,12 @@ pub(super) fn run_one(
         r.failure.as_deref().unwrap_or("ok"),
         p.rate.eta(total - i - 1)
     );
-    if !r.ok && !super::options::interrupted() {
+    let budget_stop = r
+        .failure
+        .as_deref()
+        .and_then(super::budget_limit_of)
+        .is_some();
+    if !r.ok && !super::options::interrupted() && !budget_stop {
         p.failed.push(format!("{line}\n{}", r.stderr_tail));
     }
     let wall = r.wall_s;
@@ -225,6 +237,25 @@ fn resuming(o: &Options, kept: usize, planned: usize, left: usize) -> String {
 
 /// Runs the sweep. `log` receives one line per event (discovery, each run) when no bar is drawn.
 pub fn run(o: &Options, log: &mut dyn FnMut(&str)) -> anyhow::Result<Outcome> {
+    run_within(o, None, log)
+}
+
+/// Runs the sweep within a measuring budget of `budget_node_s` node-seconds (`None`: none, as
+/// [`run`]): each run's time limit is its share of what is left over the node counts of the
+/// runs still to make (or `--timeout` where smaller), less [`super::KILL_ALLOWANCE_S`]; a run
+/// stopped at that limit, or one whose share leaves no time to run, ends the sweep
+/// (`budget_stop`). Warm-up runs, which no record keeps, are refused with a budget.
+pub fn run_within(
+    o: &Options,
+    budget_node_s: Option<f64>,
+    log: &mut dyn FnMut(&str),
+) -> anyhow::Result<Outcome> {
+    if budget_node_s.is_some() && o.warmup > 0 {
+        anyhow::bail!(
+            "--warmup with a measuring budget: warm-up runs are not recorded, so their \
+             node-hours would escape it; measure without --warmup"
+        );
+    }
     let mut s = setup(o, log)?;
     let todo = todo_list(o, &s);
     let planned = s.planned.len() * o.repeat as usize;
@@ -233,17 +264,7 @@ pub fn run(o: &Options, log: &mut dyn FnMut(&str)) -> anyhow::Result<Outcome> {
         log(&resuming(o, s.rec.runs.len(), planned, todo.len()));
     }
     let mut p = start(o, &s, &todo)?;
-    let mut full = None;
-    for (i, &t) in todo.iter().enumerate() {
-        if super::options::interrupted() {
-            break;
-        }
-        if !room_for_a_run(p.bytes) {
-            full = Some(s.rec.runs.len());
-            break;
-        }
-        run_one(o, &mut s, (i, todo.len()), t, &mut p, log).map_err(|e| stopped(o, e))?;
-    }
+    let (full, budget_stop) = make_runs(o, &mut s, (&todo, budget_node_s), &mut p, log)?;
     if let Some(b) = p.bar.take() {
         b.finish_and_clear();
     }
@@ -281,7 +302,65 @@ pub fn run(o: &Options, log: &mut dyn FnMut(&str)) -> anyhow::Result<Outcome> {
         complete,
         unsupported,
         summary,
+        budget_stop,
     })
+}
+
+/// Makes the runs of `todo` within the budget, in order, until a stop signal, a full profile
+/// (`Some(runs)` first) or the budget (`Some(stop)` second) ends them.
+fn make_runs(
+    o: &Options,
+    s: &mut Setup,
+    (todo, budget_node_s): (&[Todo], Option<f64>),
+    p: &mut Progress,
+    log: &mut dyn FnMut(&str),
+) -> anyhow::Result<(Option<usize>, Option<BudgetStop>)> {
+    let mut left = budget_node_s;
+    for (i, &t) in todo.iter().enumerate() {
+        if super::options::interrupted() {
+            break;
+        }
+        if !room_for_a_run(p.bytes) {
+            return Ok((Some(s.rec.runs.len()), None));
+        }
+        let limit = match super::budget::limit(left, &todo[i..], o.timeout) {
+            Ok(l) => l,
+            Err(share) => {
+                let stop = BudgetStop {
+                    nodes: t.0.nodes,
+                    ran_s: 0.0,
+                    limit_s: share,
+                    started: false,
+                };
+                return Ok((None, Some(stop)));
+            }
+        };
+        let before = s.rec.runs.len();
+        run_one(o, s, (i, todo.len()), (t, limit), p, log).map_err(|e| stopped(o, e))?;
+        if let Some(stop) = spend(&s.rec.runs[before..], &mut left) {
+            return Ok((None, Some(stop)));
+        }
+    }
+    Ok((None, None))
+}
+
+/// Takes the node-seconds of `made` off what is left of a budget; the run stopped at its
+/// budget limit, where one was.
+fn spend(made: &[RunRecord], left: &mut Option<f64>) -> Option<BudgetStop> {
+    let left = left.as_mut()?;
+    let mut stop = None;
+    for r in made {
+        *left -= f64::from(r.nodes) * r.wall_s;
+        if let Some(limit_s) = r.failure.as_deref().and_then(super::budget_limit_of) {
+            stop = Some(BudgetStop {
+                nodes: r.nodes,
+                ran_s: r.wall_s,
+                limit_s,
+                started: true,
+            });
+        }
+    }
+    stop
 }
 
 /// A sweep stopped by an error (a full disk, a frequency that cannot be set): what it
