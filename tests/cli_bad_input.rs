@@ -62,7 +62,7 @@ fn unknown_key_is_rejected_not_ignored() {
     );
     assert_bad(
         plan_with(&f, &[]),
-        &["power.idle_w", "missing", "unknown key `idle_watts`"],
+        &["power.idle_w", "in its place", "unknown key `idle_watts`"],
     );
     let f = files(
         &MACHINE.replace("cv2 = 1.0", "cv2 = 1.0\nlatency_us = 3"),

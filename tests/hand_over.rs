@@ -561,7 +561,7 @@ fn small_wording_reads_as_a_user_expects() {
     );
     // --budget names Wh; --nodes shows its own syntax.
     let (_, help, _) = jouleplan(&["plan", "--help"]);
-    assert!(help.contains("(J, kJ, MJ, Wh, kWh)"), "{help}");
+    assert!(help.contains("(mJ, J, kJ, MJ, Wh, kWh)"), "{help}");
     assert!(
         help.contains("[default: 1-N, N the machine file's nodes]"),
         "{help}"

@@ -126,22 +126,32 @@ pub fn run_validate(args: &ValidateArgs, out: &mut dyn Write) -> anyhow::Result<
     }
     let mut blocks = vec![scored.validation];
     if args.loo {
-        let left_out = validate::leave_cores_out(&machine, &profile, &checks)?;
-        match left_out.rows.is_empty() {
-            true => scored.notes.push(validate::nothing_left_out(&profile)),
-            false => blocks.push(left_out),
-        }
+        leave_one_out(
+            (&machine, &profile, &checks),
+            &mut blocks,
+            &mut scored.notes,
+        )?;
     }
     if let Some(path) = &args.plot {
         plot(path, &blocks[0].rows)?;
         super::say::progress(&format!("wrote {}", path.display()));
     }
-    if args.json {
-        let json = validation::to_json(&blocks, &scored.notes, &scored.problems);
+    write_blocks(args.json, &blocks, (&scored.notes, &scored.problems), out)
+}
+
+/// The blocks as one JSON object, or as text with the notes on standard error.
+fn write_blocks(
+    json: bool,
+    blocks: &[crate::calibrate::validate::Validation],
+    (notes, problems): (&[String], &[String]),
+    out: &mut dyn Write,
+) -> anyhow::Result<()> {
+    if json {
+        let json = validation::to_json(blocks, notes, problems);
         crate::artefact::write_sorted(&json, out)?;
         return Ok(());
     }
-    for n in &scored.notes {
+    for n in notes {
         super::say::note(n);
     }
     for (i, b) in blocks.iter().enumerate() {
@@ -150,7 +160,22 @@ pub fn run_validate(args: &ValidateArgs, out: &mut dyn Write) -> anyhow::Result<
         }
         validation::write_block(b, out)?;
     }
-    validation::write_problems(&scored.problems, out)?;
+    validation::write_problems(problems, out)?;
+    Ok(())
+}
+
+/// `--loo`: the block of each interior core count predicted from the others, or, where the
+/// profile has none to leave out, a note saying so (with a clock law's own left-out error).
+fn leave_one_out(
+    (machine, profile, checks): (&crate::model::machine::Machine, &Profile, &trust::Checks),
+    blocks: &mut Vec<crate::calibrate::validate::Validation>,
+    notes: &mut Vec<String>,
+) -> anyhow::Result<()> {
+    let left_out = validate::leave_cores_out(machine, profile, checks)?;
+    match left_out.rows.is_empty() {
+        true => notes.push(validate::nothing_left_out(profile)),
+        false => blocks.push(left_out),
+    }
     Ok(())
 }
 

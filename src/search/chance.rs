@@ -3,7 +3,6 @@
 //! reaching back within it. A 5% slowdown cap decided one GPU clock too high, or a deadline
 //! missed by a fraction of a percent, is then named with what measuring it could save.
 
-use super::plan::{FrontEntry, label};
 use super::query::{Answer, Cost};
 use crate::model::Prediction;
 use crate::model::evidence::IntervalKind;
@@ -38,25 +37,22 @@ pub struct Chance {
     pub cost: Cost,
 }
 
-/// The chance of the recommendation `pick` of `front` (fastest first) under `answer`'s single
-/// limit: the front point next to it on the far side of the limit, where its interval (never
-/// bounds) reaches within the limit; `cost`, what the front's second axis counts. None under
-/// both limits at once, or none.
+/// The chance of the recommendation `rec` under `answer`'s single limit, from its neighbours on
+/// the front `(faster, slower)`: the one on the far side of the limit (the slower under a time
+/// limit, the faster under a budget), where its interval (never bounds) reaches within the
+/// limit; `cost`, what the front's second axis counts. None under both limits at once, or none.
 pub fn chance(
     answer: &Answer,
-    front: &[FrontEntry],
-    pick: Option<usize>,
+    rec: &Prediction,
+    (faster, slower): (Option<&Prediction>, Option<&Prediction>),
     cost: Cost,
 ) -> Option<Chance> {
-    let i = pick?;
-    let rec = &front.get(i)?.prediction;
     let interval = |p: &Prediction| p.interval.filter(|iv| iv.kind == IntervalKind::Interval);
-    let (limit, value, next) = match (answer.time_limit, answer.energy_limit) {
-        (Some(t), None) => (Limit::Time, t.0, front.get(i + 1)?),
-        (None, Some(e)) => (Limit::Energy, e.0, front.get(i.checked_sub(1)?)?),
+    let (limit, value, p) = match (answer.time_limit, answer.energy_limit) {
+        (Some(t), None) => (Limit::Time, t.0, slower?),
+        (None, Some(e)) => (Limit::Energy, e.0, faster?),
         _ => return None,
     };
-    let p = &next.prediction;
     let iv = interval(p)?;
     let (past, near_end, saving) = match limit {
         Limit::Time => (
@@ -110,7 +106,7 @@ pub fn describe(c: &Chance) -> String {
     format!(
         "{} is predicted {:.1}% past it ({at_s} against the limit's {limit_s}), but its {:.0}% \
          interval reaches {}, and {gain}: measure it to know",
-        label(&p.config),
+        p.config.label(),
         100.0 * (at / c.value - 1.0),
         100.0 * c.coverage,
         fmt(c.near_end),

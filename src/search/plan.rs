@@ -252,22 +252,7 @@ pub fn plan(
     let space = &space;
     let outcome = search_filtered(model, space, query.min_efficiency)?;
     let front = entries(model, &outcome);
-    if let Some(bad) = front.iter().find(|f| {
-        let p = &f.prediction;
-        !(p.time.0.is_finite() && p.energy.0.is_finite() && p.time.0 > 0.0 && p.energy.0 >= 0.0)
-    }) {
-        return Err(InputError::Mismatch(format!(
-            "{} (with {}): the model gives {} s and {} J at {}: the inputs hold values the \
-             model cannot evaluate (check the profile's baseline points, node_law and \
-             gpu_clock and the machine file for extreme numbers: time and energy are never 0 \
-             or less)",
-            model.profile.file.display(),
-            model.machine.file.display(),
-            bad.prediction.time.0,
-            bad.prediction.energy.0,
-            label(&bad.prediction.config)
-        )));
-    }
+    refuse_unevaluable(model, &front)?;
     let reference = reference_of(model, &query, reference, &front)?;
     let configs: Vec<Config> = front.iter().map(|f| f.prediction.config).collect();
     let (far, coverage) = far_ends(model, &front);
@@ -292,7 +277,11 @@ pub fn plan(
         None => Vec::new(),
     };
     let risk = risk(&query, &front, answer.pick);
-    let chance = super::chance::chance(&answer, &front, answer.pick, ranking.cost);
+    let chance = answer.pick.and_then(|i| {
+        let at = |j: Option<usize>| j.and_then(|j| front.get(j)).map(|f| &f.prediction);
+        let pair = (at(i.checked_sub(1)), at(Some(i + 1)));
+        super::chance::chance(&answer, &front[i].prediction, pair, ranking.cost)
+    });
     Ok(Plan {
         measure_next,
         risk,
@@ -315,6 +304,28 @@ pub fn plan(
         warnings: Vec::new(),
         ghz_decimals: model.machine.ghz_decimals(),
     })
+}
+
+/// Refuses a front with a point the model cannot evaluate (a time or energy not finite, a time
+/// of 0 or less, a negative energy), naming the files and the configuration.
+fn refuse_unevaluable(model: &Model<'_>, front: &[FrontEntry]) -> InputResult<()> {
+    if let Some(bad) = front.iter().find(|f| {
+        let p = &f.prediction;
+        !(p.time.0.is_finite() && p.energy.0.is_finite() && p.time.0 > 0.0 && p.energy.0 >= 0.0)
+    }) {
+        return Err(InputError::Mismatch(format!(
+            "{} (with {}): the model gives {} s and {} J at {}: the inputs hold values the \
+             model cannot evaluate (check the profile's baseline points, node_law and \
+             gpu_clock and the machine file for extreme numbers: time and energy are never 0 \
+             or less)",
+            model.profile.file.display(),
+            model.machine.file.display(),
+            bad.prediction.time.0,
+            bad.prediction.energy.0,
+            label(&bad.prediction.config)
+        )));
+    }
+    Ok(())
 }
 
 /// Each front entry's far end `(T, E)`: the high ends of its interval, the prediction itself

@@ -1,8 +1,7 @@
 //! The time windows of a trace (seed 003): useful time, ideal clocks and MPI events per rank
 //! over fixed base windows, merged into fixed or adaptive windows at the end.
 
-use super::replay::Replay;
-use super::{Options, bad};
+use super::bad;
 use crate::error::InputResult;
 use crate::metrics::windows::Window;
 use std::path::Path;
@@ -107,34 +106,6 @@ impl Grid {
             t = edge;
         }
     }
-}
-
-/// The time windows of the replay's grid, when windows were asked for.
-pub(super) fn window_list(
-    path: &Path,
-    rp: &mut Replay,
-    end: u64,
-    u: f64,
-    opts: &Options,
-) -> InputResult<Option<Vec<Window>>> {
-    let n = rp.tasks;
-    let Some(g) = rp.grid.as_mut() else {
-        return Ok(None);
-    };
-    // Tasks no record named count in every window, idle.
-    g.grow_to(n)
-        .map_err(|why| bad(path, 1, "tasks that fit the window grid", &why))?;
-    // Boundaries no op reached keep the rank's final clock (0 for a task never named).
-    for r in 0..n {
-        let last = rp.ranks.get(r).map_or(0.0, |k| k.clock);
-        for v in g.ideal_at[r].iter_mut() {
-            if v.is_nan() {
-                *v = last;
-            }
-        }
-        g.ideal_at[r][0] = 0.0;
-    }
-    Ok(Some(windows(g, end, u, opts.adaptive)))
 }
 
 /// Windows from the base grid: fixed (one per base window) or adaptive (merged until every rank

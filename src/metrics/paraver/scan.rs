@@ -1,7 +1,7 @@
 //! The record scan: each line of the trace, in file order, into the replay and the counters,
 //! and the run it adds up to at the end.
 
-use super::grid::window_list;
+use super::grid::windows;
 use super::header::Header;
 use super::read::{Fail, Input, each_line};
 use super::replay::{Msg, Op, Replay};
@@ -9,6 +9,7 @@ use super::{MAX_COMMS, MAX_LINE, MAX_WAITING, Options, bad, too_much_waiting};
 use crate::error::{InputError, InputResult};
 use crate::metrics::record_fields::{fast_run, parse_fields};
 use crate::metrics::run::{Counters, Pop, Run};
+use crate::metrics::windows::Window;
 use std::path::Path;
 
 /// A record line as the walk hands it over: its bytes, its fields, and whether they are all
@@ -400,4 +401,32 @@ fn reader_notes(counts: [u64; 4], comm_lines: u32, ncomms: u32) -> Vec<String> {
         ));
     }
     notes
+}
+
+/// The time windows of the replay's grid, when windows were asked for.
+fn window_list(
+    path: &Path,
+    rp: &mut Replay,
+    end: u64,
+    u: f64,
+    opts: &Options,
+) -> InputResult<Option<Vec<Window>>> {
+    let n = rp.tasks;
+    let Some(g) = rp.grid.as_mut() else {
+        return Ok(None);
+    };
+    // Tasks no record named count in every window, idle.
+    g.grow_to(n)
+        .map_err(|why| bad(path, 1, "tasks that fit the window grid", &why))?;
+    // Boundaries no op reached keep the rank's final clock (0 for a task never named).
+    for r in 0..n {
+        let last = rp.ranks.get(r).map_or(0.0, |k| k.clock);
+        for v in g.ideal_at[r].iter_mut() {
+            if v.is_nan() {
+                *v = last;
+            }
+        }
+        g.ideal_at[r][0] = 0.0;
+    }
+    Ok(Some(windows(g, end, u, opts.adaptive)))
 }
