@@ -38,12 +38,7 @@ pub fn fit_law(
     let mut pts = points.to_vec();
     pts.sort_by(|a, b| a.mhz.total_cmp(&b.mhz));
     let mhz: Vec<f64> = pts.iter().map(|p| p.mhz).collect();
-    let list = || {
-        mhz.iter()
-            .map(|m| format!("{m}"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
+    let list = || crate::model::gpu_clock::mhz_list(&mhz);
     if pts.len() < 3 {
         return Err(format!(
             "the GPU clock law needs 3 or more clocks (measured: {} MHz at {at}); measure the \

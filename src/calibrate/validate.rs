@@ -11,7 +11,7 @@ use super::reproduce::EnergyScope;
 use super::runs::Measured;
 use super::trust::{Checks, Trust, bind};
 use crate::error::{InputError, InputResult};
-use crate::model::gpu_clock::ClockInterval;
+use crate::model::gpu_clock::{ClockInterval, mhz_list};
 use crate::model::machine::Machine;
 use crate::model::workload::{BaselinePoint, Profile};
 use crate::model::{Config, Model, Outcome};
@@ -416,12 +416,6 @@ pub fn nothing_left_out(profile: &Profile) -> String {
         ));
     }
     s
-}
-
-/// `595, 975, 1164`.
-fn mhz_list(mhz: &[f64]) -> String {
-    let v: Vec<String> = mhz.iter().map(|m| format!("{m}")).collect();
-    v.join(", ")
 }
 
 /// How many of `measured` are at what `profile` was fitted on: one of its measured points (one

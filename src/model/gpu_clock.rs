@@ -135,14 +135,19 @@ impl GpuClockLaw {
 
     /// The measured range, for messages: `633-1164 MHz (measured: 633, 975, 1164)`.
     pub fn range_text(&self) -> String {
-        let list: Vec<String> = self.measured_mhz.iter().map(|m| format!("{m}")).collect();
         format!(
             "{}-{} MHz (measured: {})",
             self.measured_mhz.first().unwrap_or(&0.0),
             self.measured_mhz.last().unwrap_or(&0.0),
-            list.join(", ")
+            mhz_list(&self.measured_mhz)
         )
     }
+}
+
+/// Clocks as messages list them: `595, 975, 1164` (MHz, whole as the machine file holds them).
+pub fn mhz_list(mhz: &[f64]) -> String {
+    let v: Vec<String> = mhz.iter().map(|m| format!("{m}")).collect();
+    v.join(", ")
 }
 
 #[cfg(test)]

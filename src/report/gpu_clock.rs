@@ -224,7 +224,7 @@ pub fn axis_html(w: &mut String, a: &ClockAxis, (energy, time_only): (&str, bool
     let _ = writeln!(w, "</table>");
     match crate::report::plot::gpu_clock_svg(a, time_only) {
         Ok(svg) => {
-            let svg = svg.find("<svg").map_or(svg.as_str(), |i| &svg[i..]);
+            let svg = crate::report::markup::inline_svg(&svg);
             let _ = writeln!(w, "<div id=\"gpu-clock-plot\">{svg}</div>");
         }
         Err(e) => {

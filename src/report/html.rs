@@ -3,7 +3,7 @@
 //! 10^5 configurations makes a 2 MB SVG, is the folder's `pareto.png` linked to `pareto.svg`,
 //! so that the page loads at once; the small charts are inline SVG.
 
-use super::markup::{config_cells, esc};
+use super::markup::{config_cells, esc, inline_svg};
 use super::measured::{self, MeasuredRun};
 use crate::model::Prediction;
 use crate::model::evidence::IntervalKind;
@@ -13,14 +13,6 @@ use crate::search::plan::{MEASURE_TOLERANCE, Plan, label};
 use crate::search::sample::Sample;
 use crate::units::{Joules, Seconds, count, fmt_duration, fmt_energy, fmt_node_hours};
 use std::fmt::Write as _;
-
-/// Strips an XML declaration so an SVG document can be inlined.
-fn inline_svg(svg: &str) -> &str {
-    match svg.find("<svg") {
-        Some(i) => &svg[i..],
-        None => svg,
-    }
-}
 
 /// Measured runs to show beside the predictions: the file they came from and the runs.
 pub type Measured<'a> = Option<(&'a str, &'a [MeasuredRun])>;

@@ -1,5 +1,5 @@
-//! The HTML pieces the page and its measured-runs section share: escaped text and a
-//! configuration's table cells.
+//! The HTML pieces the page and its sections share: escaped text, a configuration's table
+//! cells and an SVG document inlined.
 
 /// Escapes text for HTML.
 pub fn esc(s: &str) -> String {
@@ -18,4 +18,12 @@ pub fn config_cells(c: &crate::model::Config) -> String {
         c.freq.ghz(),
         c.gpus
     )
+}
+
+/// Strips an XML declaration so an SVG document can be inlined.
+pub fn inline_svg(svg: &str) -> &str {
+    match svg.find("<svg") {
+        Some(i) => &svg[i..],
+        None => svg,
+    }
 }

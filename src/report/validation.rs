@@ -43,7 +43,6 @@ fn write_extrapolated(b: &Validation, out: &mut dyn Write) -> std::io::Result<()
     let k = clocks.len() as u64;
     clocks.sort_by(f64::total_cmp);
     clocks.dedup();
-    let list: Vec<String> = clocks.iter().map(|m| format!("{m}")).collect();
     writeln!(
         out,
         "  {} at GPU clocks outside the clock law's measured range ({} MHz) {} scored with the \
@@ -51,7 +50,7 @@ fn write_extrapolated(b: &Validation, out: &mut dyn Write) -> std::io::Result<()
          held at the nearest measured clock's, the power law extended, the interval growing \
          with the distance); `plan` does not go there",
         crate::units::part_of(k, b.rows.len() as u64, "point", "points"),
-        list.join(", "),
+        crate::model::gpu_clock::mhz_list(&clocks),
         crate::units::is_are(k)
     )
 }
