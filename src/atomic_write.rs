@@ -8,6 +8,7 @@
 
 mod folder;
 mod lock;
+mod on_stop;
 mod set;
 mod stale;
 

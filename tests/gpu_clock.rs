@@ -1272,7 +1272,11 @@ fn a_profile_from_gpu_runs_alone_says_how_its_breakdown_reads() {
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("T_gpu"), "{out}");
     assert!(
-        err.contains("the run's whole time at the top measured clock as T_CPU"),
+        err.contains("the run's whole time at the top measured clock as T_run")
+            && out.contains("T_run")
+            && out.contains("efficiency trees: not predicted")
+            && !out.contains("host tree")
+            && !err.contains("host time blocked in the GPU runtime"),
         "{err}"
     );
 }

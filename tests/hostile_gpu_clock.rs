@@ -273,19 +273,24 @@ fn a_profiles_gpu_clocks_the_machine_does_not_list_are_refused_unless_planned_on
     assert!(err.contains("measured_gpu_clock_mhz"), "{err}");
 }
 
-#[test]
-fn a_configuration_at_the_one_clock_a_profile_was_measured_at_is_taken_and_another_is_refused() {
-    let d = tempfile::tempdir().unwrap();
-    // The GPU draws 300 W at 1500 MHz here: the machine's power is the run's.
-    let m = machine(d.path(), CLOCKS, "");
+/// One run at 1500 MHz, where the GPU draws the 300 W of [`machine`]'s power (the machine's
+/// power is the run's), fitted: `d/p.json` and `d/m2.toml`, a profile without a clock law.
+fn fit_one_clock(d: &Path) {
+    let m = machine(d, CLOCKS, "");
     let (t, _) = law(1500.0);
     let csv = format!(
         "nodes,cores,freq_hz,gpus,time_s,energy_j,energy_scope,gpu_clock_mhz\n\
          1,1,2e9,1,{t},{},gpu,1500\n",
         300.0 * t
     );
-    let (code, _, err) = fit(d.path(), &csv, &m);
+    let (code, _, err) = fit(d, &csv, &m);
     assert_eq!(code, 0, "{err}");
+}
+
+#[test]
+fn a_configuration_at_the_one_clock_a_profile_was_measured_at_is_taken_and_another_is_refused() {
+    let d = tempfile::tempdir().unwrap();
+    fit_one_clock(d.path());
     let (code, out, err) = fitted(d.path(), "predict", &["--config", "1,1,2,1,1500"]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("12.00 s"), "{out}");
@@ -485,4 +490,193 @@ fn a_law_whose_power_misses_its_top_clock_within_its_residual_is_planned_as_fit_
     assert!(out.contains("largest residual 2.24%"), "{out}");
     let (code, _, err) = fitted(d.path(), "plan", &["--gpu-clocks", "all"]);
     assert_eq!(code, 0, "{err}");
+}
+
+/// The law's GPU energy at 1000, 1500 and 2000 MHz fitted against [`machine`] with [`CLOCKS`]
+/// and `power` edits to its `[power]` (`("idle_w = 0.0", "idle_w = 100.0")`): `d/p.json` and
+/// `d/m2.toml`.
+fn fit_energy_law(d: &Path, power: &[(&str, &str)]) {
+    let mut text = std::fs::read_to_string(machine(d, CLOCKS, "")).unwrap();
+    for (from, to) in power {
+        text = text.replace(from, to);
+    }
+    let m = write(d, "m.toml", &text);
+    let csv = runs(
+        "energy_j,energy_scope,gpu_clock_mhz",
+        &[1000, 1500, 2000],
+        |c, _, e| format!("{e},gpu,{c}"),
+    );
+    let (code, _, err) = fit(d, &csv, &m);
+    assert_eq!(code, 0, "{err}");
+}
+
+/// `plan --gpu-clocks all --json` on `d`'s fitted files: the JSON and the front point at `mhz`.
+fn plan_json_at(d: &Path, mhz: u64) -> (serde_json::Value, serde_json::Value) {
+    let (code, out, err) = fitted(d, "plan", &["--gpu-clocks", "all", "--json", "-q"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let at = v["front"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["gpu_clock_mhz"] == mhz);
+    let at = at
+        .cloned()
+        .unwrap_or_else(|| panic!("no {mhz} MHz on the front: {v}"));
+    (v, at)
+}
+
+#[test]
+fn a_gpu_energy_law_on_a_machine_with_host_power_plans_node_energy_and_says_so() {
+    // Hostile round 6: the host's 100 W was added to every energy, which every output still
+    // called GPU energy (`energy_scope` `gpu`), while validate scored the GPU's alone.
+    let (host, gpu) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    fit_energy_law(host.path(), &[("idle_w = 0.0", "idle_w = 100.0")]);
+    fit_energy_law(gpu.path(), &[]);
+    let (v, at) = plan_json_at(host.path(), 1250);
+    assert_eq!(v["energy_scope"], "node", "{v}");
+    let b = &at["breakdown"];
+    let (e, e_gpu, e_idle) = (
+        at["energy_j"].as_f64(),
+        b["e_gpu_j"].as_f64(),
+        b["e_idle_j"].as_f64(),
+    );
+    let (e, e_gpu, e_idle) = (e.unwrap(), e_gpu.unwrap(), e_idle.unwrap());
+    assert!(
+        e_idle > 0.0 && ((e_gpu + e_idle) / e - 1.0).abs() < 1e-9,
+        "{at}"
+    );
+    // The interval: the GPU's share at the clock law's energy width, the host's at its time's.
+    let (_, alone) = plan_json_at(gpu.path(), 1250);
+    assert!(
+        (alone["energy_j"].as_f64().unwrap() / e_gpu - 1.0).abs() < 1e-9,
+        "{alone}"
+    );
+    let width = |p: &serde_json::Value| {
+        p["energy_interval_j"][1].as_f64().unwrap() / p["energy_j"].as_f64().unwrap() - 1.0
+    };
+    let time_width =
+        at["time_interval_s"][1].as_f64().unwrap() / at["time_s"].as_f64().unwrap() - 1.0;
+    assert!(
+        width(&at) < width(&alone) && width(&at) > time_width,
+        "{at}\n{alone}"
+    );
+    let (code, out, err) = fitted(host.path(), "plan", &["--gpu-clocks", "all", "-q"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("energy: node energy (the host's from the machine file's [power], the GPUs' from the profile's GPU energy)"), "{out}");
+    // validate scores the runs' GPU energy against the GPU's share: the law's, at 1250 MHz.
+    let (t, e) = law(1250.0);
+    let rows = write(
+        host.path(),
+        "v.csv",
+        &format!(
+            "nodes,cores,freq_hz,gpus,time_s,energy_j,energy_scope,gpu_clock_mhz\n1,1,2e9,1,{t},{e},gpu,1250\n"
+        ),
+    );
+    let (code, out, err) = fitted(
+        host.path(),
+        "validate",
+        &["--measured", s(&rows), "--json", "-q"],
+    );
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let point = &v["validations"][0]["points"][0];
+    let predicted = point["predicted_energy_j"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{v}"));
+    assert!(
+        (predicted / e_gpu - 1.0).abs() < 1e-9,
+        "{point} against {e_gpu}"
+    );
+}
+
+#[test]
+fn report_measured_refuses_a_clock_the_machine_does_not_list_before_writing_anything() {
+    let d = tempfile::tempdir().unwrap();
+    fit_energy_law(d.path(), &[]);
+    let (t, e) = law(1250.0);
+    let rows = write(
+        d.path(),
+        "bad.csv",
+        &format!(
+            "nodes,cores,freq_hz,gpus,time_s,energy_j,energy_scope,gpu_clock_mhz\n1,1,2e9,1,{t},{e},gpu,1251\n"
+        ),
+    );
+    let out_dir = d.path().join("rep");
+    let args = [
+        "--gpu-clocks",
+        "all",
+        "--measured",
+        s(&rows),
+        "-o",
+        s(&out_dir),
+    ];
+    let (code, _, err) = fitted(d.path(), "report", &args);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("line 2, column gpu_clock_mhz") && err.contains("1250, 1500 MHz"),
+        "{err}"
+    );
+    assert!(!out_dir.exists());
+}
+
+#[test]
+fn a_clock_a_fraction_of_a_mhz_off_the_list_is_read_as_the_listed_one_and_said() {
+    let d = tempfile::tempdir().unwrap();
+    let m = machine(d.path(), CLOCKS, "");
+    let csv = runs(
+        "energy_j,energy_scope,gpu_clock_mhz",
+        &[1000, 1500, 2000],
+        |c, _, e| {
+            format!(
+                "{e},gpu,{}",
+                if c == 1500 {
+                    "1500.4".into()
+                } else {
+                    c.to_string()
+                }
+            )
+        },
+    );
+    let (code, _, err) = fit(d.path(), &csv, &m);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("line 3: 1500.4 as 1500") && err.contains("within half a MHz"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_one_clock_profile_plans_its_clock_and_every_output_names_it() {
+    // Hostile round 6: `--gpu-clocks` refused the profile's own clock, and the plan's
+    // configurations had none while its job script set it.
+    let d = tempfile::tempdir().unwrap();
+    fit_one_clock(d.path());
+    for spec in ["1500", "all"] {
+        let (code, out, err) = fitted(d.path(), "plan", &["--gpu-clocks", spec, "--json", "-q"]);
+        assert_eq!(code, 0, "{err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(
+            v["recommendation"]["gpu_clock_mhz"].as_u64(),
+            Some(1500),
+            "{v}"
+        );
+    }
+    let (code, _, err) = fitted(d.path(), "plan", &["--gpu-clocks", "1250"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("only 1500 MHz (or `all`)"), "{err}");
+    let job = d.path().join("job.sh");
+    let (code, _, err) = fitted(
+        d.path(),
+        "plan",
+        &["-q", "--sbatch", s(&job), "--app", "./a"],
+    );
+    assert_eq!(code, 0, "{err}");
+    let script = std::fs::read_to_string(&job).unwrap();
+    assert!(
+        script.contains("# Configuration (1, 1, 2 GHz, 1, 1500 MHz)")
+            && script.contains("--gpu-freq=1500")
+            && script.contains("at a 1500 MHz GPU clock, GPU energy"),
+        "{script}"
+    );
 }

@@ -35,6 +35,12 @@ fn main() {
             strace,
             campaign_killed_at_its_saves,
         ),
+        common::real_trial_in(
+            &args,
+            "a_fit_stopped_by_sigterm_sighup_or_ctrl_c_leaves_no_lock_file",
+            strace,
+            stopped_fits_leave_no_locks,
+        ),
         Trial::test(
             "two_fits_and_a_plan_at_once_leave_one_fits_whole_pair",
             || {
@@ -97,7 +103,13 @@ fn jp(dir: &Path, args: &[&str]) -> Output {
 
 /// `jouleplan ARGS` in `dir` under strace, killed (SIGKILL) at the `k`-th `syscall`.
 fn killed_at(dir: &Path, syscall: &str, k: u32, args: &[&str]) -> Output {
-    let inject = format!("inject={syscall}:signal=KILL:when={k}");
+    signalled_at(dir, (syscall, k), "KILL", args)
+}
+
+/// `jouleplan ARGS` in `dir` under strace, sent `signal` (`TERM`, `HUP`, `INT`) at the `k`-th
+/// `syscall`.
+fn signalled_at(dir: &Path, (syscall, k): (&str, u32), signal: &str, args: &[&str]) -> Output {
+    let inject = format!("inject={syscall}:signal={signal}:when={k}");
     Command::new("strace")
         .current_dir(dir)
         .env_remove("SLURM_JOB_ID")
@@ -169,6 +181,31 @@ fn planned_pair(d: &Path, why: &str) -> (String, String) {
         "{why}: one fit's pair"
     );
     (doc["program"].as_str().unwrap().to_string(), id)
+}
+
+/// Hostile round 6: a fit stopped by a signal it can catch, at its first fsync (writing its
+/// pair, its locks held), left `.p.json.jouleplan-lock` and `.m.toml.jouleplan-lock` behind.
+/// It removes the lock files it made, then ends by the signal.
+fn stopped_fits_leave_no_locks(_: PathBuf) {
+    use std::os::unix::process::ExitStatusExt;
+    for (signal, number) in [("TERM", 15), ("HUP", 1), ("INT", 2)] {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        common::two_frequency_fit_inputs(d);
+        let args = fit_args("p");
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let o = signalled_at(d, ("fsync", 1), signal, &args);
+        assert_eq!(o.status.signal(), Some(number), "SIG{signal}: {}", text(&o));
+        let locks: Vec<String> = leftovers(d)
+            .into_iter()
+            .filter(|n| n.ends_with(".jouleplan-lock"))
+            .collect();
+        assert!(locks.is_empty(), "SIG{signal} left {locks:?}");
+        // Nothing half written: the next fit writes the pair whole.
+        let o = jp(d, &args);
+        assert!(o.status.success(), "{}", text(&o));
+        assert_eq!(planned_pair(d, signal).0, "p");
+    }
 }
 
 /// Names in `d` besides the inputs and the pair.

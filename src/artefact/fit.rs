@@ -161,6 +161,9 @@ pub struct MachineCheckOut {
     /// The GPU clocks, MHz (absent: no GPU clock axis).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub gpu_clocks_mhz: Vec<f64>,
+    /// The GPU memory clock a job script sets, MHz (absent: not named).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_memory_clock_mhz: Option<f64>,
     /// Memory per node, GiB.
     pub memory_per_node_gib: Option<f64>,
     /// The `[network]` values, when the file has them.

@@ -19,7 +19,11 @@ pub struct ConfigOut {
     /// GPUs per node.
     pub gpus: u32,
     /// The GPU core clock, MHz, where the profile has a GPU clock law (MODEL.md 6e).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "super::whole_mhz"
+    )]
     pub gpu_clock_mhz: Option<f64>,
     /// Predicted time, s.
     pub time_s: f64,
@@ -60,6 +64,10 @@ pub struct ConfigOut {
 pub struct BreakdownOut {
     /// `T_CPU`, s.
     pub t_cpu_s: f64,
+    /// What `t_cpu_s` is where it is not the host's compute time: from whole-run times alone,
+    /// the run (host and GPUs together).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub t_cpu_is: Option<String>,
     /// `T_mem`, s.
     pub t_mem_s: f64,
     /// `T_w,net`, s.

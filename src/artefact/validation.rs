@@ -57,7 +57,11 @@ pub struct PointOut {
     /// GPUs per node.
     pub gpus: u32,
     /// The GPU core clock of the row, MHz, where it names one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "super::whole_mhz"
+    )]
     pub gpu_clock_mhz: Option<f64>,
     /// Measured time, s (mean of its runs).
     pub time_s: f64,

@@ -35,6 +35,8 @@ pub struct OutputLock {
     /// The lock file's device and inode where this lock made it (it is removed when the lock
     /// is dropped); none where a killed command's lock is held as it was (kept).
     made: Option<(u64, u64)>,
+    /// Its slot among the locks a stop signal removes ([`super::on_stop`]), where it made one.
+    on_stop: Option<usize>,
 }
 
 impl OutputLock {
@@ -92,6 +94,7 @@ fn take_fresh(output: &Path, path: &Path, file: fs::File) -> io::Result<Option<O
         file,
         path: path.to_path_buf(),
         made: Some(id),
+        on_stop: super::on_stop::hold(path),
     }))
 }
 
@@ -142,6 +145,7 @@ fn take_left(output: &Path, path: &Path) -> io::Result<Option<OutputLock>> {
             file,
             path: path.to_path_buf(),
             made: None,
+            on_stop: None,
         })),
     }
 }
@@ -209,6 +213,7 @@ fn replace(output: &Path, path: &Path) -> Option<OutputLock> {
         file,
         path: path.to_path_buf(),
         made: Some(id),
+        on_stop: super::on_stop::hold(path),
     })
 }
 
@@ -284,6 +289,9 @@ fn cannot(output: &Path, path: &Path, e: &io::Error) -> io::Error {
 
 impl Drop for OutputLock {
     fn drop(&mut self) {
+        if let Some(slot) = self.on_stop {
+            super::on_stop::release(slot);
+        }
         // Only a lock file this command made, and only while it is still the one at the path.
         if let Some(id) = self.made
             && still_at(&self.path, &self.file) == Some(id)

@@ -297,6 +297,39 @@ pub(super) fn no_clock_among_clocks(
 }
 
 /// The row's GPU clock: its `gpu_clock_mhz`, one of the machine's, else the machine's top.
+/// The note on `file`'s rows whose clock is a fraction of a MHz from one the machine lists,
+/// which [`clock_of`] takes as that clock (a sampled 1999.6 is the application clock 2000):
+/// the first few lines, and how many. None where every clock is whole or none is listed.
+pub fn snapped_note(
+    file: &std::path::Path,
+    rows: &[Measured],
+    machine: &Machine,
+) -> Option<String> {
+    let snapped: Vec<String> = rows
+        .iter()
+        .filter_map(|r| {
+            let mhz = r.config.gpu_clock_mhz.filter(|m| m.fract() != 0.0)?;
+            let listed = machine.listed_gpu_clock(mhz)?;
+            let line = super::from_measured::line_of(&r.source);
+            Some(format!("{line}: {mhz} as {listed}"))
+        })
+        .collect();
+    let shown: Vec<&str> = snapped.iter().take(3).map(String::as_str).collect();
+    (!snapped.is_empty()).then(|| {
+        format!(
+            "{}: gpu_clock_mhz read as the clock machine `{}` lists within half a MHz ({}{}): a \
+             GPU runs at whole MHz; write the clock it was set to",
+            file.display(),
+            machine.name,
+            shown.join("; "),
+            match snapped.len() - shown.len() {
+                0 => String::new(),
+                more => format!("; {more} more rows"),
+            }
+        )
+    })
+}
+
 pub(super) fn clock_of(
     r: &Measured,
     machine: &Machine,
@@ -355,7 +388,7 @@ fn point(r: &Measured) -> BaselinePoint {
             kernel_s: vec![r.time_s; g],
             transfer_s: vec![0.0; g],
             host_runtime_s: 0.0,
-            source: Some("no device times measured: every GPU taken busy for the whole run".into()),
+            source: Some(crate::model::baseline::WHOLE_RUN.into()),
         }),
     })
 }
@@ -424,7 +457,7 @@ fn assumptions(one_law: bool) -> Vec<String> {
         "fitted from GPU runs' time and GPU energy alone (`jouleplan fit`): no device times, so \
          every GPU is taken busy for the whole run (K_max,s = T_s) and the host for the whole \
          run too (cycles = cores x f x T), so a prediction's breakdown shows the run's whole \
-         time at the top measured clock as T_CPU (host and GPUs overlapped) and what a slower \
+         time at the top measured clock as T_run (host and GPUs together) and what a slower \
          clock adds as T_gpu; predictions at other core counts or frequencies are not \
          supported by these runs"
             .into(),

@@ -334,10 +334,32 @@ fn unrecorded_machine(machine: &Machine, profile: &Profile, accept: Accept) -> I
     Ok(t)
 }
 
+/// How well the profile's GPU clock law holds (MODEL.md 6e): exact at its measured clocks,
+/// and its interval halfway between them, where `fit` wrote one.
+fn clock_law_note(profile: &Profile) -> Option<String> {
+    let law = profile.gpu_clock.as_ref()?;
+    let between = match law.interval {
+        Some(i) => format!(
+            "; between them +/- {:.1}% time and {:.1}% energy at most (the 80% interval halfway \
+             between two measured clocks, from the law's left-out error)",
+            100.0 * i.time_rel,
+            100.0 * i.energy_rel
+        ),
+        None => "; the profile carries no interval for the clocks between them".into(),
+    };
+    Some(format!(
+        "GPU clock law: its {} measured clocks ({} MHz) reproduced exactly (its residuals are \
+         kept){between}",
+        law.measured_mhz.len(),
+        crate::model::gpu_clock::mhz_list(&law.measured_mhz)
+    ))
+}
+
 /// The model against the profile's own measured points, and the multi-node warning.
 pub fn check_model(model: &Model<'_>, accept: Accept, t: &mut Trust) -> InputResult<()> {
     let r = reproduce::check(model);
     t.notes.push(r.summary());
+    t.notes.extend(clock_law_note(model.profile));
     if let Some(n) = model.gpu_power_note() {
         t.notes.push(n);
     }

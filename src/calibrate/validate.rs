@@ -525,9 +525,14 @@ fn unpowered_energy(machine: &Machine, file: &str, rows: &mut [Compared]) -> Opt
 }
 
 /// Refuses a row of `file` at a GPU clock `machine` does not list, naming its line, and takes
-/// one within half a MHz of a listed clock as that clock, as `fit` does: a clock the GPU
-/// cannot be set to was not measured as written.
-pub fn check_gpu_clocks(file: &Path, machine: &Machine, rows: &mut [Measured]) -> InputResult<()> {
+/// one within half a MHz of a listed clock as that clock, as `fit` does (saying so): a clock
+/// the GPU cannot be set to was not measured as written. Returns that note
+/// ([`super::gpu_fit::snapped_note`]).
+pub fn check_gpu_clocks(
+    file: &Path,
+    machine: &Machine,
+    rows: &mut [Measured],
+) -> InputResult<Option<String>> {
     let bad = |r: &Measured, col: &str, expected: String, got: String| InputError::Key {
         file: file.to_path_buf(),
         key: format!("{}, column {col}", super::from_measured::line_of(&r.source)),
@@ -535,12 +540,13 @@ pub fn check_gpu_clocks(file: &Path, machine: &Machine, rows: &mut [Measured]) -
         got,
     };
     super::gpu_fit::no_clock_among_clocks(rows, machine, &bad)?;
+    let note = super::gpu_fit::snapped_note(file, rows, machine);
     for r in rows.iter_mut() {
         if r.config.gpu_clock_mhz.is_some() {
             r.config.gpu_clock_mhz = Some(super::gpu_fit::clock_of(r, machine, &bad)?);
         }
     }
-    Ok(())
+    Ok(note)
 }
 
 /// The GPU memory clock `file`'s runs name ([`crate::artefact::measured::memory_clock`]),

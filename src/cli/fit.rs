@@ -147,11 +147,7 @@ pub fn run_fit(args: &FitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let _locks = super::outputs::lock_beside(&outputs, Some(&machine_file))?;
     let runs = Runs::read(&args.measured)?;
     gpu_runs_take_no_cpu_flags(args, &runs)?;
-    if runs.rows().iter().any(|r| r.energy.is_some())
-        && let Some(note) = crate::artefact::measured::default_scope_note(&args.measured)?
-    {
-        super::say::note(&note);
-    }
+    said_of_the_rows(args, &runs, &machine.machine)?;
     let options = FitOptions {
         program: program_name(args),
         weak: args.weak,
@@ -211,6 +207,26 @@ pub fn run_fit(args: &FitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         }
         (None, Some(b)) => write_block(&b, out)?,
         (None, None) => {}
+    }
+    Ok(())
+}
+
+/// The notes on how the rows were read: an energy scope taken by default, GPU clocks read as
+/// the listed clock within half a MHz.
+fn said_of_the_rows(
+    args: &FitArgs,
+    runs: &Runs,
+    machine: &crate::model::machine::Machine,
+) -> anyhow::Result<()> {
+    if runs.rows().iter().any(|r| r.energy.is_some())
+        && let Some(note) = crate::artefact::measured::default_scope_note(&args.measured)?
+    {
+        super::say::note(&note);
+    }
+    if let Some(note) =
+        crate::calibrate::gpu_fit::snapped_note(&args.measured, runs.rows(), machine)
+    {
+        super::say::note(&note);
     }
     Ok(())
 }

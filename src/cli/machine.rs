@@ -208,6 +208,7 @@ fn check_out(
         frequencies_ghz: m.frequencies.iter().map(|f| f.ghz()).collect(),
         gpus_per_node: m.gpus_per_node,
         gpu_clocks_mhz: m.gpu_clocks_mhz.clone(),
+        gpu_memory_clock_mhz: m.gpu_memory_clock_mhz,
         memory_per_node_gib: m.memory_per_node_gib,
         network,
         power,

@@ -166,9 +166,18 @@ pub fn run_report(args: &ReportArgs, _out: &mut dyn Write) -> anyhow::Result<Pla
         not_the_users_folder(&args.out)?;
     }
     let inp = resolve(&args.source, &args.space, &args.query)?;
-    // The runs are read before the search, so a bad file costs nothing.
+    // The runs are read and checked as `validate` checks them before the search, so a bad file
+    // costs nothing.
     let rows = match &args.measured {
-        Some(path) => crate::calibrate::runs::read_csv_file(path)?,
+        Some(path) => {
+            let (machine, profile) = (&inp.inputs.machine, &inp.inputs.profile);
+            let mut rows = crate::calibrate::runs::read_csv_file(path)?;
+            if let Some(note) = validate::check_gpu_clocks(path, machine, &mut rows)? {
+                super::say::note(&note);
+            }
+            validate::check_memory_clock((path, &rows), machine, Some(profile))?;
+            rows
+        }
         None => Vec::new(),
     };
     let crate::search::planner::Planned { model, plan, .. } =

@@ -106,8 +106,8 @@ pub(crate) fn provenance(
         mem_per_node_gib: None,
         unmeasured: unmeasured(machine, profile),
         layout: profile.layout,
-        energy_scope: profile.energy_scope(),
-        energy_nvml: profile.energy_through_nvml(),
+        energy_scope: profile.planned_energy(machine).0,
+        energy_read: profile.planned_energy(machine).1,
         gpu_clock: None,
         deadline: None,
     }

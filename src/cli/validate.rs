@@ -190,7 +190,9 @@ fn measured_rows(
     Ok(match (&args.measured, &args.sacct) {
         (Some(path), _) => {
             let mut rows = crate::calibrate::runs::read_csv_file(path)?;
-            validate::check_gpu_clocks(path, machine, &mut rows)?;
+            if let Some(note) = validate::check_gpu_clocks(path, machine, &mut rows)? {
+                super::say::note(&note);
+            }
             validate::check_memory_clock((path, &rows), machine, Some(profile))?;
             if rows.iter().any(|r| r.energy.is_some())
                 && let Some(note) = crate::artefact::measured::default_scope_note(path)?

@@ -18,6 +18,10 @@ pub struct Extra {
     pub excess: f64,
 }
 
+/// The device source of a point fitted from whole-run times alone (`jouleplan fit` on GPU runs):
+/// no device times were measured, so every GPU is taken busy for the whole run and the host too.
+pub const WHOLE_RUN: &str = "no device times measured: every GPU taken busy for the whole run";
+
 /// Device activity of a baseline point with GPUs (MODEL.md section 6), over the whole baseline run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DeviceBaseline {
@@ -73,7 +77,21 @@ pub struct BaselinePoint {
     pub measured_tree: Option<(String, Vec<(String, f64)>)>,
 }
 
+impl DeviceBaseline {
+    /// Whether these device times are the whole run's ([`WHOLE_RUN`]): no host/device split was
+    /// measured, so there is no host time blocked in the runtime to estimate and no efficiency
+    /// tree to predict.
+    pub fn whole_run(&self) -> bool {
+        self.source.as_deref() == Some(WHOLE_RUN)
+    }
+}
+
 impl BaselinePoint {
+    /// Whether the point's times are whole runs alone ([`DeviceBaseline::whole_run`]).
+    pub fn whole_run(&self) -> bool {
+        self.device.as_ref().is_some_and(DeviceBaseline::whole_run)
+    }
+
     /// Work cycles `w_s = C_s - st_s`.
     pub fn work_cycles(&self) -> f64 {
         self.cycles - self.stall_cycles

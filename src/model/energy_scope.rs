@@ -93,12 +93,56 @@ impl EnergyScope {
         }
     }
 
-    /// [`EnergyScope::describe`], naming NVML for GPU energy where the profile's own sweep
-    /// read it through NVML (`nvml`).
-    pub fn describe_read(self, nvml: bool) -> &'static str {
-        match (self, nvml) {
-            (EnergyScope::Gpu, true) => "GPU energy (the GPUs' own counters, NVML)",
+    /// [`EnergyScope::describe`] as a plan's energy was come by ([`EnergyRead`]): naming NVML
+    /// for GPU energy its own sweep read through NVML, and the two sources of node energy built
+    /// on GPU energy alone.
+    pub fn describe_read(self, read: EnergyRead) -> &'static str {
+        match (self, read) {
+            (EnergyScope::Gpu, EnergyRead::Nvml) => "GPU energy (the GPUs' own counters, NVML)",
+            (EnergyScope::Node, EnergyRead::HostAdded) => {
+                "node energy (the host's from the machine file's [power], the GPUs' from the \
+                 profile's GPU energy)"
+            }
             _ => self.describe(),
+        }
+    }
+}
+
+/// How a plan's energy was come by, for the words that name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EnergyRead {
+    /// In the scope the profile records (a measured CSV's, or its sweep's energy domains).
+    Recorded,
+    /// GPU energy the profile's own sweep read through NVML.
+    Nvml,
+    /// Node energy built on a profile of GPU energy alone: the host's from the machine file's
+    /// `[power]`, the GPUs' from the profile (docs/GPU_CLOCK.md, "Node energy").
+    HostAdded,
+    /// The profile measured no energy: every energy is the machine file's `[power]` over the
+    /// predicted times.
+    Unmeasured,
+}
+
+impl EnergyRead {
+    /// The scope a plan predicts and how it was come by: the profile's scope (`nvml`: read
+    /// through NVML), except GPU energy on a machine whose `[power]` gives the host's
+    /// (`host_power`), which every configuration adds: node energy.
+    pub fn of(profile: EnergyScope, nvml: bool, host_power: bool) -> (EnergyScope, EnergyRead) {
+        match (profile, host_power, nvml) {
+            (EnergyScope::Gpu, true, _) => (EnergyScope::Node, EnergyRead::HostAdded),
+            (s, _, true) => (s, EnergyRead::Nvml),
+            (s, _, false) => (s, EnergyRead::Recorded),
+        }
+    }
+
+    /// What follows the scope's description in a plan's energy line.
+    pub fn clause(self) -> &'static str {
+        match self {
+            EnergyRead::HostAdded => "the profile having measured the GPUs' energy alone",
+            EnergyRead::Unmeasured => {
+                "from the machine file's [power] alone: the profile measured no energy"
+            }
+            _ => "the scope the profile's energy was measured in",
         }
     }
 }

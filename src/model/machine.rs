@@ -236,6 +236,19 @@ impl Machine {
         self.lacks.power_from_workload = true;
     }
 
+    /// Whether `[power]` gives the host any power (cores, memory, network or idle): not
+    /// without `[power]`, nor where it was read as 0 for a GPU's energy alone.
+    pub fn host_power(&self) -> bool {
+        let p = &self.power;
+        let any = |v: &[crate::units::Watts]| v.iter().any(|w| w.0 > 0.0);
+        !self.time_only()
+            && (any(&p.core_active)
+                || any(&p.core_stall)
+                || any(&p.idle)
+                || p.memory.0 > 0.0
+                || p.network.0 > 0.0)
+    }
+
     /// No power was measured: plans rank by time and node-hours.
     pub fn time_only(&self) -> bool {
         self.lacks.power

@@ -105,6 +105,10 @@ pub struct Prediction {
     /// No power was measured ([`machine::Machine::time_only`]): `energy` is node-seconds, and
     /// every output shows node-hours and says energy is unavailable.
     pub time_only: bool,
+    /// The profile's times are whole runs alone ([`baseline::BaselinePoint::whole_run`]):
+    /// `T_CPU` is the run at its reference GPU clock (host and GPUs together), `T_gpu` what a
+    /// slower clock adds, and the efficiency trees are not predicted.
+    pub whole_run: bool,
 }
 
 /// The result of evaluating one configuration.
@@ -207,6 +211,8 @@ pub struct Group {
     power_rel: f64,
     /// The machine has no power ([`machine::Machine::time_only`]).
     time_only: bool,
+    /// The group's baseline point is a whole run alone ([`Prediction::whole_run`]).
+    whole_run: bool,
     /// The GPU clock's relative half-widths `(time, energy)` at this group's clock (MODEL.md
     /// 6e); `(0, 0)` at a measured clock or without a clock law.
     clock_half_width: (f64, f64),
@@ -469,6 +475,7 @@ impl Group {
             carried: self.carried,
             interval: self.interval(n, ev),
             time_only: self.time_only,
+            whole_run: self.whole_run,
         }
     }
 
@@ -486,7 +493,19 @@ impl Group {
             (ev.derived_energy, self.e_anchor),
         );
         self.evidence
-            .with_gpu_clock(node, (ev.time, ev.energy), self.clock_half_width)
+            .with_gpu_clock(node, (ev.time, ev.energy), self.clock_widths(ev))
+    }
+
+    /// The clock law's half-widths `(time, energy)` for an evaluation: its own, the energy's
+    /// weighted by the parts where the host's energy (which follows the time) is added to the
+    /// GPU's (MODEL.md 6e, Intervals).
+    fn clock_widths(&self, ev: &Eval) -> (f64, f64) {
+        let (ht, he) = self.clock_half_width;
+        let host = (ev.energy - ev.e.gpu).max(0.0);
+        match ev.energy > 0.0 && host > 0.0 {
+            true => (ht, (he * ev.e.gpu.max(0.0) + ht * host) / ev.energy),
+            false => (ht, he),
+        }
     }
 
     /// The predicted host tree at `n` nodes (the OpenMP efficiency carried from TALP where
@@ -675,6 +694,8 @@ impl<'a> Model<'a> {
         let clock = self.clock_of(gpus, clock)?;
         let Some((mhz, law)) = clock.zip(self.profile.gpu_clock.as_ref()) else {
             let mut g = self.group_from_point(p, (cores, freq_index, freq, gpus), k);
+            // The one clock a profile without a law was measured at: its points' own.
+            g.gpu_clock_mhz = clock;
             self.drawn_power(&mut g, p);
             return Ok(g);
         };
@@ -690,15 +711,17 @@ impl<'a> Model<'a> {
         Ok(g)
     }
 
-    /// The GPU clock a group with `gpus` GPUs is evaluated at: none without GPUs or without a
-    /// clock law, the law's reference where none is asked; an error for a clock outside the
-    /// law's measured range, or any clock without a law.
+    /// The GPU clock a group with `gpus` GPUs is evaluated at: none without GPUs, the one
+    /// clock a profile without a law was measured at (none where it names none), the law's
+    /// reference where none is asked; an error for a clock outside the law's measured range, or
+    /// any other clock without a law.
     fn clock_of(&self, gpus: u32, clock: Option<f64>) -> InputResult<Option<f64>> {
         let law = self.profile.gpu_clock.as_ref();
         match (gpus, law, clock) {
-            (0, _, _) | (_, None, None) => Ok(None),
+            (0, _, _) => Ok(None),
+            (_, None, None) => Ok(self.profile.measured_gpu_clock_mhz),
             // The one clock the profile was measured at, without a law: its own points.
-            (_, None, Some(c)) if self.profile.measured_at_clock(c) => Ok(None),
+            (_, None, Some(c)) if self.profile.measured_at_clock(c) => Ok(Some(c)),
             (_, Some(l), None) => Ok(Some(l.reference_mhz)),
             (_, Some(l), Some(c)) if l.covers(c) || self.clock_extrapolation => Ok(Some(c)),
             (_, Some(l), Some(c)) => Err(InputError::Argument {
@@ -738,6 +761,9 @@ impl<'a> Model<'a> {
         })?;
         let mut g = self.group_from_point(p, (p.cores, fi, p.freq, p.gpus), 1.0);
         self.drawn_power(&mut g, p);
+        if p.gpus > 0 {
+            g.gpu_clock_mhz = self.profile.measured_gpu_clock_mhz;
+        }
         if let (Some(law), true) = (&self.profile.gpu_clock, p.gpus > 0) {
             g.gpu_clock_mhz = Some(law.reference_mhz);
             if let Some(pw) = law.power.as_ref().filter(|_| !self.machine.time_only()) {
@@ -835,6 +861,7 @@ impl<'a> Model<'a> {
                 .or(m.power.fit_residual_rel)
                 .unwrap_or(0.0),
             time_only: m.time_only(),
+            whole_run: p.whole_run(),
             clock_half_width: (0.0, 0.0),
         };
         self.with_energy_law(g.folded(y * y * (1.0 + net.cv2) / 2.0))

@@ -117,7 +117,9 @@ pub fn split_idle(points: &[&BaselinePoint]) -> IdleSplit {
 pub fn settle_host_runtime(p: &mut BaselinePoint, split: &IdleSplit) -> Option<f64> {
     let left = (p.wall_time.0 - host_time(p)).max(0.0);
     let d = p.device.as_mut()?;
-    let measured_elsewhere = d.source.as_deref().is_some_and(|s| s.starts_with("TALP"));
+    // Host time blocked in the runtime is measured by TALP, and lies inside a whole run.
+    let measured_elsewhere =
+        d.whole_run() || d.source.as_deref().is_some_and(|s| s.starts_with("TALP"));
     let mut estimated = None;
     if d.host_runtime_raw.0 <= 0.0 && !measured_elsewhere {
         let active_max = d

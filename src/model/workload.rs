@@ -2,7 +2,7 @@
 //! iteration counts and the communication pattern (MODEL.md section 2). Read from JSON (what
 //! `jouleplan profile` writes).
 
-use super::energy_scope::EnergyScope;
+use super::energy_scope::{EnergyRead, EnergyScope};
 use super::overhead::{self, IdleSplit};
 use super::sweep_facts::{self, SweepFacts};
 use crate::artefact::profile::{CommunicationFile, Iterations, MeasuredOnFile, ProfileFile};
@@ -184,6 +184,23 @@ impl Profile {
     /// known).
     pub fn energy_through_nvml(&self) -> bool {
         self.recorded_scope.is_none() && self.energy_scope() == EnergyScope::Gpu
+    }
+
+    /// The scope of the energy a plan of this profile on `machine` predicts, and how it was
+    /// come by ([`EnergyRead::of`]).
+    pub fn planned_energy(&self, machine: &super::machine::Machine) -> (EnergyScope, EnergyRead) {
+        if !self
+            .baseline
+            .iter()
+            .any(|p| p.measured && p.energy.is_some())
+        {
+            return (self.energy_scope(), EnergyRead::Unmeasured);
+        }
+        EnergyRead::of(
+            self.energy_scope(),
+            self.energy_through_nvml(),
+            machine.host_power(),
+        )
     }
 
     /// The profile's assumptions as a plan on a machine says them: on a machine file without

@@ -184,7 +184,7 @@ impl Exporter for Csv {
                     "gpu_clock_mhz",
                     config
                         .gpu_clock_mhz
-                        .map_or(String::new(), |m| Value::from(m).to_string()),
+                        .map_or(String::new(), |m| format!("{m}")),
                 );
                 set("rho", rho.to_string());
                 writeln!(out, "{},true", cells.join(","))

@@ -60,9 +60,9 @@ pub fn index_html(
     } else {
         let _ = writeln!(
             w,
-            "<p id=\"energy-scope\">Every energy on this page is {}: the scope the profile's \
-             energy was measured in.</p>",
-            esc(plan.energy_scope.describe_read(plan.energy_nvml))
+            "<p id=\"energy-scope\">Every energy on this page is {}, {}.</p>",
+            esc(plan.energy_scope.describe_read(plan.energy_read)),
+            esc(plan.energy_read.clause())
         );
     }
     for n in &plan.notes {
@@ -178,7 +178,14 @@ fn terms_table(w: &mut String, p: &Prediction, scope: &str) {
     let e = |j: f64| fmt_energy(Joules(j));
     let n = p.config.nodes;
     let time = [
-        ("T_CPU", p.t.cpu),
+        (
+            if p.whole_run {
+                "T_run (the run, host and GPUs together)"
+            } else {
+                "T_CPU"
+            },
+            p.t.cpu,
+        ),
         ("T_mem", p.t.mem),
         ("T_w,net", p.t.wait_net),
         (
@@ -565,10 +572,28 @@ const TREE_COLUMNS: [(&str, &str); 7] = [
     ("gpuParallelEfficiency", "GPU parallel"),
 ];
 
+/// Says, where the profile holds whole-run times alone, that it has no trees; whether it did.
+fn no_trees(w: &mut String, profile: &Profile) -> bool {
+    let whole = profile.baseline.iter().any(|p| p.whole_run());
+    if whole {
+        let _ = writeln!(
+            w,
+            "<p class=\"note\">No efficiency trees: the profile holds whole-run times only \
+             (<code>jouleplan fit</code> on measured runs), and nothing measured splits host \
+             from device. <code>jouleplan profile</code> measures device times through NVML or \
+             TALP.</p>"
+        );
+    }
+    whole
+}
+
 /// The baseline's measured trees (TALP, one row per measured point) with POP's strong-scaling
 /// efficiency across its core counts, and the recommended configuration's predicted tree.
 fn trees_section(w: &mut String, plan: &Plan, profile: &Profile) {
     let _ = writeln!(w, "<h2>Efficiency trees of the baseline</h2>");
+    if no_trees(w, profile) {
+        return;
+    }
     let mut rows: Vec<&crate::model::workload::BaselinePoint> =
         profile.baseline.iter().filter(|p| p.measured).collect();
     rows.sort_by(|a, b| {

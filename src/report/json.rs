@@ -56,6 +56,9 @@ fn breakdown(p: &Prediction) -> BreakdownOut {
     let energy = |j: f64| (!p.time_only).then_some(j);
     BreakdownOut {
         t_cpu_s: p.t.cpu,
+        t_cpu_is: p
+            .whole_run
+            .then(|| "the run, host and GPUs together (whole-run times only)".into()),
         t_mem_s: p.t.mem,
         t_wait_net_s: p.t.wait_net,
         t_serv_net_s: p.t.serv_net,
@@ -98,9 +101,14 @@ pub fn load_balance_source(h: &crate::model::host_tree::HostTree) -> String {
     }
 }
 
-/// The predicted host tree: the efficiencies, and where each comes from.
+/// The predicted host tree: the efficiencies, and where each comes from (from whole-run times
+/// alone, every source says the tree is not predicted: [`WHOLE_RUN_TREE`]).
 pub fn host_tree_json(p: &Prediction) -> HostTreeOut {
     let h = crate::model::host_tree::HostTree::of(p);
+    let said = |source: String| match p.whole_run {
+        true => WHOLE_RUN_TREE.to_string(),
+        false => source,
+    };
     HostTreeOut {
         parallel_efficiency: h.parallel_efficiency,
         mpi_parallel_efficiency: h.mpi_parallel_efficiency,
@@ -109,14 +117,18 @@ pub fn host_tree_json(p: &Prediction) -> HostTreeOut {
         openmp_parallel_efficiency: h.openmp_parallel_efficiency,
         device_offload_efficiency: h.device_offload_efficiency,
         sources: HostSourcesOut {
-            parallel_efficiency: "predicted".into(),
-            mpi_communication_efficiency: "predicted".into(),
-            mpi_load_balance: load_balance_source(&h),
-            openmp_parallel_efficiency: openmp_source(&h),
-            device_offload_efficiency: "predicted".into(),
+            parallel_efficiency: said("predicted".into()),
+            mpi_communication_efficiency: said("predicted".into()),
+            mpi_load_balance: said(load_balance_source(&h)),
+            openmp_parallel_efficiency: said(openmp_source(&h)),
+            device_offload_efficiency: said("predicted".into()),
         },
     }
 }
+
+/// The source of every efficiency of a prediction from whole-run times alone.
+pub const WHOLE_RUN_TREE: &str = "not predicted: whole-run times only (nothing measured splits \
+     host from device; device offload is the share of the run at the reference GPU clock)";
 
 /// The plan's risk of kind `what`, as JSON.
 fn risk_json(plan: &Plan, what: &str) -> Option<RiskOut> {

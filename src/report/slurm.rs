@@ -29,10 +29,11 @@ pub struct Provenance {
     pub unmeasured: Vec<String>,
     /// How the measured runs laid ranks and threads on a node, when the profile says.
     pub layout: Option<Layout>,
-    /// What the predicted energy covers (the profile's energy scope).
+    /// What the predicted energy covers (the profile's energy scope, or the node's where the
+    /// machine adds the host's to GPU energy).
     pub energy_scope: EnergyScope,
-    /// Whether that energy was read through NVML (the profile's own sweep).
-    pub energy_nvml: bool,
+    /// How that energy was come by.
+    pub energy_read: crate::model::energy_scope::EnergyRead,
     /// The GPU clock the job sets and why, where the configuration has one.
     pub gpu_clock: Option<super::gpu_clock::GpuClockNote>,
     /// The deadline the plan was asked to meet (`--deadline`), for the header's risk warning.
@@ -466,11 +467,19 @@ fn header(w: &mut String, p: &Prediction, prov: &Provenance) {
     } else {
         String::new()
     };
+    // From whole-run times alone, T_CPU is the run (host and GPUs together).
+    let cpu = if p.whole_run { "T_run" } else { "T_CPU" };
     let _ = writeln!(
         w,
-        "#   time = T_CPU {:.6} + T_mem {:.6} + T_w,net {:.6} + T_s,net {:.6} + T_gpu {:.6} + T_ser {:.6} + T_idle {:.6}{node_law} s",
+        "#   time = {cpu} {:.6} + T_mem {:.6} + T_w,net {:.6} + T_s,net {:.6} + T_gpu {:.6} + T_ser {:.6} + T_idle {:.6}{node_law} s",
         p.t.cpu, p.t.mem, p.t.wait_net, p.t.serv_net, p.t.gpu, p.t.serial, p.t.wait
     );
+    if p.whole_run {
+        let _ = writeln!(
+            w,
+            "#   (T_run: the run, host and GPUs together; T_gpu: what the GPU clock adds)"
+        );
+    }
     if let Some(note) = crate::model::TimeTerms::serv_net_at(c.nodes) {
         let _ = writeln!(w, "#   ({note})");
     }
@@ -498,7 +507,7 @@ fn predicted_line(w: &mut String, p: &Prediction, prov: &Provenance) {
         "# Predicted: time {} ({:.6} s), {} {} ({:.3} J), UCR {:.3}, network headroom 1-rho {:.3}",
         fmt_duration(p.time),
         p.time.0,
-        prov.energy_scope.describe_read(prov.energy_nvml),
+        prov.energy_scope.describe_read(prov.energy_read),
         fmt_energy(p.energy),
         p.energy.0,
         p.ucr,
@@ -544,6 +553,14 @@ fn energy_lines(w: &mut String, p: &Prediction, prov: &Provenance) {
 
 /// The efficiency trees of the prediction.
 fn terms(w: &mut String, p: &Prediction) {
+    if p.whole_run {
+        let _ = writeln!(
+            w,
+            "#   efficiency trees: not predicted (whole-run times only: nothing measured splits \
+             host from device)"
+        );
+        return;
+    }
     let h = crate::model::host_tree::HostTree::of(p);
     let _ = writeln!(
         w,
@@ -661,6 +678,10 @@ fn body(w: &mut String, p: &Prediction, opts: &JobOptions, t: &Tasks) {
 /// of its scope compares with, and that a GPU-only prediction compares with neither.
 fn comparison(w: &mut String, p: &Prediction, prov: &Provenance) {
     let scope = prov.energy_scope;
+    // The GPU clock the prediction is at (the one `--gpu-freq` asks for).
+    let clock = (p.config.gpu_clock_mhz)
+        .filter(|_| p.config.gpus > 0)
+        .map_or(String::new(), |m| format!(" at a {m} MHz GPU clock"));
     if p.time_only {
         let _ = writeln!(
             w,
@@ -668,7 +689,7 @@ fn comparison(w: &mut String, p: &Prediction, prov: &Provenance) {
         );
         let _ = writeln!(
             w,
-            "echo \"jouleplan predicted: Elapsed {} ({:.3} s)\"",
+            "echo \"jouleplan predicted: Elapsed {} ({:.3} s){clock}\"",
             slurm_elapsed(p.time),
             p.time.0
         );
@@ -685,7 +706,7 @@ fn comparison(w: &mut String, p: &Prediction, prov: &Provenance) {
          acct_gather_energy plugin measures: the whole node with ipmi or a node meter, CPU \
          packages and DRAM only with rapl (`scontrol show config | grep AcctGatherEnergyType` \
          says which); the prediction is {}.",
-        scope.describe_read(prov.energy_nvml)
+        scope.describe_read(prov.energy_read)
     );
     let caveat = match scope {
         EnergyScope::Node => "comparable where the plugin measures the whole node",
@@ -700,7 +721,7 @@ fn comparison(w: &mut String, p: &Prediction, prov: &Provenance) {
     };
     let _ = writeln!(
         w,
-        "echo \"jouleplan predicted: Elapsed {} ({:.3} s), {} {} ({caveat})\"",
+        "echo \"jouleplan predicted: Elapsed {} ({:.3} s){clock}, {} {} ({caveat})\"",
         slurm_elapsed(p.time),
         p.time.0,
         scope.name(),

@@ -48,6 +48,9 @@ pub fn breakdown(p: &Prediction, out: &mut dyn Write) -> io::Result<()> {
             String::new()
         }
     };
+    if p.whole_run {
+        return whole_run_breakdown(p, out);
+    }
     writeln!(
         out,
         "  time    {:>10} = T_CPU {} + T_mem {} + T_w,net {} + T_s,net {}{}{}{}{}",
@@ -78,6 +81,28 @@ pub fn breakdown(p: &Prediction, out: &mut dyn Write) -> io::Result<()> {
             e(i.energy_j.1)
         )?;
     }
+    energy_line(p, out)?;
+    writeln!(
+        out,
+        "  UCR {:.3}   network headroom 1-rho {:.3}   {}   E x T {:.4e} J s",
+        p.ucr,
+        1.0 - p.rho,
+        crate::units::fmt_node_hours(f64::from(p.config.nodes) * p.time.0 / 3600.0),
+        p.energy.0 * p.time.0
+    )?;
+    host_tree(p, out)?;
+    device_tree(p, out)
+}
+
+/// The energy line of a breakdown: the total and its terms.
+fn energy_line(p: &Prediction, out: &mut dyn Write) -> io::Result<()> {
+    let e = |j: f64| {
+        if j == 0.0 {
+            "0".into()
+        } else {
+            fmt_energy(Joules(j))
+        }
+    };
     writeln!(
         out,
         "  energy  {:>10} = CPU {} + memory {} + network {} + idle {}{}",
@@ -91,17 +116,91 @@ pub fn breakdown(p: &Prediction, out: &mut dyn Write) -> io::Result<()> {
             (0, _) => String::new(),
             (_, g) => format!(" + GPU {}", e(g)),
         }
-    )?;
+    )
+}
+
+/// The breakdown of a prediction from whole-run times alone ([`Prediction::whole_run`]): the
+/// measured run's time and what the GPU clock adds, the terms that are not zero, and no
+/// efficiency trees (nothing measured splits host from device).
+fn whole_run_breakdown(p: &Prediction, out: &mut dyn Write) -> io::Result<()> {
+    let d = |s: f64| fmt_duration(Seconds(s));
+    let terms = [
+        ("T_mem", p.t.mem),
+        ("T_w,net", p.t.wait_net),
+        ("T_s,net", p.t.serv_net),
+        ("T_ser", p.t.serial),
+        ("T_idle", p.t.wait),
+    ];
+    let mut line = format!(
+        "  time    {:>10} = T_run {} (host and GPUs together)",
+        d(p.time.0),
+        d(p.t.cpu)
+    );
+    for (name, v) in terms.iter().filter(|t| t.1 != 0.0) {
+        line += &format!(" + {name} {}", d(*v));
+    }
+    if p.t.gpu > 0.0 {
+        line += &format!(" + T_gpu {} (what the slower GPU clock adds)", d(p.t.gpu));
+    }
+    writeln!(out, "{line}{}", node_law_term(p.t.nodes))?;
+    if p.time_only {
+        writeln!(
+            out,
+            "  energy unavailable (the machine file has no [power])   {}",
+            fmt_node_hours(f64::from(p.config.nodes) * p.time.0 / 3600.0)
+        )?;
+    } else {
+        whole_run_energy(p, out)?;
+    }
     writeln!(
         out,
-        "  UCR {:.3}   network headroom 1-rho {:.3}   {}   E x T {:.4e} J s",
-        p.ucr,
-        1.0 - p.rho,
-        crate::units::fmt_node_hours(f64::from(p.config.nodes) * p.time.0 / 3600.0),
+        "  efficiency trees: not predicted (whole-run times only: nothing measured splits host \
+         from device; `jouleplan profile` measures device times through NVML or TALP)"
+    )
+}
+
+/// The energy lines of [`whole_run_breakdown`]: the interval, and the terms that are not zero.
+fn whole_run_energy(p: &Prediction, out: &mut dyn Write) -> io::Result<()> {
+    let e = |j: f64| fmt_energy(Joules(j));
+    if let Some(i) = &p.interval {
+        writeln!(
+            out,
+            "  {}: time {} to {}, energy {} to {}",
+            interval_head(i),
+            fmt_duration(Seconds(i.time_s.0)),
+            fmt_duration(Seconds(i.time_s.1)),
+            e(i.energy_j.0),
+            e(i.energy_j.1)
+        )?;
+    }
+    let gpu = if p.config.gpus == 0 {
+        "GPUs idle"
+    } else {
+        "GPU"
+    };
+    let parts: Vec<String> = [
+        ("CPU", p.e.cpu),
+        ("memory", p.e.mem),
+        ("network", p.e.net),
+        ("idle", p.e.idle),
+        (gpu, p.e.gpu),
+    ]
+    .iter()
+    .filter(|t| t.1 != 0.0)
+    .map(|(name, j)| format!("{name} {}", e(*j)))
+    .collect();
+    writeln!(
+        out,
+        "  energy  {:>10} = {}   {}   E x T {:.4e} J s",
+        e(p.energy.0),
+        if parts.is_empty() {
+            "0".into()
+        } else {
+            parts.join(" + ")
+        },
+        fmt_node_hours(f64::from(p.config.nodes) * p.time.0 / 3600.0),
         p.energy.0 * p.time.0
-    )?;
-    host_tree(p, out)?;
-    device_tree(p, out)
+    )
 }
 
 /// What a prediction's range at a node count not measured is and where it comes from:
@@ -451,8 +550,9 @@ fn plan_text(plan: &Plan, max_rows: Option<usize>, out: &mut dyn Write) -> io::R
     } else {
         writeln!(
             out,
-            "energy: {}, the scope the profile's energy was measured in",
-            plan.energy_scope.describe_read(plan.energy_nvml)
+            "energy: {}, {}",
+            plan.energy_scope.describe_read(plan.energy_read),
+            plan.energy_read.clause()
         )?;
     }
     writeln!(out)?;

@@ -37,6 +37,10 @@ pub struct Chance {
     pub cost: Cost,
 }
 
+/// The least saving worth naming a run for: one that the outputs' one decimal of a percent shows
+/// (a neighbour saving less is printed as `0.0%` less, and a run to learn it costs more).
+pub const MIN_SAVING: f64 = 0.0005;
+
 /// The chance of the recommendation `rec` under `answer`'s single limit, from its neighbours on
 /// the front `(faster, slower)`: the one on the far side of the limit (the slower under a time
 /// limit, the faster under a budget), where its interval (never bounds) reaches within the
@@ -66,7 +70,7 @@ pub fn chance(
             1.0 - p.time.0 / rec.time.0,
         ),
     };
-    (past && near_end <= value && saving > 0.0).then_some(Chance {
+    (past && near_end <= value && saving >= MIN_SAVING).then_some(Chance {
         limit,
         value,
         near_end,

@@ -31,10 +31,18 @@ pub fn parse(spec: &str, machine: &Machine, profile: &Profile) -> InputResult<Ve
         ));
     }
     let Some(law) = &profile.gpu_clock else {
+        if let Some(one) = one_clock(spec, profile) {
+            return Ok(vec![one]);
+        }
         return Err(err(
             format!(
-                "no GPU clocks: {} has no GPU clock law; measure 3 or more clocks (a measured \
-                 CSV with gpu_clock_mhz and GPU energy, then `jouleplan fit`)",
+                "{}: {} has no GPU clock law; measure 3 or more clocks (a measured CSV with \
+                 gpu_clock_mhz and GPU energy, then `jouleplan fit`)",
+                profile
+                    .measured_gpu_clock_mhz
+                    .map_or("no GPU clocks".into(), |m| format!(
+                        "only {m} MHz (or `all`), the one GPU clock the profile was measured at"
+                    )),
                 profile.file.display()
             ),
             spec,
@@ -64,6 +72,15 @@ pub fn parse(spec: &str, machine: &Machine, profile: &Profile) -> InputResult<Ve
         unpriced(machine, profile, law, c).map_err(|why| err(why, spec))?;
     }
     Ok(out)
+}
+
+/// The one clock a profile without a law was measured at, where `spec` names it alone (`all`,
+/// or that clock).
+fn one_clock(spec: &str, profile: &Profile) -> Option<f64> {
+    let one = profile.measured_gpu_clock_mhz?;
+    let s = spec.trim();
+    let named = s.eq_ignore_ascii_case("all") || s.parse::<f64>().is_ok_and(|c| c == one);
+    named.then_some(one)
 }
 
 /// Refuses `clock` MHz, not the law's reference, where the law carries no GPU power (its runs

@@ -28,12 +28,13 @@ pub struct Plan {
     pub program: String,
     /// Profile file.
     pub profile_file: PathBuf,
-    /// What every predicted energy covers: the profile's energy scope.
+    /// What every predicted energy covers: the profile's energy scope, or the node's where the
+    /// machine adds the host's to a profile of GPU energy.
     pub energy_scope: crate::model::energy_scope::EnergyScope,
-    /// Whether that energy was read through NVML ([`Profile::energy_through_nvml`]).
+    /// How that energy was come by ([`Profile::planned_energy`]).
     ///
-    /// [`Profile::energy_through_nvml`]: crate::model::workload::Profile::energy_through_nvml
-    pub energy_nvml: bool,
+    /// [`Profile::planned_energy`]: crate::model::workload::Profile::planned_energy
+    pub energy_read: crate::model::energy_scope::EnergyRead,
     /// The space searched.
     pub space: Space,
     /// Configurations in the space.
@@ -282,6 +283,7 @@ pub fn plan(
         let pair = (at(i.checked_sub(1)), at(Some(i + 1)));
         super::chance::chance(&answer, &front[i].prediction, pair, ranking.cost)
     });
+    let (energy_scope, energy_read) = model.profile.planned_energy(model.machine);
     Ok(Plan {
         measure_next,
         risk,
@@ -290,8 +292,8 @@ pub fn plan(
         machine_file: model.machine.file.clone(),
         program: model.profile.program.clone(),
         profile_file: model.profile.file.clone(),
-        energy_scope: model.profile.energy_scope(),
-        energy_nvml: model.profile.energy_through_nvml(),
+        energy_scope,
+        energy_read,
         space: space.clone(),
         evaluated: outcome.evaluated,
         saturated: outcome.saturated,
