@@ -116,3 +116,71 @@ pub fn describe(c: &Chance) -> String {
         fmt(c.near_end),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::evidence::Interval;
+    use crate::model::{Config, Prediction};
+    use crate::units::Hertz;
+
+    /// An illustrative prediction at `mhz` with a 1% time and 2% energy interval.
+    fn at(mhz: f64, time: f64, energy: f64) -> Prediction {
+        Prediction {
+            config: Config {
+                nodes: 1,
+                cores: 1,
+                freq: Hertz(2e9),
+                gpus: 1,
+                gpu_clock_mhz: Some(mhz),
+            },
+            time: Seconds(time),
+            energy: Joules(energy),
+            ucr: 1.0,
+            rho: 0.0,
+            t: Default::default(),
+            e: Default::default(),
+            device: None,
+            carried: Default::default(),
+            interval: Some(Interval {
+                time_s: (time / 1.01, time * 1.01),
+                energy_j: (energy / 1.02, energy * 1.02),
+                idle_w: 0.0,
+                largest_measured: 1,
+                power_rel: 0.0,
+                energy_widen: 1.0,
+                energy_span: (1.0, 1.0),
+                coverage: 0.8,
+                kind: IntervalKind::Interval,
+                gpu_clock: (0.01, 0.02),
+            }),
+            time_only: false,
+            whole_run: false,
+        }
+    }
+
+    fn under(limit: f64) -> Answer {
+        Answer {
+            pick: Some(0),
+            time_limit: Some(Seconds(limit)),
+            energy_limit: None,
+            reason: String::new(),
+            feasible: true,
+        }
+    }
+
+    #[test]
+    fn a_neighbour_saving_what_one_decimal_of_a_percent_shows_is_named_and_less_is_not() {
+        let rec = at(1126.0, 9.1, 2.500);
+        // 0.2% past a 9.3 s limit, its interval reaching 9.21 s: named, saving 0.1%.
+        let named = at(1088.0, 9.32, 2.4975);
+        let c = chance(&under(9.3), &rec, (None, Some(&named)), Cost::Energy);
+        assert!(c.is_some_and(|c| (c.saving - 0.001).abs() < 1e-9));
+        // The same but saving 0.04% (printed as 0.0%): not worth a run, not named.
+        let tiny = at(1088.0, 9.32, 2.499);
+        assert_eq!(
+            chance(&under(9.3), &rec, (None, Some(&tiny)), Cost::Energy),
+            None
+        );
+    }
+}
