@@ -1089,3 +1089,22 @@ fn node_hours_from_a_tenth_up_print_two_decimals_in_the_table_as_in_the_headline
     assert_eq!(head.split('.').nth(1).map(str::len), Some(2), "{head}");
     assert!(cells.contains(&head.as_str()), "{head} among {cells:?}");
 }
+
+#[test]
+fn a_job_script_sets_a_cpu_frequency_only_where_the_machine_file_lists_a_choice() {
+    // Hostile round 6 (a newcomer's try): a machine file of one frequency (a node without
+    // cpufreq, as `machine init` reads it; a placeholder host) had `srun --cpu-freq` set to it,
+    // which a cluster without cpufreq may refuse, and which may cap a turbo the runs had.
+    let d = tempfile::tempdir().unwrap();
+    let script = d.path().join("one.sh");
+    let (code, _, err) = common::jouleplan(&["plan", "-q", "--sbatch", s(&script), "--app", "./a"]);
+    assert_eq!(code, 0, "{err}");
+    let one = std::fs::read_to_string(&script).unwrap();
+    assert!(
+        !one.contains("--cpu-freq=")
+            && one.contains("# No --cpu-freq: the machine file lists one CPU frequency (2.1 GHz)")
+            && one.contains("srun --cpu-bind=cores -- ./a"),
+        "{one}"
+    );
+    // Several frequencies, one chosen: set (tests/frequencies_as_shown.rs checks its value).
+}

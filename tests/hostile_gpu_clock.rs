@@ -680,3 +680,53 @@ fn a_one_clock_profile_plans_its_clock_and_every_output_names_it() {
         "{script}"
     );
 }
+
+#[test]
+fn every_measured_clocks_gpu_energy_is_reproduced_and_its_residual_edited_off_is_refused() {
+    // A newcomer's try: with every clock measured, the smoothed power law put a measured
+    // clock's energy up to 3% off its run, and a plan picked a clock its own runs showed worse.
+    let d = tempfile::tempdir().unwrap();
+    let m = machine(d.path(), CLOCKS, "");
+    let all = [1000, 1250, 1500, 1750, 2000];
+    let csv = runs("energy_j,energy_scope,gpu_clock_mhz", &all, |c, _, e| {
+        format!("{},gpu,{c}", if c == 1250 { 1.03 * e } else { e })
+    });
+    let (code, out, err) = fit(d.path(), &csv, &m);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("(kept: the measured clocks' GPU energy is reproduced)"),
+        "{out}"
+    );
+    let (code, out, err) = fitted(
+        d.path(),
+        "validate",
+        &["--measured", s(&d.path().join("runs.csv")), "--json", "-q"],
+    );
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let points = v["validations"][0]["points"].as_array().unwrap();
+    assert_eq!(points.len(), 5, "{v}");
+    for q in points {
+        assert!(q["energy_error"].as_f64().unwrap().abs() < 1e-9, "{q}");
+    }
+    // A residual edited past the law's 5%: refused, naming the key.
+    edit_profile(d.path(), |v| {
+        v["gpu_clock"]["power"]["residuals_w"][1] = 1e6.into();
+    });
+    let (code, _, err) = fitted(d.path(), "plan", &["--gpu-clocks", "all"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("gpu_clock.power.residuals_w[1]"), "{err}");
+    // A profile written before the residuals were kept: the law alone, said so.
+    edit_profile(d.path(), |v| {
+        v["gpu_clock"]["power"]
+            .as_object_mut()
+            .unwrap()
+            .remove("residuals_w");
+    });
+    let (code, _, err) = fitted(d.path(), "plan", &["--gpu-clocks", "all"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("their GPU energy within") && err.contains("fit again to keep them"),
+        "{err}"
+    );
+}

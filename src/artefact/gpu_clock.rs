@@ -9,6 +9,8 @@ use serde::{Deserialize, Serialize};
 /// The largest relative residual of the time law at a measured clock that `fit` keeps (above
 /// it the kernel's time does not follow the clock, and the law is refused).
 pub const TIME_RESIDUAL_MAX: f64 = 0.10;
+/// The largest relative residual of the power law at a measured clock that `fit` keeps.
+pub const POWER_RESIDUAL_MAX: f64 = 0.05;
 /// A measured clock below the top may not run more than this share faster than the top one
 /// (the bound `plan` reproduces a profile's own points within): the host and every GPU are
 /// taken busy for the whole run at the top clock, so no clock is predicted faster.
@@ -87,6 +89,11 @@ pub struct ClockPower {
     pub alpha: f64,
     /// The largest relative residual at a measured clock.
     pub residual_max: f64,
+    /// The residuals at the measured clocks, W (measured minus the law), kept so that each
+    /// measured clock's GPU energy is reproduced, as its time is; empty in a profile written
+    /// before they were kept (the law alone there).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub residuals_w: Vec<f64>,
     /// Where `alpha` was set when it was not fitted: the machine file whose `[power]
     /// gpu_clock_exponent` `fit` took it from. Absent: chosen by least residual.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -144,6 +151,45 @@ impl GpuClockLaw {
             c.num("gpu_clock.power.p0_w", p.p0_w, crate::limits::POWER_W)?;
             c.num("gpu_clock.power.k_w", p.k_w, crate::limits::POWER_W)?;
             c.num("gpu_clock.power.alpha", p.alpha, Bound::Within(0.0, 16.0))?;
+            self.validate_power_residuals(c, p)?;
+        }
+        Ok(())
+    }
+
+    /// Each power residual leaves its clock a measured power (`P0 + k f^alpha + r`) above 0
+    /// and within [`POWER_RESIDUAL_MAX`] of the law, as `fit` kept it; one a measured clock,
+    /// or none.
+    fn validate_power_residuals(&self, c: &Check, p: &ClockPower) -> InputResult<()> {
+        let r = &p.residuals_w;
+        if r.is_empty() {
+            return Ok(());
+        }
+        if r.len() != self.measured_mhz.len() {
+            return Err(c.fail(
+                "gpu_clock.power.residuals_w",
+                format!(
+                    "one residual per measured clock ({})",
+                    self.measured_mhz.len()
+                ),
+                format!("{}", r.len()),
+            ));
+        }
+        for (i, (&f, &w)) in self.measured_mhz.iter().zip(r).enumerate() {
+            let measured = p.p0_w + p.k_w * (f / 1000.0).powf(p.alpha) + w;
+            let within = w.is_finite()
+                && measured > 0.0
+                && w.abs() <= POWER_RESIDUAL_MAX * measured * (1.0 + 1e-9);
+            if !within {
+                return Err(c.fail(
+                    &format!("gpu_clock.power.residuals_w[{i}]"),
+                    format!(
+                        "a residual that leaves {f} MHz a power above 0 within {:.0}% of the \
+                         law, as fit kept it",
+                        100.0 * POWER_RESIDUAL_MAX
+                    ),
+                    format!("{w} W"),
+                ));
+            }
         }
         Ok(())
     }

@@ -9,11 +9,11 @@ use crate::model::gpu_clock::{ClockInterval, ClockPower, ClockTime, GpuClockLaw}
 
 /// The exponents the power law is chosen from (docs/GPU_CLOCK.md: `afit`).
 pub const ALPHAS: [f64; 7] = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0];
+/// The power law is refused above this residual at a measured clock.
+pub use crate::artefact::gpu_clock::POWER_RESIDUAL_MAX;
 /// The time law is refused above this residual at a measured clock (a profile's law is read
 /// within it).
 pub use crate::artefact::gpu_clock::TIME_RESIDUAL_MAX;
-/// The power law is refused above this residual at a measured clock.
-pub const POWER_RESIDUAL_MAX: f64 = 0.05;
 
 /// One measured clock of one configuration (repeats averaged).
 #[derive(Debug, Clone, PartialEq)]
@@ -241,6 +241,7 @@ pub fn fit_power(mhz: &[f64], watts: &[f64], alphas: &[f64]) -> ClockPower {
                 k_w: k,
                 alpha,
                 residual_max: 0.0,
+                residuals_w: Vec::new(),
                 alpha_from: None,
             };
             best = Some((law, cost));
@@ -252,11 +253,17 @@ pub fn fit_power(mhz: &[f64], watts: &[f64], alphas: &[f64]) -> ClockPower {
             k_w: 0.0,
             alpha: 3.0,
             residual_max: 0.0,
+            residuals_w: Vec::new(),
             alpha_from: None,
         },
         0.0,
     ));
     law.residual_max = worst(mhz, watts, |f| law.at(f)).map_or(0.0, |w| w.1);
+    law.residuals_w = mhz
+        .iter()
+        .zip(watts)
+        .map(|(&f, &w)| w - law.at(f))
+        .collect();
     law
 }
 

@@ -347,9 +347,18 @@ fn clock_law_note(profile: &Profile) -> Option<String> {
         ),
         None => "; the profile carries no interval for the clocks between them".into(),
     };
+    let what = match &law.power {
+        Some(p) if p.residuals_w.is_empty() => format!(
+            "their times reproduced exactly (its residuals are kept), their GPU energy within \
+             {:.1}% (the power law's largest residual: a profile written before its residuals \
+             were kept; fit again to keep them)",
+            100.0 * p.residual_max
+        ),
+        Some(_) => "their times and GPU energy reproduced exactly (its residuals are kept)".into(),
+        None => "their times reproduced exactly (its residuals are kept)".into(),
+    };
     Some(format!(
-        "GPU clock law: its {} measured clocks ({} MHz) reproduced exactly (its residuals are \
-         kept){between}",
+        "GPU clock law: its {} measured clocks ({} MHz), {what}{between}",
         law.measured_mhz.len(),
         crate::model::gpu_clock::mhz_list(&law.measured_mhz)
     ))

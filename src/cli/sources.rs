@@ -110,6 +110,7 @@ pub(crate) fn provenance(
         energy_read: profile.planned_energy(machine).1,
         gpu_clock: None,
         deadline: None,
+        cpu_freq_choice: machine.frequencies.len() > 1,
     }
 }
 

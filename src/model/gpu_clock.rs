@@ -42,26 +42,39 @@ impl GpuClockLaw {
     /// constant beyond them; where the time falls less steeply (in `1/fg`) between two measured
     /// clocks than below them, [`GpuClockLaw::bent`] instead (MODEL.md 6e).
     pub fn time_at(&self, mhz: f64) -> f64 {
+        let chord = self.time.law(mhz) + self.residual_at(&self.time.residuals_s, mhz);
         let f = &self.measured_mhz;
-        let r = &self.time.residuals_s;
-        let law = self.time.law(mhz);
-        let (Some(&lo), Some(&hi)) = (f.first(), f.last()) else {
-            return law;
+        match f.windows(2).position(|w| mhz > w[0] && mhz < w[1]) {
+            Some(j) => self.bent(j, mhz).unwrap_or(chord),
+            None => chord,
+        }
+    }
+
+    /// `P_act(fg)`, W per GPU, where the law has a power: `P0 + k fg^alpha` plus its residuals
+    /// at the measured clocks, linear in `1/fg` between them and constant beyond (as the
+    /// time's), so that each measured clock's GPU energy is reproduced.
+    pub fn power_at(&self, mhz: f64) -> Option<f64> {
+        let p = self.power.as_ref()?;
+        Some(p.at(mhz) + self.residual_at(&p.residuals_w, mhz))
+    }
+
+    /// The residuals `r` (one a measured clock; none: 0) at `mhz`: linear in `1/fg` between
+    /// the measured clocks either side, the end's beyond the range.
+    fn residual_at(&self, r: &[f64], mhz: f64) -> f64 {
+        let f = &self.measured_mhz;
+        let (Some(&first), Some(&last)) = (r.first(), r.last()) else {
+            return 0.0;
         };
-        if mhz <= lo {
-            return law + r[0];
+        if r.len() != f.len() || mhz <= f[0] {
+            return if r.len() == f.len() { first } else { 0.0 };
         }
-        if mhz >= hi {
-            return law + r[r.len() - 1];
-        }
-        for j in 0..f.len() - 1 {
-            if mhz <= f[j + 1] {
+        match f.windows(2).position(|w| mhz <= w[1]) {
+            Some(j) => {
                 let w = (1.0 / mhz - 1.0 / f[j]) / (1.0 / f[j + 1] - 1.0 / f[j]);
-                let chord = law + r[j] + (r[j + 1] - r[j]) * w;
-                return self.bent(j, mhz).unwrap_or(chord);
+                r[j] + (r[j + 1] - r[j]) * w
             }
+            None => last,
         }
-        law
     }
 
     /// The time at `mhz` between the measured clocks `f_j` and `f_j+1` (`j >= 1`) where it falls

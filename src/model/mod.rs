@@ -705,8 +705,8 @@ impl<'a> Model<'a> {
         g.clock_half_width = law.half_width(mhz);
         // Without the machine's power every "energy" is node-seconds (one watt a node): the
         // law's GPU watts would count as node-hours there.
-        if let Some(pw) = law.power.as_ref().filter(|_| !self.machine.time_only()) {
-            g.set_gpu_active(pw.at(mhz), self.gpu_gap.at(p));
+        if let Some(pw) = law.power_at(mhz).filter(|_| !self.machine.time_only()) {
+            g.set_gpu_active(pw, self.gpu_gap.at(p));
         }
         Ok(g)
     }
@@ -766,8 +766,10 @@ impl<'a> Model<'a> {
         }
         if let (Some(law), true) = (&self.profile.gpu_clock, p.gpus > 0) {
             g.gpu_clock_mhz = Some(law.reference_mhz);
-            if let Some(pw) = law.power.as_ref().filter(|_| !self.machine.time_only()) {
-                g.set_gpu_active(pw.at(law.reference_mhz), self.gpu_gap.at(p));
+            if let Some(pw) =
+                (law.power_at(law.reference_mhz)).filter(|_| !self.machine.time_only())
+            {
+                g.set_gpu_active(pw, self.gpu_gap.at(p));
             }
         }
         Ok(g)

@@ -275,7 +275,7 @@ pub fn counts(rows: &[Measured]) -> (usize, usize, Vec<u32>) {
 /// What a fit of GPU runs says of power: the machine's `[power]` is kept.
 const GPU_POWER: &str = "GPU runs: the GPU's power over the clock is the workload's clock law \
      (the profile's gpu_clock, where 3 or more clocks have GPU energy); the machine file's [power] \
-     is written as given";
+     is not changed (--machine-out writes it as given)";
 
 /// A fit of GPU runs: its clocks and the clock law.
 fn write_gpu_fit(f: &FitOutcome, out: &mut dyn Write) -> std::io::Result<()> {
@@ -330,14 +330,18 @@ fn write_gpu_fit(f: &FitOutcome, out: &mut dyn Write) -> std::io::Result<()> {
         Some(pw) => writeln!(
             out,
             "  GPU power in kernels P0 + k (fg / 1 GHz)^alpha: P0 = {:.2} W, k = {:.2} W, alpha = \
-             {}{}; largest residual {:.2}%",
+             {}{}; largest residual {:.2}%{}",
             pw.p0_w,
             pw.k_w,
             pw.alpha,
             pw.alpha_from
                 .as_ref()
                 .map_or(String::new(), |from| format!(" (set by {from})")),
-            100.0 * pw.residual_max
+            100.0 * pw.residual_max,
+            match pw.residuals_w.is_empty() {
+                true => "",
+                false => " (kept: the measured clocks' GPU energy is reproduced)",
+            }
         )?,
         None => writeln!(
             out,

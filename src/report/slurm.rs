@@ -38,6 +38,10 @@ pub struct Provenance {
     pub gpu_clock: Option<super::gpu_clock::GpuClockNote>,
     /// The deadline the plan was asked to meet (`--deadline`), for the header's risk warning.
     pub deadline: Option<Seconds>,
+    /// Whether the machine file lists more than one CPU frequency: only then does the script
+    /// set one (`srun --cpu-freq`); with one (a node without cpufreq, a placeholder host) the
+    /// node runs at its own, and a cluster without cpufreq may refuse the option.
+    pub cpu_freq_choice: bool,
 }
 
 /// Options of the job, validated.
@@ -359,7 +363,7 @@ pub fn job_script(p: &Prediction, prov: &Provenance, opts: &JobOptions) -> Input
     }
     inputs(&mut s, p, prov, opts);
     sbatch(&mut s, p, prov, opts, &tasks);
-    body(&mut s, p, opts, &tasks);
+    body(&mut s, p, (opts, prov.cpu_freq_choice), &tasks);
     comparison(&mut s, p, prov);
     Ok(s)
 }
@@ -655,19 +659,26 @@ fn sbatch(w: &mut String, p: &Prediction, prov: &Provenance, opts: &JobOptions, 
 }
 
 /// The environment, the run, and the prediction printed next to what Slurm measured.
-fn body(w: &mut String, p: &Prediction, opts: &JobOptions, t: &Tasks) {
+fn body(w: &mut String, p: &Prediction, (opts, set_freq): (&JobOptions, bool), t: &Tasks) {
     let khz = (p.config.freq.0 / 1e3).round() as u64;
+    let freq = match set_freq {
+        true => format!(" --cpu-freq={khz}"),
+        false => String::new(),
+    };
     let command: Vec<String> = opts.app.iter().map(|w| shell_quote(w)).collect();
     let _ = writeln!(w);
     let _ = writeln!(w, "export OMP_NUM_THREADS={}", t.cpus);
     let _ = writeln!(w, "export OMP_PLACES=cores");
     let _ = writeln!(w, "export OMP_PROC_BIND=close");
     let _ = writeln!(w);
-    let _ = writeln!(
-        w,
-        "srun --cpu-bind=cores --cpu-freq={khz} -- {}",
-        command.join(" ")
-    );
+    if !set_freq {
+        let _ = writeln!(
+            w,
+            "# No --cpu-freq: the machine file lists one CPU frequency ({} GHz), the node's own.",
+            p.config.freq.ghz()
+        );
+    }
+    let _ = writeln!(w, "srun --cpu-bind=cores{freq} -- {}", command.join(" "));
     let _ = writeln!(w, "status=$?");
     let _ = writeln!(w);
 }

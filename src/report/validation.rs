@@ -184,18 +184,25 @@ fn write_summary(b: &Validation, out: &mut dyn Write) -> std::io::Result<()> {
     }
     write_extrapolated(b, out)?;
     if let Some(k) = b.fitted_on.filter(|&k| k > 0) {
+        let clocked = b
+            .rows
+            .iter()
+            .any(|r| r.measured.config.gpu_clock_mhz.is_some());
         writeln!(
             out,
-            "  {} {} at what the profile was fitted on (its measured points at 1 node, its node \
-             law's node counts): their errors show how the fit reproduces its runs, not how it \
-             predicts",
+            "  {} {} at what the profile was fitted on ({}): their errors show how the fit \
+             reproduces its runs, not how it predicts",
             crate::units::part_of(
                 k as u64,
                 b.rows.len() as u64,
                 "configuration",
                 "configurations"
             ),
-            crate::units::is_are(k as u64)
+            crate::units::is_are(k as u64),
+            match clocked {
+                true => "its measured GPU clocks",
+                false => "its measured points at 1 node, its node law's node counts",
+            }
         )?;
     }
     Ok(())
