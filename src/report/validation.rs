@@ -232,13 +232,28 @@ fn interval_line(r: &Compared, t: (f64, f64), e: Option<(f64, f64)>) -> String {
         mark(r.measured.time_s, t)
     );
     if let (Some(e), Some((m, _))) = (e, r.measured.energy) {
-        let (lo, hi) = (
-            crate::units::joules_cell(e.0),
-            crate::units::joules_cell(e.1),
-        );
-        s.push_str(&format!("  [{lo}, {hi}]{}", mark(m, e)));
+        let outside = mark(m, e) == "*";
+        let end = |x: f64| match outside {
+            true => apart(x, m),
+            false => crate::units::joules_cell(x),
+        };
+        s.push_str(&format!("  [{}, {}]{}", end(e.0), end(e.1), mark(m, e)));
     }
     s
+}
+
+/// An interval's end in J as the table's energies are printed, with more decimals where it
+/// would print as the measured energy `m` but is not it: a measurement marked outside its
+/// interval never reads as on its end (`1.27` against `[1.11, 1.27]*` is `[1.11, 1.2698]*`).
+fn apart(end: f64, m: f64) -> String {
+    let cell = crate::units::joules_cell(end);
+    if end == m || cell != crate::units::joules_cell(m) {
+        return cell;
+    }
+    (3..=9)
+        .map(|k| (format!("{end:.k$}"), format!("{m:.k$}")))
+        .find(|(a, b)| a != b)
+        .map_or(cell, |(a, _)| a)
 }
 
 /// The model checks that failed, beside the scores (`plan` refuses on them).
@@ -355,5 +370,20 @@ fn point_json(r: &Compared) -> PointOut {
         time_interval_s: r.interval.map(|i| [i.0.0, i.0.1]),
         energy_interval_j: r.interval.and_then(|i| i.1).map(|e| [e.0, e.1]),
         extrapolated: r.extrapolated,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::apart;
+
+    #[test]
+    fn an_interval_end_a_starred_measurement_crossed_never_prints_as_that_measurement() {
+        // A newcomer's try: 1.2700 J measured against [1.11, 1.2698]* read `[1.11, 1.27]*`.
+        assert_eq!(apart(1.2698, 1.2700), "1.2698");
+        assert_eq!(apart(1.26999, 1.27), "1.26999");
+        // Printed apart already, or equal: as the table prints energies.
+        assert_eq!(apart(1.11, 1.27), "1.11");
+        assert_eq!(apart(1.27, 1.27), "1.27");
     }
 }
