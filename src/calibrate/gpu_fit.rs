@@ -296,7 +296,6 @@ pub(super) fn no_clock_among_clocks(
     ))
 }
 
-/// The row's GPU clock: its `gpu_clock_mhz`, one of the machine's, else the machine's top.
 /// The note on `file`'s rows whose clock is a fraction of a MHz from one the machine lists,
 /// which [`clock_of`] takes as that clock (a sampled 1999.6 is the application clock 2000):
 /// the first few lines, and how many. None where every clock is whole or none is listed.
@@ -330,6 +329,7 @@ pub fn snapped_note(
     })
 }
 
+/// The row's GPU clock: its `gpu_clock_mhz`, one of the machine's, else the machine's top.
 pub(super) fn clock_of(
     r: &Measured,
     machine: &Machine,

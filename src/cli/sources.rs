@@ -90,6 +90,7 @@ pub(crate) fn provenance(
     profile: &Profile,
     reason: String,
 ) -> slurm::Provenance {
+    let (energy_scope, energy_read) = profile.planned_energy(machine);
     slurm::Provenance {
         machine: (
             machine.name.clone(),
@@ -106,8 +107,8 @@ pub(crate) fn provenance(
         mem_per_node_gib: None,
         unmeasured: unmeasured(machine, profile),
         layout: profile.layout,
-        energy_scope: profile.planned_energy(machine).0,
-        energy_read: profile.planned_energy(machine).1,
+        energy_scope,
+        energy_read,
         gpu_clock: None,
         deadline: None,
         cpu_freq_choice: machine.frequencies.len() > 1,

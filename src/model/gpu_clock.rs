@@ -62,11 +62,11 @@ impl GpuClockLaw {
     /// the measured clocks either side, the end's beyond the range.
     fn residual_at(&self, r: &[f64], mhz: f64) -> f64 {
         let f = &self.measured_mhz;
-        let (Some(&first), Some(&last)) = (r.first(), r.last()) else {
+        let (Some(&first), Some(&last), true) = (r.first(), r.last(), r.len() == f.len()) else {
             return 0.0;
         };
-        if r.len() != f.len() || mhz <= f[0] {
-            return if r.len() == f.len() { first } else { 0.0 };
+        if mhz <= f[0] {
+            return first;
         }
         match f.windows(2).position(|w| mhz <= w[1]) {
             Some(j) => {

@@ -761,16 +761,12 @@ impl<'a> Model<'a> {
         })?;
         let mut g = self.group_from_point(p, (p.cores, fi, p.freq, p.gpus), 1.0);
         self.drawn_power(&mut g, p);
-        if p.gpus > 0 {
-            g.gpu_clock_mhz = self.profile.measured_gpu_clock_mhz;
-        }
-        if let (Some(law), true) = (&self.profile.gpu_clock, p.gpus > 0) {
-            g.gpu_clock_mhz = Some(law.reference_mhz);
-            if let Some(pw) =
+        g.gpu_clock_mhz = self.clock_of(p.gpus, None)?;
+        if let (Some(law), true) = (&self.profile.gpu_clock, p.gpus > 0)
+            && let Some(pw) =
                 (law.power_at(law.reference_mhz)).filter(|_| !self.machine.time_only())
-            {
-                g.set_gpu_active(pw, self.gpu_gap.at(p));
-            }
+        {
+            g.set_gpu_active(pw, self.gpu_gap.at(p));
         }
         Ok(g)
     }

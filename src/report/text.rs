@@ -26,21 +26,7 @@ fn rows_to_show(len: usize, max: Option<usize>) -> Vec<usize> {
 
 /// Writes the breakdown of one prediction, indented.
 pub fn breakdown(p: &Prediction, out: &mut dyn Write) -> io::Result<()> {
-    // A term that is exactly zero reads as 0, not as "0.0 us" of something.
-    let d = |s: f64| {
-        if s == 0.0 {
-            "0".into()
-        } else {
-            fmt_duration(Seconds(s))
-        }
-    };
-    let e = |j: f64| {
-        if j == 0.0 {
-            "0".into()
-        } else {
-            fmt_energy(Joules(j))
-        }
-    };
+    let d = term_duration;
     let extra = |name: &str, v: f64| {
         if v > 0.0 {
             format!(" + {name} {}", d(v))
@@ -70,39 +56,63 @@ pub fn breakdown(p: &Prediction, out: &mut dyn Write) -> io::Result<()> {
     if p.time_only {
         return time_only_rest(p, out);
     }
-    if let Some(i) = &p.interval {
-        writeln!(
-            out,
-            "  {}: time {} to {}, energy {} to {}",
-            interval_head(i),
-            d(i.time_s.0),
-            d(i.time_s.1),
-            e(i.energy_j.0),
-            e(i.energy_j.1)
-        )?;
-    }
+    interval_line(p, out)?;
     energy_line(p, out)?;
     writeln!(
         out,
         "  UCR {:.3}   network headroom 1-rho {:.3}   {}   E x T {:.4e} J s",
         p.ucr,
         1.0 - p.rho,
-        crate::units::fmt_node_hours(f64::from(p.config.nodes) * p.time.0 / 3600.0),
+        node_hours(p),
         p.energy.0 * p.time.0
     )?;
     host_tree(p, out)?;
     device_tree(p, out)
 }
 
+/// A breakdown's term in time: one that is exactly zero reads as 0, not as "0.0 us" of
+/// something.
+fn term_duration(s: f64) -> String {
+    if s == 0.0 {
+        "0".into()
+    } else {
+        fmt_duration(Seconds(s))
+    }
+}
+
+/// A breakdown's term in energy, 0 as [`term_duration`]'s.
+fn term_energy(j: f64) -> String {
+    if j == 0.0 {
+        "0".into()
+    } else {
+        fmt_energy(Joules(j))
+    }
+}
+
+/// The prediction's node-hours, as a breakdown says them.
+fn node_hours(p: &Prediction) -> String {
+    fmt_node_hours(f64::from(p.config.nodes) * p.time.0 / 3600.0)
+}
+
+/// The interval line of a breakdown with energy, where the prediction has an interval.
+fn interval_line(p: &Prediction, out: &mut dyn Write) -> io::Result<()> {
+    let Some(i) = &p.interval else {
+        return Ok(());
+    };
+    writeln!(
+        out,
+        "  {}: time {} to {}, energy {} to {}",
+        interval_head(i),
+        term_duration(i.time_s.0),
+        term_duration(i.time_s.1),
+        term_energy(i.energy_j.0),
+        term_energy(i.energy_j.1)
+    )
+}
+
 /// The energy line of a breakdown: the total and its terms.
 fn energy_line(p: &Prediction, out: &mut dyn Write) -> io::Result<()> {
-    let e = |j: f64| {
-        if j == 0.0 {
-            "0".into()
-        } else {
-            fmt_energy(Joules(j))
-        }
-    };
+    let e = term_energy;
     writeln!(
         out,
         "  energy  {:>10} = CPU {} + memory {} + network {} + idle {}{}",
@@ -147,7 +157,7 @@ fn whole_run_breakdown(p: &Prediction, out: &mut dyn Write) -> io::Result<()> {
         writeln!(
             out,
             "  energy unavailable (the machine file has no [power])   {}",
-            fmt_node_hours(f64::from(p.config.nodes) * p.time.0 / 3600.0)
+            node_hours(p)
         )?;
     } else {
         whole_run_energy(p, out)?;
@@ -162,17 +172,7 @@ fn whole_run_breakdown(p: &Prediction, out: &mut dyn Write) -> io::Result<()> {
 /// The energy lines of [`whole_run_breakdown`]: the interval, and the terms that are not zero.
 fn whole_run_energy(p: &Prediction, out: &mut dyn Write) -> io::Result<()> {
     let e = |j: f64| fmt_energy(Joules(j));
-    if let Some(i) = &p.interval {
-        writeln!(
-            out,
-            "  {}: time {} to {}, energy {} to {}",
-            interval_head(i),
-            fmt_duration(Seconds(i.time_s.0)),
-            fmt_duration(Seconds(i.time_s.1)),
-            e(i.energy_j.0),
-            e(i.energy_j.1)
-        )?;
-    }
+    interval_line(p, out)?;
     let gpu = if p.config.gpus == 0 {
         "GPUs idle"
     } else {
@@ -198,7 +198,7 @@ fn whole_run_energy(p: &Prediction, out: &mut dyn Write) -> io::Result<()> {
         } else {
             parts.join(" + ")
         },
-        fmt_node_hours(f64::from(p.config.nodes) * p.time.0 / 3600.0),
+        node_hours(p),
         p.energy.0 * p.time.0
     )
 }
