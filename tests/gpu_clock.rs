@@ -988,6 +988,22 @@ fn the_report_shows_time_and_energy_against_the_gpu_clock() {
     ] {
         assert!(chart.contains(want), "{want}: {chart}");
     }
+    // What to measure next speaks of the clock, not of node counts the plan never left.
+    let at = html.find("id=\"measure-next\"").expect("measure next");
+    let next = &html[at..html[at..].find("</p>").unwrap() + at];
+    assert!(
+        next.contains("runs on one node, as the profile was measured; its GPU clock was not")
+            && next.contains("interval is narrower than 10% either side")
+            && !next.contains("twice the largest node count"),
+        "{next}"
+    );
+    // One node count planned: a note stands where the chart against node count would.
+    let at = html.find("id=\"node-law\"").expect("the node-law section");
+    let section = &html[at..html[at..].find("<h2").unwrap() + at];
+    assert!(
+        section.contains("One node count planned (1 node)") && !section.contains("<svg"),
+        "{section}"
+    );
     // The page's front table has the clock column the text and CSV have (its rows told no
     // clock apart), and says where its intervals come from.
     let at = html.find("<table id=\"front\">").expect("the front table");

@@ -1067,7 +1067,7 @@ fn node_hours_from_a_tenth_up_print_two_decimals_in_the_table_as_in_the_headline
     assert_eq!(rc, 0, "{err}");
     let cells: Vec<&str> = out
         .lines()
-        .skip_while(|l| !l.contains("node-hours    UCR"))
+        .skip_while(|l| !(l.contains(" node-hours ") && l.ends_with("UCR  ties")))
         .skip(1)
         .take_while(|l| !l.trim().is_empty())
         .map(|l| l.trim_start_matches('*').split_whitespace().nth(5).unwrap())

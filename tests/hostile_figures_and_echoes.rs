@@ -590,8 +590,12 @@ fn a_cpu_only_report_says_no_gpus_and_sets_no_flag_before_a_comma() {
         "{text}"
     );
     // `(of <code>--measured</code>, or ...` read `(of --measured , or` wherever a tag is a space.
+    // One node count planned: a note stands where the chart against node count was.
     assert!(
-        text.contains("(the runs given with --measured or the profile's own sweep)"),
+        text.contains(
+            "One node count planned (1 node): no chart against node count here (node-law.svg \
+             holds its one point)."
+        ),
         "{text}"
     );
     assert!(!text.contains("--measured ,"), "{text}");

@@ -75,7 +75,7 @@ pub fn index_html(
         super::gpu_clock::axis_html(w, a, (plan.energy_scope.name(), plan.time_only()));
     }
     charts(w, plan, sample, breakdown);
-    node_law_section(w, plan, node_law);
+    node_law_section(w, plan, node_law, machine.max_nodes);
     if let Some((file, runs)) = measured {
         measured::section(w, runs, file, plan.energy_scope);
     }
@@ -274,19 +274,10 @@ fn measure_next(w: &mut String, plan: &Plan) {
     let _ = writeln!(w, "<h2 id=\"measure-next\">Measure next</h2>");
     let range = plan.recommendation().and_then(|f| f.prediction.interval);
     if plan.measure_next.is_empty() {
-        let narrow = range.map_or("its node count was measured".into(), |i| {
-            format!(
-                "its {} narrower than {:.0}% either side",
-                i.what_is(),
-                100.0 * MEASURE_TOLERANCE
-            )
-        });
-        let _ = writeln!(
-            w,
-            "<p>Nothing to measure first: the recommendation lies within twice the largest node \
-             count measured and {}.</p>",
-            esc(&narrow)
-        );
+        let why = plan
+            .recommendation()
+            .map_or(String::new(), |f| nothing_to_measure(&f.prediction));
+        let _ = writeln!(w, "<p>{}.</p>", esc(&why));
         return;
     }
     let what = range.map_or("interval is".into(), |i| i.what_is());
@@ -312,6 +303,40 @@ fn measure_next(w: &mut String, plan: &Plan) {
         );
     }
     let _ = writeln!(w, "</table>");
+}
+
+/// Why no node count need be measured before trusting `rec`: within twice the largest node count
+/// measured with a narrow interval, or on the one node measured, where only a GPU clock that
+/// was not measured can give it a range (and a wide one is narrowed by a run at that clock).
+fn nothing_to_measure(rec: &Prediction) -> String {
+    let tol = 100.0 * MEASURE_TOLERANCE;
+    match (rec.interval, rec.config.gpu_clock_mhz) {
+        (None, _) => "Nothing to measure first: the recommendation lies within twice the largest \
+             node count measured and its node count was measured"
+            .into(),
+        (Some(i), Some(mhz)) if rec.config.nodes == 1 => {
+            let wide = (i.time_s.1 - i.time_s.0) / 2.0 > MEASURE_TOLERANCE * rec.time.0;
+            match wide {
+                true => format!(
+                    "No node count to measure: the recommendation runs on one node, as the \
+                     profile was measured. Its GPU clock was not, and its time's {} wider than \
+                     {tol:.0}% either side: a run at {mhz} MHz narrows it",
+                    i.what_is()
+                ),
+                false => format!(
+                    "Nothing to measure first: the recommendation runs on one node, as the \
+                     profile was measured; its GPU clock was not, and its time's {} narrower \
+                     than {tol:.0}% either side",
+                    i.what_is()
+                ),
+            }
+        }
+        (Some(i), _) => format!(
+            "Nothing to measure first: the recommendation lies within twice the largest node \
+             count measured and its {} narrower than {tol:.0}% either side",
+            i.what_is()
+        ),
+    }
 }
 
 /// What stands where energy would: the scope's name, or node-hours without measured power.
@@ -367,9 +392,24 @@ fn ranges_word(plan: &Plan) -> &'static str {
     }
 }
 
-/// The node-law chart: measured runs per node count, the model and its interval or bounds.
-fn node_law_section(w: &mut String, plan: &Plan, svg: &str) {
+/// The node-law chart: measured runs per node count, the model and its interval or bounds; a
+/// note instead where one node count is planned (`max_nodes`: the machine's, for the advice).
+fn node_law_section(w: &mut String, plan: &Plan, svg: &str, max_nodes: u32) {
     let _ = writeln!(w, "<h2 id=\"node-law\">Time against node count</h2>");
+    if let [n] = plan.space.nodes[..] {
+        let _ = writeln!(
+            w,
+            "<p class=\"note\">One node count planned ({}): no chart against node count here \
+             (node-law.svg holds its one point).{}</p>",
+            count(u64::from(n), "node", "nodes"),
+            match max_nodes > 1 {
+                true =>
+                    " Plan a range of node counts with <code>--nodes</code> to see the node law.",
+                false => " The machine file describes one node.",
+            }
+        );
+        return;
+    }
     let _ = writeln!(
         w,
         "<p class=\"note\">Each measured run (the runs given with <code>--measured</code> or \

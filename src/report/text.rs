@@ -414,19 +414,24 @@ fn front_table(plan: &Plan, max_rows: Option<usize>, out: &mut dyn Write) -> io:
     }
     let cols = Columns::of(plan);
     let mhz_head = cols.mhz(Some("GPU MHz"));
+    let energy_head = if cols.time_only {
+        "node-hours"
+    } else {
+        "energy"
+    };
+    let range_head = cols.ranges(|| {
+        let w = cols.range.as_deref().unwrap_or_default();
+        (format!("time {w}"), format!("{energy_head} {w}"))
+    });
     writeln!(
         out,
-        "  {:>nw$} {:>6} {:>6} {:>5}{mhz_head} {:>11} {:>11} {:>6}  ties",
+        "  {:>nw$} {:>6} {:>6} {:>5}{mhz_head} {:>11} {:>11}{range_head} {:>6}  ties",
         "nodes",
         "cores",
         "GHz",
         "GPUs",
         "time",
-        if cols.time_only {
-            "node-hours"
-        } else {
-            "energy"
-        },
+        energy_head,
         "UCR",
         nw = cols.nodes
     )?;
@@ -445,6 +450,9 @@ struct Columns {
     clocked: bool,
     /// Whether the energy column holds node-hours.
     time_only: bool,
+    /// The word heading the range columns (`80%`, `bounds`, or `range` where the front holds
+    /// both), where a front point has a range.
+    range: Option<String>,
 }
 
 impl Columns {
@@ -458,6 +466,18 @@ impl Columns {
                 .max(6),
             clocked: configs().any(|c| c.gpu_clock_mhz.is_some()),
             time_only: plan.time_only(),
+            range: range_word(plan),
+        }
+    }
+
+    /// The two range cells (time, energy) of [`Columns::range`], or nothing without them.
+    fn ranges(&self, cells: impl FnOnce() -> (String, String)) -> String {
+        match self.range {
+            None => String::new(),
+            Some(_) => {
+                let (t, e) = cells();
+                format!(" {t:>14} {e:>14}")
+            }
         }
     }
 
@@ -470,15 +490,54 @@ impl Columns {
     }
 }
 
+/// What the front's ranges are, in a word: their coverage (`80%`), `bounds`, or `range` where
+/// both are on the front; `None` where no point has one (every point measured).
+fn range_word(plan: &Plan) -> Option<String> {
+    let mut kinds = plan.front.iter().filter_map(|f| f.prediction.interval);
+    let first = kinds.next()?;
+    let word = |i: &Interval| match i.nominal() {
+        Some(c) => format!("{:.0}%", 100.0 * c),
+        None => "bounds".into(),
+    };
+    let w = word(&first);
+    Some(match kinds.all(|i| word(&i) == w) {
+        true => w,
+        false => "range".into(),
+    })
+}
+
+/// A range cell: how far below and above the point its ends lie (`-1.3% +1.4%`), or `-` at a
+/// point without one.
+fn range_cell(point: f64, ends: Option<(f64, f64)>) -> String {
+    let Some((low, high)) = ends.filter(|_| point > 0.0) else {
+        return "-".into();
+    };
+    let pct = |x: f64| {
+        let r = 100.0 * (x / point - 1.0);
+        match r.abs() {
+            a if a < 0.05 => "0%".to_string(),
+            a if a < 9.95 => format!("{r:+.1}%"),
+            _ => format!("{r:+.0}%"),
+        }
+    };
+    format!("{} {}", pct(low), pct(high))
+}
+
 /// Row `i` of the front table.
 fn front_row(plan: &Plan, i: usize, cols: &Columns, out: &mut dyn Write) -> io::Result<()> {
     let f = &plan.front[i];
     let p = &f.prediction;
     let mhz = cols.mhz(p.config.gpu_clock_mhz.map(|m| m.to_string()).as_deref());
+    let ranges = cols.ranges(|| {
+        (
+            range_cell(p.time.0, p.interval.map(|i| i.time_s)),
+            range_cell(p.energy.0, p.interval.map(|i| i.energy_j)),
+        )
+    });
     let d = plan.ghz_decimals;
     writeln!(
         out,
-        "{} {:>nw$} {:>6} {:>6.d$} {:>5}{mhz} {:>11} {:>11} {:>6.3}  {}",
+        "{} {:>nw$} {:>6} {:>6.d$} {:>5}{mhz} {:>11} {:>11}{ranges} {:>6.3}  {}",
         if Some(i) == plan.answer.pick {
             "*"
         } else {
@@ -609,5 +668,21 @@ impl Exporter for Text {
                 config.nodes
             ),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::range_cell;
+
+    #[test]
+    fn a_range_cell_says_how_far_each_end_lies_from_the_point() {
+        assert_eq!(range_cell(6.0, Some((5.916, 6.084))), "-1.4% +1.4%");
+        // Ten percent and more in whole percents; an end at the point itself is 0.
+        assert_eq!(range_cell(59.13, Some((59.13, 224.1))), "0% +279%");
+        assert_eq!(range_cell(100.0, Some((90.0, 110.0))), "-10% +10%");
+        // A point measured, or without a time to be relative to, has none.
+        assert_eq!(range_cell(6.0, None), "-");
+        assert_eq!(range_cell(0.0, Some((0.0, 1.0))), "-");
     }
 }
