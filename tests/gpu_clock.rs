@@ -405,6 +405,57 @@ fn a_machine_file_without_power_plans_and_scores_gpu_energy_from_the_clock_law_n
 }
 
 #[test]
+fn validate_scores_the_clocks_not_fitted_on_apart_and_says_which_demo_files_stood_in() {
+    let d = tempfile::tempdir().unwrap();
+    let bare = bare_clock_machine(d.path());
+    let (m, p) = fitted_on(d.path(), &rows(&[1000, 1500, 2000], "gpu"), &bare);
+    let all = write(
+        d.path(),
+        "all.csv",
+        &rows(&[1000, 1250, 1500, 1750, 2000], "gpu"),
+    );
+    // JSON: the two clocks the law was not fitted at, apart from the three it reproduces.
+    let (code, out, err) = validate(&all, (&m, &p), &["--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let held = &v["validations"][0]["not_fitted_on"];
+    assert_eq!(held["configurations"], 2, "{held}");
+    assert_eq!(held["time"]["points"], 2, "{held}");
+    assert_eq!(held["energy"]["points"], 2, "{held}");
+    assert!(held["time"]["max_pct"].as_f64().unwrap() < 1.0, "{held}");
+    // Text: one line after the fitted-on one.
+    let (code, out, err) = validate(&all, (&m, &p), &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("3 of 5 configurations are at what the profile was fitted on")
+            && out.contains("at the 2 configurations not fitted on: time ")
+            && out.contains(", GPU energy "),
+        "{out}"
+    );
+    // Every row at a fitted clock: nothing to set apart.
+    let fitted_only = write(d.path(), "fit.csv", &rows(&[1000, 1500, 2000], "gpu"));
+    let (code, out, err) = validate(&fitted_only, (&m, &p), &["--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(v["validations"][0].get("not_fitted_on").is_none(), "{v}");
+    // Given the runs alone, the bundled demo files stand in: the refusal says so.
+    let (code, _, err) = jouleplan(&["validate", "--measured", all.to_str().unwrap(), "--json"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("validate read the bundled demo machine `h100-gpu` (no --machine) and profile `gpu-mix-h100` (no --profile): give --machine and --profile"),
+        "{err}"
+    );
+    // `machine check` still calls the bare file incomplete, and says that GPU energy is
+    // planned without [power] all the same.
+    let (code, _, err) = jouleplan(&["machine", "check", bare.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("but for a profile whose energy is the GPUs' alone, planned as GPU energy"),
+        "{err}"
+    );
+}
+
+#[test]
 fn a_clock_predicted_just_past_the_slowdown_cap_whose_interval_reaches_within_it_is_named() {
     let d = tempfile::tempdir().unwrap();
     let (m, p) = fitted(d.path());

@@ -43,6 +43,22 @@ pub struct BlockOut {
     pub not_predicted: NotPredictedOut,
     /// How many measurements at the node counts not measured fell in their intervals.
     pub interval_coverage: CoverageOut,
+    /// The errors at the configurations the profile was not fitted on, where some points are
+    /// at what it was fitted on and some are not (absent otherwise): how it predicts, apart
+    /// from how it reproduces its own runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_fitted_on: Option<NotFittedOut>,
+}
+
+/// The errors at the configurations a profile was not fitted on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NotFittedOut {
+    /// How many such configurations were predicted.
+    pub configurations: usize,
+    /// Time error statistics there.
+    pub time: StatsOut,
+    /// Energy error statistics there; `null` where the energy was not scored.
+    pub energy: Option<StatsOut>,
 }
 
 /// A measured point and its prediction.

@@ -273,6 +273,9 @@ pub struct Validation {
     /// there, so their errors show how it reproduces them, not how it predicts. `None` where
     /// not counted.
     pub fitted_on: Option<usize>,
+    /// The errors at the rows not at what the profile was fitted on, where some rows are and
+    /// some are not: how it predicts, apart from how it reproduces its runs.
+    pub not_fitted: Option<NotFitted>,
 }
 
 /// The order rows are shown in: by configuration (nodes, cores, frequency, GPUs, as the
@@ -306,6 +309,7 @@ impl Validation {
             stats,
             energy_not_scored: None,
             fitted_on: None,
+            not_fitted: None,
         })
     }
 
@@ -418,34 +422,66 @@ pub fn nothing_left_out(profile: &Profile) -> String {
     s
 }
 
-/// How many of `measured` are at what `profile` was fitted on: one of its measured points (one
-/// node, the same cores, frequency and GPUs), or a node count over one its node law was fitted
-/// on (`fit` fits the law on every run at those counts).
+/// How many of `measured` are at what `profile` was fitted on ([`at_fitted`]).
 pub fn fitted_on(profile: &Profile, measured: &[Measured]) -> usize {
+    measured.iter().filter(|m| at_fitted(profile, m)).count()
+}
+
+/// Whether `m` is at what `profile` was fitted on: one of its measured points (one node, the
+/// same cores, frequency and GPUs), or a node count over one its node law was fitted on (`fit`
+/// fits the law on every run at those counts); a GPU row only at a clock its clock law was
+/// fitted at, as written.
+pub fn at_fitted(profile: &Profile, m: &Measured) -> bool {
     let key = |c: u32, f: crate::units::Hertz, g: u32| (c, crate::model::workload::freq_key(f), g);
-    let own: std::collections::HashSet<_> = profile
-        .baseline
-        .iter()
-        .filter(|p| p.measured)
-        .map(|p| key(p.cores, p.freq, p.gpus))
-        .collect();
-    let law_nodes: &[u32] = profile.node_law.as_ref().map_or(&[], |l| &l.measured_nodes);
-    // A GPU row is at a fitted point only at a clock its clock law was fitted at, as written.
-    let clock_fitted = |m: &Measured| match (&profile.gpu_clock, m.config.gpu_clock_mhz) {
+    let clock_fitted = match (&profile.gpu_clock, m.config.gpu_clock_mhz) {
         (Some(law), Some(mhz)) if m.config.gpus > 0 => {
             law.measured_mhz.iter().any(|f| (f - mhz).abs() < 1e-9)
         }
         (None, Some(mhz)) if m.config.gpus > 0 => profile.measured_at_clock(mhz),
         _ => true,
     };
-    measured
-        .iter()
-        .filter(|m| clock_fitted(m))
-        .filter(|m| match m.config.nodes {
-            1 => own.contains(&key(m.config.cores, m.config.freq, m.config.gpus)),
+    let law_nodes: &[u32] = profile.node_law.as_ref().map_or(&[], |l| &l.measured_nodes);
+    clock_fitted
+        && match m.config.nodes {
+            1 => profile.baseline.iter().any(|p| {
+                p.measured
+                    && key(p.cores, p.freq, p.gpus)
+                        == key(m.config.cores, m.config.freq, m.config.gpus)
+            }),
             n => law_nodes.contains(&n),
-        })
-        .count()
+        }
+}
+
+/// The error statistics over the rows not at what `profile` was fitted on (every run of
+/// them, read again from `runs` where given): how the model predicts, apart from how it
+/// reproduces its own runs. `None` where every row, or none, is at a fitted point.
+fn not_fitted_stats(
+    profile: &Profile,
+    rows: &[Compared],
+    runs: Option<&dyn Replay>,
+) -> InputResult<Option<NotFitted>> {
+    let rest: Vec<Compared> = rows
+        .iter()
+        .filter(|r| !at_fitted(profile, &r.measured))
+        .cloned()
+        .collect();
+    if rest.is_empty() || rest.len() == rows.len() {
+        return Ok(None);
+    }
+    let configurations = rest.iter().filter(|r| r.time_s.is_some()).count();
+    Ok(Some(NotFitted {
+        configurations,
+        stats: summary(&rest, runs)?,
+    }))
+}
+
+/// The errors at the configurations a validation's profile was not fitted on.
+#[derive(Debug, Clone, Copy)]
+pub struct NotFitted {
+    /// How many such configurations were predicted.
+    pub configurations: usize,
+    /// Their time and energy error statistics, every run counted.
+    pub stats: (ErrorStats, ErrorStats),
 }
 
 /// Leaves unpredicted the energy of rows measured in a scope the model of a profile whose
@@ -651,6 +687,7 @@ pub fn validate(
         // A clock law's intervals at unmeasured clocks are intervals, node law or not.
         bounds: profile.node_law.is_none() && profile.gpu_clock.is_none(),
         fitted_on: Some(fitted_on(profile, measured)),
+        not_fitted: not_fitted_stats(profile, &rows, runs)?,
         energy_not_scored,
         ..Validation::new(title, rows, model.coverage(), runs)?
     };

@@ -248,7 +248,8 @@ fn missing_sections(file: &str) -> anyhow::Result<()> {
     }
     Err(crate::error::InputError::Mismatch(format!(
         "{}: incomplete (without [power] plans rank by time and node-hours, energy \
-         unavailable; without [network] they stay on one node); it lacks\n  - {}",
+         unavailable, but for a profile whose energy is the GPUs' alone, planned as GPU energy; \
+         without [network] they stay on one node); it lacks\n  - {}",
         path.display(),
         missing.join("\n  - ")
     ))

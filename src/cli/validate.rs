@@ -57,6 +57,39 @@ pub struct ValidateArgs {
     pub plot: Option<PathBuf>,
 }
 
+/// Where runs were given (`--measured`, `--sacct`) but the machine or the profile was not: a
+/// refusal of the runs said with which bundled demo file stood in, and what to give instead
+/// (`validate --measured ALL.csv` alone predicts them with the demo H100 profile). Other
+/// errors, and every error where both were given, pass unchanged.
+fn defaults_hint(args: &ValidateArgs) -> impl Fn(anyhow::Error) -> anyhow::Error {
+    let given = args.measured.is_some() || args.sacct.is_some();
+    let missing: Vec<&str> = [
+        (
+            args.source.machine.is_none(),
+            "machine `h100-gpu` (no --machine)",
+        ),
+        (
+            args.source.profile.is_none(),
+            "profile `gpu-mix-h100` (no --profile)",
+        ),
+    ]
+    .into_iter()
+    .filter_map(|(absent, what)| absent.then_some(what))
+    .collect();
+    let hint = (given && !missing.is_empty()).then(|| {
+        format!(
+            " (validate read the bundled demo {}: give --machine and --profile, the files \
+             the runs are to be predicted with, as plan was given them)",
+            missing.join(" and ")
+        )
+    });
+    // Bad input stays bad input (exit 2), the hint added to its message.
+    move |e| match (&hint, e.downcast_ref::<InputError>()) {
+        (Some(h), Some(input)) => InputError::Mismatch(format!("{input}{h}")).into(),
+        _ => e,
+    }
+}
+
 /// The note for a profile whose own measured energy is not scored: the machine has no
 /// `[power]` to predict it from.
 fn unscored_own_energy(profile: &Profile, machine: &crate::model::machine::Machine) -> String {
@@ -100,7 +133,8 @@ pub fn run_validate(args: &ValidateArgs, out: &mut dyn Write) -> anyhow::Result<
         profile.target_iterations = profile.baseline_iterations;
     }
     let held_out = args.use_cores.is_some() || args.use_freqs.is_some();
-    let measured = measured_rows(args, &machine, &mut profile, held_out)?;
+    let hint = defaults_hint(args);
+    let measured = measured_rows(args, &machine, &mut profile, held_out).map_err(&hint)?;
     let most = measured.iter().map(|r| r.config.nodes).max().unwrap_or(1);
     let energy = measured.iter().any(|r| r.energy.is_some());
     let reach = crate::search::inputs::validate_reaches(&machine, most, energy)?;
@@ -119,8 +153,8 @@ pub fn run_validate(args: &ValidateArgs, out: &mut dyn Write) -> anyhow::Result<
     });
     let runs = (csv.as_ref().map(|c| c as &dyn Replay))
         .or_else(|| sacct.as_ref().map(|c| c as &dyn Replay));
-    let mut scored =
-        validate::validate(&machine, &profile, (&measured, &predicted, runs), &checks)?;
+    let mut scored = validate::validate(&machine, &profile, (&measured, &predicted, runs), &checks)
+        .map_err(|e| hint(e.into()))?;
     if let Some(path) = given {
         refuse_if_nothing_predicted(path, &scored.validation.rows)?;
     }

@@ -3,11 +3,11 @@
 //! ([`ValidationOut`]).
 
 use crate::artefact::validation::{
-    BlockOut, CoverageOut, NotPredictedOut, PointOut, ReasonOut, StatsOut, VALIDATION_FORMAT,
-    ValidationOut,
+    BlockOut, CoverageOut, NotFittedOut, NotPredictedOut, PointOut, ReasonOut, StatsOut,
+    VALIDATION_FORMAT, ValidationOut,
 };
 use crate::calibrate::validate::{
-    Compared, ErrorStats, Validation, coverage, not_predicted_reasons,
+    Compared, ErrorStats, NotFitted, Validation, coverage, not_predicted_reasons,
 };
 use std::io::Write;
 
@@ -172,12 +172,7 @@ fn write_summary(b: &Validation, out: &mut dyn Write) -> std::io::Result<()> {
     let scored = |f: fn(&Compared) -> Option<f64>| b.rows.iter().filter(|r| f(r).is_some()).count();
     write_stats("time", &t, scored(Compared::time_error), out)?;
     if e.n > 0 {
-        let scope = b
-            .rows
-            .iter()
-            .find_map(|r| r.measured.energy.map(|e| e.1.name()))
-            .unwrap_or("energy");
-        write_stats(scope, &e, scored(Compared::energy_error), out)?;
+        write_stats(energy_name(b), &e, scored(Compared::energy_error), out)?;
     }
     if let Some(why) = &b.energy_not_scored {
         writeln!(out, "  {why}")?;
@@ -205,7 +200,39 @@ fn write_summary(b: &Validation, out: &mut dyn Write) -> std::io::Result<()> {
             }
         )?;
     }
+    if let Some(n) = &b.not_fitted {
+        write_not_fitted(n, energy_name(b), out)?;
+    }
     Ok(())
+}
+
+/// What the block's energy is called: the measured scope's name.
+fn energy_name(b: &Validation) -> &'static str {
+    b.rows
+        .iter()
+        .find_map(|r| r.measured.energy.map(|e| e.1.name()))
+        .unwrap_or("energy")
+}
+
+/// The errors at the configurations the profile was not fitted on, in one line: `at the 13
+/// configurations not fitted on: time 0.8% mean absolute error (max 1.6%), GPU energy ...`.
+fn write_not_fitted(n: &NotFitted, energy: &str, out: &mut dyn Write) -> std::io::Result<()> {
+    let (t, e) = n.stats;
+    let part = |what: &str, s: &ErrorStats| {
+        format!(
+            "{what} {:.1}% mean absolute error (max {:.1}%)",
+            s.mape, s.max
+        )
+    };
+    let mut line = format!(
+        "  at the {} not fitted on: {}",
+        crate::units::count(n.configurations as u64, "configuration", "configurations"),
+        part("time", &t)
+    );
+    if e.n > 0 {
+        line += &format!(", {}", part(energy, &e));
+    }
+    writeln!(out, "{line}")
 }
 
 /// Where the rows with intervals lie: node counts, GPU clocks, or both, not measured.
@@ -346,6 +373,14 @@ pub fn block_json(b: &Validation) -> BlockOut {
             nominal: (c.time_points > 0 && !b.bounds).then_some(b.coverage),
             kind: (c.time_points > 0).then(|| if b.bounds { "bounds" } else { "interval" }.into()),
         },
+        not_fitted_on: b.not_fitted.map(|n| NotFittedOut {
+            configurations: n.configurations,
+            time: stats_json(&n.stats.0),
+            energy: b
+                .energy_not_scored
+                .is_none()
+                .then(|| stats_json(&n.stats.1)),
+        }),
     }
 }
 
