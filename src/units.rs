@@ -63,6 +63,13 @@ pub fn signed_percent(fraction: f64, decimals: usize) -> String {
     format!("{}%", without_negative_zero(s, '+'))
 }
 
+/// A coverage as a percent with the decimals it needs and no more: `80%`, `99.5%`, `99.9%`
+/// (never `100%` for 0.995, which would claim an interval that holds everything).
+pub fn coverage_pct(coverage: f64) -> String {
+    let s = format!("{:.1}", 100.0 * coverage);
+    format!("{}%", s.strip_suffix(".0").unwrap_or(&s))
+}
+
 /// A fraction as a percent with `decimals` decimals: `1.2%`; a value that rounds to zero
 /// reads `0.0%`, never `-0.0%`.
 pub fn percent(fraction: f64, decimals: usize) -> String {
@@ -305,6 +312,14 @@ pub fn ghz_decimals(freqs: &[Hertz]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_coverage_keeps_the_decimal_it_needs() {
+        assert_eq!(coverage_pct(0.8), "80%");
+        assert_eq!(coverage_pct(0.995), "99.5%");
+        assert_eq!(coverage_pct(0.999), "99.9%");
+        assert_eq!(coverage_pct(0.5), "50%");
+    }
 
     #[test]
     fn a_percent_that_rounds_to_zero_is_never_negative_zero() {

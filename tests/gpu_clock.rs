@@ -182,6 +182,15 @@ fn rows(clocks: &[u32], scope: &str) -> String {
     s
 }
 
+/// One row at `nodes` nodes (1 core, 2 GHz, 1 GPU, 2000 MHz): what a one-node machine cannot
+/// run.
+fn rows_at_nodes(nodes: u32) -> String {
+    format!(
+        "nodes,cores,freq_hz,gpus,time_s,energy_j,energy_scope,gpu_clock_mhz\n\
+         {nodes},1,2e9,1,10.0,3000.0,gpu,2000\n"
+    )
+}
+
 fn fit(d: &Path, csv: &str, machine: &Path) -> (i32, String, String) {
     let runs = write(d, "runs.csv", csv);
     let p = d.join("p.json");
@@ -445,6 +454,41 @@ fn validate_scores_the_clocks_not_fitted_on_apart_and_says_which_demo_files_stoo
         err.contains("validate read the bundled demo machine `h100-gpu` (no --machine) and profile `gpu-mix-h100` (no --profile): give --machine and --profile"),
         "{err}"
     );
+    // A refusal of the rows says it too; a file that is not a measured CSV is its own fault.
+    let other = write(d.path(), "other.csv", &rows_at_nodes(2));
+    let (code, _, err) = jouleplan(&["validate", "--measured", other.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("validate read the bundled demo machine"),
+        "{err}"
+    );
+    let header = write(
+        d.path(),
+        "header.csv",
+        "nodes,cores,freq,gpus,time_s\n1,1,2e9,1,1\n",
+    );
+    let (code, _, err) = jouleplan(&["validate", "--measured", header.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(!err.contains("bundled demo"), "{err}");
+    // Holding the profile's own points out is for its own points: with runs given, refused.
+    let (code, _, err) = jouleplan(&[
+        "validate",
+        "--measured",
+        all.to_str().unwrap(),
+        "--use-cores",
+        "1",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--use-cores"), "{err}");
+    // Rows the profile cannot predict are neither fitted on nor not: no 0-configuration line.
+    let beyond = write(
+        d.path(),
+        "beyond.csv",
+        &format!("{}1,1,2e9,2,10.0,3000.0,gpu,2000\n", rows(&[2000], "gpu")),
+    );
+    let (code, out, err) = validate(&beyond, (&m, &p), &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!out.contains("not fitted on"), "{out}");
     // `machine check` still calls the bare file incomplete, and says that GPU energy is
     // planned without [power] all the same.
     let (code, _, err) = jouleplan(&["machine", "check", bare.to_str().unwrap()]);
@@ -453,6 +497,42 @@ fn validate_scores_the_clocks_not_fitted_on_apart_and_says_which_demo_files_stoo
         err.contains("but for a profile whose energy is the GPUs' alone, planned as GPU energy"),
         "{err}"
     );
+}
+
+#[test]
+fn coverage_widens_or_narrows_the_clock_laws_interval_by_the_normal_quantiles() {
+    let d = tempfile::tempdir().unwrap();
+    let (m, p) = fitted(d.path());
+    let half = |coverage: &str| {
+        let v = plan_json(&m, &p, &["--gpu-clocks", "all", "--coverage", coverage]);
+        let at = v["front"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["gpu_clock_mhz"] == 1750.0)
+            .unwrap_or_else(|| panic!("{v}"))
+            .clone();
+        let (lo, hi) = (
+            at["time_interval_s"][0].as_f64().unwrap(),
+            at["time_interval_s"][1].as_f64().unwrap(),
+        );
+        assert_eq!(
+            at["interval_coverage"].as_f64().unwrap(),
+            coverage.parse::<f64>().unwrap()
+        );
+        (hi / lo).ln() / 2.0
+    };
+    let (h50, h80, h95) = (half("0.5"), half("0.8"), half("0.95"));
+    // z(0.95) / z(0.8) = 1.960 / 1.2816; z(0.5) / z(0.8) = 0.6745 / 1.2816.
+    let near = |a: f64, b: f64| (a / b - 1.0).abs() < 0.01;
+    assert!(near(h95 / h80, 1.95996 / 1.28155), "{h50} {h80} {h95}");
+    assert!(near(h50 / h80, 0.67449 / 1.28155), "{h50} {h80} {h95}");
+    // The text says which coverage, never 100% for 99.5%.
+    let (code, out, err) = plan(&m, &p, &["--gpu-clocks", "all", "--coverage", "0.995"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("time 99.5%") && !out.contains("100%"), "{out}");
+    assert!(err.contains("the 99.5% interval halfway"), "{err}");
+    assert!(!err.contains("changes nothing here"), "{err}");
 }
 
 #[test]

@@ -155,6 +155,46 @@ fn fitted_on_1_2_4_8_nodes_the_other_counts_up_to_16_are_predicted_within_6_perc
     not(public_fixtures),
     ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
 )]
+fn validate_sets_the_node_counts_the_law_was_not_fitted_on_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let fit_csv = subset(d, "hpgmgfv", "fit.csv", |n| [1, 2, 4, 8].contains(&n));
+    let (prof, mach, _) = fit(d, &fit_csv, "hpgmgfv");
+    let rows = std::fs::read_to_string(&fit_csv).unwrap();
+    let fitted = rows.lines().count() - 1;
+    // The fit's own runs, a 3-node run of its layout and a 4-node run at 54 cores, a layout
+    // never measured (a copy of a 4-node run with fewer cores: only its configuration is
+    // asked about, its time the 72-core run's).
+    let four = rows.lines().find(|l| l.starts_with("4,72,")).unwrap();
+    // The 4-node run's line at `nodes` x `cores`, one rank a core.
+    let at = |nodes: u32, cores: u32| {
+        let mut f: Vec<String> = four.split(',').map(str::to_string).collect();
+        (f[0], f[1], f[6]) = (
+            nodes.to_string(),
+            cores.to_string(),
+            (nodes * cores).to_string(),
+        );
+        f.join(",")
+    };
+    let csv = d.join("mixed.csv");
+    std::fs::write(&csv, format!("{rows}{}\n{}\n", at(3, 72), at(4, 54))).unwrap();
+    let v = validate(&mach, &prof, &csv);
+    let held = &v["not_fitted_on"];
+    // The 3-node run is set apart; the 4-node one at 54 cores counts as fitted on (the law
+    // keeps its node counts, not its runs' layouts: REFERENCE says so).
+    assert_eq!(held["configurations"], 1, "{held}");
+    assert_eq!(held["time"]["points"], 1, "{held}");
+    assert!(fitted >= 4, "{rows}");
+    // Only the fit's own runs: nothing to set apart.
+    let v = validate(&mach, &prof, &fit_csv);
+    assert!(v.get("not_fitted_on").is_none(), "{v}");
+}
+
+#[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
 fn a_node_law_beats_perfect_scaling_from_one_node() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();

@@ -373,6 +373,19 @@ fn terms_of(html: &str, id: &str) -> (f64, Vec<(String, f64)>) {
     (total.expect("a total row"), terms)
 }
 
+#[test]
+#[cfg_attr(
+    not(public_fixtures),
+    ignore = "needs the public fixtures: run scripts/public-data.sh DIR, then JOULEPLAN_FIXTURES=DIR cargo test --release"
+)]
+fn one_node_count_planned_keeps_the_node_law_chart_where_there_is_a_law() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = hpgmgfv_report(dir.path(), &["--nodes", "12", "--cores", "72"]);
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(html.contains("<div id=\"node-law-plot\"><svg"), "{html}");
+    assert!(!html.contains("One node count planned"), "{html}");
+}
+
 /// A report of the Ice Lake fixture's hpgmgfv, fitted on 1, 2, 4 and 8 nodes (CPU energy).
 fn hpgmgfv_report(dir: &std::path::Path, extra: &[&str]) -> std::path::PathBuf {
     let (prof, mach) = fit_on_1_2_4_8(dir, "hpgmgfv");

@@ -37,14 +37,18 @@ pub fn bind<'a>(
     }
     if let Some(c) = checks.coverage {
         model.set_coverage(c);
-        if profile.node_law.is_none() {
+        let clock_interval = profile
+            .gpu_clock
+            .as_ref()
+            .is_some_and(|l| l.interval.is_some());
+        if profile.node_law.is_none() && !clock_interval {
             notes.push(coverage_unused(c));
         }
     }
     if let Some(law) = &profile.node_law {
         notes.push(format!(
             "node law fitted over nodes {}: {} (leave-one-out error {}); predictions at every \
-             node count not measured carry an {:.0}% interval",
+             node count not measured carry an {} interval",
             law.measured_nodes
                 .iter()
                 .map(u32::to_string)
@@ -56,7 +60,7 @@ pub fn bind<'a>(
             } else {
                 format!("{:.2}%", 100.0 * law.loo_rel())
             },
-            100.0 * model.coverage()
+            crate::units::coverage_pct(model.coverage())
         ));
     }
     if model.is_weak() {
@@ -74,11 +78,11 @@ pub fn bind<'a>(
 /// What `--coverage` does to a profile without a node law: nothing, and why.
 fn coverage_unused(coverage: f64) -> String {
     format!(
-        "--coverage {:.0}% changes nothing here: the profile has no node law, so the predictions \
+        "--coverage {} changes nothing here: the profile has no node law, so the predictions \
          at node counts not measured carry bounds (perfect division to no gain beyond the \
          measured node), which state no coverage; `fit` runs on two or more node counts to get \
          calibrated intervals",
-        100.0 * coverage
+        crate::units::coverage_pct(coverage)
     )
 }
 
@@ -336,14 +340,24 @@ fn unrecorded_machine(machine: &Machine, profile: &Profile, accept: Accept) -> I
 
 /// How well the profile's GPU clock law holds (MODEL.md 6e): exact at its measured clocks,
 /// and its interval halfway between them, where `fit` wrote one.
-fn clock_law_note(profile: &Profile) -> Option<String> {
+fn clock_law_note(profile: &Profile, coverage: f64) -> Option<String> {
     let law = profile.gpu_clock.as_ref()?;
+    let n = crate::numeric::normal::two_sided;
+    let scale = n(coverage) / n(crate::model::evidence::DEFAULT_COVERAGE);
     let between = match law.interval {
         Some(i) => format!(
-            "; between them +/- {:.1}% time and {:.1}% energy at most (the 80% interval halfway \
-             between two measured clocks, from the law's left-out error)",
-            100.0 * i.time_rel,
-            100.0 * i.energy_rel
+            "; between them +/- {:.1}% time and {:.1}% energy at most (the {} interval halfway \
+             between two measured clocks, from the law's left-out error{})",
+            100.0 * scale * i.time_rel,
+            100.0 * scale * i.energy_rel,
+            crate::units::coverage_pct(coverage),
+            match scale == 1.0 {
+                true => String::new(),
+                false => format!(
+                    ", its {} half-widths times {scale:.2}, the ratio of the normal quantiles",
+                    crate::units::coverage_pct(crate::model::evidence::DEFAULT_COVERAGE)
+                ),
+            }
         ),
         None => "; the profile carries no interval for the clocks between them".into(),
     };
@@ -368,7 +382,8 @@ fn clock_law_note(profile: &Profile) -> Option<String> {
 pub fn check_model(model: &Model<'_>, accept: Accept, t: &mut Trust) -> InputResult<()> {
     let r = reproduce::check(model);
     t.notes.push(r.summary());
-    t.notes.extend(clock_law_note(model.profile));
+    t.notes
+        .extend(clock_law_note(model.profile, model.coverage()));
     if let Some(n) = model.gpu_power_note() {
         t.notes.push(n);
     }

@@ -319,7 +319,7 @@ impl Validation {
         if self.bounds {
             "bounds (perfect division of the work to no gain past the node measured)".into()
         } else {
-            format!("{:.0}% intervals", 100.0 * self.coverage)
+            format!("{} intervals", crate::units::coverage_pct(self.coverage))
         }
     }
 }
@@ -429,8 +429,9 @@ pub fn fitted_on(profile: &Profile, measured: &[Measured]) -> usize {
 
 /// Whether `m` is at what `profile` was fitted on: one of its measured points (one node, the
 /// same cores, frequency and GPUs), or a node count over one its node law was fitted on (`fit`
-/// fits the law on every run at those counts); a GPU row only at a clock its clock law was
-/// fitted at, as written.
+/// fits the law on every run at those counts, at whatever layout; the law does not keep which,
+/// so a layout never run at such a count counts too); a GPU row only at a clock its clock law
+/// was fitted at, as written.
 pub fn at_fitted(profile: &Profile, m: &Measured) -> bool {
     let key = |c: u32, f: crate::units::Hertz, g: u32| (c, crate::model::workload::freq_key(f), g);
     let clock_fitted = match (&profile.gpu_clock, m.config.gpu_clock_mhz) {
@@ -441,13 +442,17 @@ pub fn at_fitted(profile: &Profile, m: &Measured) -> bool {
         _ => true,
     };
     let law_nodes: &[u32] = profile.node_law.as_ref().map_or(&[], |l| &l.measured_nodes);
+    let own = || {
+        profile.baseline.iter().any(|p| {
+            p.measured
+                && key(p.cores, p.freq, p.gpus) == key(m.config.cores, m.config.freq, m.config.gpus)
+        })
+    };
+    // Over one node, any layout at a count the law was fitted on: the law keeps its counts,
+    // not the layouts its runs had (which need not be the one-node points').
     clock_fitted
         && match m.config.nodes {
-            1 => profile.baseline.iter().any(|p| {
-                p.measured
-                    && key(p.cores, p.freq, p.gpus)
-                        == key(m.config.cores, m.config.freq, m.config.gpus)
-            }),
+            1 => own(),
             n => law_nodes.contains(&n),
         }
 }
@@ -460,17 +465,16 @@ fn not_fitted_stats(
     rows: &[Compared],
     runs: Option<&dyn Replay>,
 ) -> InputResult<Option<NotFitted>> {
-    let rest: Vec<Compared> = rows
-        .iter()
-        .filter(|r| !at_fitted(profile, &r.measured))
-        .cloned()
-        .collect();
-    if rest.is_empty() || rest.len() == rows.len() {
+    // Only predicted rows count: a row outside the profile is neither.
+    let predicted = rows.iter().filter(|r| r.time_s.is_some());
+    let (fitted, rest): (Vec<&Compared>, Vec<&Compared>) =
+        predicted.partition(|r| at_fitted(profile, &r.measured));
+    if rest.is_empty() || fitted.is_empty() {
         return Ok(None);
     }
-    let configurations = rest.iter().filter(|r| r.time_s.is_some()).count();
+    let rest: Vec<Compared> = rest.into_iter().cloned().collect();
     Ok(Some(NotFitted {
-        configurations,
+        configurations: rest.len(),
         stats: summary(&rest, runs)?,
     }))
 }

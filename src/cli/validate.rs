@@ -37,12 +37,14 @@ pub struct ValidateArgs {
     #[arg(long, value_name = "SCOPE", default_value = "node", value_parser = ["node", "cpu"])]
     pub energy_scope: String,
     /// Fit on the profile's measured points at these core counts only (1,4,16); its other
-    /// measured points are predicted as held-out measurements.
-    #[arg(long, value_name = "SPEC")]
+    /// measured points are predicted as held-out measurements (not with --measured or --sacct,
+    /// whose runs are predicted instead).
+    #[arg(long, value_name = "SPEC", conflicts_with_all = ["measured", "sacct"])]
     pub use_cores: Option<String>,
     /// Fit on the profile's measured points at these frequencies only (GHz: 0.6,0.8,1.1); with
-    /// --use-cores, at those core counts and these frequencies.
-    #[arg(long, value_name = "GHZ,...")]
+    /// --use-cores, at those core counts and these frequencies (not with --measured or
+    /// --sacct).
+    #[arg(long, value_name = "GHZ,...", conflicts_with_all = ["measured", "sacct"])]
     pub use_freqs: Option<String>,
     /// Also leave each measured core count strictly inside the measured range out in turn,
     /// and predict it from the others.
@@ -83,11 +85,23 @@ fn defaults_hint(args: &ValidateArgs) -> impl Fn(anyhow::Error) -> anyhow::Error
             missing.join(" and ")
         )
     });
-    // Bad input stays bad input (exit 2), the hint added to its message.
+    // Bad input stays bad input (exit 2), the hint added to its message; a file that cannot
+    // be read, or whose text is not the format, is the file's alone.
     move |e| match (&hint, e.downcast_ref::<InputError>()) {
-        (Some(h), Some(input)) => InputError::Mismatch(format!("{input}{h}")).into(),
+        (Some(h), Some(input)) if about_inputs(input) => {
+            InputError::Mismatch(format!("{input}{h}")).into()
+        }
         _ => e,
     }
+}
+
+/// Whether a refusal of measured runs concerns the machine or the profile they were held
+/// against (a clock the machine does not list, rows the profile cannot predict), not the
+/// file's own form.
+fn about_inputs(e: &InputError) -> bool {
+    let said = e.to_string();
+    !matches!(e, InputError::Read { .. } | InputError::Syntax { .. })
+        && (said.contains("machine") || said.contains("profile"))
 }
 
 /// The note for a profile whose own measured energy is not scored: the machine has no
@@ -156,7 +170,7 @@ pub fn run_validate(args: &ValidateArgs, out: &mut dyn Write) -> anyhow::Result<
     let mut scored = validate::validate(&machine, &profile, (&measured, &predicted, runs), &checks)
         .map_err(|e| hint(e.into()))?;
     if let Some(path) = given {
-        refuse_if_nothing_predicted(path, &scored.validation.rows)?;
+        refuse_if_nothing_predicted(path, &scored.validation.rows).map_err(&hint)?;
     }
     let mut blocks = vec![scored.validation];
     if args.loo {

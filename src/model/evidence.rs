@@ -92,7 +92,9 @@ impl Interval {
     /// What it is, in words: `80% interval` or `bounds`.
     pub fn what(&self) -> String {
         match self.kind {
-            IntervalKind::Interval => format!("{:.0}% interval", 100.0 * self.coverage),
+            IntervalKind::Interval => {
+                format!("{} interval", crate::units::coverage_pct(self.coverage))
+            }
             IntervalKind::Bounds => "bounds".into(),
         }
     }
@@ -209,6 +211,13 @@ impl Evidence {
         })
     }
 
+    /// What the GPU clock law's half-widths, drawn at [`DEFAULT_COVERAGE`] (MODEL.md 6e), are
+    /// multiplied by at this coverage: the ratio of the two-sided normal quantiles (1 at 80%,
+    /// 1.53 at 95%, 0.53 at 50%).
+    pub fn clock_scale(&self) -> f64 {
+        self.z / crate::numeric::normal::two_sided(DEFAULT_COVERAGE)
+    }
+
     /// `node` (the node axis's interval at `(time, energy)`, if any) with the GPU clock's
     /// relative half-widths `(ht, he)` combined in quadrature of the logarithmic half-widths
     /// (MODEL.md 6e); the clock's alone where the node axis has none. Unchanged at a measured
@@ -222,6 +231,7 @@ impl Evidence {
         if ht <= 0.0 && he <= 0.0 {
             return node;
         }
+        let (ht, he) = (ht * self.clock_scale(), he * self.clock_scale());
         let (ct, ce) = ((1.0 + ht).ln(), (1.0 + he).ln());
         let both = |(lo, hi): (f64, f64), mid: f64, c: f64| {
             let wide = |x: f64| (x.max(1e-300) / mid.max(1e-300)).ln().abs();

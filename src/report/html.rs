@@ -75,7 +75,8 @@ pub fn index_html(
         super::gpu_clock::axis_html(w, a, (plan.energy_scope.name(), plan.time_only()));
     }
     charts(w, plan, sample, breakdown);
-    node_law_section(w, plan, node_law, machine.max_nodes);
+    let one_point = profile.node_law.is_none() && plan.space.nodes.len() == 1;
+    node_law_section(w, plan, node_law, (one_point, machine.max_nodes));
     if let Some((file, runs)) = measured {
         measured::section(w, runs, file, plan.energy_scope);
     }
@@ -393,18 +394,18 @@ fn ranges_word(plan: &Plan) -> &'static str {
 }
 
 /// The node-law chart: measured runs per node count, the model and its interval or bounds; a
-/// note instead where one node count is planned (`max_nodes`: the machine's, for the advice).
-fn node_law_section(w: &mut String, plan: &Plan, svg: &str, max_nodes: u32) {
+/// note instead where it would be one point (`one_point`: one node count planned and no node
+/// law to draw beyond it; `max_nodes`: the machine's, for the advice).
+fn node_law_section(w: &mut String, plan: &Plan, svg: &str, (one_point, max_nodes): (bool, u32)) {
     let _ = writeln!(w, "<h2 id=\"node-law\">Time against node count</h2>");
-    if let [n] = plan.space.nodes[..] {
+    if let (true, Some(&n)) = (one_point, plan.space.nodes.first()) {
         let _ = writeln!(
             w,
             "<p class=\"note\">One node count planned ({}): no chart against node count here \
              (node-law.svg holds its one point).{}</p>",
             count(u64::from(n), "node", "nodes"),
             match max_nodes > 1 {
-                true =>
-                    " Plan a range of node counts with <code>--nodes</code> to see the node law.",
+                true => " Plan several node counts (<code>--nodes</code>) to draw it.",
                 false => " The machine file describes one node.",
             }
         );
@@ -479,7 +480,9 @@ fn range_note(w: &mut String, plan: &Plan) -> String {
                 "<p class=\"note\">Intervals exist at {at} not measured only (\"-\": \
                  {measured}).</p>"
             );
-            let coverage = kind.map_or(String::new(), |(_, c)| format!(" ({:.0}%)", 100.0 * c));
+            let coverage = kind.map_or(String::new(), |(_, c)| {
+                format!(" ({})", crate::units::coverage_pct(c))
+            });
             format!("interval{coverage}")
         }
     }

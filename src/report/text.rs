@@ -414,15 +414,8 @@ fn front_table(plan: &Plan, max_rows: Option<usize>, out: &mut dyn Write) -> io:
     }
     let cols = Columns::of(plan);
     let mhz_head = cols.mhz(Some("GPU MHz"));
-    let energy_head = if cols.time_only {
-        "node-hours"
-    } else {
-        "energy"
-    };
-    let range_head = cols.ranges(|| {
-        let w = cols.range.as_deref().unwrap_or_default();
-        (format!("time {w}"), format!("{energy_head} {w}"))
-    });
+    let energy_head = cols.energy_head();
+    let range_head = cols.ranges(|| cols.range_heads());
     writeln!(
         out,
         "  {:>nw$} {:>6} {:>6} {:>5}{mhz_head} {:>11} {:>11}{range_head} {:>6}  ties",
@@ -453,6 +446,8 @@ struct Columns {
     /// The word heading the range columns (`80%`, `bounds`, or `range` where the front holds
     /// both), where a front point has a range.
     range: Option<String>,
+    /// The range columns' widths (time, energy).
+    range_widths: (usize, usize),
 }
 
 impl Columns {
@@ -467,7 +462,38 @@ impl Columns {
             clocked: configs().any(|c| c.gpu_clock_mhz.is_some()),
             time_only: plan.time_only(),
             range: range_word(plan),
+            range_widths: (14, 14),
         }
+        .with_range_widths(plan)
+    }
+
+    /// The energy column's head: `energy`, or `node-hours` without measured power.
+    fn energy_head(&self) -> &'static str {
+        match self.time_only {
+            true => "node-hours",
+            false => "energy",
+        }
+    }
+
+    /// The range columns' heads: `time 80%`, `energy 80%`.
+    fn range_heads(&self) -> (String, String) {
+        let w = self.range.as_deref().unwrap_or_default();
+        (format!("time {w}"), format!("{} {w}", self.energy_head()))
+    }
+
+    /// The range columns as wide as their heads and widest cells need (14 at least).
+    fn with_range_widths(mut self, plan: &Plan) -> Columns {
+        if self.range.is_none() {
+            return self;
+        }
+        let (ht, he) = self.range_heads();
+        let (mut t, mut e) = (ht.len().max(14), he.len().max(14));
+        for f in &plan.front {
+            let (ct, ce) = range_cells(&f.prediction);
+            (t, e) = (t.max(ct.len()), e.max(ce.len()));
+        }
+        self.range_widths = (t, e);
+        self
     }
 
     /// The two range cells (time, energy) of [`Columns::range`], or nothing without them.
@@ -476,7 +502,8 @@ impl Columns {
             None => String::new(),
             Some(_) => {
                 let (t, e) = cells();
-                format!(" {t:>14} {e:>14}")
+                let (tw, ew) = self.range_widths;
+                format!(" {t:>tw$} {e:>ew$}")
             }
         }
     }
@@ -496,7 +523,7 @@ fn range_word(plan: &Plan) -> Option<String> {
     let mut kinds = plan.front.iter().filter_map(|f| f.prediction.interval);
     let first = kinds.next()?;
     let word = |i: &Interval| match i.nominal() {
-        Some(c) => format!("{:.0}%", 100.0 * c),
+        Some(c) => crate::units::coverage_pct(c),
         None => "bounds".into(),
     };
     let w = word(&first);
@@ -523,17 +550,20 @@ fn range_cell(point: f64, ends: Option<(f64, f64)>) -> String {
     format!("{} {}", pct(low), pct(high))
 }
 
+/// A prediction's two range cells: time and energy ([`range_cell`]).
+fn range_cells(p: &Prediction) -> (String, String) {
+    (
+        range_cell(p.time.0, p.interval.map(|i| i.time_s)),
+        range_cell(p.energy.0, p.interval.map(|i| i.energy_j)),
+    )
+}
+
 /// Row `i` of the front table.
 fn front_row(plan: &Plan, i: usize, cols: &Columns, out: &mut dyn Write) -> io::Result<()> {
     let f = &plan.front[i];
     let p = &f.prediction;
     let mhz = cols.mhz(p.config.gpu_clock_mhz.map(|m| m.to_string()).as_deref());
-    let ranges = cols.ranges(|| {
-        (
-            range_cell(p.time.0, p.interval.map(|i| i.time_s)),
-            range_cell(p.energy.0, p.interval.map(|i| i.energy_j)),
-        )
-    });
+    let ranges = cols.ranges(|| range_cells(p));
     let d = plan.ghz_decimals;
     writeln!(
         out,

@@ -224,8 +224,12 @@ fn write_not_fitted(n: &NotFitted, energy: &str, out: &mut dyn Write) -> std::io
             s.mape, s.max
         )
     };
+    let runs = match t.n == n.configurations {
+        true => String::new(),
+        false => format!(" ({})", crate::units::count(t.n as u64, "run", "runs")),
+    };
     let mut line = format!(
-        "  at the {} not fitted on: {}",
+        "  at the {}{runs} not fitted on: {}",
         crate::units::count(n.configurations as u64, "configuration", "configurations"),
         part("time", &t)
     );
@@ -376,9 +380,7 @@ pub fn block_json(b: &Validation) -> BlockOut {
         not_fitted_on: b.not_fitted.map(|n| NotFittedOut {
             configurations: n.configurations,
             time: stats_json(&n.stats.0),
-            energy: b
-                .energy_not_scored
-                .is_none()
+            energy: (b.energy_not_scored.is_none() && n.stats.1.n > 0)
                 .then(|| stats_json(&n.stats.1)),
         }),
     }

@@ -117,7 +117,7 @@ pub fn describe_risk(r: &Risk, coverage: f64) -> String {
     let whose = if r.bounds {
         "bounds (no gain past the node measured)".to_string()
     } else {
-        format!("{:.0}% interval", 100.0 * coverage)
+        format!("{} interval", crate::units::coverage_pct(coverage))
     };
     format!(
         "{} risk: the recommendation's {whose} {reach} {}, past the {} of {}; {safe}",

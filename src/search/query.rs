@@ -164,8 +164,8 @@ fn least_edp(front: &[FrontPoint], ranking: Ranking<'_>) -> (Option<usize>, Stri
     );
     if let Some(c) = coverage {
         reason += &format!(
-            ", each taken at the high end of its {:.0}% interval where it has one",
-            100.0 * c
+            ", each taken at the high end of its {} interval where it has one",
+            crate::units::coverage_pct(c)
         );
     }
     (Some(best), reason)
