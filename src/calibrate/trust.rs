@@ -342,8 +342,7 @@ fn unrecorded_machine(machine: &Machine, profile: &Profile, accept: Accept) -> I
 /// and its interval halfway between them, where `fit` wrote one.
 fn clock_law_note(profile: &Profile, coverage: f64) -> Option<String> {
     let law = profile.gpu_clock.as_ref()?;
-    let n = crate::numeric::normal::two_sided;
-    let scale = n(coverage) / n(crate::model::evidence::DEFAULT_COVERAGE);
+    let scale = crate::model::evidence::clock_scale(coverage);
     let between = match law.interval {
         Some(i) => format!(
             "; between them +/- {:.1}% time and {:.1}% energy at most (the {} interval halfway \

@@ -39,6 +39,17 @@ pub struct Evidence {
     pub coverage: f64,
     /// Its two-sided normal quantile.
     z: f64,
+    /// What the GPU clock law's half-widths are multiplied by at this coverage
+    /// ([`clock_scale`]).
+    clock_scale: f64,
+}
+
+/// What a GPU clock law's half-widths, drawn at [`DEFAULT_COVERAGE`] (MODEL.md 6e), are
+/// multiplied by at `coverage`: the ratio of the two-sided normal quantiles (1 at 80%, 1.53 at
+/// 95%, 0.53 at 50%).
+pub fn clock_scale(coverage: f64) -> f64 {
+    let z = crate::numeric::normal::two_sided;
+    z(coverage) / z(DEFAULT_COVERAGE)
 }
 
 /// An interval on a prediction at a node count that was not measured.
@@ -135,6 +146,7 @@ impl Evidence {
                 energy: None,
                 coverage: DEFAULT_COVERAGE,
                 z: 0.0,
+                clock_scale: 1.0,
             },
             Some(f) => Evidence::of_fit(f),
         };
@@ -152,6 +164,7 @@ impl Evidence {
             energy: f.energy.clone(),
             coverage: DEFAULT_COVERAGE,
             z: 0.0,
+            clock_scale: 1.0,
         }
     }
 
@@ -159,6 +172,7 @@ impl Evidence {
     pub fn set_coverage(&mut self, coverage: f64) {
         self.coverage = coverage;
         self.z = crate::numeric::normal::two_sided(coverage);
+        self.clock_scale = clock_scale(coverage);
     }
 
     /// The interval at `n` nodes: `None` at a measured count (and, without a node law, at
@@ -211,13 +225,6 @@ impl Evidence {
         })
     }
 
-    /// What the GPU clock law's half-widths, drawn at [`DEFAULT_COVERAGE`] (MODEL.md 6e), are
-    /// multiplied by at this coverage: the ratio of the two-sided normal quantiles (1 at 80%,
-    /// 1.53 at 95%, 0.53 at 50%).
-    pub fn clock_scale(&self) -> f64 {
-        self.z / crate::numeric::normal::two_sided(DEFAULT_COVERAGE)
-    }
-
     /// `node` (the node axis's interval at `(time, energy)`, if any) with the GPU clock's
     /// relative half-widths `(ht, he)` combined in quadrature of the logarithmic half-widths
     /// (MODEL.md 6e); the clock's alone where the node axis has none. Unchanged at a measured
@@ -231,7 +238,7 @@ impl Evidence {
         if ht <= 0.0 && he <= 0.0 {
             return node;
         }
-        let (ht, he) = (ht * self.clock_scale(), he * self.clock_scale());
+        let (ht, he) = (ht * self.clock_scale, he * self.clock_scale);
         let (ct, ce) = ((1.0 + ht).ln(), (1.0 + he).ln());
         let both = |(lo, hi): (f64, f64), mid: f64, c: f64| {
             let wide = |x: f64| (x.max(1e-300) / mid.max(1e-300)).ln().abs();

@@ -94,19 +94,33 @@ fn node_hours(p: &Prediction) -> String {
     fmt_node_hours(f64::from(p.config.nodes) * p.time.0 / 3600.0)
 }
 
-/// The interval line of a breakdown with energy, where the prediction has an interval.
+/// The interval line of a breakdown, where the prediction has an interval: its energy, or
+/// without measured power its node-hours.
 fn interval_line(p: &Prediction, out: &mut dyn Write) -> io::Result<()> {
     let Some(i) = &p.interval else {
         return Ok(());
     };
+    let (lo, hi) = i.energy_j;
+    let (time, energy): (fn(f64) -> String, String) = match p.time_only {
+        true => (
+            |s| fmt_duration(Seconds(s)),
+            format!(
+                "{} to {}",
+                fmt_node_hours(lo / 3600.0),
+                fmt_node_hours(hi / 3600.0)
+            ),
+        ),
+        false => (
+            term_duration,
+            format!("energy {} to {}", term_energy(lo), term_energy(hi)),
+        ),
+    };
     writeln!(
         out,
-        "  {}: time {} to {}, energy {} to {}",
+        "  {}: time {} to {}, {energy}",
         interval_head(i),
-        term_duration(i.time_s.0),
-        term_duration(i.time_s.1),
-        term_energy(i.energy_j.0),
-        term_energy(i.energy_j.1)
+        time(i.time_s.0),
+        time(i.time_s.1)
     )
 }
 
@@ -257,19 +271,8 @@ pub fn interval_head_capitalised(i: &Interval) -> String {
 /// The rest of a breakdown without measured power: the interval in time and node-hours, and
 /// no energy.
 fn time_only_rest(p: &Prediction, out: &mut dyn Write) -> io::Result<()> {
-    let d = |s: f64| fmt_duration(Seconds(s));
     let nh = |node_s: f64| node_s / 3600.0;
-    if let Some(i) = &p.interval {
-        writeln!(
-            out,
-            "  {}: time {} to {}, {} to {}",
-            interval_head(i),
-            d(i.time_s.0),
-            d(i.time_s.1),
-            fmt_node_hours(nh(i.energy_j.0)),
-            fmt_node_hours(nh(i.energy_j.1))
-        )?;
-    }
+    interval_line(p, out)?;
     writeln!(
         out,
         "  energy unavailable (the machine file has no [power])   UCR {:.3}   network headroom \
